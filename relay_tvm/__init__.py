@@ -1,0 +1,90 @@
+"""relay_tvm: Relay, the functional, statically typed IR for machine learning (Roesch et al.,
+"Relay: A New IR for Machine Learning Frameworks", MAPL 2018), as a Python package on Apache TVM.
+
+Use it as ``import relay_tvm as relay``: the public names follow tvm.relay 0.19.
+"""
+
+from . import analysis, errors, ir, op, transform, typing  # noqa: F401
+from .errors import *  # noqa: F401,F403
+from .ir import (  # noqa: F401
+    Any,
+    Attrs,
+    Call,
+    Clause,
+    Constant,
+    Constructor,
+    DictAttrs,
+    Expr,
+    ExprFunctor,
+    ExprMutator,
+    ExprVisitor,
+    FuncType,
+    Function,
+    GlobalTypeVar,
+    GlobalVar,
+    If,
+    IncompleteType,
+    IRModule,
+    Let,
+    Match,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    RefCreate,
+    RefRead,
+    RefType,
+    RefWrite,
+    Span,
+    TensorType,
+    Tuple,
+    TupleGetItem,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeData,
+    TypeFunctor,
+    TypeKind,
+    TypeMutator,
+    TypeRelation,
+    TypeVar,
+    TypeVisitor,
+    Var,
+    bind,
+    const,
+    scalar_type,
+    var,
+)
+from .ir.scope_builder import ScopeBuilder  # noqa: F401
+from .op import *  # noqa: F401,F403
+from .op import nn  # noqa: F401
+from .runtime.executor import create_executor  # noqa: F401
+
+# tvm.relay names for the IR base classes
+RelayExpr = Expr
+ShapeVar = lambda name: TypeVar(name, TypeKind.ShapeVar)  # noqa: E731
+
+
+def _lazy(name):
+    import importlib
+
+    return importlib.import_module(f".{name}", __name__)
+
+
+def __getattr__(name):
+    # Parts built on TVM's compiler (text format, backend, frontends, ...) load on first use.
+    if name in ("text", "backend", "frontend", "testing", "tune", "vm", "prelude", "cli"):
+        return _lazy(name)
+    if name in ("astext", "parse", "parse_expr", "fromtext", "SourceName"):
+        return getattr(_lazy("text"), name)
+    if name in ("build", "optimize", "build_module"):
+        return getattr(_lazy("backend"), name)
+    if name in ("save_param_dict", "load_param_dict"):
+        return getattr(_lazy("backend").param_dict, name)
+    if name == "Prelude":
+        return _lazy("prelude").Prelude
+    raise AttributeError(f"module 'relay_tvm' has no attribute {name!r}")
+
+
+__version__ = "0.1.0"

@@ -1,0 +1,18 @@
+"""Analyses over Relay programs (tvm.relay.analysis)."""
+
+from ..ir.functor import post_order_visit  # noqa: F401
+from .free import (  # noqa: F401
+    all_type_vars,
+    all_vars,
+    bound_type_vars,
+    bound_vars,
+    free_type_vars,
+    free_vars,
+)
+from .structural import (  # noqa: F401
+    assert_graph_equal,
+    assert_structural_equal,
+    structural_equal,
+    structural_hash,
+)
+from .well_formed import check_well_formed, well_formed  # noqa: F401

@@ -1,0 +1,402 @@
+"""Structural equality (alpha-equivalence with graph sharing) and a matching structural hash.
+
+Two programs are structurally equal when they are the same up to the names of bound variables:
+variables bound at the same places (parameters, lets, patterns, type parameters) correspond, free
+variables must be the same object (or, with ``map_free_vars=True``, correspond one to one),
+constants hold equal values, attributes are equal, global variables and constructors have the
+same names. Sharing counts, as in Relay: a node used twice on one side must correspond to a
+single node used twice on the other. Both algorithms are iterative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import RelayError
+from ..ir.adt import (
+    Constructor,
+    Match,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    TypeData,
+)
+from ..ir.expr import (
+    Call,
+    Constant,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from ..ir.functor import children
+from ..ir.module import IRModule
+from ..ir.types import (
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    TypeCall,
+    TypeRelation,
+    TypeVar,
+    dim_hash,
+)
+
+
+class _Mismatch(Exception):
+    pass
+
+
+class _Equal:
+    def __init__(self, map_free_vars: bool):
+        self.map_free_vars = map_free_vars
+        self.vmap: dict = {}  # lhs var -> rhs var
+        self.vrev: dict = {}
+        self.tmap: dict = {}  # lhs type var -> rhs type var
+        self.trev: dict = {}
+        self.pairs: dict = {}  # id(lhs node) -> rhs node
+        self.prev: dict = {}
+
+    # -- types --
+    def bind_tvar(self, a, b):
+        if self.tmap.get(a, b) is not b or self.trev.get(b, a) is not a:
+            raise _Mismatch
+        self.tmap[a] = b
+        self.trev[b] = a
+
+    def type_eq(self, a, b) -> bool:
+        if a is b:
+            return True
+        if a is None or b is None:
+            return a is None and b is None
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, TensorType):
+            return a == b
+        if isinstance(a, TypeVar):
+            if a in self.tmap:
+                return self.tmap[a] is b
+            if self.map_free_vars and b not in self.trev:
+                self.bind_tvar(a, b)
+                return True
+            return False
+        if isinstance(a, GlobalTypeVar):
+            return a.name_hint == b.name_hint
+        if isinstance(a, IncompleteType):
+            return True
+        if isinstance(a, TupleType):
+            return len(a.fields) == len(b.fields) and all(
+                self.type_eq(x, y) for x, y in zip(a.fields, b.fields)
+            )
+        if isinstance(a, FuncType):
+            if len(a.type_params) != len(b.type_params) or len(a.arg_types) != len(b.arg_types):
+                return False
+            for x, y in zip(a.type_params, b.type_params):
+                if x.kind != y.kind:
+                    return False
+                self.bind_tvar(x, y)
+            return all(self.type_eq(x, y) for x, y in zip(a.arg_types, b.arg_types)) and self.type_eq(
+                a.ret_type, b.ret_type
+            )
+        if isinstance(a, RefType):
+            return self.type_eq(a.value, b.value)
+        if isinstance(a, TypeCall):
+            return (
+                self.type_eq(a.func, b.func)
+                and len(a.args) == len(b.args)
+                and all(self.type_eq(x, y) for x, y in zip(a.args, b.args))
+            )
+        if isinstance(a, TypeRelation):
+            return a.func is b.func and all(self.type_eq(x, y) for x, y in zip(a.args, b.args))
+        return a == b
+
+    # -- variables --
+    def bind_var(self, a: Var, b: Var):
+        if self.vmap.get(a, b) is not b or self.vrev.get(b, a) is not a:
+            raise _Mismatch
+        if not self.type_eq(a.type_annotation, b.type_annotation):
+            raise _Mismatch
+        self.vmap[a] = b
+        self.vrev[b] = a
+
+    def var_eq(self, a: Var, b: Var) -> bool:
+        if a in self.vmap:
+            return self.vmap[a] is b
+        if b in self.vrev:
+            return False
+        if a is b:
+            return True
+        if self.map_free_vars:
+            self.bind_var(a, b)
+            return True
+        return False
+
+    def pattern_eq(self, a, b) -> bool:
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, PatternWildcard):
+            return True
+        if isinstance(a, PatternVar):
+            self.bind_var(a.var, b.var)
+            return True
+        if isinstance(a, PatternConstructor):
+            if not _ctor_eq(a.constructor, b.constructor) or len(a.patterns) != len(b.patterns):
+                return False
+            return all(self.pattern_eq(x, y) for x, y in zip(a.patterns, b.patterns))
+        if isinstance(a, PatternTuple):
+            return len(a.patterns) == len(b.patterns) and all(
+                self.pattern_eq(x, y) for x, y in zip(a.patterns, b.patterns)
+            )
+        return False
+
+    # -- expressions --
+    def shallow(self, a, b) -> bool:
+        """Compare the node itself (not its children); bind the variables it introduces."""
+        t = type(a)
+        if t is not type(b):
+            return False
+        if t is Var:
+            return self.var_eq(a, b)
+        if t is GlobalVar:
+            return a.name_hint == b.name_hint
+        if t is Constant:
+            x, y = a.data, b.data
+            return (
+                x.dtype == y.dtype
+                and x.shape == y.shape
+                and bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
+            )
+        if t is Constructor:
+            return _ctor_eq(a, b)
+        if t is Call:
+            return len(a.args) == len(b.args) and _attrs_eq(a.attrs, b.attrs)
+        if t is Function:
+            if len(a.params) != len(b.params) or len(a.type_params) != len(b.type_params):
+                return False
+            if not _attrs_eq(a.attrs, b.attrs):
+                return False
+            for x, y in zip(a.type_params, b.type_params):
+                self.bind_tvar(x, y)
+            for x, y in zip(a.params, b.params):
+                self.bind_var(x, y)
+            return self.type_eq(a.ret_type, b.ret_type)
+        if t is Let:
+            self.bind_var(a.var, b.var)
+            return True
+        if t is Tuple:
+            return len(a.fields) == len(b.fields)
+        if t is TupleGetItem:
+            return a.index == b.index
+        if t in (If, RefCreate, RefRead, RefWrite):
+            return True
+        if t is Match:
+            if a.complete != b.complete or len(a.clauses) != len(b.clauses):
+                return False
+            return all(self.pattern_eq(x.lhs, y.lhs) for x, y in zip(a.clauses, b.clauses))
+        return a is b  # operators
+
+    def expr_eq(self, lhs, rhs) -> bool:
+        stack = [(lhs, rhs)]
+        while stack:
+            a, b = stack.pop()
+            leaf = isinstance(a, (Var, GlobalVar, Constant, Constructor)) or not children(a)
+            if not leaf:
+                seen = self.pairs.get(id(a))
+                if seen is not None:
+                    if seen is not b:
+                        return False
+                    continue
+                if id(b) in self.prev:
+                    return False
+                self.pairs[id(a)] = b
+                self.prev[id(b)] = a
+            if not self.shallow(a, b):
+                return False
+            ca, cb = children(a), children(b)
+            if len(ca) != len(cb):
+                return False
+            stack.extend(zip(reversed(ca), reversed(cb)))
+        return True
+
+
+def _ctor_eq(a, b) -> bool:
+    return a.name_hint == b.name_hint and a.belong_to.name_hint == b.belong_to.name_hint
+
+
+def _attrs_eq(a, b) -> bool:
+    if a is None or b is None:
+        return (a is None or len(a) == 0) and (b is None or len(b) == 0)
+    return a == b
+
+
+def _typedata_eq(eq: _Equal, a: TypeData, b: TypeData) -> bool:
+    if a.header.name_hint != b.header.name_hint or len(a.type_vars) != len(b.type_vars):
+        return False
+    for x, y in zip(a.type_vars, b.type_vars):
+        eq.bind_tvar(x, y)
+    if len(a.constructors) != len(b.constructors):
+        return False
+    for c, d in zip(a.constructors, b.constructors):
+        if c.name_hint != d.name_hint or len(c.inputs) != len(d.inputs):
+            return False
+        if not all(eq.type_eq(x, y) for x, y in zip(c.inputs, d.inputs)):
+            return False
+    return True
+
+
+def structural_equal(lhs, rhs, map_free_vars: bool = False) -> bool:
+    """Whether ``lhs`` and ``rhs`` (expressions, types or IRModules) are alpha-equivalent.
+
+    Args:
+        map_free_vars: let free variables of ``lhs`` correspond to distinct free variables of
+            ``rhs`` instead of requiring the same objects.
+    """
+    eq = _Equal(map_free_vars)
+    try:
+        if isinstance(lhs, IRModule) or isinstance(rhs, IRModule):
+            if not (isinstance(lhs, IRModule) and isinstance(rhs, IRModule)):
+                return False
+            if set(lhs._global_type_vars) != set(rhs._global_type_vars):
+                return False
+            for name, gtv in lhs._global_type_vars.items():
+                if not _typedata_eq(eq, lhs[gtv], rhs[rhs.get_global_type_var(name)]):
+                    return False
+            if set(lhs._global_vars) != set(rhs._global_vars):
+                return False
+            return all(
+                eq.expr_eq(lhs[name], rhs[name]) for name in sorted(lhs._global_vars)
+            )
+        if isinstance(lhs, TypeData):
+            return isinstance(rhs, TypeData) and _typedata_eq(eq, lhs, rhs)
+        from ..ir.types import Type
+
+        if isinstance(lhs, Type) or isinstance(rhs, Type):
+            return eq.type_eq(lhs, rhs)
+        return eq.expr_eq(lhs, rhs)
+    except _Mismatch:
+        return False
+
+
+def assert_graph_equal(lhs, rhs, map_free_vars: bool = False) -> None:
+    """Raise :class:`RelayError` showing both programs when they are not structurally equal."""
+    if not structural_equal(lhs, rhs, map_free_vars):
+        raise RelayError(f"structural mismatch:\n--- lhs ---\n{lhs}\n--- rhs ---\n{rhs}")
+
+
+assert_structural_equal = assert_graph_equal
+
+
+# ---- hashing -----------------------------------------------------------------------------------
+
+
+def _type_hash(t, tvars: dict) -> int:
+    if t is None:
+        return 0
+    if isinstance(t, TensorType):
+        return hash(("T", t.dtype, tuple(dim_hash(d) for d in t.shape)))
+    if isinstance(t, TypeVar):
+        return hash(("TV", tvars.get(t, t.name_hint), int(t.kind)))
+    if isinstance(t, GlobalTypeVar):
+        return hash(("GTV", t.name_hint))
+    if isinstance(t, IncompleteType):
+        return hash("_")
+    if isinstance(t, TupleType):
+        return hash(("Tup", tuple(_type_hash(f, tvars) for f in t.fields)))
+    if isinstance(t, FuncType):
+        tv = dict(tvars)
+        for p in t.type_params:
+            tv[p] = len(tv)
+        return hash(("Fn", tuple(_type_hash(a, tv) for a in t.arg_types), _type_hash(t.ret_type, tv)))
+    if isinstance(t, RefType):
+        return hash(("Ref", _type_hash(t.value, tvars)))
+    if isinstance(t, TypeCall):
+        return hash(("TC", _type_hash(t.func, tvars), tuple(_type_hash(a, tvars) for a in t.args)))
+    return hash(type(t).__name__)
+
+
+def _attrs_hash(a) -> int:
+    if a is None or len(a) == 0:
+        return 0
+    return hash(a)
+
+
+def _pattern_hash(p, index) -> int:
+    if isinstance(p, PatternWildcard):
+        return hash("P_")
+    if isinstance(p, PatternVar):
+        return hash(("PV", index.get(p.var, 0)))
+    if isinstance(p, PatternConstructor):
+        return hash(("PC", p.constructor.name_hint, tuple(_pattern_hash(q, index) for q in p.patterns)))
+    if isinstance(p, PatternTuple):
+        return hash(("PT", tuple(_pattern_hash(q, index) for q in p.patterns)))
+    return 0
+
+
+def structural_hash(node, map_free_vars: bool = False) -> int:
+    """A hash consistent with :func:`structural_equal`: alpha-equivalent programs hash alike."""
+    if isinstance(node, IRModule):
+        return hash(tuple((name, structural_hash(node[name])) for name in sorted(node._global_vars)))
+    from ..ir.types import Type
+
+    if isinstance(node, Type):
+        return _type_hash(node, {})
+    from .free import _binders, _preorder
+
+    index: dict = {}
+    tvars: dict = {}
+    for e in _preorder(node):
+        for v in _binders(e):
+            index.setdefault(v, len(index))
+        if isinstance(e, Function):
+            for tp in e.type_params:
+                tvars.setdefault(tp, len(tvars))
+    hashes: dict = {}
+    stack = [(node, False)]
+    while stack:
+        e, ready = stack.pop()
+        if id(e) in hashes:
+            continue
+        cs = children(e)
+        if not ready:
+            stack.append((e, True))
+            stack.extend((c, False) for c in reversed(cs) if id(c) not in hashes)
+            continue
+        ch = tuple(hashes[id(c)] for c in cs)
+        t = type(e)
+        if t is Var:
+            if e in index:
+                h = hash(("V", index[e], _type_hash(e.type_annotation, tvars)))
+            else:
+                h = hash(("FV", 0 if map_free_vars else id(e)))
+        elif t is GlobalVar:
+            h = hash(("GV", e.name_hint))
+        elif t is Constant:
+            h = hash(("C", str(e.data.dtype), e.data.shape, e.data.tobytes()))
+        elif t is Constructor:
+            h = hash(("Ctor", e.name_hint, e.belong_to.name_hint))
+        elif t is Call:
+            h = hash(("Call", ch, _attrs_hash(e.attrs)))
+        elif t is Function:
+            h = hash(("Fn", ch, _type_hash(e.ret_type, tvars), _attrs_hash(e.attrs), len(e.type_params)))
+        elif t is TupleGetItem:
+            h = hash(("TGI", ch, e.index))
+        elif t is Match:
+            h = hash(("M", ch, e.complete, tuple(_pattern_hash(c.lhs, index) for c in e.clauses)))
+        elif t in (Let, If, Tuple, RefCreate, RefRead, RefWrite):
+            h = hash((t.__name__, ch))
+        else:
+            h = hash(("Op", getattr(e, "name", id(e))))
+        hashes[id(e)] = h
+    return hashes[id(node)]
+
+
+__all__ = ["structural_equal", "structural_hash", "assert_graph_equal", "assert_structural_equal"]

@@ -1,0 +1,97 @@
+"""The exception hierarchy of relay_tvm.
+
+Every error the package raises on purpose derives from :class:`RelayError`. Messages say what was
+wrong, where (a span or a node name) and what was expected::
+
+    RelayError
+    ├── TypeInferenceError      type checking failed (unification, a type relation, arity, ...)
+    │   └── UntypedError        ``checked_type`` read before type inference ran (also a ValueError)
+    ├── WellFormedError         unbound / doubly bound variables and other malformed IR
+    ├── ParseError              the text format could not be parsed (carries all diagnostics)
+    ├── AttributeSchemaError    an operator got an unknown or badly typed attribute
+    ├── UnsupportedOperatorError / OpNotImplemented
+    │                           an importer met operators it cannot convert (lists all of them)
+    ├── ConversionError         an importer met a malformed model or parameter file
+    ├── InterpreterError        the reference interpreter failed (non-exhaustive match at run time)
+    └── BuildError              lowering or compiling failed, or a runtime input is wrong
+"""
+
+from __future__ import annotations
+
+
+class RelayError(Exception):
+    """Base class of all errors raised by relay_tvm.
+
+    Args:
+        message: what went wrong and what was expected.
+        span: optional :class:`relay_tvm.ir.Span` naming where; appended to the message.
+    """
+
+    def __init__(self, message: str, span=None):
+        self.span = span
+        if span is not None:
+            message = f"{message}\n  at {span}"
+        super().__init__(message)
+
+
+class TypeInferenceError(RelayError):
+    """Type inference failed: two types do not unify, a type relation rejected its arguments,
+    a call has the wrong number of arguments, a condition is not a boolean scalar, etc."""
+
+
+class UntypedError(RelayError, ValueError):
+    """``checked_type`` was read on a node that type inference has not visited."""
+
+
+class WellFormedError(RelayError):
+    """The IR is malformed: a variable is unbound, bound twice, or a node is of the wrong kind."""
+
+
+class ParseError(RelayError):
+    """The Relay text could not be parsed.
+
+    Attributes:
+        diagnostics: list of ``(line, column, message)`` for every error found.
+    """
+
+    def __init__(self, message: str, diagnostics=None, span=None):
+        self.diagnostics = list(diagnostics or [])
+        super().__init__(message, span)
+
+
+class AttributeSchemaError(RelayError, TypeError):
+    """An operator attribute is unknown, missing or of the wrong kind."""
+
+
+class UnsupportedOperatorError(RelayError):
+    """A frontend met operators it cannot convert; the message lists all of them with counts."""
+
+
+OpNotImplemented = UnsupportedOperatorError
+
+
+class ConversionError(RelayError):
+    """A frontend met a malformed model: bad JSON, missing or mismatched parameters, corrupt files."""
+
+
+class InterpreterError(RelayError):
+    """The reference interpreter could not evaluate a program (e.g. no match clause applies)."""
+
+
+class BuildError(RelayError):
+    """Lowering, scheduling or compiling failed, or a compiled module got a bad input."""
+
+
+__all__ = [
+    "RelayError",
+    "TypeInferenceError",
+    "UntypedError",
+    "WellFormedError",
+    "ParseError",
+    "AttributeSchemaError",
+    "UnsupportedOperatorError",
+    "OpNotImplemented",
+    "ConversionError",
+    "InterpreterError",
+    "BuildError",
+]

@@ -1,0 +1,171 @@
+"""Base classes shared by every IR node: spans, nodes, and the dtype vocabulary."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import RelayError, UntypedError
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A source location: where a node came from (a text file, an MXNet node, ...).
+
+    Args:
+        source_name: file name, or a model node name such as ``"resnet_conv0 (node 12)"``.
+        line, column: 1-based position of the start; 0 when unknown.
+        end_line, end_column: position of the end; 0 when unknown.
+    """
+
+    source_name: str
+    line: int = 0
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.source_name}:{self.line}:{self.column}"
+        return self.source_name
+
+
+class Node:
+    """Root of all IR objects (expressions, types, patterns, type definitions)."""
+
+    __slots__ = ()
+
+    def astext(self, show_meta_data: bool = True) -> str:
+        """The Relay text format of this node (see :mod:`relay_tvm.text`)."""
+        from ..text import astext
+
+        return astext(self, show_meta_data=show_meta_data)
+
+    def __str__(self) -> str:
+        try:
+            from ..text import astext
+
+            return astext(self, show_meta_data=False)
+        except Exception:  # printing must never hide the real error being reported
+            return object.__repr__(self)
+
+    __repr__ = __str__
+
+
+class RelayExpr(Node):
+    """Base of Relay expressions.
+
+    Expressions compare by identity: two ``var("x")`` are different variables. Whole-program
+    comparison is :func:`relay_tvm.analysis.structural_equal`. After type inference each expression
+    carries its type in :attr:`checked_type` (the one field inference fills in, as in Relay).
+    """
+
+    __slots__ = ("_checked_type",)
+
+    @property
+    def checked_type(self):
+        """The type assigned by type inference.
+
+        Raises:
+            UntypedError: type inference has not run on this expression.
+        """
+        t = getattr(self, "_checked_type", None)
+        if t is None:
+            raise UntypedError(
+                "the type checker has not populated checked_type for this node; "
+                "run relay_tvm.transform.InferType() first"
+            )
+        return t
+
+    @property
+    def type_annotation_or_none(self):
+        return None
+
+    def _set_checked_type(self, ty) -> None:
+        object.__setattr__(self, "_checked_type", ty)
+
+    # Operator sugar, as tvm.relay.Expr had it.
+    def __add__(self, other):
+        from .. import op
+
+        return op.add(self, _lift(other, self))
+
+    def __radd__(self, other):
+        from .. import op
+
+        return op.add(_lift(other, self), self)
+
+    def __sub__(self, other):
+        from .. import op
+
+        return op.subtract(self, _lift(other, self))
+
+    def __rsub__(self, other):
+        from .. import op
+
+        return op.subtract(_lift(other, self), self)
+
+    def __mul__(self, other):
+        from .. import op
+
+        return op.multiply(self, _lift(other, self))
+
+    def __rmul__(self, other):
+        from .. import op
+
+        return op.multiply(_lift(other, self), self)
+
+    def __truediv__(self, other):
+        from .. import op
+
+        return op.divide(self, _lift(other, self))
+
+    def __neg__(self):
+        from .. import op
+
+        return op.negative(self)
+
+    def astype(self, dtype: str):
+        from .. import op
+
+        return op.cast(self, dtype)
+
+    def __call__(self, *args):
+        from .expr import Call
+
+        return Call(self, list(args))
+
+
+def _lift(value, like):
+    """Python scalars in operator sugar become constants of ``like``'s dtype when it is known."""
+    if isinstance(value, RelayExpr):
+        return value
+    from .expr import const
+
+    dtype = None
+    ann = getattr(like, "type_annotation", None)
+    if ann is not None and getattr(ann, "dtype", None):
+        dtype = ann.dtype
+    return const(value, dtype)
+
+
+_DTYPE_RE = re.compile(r"^(?:(?:float|int|uint)(?:8|16|32|64)|bfloat16|bool|handle)(?:x\d+)?$")
+
+
+def check_dtype(dtype, what: str = "dtype") -> str:
+    """Validate a dtype string such as ``"float32"``, ``"int8"``, ``"bool"``.
+
+    Raises:
+        RelayError: the string is not a dtype Relay knows.
+    """
+    if hasattr(dtype, "name") and not isinstance(dtype, str):  # numpy dtype objects
+        dtype = dtype.name
+    dtype = str(dtype)
+    if not _DTYPE_RE.match(dtype):
+        raise RelayError(
+            f"{what}: {dtype!r} is not a dtype (expected e.g. float32, float16, int8, int64, bool)"
+        )
+    return dtype
+
+
+__all__ = ["Span", "Node", "RelayExpr", "check_dtype"]

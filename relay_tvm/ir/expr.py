@@ -1,0 +1,346 @@
+"""Relay expressions (paper §3.1): variables, constants, calls, functions, let, if, tuples and
+references.
+
+Nodes are immutable and compare by identity; every node may carry a :class:`Span`. Lists given to
+constructors are stored as tuples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import RelayError
+from .attrs import Attrs, DictAttrs
+from .base import RelayExpr, Span
+from .types import TensorType, Type
+
+
+class Expr(RelayExpr):
+    """Alias of the expression base class under Relay's name."""
+
+    __slots__ = ()
+
+
+def _check_expr(x, what):
+    if not isinstance(x, RelayExpr):
+        raise RelayError(f"{what}: expected a Relay expression, got {type(x).__name__} {x!r:.80}")
+    return x
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Var(Expr):
+    """A local variable, bound by a function parameter, a ``let`` or a pattern.
+
+    Args:
+        name_hint: the name used when printing (two variables may share a name).
+        type_annotation: optional :class:`Type`.
+    """
+
+    name_hint: str
+    type_annotation: Type | None = None
+    span: Span | None = None
+
+    def __post_init__(self):
+        if self.type_annotation is not None and not isinstance(self.type_annotation, Type):
+            raise RelayError(
+                f"Var {self.name_hint}: type_annotation must be a Type, got {self.type_annotation!r}"
+            )
+
+    @property
+    def vid(self):
+        return self  # tvm.relay's Var.vid.name_hint idiom
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class GlobalVar(Expr):
+    """The name of a global function in an :class:`IRModule` (printed ``@name``)."""
+
+    name_hint: str
+    span: Span | None = None
+
+
+class _ConstData(np.ndarray):
+    """A read-only NumPy array with tvm.runtime.Tensor's ``numpy()`` accessor."""
+
+    def numpy(self) -> np.ndarray:
+        return np.array(self)
+
+    asnumpy = numpy
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Constant(Expr):
+    """A constant tensor.
+
+    Args:
+        data: the value, an n-d array (copied, read-only), available as ``data.numpy()``.
+    """
+
+    data: np.ndarray
+    span: Span | None = None
+
+    def __post_init__(self):
+        d = self.data
+        if hasattr(d, "numpy") and not isinstance(d, np.ndarray):
+            d = d.numpy()
+        arr = np.array(d, copy=True)
+        if arr.dtype == object:
+            raise RelayError(f"Constant: cannot hold an object array {arr!r:.60}")
+        arr = arr.view(_ConstData)
+        arr.flags.writeable = False
+        object.__setattr__(self, "data", arr)
+
+    @property
+    def tensor_type(self) -> TensorType:
+        return TensorType(self.data.shape, _np_dtype_name(self.data.dtype))
+
+
+def _np_dtype_name(dt) -> str:
+    dt = np.dtype(dt)
+    return "bool" if dt == np.bool_ else dt.name
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Call(Expr):
+    """A call of an operator, a function, a global or a constructor.
+
+    Args:
+        op: the callee (``Op``, ``Function``, ``GlobalVar``, ``Var``, ``Constructor`` ...).
+        args: the arguments.
+        attrs: the operator's :class:`Attrs` (for operator calls).
+        type_args: explicit type arguments (filled by inference for operators).
+    """
+
+    op: RelayExpr
+    args: tuple
+    attrs: Attrs | None = None
+    type_args: tuple = ()
+    span: Span | None = None
+
+    def __post_init__(self):
+        _check_expr(self.op, "Call op")
+        args = tuple(self.args)
+        for i, a in enumerate(args):
+            _check_expr(a, f"Call argument {i}")
+        object.__setattr__(self, "args", args)
+        object.__setattr__(self, "type_args", tuple(self.type_args or ()))
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Function(Expr):
+    """A function: ``fn <type_params> (params) -> ret_type { body }``.
+
+    Args:
+        params: the parameter :class:`Var` s.
+        body: the body expression.
+        ret_type: optional return type annotation.
+        type_params: ``TypeVar`` s the function is polymorphic in.
+        attrs: a ``DictAttrs`` (``Primitive=1`` marks a fused primitive function).
+    """
+
+    params: tuple
+    body: RelayExpr
+    ret_type: Type | None = None
+    type_params: tuple = ()
+    attrs: Attrs | None = None
+    span: Span | None = None
+
+    def __post_init__(self):
+        params = tuple(self.params)
+        for p in params:
+            if not isinstance(p, Var):
+                raise RelayError(f"Function params must be Vars, got {type(p).__name__}")
+        object.__setattr__(self, "params", params)
+        _check_expr(self.body, "Function body")
+        object.__setattr__(self, "type_params", tuple(self.type_params or ()))
+        attrs = self.attrs
+        if isinstance(attrs, dict):
+            attrs = DictAttrs(attrs)
+        object.__setattr__(self, "attrs", attrs)
+
+    def with_attr(self, key: str, value) -> Function:
+        """A copy with attribute ``key`` set to ``value``."""
+        fields = dict(self.attrs._fields) if self.attrs is not None else {}
+        fields[key] = value
+        return Function(self.params, self.body, self.ret_type, self.type_params, DictAttrs(fields), self.span)
+
+    def get_attr(self, key: str, default=None):
+        if self.attrs is None:
+            return default
+        return self.attrs.get(key, default)
+
+    @property
+    def is_primitive(self) -> bool:
+        return bool(self.get_attr("Primitive", 0))
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Let(Expr):
+    """``let var = value; body``. ``var`` is in scope in ``body`` (and in ``value`` when it is a
+    function, for local recursion)."""
+
+    var: Var
+    value: RelayExpr
+    body: RelayExpr
+    span: Span | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.var, Var):
+            raise RelayError(f"Let binds a Var, got {type(self.var).__name__}")
+        _check_expr(self.value, "Let value")
+        _check_expr(self.body, "Let body")
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class If(Expr):
+    """``if (cond) { true_branch } else { false_branch }``; ``cond`` is a boolean scalar."""
+
+    cond: RelayExpr
+    true_branch: RelayExpr
+    false_branch: RelayExpr
+    span: Span | None = None
+
+    def __post_init__(self):
+        _check_expr(self.cond, "If condition")
+        _check_expr(self.true_branch, "If true branch")
+        _check_expr(self.false_branch, "If false branch")
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Tuple(Expr):
+    """A tuple ``(f0, f1, ...)``."""
+
+    fields: tuple
+    span: Span | None = None
+
+    def __post_init__(self):
+        fields = tuple(self.fields)
+        for i, f in enumerate(fields):
+            _check_expr(f, f"Tuple field {i}")
+        object.__setattr__(self, "fields", fields)
+
+    def __len__(self):
+        return len(self.fields)
+
+    def __getitem__(self, i):
+        return self.fields[i]
+
+    def astype(self, dtype):
+        raise RelayError("astype cannot be applied to a tuple")
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class TupleGetItem(Expr):
+    """Field ``index`` of a tuple (printed ``%t.0``)."""
+
+    tuple_value: RelayExpr
+    index: int
+    span: Span | None = None
+
+    def __post_init__(self):
+        _check_expr(self.tuple_value, "TupleGetItem tuple")
+        if isinstance(self.index, bool) or not isinstance(self.index, (int, np.integer)):
+            raise RelayError(f"TupleGetItem index must be an int, got {self.index!r}")
+        object.__setattr__(self, "index", int(self.index))
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RefCreate(Expr):
+    """``ref(value)``: a new mutable cell holding ``value``."""
+
+    value: RelayExpr
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RefRead(Expr):
+    """``ref_read(ref)``: the value in a cell."""
+
+    ref: RelayExpr
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RefWrite(Expr):
+    """``ref_write(ref, value)``: store ``value`` in a cell; evaluates to ``()``."""
+
+    ref: RelayExpr
+    value: RelayExpr
+    span: Span | None = None
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+
+
+def var(name_hint, type_annotation=None, shape=None, dtype="float32", span=None) -> Var:
+    """Create a local variable (``relay.var``).
+
+    Args:
+        name_hint: the printed name.
+        type_annotation: a :class:`Type`, or a dtype string (then ``shape`` may give the shape).
+        shape: shape of a tensor variable; with ``dtype`` it makes a ``TensorType``.
+        dtype: element type when ``shape`` is given.
+    """
+    if type_annotation is not None and shape is not None:
+        raise RelayError("var: give either type_annotation or shape, not both")
+    if shape is not None:
+        type_annotation = TensorType(shape, dtype)
+    elif isinstance(type_annotation, str):
+        type_annotation = TensorType((), type_annotation)
+    return Var(name_hint, type_annotation, span)
+
+
+_PY_DEFAULTS = {np.dtype("int64"): "int32", np.dtype("float64"): "float32"}
+
+
+def const(value, dtype=None, span=None) -> Constant:
+    """Create a constant (``relay.const``).
+
+    Python ``float`` and ``int`` (and float64/int64 arrays) become float32 and int32 unless
+    ``dtype`` is given, as in Relay; other NumPy arrays keep their dtype.
+    """
+    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        value = value.numpy()
+    if isinstance(value, (bool, int, float, list, tuple)) or isinstance(value, np.generic):
+        value = np.array(value, dtype=dtype)
+    elif not isinstance(value, np.ndarray):
+        raise RelayError(f"const: cannot make a constant from {type(value).__name__}")
+    if dtype is None:
+        default = _PY_DEFAULTS.get(value.dtype)
+        if default is not None:
+            value = value.astype(default)
+    else:
+        value = value.astype(dtype)
+    return Constant(value, span)
+
+
+def bind(expr, binds: dict):
+    """Substitute variables in ``expr``: ``binds`` maps ``Var`` to ``Expr``.
+
+    For a ``Function``, bound parameters are removed from its parameter list.
+    """
+    from .functor import substitute
+
+    return substitute(expr, binds)
+
+
+__all__ = [
+    "Expr",
+    "Var",
+    "GlobalVar",
+    "Constant",
+    "Call",
+    "Function",
+    "Let",
+    "If",
+    "Tuple",
+    "TupleGetItem",
+    "RefCreate",
+    "RefRead",
+    "RefWrite",
+    "var",
+    "const",
+    "bind",
+]

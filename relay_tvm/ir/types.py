@@ -1,0 +1,332 @@
+"""Relay's types (paper §3.2): tensor types with shapes, tuples, functions, type variables,
+references, algebraic data types, and type relations.
+
+Types are frozen values with structural ``==`` and ``hash``, except the ones that are names
+(``TypeVar``, ``GlobalTypeVar``, ``IncompleteType``), which compare by identity.
+
+A tensor dimension is a Python ``int``, a symbolic TVM PrimExpr (for example a
+``tvm.tirx.Var("n", "int64")``), or :class:`Any` (known only at run time).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Callable
+
+import tvm_ffi
+
+from ..errors import RelayError
+from .base import Node, Span, check_dtype
+
+
+class TypeKind(enum.IntEnum):
+    """The kind of a type variable (as in Relay)."""
+
+    Type = 0
+    ShapeVar = 1
+    BaseType = 2
+    Constraint = 4
+    AdtHandle = 5
+    TypeData = 6
+
+
+class Type(Node):
+    """Base of all Relay types."""
+
+    __slots__ = ()
+
+    def is_dynamic(self) -> bool:
+        return False
+
+
+class AnyDim:
+    """A tensor dimension known only at run time, printed ``?`` (``relay.Any()``).
+
+    All ``Any`` dimensions are equal to each other.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return isinstance(other, AnyDim)
+
+    def __hash__(self):
+        return 0x5EED
+
+    def __repr__(self):
+        return "?"
+
+
+def Any() -> AnyDim:  # noqa: N802 - the Relay name
+    """A dimension known only at run time (``relay.Any()``)."""
+    return AnyDim()
+
+
+def _is_prim_expr(x) -> bool:
+    if isinstance(x, (int, float, str, tuple, list, AnyDim)) or x is None:
+        return False
+    import tvm.ir
+
+    return bool(tvm.ir.is_prim_expr(x))
+
+
+def normalize_dim(d, where: str = "shape"):
+    """Turn a user-given dimension into an ``int``, a symbolic PrimExpr or :class:`AnyDim`.
+
+    Raises:
+        RelayError: the dimension is negative, a float, or not a dimension at all.
+    """
+    if isinstance(d, AnyDim):
+        return d
+    if isinstance(d, bool):
+        raise RelayError(f"{where}: dimension {d!r} is a bool, expected a non-negative int")
+    if isinstance(d, int):
+        if d < 0:
+            raise RelayError(f"{where}: dimension {d} is negative, expected >= 0")
+        return d
+    if hasattr(d, "__index__") and not _is_prim_expr(d):  # numpy integers
+        return normalize_dim(int(d), where)
+    if _is_prim_expr(d):
+        from tvm import tirx
+
+        if isinstance(d, tirx.IntImm) or type(d).__name__ == "IntImm":
+            return normalize_dim(int(d.value), where)
+        if not d.dtype.startswith("int"):
+            raise RelayError(f"{where}: symbolic dimension {d} has dtype {d.dtype}, expected int")
+        return d
+    raise RelayError(f"{where}: {d!r} is not a dimension (expected int, tvm.tirx.PrimExpr or Any)")
+
+
+def dim_equal(a, b) -> bool:
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    if isinstance(a, AnyDim) or isinstance(b, AnyDim):
+        return isinstance(a, AnyDim) and isinstance(b, AnyDim)
+    if isinstance(a, int) or isinstance(b, int):
+        return False
+    return bool(tvm_ffi.structural_equal(a, b, map_free_vars=False))
+
+
+def dim_hash(d) -> int:
+    if isinstance(d, (int, AnyDim)):
+        return hash(d)
+    return int(tvm_ffi.structural_hash(d))
+
+
+def dim_str(d) -> str:
+    if isinstance(d, AnyDim):
+        return "?"
+    return str(d)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class TensorType(Type):
+    """The type of a tensor: ``Tensor[(d0, d1, ...), dtype]``.
+
+    Args:
+        shape: sequence of dimensions (int, symbolic TVM PrimExpr, or ``Any()``);
+            ``()`` for a scalar.
+        dtype: element type, e.g. ``"float32"``, ``"int64"``, ``"bool"``.
+    """
+
+    shape: tuple
+    dtype: str = "float32"
+    span: Span | None = None
+
+    def __post_init__(self):
+        shape = self.shape
+        if isinstance(shape, int) or _is_prim_expr(shape):
+            shape = (shape,)
+        object.__setattr__(
+            self, "shape", tuple(normalize_dim(d, "TensorType shape") for d in shape)
+        )
+        object.__setattr__(self, "dtype", check_dtype(self.dtype, "TensorType dtype"))
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, TensorType)
+            and self.dtype == other.dtype
+            and len(self.shape) == len(other.shape)
+            and all(dim_equal(a, b) for a, b in zip(self.shape, other.shape))
+        )
+
+    def __hash__(self):
+        return hash(("TensorType", self.dtype, tuple(dim_hash(d) for d in self.shape)))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def concrete_shape(self) -> tuple:
+        """The shape as a tuple of ints.
+
+        Raises:
+            RelayError: some dimension is symbolic or ``Any``.
+        """
+        if not all(isinstance(d, int) for d in self.shape):
+            raise RelayError(f"shape {self.shape} is not concrete")
+        return self.shape
+
+    def is_dynamic(self) -> bool:
+        return any(isinstance(d, AnyDim) for d in self.shape)
+
+
+def scalar_type(dtype: str) -> TensorType:
+    """The type of a 0-d tensor of ``dtype``."""
+    return TensorType((), dtype)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class TupleType(Type):
+    """The type of a tuple: ``(t0, t1, ...)``."""
+
+    fields: tuple
+    span: Span | None = field(default=None, compare=False, hash=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "fields", tuple(self.fields))
+
+    def is_dynamic(self) -> bool:
+        return any(f.is_dynamic() for f in self.fields)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class TypeVar(Type):
+    """A type variable, bound by a function's or type definition's type parameters.
+
+    Type variables compare by identity.
+    """
+
+    name_hint: str
+    kind: TypeKind = TypeKind.Type
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class GlobalTypeVar(Type):
+    """The name of a global type definition (an algebraic data type such as ``List``)."""
+
+    name_hint: str
+    kind: TypeKind = TypeKind.AdtHandle
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class IncompleteType(Type):
+    """A type to be found by inference (printed ``_``). Compares by identity."""
+
+    kind: TypeKind = TypeKind.Type
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class TypeConstraint(Type):
+    """Base of type constraints attached to function types."""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class FuncType(Type):
+    """The type of a function: ``fn<type_params>(arg_types) -> ret_type``.
+
+    Args:
+        arg_types: parameter types.
+        ret_type: return type.
+        type_params: ``TypeVar`` s the function is polymorphic in.
+        type_constraints: ``TypeRelation`` s over the type parameters.
+    """
+
+    arg_types: tuple
+    ret_type: Type
+    type_params: tuple = ()
+    type_constraints: tuple = ()
+    span: Span | None = field(default=None, compare=False, hash=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "arg_types", tuple(self.arg_types))
+        object.__setattr__(self, "type_params", tuple(self.type_params or ()))
+        object.__setattr__(self, "type_constraints", tuple(self.type_constraints or ()))
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class RefType(Type):
+    """The type of a mutable reference cell holding a ``value``."""
+
+    value: Type
+    span: Span | None = field(default=None, compare=False, hash=False)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class TypeCall(Type):
+    """An algebraic data type applied to type arguments, e.g. ``List[float32 tensor]``."""
+
+    func: Type
+    args: tuple = ()
+    span: Span | None = field(default=None, compare=False, hash=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "args", tuple(self.args))
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class TypeRelation(TypeConstraint):
+    """A relation among types, solved by inference.
+
+    Args:
+        func: ``func(arg_types, attrs)`` returning the output type, ``None`` (not enough
+            information yet) or raising :class:`TypeInferenceError`.
+        args: the input types followed by the output type.
+        num_inputs: how many of ``args`` are inputs.
+        attrs: attributes passed to ``func``.
+    """
+
+    func: Callable
+    args: tuple
+    num_inputs: int
+    attrs: object = None
+    span: Span | None = None
+
+
+def type_str(t) -> str:
+    """A compact rendering of a type for error messages (the printer's form)."""
+    if isinstance(t, TensorType):
+        if not t.shape:
+            return t.dtype
+        return f"Tensor[({', '.join(dim_str(d) for d in t.shape)}{',' if len(t.shape) == 1 else ''}), {t.dtype}]"
+    if isinstance(t, TupleType):
+        return f"({', '.join(type_str(f) for f in t.fields)}{',' if len(t.fields) == 1 else ''})"
+    if isinstance(t, FuncType):
+        tp = f"[{', '.join(v.name_hint for v in t.type_params)}]" if t.type_params else ""
+        return f"fn{tp} ({', '.join(type_str(a) for a in t.arg_types)}) -> {type_str(t.ret_type)}"
+    if isinstance(t, (TypeVar, GlobalTypeVar)):
+        return t.name_hint
+    if isinstance(t, IncompleteType):
+        return "_"
+    if isinstance(t, RefType):
+        return f"ref({type_str(t.value)})"
+    if isinstance(t, TypeCall):
+        return f"{type_str(t.func)}[{', '.join(type_str(a) for a in t.args)}]"
+    return repr(t)
+
+
+__all__ = [
+    "TypeKind",
+    "Type",
+    "Any",
+    "AnyDim",
+    "TensorType",
+    "scalar_type",
+    "TupleType",
+    "TypeVar",
+    "GlobalTypeVar",
+    "IncompleteType",
+    "TypeConstraint",
+    "FuncType",
+    "RefType",
+    "TypeCall",
+    "TypeRelation",
+    "type_str",
+    "normalize_dim",
+    "dim_equal",
+]

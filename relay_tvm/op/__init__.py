@@ -1,0 +1,39 @@
+"""Relay operators: the registry and every operator family.
+
+``relay.op.get(name)`` returns the registered :class:`Op`; the constructor functions
+(``relay.add``, ``relay.nn.conv2d``, ...) build calls with checked attributes.
+"""
+
+from . import nn, reduce, tensor, transform  # noqa: F401  (registers the operators)
+from .reduce import *  # noqa: F401,F403
+from .registry import (  # noqa: F401
+    Op,
+    OpPattern,
+    get,
+    is_registered,
+    list_op_names,
+    make_call,
+    register_compute,
+    register_gradient,
+    register_op,
+    register_pattern,
+    register_ref,
+    register_rel,
+)
+from .tensor import *  # noqa: F401,F403
+from .transform import *  # noqa: F401,F403
+
+from . import reduce as _reduce, tensor as _tensor, transform as _transform  # noqa: E402
+
+__all__ = [
+    *_tensor.__all__,
+    *_transform.__all__,
+    *_reduce.__all__,
+    "get",
+    "Op",
+    "OpPattern",
+    "register_op",
+    "is_registered",
+    "list_op_names",
+]
+__all__ = [n for n in __all__ if n not in ("tensor_args", "infer_reshape", "reduce_axes", "reduce_rel", "REDUCE_ATTRS")]

@@ -1,0 +1,129 @@
+"""Helpers shared by operator definitions: argument checks and the common type relations."""
+
+from __future__ import annotations
+
+from ..errors import TypeInferenceError
+from ..ir.types import AnyDim, IncompleteType, TensorType, TupleType, dim_equal, type_str
+
+
+def tensor_args(types, names=None, op_name: str = ""):
+    """The argument types as ``TensorType`` s, or ``None`` if one is not known yet.
+
+    Raises:
+        TypeInferenceError: an argument is known and is not a tensor.
+    """
+    out = []
+    for i, t in enumerate(types):
+        if isinstance(t, IncompleteType):
+            return None
+        if not isinstance(t, TensorType):
+            name = names[i] if names and i < len(names) else f"argument {i}"
+            raise TypeInferenceError(f"{op_name + ': ' if op_name else ''}{name} must be a tensor, got {type_str(t)}")
+        out.append(t)
+    return out
+
+
+def shape_str(shape) -> str:
+    return type_str(TensorType(shape, "float32")).split("[", 1)[1].rsplit(",", 1)[0]
+
+
+def broadcast_shapes(a, b, what: str = "operands"):
+    """NumPy broadcasting of two shapes with symbolic and ``Any`` dimensions (Relay's
+    BroadcastRel).
+
+    Raises:
+        TypeInferenceError: two dimensions differ and neither is 1.
+    """
+    na, nb = len(a), len(b)
+    n = max(na, nb)
+    out = []
+    for i in range(n):
+        da = a[na - n + i] if na - n + i >= 0 else 1
+        db = b[nb - n + i] if nb - n + i >= 0 else 1
+        if dim_equal(da, db):
+            out.append(da)
+        elif isinstance(da, int) and da == 1:
+            out.append(db)
+        elif isinstance(db, int) and db == 1:
+            out.append(da)
+        elif isinstance(da, AnyDim) or isinstance(db, AnyDim):
+            out.append(AnyDim())
+        else:
+            raise TypeInferenceError(
+                f"{what}: shapes {shape_str(a)} and {shape_str(b)} do not broadcast "
+                f"(dimension {i}: {da} vs {db})"
+            )
+    return tuple(out)
+
+
+def same_dtype(types, names, op_name):
+    d0 = types[0].dtype
+    for t, n in zip(types[1:], names[1:]):
+        if t.dtype != d0:
+            raise TypeInferenceError(
+                f"{op_name}: {names[0]} has dtype {d0} but {n} has dtype {t.dtype}; Relay does "
+                f"not cast implicitly (insert a cast)"
+            )
+    return d0
+
+
+def broadcast_rel(op_name: str, out_dtype: str | None = None):
+    """Relation of a binary broadcasting operator; ``out_dtype`` overrides (``"bool"`` for
+    comparisons)."""
+
+    def rel(types, attrs):
+        ts = tensor_args(types, ("lhs", "rhs"), op_name)
+        if ts is None:
+            return None
+        dtype = same_dtype(ts, ("lhs", "rhs"), op_name)
+        shape = broadcast_shapes(ts[0].shape, ts[1].shape, f"{op_name} lhs and rhs")
+        return TensorType(shape, out_dtype or dtype)
+
+    return rel
+
+
+def identity_rel(op_name: str, dtypes=None):
+    """Relation of a unary elementwise operator: the output has the input's type.
+
+    Args:
+        dtypes: if given, the dtype prefixes accepted (``("float",)`` for exp, log, ...).
+    """
+
+    def rel(types, attrs):
+        ts = tensor_args(types, ("data",), op_name)
+        if ts is None:
+            return None
+        if dtypes and not ts[0].dtype.startswith(tuple(dtypes)):
+            raise TypeInferenceError(
+                f"{op_name}: data has dtype {ts[0].dtype}, expected a {'/'.join(dtypes)} dtype"
+            )
+        return ts[0]
+
+    return rel
+
+
+def tuple_or_tensors(t, op_name):
+    """Field types of a tuple argument, or ``None`` if not known yet."""
+    if isinstance(t, IncompleteType):
+        return None
+    if not isinstance(t, TupleType):
+        raise TypeInferenceError(f"{op_name}: expects a tuple of tensors, got {type_str(t)}")
+    return tensor_args(t.fields, None, op_name)
+
+
+def normalize_axis(axis: int, ndim: int, op_name: str, what: str = "axis") -> int:
+    if not -ndim <= axis < max(ndim, 1):
+        raise TypeInferenceError(f"{op_name}: {what} {axis} is out of range for rank {ndim}")
+    return axis + ndim if axis < 0 else axis
+
+
+__all__ = [
+    "tensor_args",
+    "broadcast_shapes",
+    "broadcast_rel",
+    "identity_rel",
+    "same_dtype",
+    "tuple_or_tensors",
+    "normalize_axis",
+    "shape_str",
+]

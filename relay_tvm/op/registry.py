@@ -1,0 +1,219 @@
+"""The operator registry.
+
+One :class:`Op` per operator name holds everything about the operator in one place:
+
+- ``attrs_schema``: its attributes (:class:`relay_tvm.ir.attrs.AttrsSchema`);
+- ``type_rel``: its type relation ``rel(arg_types, attrs)``. It returns the output type; or
+  ``None`` when the argument types are not known well enough yet; or ``(out, {i: type})`` to also
+  fill in the type of argument ``i`` (how ``nn.conv2d`` infers an unannotated weight); or raises
+  :class:`TypeInferenceError` naming the operator, the argument and both shapes;
+- ``ref_impl``: the NumPy reference kernel ``ref(args, attrs, out_type)`` used by the interpreter;
+  ``args`` are NumPy arrays (a tuple-typed argument comes as a Python tuple of arrays); it returns
+  an array, or a tuple of arrays when ``out_type`` is a ``TupleType``;
+- ``compute``: the TE compute ``compute(attrs, inputs, out_type)`` (topi wherever it has the op),
+  used by lowering; ``inputs`` is a flat list of ``te.Tensor`` (a tuple-typed argument contributes
+  its fields, as Relay's FTVMCompute had it); it returns a ``te.Tensor`` or a list of them (one
+  per field of a ``TupleType`` output);
+- ``pattern``: the fusion pattern kind (:class:`OpPattern`);
+- ``gradient``: the gradient rule, ``grad(orig_call, output_grad) -> [arg grads]``;
+- ``schedule``: an optional per-target schedule rule name used by the backend.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import RelayError
+from ..ir.attrs import Attrs, AttrsSchema
+from ..ir.base import RelayExpr
+from ..ir.expr import Call
+
+
+class OpPattern(enum.IntEnum):
+    """Fusion pattern kinds, ordered as Relay orders them."""
+
+    ELEMWISE = 0
+    BROADCAST = 1
+    INJECTIVE = 2
+    COMM_REDUCE = 3
+    OUT_ELEMWISE_FUSABLE = 4
+    TUPLE = 7
+    OPAQUE = 8
+
+
+# Relay's names for the kinds.
+kElemWise = OpPattern.ELEMWISE
+kBroadcast = OpPattern.BROADCAST
+kInjective = OpPattern.INJECTIVE
+kCommReduce = OpPattern.COMM_REDUCE
+kOutEWiseFusable = OpPattern.OUT_ELEMWISE_FUSABLE
+kTuple = OpPattern.TUPLE
+kOpaque = OpPattern.OPAQUE
+
+_EMPTY_SCHEMA = AttrsSchema("DictAttrs", [])
+
+
+@dataclass(eq=False, repr=False)
+class Op(RelayExpr):
+    """A primitive operator (printed by name, e.g. ``nn.conv2d``). One object per name."""
+
+    name: str
+    num_inputs: int = -1  # -1: variadic (a tuple argument or any count)
+    arguments: tuple = ()
+    attrs_schema: AttrsSchema = _EMPTY_SCHEMA
+    type_rel: Callable | None = None
+    ref_impl: Callable | None = None
+    compute: Callable | None = None
+    pattern: OpPattern = OpPattern.OPAQUE
+    gradient: Callable | None = None
+    description: str = ""
+    support_level: int = 10
+    schedule: str | None = None
+    span: None = None
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+    def __repr__(self):
+        return f"Op({self.name})"
+
+    __str__ = __repr__
+
+    def get_attr(self, key: str):
+        """Relay-style access: ``TOpPattern``, ``FTVMCompute``, ``FTypeRelation``, ..."""
+        return {
+            "TOpPattern": int(self.pattern),
+            "FTVMCompute": self.compute,
+            "FTypeRelation": self.type_rel,
+            "FReference": self.ref_impl,
+            "FPrimalGradient": self.gradient,
+        }.get(key)
+
+    def make_attrs(self, **values) -> Attrs | None:
+        if not self.attrs_schema.fields:
+            if values:
+                self.attrs_schema.make(self.name, **values)  # raises the unknown-attribute error
+            return None
+        return self.attrs_schema.make(self.name, **values)
+
+    def __call__(self, *args, **attrs):
+        return Call(self, list(args), self.make_attrs(**attrs))
+
+
+_REGISTRY: dict[str, Op] = {}
+
+
+def register_op(
+    name: str,
+    *,
+    num_inputs: int = -1,
+    arguments=(),
+    attrs=None,
+    rel: Callable | None = None,
+    ref: Callable | None = None,
+    compute: Callable | None = None,
+    pattern: OpPattern = OpPattern.OPAQUE,
+    gradient: Callable | None = None,
+    doc: str = "",
+    level: int = 10,
+    schedule: str | None = None,
+) -> Op:
+    """Register (or update) the operator ``name`` and return it."""
+    op = _REGISTRY.get(name)
+    if op is None:
+        op = Op(name)
+        _REGISTRY[name] = op
+    op.num_inputs = num_inputs
+    op.arguments = tuple(arguments)
+    if attrs is not None:
+        op.attrs_schema = attrs if isinstance(attrs, AttrsSchema) else AttrsSchema(*attrs)
+    if rel is not None:
+        op.type_rel = rel
+    if ref is not None:
+        op.ref_impl = ref
+    if compute is not None:
+        op.compute = compute
+    op.pattern = OpPattern(pattern)
+    if gradient is not None:
+        op.gradient = gradient
+    op.description = doc
+    op.support_level = level
+    if schedule is not None:
+        op.schedule = schedule
+    return op
+
+
+def _setter(field: str):
+    def register(name: str, fn: Callable | None = None):
+        def deco(f):
+            op = get(name)
+            setattr(op, field, f)
+            return f
+
+        return deco(fn) if fn is not None else deco
+
+    register.__name__ = f"register_{field}"
+    return register
+
+
+register_compute = _setter("compute")
+register_ref = _setter("ref_impl")
+register_gradient = _setter("gradient")
+register_rel = _setter("type_rel")
+
+
+def register_pattern(name: str, pattern: OpPattern) -> None:
+    get(name).pattern = OpPattern(pattern)
+
+
+def get(name: str) -> Op:
+    """The registered operator ``name`` (``relay.op.get``).
+
+    Raises:
+        RelayError: no operator of that name is registered.
+    """
+    op = _REGISTRY.get(name)
+    if op is None:
+        raise RelayError(f"operator {name!r} is not registered")
+    return op
+
+
+def is_registered(name: str) -> bool:
+    return name in _REGISTRY
+
+
+def list_op_names() -> list:
+    return sorted(_REGISTRY)
+
+
+def make_call(name: str, args, span=None, **attrs) -> Call:
+    """Build a call of the registered operator ``name`` with attributes checked by its schema."""
+    op = get(name)
+    return Call(op, list(args), op.make_attrs(**attrs), span=span)
+
+
+__all__ = [
+    "Op",
+    "OpPattern",
+    "register_op",
+    "register_compute",
+    "register_ref",
+    "register_gradient",
+    "register_rel",
+    "register_pattern",
+    "get",
+    "is_registered",
+    "list_op_names",
+    "make_call",
+    "kElemWise",
+    "kBroadcast",
+    "kInjective",
+    "kCommReduce",
+    "kOutEWiseFusable",
+    "kOpaque",
+]

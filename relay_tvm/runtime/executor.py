@@ -1,0 +1,153 @@
+"""``relay.create_executor``: one interface over the interpreter and the compiled executors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import RelayError
+from ..ir.expr import Function, GlobalVar
+from ..ir.module import IRModule
+from .interpreter import Interpreter, check_arg, to_user, to_value
+
+
+def bind_params_by_name(func: Function, params: dict) -> Function:
+    """Replace the parameters of ``func`` named in ``params`` by constants.
+
+    Raises:
+        RelayError: a name is not a parameter, or two parameters share a bound name.
+    """
+    from ..ir.expr import Constant
+    from ..ir.functor import substitute
+
+    if not params:
+        return func
+    by_name = {}
+    for p in func.params:
+        if p.name_hint in by_name:
+            if p.name_hint in params:
+                raise RelayError(f"cannot bind parameter {p.name_hint!r}: several parameters have that name")
+        by_name[p.name_hint] = p
+    binds = {}
+    for name, value in params.items():
+        if name not in by_name:
+            continue
+        binds[by_name[name]] = Constant(np.asarray(to_value(value)))
+    return substitute(func, binds)
+
+
+class Executor:
+    """Base of executors: ``evaluate(expr=None)`` returns a callable (or a value)."""
+
+    def __init__(self, mod, device, target):
+        self.mod = mod if mod is not None else IRModule()
+        self.device = device
+        self.target = target
+
+    def _make_executor(self, expr=None):
+        raise NotImplementedError
+
+    def evaluate(self, expr=None, binds=None):
+        """Evaluate ``expr`` (``mod["main"]`` when None). A function gives a Python callable taking
+        NumPy arrays / tvm Tensors; any other expression is evaluated at once."""
+        if binds:
+            from ..ir.functor import substitute
+
+            expr = substitute(expr, binds)
+        return self._make_executor(expr)
+
+
+class Interpreter_(Executor):
+    """The reference interpreter executor (``kind="debug"``)."""
+
+    def __init__(self, mod, device=None, target="llvm", params=None):
+        super().__init__(mod, device, target)
+        self.params = params or {}
+
+    def _make_executor(self, expr=None):
+        from ..typing.infer import infer_module
+
+        mod = self.mod.copy()
+        if expr is None:
+            if "main" not in mod:
+                raise RelayError("evaluate(): no expression given and the module has no @main")
+            gv = mod.get_global_var("main")
+        elif isinstance(expr, GlobalVar):
+            gv = expr
+        else:
+            from ..analysis.free import free_vars
+
+            if free_vars(expr):
+                names = ", ".join("%" + v.name_hint for v in free_vars(expr))
+                raise RelayError(f"evaluate(): the expression has free variables {names}")
+            body = expr
+            if not isinstance(expr, Function):
+                body = Function([], expr)
+            gv = GlobalVar("__evaluate_expr")
+            mod[gv] = body
+        if self.params:
+            mod[gv] = bind_params_by_name(mod[gv], self.params)
+        mod = infer_module(mod)
+        interp = Interpreter(mod)
+        func = mod[gv]
+        closure = interp.global_closure(mod.get_global_var(gv.name_hint))
+        if expr is not None and not isinstance(expr, (Function, GlobalVar)):
+            return to_user(interp.apply(closure, []))
+
+        def run(*args, **kwargs):
+            if kwargs:
+                names = [p.name_hint for p in func.params]
+                args = list(args)
+                for k, v in kwargs.items():
+                    if k not in names:
+                        raise RelayError(f"unknown argument {k!r}; parameters are {names}")
+                    idx = names.index(k)
+                    while len(args) <= idx:
+                        args.append(None)
+                    args[idx] = v
+            if len(args) != len(func.params):
+                raise RelayError(
+                    f"the function takes {len(func.params)} argument(s) "
+                    f"({', '.join('%' + p.name_hint for p in func.params)}), got {len(args)}"
+                )
+            vals = []
+            for i, (p, a) in enumerate(zip(func.params, args)):
+                ty = p.checked_type
+                if isinstance(a, (bool, int, float)) and hasattr(ty, "dtype"):
+                    v = np.asarray(a, dtype=ty.dtype)
+                else:
+                    v = to_value(a)
+                check_arg(v, ty, f"argument {i} (%{p.name_hint})")
+                vals.append(v)
+            return to_user(interp.apply(closure, vals))
+
+        return run
+
+
+def create_executor(kind="debug", mod=None, device=None, target="llvm", params=None):
+    """An executor for ``mod`` (tvm.relay.create_executor).
+
+    Args:
+        kind: ``"debug"`` (the reference interpreter), ``"graph"`` (compiled dataflow program)
+            or ``"vm"`` (compiled, the full language).
+        mod: the module (``IRModule()`` when None).
+        device: a ``tvm.runtime.Device`` for compiled executors (CPU by default).
+        target: the compilation target for compiled executors.
+        params: constants bound to ``main``'s parameters by name.
+
+    Returns:
+        an executor whose ``evaluate(expr=None)`` gives a callable or a value.
+    """
+    if mod is None:
+        mod = IRModule()
+    if kind == "debug":
+        return Interpreter_(mod, device, target, params)
+    if kind in ("graph", "vm", "aot"):
+        try:
+            from ..backend.executors import make_compiled_executor
+        except ImportError as e:
+            raise RelayError(f"executor kind {kind!r} is not available yet: {e}") from None
+        return make_compiled_executor(kind, mod, device, target, params)
+    raise RelayError(f"unknown executor kind {kind!r}; expected 'debug', 'graph' or 'vm'")
+
+
+__all__ = ["create_executor", "Executor", "bind_params_by_name"]

@@ -1,0 +1,349 @@
+"""The reference interpreter (``create_executor("debug")``): evaluates any Relay program with the
+NumPy reference kernels of the operator registry. It is the oracle compiled code is tested
+against.
+
+It is a small abstract machine with an explicit work stack and value stack, so neither deep
+programs nor deep recursion in the evaluated program use Python's call stack. Each function
+activation has one environment; values of shared sub-expressions are memoized per activation,
+which gives a graph-form program the meaning of its A-normal form (each node evaluated once).
+
+Values: NumPy arrays for tensors, Python tuples, :class:`Closure`, :class:`RefValue`,
+:class:`ConstructorValue`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError, RelayError
+from ..ir.adt import (
+    Constructor,
+    Match,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+)
+from ..ir.expr import (
+    Call,
+    Constant,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from ..ir.module import IRModule
+from ..ir.types import TensorType, type_str
+
+
+class Env:
+    """One function activation: variable bindings plus memoized node values."""
+
+    __slots__ = ("vars", "parent", "memo")
+
+    def __init__(self, parent=None):
+        self.vars = {}
+        self.parent = parent
+        self.memo = {}
+
+    def lookup(self, v):
+        env = self
+        while env is not None:
+            if v in env.vars:
+                return env.vars[v]
+            env = env.parent
+        raise InterpreterError(f"variable %{v.name_hint} has no value (unbound)", v.span)
+
+
+class Closure:
+    """A function value: the function and the environment it was created in."""
+
+    __slots__ = ("func", "env", "interp")
+
+    def __init__(self, func, env, interp=None):
+        self.func = func
+        self.env = env
+        self.interp = interp
+
+    def __call__(self, *args):
+        return self.interp.apply(self, [to_value(a) for a in args])
+
+    def __repr__(self):
+        return f"Closure({len(self.func.params)} params)"
+
+
+class RefValue:
+    """A mutable reference cell."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"RefValue({self.value!r})"
+
+
+class ConstructorValue:
+    """A value of an algebraic data type: its constructor and fields."""
+
+    __slots__ = ("constructor", "fields")
+
+    def __init__(self, constructor, fields):
+        self.constructor = constructor
+        self.fields = tuple(fields)
+
+    @property
+    def tag(self):
+        return self.constructor.tag
+
+    def __repr__(self):
+        if not self.fields:
+            return self.constructor.name_hint
+        return f"{self.constructor.name_hint}({', '.join(map(repr, self.fields))})"
+
+
+def to_value(x):
+    """Convert a user argument (NumPy array, tvm Tensor, scalar, tuple) to an interpreter value."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "numpy") and not isinstance(x, (Closure, RefValue, ConstructorValue)):
+        return x.numpy()
+    if isinstance(x, (list, tuple)):
+        return tuple(to_value(v) for v in x)
+    if isinstance(x, (bool, int, float, np.generic)):
+        return np.asarray(x)
+    return x
+
+
+_EVAL, _CALL, _LET, _IF, _TUPLE, _GETITEM, _REFC, _REFR, _REFW, _MATCH, _MEMO = range(11)
+
+
+class Interpreter:
+    """Evaluates expressions of a (type-checked) module."""
+
+    def __init__(self, mod: IRModule):
+        self.mod = mod
+        self._globals: dict = {}
+
+    def global_closure(self, gv):
+        c = self._globals.get(gv)
+        if c is None:
+            try:
+                f = self.mod[gv]
+            except RelayError:
+                raise InterpreterError(f"global @{gv.name_hint} is not defined") from None
+            c = Closure(f, None, self)
+            self._globals[gv] = c
+        return c
+
+    def apply(self, fn, args):
+        if isinstance(fn, Closure):
+            f = fn.func
+            if len(args) != len(f.params):
+                raise InterpreterError(f"function expects {len(f.params)} arguments, got {len(args)}")
+            env = Env(fn.env)
+            for p, a in zip(f.params, args):
+                env.vars[p] = a
+            return self.run(f.body, env)
+        raise InterpreterError(f"cannot apply {fn!r}")
+
+    def run(self, expr, env: Env):
+        vals = []
+        work = [(_EVAL, expr, env)]
+        push = work.append
+        while work:
+            item = work.pop()
+            kind = item[0]
+            if kind == _EVAL:
+                e, env = item[1], item[2]
+                t = type(e)
+                if t is Var:
+                    vals.append(env.lookup(e))
+                    continue
+                if t is Constant:
+                    vals.append(e.data)
+                    continue
+                memo = env.memo
+                if e in memo:
+                    vals.append(memo[e])
+                    continue
+                if t is Call:
+                    push((_MEMO, e, env))
+                    push((_CALL, e, env))
+                    for a in reversed(e.args):
+                        push((_EVAL, a, env))
+                    push((_EVAL, e.op, env))
+                elif t is Let:
+                    push((_LET, e, env))
+                    push((_EVAL, e.value, env))
+                elif t is Function:
+                    vals.append(Closure(e, env, self))
+                elif t is GlobalVar:
+                    vals.append(self.global_closure(e))
+                elif t is If:
+                    push((_IF, e, env))
+                    push((_EVAL, e.cond, env))
+                elif t is Tuple:
+                    push((_MEMO, e, env))
+                    push((_TUPLE, len(e.fields), None))
+                    for f in reversed(e.fields):
+                        push((_EVAL, f, env))
+                elif t is TupleGetItem:
+                    push((_MEMO, e, env))
+                    push((_GETITEM, e.index, None))
+                    push((_EVAL, e.tuple_value, env))
+                elif t is RefCreate:
+                    push((_MEMO, e, env))
+                    push((_REFC, None, None))
+                    push((_EVAL, e.value, env))
+                elif t is RefRead:
+                    push((_MEMO, e, env))
+                    push((_REFR, None, None))
+                    push((_EVAL, e.ref, env))
+                elif t is RefWrite:
+                    push((_MEMO, e, env))
+                    push((_REFW, None, None))
+                    push((_EVAL, e.value, env))
+                    push((_EVAL, e.ref, env))
+                elif t is Match:
+                    push((_MATCH, e, env))
+                    push((_EVAL, e.data, env))
+                elif t is Constructor:
+                    vals.append(e)
+                else:  # an operator as a callee
+                    vals.append(e)
+            elif kind == _MEMO:
+                item[2].memo[item[1]] = vals[-1]
+            elif kind == _CALL:
+                e, env = item[1], item[2]
+                n = len(e.args)
+                args = vals[len(vals) - n:] if n else []
+                if n:
+                    del vals[len(vals) - n:]
+                fn = vals.pop()
+                if isinstance(fn, Closure):
+                    f = fn.func
+                    if len(args) != len(f.params):
+                        raise InterpreterError(
+                            f"function expects {len(f.params)} arguments, got {len(args)}", e.span
+                        )
+                    new_env = Env(fn.env)
+                    for p, a in zip(f.params, args):
+                        new_env.vars[p] = a
+                    push((_EVAL, f.body, new_env))
+                elif isinstance(fn, Constructor):
+                    vals.append(ConstructorValue(fn, args))
+                else:
+                    vals.append(self.call_op(fn, args, e))
+            elif kind == _LET:
+                e, env = item[1], item[2]
+                env.vars[e.var] = vals.pop()
+                push((_EVAL, e.body, env))
+            elif kind == _IF:
+                e, env = item[1], item[2]
+                c = vals.pop()
+                push((_EVAL, e.true_branch if bool(np.asarray(c)) else e.false_branch, env))
+            elif kind == _TUPLE:
+                n = item[1]
+                fields = tuple(vals[len(vals) - n:]) if n else ()
+                if n:
+                    del vals[len(vals) - n:]
+                vals.append(fields)
+            elif kind == _GETITEM:
+                vals.append(vals.pop()[item[1]])
+            elif kind == _REFC:
+                vals.append(RefValue(vals.pop()))
+            elif kind == _REFR:
+                vals.append(vals.pop().value)
+            elif kind == _REFW:
+                v = vals.pop()
+                vals.pop().value = v
+                vals.append(())
+            elif kind == _MATCH:
+                e, env = item[1], item[2]
+                data = vals.pop()
+                for c in e.clauses:
+                    binds = {}
+                    if _match(c.lhs, data, binds):
+                        env.vars.update(binds)
+                        push((_EVAL, c.rhs, env))
+                        break
+                else:
+                    raise InterpreterError(
+                        f"no match clause applies to the value {data!r:.200}", e.span
+                    )
+        return vals.pop()
+
+    def call_op(self, op, args, call):
+        if op.ref_impl is None:
+            raise InterpreterError(f"operator {op.name} has no reference kernel", call.span)
+        out_type = call.checked_type
+        try:
+            res = op.ref_impl(args, call.attrs, out_type)
+        except RelayError:
+            raise
+        except Exception as err:
+            raise InterpreterError(
+                f"reference kernel of {op.name} failed: {type(err).__name__}: {err}", call.span
+            ) from err
+        if isinstance(out_type, TensorType):
+            res = np.asarray(res)
+            if res.dtype.name != out_type.dtype and not (out_type.dtype == "bool" and res.dtype == np.bool_):
+                res = res.astype(out_type.dtype)
+        return res
+
+
+def _match(p, v, binds) -> bool:
+    if isinstance(p, PatternWildcard):
+        return True
+    if isinstance(p, PatternVar):
+        binds[p.var] = v
+        return True
+    if isinstance(p, PatternConstructor):
+        if not isinstance(v, ConstructorValue) or v.constructor.name_hint != p.constructor.name_hint:
+            return False
+        return all(_match(q, f, binds) for q, f in zip(p.patterns, v.fields))
+    if isinstance(p, PatternTuple):
+        return all(_match(q, f, binds) for q, f in zip(p.patterns, v))
+    return False
+
+
+def check_arg(value, ty, where: str):
+    """Check a user argument against a parameter type: no silent cast or broadcast.
+
+    Raises:
+        RelayError: dtype or shape differs.
+    """
+    if isinstance(ty, TensorType) and isinstance(value, np.ndarray):
+        want = ty.dtype
+        got = "bool" if value.dtype == np.bool_ else value.dtype.name
+        if got != want:
+            raise RelayError(f"{where}: got dtype {got}, expected {want} (no implicit cast)")
+        shape = ty.shape
+        if len(shape) != value.ndim or any(
+            isinstance(d, int) and d != s for d, s in zip(shape, value.shape)
+        ):
+            raise RelayError(
+                f"{where}: got shape {tuple(value.shape)}, expected {type_str(ty)}"
+            )
+
+
+def to_user(v):
+    """Interpreter value -> what executors return (tvm Tensors for tensors)."""
+    if isinstance(v, np.ndarray):
+        import tvm
+
+        return tvm.runtime.tensor(np.ascontiguousarray(v))
+    if isinstance(v, tuple):
+        return tuple(to_user(x) for x in v)
+    return v
+
+
+__all__ = ["Interpreter", "Closure", "RefValue", "ConstructorValue", "Env", "to_value", "to_user", "check_arg"]

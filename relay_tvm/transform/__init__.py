@@ -1,0 +1,14 @@
+"""Passes over Relay modules (tvm.relay.transform)."""
+
+from .infer_type import InferType, InferTypeLocal  # noqa: F401
+from .pass_infra import (  # noqa: F401
+    FunctionPass,
+    ModulePass,
+    Pass,
+    PassContext,
+    PassInfo,
+    PassTimingInstrument,
+    Sequential,
+    function_pass,
+    module_pass,
+)

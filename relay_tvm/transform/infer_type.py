@@ -1,0 +1,23 @@
+"""The InferType pass."""
+
+from __future__ import annotations
+
+from ..typing.infer import InferTypeLocal, infer_module
+from .pass_infra import Pass, PassInfo
+
+
+class _InferType(Pass):
+    def __init__(self):
+        super().__init__(PassInfo(0, "InferType"))
+
+    def transform_module(self, mod, ctx):
+        return infer_module(mod)
+
+
+def InferType() -> Pass:  # noqa: N802 - Relay's name
+    """Type inference over a whole module (opt level 0). Fills in ``checked_type`` of every
+    expression; raises :class:`relay_tvm.errors.TypeInferenceError` on a type error."""
+    return _InferType()
+
+
+__all__ = ["InferType", "InferTypeLocal"]

@@ -1,0 +1,251 @@
+"""Pass infrastructure (tvm.relay.transform / tvm.transform): ``PassContext``, ``Pass``,
+``Sequential`` and the ``module_pass`` / ``function_pass`` decorators.
+
+A pass runs when the current context's ``opt_level`` is at least the pass's ``opt_level`` or the
+pass is in ``required_pass``, and never when it is in ``disabled_pass`` (Relay's rule). Passes
+that need types (``required=["InferType"]``) get a typed module.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Callable
+
+from ..errors import RelayError
+from ..ir.expr import Function
+from ..ir.module import IRModule
+
+
+class PassInfo:
+    """Name, opt level and required passes of a pass."""
+
+    def __init__(self, opt_level: int, name: str, required=()):
+        self.opt_level = opt_level
+        self.name = name
+        self.required = tuple(required or ())
+
+    def __repr__(self):
+        return f"PassInfo({self.name}, opt_level={self.opt_level})"
+
+
+class PassContext:
+    """The settings passes run under; a context manager.
+
+    Args:
+        opt_level: 0..4; passes with a higher ``opt_level`` are skipped unless required.
+        required_pass: names of passes that run whatever the level.
+        disabled_pass: names of passes that never run.
+        config: options, e.g. ``{"relay.FuseOps.max_depth": 256, "relay.debug.check_each_pass": True}``.
+        instruments: objects with optional ``enter_pass_ctx``, ``exit_pass_ctx``,
+            ``should_run(mod, info)``, ``run_before_pass(mod, info)``, ``run_after_pass(mod, info)``.
+    """
+
+    _stack: list = []
+
+    def __init__(self, opt_level=2, required_pass=None, disabled_pass=None, config=None,
+                 instruments=None, trace=None):
+        if not isinstance(opt_level, int) or not 0 <= opt_level <= 4:
+            raise RelayError(f"PassContext: opt_level must be an int in 0..4, got {opt_level!r}")
+        self.opt_level = opt_level
+        self.required_pass = set(required_pass or ())
+        self.disabled_pass = set(disabled_pass or ())
+        self.config = dict(config or {})
+        self.instruments = list(instruments or ())
+        self.trace = trace
+
+    def __enter__(self):
+        PassContext._stack.append(self)
+        for ins in self.instruments:
+            if hasattr(ins, "enter_pass_ctx"):
+                ins.enter_pass_ctx()
+        return self
+
+    def __exit__(self, *exc):
+        for ins in self.instruments:
+            if hasattr(ins, "exit_pass_ctx"):
+                ins.exit_pass_ctx()
+        PassContext._stack.pop()
+        return False
+
+    @staticmethod
+    def current() -> PassContext:
+        """The innermost active context (a default ``opt_level=2`` one when none is active)."""
+        if PassContext._stack:
+            return PassContext._stack[-1]
+        return _DEFAULT
+
+    def pass_enabled(self, info: PassInfo) -> bool:
+        if info.name in self.disabled_pass:
+            return False
+        if info.name in self.required_pass:
+            return True
+        return self.opt_level >= info.opt_level
+
+
+_DEFAULT = PassContext()
+
+
+class Pass:
+    """A transformation of an ``IRModule``; call it on a module to run it."""
+
+    def __init__(self, info: PassInfo):
+        self.info = info
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        raise NotImplementedError
+
+    def __call__(self, mod: IRModule) -> IRModule:
+        if not isinstance(mod, IRModule):
+            raise RelayError(f"pass {self.name} takes an IRModule, got {type(mod).__name__}")
+        ctx = PassContext.current()
+        for ins in ctx.instruments:
+            if hasattr(ins, "should_run") and not ins.should_run(mod, self.info):
+                return mod
+        for req in self.info.required:
+            mod = _required_pass(req)(mod)
+        for ins in ctx.instruments:
+            if hasattr(ins, "run_before_pass"):
+                ins.run_before_pass(mod, self.info)
+        out = self.transform_module(mod, ctx)
+        if not isinstance(out, IRModule):
+            raise RelayError(f"pass {self.name} returned {type(out).__name__}, not an IRModule")
+        for ins in ctx.instruments:
+            if hasattr(ins, "run_after_pass"):
+                ins.run_after_pass(out, self.info)
+        if ctx.config.get("relay.debug.check_each_pass"):
+            _check_after(self.name, out)
+        return out
+
+    def __repr__(self):
+        return f"Pass({self.name}, opt_level={self.info.opt_level})"
+
+
+def _check_after(name: str, mod: IRModule) -> None:
+    from ..analysis.well_formed import check_well_formed
+    from ..typing.infer import infer_module
+
+    try:
+        check_well_formed(mod)
+        infer_module(mod)
+    except RelayError as e:
+        raise RelayError(f"pass {name} left an ill-formed or ill-typed module: {e}") from e
+
+
+def _required_pass(name: str) -> Pass:
+    if name == "InferType":
+        from .infer_type import InferType
+
+        return InferType()
+    raise RelayError(f"unknown required pass {name}")
+
+
+class ModulePass(Pass):
+    def __init__(self, func: Callable, info: PassInfo):
+        super().__init__(info)
+        self.func = func
+
+    def transform_module(self, mod, ctx):
+        return self.func(mod, ctx)
+
+
+class FunctionPass(Pass):
+    """Applies ``func(function, mod, ctx)`` to every function that is not primitive."""
+
+    def __init__(self, func: Callable, info: PassInfo):
+        super().__init__(info)
+        self.func = func
+
+    def transform_module(self, mod, ctx):
+        out = mod.copy()
+        for gv, f in mod.functions.items():
+            if f.is_primitive:
+                continue
+            nf = self.func(f, mod, ctx)
+            if not isinstance(nf, Function):
+                raise RelayError(f"function pass {self.name} returned {type(nf).__name__} for @{gv.name_hint}")
+            if nf is not f:
+                out[gv] = nf
+        return out
+
+
+class Sequential(Pass):
+    """Run passes in order, each only if enabled under the current :class:`PassContext`."""
+
+    def __init__(self, passes=None, opt_level=0, name="sequential", required=None):
+        super().__init__(PassInfo(opt_level, name, required))
+        self.passes = list(passes or ())
+
+    def transform_module(self, mod, ctx):
+        for p in self.passes:
+            if not ctx.pass_enabled(p.info):
+                continue
+            mod = p(mod)
+        return mod
+
+
+def _decorator(kind, pass_func, opt_level, name, required):
+    if opt_level is None:
+        raise RelayError("a pass needs an opt_level")
+
+    def create(fn):
+        pname = name or getattr(fn, "__name__", "pass")
+        info = PassInfo(opt_level, pname, required)
+        if isinstance(fn, type):
+            @functools.wraps(fn)
+            def make(*args, **kwargs):
+                inst = fn(*args, **kwargs)
+                method = inst.transform_module if kind is ModulePass else inst.transform_function
+                return kind(method, info)
+
+            return make
+        return kind(fn, info)
+
+    return create(pass_func) if pass_func is not None else create
+
+
+def module_pass(pass_func=None, opt_level=None, name=None, required=None):
+    """Decorate ``f(mod, ctx) -> mod`` (or a class with ``transform_module``) into a pass."""
+    return _decorator(ModulePass, pass_func, opt_level, name, required)
+
+
+def function_pass(pass_func=None, opt_level=None, name=None, required=None):
+    """Decorate ``f(func, mod, ctx) -> func`` (or a class with ``transform_function``)."""
+    return _decorator(FunctionPass, pass_func, opt_level, name, required)
+
+
+class PassTimingInstrument:
+    """Records the wall time of each pass run; ``render()`` prints a table."""
+
+    def __init__(self):
+        self.records: list = []
+        self._start: list = []
+
+    def run_before_pass(self, mod, info):
+        self._start.append(time.perf_counter())
+
+    def run_after_pass(self, mod, info):
+        self.records.append((info.name, time.perf_counter() - self._start.pop()))
+
+    def render(self) -> str:
+        lines = [f"{'pass':<32} {'ms':>10}"]
+        for n, t in self.records:
+            lines.append(f"{n:<32} {t * 1e3:>10.2f}")
+        return "\n".join(lines)
+
+
+__all__ = [
+    "PassInfo",
+    "PassContext",
+    "Pass",
+    "ModulePass",
+    "FunctionPass",
+    "Sequential",
+    "module_pass",
+    "function_pass",
+    "PassTimingInstrument",
+]
