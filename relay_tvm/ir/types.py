@@ -92,8 +92,9 @@ def normalize_dim(d, where: str = "shape"):
 
         if isinstance(d, tirx.IntImm) or type(d).__name__ == "IntImm":
             return normalize_dim(int(d.value), where)
-        if not d.dtype.startswith("int"):
-            raise RelayError(f"{where}: symbolic dimension {d} has dtype {d.dtype}, expected int")
+        dt = str(getattr(d, "ty", "") or "")
+        if not dt.startswith("int"):
+            raise RelayError(f"{where}: symbolic dimension {d} has type {dt}, expected int")
         return d
     raise RelayError(f"{where}: {d!r} is not a dimension (expected int, tvm.tirx.PrimExpr or Any)")
 
