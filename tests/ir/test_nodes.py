@@ -1,0 +1,155 @@
+"""IR nodes: construction, immutability, identity vs structure, spans, helpers, IRModule."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from relay_tvm.errors import RelayError
+
+
+def test_vars_compare_by_identity():
+    a, b = relay.var("x"), relay.var("x")
+    assert a != b and a == a
+    assert len({a, b}) == 2
+    assert a.name_hint == "x" and a.vid.name_hint == "x"
+
+
+def test_nodes_are_immutable():
+    x = relay.var("x", shape=(1,))
+    c = relay.add(x, x)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.args = ()
+    k = relay.const([1.0, 2.0])
+    with pytest.raises(ValueError):
+        k.data[0] = 3.0
+
+
+def test_types_compare_structurally():
+    assert relay.TensorType((1, 2), "float32") == relay.TensorType([1, 2], "float32")
+    assert hash(relay.TensorType((1, 2))) == hash(relay.TensorType((1, 2)))
+    assert relay.TensorType((1, 2)) != relay.TensorType((1, 2), "float16")
+    assert relay.TupleType([relay.TensorType(())]) == relay.TupleType([relay.TensorType(())])
+    assert relay.TypeVar("a") != relay.TypeVar("a")
+    assert relay.TensorType((relay.Any(),)) == relay.TensorType((relay.Any(),))
+
+
+def test_tensor_type_rejects_bad_dims_and_dtypes():
+    with pytest.raises(RelayError, match="dimension -1 is negative"):
+        relay.TensorType((-1, 2))
+    with pytest.raises(RelayError, match="is not a dtype"):
+        relay.TensorType((1,), "floaty")
+    with pytest.raises(RelayError, match="not a dimension"):
+        relay.TensorType((1.5,))
+
+
+@pytest.mark.parametrize(
+    "value, dtype, expect_dtype",
+    [
+        (1.0, None, "float32"),
+        (1, None, "int32"),
+        (True, None, "bool"),
+        ([1.0, 2.0], None, "float32"),
+        (np.array([1, 2], dtype="int64"), None, "int32"),
+        (np.array([1, 2], dtype="int8"), None, "int8"),
+        (np.array([1.5], dtype="float16"), None, "float16"),
+        (3, "int64", "int64"),
+        (2.5, "float16", "float16"),
+    ],
+)
+def test_const_dtype_rules(value, dtype, expect_dtype):
+    c = relay.const(value, dtype)
+    assert str(c.data.dtype) == expect_dtype
+    np.testing.assert_array_equal(c.data.numpy(), np.asarray(value).astype(expect_dtype))
+
+
+def test_constant_copies_its_input():
+    a = np.zeros(3, "float32")
+    c = relay.const(a)
+    a[0] = 5
+    assert c.data.numpy()[0] == 0
+
+
+def test_spans_are_kept():
+    sp = relay.Span("model.json", 3, 4)
+    x = relay.Var("x", relay.TensorType((2,)), sp)
+    assert x.span is sp and str(sp) == "model.json:3:4"
+
+
+def test_call_checks_arguments_are_expressions():
+    with pytest.raises(RelayError, match="Call argument 1: expected a Relay expression, got int"):
+        relay.Call(relay.op.get("add"), [relay.var("x"), 3])
+
+
+def test_function_attrs_and_primitive():
+    x = relay.var("x")
+    f = relay.Function([x], x)
+    assert not f.is_primitive
+    g = f.with_attr("Primitive", 1)
+    assert g.is_primitive and g.attrs["Primitive"] == 1 and f.attrs is None
+    assert g.body is f.body
+
+
+def test_op_registry():
+    op = relay.op.get("nn.conv2d")
+    assert op is relay.op.get("nn.conv2d")
+    assert op.num_inputs == 2 and op.attrs_schema.type_key == "relay.attrs.Conv2DAttrs"
+    with pytest.raises(RelayError, match="operator 'nn.nope' is not registered"):
+        relay.op.get("nn.nope")
+    c = relay.nn.conv2d(relay.var("d"), relay.var("w"), kernel_size=3)
+    assert c.attrs.kernel_size == (3, 3) and c.attrs.strides == (1, 1) and c.attrs.groups == 1
+
+
+def test_attrs_equality_and_schema_errors():
+    a = relay.op.get("sum").make_attrs(axis=(1,))
+    b = relay.op.get("sum").make_attrs(axis=[1])
+    assert a == b and hash(a) == hash(b)
+    with pytest.raises(relay.AttributeSchemaError, match="sum: attribute keepdims: expected a bool"):
+        relay.op.get("sum").make_attrs(keepdims="yes")
+    with pytest.raises(relay.AttributeSchemaError, match="cast: missing required attribute dtype"):
+        relay.op.get("cast").make_attrs()
+
+
+def test_module_lookup_update_and_from_expr():
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.add(y, x))
+    main = mod["main"]
+    assert [p.name_hint for p in main.params] == ["y", "x"]  # order of first occurrence
+    assert mod.get_global_var("main") in mod.functions
+    other = relay.IRModule()
+    other["helper"] = relay.Function([x], x)
+    mod.update(other)
+    assert "helper" in mod and "main" in mod
+    with pytest.raises(RelayError, match="IRModule has no global function @nope"):
+        mod["nope"]
+
+
+def test_bind_substitutes_and_drops_params():
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    f = relay.Function([x, y], relay.add(x, y))
+    g = relay.bind(f, {y: relay.const([1.0, 2.0])})
+    assert list(g.params) == [x]
+    out = relay.create_executor().evaluate(g)(np.array([10.0, 20.0], "float32"))
+    np.testing.assert_allclose(out.numpy(), [11.0, 22.0])
+
+
+def test_scope_builder():
+    sb = relay.ScopeBuilder()
+    x = sb.let("x", relay.const(3.0))
+    y = sb.let("y", relay.multiply(x, x))
+    cond = relay.less(y, relay.const(5.0))
+    with sb.if_scope(cond):
+        sb.ret(relay.const(1.0))
+    with sb.else_scope():
+        sb.ret(y)
+    body = sb.get()
+    assert isinstance(body, relay.Let) and body.var is x
+    assert float(relay.create_executor().evaluate(body).numpy()) == 9.0
+
+
+def test_expr_operator_sugar():
+    x = relay.var("x", shape=(2,))
+    e = (x + 1.0) * 2.0 - x / 4.0
+    out = relay.create_executor().evaluate(relay.Function([x], e))(np.array([4.0, 8.0], "float32"))
+    np.testing.assert_allclose(out.numpy(), (np.array([4.0, 8.0]) + 1) * 2 - np.array([4.0, 8.0]) / 4)
