@@ -1,0 +1,186 @@
+"""Helpers shared by the nn.* and image.* operator modules: attribute tuples, Relay's padding
+rules, layout strings, dimension checks and :class:`TupleWrapper`."""
+
+from __future__ import annotations
+
+from ..errors import TypeInferenceError
+from ..ir.expr import TupleGetItem
+from ..ir.types import AnyDim, IncompleteType, TensorType, dim_equal
+from ._common import shape_str, tensor_args
+
+SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
+
+
+def ntuple(v, n: int, name: str, op: str) -> tuple:
+    """``v`` (an int, or 1 or ``n`` ints) as ``n`` ints.
+
+    Raises:
+        TypeInferenceError: ``v`` has another length.
+    """
+    if isinstance(v, int):
+        return (v,) * n
+    v = tuple(v)
+    if len(v) == 1:
+        return v * n
+    if len(v) != n:
+        raise TypeInferenceError(f"{op}: {name} must have 1 or {n} values, got {v}")
+    return v
+
+
+def pad_before_after(padding, nd: int, op: str):
+    """Relay's padding rules for ``nd`` spatial axes: 1 value for every side, ``nd`` values
+    (each axis symmetric), or ``2 * nd`` values (all befores, then all afters, e.g.
+    ``(top, left, bottom, right)`` in 2-D).
+
+    Returns:
+        ``(before, after)`` tuples of ``nd`` ints.
+    """
+    p = (padding,) if isinstance(padding, int) else tuple(padding)
+    if len(p) == 1:
+        return p * nd, p * nd
+    if len(p) == nd:
+        return p, p
+    if len(p) == 2 * nd:
+        return p[:nd], p[nd:]
+    raise TypeInferenceError(f"{op}: padding must have 1, {nd} or {2 * nd} values, got {p}")
+
+
+def dims_match(a, b) -> bool:
+    """Whether two dimensions may be equal (``Any`` matches everything)."""
+    return isinstance(a, AnyDim) or isinstance(b, AnyDim) or dim_equal(a, b)
+
+
+def layout_axes(layout: str, letters: str, op: str, what: str) -> dict:
+    """Positions of the letters of ``layout``, which must be a permutation of ``letters``.
+
+    Raises:
+        TypeInferenceError: ``layout`` is not such a permutation (e.g. a packed layout).
+    """
+    if sorted(layout) != sorted(letters):
+        raise TypeInferenceError(
+            f"{op}: {what} {layout!r} is not supported; expected a permutation of {letters!r}"
+        )
+    return {c: i for i, c in enumerate(layout)}
+
+
+def check_rank(t: TensorType, ndim: int, op: str, what: str, layout: str = "") -> None:
+    if t.ndim != ndim:
+        lay = f" {layout}" if layout else ""
+        raise TypeInferenceError(
+            f"{op}: {what} must be {ndim}-d{lay}, got shape {shape_str(t.shape)}"
+        )
+
+
+def check_float(t: TensorType, op: str, what: str = "data") -> None:
+    if not t.dtype.startswith(("float", "bfloat")):
+        raise TypeInferenceError(f"{op}: {what} has dtype {t.dtype}, expected a float dtype")
+
+
+def out_size(size, k, pad_lo, pad_hi, stride, dil, ceil_mode=False):
+    """Output extent of a sliding window (Relay's Conv/Pool relations); symbolic sizes stay
+    symbolic, ``Any`` stays ``Any``."""
+    if isinstance(size, AnyDim):
+        return AnyDim()
+    eff = (k - 1) * dil + 1
+    if ceil_mode:
+        return (size + pad_lo + pad_hi - eff + stride - 1) // stride + 1
+    return (size + pad_lo + pad_hi - eff) // stride + 1
+
+
+def check_positive(dims, names, op, data, extra=""):
+    for d, name in zip(dims, names):
+        if isinstance(d, int) and d <= 0:
+            raise TypeInferenceError(
+                f"{op}: output {name} would be {d}: data shape {shape_str(data.shape)} is too "
+                f"small{extra}"
+            )
+
+
+def vector_params(types, first: int, length, dtype: str, op: str, names) -> dict:
+    """Check or infer 1-D parameters (``gamma``, ``beta``, ``bias``, ...) of shape ``(length,)``.
+
+    Args:
+        types: all argument types of the call; ``types[first:]`` are the vectors.
+        names: names of those arguments for messages.
+
+    Returns:
+        ``{arg_index: TensorType}`` for the arguments whose type is not known yet.
+
+    Raises:
+        TypeInferenceError: a known vector has another shape or dtype.
+    """
+    want = TensorType((length,), dtype)
+    fill = {}
+    for k, t in enumerate(types[first:]):
+        i = first + k
+        if isinstance(t, IncompleteType):
+            fill[i] = want
+            continue
+        (t,) = tensor_args([t], (names[k],), op)
+        if t.ndim != 1 or not dims_match(t.shape[0], length):
+            raise TypeInferenceError(
+                f"{op}: {names[k]} must have shape ({length},) to match the data's axis, got "
+                f"shape {shape_str(t.shape)}"
+            )
+        if t.dtype != dtype:
+            raise TypeInferenceError(f"{op}: {names[k]} has dtype {t.dtype}, data has {dtype}")
+    return fill
+
+
+class TupleWrapper:
+    """A call whose result is a tuple, as tvm.relay returns from ``nn.batch_norm``: index it to
+    get the fields (``TupleGetItem``), ``astuple()`` for the call itself.
+
+    Args:
+        tuple_value: the expression of tuple type.
+        size: the number of fields.
+    """
+
+    def __init__(self, tuple_value, size: int):
+        self.tuple_value = tuple_value
+        self.size = size
+
+    def astuple(self):
+        return self.tuple_value
+
+    def astext(self):
+        from .. import text
+
+        return text.astext(self.tuple_value)
+
+    def __getitem__(self, index):
+        if not isinstance(index, int) or not -self.size <= index < self.size:
+            raise IndexError(f"TupleWrapper index {index!r} out of range for {self.size} fields")
+        return TupleGetItem(self.tuple_value, index % self.size)
+
+    def __len__(self):
+        return self.size
+
+    def __iter__(self):
+        return (self[i] for i in range(self.size))
+
+    def __repr__(self):
+        return f"TupleWrapper({self.tuple_value!r}, {self.size})"
+
+
+def np_acc(dtype) -> str:
+    """The NumPy accumulation dtype of reference kernels."""
+    import numpy as np
+
+    return "float64" if np.dtype(dtype).kind == "f" else "int64"
+
+
+__all__ = [
+    "SPATIAL",
+    "ntuple",
+    "pad_before_after",
+    "dims_match",
+    "layout_axes",
+    "check_rank",
+    "check_float",
+    "out_size",
+    "check_positive",
+    "vector_params",
+    "TupleWrapper",
+    "np_acc",
+]
