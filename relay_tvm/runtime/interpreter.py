@@ -340,7 +340,7 @@ def to_user(v):
     if isinstance(v, np.ndarray):
         import tvm
 
-        return tvm.runtime.tensor(np.ascontiguousarray(v))
+        return tvm.runtime.tensor(np.array(v, order="C"))
     if isinstance(v, tuple):
         return tuple(to_user(x) for x in v)
     return v
