@@ -3,3 +3,4 @@ compiled graph module and VM."""
 
 from .executor import Executor, bind_params_by_name, create_executor  # noqa: F401
 from .interpreter import Closure, ConstructorValue, Interpreter, RefValue  # noqa: F401
+from .graph_executor import GraphModule, load_module  # noqa: F401

@@ -1,0 +1,15 @@
+"""The backend: lowering primitive functions to TIR, schedules per target, building the graph
+executor's host program, memory planning, targets and parameter blobs.
+
+``relay.build`` / ``relay.optimize`` are :func:`build` / :func:`optimize` here.
+"""
+
+from . import param_dict  # noqa: F401
+from .build_module import GraphExecutorFactoryModule, build, optimize  # noqa: F401
+from .param_dict import load_param_dict, save_param_dict  # noqa: F401
+from .target import make_target  # noqa: F401
+
+build_module = __import__(__name__ + ".build_module", fromlist=["build_module"])
+
+__all__ = ["build", "optimize", "GraphExecutorFactoryModule", "save_param_dict",
+           "load_param_dict", "make_target"]

@@ -1,0 +1,213 @@
+"""``relay.build`` and ``relay.optimize`` (tvm.relay.build_module).
+
+``build`` runs the optimization pipeline of the current ``PassContext`` (fusion included),
+lowers and schedules every primitive function, links the kernels with the VM host program into
+one executable, and returns a :class:`GraphExecutorFactoryModule`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..errors import BuildError
+from ..ir.expr import Function
+from ..ir.module import IRModule
+
+# Relay's build pipeline before fusion, by pass name; each runs if the passes package has it
+# (every pass checks its own opt level against the PassContext).
+_PIPELINE = [
+    "RemoveUnusedFunctions",
+    "SimplifyInference",
+    "EliminateCommonSubexpr",
+    "FoldConstant",
+    "FoldScaleAxis",
+    "SimplifyExpr",
+    "CanonicalizeOps",
+    "AlterOpLayout",
+    "FoldConstant",
+]
+
+
+def _as_module(mod) -> IRModule:
+    if isinstance(mod, IRModule):
+        return mod
+    if isinstance(mod, Function):
+        return IRModule.from_expr(mod)
+    raise BuildError(f"build: expected an IRModule or a Function, got {type(mod).__name__}")
+
+
+def _bind_params(mod: IRModule, params) -> IRModule:
+    if not params:
+        return mod
+    from ..runtime.executor import bind_params_by_name
+
+    mod = mod.shallow_copy()
+    main = mod["main"]
+    names = {p.name_hint for p in main.params}
+    unknown = [k for k in params if k not in names]
+    if unknown:
+        raise BuildError(f"build: params {unknown} are not parameters of main "
+                         f"(parameters: {sorted(names)})")
+    mod["main"] = bind_params_by_name(main, params)
+    return mod
+
+
+def _infer(mod: IRModule) -> IRModule:
+    from ..typing.infer import infer_module
+
+    return infer_module(mod)
+
+
+def optimize(mod, target=None, params=None) -> IRModule:
+    """The module ``build`` would compile: params bound, the optimization passes of the current
+    ``PassContext`` run, and ``main`` fused into calls of primitive functions.
+
+    Args:
+        mod: ``IRModule`` (or a ``Function``, taken as ``main``).
+        target: the target (unused by the target-independent passes; kept for tvm.relay's
+            signature).
+        params: ``name -> array`` bound to ``main``'s parameters as constants.
+
+    Returns:
+        the optimized, typed ``IRModule``.
+    """
+    from .. import transform
+    from ..transform.pass_infra import PassContext
+    from .partition import partition_each_op
+
+    mod = _as_module(mod)
+    if "main" not in mod:
+        raise BuildError("build: the module has no @main function")
+    mod = _infer(_bind_params(mod, params))
+    ctx = PassContext.current()
+    for name in _PIPELINE:
+        p = getattr(transform, name, None)
+        if p is not None:
+            mod = p()(mod)
+    fuse = getattr(transform, "FuseOps", None)
+    if fuse is not None:
+        level = 0 if ctx.opt_level == 0 else -1
+        mod = fuse(fuse_opt_level=level)(mod) if level == 0 else fuse()(mod)
+    mod = _infer(mod)
+    main = partition_each_op(mod["main"])
+    if main is not mod["main"]:
+        mod = mod.shallow_copy()
+        mod["main"] = main
+        mod = _infer(mod)
+    return mod
+
+
+class GraphExecutorFactoryModule:
+    """What ``relay.build`` returns (tvm.relay's factory module).
+
+    Attributes:
+        lib: the linked executable (kernels + VM host program), a ``tvm.runtime.Executable``.
+        graph_json: the graph-executor JSON.
+        params: ``name -> tvm.runtime.Tensor`` of the parameters that stay inputs.
+        target: the ``tvm.target.Target`` built for.
+        kernels: ``name -> LoweredFunc`` (schedule rule, anchor, ...).
+        memory: ``{"planned_bytes", "intermediate_bytes", "num_storages"}``.
+        stats: compile statistics (seconds per phase, kernel counts).
+    """
+
+    def __init__(self, lib, meta: dict, params: dict, target, mod_name="default", kernels=None,
+                 stats=None, ir_mod=None, optimized=None):
+        self.lib = lib
+        self.meta = meta
+        self.graph_json = meta["graph_json"]
+        self.params = params
+        self.target = target
+        self.libmod_name = mod_name
+        self.kernels = kernels or {}
+        self.memory = meta.get("memory", {})
+        self.stats = stats or {}
+        self.ir_mod = ir_mod
+        self.optimized_mod = optimized
+
+    def get_graph_json(self) -> str:
+        return self.graph_json
+
+    def get_params(self) -> dict:
+        return dict(self.params)
+
+    def get_lib(self):
+        return self.lib
+
+    def get_executor_config(self) -> str:
+        return self.graph_json
+
+    def export_library(self, path: str, **kwargs) -> None:
+        """Write kernels, host program, graph JSON and parameters into one shared library that
+        :func:`relay_tvm.runtime.load_module` loads in any process."""
+        self.lib.export_library(path, **kwargs)
+
+    def __getitem__(self, name):
+        if name != self.libmod_name:
+            raise BuildError(f"factory module: no function {name!r}; it holds "
+                             f"{self.libmod_name!r} (lib[{self.libmod_name!r}](dev))")
+        from ..runtime.graph_executor import GraphModule
+
+        return lambda dev=None: GraphModule._from_executable(self.lib, dev, self.meta,
+                                                             self.params)
+
+    def __iter__(self):  # tvm.relay allowed `graph, lib, params = relay.build(...)`
+        return iter([self.graph_json, self.lib, self.params])
+
+
+def build(ir_mod, target=None, target_host=None, params=None, mod_name="default",
+          executor=None, runtime=None, database=None):
+    """Compile a Relay module for the graph executor (tvm.relay.build).
+
+    Args:
+        ir_mod: ``IRModule`` with a dataflow ``main`` (or a ``Function``).
+        target: ``"llvm"``, ``"llvm -mcpu=..."``, ``"cuda"``, a dict or a ``tvm.target.Target``
+            (see :mod:`relay_tvm.backend.target`); host LLVM when None.
+        target_host: host target for device targets.
+        params: ``name -> array`` bound to ``main``'s parameters as constants.
+        mod_name: name of the module's entry (``lib[mod_name](dev)``) and kernel-name prefix.
+        database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules.
+
+    Returns:
+        :class:`GraphExecutorFactoryModule`.
+
+    Raises:
+        BuildError: a construct the graph executor cannot run, an operator without a compute, a
+            bad target, or a TVM compilation failure.
+    """
+    import tvm
+    from tvm.relax.vm_build import _vmlink
+
+    from .graph_codegen import build_graph, emit_vm
+    from .lower import LowerCache
+    from .target import make_target
+
+    if isinstance(target, dict) and target and "kind" not in target:
+        # tvm.relay accepted {device: target}; take the single target.
+        if len(target) != 1:
+            raise BuildError("build: heterogeneous targets are not supported")
+        target = next(iter(target.values()))
+    tgt = make_target(target, target_host)
+    stats = {}
+    t0 = time.perf_counter()
+    opt = optimize(ir_mod, tgt, params)
+    stats["optimize_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    cache = LowerCache(tgt, mod_name, database)
+    prog = build_graph(opt["main"], cache)
+    stats["lower_s"] = time.perf_counter() - t0
+    stats["num_primitive_calls"] = cache.lookups
+    stats["num_kernels"] = len(cache.funcs)
+    t0 = time.perf_counter()
+    ib, meta = emit_vm(prog)
+    tir_mod = cache.ir_module()
+    try:
+        lib = _vmlink(ib, tgt, tir_mod if len(cache.funcs) else None)
+    except Exception as e:
+        raise BuildError(f"build: compiling the kernels for {tgt} failed: {e}") from e
+    stats["codegen_s"] = time.perf_counter() - t0
+    params_out = {k: tvm.runtime.tensor(v) for k, v in prog.params.items()}
+    return GraphExecutorFactoryModule(lib, meta, params_out, tgt, mod_name,
+                                      dict(prog.kernels), stats, tir_mod, opt)
+
+
+__all__ = ["build", "optimize", "GraphExecutorFactoryModule"]

@@ -1,0 +1,102 @@
+"""The compiled executors of ``relay.create_executor``: ``kind="graph"`` (and ``"vm"`` for
+dataflow programs, which the graph path compiles the same way)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import BuildError, RelayError
+from ..ir.expr import Function, GlobalVar
+from ..runtime.executor import Executor
+
+
+def _to_tensor_arg(v):
+    import tvm
+
+    if isinstance(v, np.ndarray) or hasattr(v, "numpy"):
+        return v
+    if isinstance(v, (bool, int, float, np.generic)):
+        return np.asarray(v)
+    if isinstance(v, tvm.runtime.Tensor):
+        return v
+    raise BuildError(f"compiled executor: unsupported argument {type(v).__name__}")
+
+
+class GraphExecutor(Executor):
+    """Compiles the function with ``relay.build`` and runs it with :class:`GraphModule`.
+
+    Args:
+        mod: the module.
+        device: ``tvm.runtime.Device`` (CPU when None).
+        target: the target (host LLVM by default).
+        params: constants bound to ``main``'s parameters by name.
+    """
+
+    def __init__(self, mod, device=None, target="llvm", params=None):
+        super().__init__(mod, device, target)
+        self.params = params or {}
+
+    def _make_executor(self, expr=None):
+        import tvm
+
+        from ..analysis.free import free_vars
+        from ..runtime.graph_executor import GraphModule
+        from .build_module import build
+
+        mod = self.mod.shallow_copy() if hasattr(self.mod, "shallow_copy") else self.mod.copy()
+        immediate = False
+        if expr is None:
+            if "main" not in mod:
+                raise RelayError("evaluate(): no expression given and the module has no @main")
+        elif isinstance(expr, GlobalVar):
+            mod["main"] = mod[expr]
+        elif isinstance(expr, Function):
+            mod["main"] = expr
+        else:
+            fv = free_vars(expr)
+            if fv:
+                raise RelayError("evaluate(): the expression has free variables "
+                                 + ", ".join("%" + v.name_hint for v in fv))
+            mod["main"] = Function([], expr)
+            immediate = True
+        main_names = {p.name_hint for p in mod["main"].params}
+        params = {k: v for k, v in self.params.items() if k in main_names}
+        lib = build(mod, target=self.target, params=params)
+        dev = self.device if self.device is not None else tvm.cpu(0)
+        gm = GraphModule(lib["default"](dev))
+        free_names = list(gm._meta["input_names"])
+
+        def run(*args, **kwargs):
+            args = list(args)
+            if kwargs:
+                for k, v in kwargs.items():
+                    if k not in free_names:
+                        raise RelayError(f"unknown argument {k!r}; parameters are {free_names}")
+                    idx = free_names.index(k)
+                    while len(args) <= idx:
+                        args.append(None)
+                    args[idx] = v
+            if len(args) != len(free_names):
+                raise RelayError(f"the function takes {len(free_names)} argument(s) "
+                                 f"({', '.join('%' + n for n in free_names)}), got {len(args)}")
+            for n, a in zip(free_names, args):
+                if isinstance(a, (bool, int, float)):
+                    shape, dtype = gm._input_types[gm._input_index[n]]
+                    a = np.asarray(a, dtype=dtype)
+                gm.set_input(n, _to_tensor_arg(a))
+            gm.run()
+            return gm.get_outputs_structured()
+
+        if immediate:
+            return run()
+        return run
+
+
+def make_compiled_executor(kind, mod, device, target, params):
+    """The executor for ``create_executor(kind, ...)`` with ``kind`` in ``graph``/``vm``/``aot``."""
+    if kind in ("graph", "vm", "aot"):
+        return GraphExecutor(mod, device, target, params)
+    raise RelayError(f"unknown compiled executor kind {kind!r}")
+
+
+__all__ = ["GraphExecutor", "make_compiled_executor"]

@@ -1,0 +1,298 @@
+"""Code generation for the graph executor: a fused dataflow ``main`` → graph nodes, a static
+memory plan, the graph-executor JSON of tvm.relay, and a Relax VM bytecode program.
+
+The input is ``main`` after fusion: a dataflow graph of calls to primitive functions, tuples,
+tuple projections, variables, constants and ``let`` bindings. Every tensor value is a *node
+entry* ``(node id, output index)``. Input nodes (``"null"``) are ``main``'s parameters, in order,
+then the constants, lifted to parameters named ``p0``, ``p1``, ... (as tvm.relay named them).
+Operator nodes (``"tvm_op"``) call a compiled kernel in destination-passing style.
+
+The host program runs on TVM's VM runtime (TVM 0.27 has no graph executor): the bytecode
+function ``main(inputs..., params...)`` allocates one storage per planned storage id (at its first
+use), views each kernel output on its storage, calls the kernels, and returns the flattened
+outputs as a tuple. ``__relay_meta()`` returns the graph JSON and the executor's metadata, and
+``__relay_params()`` the parameter tensors, so an exported library is self-contained.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import BuildError
+from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
+from ..ir.types import TensorType, TupleType
+from .lower import LowerCache, flatten_type
+from .memory_plan import MemoryPlan, plan_memory
+from .partition import post_order
+
+
+@dataclass
+class GraphNode:
+    op: str  # "null" or "tvm_op"
+    name: str
+    inputs: list = field(default_factory=list)  # [(nid, index)]
+    attrs: dict = field(default_factory=dict)
+    out_types: list = field(default_factory=list)  # TensorType per output
+
+
+@dataclass
+class GraphProgram:
+    """The graph of a fused ``main`` and everything needed to emit and run it.
+
+    Attributes:
+        nodes: graph nodes in execution order (inputs first).
+        heads: output entries ``(nid, index)``, flattened.
+        input_names: names of ``main``'s parameters (user inputs).
+        params: lifted constants, ``name -> np.ndarray`` (in input order).
+        output_structure: the nested-tuple shape of the result: an int (flat output index) or a
+            list of them (recursively).
+        kernels: the lowered kernels by name.
+        plan: the memory plan.
+    """
+
+    nodes: list
+    heads: list
+    input_names: list
+    params: dict
+    output_structure: object
+    kernels: dict
+    plan: MemoryPlan | None = None
+
+    @property
+    def arg_nodes(self) -> list:
+        return [i for i, n in enumerate(self.nodes) if n.op == "null"]
+
+    def entry_type(self, entry) -> TensorType:
+        nid, idx = entry
+        return self.nodes[nid].out_types[idx]
+
+
+def _dtype_name(arr) -> str:
+    return "bool" if arr.dtype == np.bool_ else arr.dtype.name
+
+
+def build_graph(main: Function, cache: LowerCache) -> GraphProgram:
+    """Lower every primitive call of ``main`` through ``cache`` and build the graph.
+
+    Raises:
+        BuildError: a construct the graph executor cannot run (control flow, closures,
+            references, non-tensor parameters, dynamic shapes).
+    """
+    nodes: list = []
+    input_names = []
+    env: dict = {}  # Var -> entries
+    for p in main.params:
+        ty = p.checked_type
+        if not isinstance(ty, TensorType):
+            raise BuildError(f"graph executor: parameter %{p.name_hint} has type {ty}; only "
+                             f"tensor parameters are supported (use the VM)")
+        flatten_type(ty)
+        _check_static(ty, f"parameter %{p.name_hint}")
+        env[p] = [(len(nodes), 0)]
+        nodes.append(GraphNode("null", p.name_hint, out_types=[ty]))
+        input_names.append(p.name_hint)
+    names = set(input_names)
+    params: dict = {}
+
+    def add_param(arr: np.ndarray):
+        k = len(params)
+        name = f"p{k}"
+        while name in names:
+            k += 1
+            name = f"p{k}"
+        names.add(name)
+        arr = np.array(arr, order="C")
+        params[name] = arr
+        nodes.append(GraphNode("null", name, out_types=[TensorType(arr.shape, _dtype_name(arr))]))
+        return (len(nodes) - 1, 0)
+
+    let_values = {}
+    order = post_order(main.body)
+    for node in order:
+        if type(node) is Let:
+            let_values[node.var] = node.value
+    ent: dict = {}
+    for node in order:
+        t = type(node)
+        if t is Var:
+            if node in env:
+                ent[id(node)] = env[node]
+            elif node in let_values:
+                ent[id(node)] = ent[id(let_values[node])]
+            else:
+                raise BuildError(f"graph executor: free variable %{node.name_hint}")
+        elif t is Constant:
+            ent[id(node)] = [add_param(np.asarray(node.data))]
+        elif t is Tuple:
+            ent[id(node)] = [e for f in node.fields for e in ent[id(f)]]
+        elif t is TupleGetItem:
+            tt = node.tuple_value.checked_type
+            if not isinstance(tt, TupleType):
+                raise BuildError(f"graph executor: projection .{node.index} of a non-tuple {tt}")
+            start = sum(len(flatten_type(f)) for f in tt.fields[: node.index])
+            n = len(flatten_type(tt.fields[node.index]))
+            ent[id(node)] = ent[id(node.tuple_value)][start : start + n]
+        elif t is Let:
+            ent[id(node)] = ent[id(node.body)]
+        elif t is Call:
+            fn = node.op
+            if not (isinstance(fn, Function) and fn.is_primitive):
+                raise BuildError("graph executor: only calls of primitive functions can be "
+                                 "compiled here (run fusion first)", node.span)
+            lowered = cache.lower(fn)
+            ins = [e for a in node.args for e in ent[id(a)]]
+            ins += [add_param(c) for c in lowered.lifted]
+            if len(ins) != len(lowered.input_types):
+                raise BuildError(f"{lowered.name}: {len(ins)} inputs for a kernel of "
+                                 f"{len(lowered.input_types)}")
+            nid = len(nodes)
+            nodes.append(GraphNode(
+                "tvm_op", lowered.name, ins,
+                {"func_name": lowered.name, "num_inputs": str(len(ins)),
+                 "num_outputs": str(len(lowered.output_types)), "flatten_data": "0"},
+                list(lowered.output_types)))
+            ent[id(node)] = [(nid, i) for i in range(len(lowered.output_types))]
+        else:
+            raise BuildError(f"graph executor: {t.__name__} is not supported in a dataflow "
+                             f"program (use the VM or the debug executor)",
+                             getattr(node, "span", None))
+    heads = ent[id(main.body)]
+    structure = _structure(main.body.checked_type)
+    prog = GraphProgram(nodes, heads, input_names, params, structure,
+                        {f.name: f for f in cache.funcs})
+    prog.plan = plan_memory(prog)
+    return prog
+
+
+def _check_static(ty, where):
+    for t in flatten_type(ty):
+        if not all(isinstance(d, int) for d in t.shape):
+            raise BuildError(f"{where}: shape {t.shape} is not static; the graph executor needs "
+                             f"static shapes (use the VM)")
+
+
+def _structure(ty):
+    counter = [0]
+
+    def go(t):
+        if isinstance(t, TupleType):
+            return [go(f) for f in t.fields]
+        i = counter[0]
+        counter[0] += 1
+        return i
+
+    return go(ty)
+
+
+# ---- graph JSON (tvm.relay's graph executor format) --------------------------------------------
+
+
+def graph_json(prog: GraphProgram) -> str:
+    """The graph-executor JSON of tvm.relay: ``nodes``, ``arg_nodes``, ``heads``,
+    ``node_row_ptr`` and ``attrs`` (``shape``, ``dltype``, ``storage_id`` as tagged lists)."""
+    jnodes, row_ptr = [], [0]
+    shapes, dtypes = [], []
+    for n in prog.nodes:
+        jn = {"op": n.op, "name": n.name, "inputs": [[a, b, 0] for a, b in n.inputs]}
+        if n.op != "null":
+            jn["attrs"] = dict(n.attrs)
+        jnodes.append(jn)
+        row_ptr.append(row_ptr[-1] + len(n.out_types))
+        for t in n.out_types:
+            shapes.append([int(d) for d in t.shape])
+            dtypes.append(t.dtype)
+    sids = [prog.plan.storage_id[(nid, i)] for nid, n in enumerate(prog.nodes)
+            for i in range(len(n.out_types))]
+    doc = {
+        "nodes": jnodes,
+        "arg_nodes": prog.arg_nodes,
+        "heads": [[a, b, 0] for a, b in prog.heads],
+        "attrs": {
+            "dltype": ["list_str", dtypes],
+            "shape": ["list_shape", shapes],
+            "storage_id": ["list_int", sids],
+        },
+        "node_row_ptr": row_ptr,
+    }
+    return json.dumps(doc, indent=2)
+
+
+# ---- VM bytecode -------------------------------------------------------------------------------
+
+
+def emit_vm(prog: GraphProgram, device_index: int = 0):
+    """The VM bytecode of the graph (an ``ExecBuilder`` not yet linked).
+
+    Functions: ``main(inputs..., params...) -> tuple of outputs``, ``__relay_meta() -> str``,
+    ``__relay_params() -> tuple of tensors``.
+    """
+    import tvm
+    from tvm import relax
+
+    ib = relax.ExecBuilder()
+    for name in prog.kernels:
+        ib.declare_function(name)
+    arg_nodes = prog.arg_nodes
+    n_in = len(arg_nodes)
+    reg: dict = {}
+    for k, nid in enumerate(arg_nodes):
+        reg[(nid, 0)] = k
+    next_reg = [n_in]
+
+    def new_reg():
+        r = next_reg[0]
+        next_reg[0] += 1
+        return r
+
+    plan = prog.plan
+    storage_reg: dict = {}
+    u8 = tvm.DataType("uint8")
+    param_names = [prog.nodes[nid].name for nid in arg_nodes]
+    with ib.function("main", num_inputs=n_in, param_names=param_names):
+        dev_c = ib.convert_constant(device_index)
+        scope_c = ib.convert_constant("global")
+        for nid, n in enumerate(prog.nodes):
+            if n.op == "null":
+                continue
+            outs = []
+            for i, t in enumerate(n.out_types):
+                sid = plan.storage_id[(nid, i)]
+                if sid not in storage_reg:
+                    r = new_reg()
+                    ib.emit_call("vm.builtin.alloc_storage",
+                                 args=[ib.vm_state(), (max(1, plan.storage_bytes[sid]),), dev_c,
+                                       u8, scope_c], dst=ib.r(r))
+                    storage_reg[sid] = r
+                r = new_reg()
+                ib.emit_call("vm.builtin.alloc_tensor",
+                             args=[ib.r(storage_reg[sid]), ib.imm(0),
+                                   tuple(int(d) for d in t.shape), tvm.DataType(t.dtype)],
+                             dst=ib.r(r))
+                reg[(nid, i)] = r
+                outs.append(r)
+            args = [ib.r(reg[e]) for e in n.inputs] + [ib.r(r) for r in outs]
+            ib.emit_call(n.attrs["func_name"], args=args)
+        r = new_reg()
+        ib.emit_call("vm.builtin.make_tuple", args=[ib.r(reg[h]) for h in prog.heads], dst=ib.r(r))
+        ib.emit_ret(ib.r(r))
+    meta = {
+        "graph_json": graph_json(prog),
+        "input_names": prog.input_names,
+        "param_names": list(prog.params),
+        "output_structure": prog.output_structure,
+        "memory": prog.plan.summary(),
+    }
+    with ib.function("__relay_meta", num_inputs=0):
+        ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))], dst=ib.r(0))
+        ib.emit_ret(ib.r(0))
+    with ib.function("__relay_params", num_inputs=0):
+        cs = [ib.convert_constant(tvm.runtime.tensor(a)) for a in prog.params.values()]
+        ib.emit_call("vm.builtin.make_tuple", args=cs, dst=ib.r(0))
+        ib.emit_ret(ib.r(0))
+    return ib, meta
+
+
+__all__ = ["build_graph", "graph_json", "emit_vm", "GraphProgram", "GraphNode"]

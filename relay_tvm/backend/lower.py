@@ -1,0 +1,290 @@
+"""Lowering primitive functions to scheduled TIR PrimFuncs.
+
+A primitive function (``Function`` with ``Primitive=1``) becomes a TE graph: one
+``te.placeholder`` per tensor parameter (tuple parameters contribute one per field, flattened
+depth-first), then every operator's registered ``compute(attrs, inputs, out_type)`` in
+post-order, then the outputs (the fields of a tuple result, flattened). ``te.create_prim_func``
+turns it into a PrimFunc in destination-passing style ``kernel(inputs..., outputs...)``, which is
+then scheduled by :mod:`relay_tvm.backend.schedule` (tuning database ▸ target rules ▸ generic
+fallback).
+
+Structurally equal primitive functions (``relay_tvm.analysis.structural_equal``) are lowered and
+compiled once: :class:`LowerCache` keys them by ``structural_hash``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import BuildError
+from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
+from ..ir.types import TensorType, TupleType
+from .partition import post_order
+
+
+def flatten_type(ty) -> list:
+    """The tensor types of ``ty`` (a tensor or nested tuple type), depth-first."""
+    out, stack = [], [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TupleType):
+            stack.extend(reversed(t.fields))
+        elif isinstance(t, TensorType):
+            out.append(t)
+        else:
+            raise BuildError(f"cannot compile a value of type {t}: only tensors and tuples of tensors")
+    return out
+
+
+def _flat(v) -> list:
+    """A TE value (tensor or nested list of tensors) as a flat list."""
+    if isinstance(v, (list, tuple)):
+        out = []
+        for x in v:
+            out.extend(_flat(x))
+        return out
+    return [v]
+
+
+def _static_shape(t: TensorType, where: str) -> tuple:
+    for d in t.shape:
+        if not isinstance(d, int):
+            raise BuildError(f"{where}: dimension {d} of shape {t.shape} is not static; the graph "
+                             f"executor needs static shapes")
+    return tuple(t.shape)
+
+
+def _rebuild_value(flat: list, ty):
+    """Regroup a flat list of TE tensors along ``ty``'s tuple structure."""
+    it = iter(flat)
+
+    def build(t):
+        if isinstance(t, TupleType):
+            return [build(f) for f in t.fields]
+        return next(it)
+
+    return build(ty)
+
+
+@dataclass
+class LoweredFunc:
+    """A lowered primitive function.
+
+    Attributes:
+        name: the kernel's global symbol.
+        prim_func: the scheduled ``tvm.tirx.PrimFunc``.
+        input_types: flat tensor types of the kernel inputs (parameters, then lifted constants).
+        output_types: flat tensor types of the outputs.
+        lifted: non-scalar constants of the body that became extra kernel inputs (NumPy arrays).
+        anchor: the name of the anchor operator (the one of highest pattern kind).
+        schedule_rule: the rule that scheduled it (for reports and tests).
+    """
+
+    name: str
+    prim_func: object
+    input_types: list
+    output_types: list
+    lifted: list = field(default_factory=list)
+    anchor: str = ""
+    schedule_rule: str = ""
+
+
+def anchor_op(func: Function):
+    """The anchor operator of a primitive function: the call of highest fusion pattern kind
+    (the first one in evaluation order on ties), as Relay's lowering chose its schedule."""
+    from ..op.registry import Op
+
+    best, best_kind = None, -1
+    for node in post_order(func.body):
+        if isinstance(node, Call) and isinstance(node.op, Op):
+            k = int(node.op.pattern)
+            if k > best_kind:
+                best, best_kind = node, k
+    return best
+
+
+def to_te(func: Function, where: str = "primitive function"):
+    """Build the TE graph of a primitive function.
+
+    Returns:
+        ``(inputs, outputs, lifted)``: input placeholders (flattened params, then one per lifted
+        constant), output tensors (flattened), lifted constants as NumPy arrays.
+
+    Raises:
+        BuildError: an operator has no TE compute, a shape is dynamic, or the body uses a
+            construct that is not an operator call, tuple, projection, variable or constant.
+    """
+    import tvm
+    from tvm import te
+
+    from ..op.registry import Op
+
+    inputs, lifted = [], []
+    env: dict = {}
+    for i, p in enumerate(func.params):
+        ty = p.checked_type if hasattr(p, "_checked_type") else p.type_annotation
+        if ty is None:
+            raise BuildError(f"{where}: parameter %{p.name_hint} has no type")
+        phs = []
+        for j, t in enumerate(flatten_type(ty)):
+            nm = p.name_hint if isinstance(ty, TensorType) else f"{p.name_hint}_{j}"
+            phs.append(te.placeholder(_static_shape(t, where), t.dtype, name=nm))
+        inputs.extend(phs)
+        env[p] = phs[0] if isinstance(ty, TensorType) else _rebuild_value(phs, ty)
+    vals: dict = {}
+    for node in post_order(func.body):
+        t = type(node)
+        if t is Var:
+            if node not in env:
+                raise BuildError(f"{where}: free variable %{node.name_hint}")
+            vals[id(node)] = env[node]
+        elif t is Constant:
+            arr = np.asarray(node.data)
+            dtype = "bool" if arr.dtype == np.bool_ else arr.dtype.name
+            if arr.ndim == 0:
+                value = arr.item()
+                vals[id(node)] = te.compute((), lambda: tvm.tirx.const(value, dtype), name="const")
+            else:
+                ph = te.placeholder(arr.shape, dtype, name=f"c{len(lifted)}")
+                lifted.append(np.array(arr))
+                vals[id(node)] = ph
+        elif t is Tuple:
+            vals[id(node)] = [vals[id(f)] for f in node.fields]
+        elif t is TupleGetItem:
+            vals[id(node)] = vals[id(node.tuple_value)][node.index]
+        elif t is Let:
+            env[node.var] = vals[id(node.value)]
+            vals[id(node)] = vals[id(node.body)]
+        elif t is Call:
+            if not isinstance(node.op, Op):
+                raise BuildError(f"{where}: calls of {type(node.op).__name__} cannot be lowered "
+                                 f"inside a primitive function", node.span)
+            op = node.op
+            if op.compute is None:
+                raise BuildError(f"operator {op.name} has no TE compute registered; it cannot be "
+                                 f"compiled (use the debug executor)", node.span)
+            flat_in = []
+            for a in node.args:
+                flat_in.extend(_flat(vals[id(a)]))
+            out_type = node.checked_type
+            for ft in flatten_type(out_type):
+                _static_shape(ft, f"{op.name}")
+            try:
+                out = op.compute(node.attrs, flat_in, out_type)
+            except BuildError:
+                raise
+            except Exception as e:
+                raise BuildError(f"TE compute of {op.name} failed: {type(e).__name__}: {e}",
+                                 node.span) from e
+            if isinstance(out_type, TupleType):
+                out = list(out)
+                if len(out) != len(out_type.fields):
+                    raise BuildError(f"TE compute of {op.name} returned {len(out)} tensors for "
+                                     f"a {len(out_type.fields)}-tuple", node.span)
+            elif isinstance(out, (list, tuple)):
+                if len(out) != 1:
+                    raise BuildError(f"TE compute of {op.name} returned {len(out)} tensors for "
+                                     f"a tensor result", node.span)
+                out = out[0]
+            vals[id(node)] = out
+        else:
+            raise BuildError(f"{where}: {t.__name__} cannot be lowered to TE",
+                             getattr(node, "span", None))
+    outputs = _flat(vals[id(func.body)])
+    # An output that is an input (or repeats an earlier output) gets a copy, so every kernel
+    # output is a distinct buffer the kernel writes.
+    seen, final = set(), []
+    in_set = set(inputs)
+    for o in outputs:
+        if o in in_set or o in seen or isinstance(o.op, te.PlaceholderOp):
+            o = te.compute(o.shape, lambda *i, _o=o: _o(*i), name="copy")
+        seen.add(o)
+        final.append(o)
+    return inputs, final, lifted
+
+
+class LowerCache:
+    """Lowers primitive functions, compiling structurally equal ones once.
+
+    Args:
+        target: the ``tvm.target.Target``.
+        mod_name: prefix of kernel names (``tvmgen_<mod_name>_fused_<ops>``, as Relay named them).
+        database: an optional tuning database (``tvm.s_tir.meta_schedule.Database``).
+    """
+
+    def __init__(self, target, mod_name: str = "default", database=None):
+        self.target = target
+        self.mod_name = mod_name
+        self.database = database
+        self._buckets: dict = {}
+        self.funcs: list = []  # LoweredFunc in creation order
+        self._names: set = set()
+        self.lookups = 0
+
+    def _name_for(self, func: Function) -> str:
+        from ..op.registry import Op
+
+        ops = [n.op.name.replace(".", "_") for n in post_order(func.body)
+               if isinstance(n, Call) and isinstance(n.op, Op)]
+        base = f"tvmgen_{self.mod_name}_fused_" + "_".join(ops or ["copy"])
+        if len(base) > 80:
+            base = base[:80]
+        name, k = base, 0
+        while name in self._names:
+            k += 1
+            name = f"{base}_{k}"
+        self._names.add(name)
+        return name
+
+    def lower(self, func: Function) -> LoweredFunc:
+        """The (cached) lowered form of the primitive function ``func``."""
+        from ..analysis.structural import structural_equal, structural_hash
+
+        self.lookups += 1
+        key = (structural_hash(func), _sig(func))
+        bucket = self._buckets.setdefault(key, [])
+        for f, lowered in bucket:
+            if structural_equal(f, func):
+                return lowered
+        lowered = self._lower_new(func)
+        bucket.append((func, lowered))
+        self.funcs.append(lowered)
+        return lowered
+
+    def _lower_new(self, func: Function) -> LoweredFunc:
+        from tvm import te
+
+        from .schedule import schedule_primfunc
+
+        name = self._name_for(func)
+        inputs, outputs, lifted = to_te(func, name)
+        try:
+            prim = te.create_prim_func(inputs + outputs)
+        except Exception as e:
+            raise BuildError(f"{name}: te.create_prim_func failed: {e}") from e
+        anchor = anchor_op(func)
+        prim, rule = schedule_primfunc(prim, anchor, self.target, self.database, name)
+        prim = prim.with_attr("global_symbol", name)
+        in_types = [TensorType(tuple(int(d) for d in t.shape), t.dtype) for t in inputs]
+        out_types = [TensorType(tuple(int(d) for d in t.shape), t.dtype) for t in outputs]
+        return LoweredFunc(name, prim, in_types, out_types, lifted,
+                           anchor.op.name if anchor is not None else "", rule)
+
+    def ir_module(self):
+        """All kernels as one ``tvm.IRModule``."""
+        import tvm
+
+        return tvm.IRModule({f.name: f.prim_func for f in self.funcs})
+
+
+def _sig(func: Function) -> str:
+    parts = []
+    for p in func.params:
+        ty = p.checked_type if hasattr(p, "_checked_type") else p.type_annotation
+        parts.append(str(ty))
+    return "|".join(parts)
+
+
+__all__ = ["LowerCache", "LoweredFunc", "to_te", "anchor_op", "flatten_type"]

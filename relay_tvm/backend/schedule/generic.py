@@ -1,0 +1,158 @@
+"""Generic schedules: what every kernel gets when no better rule applies.
+
+CPU: producers that are injective are inlined into their consumers (what fusion is for), then
+each remaining block's outer spatial loops are fused and run in parallel and its innermost
+spatial loop is vectorized when its extent allows. GPU: TVM's dlight default rules
+(``tvm.s_tir.dlight.gpu``: Matmul, GEMV, Reduction, GeneralReduction, Fallback).
+
+Every schedule step is tried and skipped when TVM refuses it (a ``ScheduleError`` leaves the
+schedule unchanged), so the generic rule never fails a build; it only gets slower.
+"""
+
+from __future__ import annotations
+
+
+def _try(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except Exception:  # tvm.s_tir.ScheduleError and TVMError: the step does not apply
+        return None
+
+
+def iter_kinds(sch, block) -> list:
+    """``"S"`` (spatial) / ``"R"`` (reduction) / ``"O"`` per block iteration variable."""
+    b = sch.get(block)
+    out = []
+    for iv in b.iter_vars:
+        k = int(iv.iter_type)
+        out.append("S" if k == 0 else "R" if k == 2 else "O")
+    return out
+
+
+def loop_extent(sch, loop):
+    ext = sch.get(loop).extent
+    return int(ext) if hasattr(ext, "value") else None
+
+
+def inline_producers(sch) -> None:
+    """Inline every non-output block that can be inlined (injective producers such as padding,
+    broadcasts, casts), then reverse-inline elementwise epilogues into a single reduction."""
+    root = sch.get_sblock("root") if _has_root(sch) else None
+    changed = True
+    while changed:
+        changed = False
+        blocks = sch.get_child_blocks(root) if root is not None else []
+        outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)} if root is not None else set()
+        for b in blocks:
+            if sch.get(b).name_hint in outputs:
+                continue
+            if "R" in iter_kinds(sch, b):
+                continue
+            if _try(sch.compute_inline, b) is not None or _inlined(sch, b):
+                changed = True
+                break
+
+
+def _has_root(sch) -> bool:
+    try:
+        sch.get_sblock("root")
+        return True
+    except Exception:
+        return False
+
+
+def _inlined(sch, block) -> bool:
+    try:
+        sch.get(block)
+        return False
+    except Exception:
+        return True
+
+
+def parallel_vectorize(sch, block, max_parallel_extent: int = 1 << 14, vector_bytes: int = 64,
+                       dtype_bytes: int = 4) -> None:
+    """Parallelize the leading spatial loops of ``block`` (fused) and vectorize its innermost
+    loop when it is spatial (split by the vector width when longer)."""
+    loops = sch.get_loops(block)
+    if not loops:
+        return
+    kinds = iter_kinds(sch, block)
+    # loops map 1:1 to iter vars right after create_prim_func; rely on that only when counts match
+    if len(kinds) != len(loops):
+        return
+    lead = []
+    for lp, k in zip(loops, kinds):
+        if k != "S":
+            break
+        lead.append(lp)
+    # Vectorize the innermost loop when the whole nest is spatial.
+    if len(lead) == len(loops) and len(loops) >= 1:
+        inner = loops[-1]
+        ext = loop_extent(sch, inner)
+        lanes = max(1, vector_bytes // dtype_bytes)
+        if ext is not None and ext > 1:
+            if ext > lanes and ext % lanes == 0:
+                outer, vin = sch.split(inner, factors=[None, lanes])
+                _try(sch.vectorize, vin)
+                loops = sch.get_loops(block)
+                lead = list(loops[:-1])
+            elif ext <= lanes:
+                _try(sch.vectorize, inner)
+                lead = lead[:-1]
+            else:
+                lead = lead[:-1]
+    if not lead:
+        return
+    # Fuse as many leading spatial loops as give a useful amount of parallel work.
+    take, total = [], 1
+    for lp in lead:
+        ext = loop_extent(sch, lp)
+        if ext is None:
+            break
+        take.append(lp)
+        total *= ext
+        if total >= max_parallel_extent:
+            break
+    if not take:
+        return
+    fused = take[0] if len(take) == 1 else _try(sch.fuse, *take)
+    if fused is not None:
+        _try(sch.parallel, fused)
+
+
+def cpu_fallback(sch) -> None:
+    """The generic CPU schedule of a whole PrimFunc (in place)."""
+    inline_producers(sch)
+    root = sch.get_sblock("root")
+    for b in sch.get_child_blocks(root):
+        if _inlined(sch, b):
+            continue
+        parallel_vectorize(sch, b, dtype_bytes=_dtype_bytes(sch, b))
+
+
+def _dtype_bytes(sch, block) -> int:
+    import tvm
+
+    b = sch.get(block)
+    if not b.writes:
+        return 4
+    w = b.writes[0]
+    buf = getattr(w, "buffer", None) or getattr(w, "source", None)
+    if buf is None or not hasattr(buf, "dtype"):
+        return 4
+    dt = tvm.DataType(str(buf.dtype))
+    return max(1, dt.bits * dt.lanes // 8)
+
+
+def gpu_fallback(mod, target):
+    """dlight's default GPU rules over an IRModule (returns the scheduled module)."""
+    from tvm.s_tir import dlight as dl
+
+    with target:
+        return dl.ApplyDefaultSchedule(
+            dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(), dl.gpu.GeneralReduction(),
+            dl.gpu.Fallback(),
+        )(mod)
+
+
+__all__ = ["cpu_fallback", "gpu_fallback", "inline_producers", "parallel_vectorize", "iter_kinds"]

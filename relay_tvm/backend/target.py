@@ -1,0 +1,162 @@
+"""Targets: the strings users type, translated to what TVM 0.27 accepts.
+
+TVM 0.27 only takes targets as JSON dicts (``{"kind": "llvm", "mcpu": "skylake-avx512"}``) or
+bare kind names; tvm.relay users wrote command-line strings (``"llvm -mcpu=skylake-avx512"``).
+:func:`make_target` accepts both, plus ``tvm.target.Target`` objects, and gives plain ``"llvm"``
+the host CPU (``mcpu``/``mtriple`` of the machine), as TVM's old ``llvm -mcpu=native`` did.
+
+Translation table (string → dict), for example::
+
+    "llvm"                               {"kind": "llvm", "mcpu": <host cpu>, "mtriple": <host>}
+    "llvm -mcpu=skylake-avx512"          {"kind": "llvm", "mcpu": "skylake-avx512", "mtriple": <host>}
+    "llvm -mtriple=aarch64-linux-gnu"    {"kind": "llvm", "mtriple": "aarch64-linux-gnu",
+                                          "mattr": ["+neon"]}
+    "llvm -mattr=+avx2,+fma"             {"kind": "llvm", ..., "mattr": ["+avx2", "+fma"]}
+    "cuda", "cuda -arch=sm_80"           {"kind": "cuda"}, {"kind": "cuda", "arch": "sm_80"}
+    "c"                                  {"kind": "c"}
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from ..errors import BuildError
+
+# options whose value is a list in TVM's schema (comma separated on the command line)
+_LIST_OPTS = {"mattr", "keys", "libs", "cl-opt"}
+_INT_OPTS = {"max_num_threads", "thread_warp_size", "max_shared_memory_per_block",
+             "max_threads_per_block", "opt-level", "num-cores", "vector-width"}
+_KINDS = {"llvm", "cuda", "c", "rocm", "opencl", "vulkan", "metal", "nvptx", "hexagon",
+          "webgpu", "ext_dev", "hybrid"}
+
+
+def host_cpu() -> tuple:
+    """``(mcpu, mtriple)`` of the machine running the compiler, as LLVM names them."""
+    import tvm
+
+    return tvm.target.codegen.llvm_get_system_cpu(), tvm.target.codegen.llvm_get_system_triple()
+
+
+def _is_host_triple(triple: str | None) -> bool:
+    if not triple:
+        return True
+    host = host_cpu()[1]
+    return triple.split("-")[0] == host.split("-")[0]
+
+
+def parse_target_string(text: str) -> dict:
+    """Translate a command-line target string (``"llvm -mcpu=x -mattr=+a,+b"``) to a dict.
+
+    Raises:
+        BuildError: unknown target kind or a malformed option.
+    """
+    try:
+        parts = shlex.split(text)
+    except ValueError as e:
+        raise BuildError(f"target {text!r}: cannot parse ({e})") from None
+    if not parts:
+        raise BuildError("target: empty string; expected e.g. 'llvm' or 'cuda'")
+    kind = parts[0]
+    if kind not in _KINDS:
+        raise BuildError(
+            f"target {text!r}: unknown target kind {kind!r}; expected one of {sorted(_KINDS)}"
+        )
+    out: dict = {"kind": kind}
+    for p in parts[1:]:
+        if not p.startswith("-"):
+            raise BuildError(f"target {text!r}: option {p!r} must look like -key=value")
+        key, eq, value = p.lstrip("-").partition("=")
+        if not eq:
+            # a flag such as "-link-params" or "-system-lib": boolean true
+            out[key] = True
+            continue
+        if key == "device" and value == "arm_cpu":
+            out.setdefault("keys", ["arm_cpu", "cpu"])
+            continue
+        if key in ("model", "device"):
+            continue  # informational in tvm.relay; TVM 0.27 drops them
+        if key in _LIST_OPTS:
+            out[key] = [v for v in value.split(",") if v]
+        elif key in _INT_OPTS:
+            try:
+                out[key] = int(value)
+            except ValueError:
+                raise BuildError(f"target {text!r}: option -{key} expects an integer, got {value!r}") from None
+        else:
+            out[key] = value
+    return out
+
+
+def complete_llvm(d: dict) -> dict:
+    """Fill in host defaults for an llvm target: the host cpu and triple when neither is given,
+    the host triple when only a cpu is given, ``+neon`` for AArch64 triples without ``mattr``."""
+    d = dict(d)
+    if d.get("kind") != "llvm":
+        return d
+    cpu, triple = host_cpu()
+    if "mtriple" not in d:
+        d["mtriple"] = triple
+        if "mcpu" not in d:
+            d["mcpu"] = cpu
+    elif _is_host_triple(d["mtriple"]) and "mcpu" not in d:
+        d["mcpu"] = cpu
+    if d["mtriple"].startswith("aarch64") and "mattr" not in d and "mcpu" not in d:
+        d["mattr"] = ["+neon"]
+    return d
+
+
+def make_target(target=None, host=None):
+    """A ``tvm.target.Target`` from what a user gives.
+
+    Args:
+        target: ``None`` (host LLVM), a string (command-line form or JSON kind), a dict, or a
+            ``tvm.target.Target``. ``{"kind": ..., "host": ...}`` dicts are accepted too.
+        host: optional host target for device targets (same forms).
+
+    Returns:
+        ``tvm.target.Target`` with ``host`` set for device targets (host LLVM by default).
+
+    Raises:
+        BuildError: the target cannot be understood or TVM rejects it.
+    """
+    import tvm
+
+    if isinstance(target, tvm.target.Target):
+        tgt = target
+    else:
+        if target is None:
+            d = {"kind": "llvm"}
+        elif isinstance(target, str):
+            d = parse_target_string(target)
+        elif isinstance(target, dict):
+            d = dict(target)
+        else:
+            raise BuildError(
+                f"target: expected a string, a dict or a tvm.target.Target, got {type(target).__name__}"
+            )
+        d = complete_llvm(d)
+        try:
+            tgt = tvm.target.Target(d)
+        except Exception as e:  # TVM raises several error types for a bad target
+            raise BuildError(f"target {target!r}: TVM rejects {d}: {e}") from None
+    if host is not None or ("gpu" in tgt.keys and tgt.host is None):
+        host_t = make_target(host) if host is not None else make_target("llvm")
+        tgt = tvm.target.Target(tgt, host=host_t)
+    return tgt
+
+
+def is_gpu(target) -> bool:
+    return "gpu" in target.keys
+
+
+def device_for(target):
+    """The ``tvm.runtime.Device`` a target runs on (device 0)."""
+    import tvm
+
+    kind = target.kind.name
+    if kind in ("llvm", "c"):
+        return tvm.cpu(0)
+    return tvm.device(kind, 0)
+
+
+__all__ = ["make_target", "parse_target_string", "host_cpu", "is_gpu", "device_for", "complete_llvm"]

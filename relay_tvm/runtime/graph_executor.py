@@ -1,0 +1,287 @@
+"""``GraphModule``: run a module built by ``relay.build`` (tvm.contrib.graph_executor's API).
+
+The host program is bytecode on TVM's VM runtime (see ``relay_tvm.backend.graph_codegen``);
+``GraphModule`` keeps the inputs, runs ``main`` and keeps the outputs::
+
+    lib = relay.build(mod, target="llvm", params=params)
+    m = GraphModule(lib["default"](tvm.cpu()))
+    m.set_input("data", x)
+    m.run()
+    y = m.get_output(0).numpy()
+
+Inputs are checked on ``set_input``: an unknown name, a wrong shape or a wrong dtype raises
+:class:`relay_tvm.errors.BuildError`; nothing is cast.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..errors import BuildError
+
+
+def _dtype_of(value) -> str:
+    if isinstance(value, np.ndarray):
+        return "bool" if value.dtype == np.bool_ else value.dtype.name
+    return str(value.dtype)
+
+
+class GraphModule:
+    """Wrapper of a compiled graph module (tvm.contrib.graph_executor.GraphModule).
+
+    Args:
+        module: what ``lib["default"](dev)`` returns (a ``GraphModule``), or another
+            ``GraphModule``.
+    """
+
+    def __init__(self, module):
+        if not isinstance(module, GraphModule):
+            raise BuildError(f"GraphModule: expected lib['default'](dev), got {type(module).__name__}")
+        self.__dict__.update(module.__dict__)
+        self._inputs = list(module._inputs)
+        self._outputs = list(module._outputs)
+
+    @classmethod
+    def _from_executable(cls, lib, dev, meta=None, params=None):
+        import tvm
+        from tvm import relax
+
+        self = cls.__new__(cls)
+        dev = dev if dev is not None else tvm.cpu(0)
+        if isinstance(dev, (list, tuple)):
+            dev = dev[0]
+        self.device = dev
+        devices = [dev] if dev.dlpack_device_type() == 1 else [dev, tvm.cpu(0)]
+        self._vm = relax.VirtualMachine(lib, devices)
+        if meta is None:
+            meta = json.loads(self._vm["__relay_meta"]())
+        self._meta = meta
+        graph = json.loads(meta["graph_json"])
+        self._graph = graph
+        shapes = graph["attrs"]["shape"][1]
+        dtypes = graph["attrs"]["dltype"][1]
+        row = graph["node_row_ptr"]
+        self._input_names = [graph["nodes"][n]["name"] for n in graph["arg_nodes"]]
+        self._input_index = {n: i for i, n in enumerate(self._input_names)}
+        self._input_types = [(tuple(shapes[row[n]]), dtypes[row[n]]) for n in graph["arg_nodes"]]
+        self._output_types = [(tuple(shapes[row[a] + b]), dtypes[row[a] + b])
+                              for a, b, _ in graph["heads"]]
+        self._num_user_inputs = len(meta["input_names"])
+        self._inputs = [None] * len(self._input_names)
+        self._outputs = []
+        self._main = self._vm["main"]
+        if params is None:
+            vals = self._vm["__relay_params"]()
+            params = dict(zip(meta["param_names"], list(vals)))
+        for name, v in params.items():
+            self._inputs[self._input_index[name]] = v if dev.dlpack_device_type() == 1 else \
+                tvm.runtime.tensor(v.numpy(), dev)
+        return self
+
+    # ---- inputs ---------------------------------------------------------------------------
+
+    def _index(self, key) -> int:
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if not 0 <= key < len(self._input_names):
+                raise BuildError(f"set_input: input index {key} out of range; the module has "
+                                 f"{len(self._input_names)} inputs {self._input_names}")
+            return int(key)
+        if isinstance(key, str):
+            if key not in self._input_index:
+                raise BuildError(f"set_input: unknown input {key!r}; inputs are "
+                                 f"{self._input_names}")
+            return self._input_index[key]
+        raise BuildError(f"set_input: key must be an input name or index, got {key!r}")
+
+    def set_input(self, key=None, value=None, **params):
+        """Set input ``key`` (name or index) to ``value`` (NumPy array or tvm Tensor), and each
+        ``name=value`` of ``params``.
+
+        Raises:
+            BuildError: unknown name, index out of range, or shape/dtype different from the
+                graph's (no implicit cast or broadcast).
+        """
+        import tvm
+
+        items = []
+        if key is not None:
+            items.append((key, value))
+        items.extend(params.items())
+        for k, v in items:
+            i = self._index(k)
+            name = self._input_names[i]
+            shape, dtype = self._input_types[i]
+            if v is None:
+                raise BuildError(f"set_input: no value given for input {name!r}")
+            if not isinstance(v, np.ndarray) and not hasattr(v, "numpy"):
+                if isinstance(v, (bool, int, float, np.generic, list)):
+                    raise BuildError(f"set_input {name!r}: expected a NumPy array or tvm Tensor of "
+                                     f"shape {shape} and dtype {dtype}, got {type(v).__name__} "
+                                     f"(no implicit conversion)")
+                raise BuildError(f"set_input {name!r}: unsupported value {type(v).__name__}")
+            got_dtype = _dtype_of(v)
+            got_shape = tuple(int(d) for d in v.shape)
+            if got_dtype != dtype:
+                raise BuildError(f"set_input {name!r}: got dtype {got_dtype}, expected {dtype} "
+                                 f"(no implicit cast)")
+            if got_shape != shape:
+                raise BuildError(f"set_input {name!r}: got shape {got_shape}, expected {shape}")
+            if isinstance(v, np.ndarray):
+                t = tvm.runtime.tensor(np.array(v, order="C"), self.device)
+            elif v.device == self.device:
+                t = tvm.runtime.empty(shape, dtype, self.device)
+                t.copyfrom(v)
+            else:
+                t = tvm.runtime.tensor(v.numpy(), self.device)
+            self._inputs[i] = t
+
+    def get_input(self, key):
+        """The tensor set for input ``key`` (name or index)."""
+        return self._inputs[self._index(key)]
+
+    def get_input_index(self, name: str) -> int:
+        return self._index(name)
+
+    def get_num_inputs(self) -> int:
+        return len(self._input_names)
+
+    def get_input_info(self):
+        """``(shape_dict, dtype_dict)`` of all inputs."""
+        return ({n: t[0] for n, t in zip(self._input_names, self._input_types)},
+                {n: t[1] for n, t in zip(self._input_names, self._input_types)})
+
+    def load_params(self, blob: bytes):
+        """Set inputs from a parameter blob of :func:`relay_tvm.save_param_dict`."""
+        from ..backend.param_dict import load_param_dict
+
+        self.set_input(**load_param_dict(blob))
+
+    # ---- running --------------------------------------------------------------------------
+
+    def _check_ready(self):
+        missing = [n for n, v in zip(self._input_names, self._inputs) if v is None]
+        if missing:
+            raise BuildError(f"run: inputs {missing} were not set (set_input)")
+
+    def run(self, **input_dict):
+        """Run the graph (after setting ``input_dict`` if given)."""
+        if input_dict:
+            self.set_input(**input_dict)
+        self._check_ready()
+        out = self._main(*self._inputs)
+        self._outputs = list(out)
+
+    def get_num_outputs(self) -> int:
+        return len(self._output_types)
+
+    def get_output(self, index: int, out=None):
+        """Output ``index`` of the last run (copied into ``out`` when given)."""
+        if not self._outputs:
+            raise BuildError("get_output: the module has not run yet (run())")
+        if not 0 <= index < len(self._outputs):
+            raise BuildError(f"get_output: index {index} out of range; the module has "
+                             f"{len(self._outputs)} outputs")
+        res = self._outputs[index]
+        if out is not None:
+            out.copyfrom(res)
+            return out
+        return res
+
+    def get_outputs_structured(self):
+        """The outputs of the last run nested as ``main``'s result type (tuples)."""
+        def build(s):
+            if isinstance(s, list):
+                return tuple(build(x) for x in s)
+            return self._outputs[s]
+
+        return build(self._meta["output_structure"])
+
+    def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=None,
+                  end_to_end=False, **kwargs):
+        """Time ``run`` (tvm.contrib.graph_executor.GraphModule.benchmark).
+
+        Returns:
+            ``tvm.runtime.module.BenchmarkResult`` with ``mean``, ``median``, ``std`` (seconds)
+            and ``results``.
+        """
+        if kwargs:
+            self.set_input(**kwargs)
+        self._check_ready()
+        dev = device if device is not None else self.device
+        self._vm.save_function("main", "__relay_bench", *self._inputs)
+        f = self._vm.time_evaluator("__relay_bench", dev, number=number, repeat=repeat,
+                                    min_repeat_ms=min_repeat_ms or 0)
+        return f()
+
+    @property
+    def memory(self) -> dict:
+        """The memory plan summary: planned bytes vs. the sum of all intermediates."""
+        return dict(self._meta.get("memory", {}))
+
+    def get_graph_json(self) -> str:
+        return self._meta["graph_json"]
+
+    def __getitem__(self, name):  # module["set_input"](...) as with a tvm runtime module
+        fn = {"set_input": self.set_input, "run": self.run, "get_output": self.get_output,
+              "get_num_outputs": self.get_num_outputs, "get_input": self.get_input,
+              "get_num_inputs": self.get_num_inputs, "load_params": self.load_params}.get(name)
+        if fn is None:
+            raise BuildError(f"GraphModule has no function {name!r}")
+        return fn
+
+
+class LoadedFactory:
+    """What :func:`load_module` returns: ``m["default"](dev)`` gives a :class:`GraphModule`."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self._meta = None
+
+    def _get_meta(self):
+        if self._meta is None:
+            import tvm
+            from tvm import relax
+
+            vm = relax.VirtualMachine(self.lib, tvm.cpu(0))
+            self._meta = json.loads(vm["__relay_meta"]())
+        return self._meta
+
+    def __getitem__(self, name):
+        if name != "default":
+            raise BuildError(f"loaded module: no function {name!r}; use m['default'](dev)")
+        return lambda dev=None: GraphModule._from_executable(self.lib, dev)
+
+    def get_graph_json(self) -> str:
+        return self._get_meta()["graph_json"]
+
+    def export_library(self, path, **kwargs):
+        self.lib.export_library(path, **kwargs)
+
+
+def load_module(path: str) -> LoadedFactory:
+    """Load a library written by ``export_library`` (in any process).
+
+    Raises:
+        BuildError: the file is missing or is not a relay_tvm graph module.
+    """
+    import os
+
+    import tvm
+
+    if not os.path.exists(path):
+        raise BuildError(f"load_module: no such file {path!r}")
+    try:
+        lib = tvm.runtime.load_module(path)
+    except Exception as e:
+        raise BuildError(f"load_module: cannot load {path!r}: {e}") from e
+    fac = LoadedFactory(lib)
+    try:
+        fac._get_meta()
+    except Exception as e:
+        raise BuildError(f"load_module: {path!r} is not a relay_tvm graph module: {e}") from e
+    return fac
+
+
+__all__ = ["GraphModule", "load_module", "LoadedFactory"]
