@@ -1,10 +1,18 @@
-"""Reductions (tvm.relay.op.reduce): ``axis`` (None = all), ``keepdims``, ``exclude``."""
+"""Reductions (tvm.relay.op.reduce): ``axis`` (None = all), ``keepdims``, ``exclude``.
+
+``sum``, ``mean``, ``max``, ``min``, ``prod``, ``all``, ``any``, ``argmax``, ``argmin``
+(int32 indices into the flattened reduced axes, ``select_last_index`` for ties), ``variance``
+(an operator of data and its mean, as Relay's) and the compositions ``std``, ``mean_variance``,
+``mean_std``. Integer ``mean`` divides with truncation, as topi.divide does. TE computes are
+topi's; ``mean``/``variance`` are topi sums divided by the element count.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir.attrs import AttrField as F
+from ..errors import TypeInferenceError
 from ..ir.types import TensorType
 from ._common import normalize_axis, tensor_args
 from .registry import OpPattern, make_call, register_op
@@ -42,38 +50,310 @@ def reduce_rel(op_name: str, out_dtype: str | None = None):
     return rel
 
 
-def _sum_ref(args, attrs, out_type):
-    x = args[0]
-    axes = reduce_axes(attrs, x.ndim, "sum")
-    return np.sum(x, axis=axes, keepdims=attrs.keepdims).astype(out_type.dtype)
+def _count(shape, axes):
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    return n
 
 
-def _sum_compute(attrs, inputs, out_type):
+def _np_reduce(fn):
+    def ref(args, attrs, out_type):
+        x = args[0]
+        axes = reduce_axes(attrs, x.ndim, "")
+        return np.asarray(fn(x, axis=axes, keepdims=attrs.keepdims)).astype(out_type.dtype)
+
+    return ref
+
+
+def _mean_np(x, axis, keepdims):
+    n = _count(x.shape, axis)
+    if np.issubdtype(x.dtype, np.integer):
+        s = np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+        q = np.abs(s) // n
+        return (np.sign(s) * q).astype(x.dtype)
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype) / x.dtype.type(n)
+
+
+def _topi_reduce(name):
+    def compute(attrs, inputs, out_type):
+        from tvm import topi
+
+        axes = reduce_axes(attrs, len(inputs[0].shape), name)
+        return getattr(topi, name)(inputs[0], axis=list(axes), keepdims=attrs.keepdims)
+
+    return compute
+
+
+def _mean_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    axes = reduce_axes(attrs, len(inputs[0].shape), "sum")
-    return topi.sum(inputs[0], axis=list(axes), keepdims=attrs.keepdims)
+    x = inputs[0]
+    axes = reduce_axes(attrs, len(x.shape), "mean")
+    n = _count([int(d) for d in x.shape], axes)
+    return topi.divide(topi.sum(x, axis=list(axes), keepdims=attrs.keepdims), __import__("tvm").tirx.const(n, x.dtype))
+
+
+def _bool_input_rel(name):
+    base = reduce_rel(name)
+
+    def rel(types, attrs):
+        ts = tensor_args(types, ("data",), name)
+        if ts is None:
+            return None
+        if ts[0].dtype != "bool":
+            raise TypeInferenceError(f"{name}: data must have dtype bool, got {ts[0].dtype}")
+        return base(types, attrs)
+
+    return rel
+
+
+# (name, numpy reduction, TE compute, relation, doc)
+_REDUCES = [
+    ("sum", np.sum, _topi_reduce("sum"), reduce_rel("sum"), "Sum (topi.sum)."),
+    ("mean", _mean_np, _mean_compute, reduce_rel("mean"), "Mean: sum / count (truncating for ints)."),
+    ("max", np.max, _topi_reduce("max"), reduce_rel("max"), "Maximum (topi.max)."),
+    ("min", np.min, _topi_reduce("min"), reduce_rel("min"), "Minimum (topi.min)."),
+    ("prod", np.prod, _topi_reduce("prod"), reduce_rel("prod"), "Product (topi.prod)."),
+    ("all", np.all, _topi_reduce("all"), _bool_input_rel("all"), "Logical and of bools (topi.all)."),
+    ("any", np.any, _topi_reduce("any"), _bool_input_rel("any"), "Logical or of bools (topi.any)."),
+]
+
+for _name, _np_fn, _compute, _rel, _doc in _REDUCES:
+    register_op(
+        _name,
+        num_inputs=1,
+        arguments=("data",),
+        attrs=REDUCE_ATTRS,
+        rel=_rel,
+        ref=_np_reduce(_np_fn),
+        compute=_compute,
+        pattern=OpPattern.COMM_REDUCE,
+        doc=f"{_doc} Over axis (None: all), keepdims, exclude.",
+        level=4,
+    )
+
+
+def _reduce_ctor(name):
+    def ctor(data, axis=None, keepdims=False, exclude=False):
+        if isinstance(axis, int):
+            axis = (axis,)
+        return make_call(name, [data], axis=axis, keepdims=keepdims, exclude=exclude)
+
+    ctor.__name__ = name
+    ctor.__doc__ = (
+        f"``{name}`` of ``data`` over ``axis`` (an int, a tuple, or None for all axes).\n\n"
+        f"Args:\n    keepdims: keep reduced axes with size 1.\n"
+        f"    exclude: reduce over the axes NOT in ``axis``.\n"
+    )
+    return ctor
+
+
+sum = _reduce_ctor("sum")  # noqa: A001 - Relay's names
+mean = _reduce_ctor("mean")
+max = _reduce_ctor("max")  # noqa: A001
+min = _reduce_ctor("min")  # noqa: A001
+prod = _reduce_ctor("prod")
+all = _reduce_ctor("all")  # noqa: A001
+any = _reduce_ctor("any")  # noqa: A001
+
+
+# ---- argmax / argmin ---------------------------------------------------------------------------
+
+ARG_REDUCE_ATTRS = (
+    "relay.attrs.ArgReduceAttrs",
+    [F("axis", "ints?", None), F("keepdims", "bool", False), F("exclude", "bool", False),
+     F("select_last_index", "bool", False)],
+)
+
+
+def _arg_ref(fn):
+    def ref(args, attrs, out_type):
+        x = args[0]
+        axes = reduce_axes(attrs, x.ndim, "")
+        rest = [i for i in range(x.ndim) if i not in axes]
+        y = np.transpose(x, rest + list(axes))
+        y = y.reshape([x.shape[i] for i in rest] + [-1])
+        if attrs.select_last_index:
+            idx = y.shape[-1] - 1 - fn(np.flip(y, -1), axis=-1)
+        else:
+            idx = fn(y, axis=-1)
+        if attrs.keepdims:
+            idx = idx.reshape([1 if i in axes else d for i, d in enumerate(x.shape)])
+        return np.asarray(idx).astype(out_type.dtype)
+
+    return ref
+
+
+def _arg_compute(name):
+    def compute(attrs, inputs, out_type):
+        from tvm import topi
+
+        x = inputs[0]
+        ndim = len(x.shape)
+        axes = reduce_axes(attrs, ndim, name)
+        if len(axes) == 1:
+            out = getattr(topi, name)(
+                x, axis=axes[0], keepdims=attrs.keepdims,
+                select_last_index=attrs.select_last_index,
+            )
+        else:  # flatten the reduced axes (last) into one, as the flattened index is returned
+            rest = [i for i in range(ndim) if i not in axes]
+            y = topi.transpose(x, rest + list(axes)) if rest + list(axes) != list(range(ndim)) else x
+            y = topi.reshape(y, [int(x.shape[i]) for i in rest] + [_count([int(d) for d in x.shape], axes)])
+            out = getattr(topi, name)(y, axis=len(rest), keepdims=False, select_last_index=attrs.select_last_index)
+            if attrs.keepdims:
+                out = topi.reshape(out, [int(d) for d in out_type.shape])
+        return topi.cast(out, out_type.dtype) if out.dtype != out_type.dtype else out
+
+    return compute
+
+
+for _name, _np_fn in (("argmax", np.argmax), ("argmin", np.argmin)):
+    register_op(
+        _name,
+        num_inputs=1,
+        arguments=("data",),
+        attrs=ARG_REDUCE_ATTRS,
+        rel=reduce_rel(_name, "int32"),
+        ref=_arg_ref(_np_fn),
+        compute=_arg_compute(_name),
+        pattern=OpPattern.COMM_REDUCE,
+        doc=f"int32 index of the {_name[3:]} over axis (flattened over several axes) (topi.{_name}).",
+        level=4,
+    )
+
+
+def _arg_ctor(name):
+    def ctor(data, axis=None, keepdims=False, exclude=False, select_last_index=False):
+        if isinstance(axis, int):
+            axis = (axis,)
+        return make_call(
+            name, [data], axis=axis, keepdims=keepdims, exclude=exclude,
+            select_last_index=select_last_index,
+        )
+
+    ctor.__name__ = name
+    ctor.__doc__ = (
+        f"int32 index of the {name[3:]} of ``data`` over ``axis`` (None: all axes; several axes "
+        f"give an index into their flattening). Ties give the first index unless "
+        f"``select_last_index``."
+    )
+    return ctor
+
+
+argmax = _arg_ctor("argmax")
+argmin = _arg_ctor("argmin")
+
+
+# ---- variance and its compositions -------------------------------------------------------------
+
+VARIANCE_ATTRS = (
+    "relay.attrs.VarianceAttrs",
+    [F("axis", "ints?", None), F("keepdims", "bool", False), F("exclude", "bool", False),
+     F("unbiased", "bool", False)],
+)
+
+
+def _variance_rel(types, attrs):
+    ts = tensor_args(types, ("data", "mean"), "variance")
+    if ts is None:
+        return None
+    data, m = ts
+    if not data.dtype.startswith(("float", "bfloat")):
+        raise TypeInferenceError(f"variance: data must have a float dtype, got {data.dtype}")
+    if m.dtype != data.dtype:
+        raise TypeInferenceError(f"variance: mean has dtype {m.dtype}, data has {data.dtype}")
+    axes = reduce_axes(attrs, data.ndim, "variance")
+    kept = tuple(1 if i in axes else d for i, d in enumerate(data.shape))
+    from ._common import broadcast_shapes
+
+    broadcast_shapes(data.shape, m.shape, "variance data and mean")
+    if m.ndim != data.ndim:
+        raise TypeInferenceError(
+            f"variance: mean must have data's rank with reduced axes kept (shape "
+            f"{kept}), got rank {m.ndim}"
+        )
+    return reduce_rel("variance")([data], attrs)
+
+
+def _variance_ref(args, attrs, out_type):
+    x, m = args
+    axes = reduce_axes(attrs, x.ndim, "variance")
+    n = _count(x.shape, axes) - (1 if attrs.unbiased else 0)
+    d = (x - m).astype(x.dtype)
+    return (np.sum(d * d, axis=axes, keepdims=attrs.keepdims, dtype=x.dtype) / x.dtype.type(n))
+
+
+def _variance_compute(attrs, inputs, out_type):
+    from tvm import tirx, topi
+
+    x, m = inputs
+    axes = reduce_axes(attrs, len(x.shape), "variance")
+    n = _count([int(d) for d in x.shape], axes) - (1 if attrs.unbiased else 0)
+    d = topi.subtract(x, m)
+    s = topi.sum(topi.multiply(d, d), axis=list(axes), keepdims=attrs.keepdims)
+    return topi.divide(s, tirx.const(n, x.dtype))
 
 
 register_op(
-    "sum",
-    num_inputs=1,
-    arguments=("data",),
-    attrs=REDUCE_ATTRS,
-    rel=reduce_rel("sum"),
-    ref=_sum_ref,
-    compute=_sum_compute,
+    "variance",
+    num_inputs=2,
+    arguments=("data", "mean"),
+    attrs=VARIANCE_ATTRS,
+    rel=_variance_rel,
+    ref=_variance_ref,
+    compute=_variance_compute,
     pattern=OpPattern.COMM_REDUCE,
-    doc="Sum over ``axis`` (topi.sum).",
+    doc="Variance of data around mean (keepdims-shaped) over axis; unbiased divides by N-1.",
     level=4,
 )
 
 
-def sum(data, axis=None, keepdims=False, exclude=False):  # noqa: A001 - Relay's name
-    """Sum of ``data`` over ``axis`` (int, tuple or None for all axes)."""
-    if isinstance(axis, int):
-        axis = (axis,)
-    return make_call("sum", [data], axis=axis, keepdims=keepdims, exclude=exclude)
+def _axis_tuple(axis):
+    return (axis,) if isinstance(axis, int) else axis
 
 
-__all__ = ["sum", "reduce_axes", "reduce_rel", "REDUCE_ATTRS"]
+def variance(data, axis=None, keepdims=False, exclude=False, unbiased=False):
+    """Variance of ``data`` over ``axis`` (float dtypes); ``unbiased`` divides by N - 1."""
+    axis = _axis_tuple(axis)
+    m = mean(data, axis, True, exclude)
+    return make_call(
+        "variance", [data, m], axis=axis, keepdims=keepdims, exclude=exclude, unbiased=unbiased
+    )
+
+
+def std(data, axis=None, keepdims=False, exclude=False, unbiased=False):
+    """Standard deviation: ``sqrt(variance(...))`` with the same arguments."""
+    from .tensor import sqrt
+
+    return sqrt(variance(data, axis, keepdims, exclude, unbiased))
+
+
+def mean_variance(data, axis=None, keepdims=False, exclude=False, unbiased=False):
+    """The tuple ``(mean, variance)`` of ``data`` over ``axis``."""
+    from ..ir.expr import Tuple
+
+    axis = _axis_tuple(axis)
+    m = mean(data, axis, True, exclude)
+    v = make_call(
+        "variance", [data, m], axis=axis, keepdims=keepdims, exclude=exclude, unbiased=unbiased
+    )
+    if not keepdims:
+        m = mean(data, axis, False, exclude)
+    return Tuple([m, v])
+
+
+def mean_std(data, axis=None, keepdims=False, exclude=False, unbiased=False):
+    """The tuple ``(mean, std)`` of ``data`` over ``axis``."""
+    from ..ir.expr import Tuple
+    from .tensor import sqrt
+
+    mv = mean_variance(data, axis, keepdims, exclude, unbiased)
+    return Tuple([mv.fields[0], sqrt(mv.fields[1])])
+
+
+__all__ = [
+    "sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin", "variance", "std",
+    "mean_variance", "mean_std", "reduce_axes", "reduce_rel", "REDUCE_ATTRS",
+]

@@ -1,30 +1,38 @@
 """Elementwise and broadcasting tensor operators (tvm.relay.op.tensor).
 
-Semantics: NumPy broadcasting; integer ``divide``/``mod`` truncate toward zero (C, as TVM's
-``truncdiv``/``truncmod``), ``floor_divide``/``floor_mod`` round toward negative infinity. No
-operator casts implicitly: both operands must have one dtype. TE computes are topi's.
+Semantics (Relay's, checked against TVM's code generation):
+
+- binary operators broadcast as NumPy does and need one dtype for both operands; no implicit cast;
+- integer ``divide`` and ``mod`` truncate toward zero (C; TVM's ``truncdiv``/``truncmod``), float
+  ``mod`` is C ``fmod``; ``floor_divide``/``floor_mod`` round toward negative infinity (Python);
+- ``round`` rounds half to even (LLVM ``nearbyint``, as ``np.round``);
+- ``power`` is defined for floats only (TVM's ``pow`` intrinsic);
+- comparisons and ``isnan``/``isinf``/``isfinite`` return ``bool``; ``logical_*`` keep the dtype.
+
+TE computes are topi's (``topi.<name>``); NumPy kernels are the reference.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..errors import TypeInferenceError
+from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import broadcast_rel, identity_rel, tensor_args
+from ._common import broadcast_rel, identity_rel, shape_str, tensor_args
 from .registry import OpPattern, make_call, register_op
+
+_FLOAT = ("float", "bfloat")
+_INT = ("int", "uint")
+_INT_BOOL = ("int", "uint", "bool")
 
 
 def _np_trunc_div(a, b):
     if np.issubdtype(a.dtype, np.integer):
-        q = np.abs(a) // np.abs(b)
-        return (np.sign(a) * np.sign(b) * q).astype(a.dtype)
+        q = np.floor_divide(a, b)
+        fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        return (q + fix).astype(a.dtype)
     return np.divide(a, b).astype(a.dtype)
-
-
-def _np_trunc_mod(a, b):
-    if np.issubdtype(a.dtype, np.integer):
-        return np.fmod(a, b).astype(a.dtype)
-    return np.fmod(a, b).astype(a.dtype)
 
 
 def _np_floor_div(a, b):
@@ -42,35 +50,72 @@ def _topi(name):
     return compute
 
 
-# (relay name, numpy kernel, topi function, pattern, output dtype override)
+def _via_float32(name):
+    """topi kernels whose LLVM intrinsic has no float16 form (``erf``): compute in float32."""
+
+    def compute(attrs, inputs, out_type):
+        from tvm import topi
+
+        x = inputs[0]
+        if x.dtype == "float16":
+            return topi.cast(getattr(topi, name)(topi.cast(x, "float32")), "float16")
+        return getattr(topi, name)(x)
+
+    return compute
+
+
+def _binary_rel(name, out_dtype, dtypes):
+    base = broadcast_rel(name, out_dtype)
+    if dtypes is None:
+        return base
+
+    def rel(types, attrs):
+        ts = tensor_args(types, ("lhs", "rhs"), name)
+        if ts is None:
+            return None
+        if not ts[0].dtype.startswith(dtypes):
+            raise TypeInferenceError(
+                f"{name}: lhs has dtype {ts[0].dtype}, expected a {'/'.join(dtypes)} dtype"
+            )
+        return base(types, attrs)
+
+    return rel
+
+
+# (relay name, numpy kernel, topi function, output dtype override, accepted dtype prefixes)
 _BINARY = [
-    ("add", np.add, "add", None),
-    ("subtract", np.subtract, "subtract", None),
-    ("multiply", np.multiply, "multiply", None),
-    ("divide", _np_trunc_div, "divide", None),
-    ("floor_divide", _np_floor_div, "floor_divide", None),
-    ("mod", _np_trunc_mod, "mod", None),
-    ("floor_mod", lambda a, b: np.mod(a, b).astype(a.dtype), "floor_mod", None),
-    ("power", lambda a, b: np.power(a, b).astype(a.dtype), "power", None),
-    ("maximum", np.maximum, "maximum", None),
-    ("minimum", np.minimum, "minimum", None),
-    ("equal", np.equal, "equal", "bool"),
-    ("not_equal", np.not_equal, "not_equal", "bool"),
-    ("less", np.less, "less", "bool"),
-    ("less_equal", np.less_equal, "less_equal", "bool"),
-    ("greater", np.greater, "greater", "bool"),
-    ("greater_equal", np.greater_equal, "greater_equal", "bool"),
-    ("logical_and", np.logical_and, "logical_and", None),
-    ("logical_or", np.logical_or, "logical_or", None),
-    ("logical_xor", np.logical_xor, "logical_xor", None),
+    ("add", np.add, "add", None, None),
+    ("subtract", np.subtract, "subtract", None, None),
+    ("multiply", np.multiply, "multiply", None, None),
+    ("divide", _np_trunc_div, "divide", None, None),
+    ("floor_divide", _np_floor_div, "floor_divide", None, None),
+    ("mod", np.fmod, "mod", None, None),
+    ("floor_mod", np.mod, "floor_mod", None, None),
+    ("power", np.power, "power", None, _FLOAT),
+    ("maximum", np.maximum, "maximum", None, None),
+    ("minimum", np.minimum, "minimum", None, None),
+    ("equal", np.equal, "equal", "bool", None),
+    ("not_equal", np.not_equal, "not_equal", "bool", None),
+    ("less", np.less, "less", "bool", None),
+    ("less_equal", np.less_equal, "less_equal", "bool", None),
+    ("greater", np.greater, "greater", "bool", None),
+    ("greater_equal", np.greater_equal, "greater_equal", "bool", None),
+    ("logical_and", np.logical_and, "logical_and", None, None),
+    ("logical_or", np.logical_or, "logical_or", None, None),
+    ("logical_xor", np.logical_xor, "logical_xor", None, None),
+    ("bitwise_and", np.bitwise_and, "bitwise_and", None, _INT_BOOL),
+    ("bitwise_or", np.bitwise_or, "bitwise_or", None, _INT_BOOL),
+    ("bitwise_xor", np.bitwise_xor, "bitwise_xor", None, _INT_BOOL),
+    ("left_shift", np.left_shift, "left_shift", None, _INT),
+    ("right_shift", np.right_shift, "right_shift", None, _INT),
 ]
 
-for _name, _np_fn, _topi_name, _out in _BINARY:
+for _name, _np_fn, _topi_name, _out, _dts in _BINARY:
     register_op(
         _name,
         num_inputs=2,
         arguments=("lhs", "rhs"),
-        rel=broadcast_rel(_name, _out),
+        rel=_binary_rel(_name, _out, _dts),
         ref=(lambda f: lambda args, attrs, out_type: np.asarray(f(args[0], args[1])).astype(out_type.dtype))(_np_fn),
         compute=_topi(_topi_name),
         pattern=OpPattern.BROADCAST,
@@ -82,49 +127,55 @@ for _name, _np_fn, _topi_name, _out in _BINARY:
 def _erf(x):
     from math import erf
 
-    return np.vectorize(erf, otypes=[x.dtype])(x) if x.size else x.copy()
+    if not x.size:
+        return x.copy()
+    return np.vectorize(erf, otypes=["float64"])(x.astype("float64"))
 
 
-# (relay name, numpy kernel, topi function, accepted dtype prefixes)
+# (relay name, numpy kernel, TE compute, accepted dtype prefixes)
 _UNARY = [
-    ("negative", np.negative, "negative", None),
-    ("abs", np.abs, "abs", None),
-    ("sign", np.sign, "sign", None),
-    ("exp", np.exp, "exp", ("float",)),
-    ("log", np.log, "log", ("float",)),
-    ("log2", np.log2, "log2", ("float",)),
-    ("log10", np.log10, "log10", ("float",)),
-    ("sqrt", np.sqrt, "sqrt", ("float",)),
-    ("rsqrt", lambda x: 1 / np.sqrt(x), "rsqrt", ("float",)),
-    ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), "sigmoid", ("float",)),
-    ("tanh", np.tanh, "tanh", ("float",)),
-    ("erf", _erf, "erf", ("float",)),
-    ("floor", np.floor, "floor", ("float",)),
-    ("ceil", np.ceil, "ceil", ("float",)),
-    ("round", np.round, "round", ("float",)),
-    ("trunc", np.trunc, "trunc", ("float",)),
-    ("sin", np.sin, "sin", ("float",)),
-    ("cos", np.cos, "cos", ("float",)),
-    ("tan", np.tan, "tan", ("float",)),
-    ("asin", np.arcsin, "asin", ("float",)),
-    ("acos", np.arccos, "acos", ("float",)),
-    ("atan", np.arctan, "atan", ("float",)),
-    ("sinh", np.sinh, "sinh", ("float",)),
-    ("cosh", np.cosh, "cosh", ("float",)),
-    ("asinh", np.arcsinh, "asinh", ("float",)),
-    ("acosh", np.arccosh, "acosh", ("float",)),
-    ("atanh", np.arctanh, "atanh", ("float",)),
-    ("logical_not", np.logical_not, "logical_not", ("bool",)),
-    ("copy", np.copy, "identity", None),
-    ("isnan", np.isnan, "isnan", ("float",)),
-    ("isinf", np.isinf, "isinf", ("float",)),
-    ("isfinite", np.isfinite, "isfinite", ("float",)),
+    ("negative", np.negative, _topi("negative"), None),
+    ("abs", np.abs, _topi("abs"), None),
+    ("sign", np.sign, _topi("sign"), None),
+    ("exp", np.exp, _topi("exp"), _FLOAT),
+    ("fast_exp", np.exp, _topi("fast_exp"), _FLOAT),
+    ("log", np.log, _topi("log"), _FLOAT),
+    ("log2", np.log2, _topi("log2"), _FLOAT),
+    ("log10", np.log10, _topi("log10"), _FLOAT),
+    ("sqrt", np.sqrt, _topi("sqrt"), _FLOAT),
+    ("rsqrt", lambda x: 1 / np.sqrt(x), _topi("rsqrt"), _FLOAT),
+    ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), _topi("sigmoid"), _FLOAT),
+    ("tanh", np.tanh, _topi("tanh"), _FLOAT),
+    ("fast_tanh", np.tanh, _topi("fast_tanh"), _FLOAT),
+    ("erf", _erf, _via_float32("erf"), _FLOAT),
+    ("fast_erf", _erf, _topi("fast_erf"), _FLOAT),
+    ("floor", np.floor, _topi("floor"), _FLOAT),
+    ("ceil", np.ceil, _topi("ceil"), _FLOAT),
+    ("round", np.round, _topi("round"), _FLOAT),
+    ("trunc", np.trunc, _topi("trunc"), _FLOAT),
+    ("sin", np.sin, _topi("sin"), _FLOAT),
+    ("cos", np.cos, _topi("cos"), _FLOAT),
+    ("tan", np.tan, _topi("tan"), _FLOAT),
+    ("asin", np.arcsin, _topi("asin"), _FLOAT),
+    ("acos", np.arccos, _topi("acos"), _FLOAT),
+    ("atan", np.arctan, _topi("atan"), _FLOAT),
+    ("sinh", np.sinh, _topi("sinh"), _FLOAT),
+    ("cosh", np.cosh, _topi("cosh"), _FLOAT),
+    ("asinh", np.arcsinh, _topi("asinh"), _FLOAT),
+    ("acosh", np.arccosh, _topi("acosh"), _FLOAT),
+    ("atanh", np.arctanh, _topi("atanh"), _FLOAT),
+    ("logical_not", np.logical_not, _topi("logical_not"), None),
+    ("bitwise_not", np.invert, _topi("bitwise_not"), _INT_BOOL),
+    ("copy", np.copy, _topi("identity"), None),
+    ("isnan", np.isnan, _topi("isnan"), _FLOAT),
+    ("isinf", np.isinf, _topi("isinf"), _FLOAT),
+    ("isfinite", np.isfinite, _topi("isfinite"), _FLOAT),
 ]
 
 _BOOL_OUT = {"isnan", "isinf", "isfinite"}
 
 
-def _bool_rel(name, base):
+def _bool_rel(base):
     def rel(types, attrs):
         t = base(types, attrs)
         return None if t is None else TensorType(t.shape, "bool")
@@ -132,29 +183,250 @@ def _bool_rel(name, base):
     return rel
 
 
-for _name, _np_fn, _topi_name, _dts in _UNARY:
+for _name, _np_fn, _compute, _dts in _UNARY:
     _rel = identity_rel(_name, _dts)
     register_op(
         _name,
         num_inputs=1,
         arguments=("data",),
-        rel=_bool_rel(_name, _rel) if _name in _BOOL_OUT else _rel,
+        rel=_bool_rel(_rel) if _name in _BOOL_OUT else _rel,
         ref=(lambda f: lambda args, attrs, out_type: np.asarray(f(args[0])).astype(out_type.dtype))(_np_fn),
-        compute=_topi(_topi_name),
+        compute=_compute,
         pattern=OpPattern.ELEMWISE,
-        doc=f"Elementwise {_name} (topi.{_topi_name}).",
+        doc=f"Elementwise {_name}; the output has the input's shape and dtype.",
         level=1,
     )
 
 
-# ---- constructors (tvm.relay names) ------------------------------------------------------------
+# ---- clip --------------------------------------------------------------------------------------
+
+
+def _clip_ref(args, attrs, out_type):
+    x = args[0]
+    lo, hi = attrs.a_min, attrs.a_max
+    if np.issubdtype(x.dtype, np.integer):  # topi casts the bounds to the data dtype
+        lo, hi = int(lo), int(hi)
+    return np.clip(x, lo, hi).astype(x.dtype)
+
+
+register_op(
+    "clip",
+    num_inputs=1,
+    arguments=("a",),
+    attrs=("relay.attrs.ClipAttrs", [F("a_min", "float"), F("a_max", "float")]),
+    rel=identity_rel("clip"),
+    ref=_clip_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.clip(inputs[0], attrs.a_min, attrs.a_max),
+    pattern=OpPattern.ELEMWISE,
+    doc="Clamp to [a_min, a_max] (topi.clip; the bounds are cast to the data dtype).",
+    level=3,
+)
+
+
+def clip(a, a_min, a_max):
+    """Clamp the elements of ``a`` to ``[a_min, a_max]`` (same shape and dtype; topi.clip)."""
+    return make_call("clip", [a], a_min=a_min, a_max=a_max)
+
+
+# ---- where -------------------------------------------------------------------------------------
+
+
+def _where_rel(types, attrs):
+    ts = tensor_args(types, ("condition", "x", "y"), "where")
+    if ts is None:
+        return None
+    from ._common import broadcast_shapes, same_dtype
+
+    dtype = same_dtype(ts[1:], ("x", "y"), "where")
+    shape = broadcast_shapes(ts[0].shape, ts[1].shape, "where condition and x")
+    shape = broadcast_shapes(shape, ts[2].shape, "where condition/x and y")
+    return TensorType(shape, dtype)
+
+
+register_op(
+    "where",
+    num_inputs=3,
+    arguments=("condition", "x", "y"),
+    rel=_where_rel,
+    ref=lambda args, attrs, out_type: np.where(args[0].astype(bool), args[1], args[2]),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.where(*inputs),
+    pattern=OpPattern.BROADCAST,
+    doc="Select x where condition is nonzero, else y; all three broadcast (topi.where).",
+    level=4,
+)
+
+
+def where(condition, x, y):
+    """Elements of ``x`` where ``condition`` is true (nonzero), else of ``y``.
+
+    The three shapes broadcast as NumPy's; ``x`` and ``y`` need one dtype, the result's.
+    """
+    return make_call("where", [condition, x, y])
+
+
+# ---- initializers: zeros, ones, full and their _like forms ---------------------------------------
+
+_INIT_ATTRS = ("relay.attrs.InitOpAttrs", [F("shape", "ints?", None), F("dtype", "dtype", "")])
+
+
+def _init_rel(name):
+    def rel(types, attrs):
+        return TensorType(attrs.shape or (), attrs.dtype or "float32")
+
+    return rel
+
+
+def _fill_compute(value):
+    def compute(attrs, inputs, out_type):
+        from tvm import topi
+
+        return topi.full([int(d) for d in out_type.shape], out_type.dtype, value)
+
+    return compute
+
+
+for _name, _value in (("zeros", 0), ("ones", 1)):
+    register_op(
+        _name,
+        num_inputs=0,
+        attrs=_INIT_ATTRS,
+        rel=_init_rel(_name),
+        ref=(lambda v: lambda args, attrs, out_type: np.full(out_type.concrete_shape, v, out_type.dtype))(_value),
+        compute=_fill_compute(_value),
+        pattern=OpPattern.ELEMWISE,
+        doc=f"A tensor of {_name} of the given shape and dtype (topi.full).",
+        level=3,
+    )
+
+
+def zeros(shape, dtype):
+    """A tensor of zeros of ``shape`` and ``dtype``."""
+    return make_call("zeros", [], shape=_shape_attr(shape), dtype=dtype)
+
+
+def ones(shape, dtype):
+    """A tensor of ones of ``shape`` and ``dtype``."""
+    return make_call("ones", [], shape=_shape_attr(shape), dtype=dtype)
+
+
+def _shape_attr(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(shape)
+
+
+def _full_rel(types, attrs):
+    ts = tensor_args(types, ("fill_value",), "full")
+    if ts is None:
+        return None
+    if ts[0].ndim != 0:
+        raise TypeInferenceError(
+            f"full: fill_value must be a scalar (0-d tensor), got shape {shape_str(ts[0].shape)}"
+        )
+    return TensorType(attrs.shape or (), attrs.dtype or ts[0].dtype)
+
+
+def _fill_from_scalar(attrs, inputs, out_type):
+    from tvm import te
+
+    fill = inputs[-1]
+    return te.compute(
+        [int(d) for d in out_type.shape], lambda *i: fill().astype(out_type.dtype), name="full"
+    )
+
+
+register_op(
+    "full",
+    num_inputs=1,
+    arguments=("fill_value",),
+    attrs=_INIT_ATTRS,
+    rel=_full_rel,
+    ref=lambda args, attrs, out_type: np.full(out_type.concrete_shape, args[0], out_type.dtype),
+    compute=_fill_from_scalar,
+    pattern=OpPattern.ELEMWISE,
+    doc="A tensor of the given shape filled with a scalar; dtype defaults to the scalar's.",
+    level=3,
+)
+
+
+def full(fill_value, shape=(), dtype=""):
+    """A tensor of ``shape`` filled with the 0-d tensor ``fill_value``.
+
+    Args:
+        fill_value: a 0-d tensor expression.
+        shape: the output shape.
+        dtype: the output dtype; ``""`` takes fill_value's.
+    """
+    return make_call("full", [fill_value], shape=_shape_attr(shape), dtype=dtype)
+
+
+for _name, _value in (("zeros_like", 0), ("ones_like", 1)):
+    register_op(
+        _name,
+        num_inputs=1,
+        arguments=("data",),
+        rel=identity_rel(_name),
+        ref=(lambda v: lambda args, attrs, out_type: np.full(args[0].shape, v, out_type.dtype))(_value),
+        compute=_fill_compute(_value),
+        pattern=OpPattern.ELEMWISE,
+        doc=f"A tensor of {_name[:-5]} with the shape and dtype of data.",
+        level=3,
+    )
+
+
+def zeros_like(data):
+    """Zeros with the shape and dtype of ``data``."""
+    return make_call("zeros_like", [data])
+
+
+def ones_like(data):
+    """Ones with the shape and dtype of ``data``."""
+    return make_call("ones_like", [data])
+
+
+def _full_like_rel(types, attrs):
+    ts = tensor_args(types, ("data", "fill_value"), "full_like")
+    if ts is None:
+        return None
+    if ts[1].ndim != 0:
+        raise TypeInferenceError(
+            f"full_like: fill_value must be a scalar (0-d tensor), got shape "
+            f"{shape_str(ts[1].shape)}"
+        )
+    return ts[0]
+
+
+register_op(
+    "full_like",
+    num_inputs=2,
+    arguments=("data", "fill_value"),
+    rel=_full_like_rel,
+    ref=lambda args, attrs, out_type: np.full(args[0].shape, args[1], out_type.dtype),
+    compute=_fill_from_scalar,
+    pattern=OpPattern.ELEMWISE,
+    doc="A tensor with data's shape and dtype filled with the scalar fill_value.",
+    level=3,
+)
+
+
+def full_like(data, fill_value):
+    """``data``'s shape and dtype filled with the 0-d tensor ``fill_value``."""
+    return make_call("full_like", [data, fill_value])
+
+
+# ---- constructors of the tables (tvm.relay names) ----------------------------------------------
+
 
 def _binary_ctor(name):
     def ctor(lhs, rhs):
         return make_call(name, [lhs, rhs])
 
     ctor.__name__ = name
-    ctor.__doc__ = f"Elementwise ``{name}`` with NumPy broadcasting; both operands of one dtype."
+    ctor.__doc__ = (
+        f"Elementwise ``{name}`` with NumPy broadcasting; both operands of one dtype.\n\n"
+        f"Raises TypeInferenceError (at type inference) when the shapes do not broadcast or the "
+        f"dtypes differ."
+    )
     return ctor
 
 
@@ -174,4 +446,9 @@ for _name, *_ in _UNARY:
     _g[_name] = _unary_ctor(_name)
 
 
-__all__ = [n for n, *_ in _BINARY] + [n for n, *_ in _UNARY] + ["tensor_args"]
+__all__ = (
+    [n for n, *_ in _BINARY]
+    + [n for n, *_ in _UNARY]
+    + ["clip", "where", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like"]
+    + ["tensor_args"]
+)

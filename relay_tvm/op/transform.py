@@ -208,4 +208,462 @@ def concatenate(data, axis=0):
     return make_call("concatenate", [data], axis=axis)
 
 
-__all__ = ["cast", "reshape", "concatenate", "infer_reshape"]
+
+# ---- cast_like ---------------------------------------------------------------------------------
+
+
+def _cast_like_rel(types, attrs):
+    ts = tensor_args(types, ("data", "dtype_like"), "cast_like")
+    if ts is None:
+        return None
+    return TensorType(ts[0].shape, ts[1].dtype)
+
+
+register_op(
+    "cast_like",
+    num_inputs=2,
+    arguments=("data", "dtype_like"),
+    rel=_cast_like_rel,
+    ref=lambda args, attrs, out_type: args[0].astype(out_type.dtype),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.cast(inputs[0], out_type.dtype),
+    pattern=OpPattern.ELEMWISE,
+    doc="Cast data to the dtype of dtype_like (topi.cast).",
+    level=3,
+)
+
+
+def cast_like(data, dtype_like):
+    """Cast ``data`` to the dtype of ``dtype_like`` (same shape as data)."""
+    return make_call("cast_like", [data, dtype_like])
+
+
+# ---- reshape_like ------------------------------------------------------------------------------
+
+
+def _slice_bounds(begin, end, ndim):
+    b = begin + ndim if begin < 0 else begin
+    e = ndim if end is None else (end + ndim if end < 0 else end)
+    return max(0, min(b, ndim)), max(0, min(e, ndim))
+
+
+def _reshape_like_rel(types, attrs):
+    ts = tensor_args(types, ("data", "shape_like"), "reshape_like")
+    if ts is None:
+        return None
+    data, like = ts
+    lb, le = _slice_bounds(attrs.lhs_begin, attrs.lhs_end, data.ndim)
+    rb, re_ = _slice_bounds(attrs.rhs_begin, attrs.rhs_end, like.ndim)
+    shape = (*data.shape[:lb], *like.shape[rb:re_], *data.shape[le:])
+    if all(isinstance(d, int) for d in data.shape + shape):
+        if int(np.prod(data.shape)) != int(np.prod(shape)):
+            raise TypeInferenceError(
+                f"reshape_like: data shape {shape_str(data.shape)} ({int(np.prod(data.shape))} "
+                f"elements) cannot take shape {shape_str(shape)} from shape_like shape "
+                f"{shape_str(like.shape)} ({int(np.prod(shape))} elements)"
+            )
+    return TensorType(shape, data.dtype)
+
+
+register_op(
+    "reshape_like",
+    num_inputs=2,
+    arguments=("data", "shape_like"),
+    attrs=(
+        "relay.attrs.ReshapeLikeAttrs",
+        [F("lhs_begin", "int", 0), F("lhs_end", "int?", None), F("rhs_begin", "int", 0),
+         F("rhs_end", "int?", None)],
+    ),
+    rel=_reshape_like_rel,
+    ref=lambda args, attrs, out_type: args[0].reshape(out_type.concrete_shape),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(inputs[0], out_type.shape),
+    pattern=OpPattern.INJECTIVE,
+    doc="Reshape data to (part of) the shape of shape_like (topi.reshape).",
+    level=10,
+)
+
+
+def reshape_like(data, shape_like, lhs_begin=0, lhs_end=None, rhs_begin=0, rhs_end=None):
+    """Reshape ``data`` so that its dims ``[lhs_begin, lhs_end)`` become shape_like's dims
+    ``[rhs_begin, rhs_end)`` (all dims by default). Element counts must match."""
+    return make_call(
+        "reshape_like", [data, shape_like], lhs_begin=lhs_begin, lhs_end=lhs_end,
+        rhs_begin=rhs_begin, rhs_end=rhs_end,
+    )
+
+
+# ---- transpose ---------------------------------------------------------------------------------
+
+
+def _transpose_axes(attrs, ndim):
+    if not attrs.axes:
+        return tuple(range(ndim - 1, -1, -1))
+    if len(attrs.axes) != ndim:
+        raise TypeInferenceError(
+            f"transpose: axes {attrs.axes} has {len(attrs.axes)} entries, data has rank {ndim}"
+        )
+    axes = tuple(normalize_axis(a, ndim, "transpose") for a in attrs.axes)
+    if sorted(axes) != list(range(ndim)):
+        raise TypeInferenceError(f"transpose: axes {attrs.axes} is not a permutation of 0..{ndim - 1}")
+    return axes
+
+
+def _transpose_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "transpose")
+    if ts is None:
+        return None
+    axes = _transpose_axes(attrs, ts[0].ndim)
+    return TensorType([ts[0].shape[a] for a in axes], ts[0].dtype)
+
+
+register_op(
+    "transpose",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.TransposeAttrs", [F("axes", "ints?", None)]),
+    rel=_transpose_rel,
+    ref=lambda args, attrs, out_type: np.transpose(args[0], _transpose_axes(attrs, args[0].ndim)),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.transpose(
+        inputs[0], list(_transpose_axes(attrs, len(inputs[0].shape)))
+    ),
+    pattern=OpPattern.INJECTIVE,
+    doc="Permute the axes (reverse them when axes is None) (topi.transpose).",
+    level=3,
+)
+
+
+def transpose(data, axes=None):
+    """Permute the dimensions of ``data`` by ``axes`` (reversed when None; negatives allowed)."""
+    return make_call("transpose", [data], axes=None if axes is None else tuple(axes))
+
+
+# ---- squeeze / expand_dims ---------------------------------------------------------------------
+
+
+def _squeeze_axes(attrs, shape):
+    ndim = len(shape)
+    if attrs.axis is None:
+        if any(not isinstance(d, int) for d in shape):
+            raise TypeInferenceError(
+                f"squeeze: axis=None needs a static shape to know which dimensions are 1, got "
+                f"{shape_str(shape)}; give axis"
+            )
+        return tuple(i for i, d in enumerate(shape) if d == 1)
+    axes = tuple(sorted({normalize_axis(a, ndim, "squeeze") for a in attrs.axis}))
+    for a in axes:
+        if isinstance(shape[a], int) and shape[a] != 1:
+            raise TypeInferenceError(
+                f"squeeze: axis {a} of data shape {shape_str(shape)} has size {shape[a]}, expected 1"
+            )
+    return axes
+
+
+def _squeeze_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "squeeze")
+    if ts is None:
+        return None
+    axes = _squeeze_axes(attrs, ts[0].shape)
+    return TensorType([d for i, d in enumerate(ts[0].shape) if i not in axes], ts[0].dtype)
+
+
+register_op(
+    "squeeze",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.SqueezeAttrs", [F("axis", "ints?", None)]),
+    rel=_squeeze_rel,
+    ref=lambda args, attrs, out_type: args[0].reshape(out_type.concrete_shape),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(inputs[0], out_type.shape),
+    pattern=OpPattern.INJECTIVE,
+    doc="Remove dimensions of size 1 (those in axis, or all when None).",
+    level=3,
+)
+
+
+def squeeze(data, axis=None):
+    """Remove the size-1 dimensions ``axis`` (all size-1 dimensions when None)."""
+    if isinstance(axis, int):
+        axis = (axis,)
+    return make_call("squeeze", [data], axis=axis)
+
+
+def _expand_dims_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "expand_dims")
+    if ts is None:
+        return None
+    ndim = ts[0].ndim
+    if attrs.num_newaxis < 0:
+        raise TypeInferenceError(f"expand_dims: num_newaxis must be >= 0, got {attrs.num_newaxis}")
+    axis = normalize_axis(attrs.axis, ndim + 1, "expand_dims")
+    shape = list(ts[0].shape)
+    return TensorType(shape[:axis] + [1] * attrs.num_newaxis + shape[axis:], ts[0].dtype)
+
+
+register_op(
+    "expand_dims",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.ExpandDimsAttrs", [F("axis", "int"), F("num_newaxis", "int", 1)]),
+    rel=_expand_dims_rel,
+    ref=lambda args, attrs, out_type: args[0].reshape(out_type.concrete_shape),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(inputs[0], out_type.shape),
+    pattern=OpPattern.BROADCAST,
+    doc="Insert num_newaxis size-1 dimensions at axis (in [-ndim-1, ndim]).",
+    level=1,
+)
+
+
+def expand_dims(data, axis, num_newaxis=1):
+    """Insert ``num_newaxis`` dimensions of size 1 at ``axis``."""
+    return make_call("expand_dims", [data], axis=axis, num_newaxis=num_newaxis)
+
+
+# ---- split -------------------------------------------------------------------------------------
+
+
+def _split_bounds(attrs, dim, op_name="split"):
+    """[(begin, end)] of each field along the axis; ends may be AnyDim for a dynamic dim."""
+    ios = attrs.indices_or_sections
+    if isinstance(ios, int):
+        if ios <= 0:
+            raise TypeInferenceError(f"{op_name}: sections must be positive, got {ios}")
+        if not isinstance(dim, int):
+            return [None] * ios
+        if dim % ios:
+            raise TypeInferenceError(
+                f"{op_name}: axis {attrs.axis} of size {dim} does not divide into {ios} equal sections"
+            )
+        n = dim // ios
+        return [(i * n, (i + 1) * n) for i in range(ios)]
+    idx = list(ios)
+    if any(b <= a for a, b in zip([0] + idx, idx)):
+        raise TypeInferenceError(
+            f"{op_name}: indices {tuple(idx)} must be positive and strictly ascending"
+        )
+    if isinstance(dim, int) and idx and idx[-1] >= dim:
+        raise TypeInferenceError(
+            f"{op_name}: index {idx[-1]} is out of range for axis {attrs.axis} of size {dim}"
+        )
+    bounds = list(zip([0] + idx, idx + [dim]))
+    return bounds
+
+
+def _split_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "split")
+    if ts is None:
+        return None
+    t = ts[0]
+    axis = normalize_axis(attrs.axis, t.ndim, "split")
+    fields = []
+    for be in _split_bounds(attrs, t.shape[axis]):
+        shape = list(t.shape)
+        if be is None or not isinstance(be[1], int):
+            shape[axis] = AnyDim()
+        else:
+            shape[axis] = be[1] - be[0]
+        fields.append(TensorType(shape, t.dtype))
+    from ..ir.types import TupleType
+
+    return TupleType(fields)
+
+
+def _split_ref(args, attrs, out_type):
+    x = args[0]
+    axis = attrs.axis % x.ndim
+    ios = attrs.indices_or_sections
+    return tuple(np.split(x, ios if isinstance(ios, int) else list(ios), axis=axis))
+
+
+def _split_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    ios = attrs.indices_or_sections
+    return topi.split(inputs[0], ios if isinstance(ios, int) else list(ios), attrs.axis)
+
+
+register_op(
+    "split",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.SplitAttrs", [F("indices_or_sections", "any"), F("axis", "int", 0)]),
+    rel=_split_rel,
+    ref=_split_ref,
+    compute=_split_compute,
+    pattern=OpPattern.INJECTIVE,
+    doc="Split into equal sections or at ascending indices along axis; a tuple (topi.split).",
+    level=3,
+)
+
+
+def split(data, indices_or_sections, axis=0):
+    """Split ``data`` along ``axis``.
+
+    Args:
+        indices_or_sections: an int (that many equal sections; the dimension must divide) or an
+            ascending sequence of split points.
+
+    Returns:
+        a :class:`TupleWrapper` over the tuple-typed call (``astuple()``, ``[i]``, ``len``).
+    """
+    from ._common import TupleWrapper
+
+    if isinstance(indices_or_sections, (int, np.integer)):
+        ios = int(indices_or_sections)
+        size = ios
+    else:
+        ios = tuple(int(i) for i in indices_or_sections)
+        size = len(ios) + 1
+    return TupleWrapper(make_call("split", [data], indices_or_sections=ios, axis=axis), size)
+
+
+# ---- stack -------------------------------------------------------------------------------------
+
+
+def _stack_rel(types, attrs):
+    fields = tuple_or_tensors(types[0], "stack")
+    if fields is None:
+        return None
+    if not fields:
+        raise TypeInferenceError("stack: needs at least one tensor")
+    f0 = fields[0]
+    for k, f in enumerate(fields[1:], 1):
+        if f.dtype != f0.dtype:
+            raise TypeInferenceError(f"stack: field {k} has dtype {f.dtype}, field 0 has {f0.dtype}")
+        if f.ndim != f0.ndim or any(
+            isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(f.shape, f0.shape)
+        ):
+            raise TypeInferenceError(
+                f"stack: field {k} shape {shape_str(f.shape)} differs from field 0 shape "
+                f"{shape_str(f0.shape)}"
+            )
+    axis = normalize_axis(attrs.axis, f0.ndim + 1, "stack")
+    shape = list(f0.shape)
+    return TensorType(shape[:axis] + [len(fields)] + shape[axis:], f0.dtype)
+
+
+register_op(
+    "stack",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.StackAttrs", [F("axis", "int", 0)]),
+    rel=_stack_rel,
+    ref=lambda args, attrs, out_type: np.stack(list(args[0]), axis=attrs.axis),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.stack(inputs, attrs.axis),
+    pattern=OpPattern.INJECTIVE,
+    doc="Stack a tuple of same-shaped tensors along a new axis (topi.stack).",
+    level=3,
+)
+
+
+def stack(data, axis=0):
+    """Join a tuple (or list) of tensors of one shape along a new ``axis``."""
+    from ..ir.expr import Tuple
+
+    if isinstance(data, (list, tuple)):
+        data = Tuple(list(data))
+    return make_call("stack", [data], axis=axis)
+
+
+# ---- tile / repeat / reverse -------------------------------------------------------------------
+
+
+def _tile_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "tile")
+    if ts is None:
+        return None
+    reps = list(attrs.reps)
+    if any(r < 0 for r in reps):
+        raise TypeInferenceError(f"tile: reps {tuple(reps)} must be non-negative")
+    shape = list(ts[0].shape)
+    n = max(len(shape), len(reps))
+    shape = [1] * (n - len(shape)) + shape
+    reps = [1] * (n - len(reps)) + reps
+    return TensorType(
+        [d * r if isinstance(d, int) else (d if r == 1 else AnyDim()) for d, r in zip(shape, reps)],
+        ts[0].dtype,
+    )
+
+
+register_op(
+    "tile",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.TileAttrs", [F("reps", "ints")]),
+    rel=_tile_rel,
+    ref=lambda args, attrs, out_type: np.tile(args[0], attrs.reps),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.tile(inputs[0], list(attrs.reps)),
+    pattern=OpPattern.INJECTIVE,
+    doc="Repeat the whole tensor reps times per axis (numpy.tile semantics; topi.tile).",
+    level=3,
+)
+
+
+def tile(data, reps):
+    """Tile ``data`` by ``reps`` (numpy.tile: the shorter of rank and reps is padded with 1s)."""
+    return make_call("tile", [data], reps=tuple(reps))
+
+
+def _repeat_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "repeat")
+    if ts is None:
+        return None
+    if attrs.repeats < 1:
+        raise TypeInferenceError(f"repeat: repeats must be >= 1, got {attrs.repeats}")
+    axis = normalize_axis(attrs.axis, ts[0].ndim, "repeat")
+    shape = list(ts[0].shape)
+    d = shape[axis]
+    shape[axis] = d * attrs.repeats if isinstance(d, int) else AnyDim()
+    return TensorType(shape, ts[0].dtype)
+
+
+register_op(
+    "repeat",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.RepeatAttrs", [F("repeats", "int"), F("axis", "int")]),
+    rel=_repeat_rel,
+    ref=lambda args, attrs, out_type: np.repeat(args[0], attrs.repeats, axis=attrs.axis),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.repeat(
+        inputs[0], attrs.repeats, attrs.axis
+    ),
+    pattern=OpPattern.BROADCAST,
+    doc="Repeat each element repeats times along axis (numpy.repeat; topi.repeat).",
+    level=3,
+)
+
+
+def repeat(data, repeats, axis):
+    """Repeat each element of ``data`` ``repeats`` times along ``axis``."""
+    return make_call("repeat", [data], repeats=repeats, axis=axis)
+
+
+def _reverse_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "reverse")
+    if ts is None:
+        return None
+    normalize_axis(attrs.axis, ts[0].ndim, "reverse")
+    return ts[0]
+
+
+register_op(
+    "reverse",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.ReverseAttrs", [F("axis", "int")]),
+    rel=_reverse_rel,
+    ref=lambda args, attrs, out_type: np.flip(args[0], axis=attrs.axis),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.flip(inputs[0], attrs.axis),
+    pattern=OpPattern.INJECTIVE,
+    doc="Reverse the order of elements along axis (topi.flip).",
+    level=3,
+)
+
+
+def reverse(data, axis):
+    """Reverse ``data`` along ``axis``."""
+    return make_call("reverse", [data], axis=axis)
+
+
+__all__ = [
+    "cast", "cast_like", "reshape", "reshape_like", "concatenate", "transpose", "squeeze",
+    "expand_dims", "split", "stack", "tile", "repeat", "reverse", "infer_reshape",
+]

@@ -1,0 +1,140 @@
+"""Sorting operators (tvm.relay.op.algorithm): ``argsort`` and ``topk``.
+
+Both are opaque to fusion (kOpaque) and lower to topi's extern sort kernels. Ties keep the
+original order (a stable sort, as TVM's CPU kernels and ``numpy.argsort(kind="stable")``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TypeInferenceError
+from ..ir.attrs import AttrField as F
+from ..ir.types import TensorType, TupleType
+from ._common import TupleWrapper, normalize_axis, tensor_args
+from .registry import OpPattern, make_call, register_op
+
+
+def _stable_order(x, axis, ascend):
+    if ascend:
+        return np.argsort(x, axis=axis, kind="stable")
+    # descending and stable: sort the reversed array ascending, then map indices back
+    n = x.shape[axis]
+    rev = np.flip(x, axis=axis)
+    idx = np.argsort(rev, axis=axis, kind="stable")
+    idx = np.flip(idx, axis=axis)
+    return n - 1 - idx
+
+
+def _argsort_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "argsort")
+    if ts is None:
+        return None
+    normalize_axis(attrs.axis, ts[0].ndim, "argsort")
+    if not attrs.dtype.startswith(("int", "float")):
+        raise TypeInferenceError(f"argsort: dtype must be an int or float dtype, got {attrs.dtype}")
+    return TensorType(ts[0].shape, attrs.dtype)
+
+
+register_op(
+    "argsort",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=(
+        "relay.attrs.ArgsortAttrs",
+        [F("axis", "int", -1), F("is_ascend", "bool", True), F("dtype", "dtype", "int32")],
+    ),
+    rel=_argsort_rel,
+    ref=lambda args, attrs, out_type: _stable_order(args[0], attrs.axis, attrs.is_ascend),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.argsort(
+        inputs[0], axis=attrs.axis, is_ascend=attrs.is_ascend, dtype=out_type.dtype
+    ),
+    pattern=OpPattern.OPAQUE,
+    doc="Indices that sort data along axis (topi.argsort).",
+    level=6,
+)
+
+
+def argsort(data, axis=-1, is_ascend=1, dtype="int32"):
+    """The indices that sort ``data`` along ``axis`` (ascending unless ``is_ascend`` is false);
+    ``dtype`` is the index dtype."""
+    return make_call("argsort", [data], axis=axis, is_ascend=bool(is_ascend), dtype=dtype)
+
+
+def _topk_k(attrs, dim):
+    k = attrs.k
+    if k is None or k < 1:
+        return dim
+    return min(k, dim) if isinstance(dim, int) else k
+
+
+def _topk_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "topk")
+    if ts is None:
+        return None
+    t = ts[0]
+    axis = normalize_axis(attrs.axis, t.ndim, "topk")
+    if attrs.ret_type not in ("both", "values", "indices"):
+        raise TypeInferenceError(
+            f"topk: ret_type must be 'both', 'values' or 'indices', got {attrs.ret_type!r}"
+        )
+    shape = list(t.shape)
+    shape[axis] = _topk_k(attrs, shape[axis])
+    values = TensorType(shape, t.dtype)
+    indices = TensorType(shape, attrs.dtype)
+    return {"both": TupleType([values, indices]), "values": values, "indices": indices}[attrs.ret_type]
+
+
+def _topk_ref(args, attrs, out_type):
+    x = args[0]
+    axis = attrs.axis % x.ndim
+    k = _topk_k(attrs, x.shape[axis])
+    idx = np.take(_stable_order(x, axis, attrs.is_ascend), np.arange(k), axis=axis)
+    vals = np.take_along_axis(x, idx, axis)
+    idx = idx.astype(attrs.dtype)
+    return {"both": (vals, idx), "values": vals, "indices": idx}[attrs.ret_type]
+
+
+def _topk_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    k = attrs.k if attrs.k is not None else 0
+    return topi.topk(
+        inputs[0], k, attrs.axis, attrs.ret_type, attrs.is_ascend, attrs.dtype
+    )
+
+
+register_op(
+    "topk",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=(
+        "relay.attrs.TopKAttrs",
+        [F("k", "int?", 1), F("axis", "int", -1), F("ret_type", "str", "both"),
+         F("is_ascend", "bool", False), F("dtype", "dtype", "int32")],
+    ),
+    rel=_topk_rel,
+    ref=_topk_ref,
+    compute=_topk_compute,
+    pattern=OpPattern.OPAQUE,
+    doc="The k largest (or smallest) elements along axis and their indices (topi.topk).",
+    level=6,
+)
+
+
+def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
+    """The top ``k`` elements of ``data`` along ``axis`` (k < 1: all of them, sorted).
+
+    Args:
+        ret_type: ``"both"`` (a :class:`TupleWrapper` of values and indices), ``"values"`` or
+            ``"indices"``.
+        is_ascend: take the smallest instead of the largest.
+        dtype: the index dtype.
+    """
+    call = make_call(
+        "topk", [data], k=k, axis=axis, ret_type=ret_type, is_ascend=bool(is_ascend), dtype=dtype
+    )
+    return TupleWrapper(call, 2) if ret_type == "both" else call
+
+
+__all__ = ["argsort", "topk"]

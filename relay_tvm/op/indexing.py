@@ -1,0 +1,553 @@
+"""Slicing, gathering and masking operators (tvm.relay.op.transform, indexing part).
+
+``strided_slice``, ``slice_like``, ``take``, ``gather``, ``gather_nd``, ``one_hot``,
+``sequence_mask``, ``reverse_sequence``, with tvm.relay 0.19's names, attributes and semantics.
+Slices follow Python's slice rules (negative begin/end count from the end; out-of-range bounds
+clamp; a negative stride walks backwards), as Relay canonicalized them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TypeInferenceError
+from ..ir.attrs import AttrField as F
+from ..ir.types import AnyDim, TensorType
+from ._common import int_dtype_check, normalize_axis, shape_str, tensor_args
+from .registry import OpPattern, make_call, register_op
+
+# ---- strided_slice -----------------------------------------------------------------------------
+
+
+def slice_plan(attrs, shape, op_name="strided_slice"):
+    """Per axis of ``shape``: a Python ``slice`` (or None for an untouched axis).
+
+    Raises:
+        TypeInferenceError: a stride is 0, an axis is out of range, or the lists disagree.
+    """
+    ndim = len(shape)
+    begin, end = list(attrs.begin), list(attrs.end)
+    strides = list(attrs.strides) if attrs.strides else [1]
+    if attrs.axes is not None:
+        axes = [normalize_axis(a, ndim, op_name) for a in attrs.axes]
+        if len(begin) != len(axes) or len(end) != len(axes):
+            raise TypeInferenceError(
+                f"{op_name}: begin {tuple(begin)}, end {tuple(end)} and axes {attrs.axes} must "
+                f"have one entry per axis"
+            )
+    else:
+        if len(begin) > ndim:
+            raise TypeInferenceError(
+                f"{op_name}: begin {tuple(begin)} has more entries than data rank {ndim} "
+                f"(data shape {shape_str(shape)})"
+            )
+        axes = list(range(len(begin)))
+    if len(strides) == 1 and len(axes) > 1:
+        strides = strides * len(axes)
+    if attrs.slice_mode not in ("end", "size"):
+        raise TypeInferenceError(f"{op_name}: slice_mode must be 'end' or 'size', got {attrs.slice_mode!r}")
+    plan = [None] * ndim
+    for k, ax in enumerate(axes):
+        b = begin[k]
+        s = strides[k] if k < len(strides) else 1
+        e = end[k] if k < len(end) else None
+        if attrs.slice_mode == "size":
+            s = 1
+            if e is not None:
+                if e < 0:
+                    e = None
+                else:
+                    bb = b + shape[ax] if b < 0 and isinstance(shape[ax], int) else b
+                    e = bb + e
+        if s == 0:
+            raise TypeInferenceError(f"{op_name}: stride of axis {ax} is 0")
+        plan[ax] = slice(b, e, s)
+    return plan
+
+
+def _strided_slice_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "strided_slice")
+    if ts is None:
+        return None
+    shape = ts[0].shape
+    out = []
+    for d, sl in zip(shape, slice_plan(attrs, shape)):
+        if sl is None:
+            out.append(d)
+        elif isinstance(d, int):
+            out.append(len(range(*sl.indices(d))))
+        else:
+            out.append(AnyDim())
+    return TensorType(out, ts[0].dtype)
+
+
+def _strided_slice_ref(args, attrs, out_type):
+    x = args[0]
+    plan = slice_plan(attrs, x.shape)
+    return x[tuple(sl if sl is not None else slice(None) for sl in plan)]
+
+
+def _strided_slice_compute(attrs, inputs, out_type):
+    # Canonical start and step per axis from Python's slice rules; out[i] = x[start + i * step].
+    # (topi.strided_slice reads end=-1 as "dim - 1", which cannot express a backward slice that
+    # runs through index 0, so the canonical form is indexed directly.)
+    from tvm import te
+
+    x = inputs[0]
+    shape = [int(d) for d in x.shape]
+    plan = slice_plan(attrs, shape)
+    starts, steps = [], []
+    for d, sl in zip(shape, plan):
+        if sl is None:
+            starts.append(0)
+            steps.append(1)
+        else:
+            start, _, step = sl.indices(d)
+            starts.append(start)
+            steps.append(step)
+    return te.compute(
+        [int(d) for d in out_type.shape],
+        lambda *i: x(*[st + ii * sp for ii, st, sp in zip(i, starts, steps)]),
+        name="strided_slice",
+    )
+
+
+register_op(
+    "strided_slice",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=(
+        "relay.attrs.StridedSliceAttrs",
+        [F("begin", "ints"), F("end", "ints"), F("strides", "ints?", None),
+         F("slice_mode", "str", "end"), F("axes", "ints?", None)],
+    ),
+    rel=_strided_slice_rel,
+    ref=_strided_slice_ref,
+    compute=_strided_slice_compute,
+    pattern=OpPattern.INJECTIVE,
+    doc="Python-style slice per axis with begin/end/strides (slice_mode 'end' or 'size').",
+    level=4,
+)
+
+
+def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
+    """Slice ``data`` like ``data[b0:e0:s0, b1:e1:s1, ...]``.
+
+    Args:
+        begin, end: per sliced axis; negative values count from the end; out-of-range values
+            clamp. With ``slice_mode="size"``, ``end`` is the size of the slice (-1: to the end)
+            and strides are ignored.
+        strides: per axis (1 when missing; one value applies to all axes); may be negative.
+        axes: the axes sliced (default: the first ``len(begin)`` axes).
+    """
+    return make_call(
+        "strided_slice", [data], begin=tuple(begin), end=tuple(end),
+        strides=None if strides is None else tuple(strides),
+        axes=None if axes is None else tuple(axes), slice_mode=slice_mode,
+    )
+
+
+# ---- slice_like --------------------------------------------------------------------------------
+
+
+def _slice_like_axes(attrs, data, like):
+    if attrs.axes is None:
+        return list(range(min(data.ndim, like.ndim)))
+    axes = [normalize_axis(a, data.ndim, "slice_like") for a in attrs.axes]
+    for a in axes:
+        if a >= like.ndim:
+            raise TypeInferenceError(
+                f"slice_like: axis {a} is out of range for shape_like shape {shape_str(like.shape)}"
+            )
+    return axes
+
+
+def _slice_like_rel(types, attrs):
+    ts = tensor_args(types, ("data", "shape_like"), "slice_like")
+    if ts is None:
+        return None
+    data, like = ts
+    shape = list(data.shape)
+    for a in _slice_like_axes(attrs, data, like):
+        d, t = data.shape[a], like.shape[a]
+        if isinstance(d, int) and isinstance(t, int) and t > d:
+            raise TypeInferenceError(
+                f"slice_like: shape_like shape {shape_str(like.shape)} is larger than data shape "
+                f"{shape_str(data.shape)} on axis {a}"
+            )
+        shape[a] = t
+    return TensorType(shape, data.dtype)
+
+
+def _slice_like_compute(attrs, inputs, out_type):
+    from tvm import te
+
+    x = inputs[0]
+    return te.compute([int(d) for d in out_type.shape], lambda *i: x(*i), name="slice_like")
+
+
+register_op(
+    "slice_like",
+    num_inputs=2,
+    arguments=("data", "shape_like"),
+    attrs=("relay.attrs.SliceLikeAttrs", [F("axes", "ints?", None)]),
+    rel=_slice_like_rel,
+    ref=lambda args, attrs, out_type: args[0][tuple(slice(0, d) for d in out_type.concrete_shape)],
+    compute=_slice_like_compute,
+    pattern=OpPattern.INJECTIVE,
+    doc="Slice data from 0 to the dims of shape_like on axes (all common axes by default).",
+    level=10,
+)
+
+
+def slice_like(data, shape_like, axes=None):
+    """``data[:s0, :s1, ...]`` with ``s`` the shape of ``shape_like`` on ``axes``."""
+    return make_call("slice_like", [data, shape_like], axes=None if axes is None else tuple(axes))
+
+
+# ---- take --------------------------------------------------------------------------------------
+
+
+def _take_rel(types, attrs):
+    ts = tensor_args(types, ("data", "indices"), "take")
+    if ts is None:
+        return None
+    data, idx = ts
+    int_dtype_check(idx, "indices", "take")
+    if attrs.mode not in ("clip", "wrap", "fast"):
+        raise TypeInferenceError(f"take: mode must be 'clip', 'wrap' or 'fast', got {attrs.mode!r}")
+    if attrs.axis is None:
+        return TensorType(idx.shape, data.dtype)
+    axis = normalize_axis(attrs.axis, data.ndim, "take")
+    b = attrs.batch_dims % idx.ndim if attrs.batch_dims < 0 else attrs.batch_dims
+    if b > axis:
+        raise TypeInferenceError(f"take: batch_dims {attrs.batch_dims} must be <= axis {axis}")
+    return TensorType((*data.shape[:axis], *idx.shape[b:], *data.shape[axis + 1:]), data.dtype)
+
+
+def _take_1(x, idx, axis, mode):
+    n = x.shape[axis]
+    if mode == "clip":
+        idx = np.clip(idx, 0, n - 1)
+    elif mode == "wrap":
+        idx = np.mod(idx, n)
+    return np.take(x, idx, axis=axis)
+
+
+def _take_ref(args, attrs, out_type):
+    x, idx = args
+    if attrs.axis is None:
+        return _take_1(x.reshape(-1), idx, 0, attrs.mode)
+    axis = attrs.axis % x.ndim
+    b = attrs.batch_dims % idx.ndim if attrs.batch_dims < 0 else attrs.batch_dims
+    if b == 0:
+        return _take_1(x, idx, axis, attrs.mode)
+    out = np.empty(out_type.concrete_shape, x.dtype)
+    for bi in np.ndindex(*x.shape[:b]):
+        out[bi] = _take_1(x[bi], idx[bi], axis - b, attrs.mode)
+    return out
+
+
+register_op(
+    "take",
+    num_inputs=2,
+    arguments=("data", "indices"),
+    attrs=(
+        "relay.attrs.TakeAttrs",
+        [F("batch_dims", "int", 0), F("axis", "int?", None), F("mode", "str", "clip")],
+    ),
+    rel=_take_rel,
+    ref=_take_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.take(
+        inputs[0], inputs[1], axis=attrs.axis, batch_dims=attrs.batch_dims, mode=attrs.mode
+    ),
+    pattern=OpPattern.INJECTIVE,
+    doc="Take elements along axis (flattened data when None); modes clip/wrap/fast (topi.take).",
+    level=3,
+)
+
+
+def take(data, indices, axis=None, batch_dims=0, mode="clip"):
+    """Elements of ``data`` at ``indices`` along ``axis`` (of the flattened data when None).
+
+    Args:
+        mode: ``"clip"`` clamps indices to ``[0, n-1]`` (negatives become 0), ``"wrap"`` takes
+            them modulo n (Python's floor modulo), ``"fast"`` assumes they are in range.
+    """
+    return make_call("take", [data, indices], axis=axis, batch_dims=batch_dims, mode=mode)
+
+
+# ---- gather / gather_nd ------------------------------------------------------------------------
+
+
+def _gather_rel(types, attrs):
+    ts = tensor_args(types, ("data", "indices"), "gather")
+    if ts is None:
+        return None
+    data, idx = ts
+    int_dtype_check(idx, "indices", "gather")
+    if data.ndim != idx.ndim:
+        raise TypeInferenceError(
+            f"gather: data shape {shape_str(data.shape)} and indices shape "
+            f"{shape_str(idx.shape)} must have one rank"
+        )
+    normalize_axis(attrs.axis, data.ndim, "gather")
+    return TensorType(idx.shape, data.dtype)
+
+
+register_op(
+    "gather",
+    num_inputs=2,
+    arguments=("data", "indices"),
+    attrs=("relay.attrs.GatherAttrs", [F("axis", "int")]),
+    rel=_gather_rel,
+    ref=lambda args, attrs, out_type: np.take_along_axis(args[0], args[1].astype("int64"), attrs.axis),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.gather(inputs[0], attrs.axis, inputs[1]),
+    pattern=OpPattern.INJECTIVE,
+    doc="out[i][j][k] = data[indices[i][j][k]][j][k] for axis 0 (numpy.take_along_axis).",
+    level=3,
+)
+
+
+def gather(data, axis, indices):
+    """Gather along ``axis`` (numpy.take_along_axis); the output has ``indices``' shape."""
+    return make_call("gather", [data, indices], axis=axis)
+
+
+def _gather_nd_rel(types, attrs):
+    ts = tensor_args(types, ("data", "indices"), "gather_nd")
+    if ts is None:
+        return None
+    data, idx = ts
+    int_dtype_check(idx, "indices", "gather_nd")
+    if idx.ndim < 1:
+        raise TypeInferenceError("gather_nd: indices must have rank >= 1")
+    m = attrs.index_rank if attrs.index_rank is not None else idx.shape[0]
+    if not isinstance(m, int):
+        raise TypeInferenceError(
+            f"gather_nd: the first dimension of indices shape {shape_str(idx.shape)} must be "
+            f"static (or give index_rank)"
+        )
+    b = attrs.batch_dims
+    if b + m > data.ndim:
+        raise TypeInferenceError(
+            f"gather_nd: indices shape {shape_str(idx.shape)} indexes {m} dimensions after "
+            f"{b} batch dimensions, but data shape {shape_str(data.shape)} has rank {data.ndim}"
+        )
+    return TensorType((*idx.shape[1:], *data.shape[b + m:]), data.dtype)
+
+
+def _gather_nd_ref(args, attrs, out_type):
+    x, idx = args
+    b = attrs.batch_dims
+    if b == 0:
+        return x[tuple(idx)]
+    out = np.empty(out_type.concrete_shape, x.dtype)
+    for bi in np.ndindex(*x.shape[:b]):
+        sub = idx[(slice(None), *bi)]
+        out[bi] = x[bi][tuple(sub)]
+    return out
+
+
+register_op(
+    "gather_nd",
+    num_inputs=2,
+    arguments=("data", "indices"),
+    attrs=(
+        "relay.attrs.GatherNDAttrs", [F("batch_dims", "int", 0), F("index_rank", "int?", None)]
+    ),
+    rel=_gather_nd_rel,
+    ref=_gather_nd_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.gather_nd(
+        inputs[0], inputs[1], attrs.batch_dims
+    ),
+    pattern=OpPattern.INJECTIVE,
+    doc="Gather slices at M-d indices given along the first axis of indices (topi.gather_nd).",
+    level=3,
+)
+
+
+def gather_nd(data, indices, batch_dims=0, index_rank=None):
+    """``out[y0..yk] = data[indices[0, y0..yk], ..., indices[M-1, y0..yk]]`` (after batch dims)."""
+    return make_call(
+        "gather_nd", [data, indices], batch_dims=batch_dims, index_rank=index_rank
+    )
+
+
+# ---- one_hot -----------------------------------------------------------------------------------
+
+
+def _one_hot_rel(types, attrs):
+    ts = tensor_args(types, ("indices", "on_value", "off_value"), "one_hot")
+    if ts is None:
+        return None
+    idx, on, off = ts
+    int_dtype_check(idx, "indices", "one_hot")
+    for t, n in ((on, "on_value"), (off, "off_value")):
+        if t.ndim != 0:
+            raise TypeInferenceError(f"one_hot: {n} must be a scalar, got shape {shape_str(t.shape)}")
+    if attrs.depth < 0:
+        raise TypeInferenceError(f"one_hot: depth must be >= 0, got {attrs.depth}")
+    axis = attrs.axis if attrs.axis >= 0 else idx.ndim + 1 + attrs.axis
+    if not 0 <= axis <= idx.ndim:
+        raise TypeInferenceError(f"one_hot: axis {attrs.axis} is out of range for rank {idx.ndim + 1}")
+    shape = list(idx.shape)
+    return TensorType(shape[:axis] + [attrs.depth] + shape[axis:], attrs.dtype or on.dtype)
+
+
+def _one_hot_ref(args, attrs, out_type):
+    idx, on, off = args
+    hot = idx[..., None] == np.arange(attrs.depth)
+    out = np.where(hot, on, off).astype(out_type.dtype)
+    axis = attrs.axis if attrs.axis >= 0 else idx.ndim + 1 + attrs.axis
+    return np.moveaxis(out, -1, axis)
+
+
+register_op(
+    "one_hot",
+    num_inputs=3,
+    arguments=("indices", "on_value", "off_value"),
+    attrs=(
+        "relay.attrs.OneHotAttrs",
+        [F("depth", "int"), F("axis", "int", -1), F("dtype", "dtype", "float32")],
+    ),
+    rel=_one_hot_rel,
+    ref=_one_hot_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.one_hot(
+        inputs[0], inputs[1](), inputs[2](), attrs.depth, attrs.axis, out_type.dtype
+    ),
+    pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+    doc="One-hot encode indices into a new axis of size depth (topi.one_hot).",
+    level=10,
+)
+
+
+def one_hot(indices, on_value, off_value, depth, axis, dtype):
+    """``on_value`` where ``indices == k`` along a new axis of size ``depth``, else ``off_value``.
+
+    Indices outside ``[0, depth)`` give rows of ``off_value``.
+    """
+    return make_call(
+        "one_hot", [indices, on_value, off_value], depth=depth, axis=axis, dtype=dtype
+    )
+
+
+# ---- sequence_mask / reverse_sequence ----------------------------------------------------------
+
+
+def _sequence_mask_rel(types, attrs):
+    ts = tensor_args(types, ("data", "valid_length"), "sequence_mask")
+    if ts is None:
+        return None
+    data, vl = ts
+    if attrs.axis not in (0, 1):
+        raise TypeInferenceError(f"sequence_mask: axis must be 0 or 1, got {attrs.axis}")
+    if data.ndim < 2:
+        raise TypeInferenceError(
+            f"sequence_mask: data must have rank >= 2, got shape {shape_str(data.shape)}"
+        )
+    batch = data.shape[1 - attrs.axis]
+    if vl.ndim != 1 or (
+        isinstance(vl.shape[0], int) and isinstance(batch, int) and vl.shape[0] != batch
+    ):
+        raise TypeInferenceError(
+            f"sequence_mask: valid_length shape {shape_str(vl.shape)} must be ({batch},), the "
+            f"batch dimension of data shape {shape_str(data.shape)}"
+        )
+    return data
+
+
+def _sequence_mask_ref(args, attrs, out_type):
+    x, vl = args
+    t = np.arange(x.shape[attrs.axis])
+    if attrs.axis == 0:
+        mask = t[:, None] >= vl[None, :]
+    else:
+        mask = t[None, :] >= vl[:, None]
+    mask = mask.reshape(mask.shape + (1,) * (x.ndim - 2))
+    return np.where(mask, np.asarray(attrs.mask_value, x.dtype), x)
+
+
+register_op(
+    "sequence_mask",
+    num_inputs=2,
+    arguments=("data", "valid_length"),
+    attrs=("relay.attrs.SequenceMaskAttrs", [F("mask_value", "float", 0.0), F("axis", "int", 0)]),
+    rel=_sequence_mask_rel,
+    ref=_sequence_mask_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.sequence_mask(
+        inputs[0], inputs[1], attrs.mask_value, attrs.axis
+    ),
+    pattern=OpPattern.INJECTIVE,
+    doc="Set positions at or past valid_length[b] along axis to mask_value (MXNet SequenceMask).",
+    level=10,
+)
+
+
+def sequence_mask(data, valid_length, mask_value=0.0, axis=0):
+    """Mask ``data`` (``(max_len, batch, ...)`` for axis 0, ``(batch, max_len, ...)`` for axis 1)
+    past each sequence's ``valid_length`` with ``mask_value``."""
+    return make_call("sequence_mask", [data, valid_length], mask_value=mask_value, axis=axis)
+
+
+def _reverse_sequence_rel(types, attrs):
+    ts = tensor_args(types, ("data", "seq_lengths"), "reverse_sequence")
+    if ts is None:
+        return None
+    data, sl = ts
+    int_dtype_check(sl, "seq_lengths", "reverse_sequence")
+    seq_axis = normalize_axis(attrs.seq_axis, data.ndim, "reverse_sequence", "seq_axis")
+    batch_axis = normalize_axis(attrs.batch_axis, data.ndim, "reverse_sequence", "batch_axis")
+    if seq_axis == batch_axis:
+        raise TypeInferenceError("reverse_sequence: seq_axis and batch_axis must differ")
+    b = data.shape[batch_axis]
+    if sl.ndim != 1 or (isinstance(sl.shape[0], int) and isinstance(b, int) and sl.shape[0] != b):
+        raise TypeInferenceError(
+            f"reverse_sequence: seq_lengths shape {shape_str(sl.shape)} must be ({b},), the "
+            f"batch dimension of data shape {shape_str(data.shape)}"
+        )
+    return data
+
+
+def _reverse_sequence_ref(args, attrs, out_type):
+    x, sl = args
+    seq_axis, batch_axis = attrs.seq_axis % x.ndim, attrs.batch_axis % x.ndim
+    out = x.copy()
+    for b in range(x.shape[batch_axis]):
+        n = int(min(max(sl[b], 0), x.shape[seq_axis]))
+        src = [slice(None)] * x.ndim
+        src[batch_axis] = b
+        src[seq_axis] = slice(0, n)
+        dst = list(src)
+        src[seq_axis] = slice(n - 1, None, -1) if n > 0 else slice(0, 0)
+        out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+register_op(
+    "reverse_sequence",
+    num_inputs=2,
+    arguments=("data", "seq_lengths"),
+    attrs=("relay.attrs.ReverseSequenceAttrs", [F("seq_axis", "int", 1), F("batch_axis", "int", 0)]),
+    rel=_reverse_sequence_rel,
+    ref=_reverse_sequence_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reverse_sequence(
+        inputs[0], inputs[1], attrs.seq_axis, attrs.batch_axis
+    ),
+    pattern=OpPattern.INJECTIVE,
+    doc="Reverse the first seq_lengths[b] elements along seq_axis of each batch b.",
+    level=3,
+)
+
+
+def reverse_sequence(data, seq_lengths, seq_axis=1, batch_axis=0):
+    """Reverse, for each batch ``b``, the first ``seq_lengths[b]`` elements along ``seq_axis``."""
+    return make_call(
+        "reverse_sequence", [data, seq_lengths], seq_axis=seq_axis, batch_axis=batch_axis
+    )
+
+
+__all__ = [
+    "strided_slice", "slice_like", "take", "gather", "gather_nd", "one_hot", "sequence_mask",
+    "reverse_sequence", "slice_plan",
+]
