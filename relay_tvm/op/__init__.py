@@ -22,6 +22,11 @@ from .registry import (  # noqa: F401
 )
 from .tensor import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
+from . import algorithm, indexing, shape_ops  # noqa: F401,E402  (registers the operators)
+from .algorithm import *  # noqa: F401,F403,E402
+from .indexing import *  # noqa: F401,F403,E402
+from .shape_ops import *  # noqa: F401,F403,E402
+from ._common import TupleWrapper  # noqa: F401,E402
 
 from . import reduce as _reduce, tensor as _tensor, transform as _transform  # noqa: E402
 
@@ -29,6 +34,10 @@ __all__ = [
     *_tensor.__all__,
     *_transform.__all__,
     *_reduce.__all__,
+    *algorithm.__all__,
+    *indexing.__all__,
+    *shape_ops.__all__,
+    "TupleWrapper",
     "get",
     "Op",
     "OpPattern",
@@ -36,4 +45,4 @@ __all__ = [
     "is_registered",
     "list_op_names",
 ]
-__all__ = [n for n in __all__ if n not in ("tensor_args", "infer_reshape", "reduce_axes", "reduce_rel", "REDUCE_ATTRS")]
+__all__ = [n for n in __all__ if n not in ("tensor_args", "infer_reshape", "reduce_axes", "reduce_rel", "REDUCE_ATTRS", "slice_plan", "parse_layout")]
