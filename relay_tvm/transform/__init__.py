@@ -12,3 +12,5 @@ from .pass_infra import (  # noqa: F401
     function_pass,
     module_pass,
 )
+from .fuse_ops import FuseOps  # noqa: F401
+from .pipeline import default_pipeline  # noqa: F401

@@ -1,0 +1,189 @@
+"""Helpers shared by the passes: iterative post-order traversal and bottom-up rewriting.
+
+Every pass here must handle 100,000-node programs, so nothing recurses over expression depth.
+:class:`Rewriter` is the workhorse: it visits each node once (memoized by identity), rebuilds it
+from its rewritten children (keeping its span, returning the same object when nothing changed),
+then hands ``(original, rebuilt)`` to a per-kind hook that may return a replacement. Primitive
+functions are not entered (they are kernels, already final), as in Relay's passes.
+"""
+
+from __future__ import annotations
+
+from ..ir.adt import Clause, Match
+from ..ir.expr import (
+    Call,
+    Function,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+)
+from ..ir.functor import children
+
+
+def is_primitive(e) -> bool:
+    return type(e) is Function and e.is_primitive
+
+
+def post_order(expr, enter_primitive: bool = False) -> list:
+    """Every sub-expression of ``expr`` once, children before parents (callee first, then
+    arguments, as Relay's ``post_order_visit``). Primitive functions are leaves unless
+    ``enter_primitive``."""
+    out = []
+    seen = set()
+    stack = [(expr, False)]
+    while stack:
+        node, ready = stack.pop()
+        if ready:
+            out.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        if not enter_primitive and is_primitive(node):
+            continue
+        for c in reversed(children(node)):
+            if id(c) not in seen:
+                stack.append((c, False))
+    return out
+
+
+def _same(a, b) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def rebuild(node, new_children):
+    """``node`` with its children (in :func:`children` order) replaced; ``node`` itself when all
+    are the same objects. The span is kept."""
+    t = type(node)
+    old = children(node)
+    if _same(old, new_children):
+        return node
+    c = new_children
+    if t is Call:
+        return Call(c[0], c[1:], node.attrs, node.type_args, node.span)
+    if t is Tuple:
+        return Tuple(c, node.span)
+    if t is TupleGetItem:
+        return TupleGetItem(c[0], node.index, node.span)
+    if t is Let:
+        return Let(c[0], c[1], c[2], node.span)
+    if t is Function:
+        n = len(node.params)
+        return Function(c[:n], c[n], node.ret_type, node.type_params, node.attrs, node.span)
+    if t is If:
+        return If(c[0], c[1], c[2], node.span)
+    if t is Match:
+        clauses = [
+            cl if rhs is cl.rhs else Clause(cl.lhs, rhs, cl.span)
+            for cl, rhs in zip(node.clauses, c[1:])
+        ]
+        return Match(c[0], clauses, node.complete, node.span)
+    if t is RefCreate:
+        return RefCreate(c[0], node.span)
+    if t is RefRead:
+        return RefRead(c[0], node.span)
+    if t is RefWrite:
+        return RefWrite(c[0], c[1], node.span)
+    raise TypeError(f"cannot rebuild {t.__name__}")
+
+
+class Rewriter:
+    """Bottom-up rewriting without recursion.
+
+    Subclasses override :meth:`post` (or the per-kind ``post_call`` ...) which receive the original
+    node and the node rebuilt from rewritten children, and return the replacement. ``memo`` maps
+    each original node to its replacement.
+    """
+
+    enter_primitive = False
+
+    def __init__(self):
+        self.memo: dict = {}
+
+    def rewrite(self, expr):
+        memo = self.memo
+        if expr in memo:
+            return memo[expr]
+        stack = [(expr, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in memo:
+                continue
+            leaf = not self.enter_primitive and is_primitive(node)
+            if ready or leaf:
+                if leaf:
+                    memo[node] = self.post(node, node)
+                else:
+                    new = rebuild(node, [memo[c] for c in children(node)])
+                    memo[node] = self.post(node, new)
+                continue
+            stack.append((node, True))
+            for c in reversed(children(node)):
+                if c not in memo:
+                    stack.append((c, False))
+        return memo[expr]
+
+    def post(self, orig, new):
+        hook = _HOOKS.get(type(orig))
+        if hook is None:
+            return new
+        return getattr(self, hook)(orig, new)
+
+    def post_call(self, orig, new):
+        return new
+
+    def post_tuple(self, orig, new):
+        return new
+
+    def post_tuple_getitem(self, orig, new):
+        return new
+
+    def post_let(self, orig, new):
+        return new
+
+    def post_function(self, orig, new):
+        return new
+
+    def post_if(self, orig, new):
+        return new
+
+
+_HOOKS = {
+    Call: "post_call",
+    Tuple: "post_tuple",
+    TupleGetItem: "post_tuple_getitem",
+    Let: "post_let",
+    Function: "post_function",
+    If: "post_if",
+}
+
+
+def op_name(call) -> str | None:
+    """The operator name of ``call`` when it calls a registered operator, else ``None``."""
+    from ..op.registry import Op
+
+    if type(call) is Call and isinstance(call.op, Op):
+        return call.op.name
+    return None
+
+
+def typed(mod_or_expr):
+    """Run type inference on a module (returns the new module) or a bare expression."""
+    from ..ir.module import IRModule
+    from ..typing.infer import infer_expr, infer_module
+
+    if isinstance(mod_or_expr, IRModule):
+        return infer_module(mod_or_expr)
+    return infer_expr(mod_or_expr)
+
+
+def has_type(e) -> bool:
+    return getattr(e, "_checked_type", None) is not None
+
+
+__all__ = ["post_order", "rebuild", "Rewriter", "op_name", "is_primitive", "typed", "has_type"]

@@ -1,0 +1,493 @@
+"""FuseOps: group operators into primitive functions, one per kernel (Relay's fuse_ops.cc).
+
+The algorithm is Relay's:
+
+1. **Indexed forward graph.** Every dataflow node of a function (calls, tuples, tuple fields,
+   variables, constants) gets an index in post-DFS order and a list of output edges, each
+   labelled with a pattern kind: the consumer operator's pattern, except that a broadcast
+   operator whose output shape equals the argument's shape is an elementwise edge. Nodes used by
+   something fusion cannot see through (the function result, ``let``, ``if``, references,
+   calls of non-operators) are *extern*.
+2. **Post-dominator tree.** In reverse post-DFS order each node's parent is the least common
+   ancestor, in the tree built so far, of its consumers; the tree node records the strongest
+   (largest) pattern on the way.
+3. **Partition** (three phases, union-find over groups). A node is fused into the group of its
+   post-dominator when every node on every path between them satisfies the phase's rule:
+   phase 0 fuses ``kOutEWiseFusable`` anchors (conv2d, dense) with elementwise/broadcast
+   successors, and ``<= kBroadcast`` nodes into injective / reduction / anchor groups; phase 1
+   fuses injective ops and tuples; phase 2 fuses injective ops into an intermediate tuple that
+   was itself fused into its consumer. A group never grows beyond ``relay.FuseOps.max_depth``
+   nodes (default 256).
+4. **Rewrite.** Each group becomes ``Call(fn(p0, p1, ...) { ... }, args)`` with attribute
+   ``Primitive=1`` and ``func_name`` (``fused_nn_conv2d_add_nn_relu``: Relay's kernel naming, the
+   operators in post order, truncated past 80 characters with a hash).
+
+Scalar constants fuse (they are elementwise); other constants stay outside as arguments. Every
+step is iterative: 100,000-node chains are fine. With ``fuse_opt_level == 0`` each operator is its
+own primitive function.
+
+Source of the semantics: TVM v0.19 ``src/relay/transforms/fuse_ops.cc`` and
+``src/relay/analysis/graph_partitioner.cc``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from ..ir.adt import Constructor
+from ..ir.attrs import DictAttrs
+from ..ir.expr import (
+    Call,
+    Constant,
+    Function,
+    GlobalVar,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from ..ir.functor import children
+from ..ir.types import TensorType, TupleType, dim_equal
+from ..op.registry import Op, OpPattern
+from ._rewrite import is_primitive, post_order, rebuild
+from .pass_infra import Pass, PassContext, PassInfo
+
+kElemWise = int(OpPattern.ELEMWISE)
+kBroadcast = int(OpPattern.BROADCAST)
+kInjective = int(OpPattern.INJECTIVE)
+kCommReduce = int(OpPattern.COMM_REDUCE)
+kOutEWiseFusable = int(OpPattern.OUT_ELEMWISE_FUSABLE)
+kTuple = int(OpPattern.TUPLE)
+kOpaque = int(OpPattern.OPAQUE)
+
+DEFAULT_MAX_DEPTH = 256
+MAX_FUNC_NAME_LENGTH = 80
+_RESHAPE_OPS = frozenset(
+    {"reshape", "squeeze", "expand_dims", "contrib_reverse_reshape", "reshape_like"}
+)
+_SIMPLE_CONST_DTYPES = frozenset({"int32", "int64", "float32", "float64", "bool"})
+
+
+def _same_shape(a, b) -> bool:
+    return (
+        isinstance(a, TensorType) and isinstance(b, TensorType) and len(a.shape) == len(b.shape)
+        and all(dim_equal(x, y) for x, y in zip(a.shape, b.shape))
+    )
+
+
+def _ctype(e):
+    return getattr(e, "_checked_type", None)
+
+
+class IndexedForwardGraph:
+    """The dataflow graph of one function body, nodes in post-DFS order.
+
+    Attributes:
+        nodes: the expressions, by index.
+        index: ``node -> index``.
+        outputs: per node, a list of ``(consumer index, edge pattern)``.
+        pattern: per node, its own pattern kind.
+        extern_ref: per node, whether something outside the dataflow uses it.
+    """
+
+    def __init__(self, body):
+        nodes = [n for n in post_order(body) if not isinstance(n, Op)]
+        self.nodes = nodes
+        self.index = index = {n: i for i, n in enumerate(nodes)}
+        n = len(nodes)
+        self.outputs = outputs = [[] for _ in range(n)]
+        self.pattern = pattern = [kOpaque] * n
+        self.extern_ref = extern = [False] * n
+
+        def update(child, parent, pat):
+            ci = index.get(child)
+            if ci is None:  # an Op
+                return
+            if parent is None:
+                extern[ci] = True
+            else:
+                outputs[ci].append((parent, pat))
+
+        for i, e in enumerate(nodes):
+            t = type(e)
+            if t is Call:
+                if isinstance(e.op, Op):
+                    op_pat = int(e.op.pattern)
+                else:
+                    op_pat = kOpaque
+                    update(e.op, i, kOpaque)
+                pattern[i] = op_pat
+                rtype = _ctype(e)
+                for a in e.args:
+                    edge = op_pat
+                    if edge == kBroadcast and _same_shape(rtype, _ctype(a)):
+                        edge = kElemWise
+                    update(a, i, edge)
+            elif t is Tuple:
+                pattern[i] = kTuple
+                for f in e.fields:
+                    if isinstance(_ctype(f), TensorType):
+                        update(f, i, kInjective)
+                    else:
+                        update(f, None, kOpaque)
+            elif t is TupleGetItem:
+                tt = _ctype(e.tuple_value)
+                if isinstance(tt, TupleType) and all(isinstance(f, TensorType) for f in tt.fields):
+                    pattern[i] = kInjective
+                    update(e.tuple_value, i, kInjective)
+                else:
+                    update(e.tuple_value, None, kOpaque)
+            elif t is Constant:
+                tt = e.tensor_type
+                if not tt.shape and tt.dtype in _SIMPLE_CONST_DTYPES:
+                    pattern[i] = kElemWise
+            elif t is Function:
+                if not e.is_primitive:
+                    for c in children(e):
+                        update(c, None, kOpaque)
+            elif t in (Var, GlobalVar, Constructor):
+                pass
+            else:  # Let, If, Match, references: opaque uses
+                for c in children(e):
+                    update(c, None, kOpaque)
+        if nodes:
+            extern[index[body]] = True
+
+
+class DominatorTree:
+    """Post-dominator tree of an :class:`IndexedForwardGraph` (arrays indexed like its nodes)."""
+
+    def __init__(self, graph: IndexedForwardGraph):
+        n = len(graph.nodes)
+        self.parent = parent = [-1] * n
+        self.depth = depth = [0] * n
+        self.pattern = tpat = [kOpaque] * n
+        for i in range(n - 1, -1, -1):
+            if graph.extern_ref[i]:
+                depth[i] = 1
+                continue
+            outs = graph.outputs[i]
+            if not outs:
+                depth[i] = 1
+                continue
+            pat = kElemWise
+            p = outs[0][0]
+            pat = max(pat, outs[0][1])
+            for j, epat in outs[1:]:
+                # least common ancestor of p and j, combining the patterns climbed over
+                a, b = p, j
+                while a != b:
+                    if a < 0 or b < 0:
+                        a = -1
+                        break
+                    if depth[a] < depth[b]:
+                        pat = max(pat, tpat[b])
+                        b = parent[b]
+                    elif depth[b] < depth[a]:
+                        pat = max(pat, tpat[a])
+                        a = parent[a]
+                    else:
+                        pat = max(pat, tpat[a], tpat[b])
+                        a = parent[a]
+                        b = parent[b]
+                p = a
+                pat = max(pat, epat)
+                if p < 0:
+                    break
+            parent[i] = p
+            depth[i] = depth[p] + 1 if p >= 0 else 1
+            tpat[i] = pat
+
+
+class GraphPartitioner:
+    """Relay's partitioner: union-find groups over graph nodes, fused in three phases."""
+
+    def __init__(self, graph: IndexedForwardGraph, opt_level: int, max_depth: int):
+        self.graph = graph
+        self.opt_level = opt_level
+        self.max_depth = max_depth
+        n = len(graph.nodes)
+        self.gparent = list(range(n))
+        self.gpattern = list(graph.pattern)
+        self.gnum = [1] * n
+        self.ganchor = [i if graph.pattern[i] == kOutEWiseFusable else -1 for i in range(n)]
+
+    def find(self, g: int) -> int:
+        gp = self.gparent
+        root = g
+        while gp[root] != root:
+            root = gp[root]
+        while gp[g] != root:
+            gp[g], g = root, gp[g]
+        return root
+
+    def partition(self) -> list:
+        """The root group of every node."""
+        if self.opt_level > 0:
+            tree = DominatorTree(self.graph)
+            for phase in range(3):
+                self._run_fuse(tree, phase)
+        return [self.find(i) for i in range(len(self.graph.nodes))]
+
+    # -- path checks, iterative versions of Relay's recursive helpers --
+    def _check_path(self, src: int, sink: int, fcond) -> bool:
+        outputs = self.graph.outputs
+        visited = set()
+        stack = [j for j, _ in outputs[src]]
+        while stack:
+            v = stack.pop()
+            if v in visited:
+                continue
+            visited.add(v)
+            if not fcond(self.gpattern[self.find(v)], v == sink):
+                return False
+            if v != sink:
+                stack.extend(j for j, _ in outputs[v])
+        return True
+
+    def _nodes_between(self, src: int, sink: int) -> list:
+        """``src`` and every node reachable from it before ``sink``."""
+        outputs = self.graph.outputs
+        visited = {src}
+        order = [src]
+        stack = [j for j, _ in outputs[src]]
+        while stack:
+            v = stack.pop()
+            if v == sink or v in visited:
+                continue
+            visited.add(v)
+            order.append(v)
+            stack.extend(j for j, _ in outputs[v])
+        return order
+
+    def _merge(self, child: int, parent: int) -> None:
+        child, parent = self.find(child), self.find(parent)
+        if child == parent:
+            return
+        self.gnum[parent] += self.gnum[child]
+        self.gparent[child] = parent
+        # the pattern changes only when an anchor (conv2d, dense, ...) joins, as in Relay
+        if self.ganchor[child] >= 0:
+            self.ganchor[parent] = self.ganchor[child]
+            self.gpattern[parent] = max(self.gpattern[child], self.gpattern[parent])
+
+    def _commit(self, src: int, sink: int) -> None:
+        target = self.find(sink)
+        for v in self._nodes_between(src, sink):
+            self._merge(v, target)
+            target = self.find(target)
+
+    def _count_with_new_child(self, child: int, dom_parent: int) -> int:
+        total = self.gnum[self.find(dom_parent)]
+        for v in self._nodes_between(child, dom_parent):
+            total += self.gnum[v]
+        return total
+
+    def _run_fuse(self, tree: DominatorTree, phase: int) -> None:
+        n = len(self.graph.nodes)
+
+        def upto_injective(kind, is_sink):
+            return kind <= kInjective
+
+        def upto_broadcast(kind, is_sink):
+            return kind <= kBroadcast
+
+        def into_anchor(kind, is_sink):
+            if not is_sink:
+                return kind <= kInjective
+            return kind <= kBroadcast or kind in (kCommReduce, kInjective, kOutEWiseFusable)
+
+        for nid in range(n):
+            # Relay reads the node's own group record here, not its root's.
+            gpat = self.gpattern[nid]
+            if gpat == kOpaque:
+                continue
+            dparent = tree.parent[nid]
+            if dparent < 0:
+                continue
+            if self._count_with_new_child(nid, dparent) > self.max_depth:
+                continue
+            if phase == 2:
+                if gpat > kInjective:
+                    continue
+                dom_root = self.find(dparent)
+                if self.gpattern[dom_root] == kTuple:
+                    continue
+                if self.gpattern[dparent] == kTuple and self.gpattern[dom_root] <= kInjective:
+                    if self._check_path(nid, dparent, upto_injective):
+                        self._commit(nid, dparent)
+                continue
+            if self.find(nid) == self.find(dparent):
+                continue
+            if self.gpattern[dparent] == kTuple:  # do not fuse into a tuple (yet)
+                continue
+            if gpat == kOutEWiseFusable:
+                if phase != 0:
+                    continue
+                if tree.pattern[nid] == kElemWise:
+                    if self._check_path(nid, dparent, upto_broadcast):
+                        self._commit(nid, dparent)
+            elif gpat <= kBroadcast:
+                dpat = tree.pattern[nid]
+                if dpat <= kInjective or dpat == kCommReduce:
+                    if self._check_path(nid, dparent, into_anchor):
+                        self._commit(nid, dparent)
+            elif gpat in (kInjective, kTuple):
+                if phase != 1:
+                    continue
+                if self._check_path(nid, dparent, upto_injective):
+                    self._commit(nid, dparent)
+
+
+def fused_function_name(body) -> str:
+    """Relay's kernel name for a fused function body: ``fused_`` + the operator names in post
+    order, dots as underscores; past 80 characters, truncated with a hash of the full name."""
+    names = ["fused"]
+    for n in post_order(body):
+        if type(n) is Call and isinstance(n.op, Op):
+            names.append(n.op.name.replace(".", "_"))
+    name = "_".join(names)
+    if len(name) > MAX_FUNC_NAME_LENGTH:
+        digest = hashlib.sha1(name.encode()).hexdigest()[:16]
+        name = f"{name[:MAX_FUNC_NAME_LENGTH]}_{digest}_"
+    return name
+
+
+class _GroupInfo:
+    __slots__ = ("params", "arguments", "by_arg")
+
+    def __init__(self):
+        self.params = []
+        self.arguments = []
+        self.by_arg = {}
+
+    def param_for(self, new_arg, ty):
+        p = self.by_arg.get(new_arg)
+        if p is None:
+            p = Var(f"p{len(self.params)}", ty)
+            self.params.append(p)
+            self.arguments.append(new_arg)
+            self.by_arg[new_arg] = p
+        return p
+
+
+def _make_function(info: _GroupInfo, body, span):
+    calls = [n for n in post_order(body) if type(n) is Call]
+    attrs = {"Primitive": 1 if calls else 0, "func_name": fused_function_name(body)}
+    if calls and all(isinstance(c.op, Op) and c.op.name in _RESHAPE_OPS for c in calls):
+        attrs["relay.reshape_only"] = 1
+    # ret_type stays unannotated, as a hand-written primitive function; inference types it
+    fn = Function(info.params, body, None, (), DictAttrs(attrs), span)
+    return Call(fn, info.arguments, None, (), span)
+
+
+def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> Function:
+    """Fuse the operators of one (typed) function; see the module docstring."""
+    graph = IndexedForwardGraph(func)
+    groups = GraphPartitioner(graph, fuse_opt_level, max_depth).partition()
+    index = graph.index
+    ginfo: dict = {}
+    new: dict = {}
+
+    def group(e):
+        return groups[index[e]]
+
+    def new_args(args, g):
+        info = ginfo.get(g)
+        out = []
+        for a in args:
+            na = new.get(a, a)
+            if a in index and group(a) != g:
+                if info is None:
+                    info = ginfo[g] = _GroupInfo()
+                out.append(info.param_for(na, _ctype(a)))
+            else:
+                out.append(na)
+        return out
+
+    def is_root(e, g):
+        # the union-find root of a group is its sink-most node (Relay's root_ref)
+        return index[e] == g
+
+    for e in graph.nodes:
+        t = type(e)
+        if t is Call and isinstance(e.op, Op):
+            g = group(e)
+            nc = Call(e.op, new_args(e.args, g), e.attrs, e.type_args, e.span)
+            if is_root(e, g):
+                nc = _make_function(ginfo.setdefault(g, _GroupInfo()), nc, e.span)
+            new[e] = nc
+        elif t is Tuple:
+            g = group(e)
+            if is_root(e, g):
+                new[e] = rebuild(e, [new[f] for f in e.fields])
+            else:
+                new[e] = Tuple(new_args(e.fields, g), e.span)
+        elif t is TupleGetItem and index.get(e.tuple_value) is not None:
+            g = group(e)
+            if is_root(e, g) and group(e.tuple_value) != g:
+                new[e] = rebuild(e, [new[e.tuple_value]])
+                continue
+            node = TupleGetItem(new_args([e.tuple_value], g)[0], e.index, e.span)
+            if is_root(e, g):
+                node = _make_function(ginfo.setdefault(g, _GroupInfo()), node, e.span)
+            new[e] = node
+        elif is_primitive(e) or t in (Var, GlobalVar, Constant, Constructor):
+            new[e] = e
+        else:
+            new[e] = rebuild(e, [c if isinstance(c, Op) else new[c] for c in children(e)])
+    return new[func]
+
+
+def _max_depth(ctx: PassContext) -> int:
+    v = ctx.config.get("relay.FuseOps.max_depth", DEFAULT_MAX_DEPTH)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        from ..errors import RelayError
+
+        raise RelayError(f"relay.FuseOps.max_depth must be a positive int, got {v!r}")
+    return v
+
+
+class _FuseOps(Pass):
+    def __init__(self, fuse_opt_level: int):
+        super().__init__(PassInfo(0, "FuseOps", ("InferType",)))
+        self.fuse_opt_level = fuse_opt_level
+
+    def transform_module(self, mod, ctx):
+        from ..typing.infer import infer_module
+
+        level = self.fuse_opt_level if self.fuse_opt_level >= 0 else ctx.opt_level
+        depth = _max_depth(ctx)
+        out = mod.copy()
+        changed = False
+        for gv, f in mod.functions.items():
+            if f.is_primitive:
+                continue
+            nf = fuse_function_body(f, level, depth)
+            if nf is not f:
+                out[gv] = nf
+                changed = True
+        return infer_module(out) if changed else mod
+
+
+def FuseOps(fuse_opt_level: int = -1) -> Pass:  # noqa: N802 - Relay's name
+    """Fuse operators into primitive functions (opt level 0; fusing happens from level 1).
+
+    Args:
+        fuse_opt_level: ``-1`` takes the :class:`PassContext`'s ``opt_level``; ``0`` puts each
+            operator in its own primitive function; ``>= 1`` fuses.
+
+    The largest group has ``PassContext.config["relay.FuseOps.max_depth"]`` nodes (default 256).
+    Each primitive function has attributes ``Primitive=1`` and ``func_name`` (the kernel name).
+    The result is type-checked.
+    """
+    return _FuseOps(fuse_opt_level)
+
+
+__all__ = [
+    "FuseOps",
+    "IndexedForwardGraph",
+    "DominatorTree",
+    "GraphPartitioner",
+    "fuse_function_body",
+    "fused_function_name",
+]

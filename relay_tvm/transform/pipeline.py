@@ -1,0 +1,53 @@
+"""The default optimization pipeline ``relay.build`` runs (Relay's ``build_module.cc`` order)."""
+
+from __future__ import annotations
+
+from .pass_infra import PassContext, Sequential
+
+# Relay's order; each pass runs when the PassContext's opt_level reaches the pass's own level.
+DEFAULT_PASS_ORDER = (
+    "SimplifyInference",
+    "EliminateCommonSubexpr",
+    "FoldConstant",
+    "FoldScaleAxis",
+    "SimplifyExpr",
+    "CanonicalizeOps",
+    "AlterOpLayout",
+    "FoldConstant",
+    "FuseOps",
+)
+
+
+def default_pipeline(opt_level: int | None = None, fuse: bool = True) -> Sequential:
+    """The passes ``relay.build`` / ``relay.optimize`` run, in Relay's order: SimplifyInference,
+    EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, SimplifyExpr, CanonicalizeOps,
+    AlterOpLayout, FoldConstant, FuseOps (then InferType).
+
+    Args:
+        opt_level: unused for construction (each pass checks the current
+            :class:`PassContext`'s ``opt_level`` when the Sequential runs); kept for the
+            backend's call signature. ``None`` means the current context's level.
+        fuse: include FuseOps at the end (``relay.optimize`` leaves it out when asked to).
+
+    Returns:
+        a :class:`Sequential` to call on a module inside a ``PassContext``.
+    """
+    import sys
+
+    ns = vars(sys.modules[__package__])  # the passes exported by relay_tvm.transform
+
+    if opt_level is None:
+        opt_level = PassContext.current().opt_level
+    passes = []
+    for name in DEFAULT_PASS_ORDER:
+        if name == "FuseOps" and not fuse:
+            continue
+        ctor = ns.get(name)
+        if ctor is None:  # a pass not written yet
+            continue
+        passes.append(ctor())
+    passes.append(ns["InferType"]())
+    return Sequential(passes, opt_level=0, name="default_pipeline")
+
+
+__all__ = ["default_pipeline", "DEFAULT_PASS_ORDER"]
