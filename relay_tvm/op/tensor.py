@@ -50,16 +50,31 @@ def _topi(name):
     return compute
 
 
+def _sinh(x):
+    from tvm import topi
+
+    return topi.multiply(topi.subtract(topi.exp(x), topi.exp(topi.negative(x))), 0.5)
+
+
+def _cosh(x):
+    from tvm import topi
+
+    return topi.multiply(topi.add(topi.exp(x), topi.exp(topi.negative(x))), 0.5)
+
+
 def _via_float32(name):
-    """topi kernels whose LLVM intrinsic has no float16 form (``erf``): compute in float32."""
+    """Kernels whose TIR intrinsic LLVM cannot lower for float16 (erf, the inverse trig and
+    hyperbolic functions) compute in float32 and cast back; ``sinh``/``cosh`` have no LLVM
+    lowering at all and are written with ``exp``."""
 
     def compute(attrs, inputs, out_type):
         from tvm import topi
 
+        fn = {"sinh": _sinh, "cosh": _cosh}.get(name) or getattr(topi, name)
         x = inputs[0]
         if x.dtype == "float16":
-            return topi.cast(getattr(topi, name)(topi.cast(x, "float32")), "float16")
-        return getattr(topi, name)(x)
+            return topi.cast(fn(topi.cast(x, "float32")), "float16")
+        return fn(x)
 
     return compute
 
@@ -155,15 +170,15 @@ _UNARY = [
     ("trunc", np.trunc, _topi("trunc"), _FLOAT),
     ("sin", np.sin, _topi("sin"), _FLOAT),
     ("cos", np.cos, _topi("cos"), _FLOAT),
-    ("tan", np.tan, _topi("tan"), _FLOAT),
-    ("asin", np.arcsin, _topi("asin"), _FLOAT),
-    ("acos", np.arccos, _topi("acos"), _FLOAT),
-    ("atan", np.arctan, _topi("atan"), _FLOAT),
-    ("sinh", np.sinh, _topi("sinh"), _FLOAT),
-    ("cosh", np.cosh, _topi("cosh"), _FLOAT),
-    ("asinh", np.arcsinh, _topi("asinh"), _FLOAT),
-    ("acosh", np.arccosh, _topi("acosh"), _FLOAT),
-    ("atanh", np.arctanh, _topi("atanh"), _FLOAT),
+    ("tan", np.tan, _via_float32("tan"), _FLOAT),
+    ("asin", np.arcsin, _via_float32("asin"), _FLOAT),
+    ("acos", np.arccos, _via_float32("acos"), _FLOAT),
+    ("atan", np.arctan, _via_float32("atan"), _FLOAT),
+    ("sinh", np.sinh, _via_float32("sinh"), _FLOAT),
+    ("cosh", np.cosh, _via_float32("cosh"), _FLOAT),
+    ("asinh", np.arcsinh, _via_float32("asinh"), _FLOAT),
+    ("acosh", np.arccosh, _via_float32("acosh"), _FLOAT),
+    ("atanh", np.arctanh, _via_float32("atanh"), _FLOAT),
     ("logical_not", np.logical_not, _topi("logical_not"), None),
     ("bitwise_not", np.invert, _topi("bitwise_not"), _INT_BOOL),
     ("copy", np.copy, _topi("identity"), None),
