@@ -1,13 +1,14 @@
-"""The Relay text format (printer and parser). Placeholder printer until the full one lands."""
+"""Relay's text format, version 0.0.5: the printer (:func:`astext`) and the parser
+(:func:`parse`, :func:`parse_expr`, :func:`fromtext`).
+
+``parse(astext(mod))`` is structurally equal to ``mod``, and printing it again gives the same
+text. See :mod:`relay_tvm.text.printer` for the layout and :mod:`relay_tvm.text.parser` for the
+grammar and error reporting.
+"""
 
 from __future__ import annotations
 
+from .parser import SourceName, fromtext, parse, parse_expr  # noqa: F401
+from .printer import VERSION, astext  # noqa: F401
 
-def astext(node, show_meta_data: bool = True) -> str:
-    from ..ir.types import Type, type_str
-
-    if isinstance(node, Type):
-        return type_str(node)
-    from ..typing.infer import short
-
-    return short(node)
+__all__ = ["astext", "parse", "parse_expr", "fromtext", "SourceName", "VERSION"]

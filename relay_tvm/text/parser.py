@@ -1,0 +1,896 @@
+"""The parser of Relay's text format, version 0.0.5 (the grammar tvm.relay 0.19 parsed).
+
+Recursive descent within one binding, iteration over the bindings of a block: a block
+``{ %0 = ...; let %x = ...; ...; tail }`` is a loop, and the ``let`` s it holds are assembled
+inside out without recursion, so 100,000-binding programs parse in linear time and constant
+Python stack. ``%n = e;`` is a graph binding: later uses of ``%n`` share the node ``e``.
+
+Errors never stop at the first one: each is recorded as ``(line, column, message)`` and the
+parser recovers (at the next ``;`` of the block, or at the next ``def``/``type``), then raises
+one :class:`~relay_tvm.errors.ParseError` listing them all with the source line and a caret.
+
+Operator attributes are typed by the operator's ``attrs_schema`` (attributes left out get their
+defaults); function attributes (``Primitive=1``) become ``DictAttrs``.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import numpy as np
+
+from ..errors import AttributeSchemaError, ParseError, RelayError
+from ..ir.adt import (
+    Clause,
+    Constructor,
+    Match,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    TypeData,
+)
+from ..ir.attrs import DictAttrs
+from ..ir.base import Span, check_dtype
+from ..ir.expr import (
+    Call,
+    Constant,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from ..ir.module import IRModule
+from ..ir.types import (
+    AnyDim,
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    TypeCall,
+    TypeKind,
+    TypeVar,
+)
+from ..op import registry
+from .lexer import EOF, GLOBAL, IDENT, LOCAL, NUM, PUNCT, STR, VERSION, tokenize
+from .metadata import KEY, decode_metadata
+
+VERSION_SUPPORTED = "0.0.5"
+MAX_DIAGNOSTICS = 50
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+
+
+class _Abort(Exception):
+    """Unwinds to the nearest recovery point after an error was recorded."""
+
+
+class SourceName(str):
+    """The name of a parsed source (``tvm.ir.SourceName``); spans refer to it."""
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+
+class Parser:
+    """One parse of one text. Use :func:`parse` / :func:`parse_expr` rather than this class."""
+
+    def __init__(self, text: str, source_name="from_string", init_module=None, init_meta_table=None):
+        if not isinstance(text, str):
+            raise RelayError(f"the parser takes the program text as str, got {type(text).__name__}")
+        self.text = text
+        self.source_name = str(source_name)
+        toks, diags, self.meta_text, self.meta_line = tokenize(text)
+        self.toks, self.i = toks, 0
+        self.diags = list(diags)
+        self.init_meta = init_meta_table
+        self._meta = None
+        self._meta_consts: dict = {}
+        self.scopes: list = [{}]
+        self.tscopes: list = [{}]
+        self.poisoned: set = set()
+        self.shape_vars: dict = {}
+        self.mod = init_module.copy() if init_module is not None else IRModule()
+        self.globals = {gv.name_hint: gv for gv in self.mod.get_global_vars()}
+        self.gtypes = {g.name_hint: g for g in self.mod.get_global_type_vars()}
+        self.ctors = {}
+        for td in self.mod.type_definitions.values():
+            for c in td.constructors:
+                self.ctors[c.name_hint] = c
+
+    # ---- tokens and errors ----------------------------------------------------------------------
+    def peek(self, k: int = 0):
+        j = self.i + k
+        return self.toks[j] if j < len(self.toks) else self.toks[-1]
+
+    def next(self):
+        t = self.toks[self.i]
+        if t.kind != EOF:
+            self.i += 1
+        return t
+
+    @staticmethod
+    def is_p(t, v) -> bool:
+        return t.kind == PUNCT and t.value == v
+
+    @staticmethod
+    def is_kw(t, v) -> bool:
+        return t.kind == IDENT and t.value == v
+
+    def accept_p(self, v) -> bool:
+        if self.is_p(self.peek(), v):
+            self.next()
+            return True
+        return False
+
+    def error(self, t, msg: str) -> None:
+        if len(self.diags) < MAX_DIAGNOSTICS:
+            self.diags.append((t.line, t.col, msg))
+
+    def fail(self, t, msg: str):
+        self.error(t, msg)
+        raise _Abort
+
+    def expect_p(self, v: str, opener=None):
+        t = self.peek()
+        if self.is_p(t, v):
+            return self.next()
+        where = f" to close '{opener.value}' at {opener.line}:{opener.col}" if opener else ""
+        self.fail(t, f"expected '{v}'{where} but got {t.describe()}")
+
+    def expect_kind(self, kind: str, what: str):
+        t = self.peek()
+        if t.kind != kind:
+            self.fail(t, f"expected {what} but got {t.describe()}")
+        return self.next()
+
+    def span(self, t) -> Span:
+        return Span(self.source_name, t.line, t.col)
+
+    def finish(self):
+        if not self.diags:
+            return
+        diags = sorted(set(self.diags), key=lambda d: (d[0], d[1]))
+        lines = self.text.splitlines()
+        parts = []
+        for line, col, msg in diags:
+            parts.append(f"{self.source_name}:{line}:{col}: error: {msg}")
+            if 1 <= line <= len(lines):
+                parts.append("    " + lines[line - 1])
+                parts.append("    " + " " * (col - 1) + "^")
+        n = len(diags)
+        head = f"{n} error{'s' if n > 1 else ''} in {self.source_name}:\n"
+        raise ParseError(head + "\n".join(parts), diagnostics=diags)
+
+    # ---- scopes ---------------------------------------------------------------------------------
+    def define(self, name: str, value) -> None:
+        self.scopes[-1][name] = value
+        self.poisoned.discard(name)
+
+    def lookup(self, t):
+        name = t.value
+        for scope in reversed(self.scopes):
+            v = scope.get(name)
+            if v is not None:
+                return v
+        if name not in self.poisoned:
+            known = [n for s in self.scopes for n in s]
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean %{close[0]}?" if close else ""
+            self.error(t, f"undefined variable %{name}{hint}")
+            self.poisoned.add(name)
+        return Var(name, span=self.span(t))
+
+    def lookup_type(self, name: str):
+        for scope in reversed(self.tscopes):
+            v = scope.get(name)
+            if v is not None:
+                return v
+        return self.gtypes.get(name)
+
+    # ---- top level ------------------------------------------------------------------------------
+    def header(self) -> None:
+        t = self.peek()
+        if t.kind == VERSION:
+            self.next()
+            if t.value != VERSION_SUPPORTED:
+                self.error(
+                    t, f"unsupported text format version {t.value!r}; expected {VERSION_SUPPORTED!r}"
+                )
+
+    def parse_module(self) -> IRModule:
+        self.header()
+        items = [
+            j
+            for j, t in enumerate(self.toks)
+            if t.kind == IDENT and t.value in ("def", "type") and j >= self.i
+        ]
+        first = items[0] if items else len(self.toks) - 1
+        if first != self.i:
+            self.error(self.peek(), f"expected 'def' or 'type' but got {self.peek().describe()}")
+        for j in items:  # forward declarations: functions and types may refer to later ones
+            t, n = self.toks[j], self.toks[j + 1]
+            if t.value == "def" and n.kind == GLOBAL and n.value not in self.globals:
+                self.globals[n.value] = GlobalVar(n.value, self.span(n))
+            elif t.value == "type" and n.kind == IDENT and n.value not in self.gtypes:
+                self.gtypes[n.value] = GlobalTypeVar(n.value, span=self.span(n))
+        ends = items[1:] + [len(self.toks) - 1]
+        defined: set = set()
+        # type definitions first: constructors must exist before the functions that use them
+        for kind in ("type", "def"):
+            for j, end in zip(items, ends):
+                if self.toks[j].value != kind:
+                    continue
+                self.i = j
+                try:
+                    if kind == "type":
+                        self.parse_type_def(defined)
+                    else:
+                        self.parse_def(defined)
+                    if self.i != end:
+                        t = self.peek()
+                        self.error(
+                            t, f"unexpected {t.describe()} after a definition; expected 'def', "
+                            "'type' or the end of input"
+                        )
+                except _Abort:
+                    pass
+                self.scopes, self.tscopes = [{}], [{}]
+        self.finish()
+        return self.mod
+
+    def parse_type_def(self, defined: set) -> None:
+        kw = self.next()
+        name = self.expect_kind(IDENT, "a type name")
+        if name.value in defined:
+            self.error(name, f"type {name.value} is defined twice")
+        defined.add(name.value)
+        gtv = self.gtypes[name.value]
+        tvars = self.parse_type_params() if self.is_p(self.peek(), "[") else []
+        self.tscopes.append({tv.name_hint: tv for tv in tvars})
+        ctors = []
+        opener = self.expect_p("{")
+        while not self.is_p(self.peek(), "}"):
+            cname = self.expect_kind(IDENT, "a constructor name")
+            inputs = []
+            if self.accept_p("("):
+                if not self.is_p(self.peek(), ")"):
+                    inputs.append(self.parse_type())
+                    while self.accept_p(","):
+                        inputs.append(self.parse_type())
+                self.expect_p(")")
+            if cname.value in self.ctors:
+                self.error(cname, f"constructor {cname.value} is defined twice")
+            c = Constructor(cname.value, inputs, gtv, span=self.span(cname))
+            self.ctors[cname.value] = c
+            ctors.append(c)
+            if not self.accept_p(","):
+                break
+        self.expect_p("}", opener)
+        self.tscopes.pop()
+        self.mod[gtv] = TypeData(gtv, tvars, ctors, span=self.span(kw))
+
+    def parse_def(self, defined: set) -> None:
+        kw = self.next()
+        name = self.expect_kind(GLOBAL, "a global function name such as @main")
+        if name.value in defined:
+            self.error(name, f"function @{name.value} is defined twice")
+        defined.add(name.value)
+        f = self.parse_function_rest(kw)
+        self.mod[self.globals[name.value]] = f
+
+    def parse_expression_text(self):
+        self.header()
+        while self.is_kw(self.peek(), "free_var"):
+            self.next()
+            t = self.expect_kind(LOCAL, "a variable such as %x")
+            ann = self.parse_type() if self.accept_p(":") else None
+            self.define(t.value, Var(t.value, ann, self.span(t)))
+            self.expect_semi()
+        e = self.parse_block_items(closing=None)
+        t = self.peek()
+        if t.kind != EOF:
+            self.error(t, f"expected the end of input but got {t.describe()}")
+        self.finish()
+        return e
+
+    # ---- blocks ---------------------------------------------------------------------------------
+    def expect_semi(self) -> None:
+        t = self.peek()
+        if self.is_p(t, ";"):
+            self.next()
+        else:  # report and go on as if it were there: the next statement usually parses
+            self.error(t, f"expected ';' but got {t.describe()}")
+
+    def _at_close(self, closing) -> bool:
+        t = self.peek()
+        return t.kind == EOF or (closing is not None and self.is_p(t, closing))
+
+    def recover(self) -> None:
+        """Skip to just after the next ';' of this block, or to its end."""
+        depth = 0
+        while True:
+            t = self.peek()
+            if t.kind == EOF or (t.kind == IDENT and t.value in ("def", "type") and depth == 0):
+                return
+            if t.kind == PUNCT:
+                if t.value in _OPENERS:
+                    depth += 1
+                elif t.value in (")", "]", "}"):
+                    if depth == 0:
+                        if t.value == "}":
+                            return
+                    else:
+                        depth -= 1
+                elif t.value == ";" and depth == 0:
+                    self.next()
+                    return
+            self.next()
+
+    def parse_block(self):
+        opener = self.expect_p("{")
+        e = self.parse_block_items("}")
+        self.expect_p("}", opener)
+        return e
+
+    def parse_block_items(self, closing):
+        """Statements ``%n = e;`` / ``let %x = e;`` then a tail expression, up to ``closing``."""
+        self.scopes.append({})
+        lets = []
+        tail = None
+        while True:
+            t = self.peek()
+            if self._at_close(closing):
+                self.error(t, f"expected an expression but got {t.describe()}")
+                break
+            name = None
+            try:
+                if t.kind == LOCAL and self.is_p(self.peek(1), "="):
+                    self.next()
+                    self.next()
+                    name = t.value
+                    value = self.parse_expr()
+                    self.define(name, value)
+                    self.expect_semi()
+                    continue
+                if self.is_kw(t, "let"):
+                    self.next()
+                    v = self.expect_kind(LOCAL, "a variable such as %x after 'let'")
+                    name = v.value
+                    ann = self.parse_type() if self.accept_p(":") else None
+                    self.expect_p("=")
+                    var = Var(v.value, ann, self.span(v))
+                    recursive = self.is_kw(self.peek(), "fn")
+                    if recursive:  # a local function may call itself
+                        self.define(v.value, var)
+                    value = self.parse_expr()
+                    self.define(v.value, var)
+                    lets.append((var, value, self.span(t)))
+                    self.expect_semi()
+                    continue
+                tail = self.parse_expr()
+                break
+            except _Abort:
+                if name is not None and not any(name in s for s in self.scopes):
+                    self.poisoned.add(name)  # no second error for each later use
+                self.recover()
+                if self._at_close(closing):
+                    break
+        self.scopes.pop()
+        if tail is None:
+            tail = Tuple([])
+        for var, value, span in reversed(lets):
+            tail = Let(var, value, tail, span)
+        return tail
+
+    # ---- expressions ----------------------------------------------------------------------------
+    def parse_expr(self):
+        t = self.peek()
+        e = self.parse_primary()
+        while True:
+            p = self.peek()
+            if self.is_p(p, "("):
+                e = self.parse_call(e, t)
+            elif self.is_p(p, "."):
+                self.next()
+                n = self.peek()
+                if n.kind != NUM or not isinstance(n.value, int) or n.value < 0:
+                    self.fail(n, f"expected a field index after '.' but got {n.describe()}")
+                self.next()
+                e = TupleGetItem(e, n.value, self.span(p))
+            else:
+                return e
+
+    def parse_primary(self):
+        t = self.peek()
+        if t.kind == LOCAL:
+            self.next()
+            return self.lookup(t)
+        if t.kind == GLOBAL:
+            self.next()
+            gv = self.globals.get(t.value)
+            if gv is None:
+                self.error(t, f"undefined global function @{t.value}")
+                gv = GlobalVar(t.value, self.span(t))
+            return gv
+        if t.kind == NUM:
+            self.next()
+            return self.scalar(t)
+        if t.kind == STR:
+            self.fail(t, "a string is not an expression (strings are only attribute values)")
+        if t.kind == IDENT:
+            v = t.value
+            if v in ("True", "False"):
+                self.next()
+                return Constant(np.array(v == "True"), self.span(t))
+            if v == "fn":
+                return self.parse_function_rest(self.next())
+            if v == "if":
+                return self.parse_if()
+            if v == "match":
+                return self.parse_match()
+            if v in ("ref", "ref_read", "ref_write"):
+                return self.parse_ref()
+            if v == "meta":
+                return self.parse_meta()
+            if v in ("let", "def", "type", "free_var", "else", "None"):
+                self.fail(t, f"expected an expression but got {t.describe()}")
+            self.next()
+            c = self.ctors.get(v)
+            if c is not None:
+                return c
+            if registry.is_registered(v):
+                return registry.get(v)
+            close = difflib.get_close_matches(v, list(self.ctors) + registry.list_op_names(), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            self.error(t, f"unknown operator or constructor {v!r}{hint}")
+            return Var(f"<unknown {v}>", span=self.span(t))
+        if self.is_p(t, "("):
+            self.next()
+            if self.accept_p(")"):
+                return Tuple([], self.span(t))
+            first = self.parse_expr()
+            if self.accept_p(")"):
+                return first
+            fields = [first]
+            while self.accept_p(","):
+                if self.is_p(self.peek(), ")"):
+                    break
+                fields.append(self.parse_expr())
+            self.expect_p(")", t)
+            return Tuple(fields, self.span(t))
+        if self.is_p(t, "{"):
+            return self.parse_block()
+        self.fail(t, f"expected an expression but got {t.describe()}")
+
+    def scalar(self, t) -> Constant:
+        dtype, v = t.dtype, t.value
+        if dtype.startswith(("int", "uint")):
+            info = np.iinfo(dtype)
+            if not info.min <= v <= info.max:
+                self.error(t, f"bad number {t.text}: out of range for {dtype} [{info.min}, {info.max}]")
+                v = 0
+            return Constant(np.array(v, dtype=dtype), self.span(t))
+        with np.errstate(over="ignore"):
+            arr = np.array(v, dtype=dtype)
+        if not np.isfinite(arr):
+            self.error(t, f"bad number {t.text}: out of range for {dtype}")
+        return Constant(arr, self.span(t))
+
+    def parse_call(self, callee, start):
+        opener = self.next()
+        args, attrs = [], []
+        while not self.is_p(self.peek(), ")"):
+            t = self.peek()
+            if t.kind == IDENT and self.is_p(self.peek(1), "="):
+                self.next()
+                self.next()
+                attrs.append((t, self.parse_attr_value()))
+            else:
+                if attrs:
+                    self.error(t, "positional argument after keyword attributes")
+                args.append(self.parse_expr())
+            if not self.accept_p(","):
+                break
+        self.expect_p(")", opener)
+        span = self.span(start)
+        if isinstance(callee, registry.Op):
+            if callee.num_inputs >= 0 and len(args) != callee.num_inputs:
+                self.error(
+                    start, f"operator {callee.name} takes {callee.num_inputs} argument"
+                    f"{'s' if callee.num_inputs != 1 else ''}, got {len(args)}"
+                )
+            return Call(callee, args, self.op_attrs(callee, attrs, start), span=span)
+        fields = self.unique_attrs(attrs)
+        return Call(callee, args, DictAttrs(fields) if fields else None, span=span)
+
+    def unique_attrs(self, attrs) -> dict:
+        out = {}
+        for t, v in attrs:
+            if t.value in out:
+                self.error(t, f"attribute {t.value} is given twice")
+            out[t.value] = v
+        return out
+
+    def op_attrs(self, op, attrs, start):
+        schema = op.attrs_schema
+        known = {}
+        for t, v in attrs:
+            if t.value not in schema.fields:
+                expected = ", ".join(schema.fields) or "none"
+                self.error(
+                    t, f"unknown attribute {t.value!r} of operator {op.name}; expected one of "
+                    f"{expected}" if schema.fields else
+                    f"unknown attribute {t.value!r}: operator {op.name} takes no attributes"
+                )
+            elif t.value in known:
+                self.error(t, f"attribute {t.value} is given twice")
+            else:
+                known[t.value] = (t, v)
+        try:
+            return op.make_attrs(**{k: v for k, (_, v) in known.items()})
+        except AttributeSchemaError as e:
+            msg = str(e)
+            where = next((t for k, (t, _) in known.items() if f"attribute {k}:" in msg), start)
+            self.error(where, msg)
+            return None
+
+    def parse_attr_value(self):
+        t = self.next()
+        if t.kind == NUM:
+            return t.value
+        if t.kind == STR:
+            return t.value
+        if t.kind == IDENT and t.value in ("True", "False"):
+            return t.value == "True"
+        if t.kind == IDENT and t.value == "None":
+            return None
+        if self.is_p(t, "[") or self.is_p(t, "("):
+            close = "]" if t.value == "[" else ")"
+            items = []
+            while not self.is_p(self.peek(), close):
+                items.append(self.parse_attr_value())
+                if not self.accept_p(","):
+                    break
+            self.expect_p(close, t)
+            return tuple(items)
+        self.fail(t, f"expected an attribute value (number, string, True/False, None or [...]) "
+                     f"but got {t.describe()}")
+
+    def parse_function_rest(self, kw):
+        """After ``fn`` or ``def @name``: ``[tparams](params, attrs) -> ret { body }``."""
+        tps = self.parse_type_params() if self.is_p(self.peek(), "[") else []
+        self.tscopes.append({tv.name_hint: tv for tv in tps})
+        self.scopes.append({})
+        try:
+            opener = self.expect_p("(")
+            params, attrs = [], []
+            while not self.is_p(self.peek(), ")"):
+                t = self.peek()
+                if t.kind == IDENT and self.is_p(self.peek(1), "="):
+                    self.next()
+                    self.next()
+                    attrs.append((t, self.parse_attr_value()))
+                else:
+                    v = self.expect_kind(LOCAL, "a parameter such as %x or an attribute key=value")
+                    ann = self.parse_type() if self.accept_p(":") else None
+                    if v.value in self.scopes[-1]:
+                        self.error(v, f"parameter %{v.value} appears twice")
+                    var = Var(v.value, ann, self.span(v))
+                    self.define(v.value, var)
+                    params.append(var)
+                if not self.accept_p(","):
+                    break
+            self.expect_p(")", opener)
+            ret = self.parse_type() if self.accept_p("->") else None
+            body = self.parse_block()
+        finally:
+            self.scopes.pop()
+            self.tscopes.pop()
+        fields = self.unique_attrs(attrs)
+        return Function(params, body, ret, tps, DictAttrs(fields) if fields else None, self.span(kw))
+
+    def parse_if(self):
+        kw = self.next()
+        opener = self.expect_p("(")
+        cond = self.parse_expr()
+        self.expect_p(")", opener)
+        then = self.parse_block()
+        t = self.peek()
+        if not self.is_kw(t, "else"):
+            self.fail(t, f"expected 'else' but got {t.describe()} (an if needs both branches)")
+        self.next()
+        other = self.parse_if() if self.is_kw(self.peek(), "if") else self.parse_block()
+        return If(cond, then, other, self.span(kw))
+
+    def parse_match(self):
+        kw = self.next()
+        complete = not self.accept_p("?")
+        opener = self.expect_p("(")
+        data = self.parse_expr()
+        self.expect_p(")", opener)
+        brace = self.expect_p("{")
+        clauses = []
+        while not self.is_p(self.peek(), "}"):
+            self.scopes.append({})
+            try:
+                start = self.peek()
+                lhs = self.parse_pattern()
+                self.expect_p("=>")
+                rhs = self.parse_expr()
+            finally:
+                self.scopes.pop()
+            clauses.append(Clause(lhs, rhs, self.span(start)))
+            if not self.accept_p(","):
+                break
+        self.expect_p("}", brace)
+        return Match(data, clauses, complete, self.span(kw))
+
+    def parse_pattern(self):
+        t = self.next()
+        if self.is_kw(t, "_"):
+            return PatternWildcard(self.span(t))
+        if t.kind == LOCAL:
+            ann = self.parse_type() if self.accept_p(":") else None
+            var = Var(t.value, ann, self.span(t))
+            self.define(t.value, var)
+            return PatternVar(var, self.span(t))
+        if t.kind == IDENT:
+            c = self.ctors.get(t.value)
+            if c is None:
+                self.fail(t, f"unknown constructor {t.value!r} in pattern")
+            pats = []
+            if self.accept_p("("):
+                while not self.is_p(self.peek(), ")"):
+                    pats.append(self.parse_pattern())
+                    if not self.accept_p(","):
+                        break
+                self.expect_p(")", t)
+            return PatternConstructor(c, pats, self.span(t))
+        if self.is_p(t, "("):
+            pats = []
+            while not self.is_p(self.peek(), ")"):
+                pats.append(self.parse_pattern())
+                if not self.accept_p(","):
+                    break
+            self.expect_p(")", t)
+            return PatternTuple(pats, self.span(t))
+        self.fail(t, f"expected a pattern (_, %x, a constructor or a tuple) but got {t.describe()}")
+
+    def parse_ref(self):
+        kw = self.next()
+        opener = self.expect_p("(")
+        a = self.parse_expr()
+        if kw.value == "ref_write":
+            self.expect_p(",")
+            b = self.parse_expr()
+            self.expect_p(")", opener)
+            return RefWrite(a, b, self.span(kw))
+        self.expect_p(")", opener)
+        return (RefCreate if kw.value == "ref" else RefRead)(a, self.span(kw))
+
+    def parse_meta(self):
+        kw = self.next()
+        self.expect_p("[")
+        key = self.expect_kind(IDENT, "a metadata kind such as relay.Constant")
+        self.expect_p("]")
+        self.expect_p("[")
+        idx = self.expect_kind(NUM, "a metadata index")
+        self.expect_p("]")
+        if key.value != KEY:
+            self.fail(key, f"unsupported metadata kind {key.value!r}; expected {KEY!r}")
+        table = self.metadata(kw)
+        if table is None:
+            return Var("<meta>", span=self.span(kw))
+        if not isinstance(idx.value, int) or not 0 <= idx.value < len(table):
+            self.error(idx, f"meta[{KEY}][{idx.text}] is out of range: the metadata section has "
+                            f"{len(table)} constants")
+            return Var("<meta>", span=self.span(kw))
+        c = self._meta_consts.get(idx.value)
+        if c is None:
+            v = table[idx.value]
+            c = v if isinstance(v, Constant) else Constant(np.asarray(v), self.span(kw))
+            self._meta_consts[idx.value] = c
+        return c
+
+    def metadata(self, at):
+        if self._meta is None:
+            self._meta = []
+            if self.meta_text is not None:
+                try:
+                    self._meta = decode_metadata(self.meta_text).get(KEY, [])
+                except RelayError as e:
+                    self.diags.append((self.meta_line, 1, str(e)))
+                    self._meta = False
+            elif self.init_meta is not None:
+                self._meta = list(self.init_meta.get(KEY, []))
+            else:
+                self.error(at, "the text refers to meta[relay.Constant] but has no #[metadata] "
+                               "section (print with show_meta_data=True)")
+                self._meta = False
+        return self._meta if self._meta is not False else None
+
+    # ---- types ----------------------------------------------------------------------------------
+    def parse_type_params(self) -> list:
+        opener = self.expect_p("[")
+        out = []
+        while not self.is_p(self.peek(), "]"):
+            t = self.expect_kind(IDENT, "a type parameter name")
+            kind = TypeKind.Type
+            if self.accept_p(":"):
+                k = self.expect_kind(IDENT, "a kind such as Type or ShapeVar")
+                if k.value not in TypeKind.__members__:
+                    self.fail(k, f"unknown kind {k.value!r}; expected one of "
+                                 f"{', '.join(TypeKind.__members__)}")
+                kind = TypeKind[k.value]
+            out.append(TypeVar(t.value, kind, self.span(t)))
+            if not self.accept_p(","):
+                break
+        self.expect_p("]", opener)
+        return out
+
+    def parse_type(self):
+        t = self.next()
+        if self.is_p(t, "("):
+            if self.accept_p(")"):
+                return TupleType([], self.span(t))
+            first = self.parse_type()
+            if self.accept_p(")"):
+                return first
+            fields = [first]
+            while self.accept_p(","):
+                if self.is_p(self.peek(), ")"):
+                    break
+                fields.append(self.parse_type())
+            self.expect_p(")", t)
+            return TupleType(fields, self.span(t))
+        if t.kind != IDENT:
+            self.fail(t, f"expected a type but got {t.describe()}")
+        v = t.value
+        if v == "Tensor":
+            opener = self.expect_p("[")
+            shape = self.parse_shape()
+            self.expect_p(",")
+            dtype = self.parse_dtype()
+            self.expect_p("]", opener)
+            return TensorType(shape, dtype)
+        if v == "fn":
+            tps = self.parse_type_params() if self.is_p(self.peek(), "[") else []
+            self.tscopes.append({tv.name_hint: tv for tv in tps})
+            try:
+                opener = self.expect_p("(")
+                args = []
+                while not self.is_p(self.peek(), ")"):
+                    args.append(self.parse_type())
+                    if not self.accept_p(","):
+                        break
+                self.expect_p(")", opener)
+                self.expect_p("->")
+                ret = self.parse_type()
+            finally:
+                self.tscopes.pop()
+            return FuncType(args, ret, tps)
+        if v == "ref":
+            opener = self.expect_p("(")
+            inner = self.parse_type()
+            self.expect_p(")", opener)
+            return RefType(inner)
+        if v == "_":
+            return IncompleteType()
+        named = self.lookup_type(v)
+        if named is not None:
+            if self.is_p(self.peek(), "["):
+                opener = self.next()
+                args = []
+                while not self.is_p(self.peek(), "]"):
+                    args.append(self.parse_type())
+                    if not self.accept_p(","):
+                        break
+                self.expect_p("]", opener)
+                return TypeCall(named, args)
+            return named
+        try:
+            return TensorType((), check_dtype(v))
+        except RelayError:
+            close = difflib.get_close_matches(v, ["float32", "int32", "int64", "bool", "Tensor"]
+                                              + list(self.gtypes), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            self.fail(t, f"unknown type {v!r}{hint}")
+
+    def parse_dtype(self) -> str:
+        t = self.next()
+        if t.kind == IDENT:
+            try:
+                return check_dtype(t.value)
+            except RelayError:
+                pass
+        self.fail(t, f"bad dtype {t.text or t.describe()}: expected e.g. float32, int64, bool")
+
+    def parse_shape(self) -> tuple:
+        opener = self.peek()
+        if not self.is_p(opener, "("):
+            self.fail(opener, f"bad shape: expected '(' starting a shape such as (1, 3) but got "
+                              f"{opener.describe()}")
+        self.next()
+        dims = []
+        while not self.is_p(self.peek(), ")"):
+            t = self.next()
+            if t.kind == NUM and isinstance(t.value, int) and not t.explicit:
+                if t.value < 0:
+                    self.fail(t, f"bad shape: dimension {t.value} is negative")
+                dims.append(t.value)
+            elif self.is_p(t, "?"):
+                dims.append(AnyDim())
+            elif t.kind == IDENT and t.value.isidentifier():
+                dims.append(self.shape_var(t.value))
+            else:
+                self.fail(t, f"bad shape: expected a non-negative integer, '?' or a shape variable "
+                             f"but got {t.describe()}")
+            if not self.accept_p(","):
+                break
+        self.expect_p(")", opener)
+        return tuple(dims)
+
+    def shape_var(self, name: str):
+        v = self.shape_vars.get(name)
+        if v is None:
+            from tvm import tirx
+
+            v = self.shape_vars[name] = tirx.Var(name, "int64")
+        return v
+
+
+def _run(parser: Parser, method: str):
+    try:
+        return getattr(parser, method)()
+    except RecursionError:
+        t = parser.peek()
+        parser.diags.append((t.line, t.col, "expression nested too deeply to parse (bind inner "
+                                            "expressions to %n = ...; instead)"))
+        parser.finish()
+
+
+def parse(source: str, source_name="from_string", init_module=None, init_meta_table=None):
+    """Parse a module in Relay's text format (``tvm.relay.parse`` / ``tvm.parser.parse``).
+
+    Args:
+        source: the text, normally starting with ``#[version = "0.0.5"]``.
+        source_name: the name spans and error messages use.
+        init_module: an :class:`IRModule` whose functions and types the text may refer to; the
+            result is a copy of it with the text's definitions added.
+        init_meta_table: ``{"relay.Constant": [Constant or array, ...]}`` for texts printed with
+            ``show_meta_data=False``.
+
+    Returns:
+        the :class:`IRModule`.
+
+    Raises:
+        ParseError: with every error found, each as ``source:line:col: error: message``;
+            ``.diagnostics`` lists ``(line, col, message)``.
+    """
+    return _run(Parser(source, source_name, init_module, init_meta_table), "parse_module")
+
+
+def parse_expr(source: str, source_name="from_string", init_module=None, init_meta_table=None):
+    """Parse one expression (optionally preceded by ``free_var %x: T;`` declarations).
+
+    Raises:
+        ParseError: as :func:`parse`.
+    """
+    return _run(Parser(source, source_name, init_module, init_meta_table), "parse_expression_text")
+
+
+def fromtext(source: str, source_name="from_string"):
+    """``relay.fromtext``: parse a module (the pre-0.7 name of :func:`parse`)."""
+    return parse(source, source_name)
+
+
+__all__ = ["parse", "parse_expr", "fromtext", "SourceName", "Parser"]
