@@ -1,0 +1,502 @@
+"""MXNet converters: reshaping, slicing, joining, indexing and padding operators.
+
+Shapes are static at import, so MXNet's special reshape codes, ``None`` slice bounds and
+``*_like`` operators are resolved here against the inferred input shape, and Relay receives
+plain shapes and indices (semantics: MXNet 1.9.1 operator docs, ``InferReshapeShape``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.expr import const
+from ._mx_util import R, outputs_of
+
+
+def mx_reshape_shape(dshape, codes, reverse=False, where="Reshape"):
+    """The output shape of MXNet's legacy ``Reshape`` (codes 0, -1, -2, -3, -4, ``reverse``).
+
+    Raises:
+        ValueError: the codes do not fit the input shape (the message says why).
+    """
+    dshape, codes = list(dshape), list(codes)
+    if reverse:
+        dshape, codes = dshape[::-1], codes[::-1]
+    out, src, inf, i = [], 0, -1, 0
+    while i < len(codes):
+        p = codes[i]
+        if p == 0:
+            if src >= len(dshape):
+                raise ValueError(f"code 0 at position {i} has no input dimension to copy")
+            out.append(dshape[src])
+            src += 1
+        elif p == -1:
+            if inf >= 0:
+                raise ValueError("only one dimension can be -1")
+            inf = len(out)
+            out.append(1)
+            src += 1
+        elif p == -2:
+            out.extend(dshape[src:])
+            src = len(dshape)
+        elif p == -3:
+            if src + 1 >= len(dshape):
+                raise ValueError(f"code -3 at position {i} needs two input dimensions")
+            out.append(dshape[src] * dshape[src + 1])
+            src += 2
+        elif p == -4:
+            if i + 2 >= len(codes) or src >= len(dshape):
+                raise ValueError(f"code -4 at position {i} needs two following values")
+            d0, d1, d2 = dshape[src], codes[i + 1], codes[i + 2]
+            src += 1
+            i += 2
+            if d1 == -1 and d2 == -1:
+                raise ValueError("the two dimensions after -4 cannot both be -1")
+            if d1 == -1:
+                d1 = d0 // d2
+            if d2 == -1:
+                d2 = d0 // d1
+            if d1 * d2 != d0:
+                raise ValueError(f"-4 splits {d0} into {d1} x {d2}")
+            out.extend([d1, d2])
+        elif p > 0:
+            out.append(p)
+            src += 1
+        else:
+            raise ValueError(f"unknown code {p}")
+        i += 1
+    total = int(np.prod(dshape))
+    if inf >= 0:
+        rest = int(np.prod([d for k, d in enumerate(out) if k != inf]))
+        if rest == 0 or total % rest:
+            raise ValueError(f"cannot infer -1: {total} elements, {rest} in the other dims")
+        out[inf] = total // rest
+    if int(np.prod(out)) != total:
+        raise ValueError(f"{total} elements cannot take shape {tuple(out)}")
+    return tuple(out[::-1] if reverse else out)
+
+
+def npx_reshape_shape(dshape, codes, reverse=False):
+    """The output shape of ``npx.reshape`` (codes -1 infer, -2 copy, -3 drop a 1, -4 copy the
+    rest, -5 merge two, -6 split one into the two following values)."""
+    dshape, codes = list(dshape), list(codes)
+    if reverse:
+        dshape, codes = dshape[::-1], codes[::-1]
+    out, src, inf, i = [], 0, -1, 0
+    while i < len(codes):
+        p = codes[i]
+        if p >= 0:
+            out.append(p)
+            src += 1
+        elif p == -1:
+            if inf >= 0:
+                raise ValueError("only one dimension can be -1")
+            inf = len(out)
+            out.append(1)
+            src += 1
+        elif p == -2:
+            out.append(dshape[src])
+            src += 1
+        elif p == -3:
+            if dshape[src] != 1:
+                raise ValueError(f"code -3 drops dimension {src} of size {dshape[src]}, not 1")
+            src += 1
+        elif p == -4:
+            out.extend(dshape[src:])
+            src = len(dshape)
+        elif p == -5:
+            out.append(dshape[src] * dshape[src + 1])
+            src += 2
+        elif p == -6:
+            d0, d1, d2 = dshape[src], codes[i + 1], codes[i + 2]
+            src += 1
+            i += 2
+            if d1 == -1:
+                d1 = d0 // d2
+            if d2 == -1:
+                d2 = d0 // d1
+            out.extend([d1, d2])
+        else:
+            raise ValueError(f"unknown code {p}")
+        i += 1
+    total = int(np.prod(dshape))
+    if inf >= 0:
+        rest = int(np.prod([d for k, d in enumerate(out) if k != inf]))
+        out[inf] = total // rest if rest else 0
+    if int(np.prod(out)) != total:
+        raise ValueError(f"{total} elements cannot take shape {tuple(out)}")
+    return tuple(out[::-1] if reverse else out)
+
+
+def _reshape(ins, a, c):
+    x = ins[0]
+    if "target_shape" in a.attrs and a.get_tuple("target_shape", ()) and "shape" not in a.attrs:
+        raise c.error("the deprecated target_shape/keep_highest attributes are not supported")
+    codes = a.get_tuple("shape")
+    try:
+        shape = mx_reshape_shape(c.shape(x), codes, a.get_bool("reverse", False))
+    except ValueError as e:
+        raise c.error(f"shape={codes} does not fit input shape {c.shape(x)}: {e}") from None
+    return R("reshape")(x, list(shape))
+
+
+def _npx_reshape(ins, a, c):
+    x = ins[0]
+    codes = a.get_tuple("newshape")
+    try:
+        shape = npx_reshape_shape(c.shape(x), codes, a.get_bool("reverse", False))
+    except (ValueError, IndexError) as e:
+        raise c.error(f"newshape={codes} does not fit input shape {c.shape(x)}: {e}") from None
+    return R("reshape")(x, list(shape))
+
+
+def _reshape_like(ins, a, c):
+    lhs, rhs = ins
+    ls, rs = c.shape(lhs), c.shape(rhs)
+
+    def rng(b, e, n):
+        b = 0 if b is None else (b + n if b < 0 else b)
+        e = n if e is None else (e + n if e < 0 else e)
+        return b, e
+
+    lb, le = rng(a.get_int("lhs_begin", None), a.get_int("lhs_end", None), len(ls))
+    rb, re_ = rng(a.get_int("rhs_begin", None), a.get_int("rhs_end", None), len(rs))
+    shape = list(ls[:lb]) + list(rs[rb:re_]) + list(ls[le:])
+    if int(np.prod(shape)) != int(np.prod(ls)):
+        raise c.error(f"cannot reshape {ls} like {rs}: result {tuple(shape)} has another size")
+    return R("reshape")(lhs, shape)
+
+
+def _flatten(ins, a, c):
+    return R("nn.batch_flatten")(ins[0])
+
+
+def _expand_dims(ins, a, c):
+    return R("expand_dims")(ins[0], a.get_int("axis"))
+
+
+def _squeeze(ins, a, c):
+    axis = a.get_tuple("axis", None)
+    return R("squeeze")(ins[0], axis=None if axis is None else list(axis))
+
+
+def _transpose(ins, a, c):
+    axes = a.get_tuple("axes", None)
+    if axes is not None and len(axes) == 0:
+        axes = None
+    return R("transpose")(ins[0], axes=None if axes is None else list(axes))
+
+
+def _swapaxis(ins, a, c):
+    x = ins[0]
+    n = len(c.shape(x))
+    d1, d2 = a.get_int("dim1", 0) % n, a.get_int("dim2", 0) % n
+    axes = list(range(n))
+    axes[d1], axes[d2] = axes[d2], axes[d1]
+    return R("transpose")(x, axes=axes)
+
+
+def _broadcast_to(ins, a, c):
+    x = ins[0]
+    xs = c.shape(x)
+    shape = a.get_tuple("shape")
+    if len(shape) != len(xs):
+        raise c.error(f"shape={shape} has another rank than the input {xs}")
+    target = [xs[i] if d == 0 else d for i, d in enumerate(shape)]
+    return R("broadcast_to")(x, target)
+
+
+def _broadcast_axis(ins, a, c):
+    x = ins[0]
+    target = list(c.shape(x))
+    axes = a.get_tuple("axis", ())
+    sizes = a.get_tuple("size", ())
+    if len(axes) != len(sizes):
+        raise c.error(f"axis={axes} and size={sizes} differ in length")
+    for ax, sz in zip(axes, sizes):
+        target[ax] = sz
+    return R("broadcast_to")(x, target)
+
+
+def _broadcast_like(ins, a, c):
+    lhs, rhs = ins
+    ls, rs = c.shape(lhs), c.shape(rhs)
+    la, ra = a.get_tuple("lhs_axes", None), a.get_tuple("rhs_axes", None)
+    if la is None:
+        return R("broadcast_to")(lhs, list(rs))
+    target = list(ls)
+    for i, j in zip(la, ra):
+        target[i] = rs[j]
+    return R("broadcast_to")(lhs, target)
+
+
+def _slice_bounds(shape, begin, end, step):
+    """Concrete strided_slice begin/end/strides from MXNet's (possibly short, None-holding)
+    begin/end/step tuples."""
+    nb, ne, ns = [], [], []
+    for i, dim in enumerate(shape):
+        b = begin[i] if i < len(begin) else None
+        e = end[i] if i < len(end) else None
+        s = step[i] if step and i < len(step) and step[i] is not None else 1
+        if i >= len(begin) and i >= len(end):
+            break
+        start, stop, stride = slice(b, e, s).indices(dim)
+        if stride < 0 and stop < 0:
+            stop = -(dim + 1)  # "before index 0" for a negative stride
+        nb.append(start)
+        ne.append(stop)
+        ns.append(stride)
+    return nb, ne, ns
+
+
+def _slice(ins, a, c):
+    x = ins[0]
+    begin = a.get_tuple("begin", allow_none=True)
+    end = a.get_tuple("end", allow_none=True)
+    step = a.get_tuple("step", (), allow_none=True) or ()
+    if step and any(s == 0 for s in step):
+        raise c.error(f"step={step} contains 0")
+    nb, ne, ns = _slice_bounds(c.shape(x), begin, end, step)
+    return R("strided_slice")(x, begin=nb, end=ne, strides=ns)
+
+
+def _slice_axis(ins, a, c):
+    x = ins[0]
+    shape = c.shape(x)
+    axis = a.get_int("axis")
+    axis = axis + len(shape) if axis < 0 else axis
+    b, e = a.get_int("begin"), a.get_int("end", None)
+    begin = [None] * axis + [b]
+    end = [None] * axis + [e]
+    nb, ne, ns = _slice_bounds(shape, begin, end, ())
+    return R("strided_slice")(x, begin=nb, end=ne, strides=ns)
+
+
+def _slice_like(ins, a, c):
+    x, like = ins
+    xs, ls = c.shape(x), c.shape(like)
+    axes = a.get_tuple("axes", ())
+    axes = range(len(xs)) if not axes else [ax % len(xs) for ax in axes]
+    end = list(xs)
+    for ax in axes:
+        end[ax] = ls[ax]
+    return R("strided_slice")(x, begin=[0] * len(xs), end=end, strides=[1] * len(xs))
+
+
+def _split_outputs(x, sections_or_indices, n, axis, squeeze, c):
+    outs = outputs_of(R("split")(x, sections_or_indices, axis), n)
+    if squeeze:
+        outs = [R("squeeze")(o, axis=[axis]) for o in outs]
+    return outs
+
+
+def _slice_channel(ins, a, c):
+    x = ins[0]
+    n = a.get_int("num_outputs")
+    axis = a.get_int("axis", 1)
+    shape = c.shape(x)
+    if shape[axis] % n:
+        raise c.error(f"cannot split axis {axis} of size {shape[axis]} into {n} equal parts")
+    return _split_outputs(x, n, n, axis, a.get_bool("squeeze_axis", False), c)
+
+
+def _split_v2(ins, a, c):
+    x = ins[0]
+    axis = a.get_int("axis", 0)
+    sections = a.get_int("sections", 0)
+    squeeze = a.get_bool("squeeze_axis", False)
+    if sections and sections > 0:
+        return _split_outputs(x, sections, sections, axis, squeeze, c)
+    indices = [i for i in a.get_tuple("indices") if i != 0]
+    return _split_outputs(x, indices, len(indices) + 1, axis, squeeze, c)
+
+
+def _concat(ins, a, c):
+    axis = a.get_int("dim", None)
+    if axis is None:
+        axis = a.get_int("axis", 1)
+    return R("concatenate")(list(ins), axis=axis)
+
+
+def _np_concat(ins, a, c):
+    return R("concatenate")(list(ins), axis=a.get_int("axis", 0))
+
+
+def _rnn_param_concat(ins, a, c):
+    return R("concatenate")(list(ins), axis=a.get_int("dim", 0))
+
+
+def _stack(ins, a, c):
+    return R("stack")(list(ins), axis=a.get_int("axis", 0))
+
+
+def _tile(ins, a, c):
+    return R("tile")(ins[0], list(a.get_tuple("reps")))
+
+
+def _repeat(ins, a, c):
+    x = ins[0]
+    axis = a.get_int("axis", None)
+    if axis is None:
+        x, axis = R("reshape")(x, [-1]), 0
+    return R("repeat")(x, a.get_int("repeats"), axis)
+
+
+def _reverse(ins, a, c):
+    x = ins[0]
+    for ax in a.get_tuple("axis"):
+        x = R("reverse")(x, ax)
+    return x
+
+
+def _take(ins, a, c):
+    data, idx = ins
+    mode = a.get_str("mode", "clip")
+    if mode == "raise":
+        mode = "clip"  # out-of-range indices raise in MXNet; in a compiled graph they clip
+    idx = R("cast")(idx, "int32")
+    return R("take")(data, idx, axis=a.get_int("axis", 0), mode=mode)
+
+
+def _embedding(ins, a, c):
+    data, weight = ins
+    return R("take")(weight, R("cast")(data, "int32"), axis=0)
+
+
+def _one_hot(ins, a, c):
+    idx = ins[0]
+    dtype = a.get_str("dtype", "float32")
+    on = const(np.array(a.get_float("on_value", 1.0), dtype), dtype)
+    off = const(np.array(a.get_float("off_value", 0.0), dtype), dtype)
+    return R("one_hot")(R("cast")(idx, "int32"), on, off, a.get_int("depth"), -1, dtype)
+
+
+def _gather_nd(ins, a, c):
+    return R("gather_nd")(ins[0], R("cast")(ins[1], "int32"))
+
+
+def _unravel_index(ins, a, c):
+    idx = ins[0]
+    shape = a.get_tuple("shape")
+    out = R("unravel_index")(R("cast")(idx, "int32"), const(np.array(shape, "int32")))
+    return R("cast")(out, c.dtype(idx))
+
+
+def _pad(ins, a, c):
+    x = ins[0]
+    pw = a.get_tuple("pad_width")
+    mode = a.get_str("mode", "constant")
+    if len(pw) != 2 * len(c.shape(x)):
+        raise c.error(f"pad_width={pw} needs 2 values per input dimension ({c.shape(x)})")
+    pairs = [[pw[2 * i], pw[2 * i + 1]] for i in range(len(pw) // 2)]
+    value = a.get_float("constant_value", 0.0)
+    return R("nn.pad")(x, pairs, pad_value=value, pad_mode=mode)
+
+
+def _npi_pad(ins, a, c):
+    x = ins[0]
+    n = len(c.shape(x))
+    pw = a.get_tuple("pad_width")
+    if len(pw) == 2 * n:
+        pairs = [[pw[2 * i], pw[2 * i + 1]] for i in range(n)]
+    elif len(pw) == 2:
+        pairs = [[pw[0], pw[1]]] * n
+    else:
+        raise c.error(f"pad_width={pw} does not fit input rank {n}")
+    mode = a.get_str("mode", "constant")
+    return R("nn.pad")(x, pairs, pad_value=a.get_float("constant_values", 0.0), pad_mode=mode)
+
+
+def _crop(ins, a, c):
+    x = ins[0]
+    xs = c.shape(x)
+    if len(ins) == 2:
+        h, w = c.shape(ins[1])[2:4]
+    else:
+        h, w = a.get_tuple("h_w")
+    oy, ox = a.get_tuple("offset", (0, 0))
+    if a.get_bool("center_crop", False):
+        oy, ox = (xs[2] - h) // 2, (xs[3] - w) // 2
+    return R("strided_slice")(x, begin=[0, 0, oy, ox], end=[xs[0], xs[1], oy + h, ox + w],
+                              strides=[1, 1, 1, 1])
+
+
+def _depth_to_space(ins, a, c):
+    return R("nn.depth_to_space")(ins[0], a.get_int("block_size"), mode="DCR")
+
+
+def _space_to_depth(ins, a, c):
+    return R("nn.space_to_depth")(ins[0], a.get_int("block_size"))
+
+
+def _sequence_mask(ins, a, c):
+    x = ins[0]
+    if not a.get_bool("use_sequence_length", False):
+        return x
+    length = ins[1]
+    return R("sequence_mask")(x, R("cast")(length, c.dtype(x)), a.get_float("value", 0.0),
+                              a.get_int("axis", 0))
+
+
+def _sequence_reverse(ins, a, c):
+    x = ins[0]
+    axis = a.get_int("axis", 0)
+    if axis != 0:
+        raise c.error(f"SequenceReverse axis={axis} is not supported (MXNet allows only 0)")
+    if not a.get_bool("use_sequence_length", False):
+        return R("reverse")(x, 0)
+    length = R("cast")(ins[1], "int32")
+    return R("reverse_sequence")(x, length, seq_axis=0, batch_axis=1)
+
+
+SHAPE_CONVERTERS = {
+    "Reshape": _reshape,
+    "reshape": _reshape,
+    "_npx_reshape": _npx_reshape,
+    "reshape_like": _reshape_like,
+    "Flatten": _flatten,
+    "flatten": _flatten,
+    "expand_dims": _expand_dims,
+    "squeeze": _squeeze,
+    "transpose": _transpose,
+    "_np_transpose": _transpose,
+    "_npi_transpose": _transpose,
+    "SwapAxis": _swapaxis,
+    "swapaxes": _swapaxis,
+    "broadcast_to": _broadcast_to,
+    "broadcast_axis": _broadcast_axis,
+    "broadcast_axes": _broadcast_axis,
+    "broadcast_like": _broadcast_like,
+    "slice": _slice,
+    "crop": _slice,
+    "slice_axis": _slice_axis,
+    "slice_like": _slice_like,
+    "SliceChannel": _slice_channel,
+    "split": _slice_channel,
+    "_split_v2": _split_v2,
+    "Concat": _concat,
+    "concat": _concat,
+    "_npi_concatenate": _np_concat,
+    "_rnn_param_concat": _rnn_param_concat,
+    "stack": _stack,
+    "_npi_stack": _stack,
+    "tile": _tile,
+    "repeat": _repeat,
+    "reverse": _reverse,
+    "flip": _reverse,
+    "take": _take,
+    "Embedding": _embedding,
+    "one_hot": _one_hot,
+    "gather_nd": _gather_nd,
+    "_unravel_index": _unravel_index,
+    "Pad": _pad,
+    "pad": _pad,
+    "_npi_pad": _npi_pad,
+    "Crop": _crop,
+    "depth_to_space": _depth_to_space,
+    "space_to_depth": _space_to_depth,
+    "SequenceMask": _sequence_mask,
+    "SequenceReverse": _sequence_reverse,
+}
+
+__all__ = ["SHAPE_CONVERTERS", "mx_reshape_shape", "npx_reshape_shape"]

@@ -1,0 +1,436 @@
+"""MXNet converters: elementwise, scalar, comparison, reduction and creation operators.
+
+Semantics follow the MXNet 1.9.1 operator documentation; each converter takes
+``(inputs, attrs: StrAttrs, ctx: Ctx)`` and returns a Relay expression or a list of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.expr import const
+from ._mx_util import R
+
+
+def _unary(name):
+    return lambda ins, a, c: R(name)(ins[0])
+
+
+def _binary(name):
+    return lambda ins, a, c: R(name)(ins[0], ins[1])
+
+
+def _cmp(name, keep_dtype=True):
+    """MXNet's legacy comparisons return 0/1 in the input dtype; numpy-style ones (_npi_) bool."""
+
+    def conv(ins, a, c):
+        out = R(name)(ins[0], ins[1])
+        return R("cast")(out, c.dtype(ins[0])) if keep_dtype else out
+
+    return conv
+
+
+def _nonzero(x, c):
+    return R("not_equal")(x, c.scalar(0, x))
+
+
+def _logical(name):
+    def conv(ins, a, c):
+        out = R(name)(_nonzero(ins[0], c), _nonzero(ins[1], c))
+        return R("cast")(out, c.dtype(ins[0]))
+
+    return conv
+
+
+def _scalar_of(a, c, x):
+    s = a.get_float("scalar", 0.0)
+    if a.get_bool("is_int", False):
+        s = int(s)
+    return c.scalar(s, x)
+
+
+def _scalar_op(name, reverse=False, cmp=False, keep_dtype=True):
+    def conv(ins, a, c):
+        x = ins[0]
+        s = _scalar_of(a, c, x)
+        out = R(name)(s, x) if reverse else R(name)(x, s)
+        if cmp and keep_dtype:
+            out = R("cast")(out, c.dtype(x))
+        return out
+
+    return conv
+
+
+def _mod(ins, a, c):
+    return R("floor_mod")(ins[0], ins[1])
+
+
+def _square(ins, a, c):
+    return R("multiply")(ins[0], ins[0])
+
+
+def _reciprocal(ins, a, c):
+    return R("divide")(c.scalar(1, ins[0]), ins[0])
+
+
+def _expm1(ins, a, c):
+    return R("subtract")(R("exp")(ins[0]), c.scalar(1, ins[0]))
+
+
+def _log1p(ins, a, c):
+    return R("log")(R("add")(ins[0], c.scalar(1, ins[0])))
+
+
+def _cbrt(ins, a, c):
+    x = ins[0]
+    mag = R("power")(R("abs")(x), c.scalar(1.0 / 3.0, x))
+    return R("multiply")(R("sign")(x), mag)
+
+
+def _rcbrt(ins, a, c):
+    return R("divide")(c.scalar(1, ins[0]), _cbrt(ins, a, c))
+
+
+def _softsign(ins, a, c):
+    x = ins[0]
+    return R("divide")(x, R("add")(c.scalar(1, x), R("abs")(x)))
+
+
+def _softrelu(x, c):
+    # log(1 + exp(x)), written to stay finite for large x: max(x, 0) + log1p(exp(-|x|)).
+    pos = R("maximum")(x, c.scalar(0, x))
+    tail = R("log")(R("add")(c.scalar(1, x), R("exp")(R("negative")(R("abs")(x)))))
+    return R("add")(pos, tail)
+
+
+def _hard_sigmoid(ins, a, c):
+    x = ins[0]
+    alpha, beta = a.get_float("alpha", 0.2), a.get_float("beta", 0.5)
+    y = R("add")(R("multiply")(x, c.scalar(alpha, x)), c.scalar(beta, x))
+    return R("clip")(y, 0.0, 1.0)
+
+
+def _clip(ins, a, c):
+    return R("clip")(ins[0], a.get_float("a_min"), a.get_float("a_max"))
+
+
+def _smooth_l1(ins, a, c):
+    x = ins[0]
+    sigma = a.get_float("scalar", 1.0)
+    s2 = sigma * sigma
+    ax = R("abs")(x)
+    quad = R("multiply")(R("multiply")(x, x), c.scalar(0.5 * s2, x))
+    lin = R("subtract")(ax, c.scalar(0.5 / s2, x))
+    return R("where")(R("less")(ax, c.scalar(1.0 / s2, x)), quad, lin)
+
+
+def _where(ins, a, c):
+    cond, x, y = ins
+    if c.shape(cond) != c.shape(x) and len(c.shape(cond)) == 1:
+        # MXNet: a 1-d condition selects whole rows of x / y.
+        cond = R("reshape")(cond, [-1] + [1] * (len(c.shape(x)) - 1))
+    return R("where")(_nonzero(cond, c), x, y)
+
+
+def _npi_where_rscalar(ins, a, c):
+    cond, x = ins
+    return R("where")(_nonzero(cond, c), x, _scalar_of(a, c, x))
+
+
+def _add_n(ins, a, c):
+    out = ins[0]
+    for x in ins[1:]:
+        out = R("add")(out, x)
+    return out
+
+
+def _identity(ins, a, c):
+    return ins[0]
+
+
+def _copy(ins, a, c):
+    return R("copy")(ins[0])
+
+
+def _cast(ins, a, c):
+    return R("cast")(ins[0], a.get_str("dtype"))
+
+
+def _amp_multicast(ins, a, c):
+    n = a.get_int("num_outputs", len(ins))
+    dts = [c.dtype(x) for x in ins]
+    if a.get_bool("cast_narrow", False):
+        target = min(dts, key=lambda d: np.dtype(d).itemsize)
+    else:
+        target = max(dts, key=lambda d: np.dtype(d).itemsize)
+    return [R("cast")(x, target) for x in ins[:n]]
+
+
+# ---- reductions ----
+
+
+def _reduce(name, axis_key="axis"):
+    def conv(ins, a, c):
+        axis = a.get_tuple(axis_key, None)
+        if axis is not None and len(axis) == 0:
+            axis = None
+        return R(name)(ins[0], axis=axis, keepdims=a.get_bool("keepdims", False),
+                       exclude=a.get_bool("exclude", False))
+
+    return conv
+
+
+def _arg(name):
+    def conv(ins, a, c):
+        x = ins[0]
+        axis = a.get_int("axis", None)
+        keep = a.get_bool("keepdims", False)
+        out = R(name)(x, axis=None if axis is None else [axis], keepdims=keep)
+        return R("cast")(out, c.dtype(x))
+
+    return conv
+
+
+def _argsort(ins, a, c):
+    axis = a.get_int("axis", -1)
+    x = ins[0]
+    if axis is None:
+        x, axis = R("reshape")(x, [-1]), 0
+    return R("argsort")(x, axis=axis, is_ascend=a.get_bool("is_ascend", True),
+                        dtype=a.get_str("dtype", "float32"))
+
+
+def _topk(ins, a, c):
+    x = ins[0]
+    axis = a.get_int("axis", -1)
+    if axis is None:
+        x, axis = R("reshape")(x, [-1]), 0
+    ret = a.get_str("ret_typ", "indices")
+    if ret == "mask":
+        raise c.error("topk ret_typ='mask' is not supported")
+    dtype = a.get_str("dtype", "float32")
+    out = R("topk")(x, k=a.get_int("k", 1), axis=axis, ret_type=ret,
+                    is_ascend=a.get_bool("is_ascend", False), dtype=dtype)
+    if ret == "both":
+        from ._mx_util import outputs_of
+
+        return outputs_of(out, 2)
+    return out
+
+
+# ---- creation ----
+
+
+def _mx_dtype(a, default="float32"):
+    dt = a.get_str("dtype", default)
+    return default if dt in (None, "None") else dt
+
+
+def _zeros(ins, a, c):
+    return const(np.zeros(a.get_tuple("shape"), _mx_dtype(a)))
+
+
+def _ones(ins, a, c):
+    return const(np.ones(a.get_tuple("shape"), _mx_dtype(a)))
+
+
+def _full(ins, a, c):
+    return const(np.full(a.get_tuple("shape"), a.get_float("value"), _mx_dtype(a)))
+
+
+def _zeros_like(ins, a, c):
+    return R("zeros_like")(ins[0])
+
+
+def _ones_like(ins, a, c):
+    return R("ones_like")(ins[0])
+
+
+def _arange_values(a, c):
+    start = a.get_float("start", 0.0)
+    stop = a.get_float("stop", None)
+    step = a.get_float("step", 1.0)
+    if stop is None:
+        start, stop = 0.0, start
+    vals = np.arange(start, stop, step)
+    rep = a.get_int("repeat", 1)
+    if rep != 1:
+        vals = np.repeat(vals, rep)
+    return vals
+
+
+def _arange(ins, a, c):
+    if a.get_bool("infer_range", False):
+        raise c.error("_arange with infer_range=True is not supported")
+    return const(_arange_values(a, c).astype(_mx_dtype(a)))
+
+
+def _arange_like(ins, a, c):
+    x = ins[0]
+    shape = c.shape(x)
+    axis = a.get_int("axis", None)
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    start, step = a.get_float("start", 0.0), a.get_float("step", 1.0)
+    rep = a.get_int("repeat", 1)
+    vals = np.repeat(start + step * np.arange(int(np.ceil(n / rep))), rep)[:n]
+    vals = vals.astype(c.dtype(x))
+    return const(vals.reshape(shape) if axis is None else vals)
+
+
+def _shape_array(ins, a, c):
+    return const(np.array(c.shape(ins[0]), dtype="int64"))
+
+
+TENSOR_CONVERTERS = {
+    # activations and unary math
+    "relu": _unary("nn.relu"),
+    "sigmoid": _unary("sigmoid"),
+    "tanh": _unary("tanh"),
+    "_npi_tanh": _unary("tanh"),
+    "softsign": _softsign,
+    "hard_sigmoid": _hard_sigmoid,
+    "abs": _unary("abs"),
+    "arccos": _unary("acos"),
+    "arccosh": _unary("acosh"),
+    "arcsin": _unary("asin"),
+    "arcsinh": _unary("asinh"),
+    "arctan": _unary("atan"),
+    "arctanh": _unary("atanh"),
+    "cos": _unary("cos"),
+    "cosh": _unary("cosh"),
+    "sin": _unary("sin"),
+    "sinh": _unary("sinh"),
+    "tan": _unary("tan"),
+    "ceil": _unary("ceil"),
+    "floor": _unary("floor"),
+    "round": _unary("round"),
+    "trunc": _unary("trunc"),
+    "sign": _unary("sign"),
+    "erf": _unary("erf"),
+    "exp": _unary("exp"),
+    "log": _unary("log"),
+    "log2": _unary("log2"),
+    "log10": _unary("log10"),
+    "sqrt": _unary("sqrt"),
+    "rsqrt": _unary("rsqrt"),
+    "negative": _unary("negative"),
+    "logical_not": lambda ins, a, c: R("cast")(
+        R("equal")(ins[0], c.scalar(0, ins[0])), c.dtype(ins[0])),
+    "square": _square,
+    "reciprocal": _reciprocal,
+    "expm1": _expm1,
+    "log1p": _log1p,
+    "cbrt": _cbrt,
+    "rcbrt": _rcbrt,
+    "clip": _clip,
+    "smooth_l1": _smooth_l1,
+    # binary (same shape and broadcasting)
+    "elemwise_add": _binary("add"),
+    "elemwise_sub": _binary("subtract"),
+    "elemwise_mul": _binary("multiply"),
+    "elemwise_div": _binary("divide"),
+    "broadcast_add": _binary("add"),
+    "broadcast_plus": _binary("add"),
+    "broadcast_sub": _binary("subtract"),
+    "broadcast_minus": _binary("subtract"),
+    "broadcast_mul": _binary("multiply"),
+    "broadcast_div": _binary("divide"),
+    "broadcast_mod": _mod,
+    "broadcast_power": _binary("power"),
+    "broadcast_maximum": _binary("maximum"),
+    "broadcast_minimum": _binary("minimum"),
+    "_maximum": _binary("maximum"),
+    "_minimum": _binary("minimum"),
+    "_npi_add": _binary("add"),
+    "_npi_subtract": _binary("subtract"),
+    "_npi_multiply": _binary("multiply"),
+    "_npi_power": _binary("power"),
+    "broadcast_equal": _cmp("equal"),
+    "broadcast_not_equal": _cmp("not_equal"),
+    "broadcast_greater": _cmp("greater"),
+    "broadcast_greater_equal": _cmp("greater_equal"),
+    "broadcast_lesser": _cmp("less"),
+    "broadcast_lesser_equal": _cmp("less_equal"),
+    "_equal": _cmp("equal"),
+    "_not_equal": _cmp("not_equal"),
+    "_greater": _cmp("greater"),
+    "_greater_equal": _cmp("greater_equal"),
+    "_lesser": _cmp("less"),
+    "_lesser_equal": _cmp("less_equal"),
+    "_npi_less": _cmp("less", keep_dtype=False),
+    "_npi_less_equal": _cmp("less_equal", keep_dtype=False),
+    "broadcast_logical_and": _logical("logical_and"),
+    "broadcast_logical_or": _logical("logical_or"),
+    "broadcast_logical_xor": _logical("logical_xor"),
+    # with a scalar
+    "__add_scalar__": _scalar_op("add"),
+    "_plus_scalar": _scalar_op("add"),
+    "_npi_add_scalar": _scalar_op("add"),
+    "__sub_scalar__": _scalar_op("subtract"),
+    "_minus_scalar": _scalar_op("subtract"),
+    "_npi_subtract_scalar": _scalar_op("subtract"),
+    "__rsub_scalar__": _scalar_op("subtract", reverse=True),
+    "_rminus_scalar": _scalar_op("subtract", reverse=True),
+    "__mul_scalar__": _scalar_op("multiply"),
+    "_mul_scalar": _scalar_op("multiply"),
+    "_npi_multiply_scalar": _scalar_op("multiply"),
+    "__div_scalar__": _scalar_op("divide"),
+    "_div_scalar": _scalar_op("divide"),
+    "_npi_true_divide_scalar": _scalar_op("divide"),
+    "__rdiv_scalar__": _scalar_op("divide", reverse=True),
+    "_rdiv_scalar": _scalar_op("divide", reverse=True),
+    "__pow_scalar__": _scalar_op("power"),
+    "_power_scalar": _scalar_op("power"),
+    "_npi_power_scalar": _scalar_op("power"),
+    "__rpow_scalar__": _scalar_op("power", reverse=True),
+    "_maximum_scalar": _scalar_op("maximum"),
+    "_minimum_scalar": _scalar_op("minimum"),
+    "_equal_scalar": _scalar_op("equal", cmp=True),
+    "_not_equal_scalar": _scalar_op("not_equal", cmp=True),
+    "_greater_scalar": _scalar_op("greater", cmp=True),
+    "_greater_equal_scalar": _scalar_op("greater_equal", cmp=True),
+    "_lesser_scalar": _scalar_op("less", cmp=True),
+    "_lesser_equal_scalar": _scalar_op("less_equal", cmp=True),
+    "where": _where,
+    "_npi_where_rscalar": _npi_where_rscalar,
+    "add_n": _add_n,
+    "ElementWiseSum": _add_n,
+    # identities, copies, casts
+    "_copy": _copy,
+    "_np_copy": _copy,
+    "_npi_copy": _copy,
+    "identity": _copy,
+    "BlockGrad": _identity,
+    "stop_gradient": _identity,
+    "make_loss": _identity,
+    "MakeLoss": _identity,
+    "Dropout": _identity,
+    "Cast": _cast,
+    "cast": _cast,
+    "amp_cast": _cast,
+    "amp_multicast": _amp_multicast,
+    # reductions
+    "sum": _reduce("sum"),
+    "sum_axis": _reduce("sum"),
+    "mean": _reduce("mean"),
+    "max": _reduce("max"),
+    "max_axis": _reduce("max"),
+    "min": _reduce("min"),
+    "min_axis": _reduce("min"),
+    "prod": _reduce("prod"),
+    "argmax": _arg("argmax"),
+    "argmin": _arg("argmin"),
+    "argsort": _argsort,
+    "topk": _topk,
+    # creation
+    "_zeros": _zeros,
+    "_ones": _ones,
+    "_full": _full,
+    "zeros_like": _zeros_like,
+    "ones_like": _ones_like,
+    "_arange": _arange,
+    "_contrib_arange_like": _arange_like,
+    "shape_array": _shape_array,
+}
+
+__all__ = ["TENSOR_CONVERTERS"]

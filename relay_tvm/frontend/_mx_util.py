@@ -1,0 +1,85 @@
+"""Building blocks of the MXNet converters: resolving Relay constructors, scalar constants."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from ..errors import ConversionError
+from ..ir.expr import TupleGetItem, const
+from .common import infer_dtype, infer_shape
+
+
+def R(path: str):
+    """The Relay constructor ``path`` (``"nn.conv2d"``, ``"reshape"``, ``"image.resize2d"``).
+
+    Resolved at conversion time, so converters can be written against tvm.relay 0.19's names.
+
+    Raises:
+        ConversionError: relay_tvm has no such operator constructor.
+    """
+    mod = importlib.import_module("relay_tvm.op")
+    obj = mod
+    for part in path.split("."):
+        nxt = getattr(obj, part, None)
+        if nxt is None and obj is mod:
+            try:
+                nxt = importlib.import_module(f"relay_tvm.op.{part}")
+            except ImportError:
+                nxt = None
+        if nxt is None:
+            raise ConversionError(f"the Relay operator constructor relay.{path} is not available")
+        obj = nxt
+    return obj
+
+
+class Ctx:
+    """What a converter knows besides its inputs and attributes: the node, and shape/dtype
+    queries of already-built expressions."""
+
+    def __init__(self, node_name: str, op_name: str, frontend: str = "MXNet"):
+        self.node_name = node_name
+        self.op_name = op_name
+        self.frontend = frontend
+
+    def shape(self, e) -> tuple:
+        return infer_shape(e)
+
+    def dtype(self, e) -> str:
+        return infer_dtype(e)
+
+    def error(self, msg: str) -> ConversionError:
+        return ConversionError(f"{self.op_name} node {self.node_name!r}: {msg}")
+
+    def scalar(self, value, like) -> object:
+        """A scalar constant of ``like``'s dtype."""
+        dt = self.dtype(like)
+        return const(np.array(value).astype(dt), dt)
+
+
+def outputs_of(tuple_expr, n: int) -> list:
+    """The ``n`` fields of a tuple-valued expression (a TupleWrapper or a tuple expression)."""
+    if hasattr(tuple_expr, "astuple"):
+        tuple_expr = tuple_expr.astuple()
+    if isinstance(tuple_expr, (list, tuple)):
+        return list(tuple_expr)
+    return [TupleGetItem(tuple_expr, i) for i in range(n)]
+
+
+def first(x):
+    """Field 0 of an operator with several outputs (batch_norm, ...), or ``x``."""
+    if hasattr(x, "astuple"):
+        return x[0]
+    if isinstance(x, (list, tuple)):
+        return x[0]
+    from ..ir.types import TupleType
+
+    from .common import infer_type
+
+    if isinstance(infer_type(x), TupleType):
+        return TupleGetItem(x, 0)
+    return x
+
+
+__all__ = ["R", "Ctx", "outputs_of", "first"]

@@ -1,0 +1,2 @@
+def from_nnvm(*a, **k):
+    raise NotImplementedError
