@@ -1,0 +1,298 @@
+"""relay.build: the factory module, graph JSON, export/load in a fresh process, memory planning,
+kernel deduplication, targets."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from backend_util import rand
+from relay_tvm.backend.target import host_cpu, make_target, parse_target_string
+from relay_tvm.runtime import GraphModule
+
+
+def _small_net():
+    x = relay.var("x", shape=(1, 2, 6, 6))
+    w = relay.var("w", shape=(3, 2, 3, 3))
+    c = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))
+    out = relay.Tuple([relay.nn.global_avg_pool2d(c), relay.add(c, relay.const(1.0))])
+    return relay.IRModule.from_expr(relay.Function([x, w], out))
+
+
+def _reference(mod, *args):
+    res = relay.create_executor("debug", mod).evaluate()(*args)
+    return [r.numpy() for r in res]
+
+
+def test_graph_json_has_relay_layout():
+    mod = _small_net()
+    lib = relay.build(mod, target="llvm", params={"w": rand((3, 2, 3, 3))})
+    g = json.loads(lib.get_graph_json())
+    assert set(g) >= {"nodes", "arg_nodes", "heads", "attrs", "node_row_ptr"}
+    assert g["attrs"]["shape"][0] == "list_shape"
+    assert g["attrs"]["dltype"][0] == "list_str"
+    assert g["attrs"]["storage_id"][0] == "list_int"
+    names = [g["nodes"][i]["name"] for i in g["arg_nodes"]]
+    assert names[0] == "x" and all(n.startswith("p") for n in names[1:])
+    assert sorted(lib.get_params()) == sorted(names[1:])
+    ops = [n for n in g["nodes"] if n["op"] == "tvm_op"]
+    for n in ops:
+        assert set(n["attrs"]) >= {"func_name", "num_inputs", "num_outputs", "flatten_data"}
+        assert int(n["attrs"]["num_inputs"]) == len(n["inputs"])
+    assert len(g["heads"]) == 2
+    n_entries = g["node_row_ptr"][-1]
+    assert len(g["attrs"]["shape"][1]) == n_entries == len(g["attrs"]["storage_id"][1])
+    assert g["attrs"]["shape"][1][0] == [1, 2, 6, 6]
+
+
+def test_graph_module_api():
+    mod = _small_net()
+    w = rand((3, 2, 3, 3), seed=1)
+    x = rand((1, 2, 6, 6))
+    lib = relay.build(mod, target="llvm", params={"w": w})
+    m = GraphModule(lib["default"](relay_tvm_cpu()))
+    assert m.get_num_outputs() == 2
+    m.set_input("x", x)
+    m.run()
+    ref = _reference(mod, x, w)
+    for i in range(2):
+        np.testing.assert_allclose(m.get_output(i).numpy(), ref[i], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(m.get_input("x").numpy(), x)
+    np.testing.assert_array_equal(m.get_input(0).numpy(), x)
+    # set by index and through **params, run again with new data
+    x2 = rand((1, 2, 6, 6), seed=5)
+    m.set_input(0, x2)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), _reference(mod, x2, w)[0], rtol=1e-5,
+                               atol=1e-5)
+    res = m.benchmark(number=2, repeat=2)
+    assert len(res.results) == 2 and res.mean > 0
+
+
+def relay_tvm_cpu():
+    import tvm
+
+    return tvm.cpu(0)
+
+
+def test_unbound_params_stay_inputs_and_graph_module_takes_them():
+    mod = _small_net()
+    w = rand((3, 2, 3, 3), seed=1)
+    x = rand((1, 2, 6, 6))
+    lib = relay.build(mod, target="llvm")
+    m = GraphModule(lib["default"]())
+    m.set_input(x=x, w=w)
+    m.run()
+    np.testing.assert_allclose(m.get_output(1).numpy(), _reference(mod, x, w)[1], rtol=1e-5,
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "key, value, match",
+    [
+        ("nope", np.zeros((1, 2, 6, 6), "float32"), "unknown input 'nope'"),
+        ("x", np.zeros((1, 2, 6, 5), "float32"), r"got shape \(1, 2, 6, 5\), expected \(1, 2, 6, 6\)"),
+        ("x", np.zeros((1, 2, 6, 6), "float64"), "got dtype float64, expected float32"),
+        ("x", np.zeros((2, 6, 6), "float32"), "got shape"),
+        (7, np.zeros((1, 2, 6, 6), "float32"), "index 7 out of range"),
+        ("x", 1.0, "no implicit conversion"),
+    ],
+)
+def test_set_input_errors(key, value, match):
+    lib = relay.build(_small_net(), target="llvm", params={"w": rand((3, 2, 3, 3))})
+    m = GraphModule(lib["default"]())
+    with pytest.raises(relay.BuildError, match=match):
+        m.set_input(key, value)
+
+
+def test_run_without_inputs_is_an_error():
+    lib = relay.build(_small_net(), target="llvm")
+    m = GraphModule(lib["default"]())
+    with pytest.raises(relay.BuildError, match=r"inputs \['x', 'w'\] were not set"):
+        m.run()
+
+
+def test_build_rejects_unknown_param_name():
+    with pytest.raises(relay.BuildError, match="not parameters of main"):
+        relay.build(_small_net(), params={"bogus": np.zeros(1, "float32")})
+
+
+def test_export_and_load_in_fresh_process(tmp_path):
+    mod = _small_net()
+    w = rand((3, 2, 3, 3), seed=1)
+    x = rand((1, 2, 6, 6))
+    lib = relay.build(mod, target="llvm", params={"w": w})
+    path = str(tmp_path / "net.so")
+    lib.export_library(path)
+    np.save(tmp_path / "x.npy", x)
+    code = (
+        "import sys, numpy as np, relay_tvm as relay\n"
+        f"m = relay.runtime.GraphModule(relay.runtime.load_module({path!r})['default']())\n"
+        f"m.set_input('x', np.load({str(tmp_path / 'x.npy')!r}))\n"
+        "m.run()\n"
+        f"np.save({str(tmp_path / 'o0.npy')!r}, m.get_output(0).numpy())\n"
+        f"np.save({str(tmp_path / 'o1.npy')!r}, m.get_output(1).numpy())\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    ref = _reference(mod, x, w)
+    np.testing.assert_allclose(np.load(tmp_path / "o0.npy"), ref[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.load(tmp_path / "o1.npy"), ref[1], rtol=1e-5, atol=1e-5)
+
+
+def test_load_module_errors(tmp_path):
+    with pytest.raises(relay.BuildError, match="no such file"):
+        relay.runtime.load_module(str(tmp_path / "missing.so"))
+    bad = tmp_path / "bad.so"
+    bad.write_bytes(b"not a library")
+    with pytest.raises(relay.BuildError, match="cannot load"):
+        relay.runtime.load_module(str(bad))
+
+
+# ---- memory planning ----------------------------------------------------------------------
+
+
+def test_memory_plan_shares_storage_on_a_chain():
+    x = relay.var("x", shape=(64, 64))
+    y = x
+    for i in range(8):
+        y = relay.exp(y) if i % 2 else relay.negative(y)
+    mod = relay.IRModule.from_expr(relay.Function([x], y))
+    with relay.transform.PassContext(opt_level=0):
+        lib = relay.build(mod, target="llvm")
+    mem = lib.memory
+    assert mem["intermediate_bytes"] == 8 * 64 * 64 * 4
+    assert mem["planned_bytes"] == 2 * 64 * 64 * 4  # ping-pong between two buffers
+    assert mem["planned_bytes"] < mem["intermediate_bytes"]
+    g = json.loads(lib.get_graph_json())
+    sids = g["attrs"]["storage_id"][1]
+    assert len(set(sids[1:])) == 2
+    m = GraphModule(lib["default"]())
+    xv = rand((64, 64)) * 0.1
+    m.set_input("x", xv)
+    m.run()
+    ref = relay.create_executor("debug", mod).evaluate()(xv).numpy()
+    np.testing.assert_allclose(m.get_output(0).numpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_memory_plan_keeps_live_values_apart():
+    # a is used at the very end, so nothing computed in between may reuse its buffer
+    x = relay.var("x", shape=(16,))
+    a = relay.exp(x)
+    b = relay.negative(a)
+    c = relay.exp(b)
+    d = relay.negative(c)
+    out = relay.add(d, a)
+    mod = relay.IRModule.from_expr(relay.Function([x], out))
+    with relay.transform.PassContext(opt_level=0):
+        lib = relay.build(mod, target="llvm")
+    g = json.loads(lib.get_graph_json())
+    sids = g["attrs"]["storage_id"][1]
+    a_sid = sids[1]
+    assert a_sid not in sids[2:5]
+    m = GraphModule(lib["default"]())
+    xv = rand((16,))
+    m.set_input("x", xv)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(),
+                               -np.exp(-np.exp(xv)) + np.exp(xv), rtol=1e-5, atol=1e-6)
+
+
+# ---- kernel deduplication -----------------------------------------------------------------
+
+
+def test_identical_primitive_functions_compile_once():
+    x = relay.var("x", shape=(8, 8))
+    y = x
+    for _ in range(6):
+        y = relay.nn.relu(relay.add(y, relay.const(1.0)))
+    mod = relay.IRModule.from_expr(relay.Function([x], y))
+    with relay.transform.PassContext(opt_level=0):
+        lib = relay.build(mod, target="llvm")
+    assert lib.stats["num_primitive_calls"] == 12
+    assert lib.stats["num_kernels"] == 2
+    with relay.transform.PassContext(opt_level=3):
+        lib3 = relay.build(mod, target="llvm")
+    # fused: add+relu is one primitive function, called six times, compiled once
+    assert lib3.stats["num_kernels"] == 1
+    m = GraphModule(lib3["default"]())
+    xv = rand((8, 8))
+    m.set_input("x", xv)
+    m.run()
+    ref = xv
+    for _ in range(6):
+        ref = np.maximum(ref + 1, 0)
+    np.testing.assert_allclose(m.get_output(0).numpy(), ref, rtol=1e-6)
+
+
+def test_different_shapes_are_different_kernels():
+    x = relay.var("x", shape=(4,))
+    y = relay.var("y", shape=(5,))
+    f = relay.Function([x, y], relay.Tuple([relay.exp(x), relay.exp(y)]))
+    with relay.transform.PassContext(opt_level=0):
+        lib = relay.build(relay.IRModule.from_expr(f), target="llvm")
+    assert lib.stats["num_kernels"] == 2
+
+
+# ---- targets ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("llvm", {"kind": "llvm"}),
+        ("llvm -mcpu=skylake-avx512", {"kind": "llvm", "mcpu": "skylake-avx512"}),
+        ("llvm -mtriple=aarch64-linux-gnu", {"kind": "llvm", "mtriple": "aarch64-linux-gnu"}),
+        ("llvm -mattr=+avx2,+fma", {"kind": "llvm", "mattr": ["+avx2", "+fma"]}),
+        ("cuda", {"kind": "cuda"}),
+        ("cuda -arch=sm_80", {"kind": "cuda", "arch": "sm_80"}),
+        ("cuda -max_num_threads=512", {"kind": "cuda", "max_num_threads": 512}),
+        ("c", {"kind": "c"}),
+    ],
+)
+def test_target_string_translation(text, expected):
+    assert parse_target_string(text) == expected
+
+
+def test_plain_llvm_uses_host_cpu():
+    t = make_target("llvm")
+    cpu, triple = host_cpu()
+    assert t.attrs["mcpu"] == cpu
+    assert t.attrs["mtriple"] == triple
+    t2 = make_target("llvm -mcpu=skylake-avx512")
+    assert t2.attrs["mcpu"] == "skylake-avx512"
+    t3 = make_target({"kind": "llvm", "mcpu": "skylake"})
+    assert t3.attrs["mcpu"] == "skylake"
+    import tvm
+
+    t4 = make_target(tvm.target.Target({"kind": "llvm"}))
+    assert t4.kind.name == "llvm"
+
+
+def test_aarch64_target_gets_neon():
+    t = make_target("llvm -mtriple=aarch64-linux-gnu")
+    assert list(t.attrs["mattr"]) == ["+neon"]
+    assert "mcpu" not in t.attrs
+
+
+def test_cuda_target_has_llvm_host():
+    t = make_target("cuda")
+    assert t.kind.name == "cuda" and t.host.kind.name == "llvm"
+
+
+@pytest.mark.parametrize("bad, match", [("llvmx", "unknown target kind"),
+                                        ("llvm mcpu", "must look like -key=value"),
+                                        ("", "empty"), (3, "expected a string")])
+def test_bad_targets(bad, match):
+    with pytest.raises(relay.BuildError, match=match):
+        make_target(bad)
+
+
+def test_cross_compile_aarch64_builds():
+    x = relay.var("x", shape=(4, 4))
+    w = relay.var("w", shape=(4, 4))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], relay.nn.relu(relay.nn.dense(x, w))))
+    lib = relay.build(mod, target="llvm -mtriple=aarch64-linux-gnu")
+    assert "tvm_op" in lib.get_graph_json()
