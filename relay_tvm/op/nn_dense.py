@@ -71,7 +71,10 @@ def _dense_compute(attrs, inputs, out_type):
     data, weight = inputs
     if len(data.shape) == 2:
         return topi.nn.dense(data, weight, out_dtype=out_type.dtype)
-    flat = topi.reshape(data, (-1, data.shape[-1]))
+    rows = 1
+    for d in data.shape[:-1]:
+        rows = rows * d
+    flat = topi.reshape(data, (rows, data.shape[-1]))
     out = topi.nn.dense(flat, weight, out_dtype=out_type.dtype)
     return topi.reshape(out, [int(d) for d in out_type.shape])
 

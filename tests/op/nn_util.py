@@ -13,7 +13,7 @@ import numpy as np
 
 import relay_tvm as relay
 from relay_tvm.errors import RelayError
-from relay_tvm.ir.expr import Call, Tuple, TupleGetItem
+from relay_tvm.ir.expr import Call, Constant, Tuple, TupleGetItem
 from relay_tvm.ir.types import TupleType
 
 _TARGET = None
@@ -97,20 +97,27 @@ def run_te(mod, arrays):
     for i, p in enumerate(func.params):
         t = p.checked_type
         holders[p] = te.placeholder([int(d) for d in t.shape], t.dtype, name=f"p{i}")
+    placeholders = [holders[p] for p in func.params]
+    arrays = list(arrays)
     flat = []
     for a in body.args:
         if isinstance(a, Tuple):
             flat.extend(holders[f] for f in a.fields)
+        elif isinstance(a, Constant):  # a constant argument becomes one more input
+            data = np.asarray(a.data)
+            ph = te.placeholder(list(data.shape), str(data.dtype), name=f"c{len(arrays)}")
+            placeholders.append(ph)
+            arrays.append(data)
+            flat.append(ph)
         else:
             flat.append(holders[a])
     out = body.op.compute(body.attrs, flat, body.checked_type)
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    placeholders = [holders[p] for p in func.params]
     prim = te.create_prim_func(placeholders + outs)
     ex = tvm.compile(prim, target=llvm_target())
     dev = tvm.cpu(0)
     out_types = body.checked_type.fields if isinstance(body.checked_type, TupleType) else [body.checked_type]
-    bufs = [tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in arrays]
+    bufs = [tvm.runtime.tensor(np.array(a, order="C"), dev) for a in arrays]
     obufs = [
         tvm.runtime.tensor(np.zeros([int(d) for d in t.shape], dtype=t.dtype), dev)
         for t in out_types
