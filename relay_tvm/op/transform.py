@@ -55,6 +55,7 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
     out = []
     src = 0
     infer_at = None
+    used_in, used_out = set(), set()  # dims copied as they are (Relay's InferNewShape)
     i = 0
     newshape = list(newshape)
     while i < len(newshape):
@@ -65,6 +66,8 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
         elif s == 0:
             if src >= len(ishape):
                 raise TypeInferenceError(f"{op_name}: code 0 at position {i} has no input dimension to copy (input shape {shape_str(ishape)})")
+            used_in.add(src)
+            used_out.add(len(out))
             out.append(ishape[src])
             src += 1
         elif s == -1:
@@ -74,12 +77,16 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
             out.append(-1)
             src += 1
         elif s == -2:
+            used_in.update(range(src, len(ishape)))
+            used_out.update(range(len(out), len(out) + len(ishape) - src))
             out.extend(ishape[src:])
             src = len(ishape)
         elif s == -3:
             if src + 1 >= len(ishape):
                 raise TypeInferenceError(f"{op_name}: code -3 needs two input dimensions at {src} (input shape {shape_str(ishape)})")
             a, b = ishape[src], ishape[src + 1]
+            used_in.update((src, src + 1))
+            used_out.add(len(out))
             out.append(a * b if isinstance(a, int) and isinstance(b, int) else AnyDim())
             src += 2
         elif s == -4:
@@ -96,6 +103,10 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
                     b = d // a
                 if a * b != d:
                     raise TypeInferenceError(f"{op_name}: code -4 splits dimension {d} into {a} x {b}")
+            else:
+                a, b = (AnyDim() if v == -1 else v for v in (a, b))
+            used_in.add(src)
+            used_out.update((len(out), len(out) + 1))
             out.extend([a, b])
             src += 1
             i += 2
@@ -104,9 +115,11 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
         i += 1
     known_in = all(isinstance(d, int) for d in ishape)
     if infer_at is not None:
-        rest = [d for j, d in enumerate(out) if j != infer_at]
-        if known_in and all(isinstance(d, int) for d in rest):
-            total = int(np.prod(ishape, dtype=np.int64))
+        # -1 covers the input dims not copied, divided by the output dims not copied
+        free_in = [d for j, d in enumerate(ishape) if j not in used_in]
+        rest = [d for j, d in enumerate(out) if j != infer_at and j not in used_out]
+        if all(isinstance(d, int) for d in free_in + rest):
+            total = int(np.prod(free_in, dtype=np.int64))
             denom = int(np.prod(rest, dtype=np.int64))
             if denom == 0 or total % denom:
                 raise TypeInferenceError(f"{op_name}: cannot reshape {shape_str(ishape)} into {tuple(newshape)}")
