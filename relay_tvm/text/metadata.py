@@ -36,7 +36,7 @@ def encode_metadata(constants) -> str:
     """The JSON text of the metadata section for a list of :class:`Constant` s."""
     rows = []
     for c in constants:
-        a = np.ascontiguousarray(c.data)
+        a = np.array(c.data, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
         le = a.astype(a.dtype.newbyteorder("<"), copy=False)
         entry = {
             "dtype": _dtype_name(a.dtype),
