@@ -112,7 +112,8 @@ class Lexer:
                 ch = text[i]
                 hint = " (a negative number must have its digits right after '-')" if ch == "-" else ""
                 self.error(i, f"unexpected character {ch!r}{hint}")
-                i += 1
+                junk = re.compile(r"[^\s()\[\]{},;]*").match(text, i + 1)
+                i = junk.end()  # skip the rest of the bad word: one error, not two
                 continue
             kind = m.lastgroup
             if kind == "vnum":

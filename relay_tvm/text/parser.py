@@ -230,12 +230,13 @@ class Parser:
                 if self.toks[j].value != kind:
                     continue
                 self.i = j
+                before = len(self.diags)
                 try:
                     if kind == "type":
                         self.parse_type_def(defined)
                     else:
                         self.parse_def(defined)
-                    if self.i != end:
+                    if self.i != end and len(self.diags) == before:  # else: a cascade
                         t = self.peek()
                         self.error(
                             t, f"unexpected {t.describe()} after a definition; expected 'def', "
@@ -500,10 +501,13 @@ class Parser:
                 args.append(self.parse_expr())
             if not self.accept_p(","):
                 break
-        self.expect_p(")", opener)
+        close = self.expect_p(")", opener)
         span = self.span(start)
         if isinstance(callee, registry.Op):
-            if callee.num_inputs >= 0 and len(args) != callee.num_inputs:
+            bad = callee.num_inputs >= 0 and len(args) != callee.num_inputs
+            lo, hi = (opener.line, opener.col), (close.line, close.col)
+            inside = any(lo <= (d[0], d[1]) <= hi for d in self.diags)
+            if bad and not inside:  # not when an argument failed to parse
                 self.error(
                     start, f"operator {callee.name} takes {callee.num_inputs} argument"
                     f"{'s' if callee.num_inputs != 1 else ''}, got {len(args)}"
@@ -646,7 +650,9 @@ class Parser:
         if t.kind == IDENT:
             c = self.ctors.get(t.value)
             if c is None:
-                self.fail(t, f"unknown constructor {t.value!r} in pattern")
+                close = difflib.get_close_matches(t.value, list(self.ctors), n=1)
+                hint = f"; did you mean {close[0]}?" if close else ""
+                self.error(t, f"unknown constructor {t.value!r} in pattern{hint}")
             pats = []
             if self.accept_p("("):
                 while not self.is_p(self.peek(), ")"):
@@ -654,6 +660,8 @@ class Parser:
                     if not self.accept_p(","):
                         break
                 self.expect_p(")", t)
+            if c is None:
+                return PatternWildcard(self.span(t))
             return PatternConstructor(c, pats, self.span(t))
         if self.is_p(t, "("):
             pats = []
@@ -824,9 +832,9 @@ class Parser:
         while not self.is_p(self.peek(), ")"):
             t = self.next()
             if t.kind == NUM and isinstance(t.value, int) and not t.explicit:
-                if t.value < 0:
-                    self.fail(t, f"bad shape: dimension {t.value} is negative")
-                dims.append(t.value)
+                if t.value < 0:  # reported; parsing goes on to find further errors
+                    self.error(t, f"bad shape: dimension {t.value} is negative")
+                dims.append(max(t.value, 0))
             elif self.is_p(t, "?"):
                 dims.append(AnyDim())
             elif t.kind == IDENT and t.value.isidentifier():
