@@ -1,12 +1,11 @@
 """Helpers shared by the nn.* and image.* operator modules: attribute tuples, Relay's padding
-rules, layout strings, dimension checks and :class:`TupleWrapper`."""
+rules, layout strings and dimension checks."""
 
 from __future__ import annotations
 
 from ..errors import TypeInferenceError
-from ..ir.expr import TupleGetItem
 from ..ir.types import AnyDim, IncompleteType, TensorType, dim_equal
-from ._common import shape_str, tensor_args
+from ._common import TupleWrapper, shape_str, tensor_args  # noqa: F401  (re-exported)
 
 SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
 
@@ -77,13 +76,19 @@ def check_float(t: TensorType, op: str, what: str = "data") -> None:
 
 
 def out_size(size, k, pad_lo, pad_hi, stride, dil, ceil_mode=False):
-    """Output extent of a sliding window (Relay's Conv/Pool relations); symbolic sizes stay
-    symbolic, ``Any`` stays ``Any``."""
+    """Output extent of a sliding window (Relay's Conv/Pool relations): ``floor`` (or, with
+    ``ceil_mode``, ``ceil``) of ``(size + pads - (k-1)*dil - 1) / stride``, plus one. Symbolic
+    sizes stay symbolic, ``Any`` stays ``Any``."""
     if isinstance(size, AnyDim):
         return AnyDim()
     eff = (k - 1) * dil + 1
     if ceil_mode:
-        return (size + pad_lo + pad_hi - eff + stride - 1) // stride + 1
+        out = (size + pad_lo + pad_hi - eff + stride - 1) // stride + 1
+        # PyTorch's rule, which topi.nn.pool follows: the last window must start inside the
+        # input or its leading padding.
+        if isinstance(out, int) and (out - 1) * stride >= size + pad_lo:
+            out -= 1
+        return out
     return (size + pad_lo + pad_hi - eff) // stride + 1
 
 
@@ -96,7 +101,7 @@ def check_positive(dims, names, op, data, extra=""):
             )
 
 
-def vector_params(types, first: int, length, dtype: str, op: str, names) -> dict:
+def vector_params(types, first: int, length, dtype: str, op: str, names, data_shape=None) -> dict:
     """Check or infer 1-D parameters (``gamma``, ``beta``, ``bias``, ...) of shape ``(length,)``.
 
     Args:
@@ -118,49 +123,14 @@ def vector_params(types, first: int, length, dtype: str, op: str, names) -> dict
             continue
         (t,) = tensor_args([t], (names[k],), op)
         if t.ndim != 1 or not dims_match(t.shape[0], length):
+            data = f" of data shape {shape_str(data_shape)}" if data_shape is not None else ""
             raise TypeInferenceError(
-                f"{op}: {names[k]} must have shape ({length},) to match the data's axis, got "
+                f"{op}: {names[k]} must have shape ({length},) to match the axis{data}, got "
                 f"shape {shape_str(t.shape)}"
             )
         if t.dtype != dtype:
             raise TypeInferenceError(f"{op}: {names[k]} has dtype {t.dtype}, data has {dtype}")
     return fill
-
-
-class TupleWrapper:
-    """A call whose result is a tuple, as tvm.relay returns from ``nn.batch_norm``: index it to
-    get the fields (``TupleGetItem``), ``astuple()`` for the call itself.
-
-    Args:
-        tuple_value: the expression of tuple type.
-        size: the number of fields.
-    """
-
-    def __init__(self, tuple_value, size: int):
-        self.tuple_value = tuple_value
-        self.size = size
-
-    def astuple(self):
-        return self.tuple_value
-
-    def astext(self):
-        from .. import text
-
-        return text.astext(self.tuple_value)
-
-    def __getitem__(self, index):
-        if not isinstance(index, int) or not -self.size <= index < self.size:
-            raise IndexError(f"TupleWrapper index {index!r} out of range for {self.size} fields")
-        return TupleGetItem(self.tuple_value, index % self.size)
-
-    def __len__(self):
-        return self.size
-
-    def __iter__(self):
-        return (self[i] for i in range(self.size))
-
-    def __repr__(self):
-        return f"TupleWrapper({self.tuple_value!r}, {self.size})"
 
 
 def np_acc(dtype) -> str:

@@ -74,7 +74,7 @@ def _vector_rel(op, second):
             return None
         (data,) = tensor_args([data], ("data",), op)
         axis = normalize_axis(attrs.axis, data.ndim, op)
-        fill = vector_params(types, 1, data.shape[axis], data.dtype, op, (second,))
+        fill = vector_params(types, 1, data.shape[axis], data.dtype, op, (second,), data.shape)
         return (data, fill) if fill else data
 
     return rel

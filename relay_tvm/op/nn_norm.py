@@ -61,7 +61,7 @@ def _params_rel(op, names, tuple_out=False):
                 raise TypeInferenceError(
                     f"{op}: num_groups={g} must be positive and divide the {c} channels"
                 )
-        fill = vector_params(types, 1, c, data.dtype, op, names)
+        fill = vector_params(types, 1, c, data.dtype, op, names, data.shape)
         out = data
         if tuple_out:
             vec = TensorType((c,), data.dtype)

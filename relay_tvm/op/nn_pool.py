@@ -2,9 +2,9 @@
 ``nn.global_{max,avg}_pool{1,2,3}d`` and ``nn.adaptive_{max,avg}_pool{1,2,3}d``.
 
 Semantics (Relay's Pool relations and topi's pool_impl_nd): the window of output ``o`` covers
-the taps ``o * stride - pad_before + j * dilation``; ``ceil_mode`` rounds the output size up, the
-last windows may then run past the padded input and those taps are ignored. Max pooling ignores
-padding. Average pooling divides by the number of taps inside the padded input
+the taps ``o * stride - pad_before + j * dilation``; ``ceil_mode`` rounds the output size up, but
+the last window must still start inside the input or its leading padding (PyTorch's rule, which
+topi.nn.pool applies); taps past the padded input are ignored. Max pooling ignores padding. Average pooling divides by the number of taps inside the padded input
 (``count_include_pad=True``) or inside the input itself (``False``). Adaptive pooling over
 output ``o`` of ``O`` covers input ``[floor(o*S/O), ceil((o+1)*S/O))``. Layouts: any permutation
 of ``N``, ``C`` and the spatial letters (NCHW, NHWC, ...). All are kOutEWiseFusable, as in Relay.
@@ -127,7 +127,8 @@ def pool_reference(x, kind, k, s, d, before, after, ceil_mode, count_include_pad
              for i in range(nd)]
     widths = [(0, 0), (0, 0)] + [(before[i], after[i] + extra[i]) for i in range(nd)]
     if kind == "max":
-        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        # topi pads with the lowest finite value; a window past the input (ceil_mode) gives it
+        low = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         xp = np.pad(x, widths, constant_values=low)
         return _window_reduce(xp, k, s, d, osz, np.maximum)
     xp = np.pad(x.astype("float64"), widths)
@@ -209,8 +210,8 @@ def _pool_ctor(nd, kind):
         + ("        count_include_pad: divide by the taps in the padded input rather than in\n"
            "            the input.\n" if kind == "avg" else "")
         + "\n    Returns:\n"
-        f"        the pooled tensor, ``(S + pads - (k-1)*dilation - 1) // stride + 1`` per spatial\n"
-        f"        axis (rounded up with ceil_mode).\n"
+        "        the pooled tensor, ``(S + pads - (k-1)*dilation - 1) // stride + 1`` per spatial\n"
+        "        axis (rounded up with ceil_mode).\n"
     )
     return ctor
 
