@@ -96,6 +96,9 @@ def build_graph(main: Function, cache: LowerCache) -> GraphProgram:
         input_names.append(p.name_hint)
     names = set(input_names)
     params: dict = {}
+    consts: list = []  # constants seen, materialized as parameters only when used
+    const_param: dict = {}  # (const index, pack key) -> entry
+    packed_vals: dict = {}  # (entry, pack key) -> entry of a run-time packing kernel
 
     def add_param(arr: np.ndarray):
         k = len(params)
@@ -108,6 +111,31 @@ def build_graph(main: Function, cache: LowerCache) -> GraphProgram:
         params[name] = arr
         nodes.append(GraphNode("null", name, out_types=[TensorType(arr.shape, _dtype_name(arr))]))
         return (len(nodes) - 1, 0)
+
+    def pending(arr) -> tuple:
+        consts.append(np.asarray(arr))
+        return ("c", len(consts) - 1)
+
+    def real(e, pack=None, in_type=None):
+        """The graph entry of ``e``, packed per ``pack`` when given."""
+        if isinstance(e[0], str):
+            key = (e[1], pack.key if pack else None, tuple(pack.new_shape) if pack else None)
+            if key not in const_param:
+                arr = consts[e[1]]
+                const_param[key] = add_param(pack.pack_numpy(arr) if pack else arr)
+            return const_param[key]
+        if pack is None:
+            return e
+        key = (e, pack.key, tuple(pack.new_shape))
+        if key not in packed_vals:
+            lk = cache.pack_kernel(pack, in_type)
+            nid = len(nodes)
+            nodes.append(GraphNode(
+                "tvm_op", lk.name, [e],
+                {"func_name": lk.name, "num_inputs": "1", "num_outputs": "1",
+                 "flatten_data": "0"}, list(lk.output_types)))
+            packed_vals[key] = (nid, 0)
+        return packed_vals[key]
 
     let_values = {}
     order = post_order(main.body)
@@ -125,7 +153,7 @@ def build_graph(main: Function, cache: LowerCache) -> GraphProgram:
             else:
                 raise BuildError(f"graph executor: free variable %{node.name_hint}")
         elif t is Constant:
-            ent[id(node)] = [add_param(np.asarray(node.data))]
+            ent[id(node)] = [pending(node.data)]
         elif t is Tuple:
             ent[id(node)] = [e for f in node.fields for e in ent[id(f)]]
         elif t is TupleGetItem:
@@ -144,10 +172,12 @@ def build_graph(main: Function, cache: LowerCache) -> GraphProgram:
                                  "compiled here (run fusion first)", node.span)
             lowered = cache.lower(fn)
             ins = [e for a in node.args for e in ent[id(a)]]
-            ins += [add_param(c) for c in lowered.lifted]
+            ins += [pending(c) for c in lowered.lifted]
             if len(ins) != len(lowered.input_types):
                 raise BuildError(f"{lowered.name}: {len(ins)} inputs for a kernel of "
                                  f"{len(lowered.input_types)}")
+            ins = [real(e, lowered.packs.get(i), lowered.input_types[i])
+                   for i, e in enumerate(ins)]
             nid = len(nodes)
             nodes.append(GraphNode(
                 "tvm_op", lowered.name, ins,
@@ -159,7 +189,7 @@ def build_graph(main: Function, cache: LowerCache) -> GraphProgram:
             raise BuildError(f"graph executor: {t.__name__} is not supported in a dataflow "
                              f"program (use the VM or the debug executor)",
                              getattr(node, "span", None))
-    heads = ent[id(main.body)]
+    heads = [real(e) for e in ent[id(main.body)]]
     structure = _structure(main.body.checked_type)
     prog = GraphProgram(nodes, heads, input_names, params, structure,
                         {f.name: f for f in cache.funcs})

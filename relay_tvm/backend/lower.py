@@ -69,6 +69,36 @@ def _rebuild_value(flat: list, ty):
 
 
 @dataclass
+class Pack:
+    """A layout rewrite of a kernel input, chosen by a schedule rule (Relay's AlterOpLayout /
+    meta-schedule's layout rewrite, done per kernel): the kernel reads input ``index`` in a
+    packed layout, so the graph passes it packed. Constants are packed once at build time;
+    other values go through a packing kernel at run time.
+
+    Attributes:
+        key: names the layout (``"OIHW->OIHW32o"``); equal keys on equal shapes pack equally.
+        new_shape: the packed shape.
+        inverse: ``inverse(*new_index) -> old_index``, written with ``+ - * // %`` only so it
+            works on TIR expressions and NumPy integer arrays alike.
+    """
+
+    key: str
+    new_shape: tuple
+    inverse: object
+
+    def pack_numpy(self, arr: np.ndarray) -> np.ndarray:
+        grids = np.indices(self.new_shape, dtype=np.int64)
+        old = self.inverse(*grids)
+        return np.ascontiguousarray(arr[tuple(old)])
+
+    def pack_te(self, tensor):
+        from tvm import te
+
+        return te.compute(self.new_shape, lambda *i: tensor[tuple(self.inverse(*i))],
+                          name="packed")
+
+
+@dataclass
 class LoweredFunc:
     """A lowered primitive function.
 
@@ -89,6 +119,7 @@ class LoweredFunc:
     lifted: list = field(default_factory=list)
     anchor: str = ""
     schedule_rule: str = ""
+    packs: dict = field(default_factory=dict)  # input index -> Pack
 
 
 def anchor_op(func: Function):
@@ -221,6 +252,7 @@ class LowerCache:
         self._buckets: dict = {}
         self.funcs: list = []  # LoweredFunc in creation order
         self._names: set = set()
+        self._packs: dict = {}
         self.lookups = 0
 
     def _name_for(self, func: Function) -> str:
@@ -265,12 +297,47 @@ class LowerCache:
         except Exception as e:
             raise BuildError(f"{name}: te.create_prim_func failed: {e}") from e
         anchor = anchor_op(func)
-        prim, rule = schedule_primfunc(prim, anchor, self.target, self.database, name)
+        prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name)
         prim = prim.with_attr("global_symbol", name)
         in_types = [TensorType(tuple(int(d) for d in t.shape), t.dtype) for t in inputs]
         out_types = [TensorType(tuple(int(d) for d in t.shape), t.dtype) for t in outputs]
         return LoweredFunc(name, prim, in_types, out_types, lifted,
-                           anchor.op.name if anchor is not None else "", rule)
+                           anchor.op.name if anchor is not None else "", rule, packs)
+
+    def pack_kernel(self, pack: Pack, in_type: TensorType) -> LoweredFunc:
+        """The (cached) kernel that packs a run-time value of ``in_type`` per ``pack``."""
+        from tvm import te
+
+        key = ("pack", pack.key, tuple(in_type.shape), in_type.dtype, tuple(pack.new_shape))
+        hit = self._packs.get(key)
+        if hit is not None:
+            return hit
+        name = f"tvmgen_{self.mod_name}_layout_transform"
+        k, base = 0, name
+        while name in self._names:
+            k += 1
+            name = f"{base}_{k}"
+        self._names.add(name)
+        src = te.placeholder(tuple(in_type.shape), in_type.dtype, name="src")
+        out = pack.pack_te(src)
+        prim = te.create_prim_func([src, out])
+        import tvm
+
+        from .schedule import generic
+
+        sch = tvm.s_tir.Schedule(prim)
+        if not generic.is_gpu_target(self.target):
+            generic.cpu_fallback(sch)
+            prim = sch.mod["main"]
+        else:
+            prim = generic.gpu_fallback(tvm.IRModule({"main": prim}), self.target)["main"]
+        prim = prim.with_attr("global_symbol", name)
+        lowered = LoweredFunc(name, prim, [in_type],
+                              [TensorType(tuple(pack.new_shape), in_type.dtype)], [],
+                              "layout_transform", "generic")
+        self._packs[key] = lowered
+        self.funcs.append(lowered)
+        return lowered
 
     def ir_module(self):
         """All kernels as one ``tvm.IRModule``."""
@@ -287,4 +354,4 @@ def _sig(func: Function) -> str:
     return "|".join(parts)
 
 
-__all__ = ["LowerCache", "LoweredFunc", "to_te", "anchor_op", "flatten_type"]
+__all__ = ["LowerCache", "LoweredFunc", "Pack", "to_te", "anchor_op", "flatten_type"]

@@ -43,7 +43,8 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = ""):
         name: kernel name, for error reports.
 
     Returns:
-        ``(scheduled PrimFunc, rule name)``.
+        ``(scheduled PrimFunc, rule name, packs)``: ``packs`` maps kernel input indices to the
+        :class:`relay_tvm.backend.lower.Pack` layouts the rule chose for them.
     """
     import tvm
 
@@ -51,12 +52,12 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = ""):
 
     tuned = _from_database(prim, target, database, name)
     if tuned is not None:
-        return tuned, "database"
+        return tuned, "database", {}
     if tgt_mod.is_gpu(target):
         mod = tvm.IRModule({"main": prim})
         try:
             mod = generic.gpu_fallback(mod, target)
-            return mod["main"], "dlight"
+            return mod["main"], "dlight", {}
         except Exception as e:
             LAST_ERRORS.append((name, "dlight", e))
             raise
@@ -67,13 +68,13 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = ""):
         sch = tvm.s_tir.Schedule(prim)
         try:
             rule_fn, rule_name = rule
-            rule_fn(sch, anchor, target)
-            return sch.mod["main"], rule_name
+            packs = rule_fn(sch, anchor, target) or {}
+            return sch.mod["main"], rule_name, packs
         except Exception as e:  # a template that does not fit this instance: fall back
             LAST_ERRORS.append((name, rule[1], e))
     sch = tvm.s_tir.Schedule(prim)
     generic.cpu_fallback(sch)
-    return sch.mod["main"], "generic"
+    return sch.mod["main"], "generic", {}
 
 
 __all__ = ["schedule_primfunc", "LAST_ERRORS"]

@@ -1,6 +1,20 @@
 """CPU (LLVM) schedule rules, written with ``tvm.s_tir.Schedule``.
 
-Rules are chosen by the anchor operator's ``schedule`` name, then by its fusion pattern kind.
+Rules are chosen by the anchor operator's ``schedule`` name (``Op.schedule``); kernels without a
+rule get the generic schedule (injective producers inlined, outer loops parallel, inner loop
+vectorized). The anchor templates follow the register-blocking design of TVM's x86 schedules
+(Relay's ``topi/x86/dense.py`` and ``conv2d_avx_common.py``):
+
+- ``dense`` / ``matmul`` / ``batch_matmul``: the weight is packed to ``[N/nb, K, nb]`` (a
+  :class:`~relay_tvm.backend.lower.Pack`, done once at build time for constants), the output is
+  tiled ``mb x nb`` (``mb`` rows unrolled, ``nb`` = two vector registers), the reduction runs
+  inside the tile, the tiles run in parallel, and the fused epilogue (bias, activation) is
+  computed per tile.
+- ``conv2d`` (NCHW/OIHW, groups 1): the weight is packed to ``[O/ob, I, KH, KW, ob]``, the
+  output tile is ``ob`` channels (vector) x ``wb`` columns (unrolled), the padded input is
+  materialized once in parallel, ``(n, channel block, row)`` run in parallel.
+
+A template that does not fit an instance raises; the caller then uses the generic schedule.
 """
 
 from __future__ import annotations
@@ -10,9 +24,10 @@ from . import generic
 _BY_NAME: dict = {}
 
 
-def register(name: str):
+def register(*names):
     def deco(fn):
-        _BY_NAME[name] = fn
+        for n in names:
+            _BY_NAME[n] = fn
         return fn
 
     return deco
@@ -28,4 +43,288 @@ def select_rule(anchor):
     return None
 
 
-__all__ = ["select_rule", "register"]
+class NotApplicable(Exception):
+    """The template does not fit this kernel (the generic schedule is used instead)."""
+
+
+def vector_lanes(target, dtype_bits: int = 32) -> int:
+    """SIMD lanes of ``dtype_bits`` elements: 512-bit vectors with AVX-512, 256 with AVX2 and on
+    other x86, 128 on ARM."""
+    mcpu = str(target.attrs.get("mcpu", ""))
+    mattr = " ".join(str(a) for a in target.attrs.get("mattr", []))
+    triple = str(target.attrs.get("mtriple", ""))
+    avx512 = ("avx512" in mattr or "avx512" in mcpu or mcpu.startswith(("znver4", "znver5",
+              "sapphirerapids", "icelake", "cascadelake", "cooperlake", "tigerlake",
+              "skylake-avx512", "graniterapids", "emeraldrapids")))
+    if triple.startswith(("aarch64", "arm")):
+        bits = 128
+    elif avx512:
+        bits = 512
+    else:
+        bits = 256
+    return max(1, bits // dtype_bits)
+
+
+def _root_blocks(sch):
+    return sch.get_child_blocks(sch.get_sblock("root"))
+
+
+def _reduction_blocks(sch):
+    return [b for b in _root_blocks(sch) if "R" in generic.iter_kinds(sch, b)]
+
+
+def _param_index(sch, buf) -> int | None:
+    """Index of ``buf`` among the PrimFunc's parameters, or None if it is internal."""
+    func = sch.mod["main"]
+    bmap = getattr(func, "buffer_map", None)
+    for i, p in enumerate(func.params):
+        b = bmap.get(p) if bmap is not None else p  # TVM 0.27: params are the buffers
+        if b is not None and b.same_as(buf):
+            return i
+    return None
+
+
+def _read_buffer(sch, block, i):
+    r = sch.get(block).reads[i]
+    return getattr(r, "buffer", None) or r.source
+
+
+def _inline_all_but(sch, keep_names) -> None:
+    """Inline every injective non-output block not named in ``keep_names`` into its consumers."""
+    root = sch.get_sblock("root")
+    changed = True
+    while changed:
+        changed = False
+        outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)}
+        for b in sch.get_child_blocks(root):
+            name = sch.get(b).name_hint
+            if name in outputs or name in keep_names or "R" in generic.iter_kinds(sch, b):
+                continue
+            try:
+                sch.compute_inline(b)
+                changed = True
+                break
+            except Exception:
+                continue
+
+
+def _epilogue(sch, anchor_block):
+    """The single output block consuming the anchor (after inlining), or None when the anchor
+    itself is the output. Raises NotApplicable for other shapes of graph."""
+    root = sch.get_sblock("root")
+    outs = sch.get_output_blocks(root)
+    names = [sch.get(b).name_hint for b in outs]
+    aname = sch.get(anchor_block).name_hint
+    if names == [aname]:
+        return None
+    if len(outs) != 1:
+        raise NotApplicable(f"{len(outs)} output blocks")
+    rest = [b for b in _root_blocks(sch) if sch.get(b).name_hint not in (aname, names[0])]
+    if any(sch.get(b).name_hint.startswith(("pad", "data_pad")) is False for b in rest):
+        raise NotApplicable("blocks between the anchor and the output")
+    return outs[0]
+
+
+def _pick(n: int, choices) -> int:
+    for c in choices:
+        if c <= n and n % c == 0:
+            return c
+    return 1
+
+
+def _tile_epilogue(sch, block, epi, at_loop):
+    """Write the anchor's tile (registers) out through the epilogue, or through a cache-write
+    block when there is none, at ``at_loop``."""
+    if epi is None:
+        epi = sch.cache_write(block, 0, "global")
+    sch.reverse_compute_at(epi, at_loop, preserve_unit_loops=True)
+    return epi
+
+
+def _vectorize_inner(sch, block, lanes):
+    loops = sch.get_loops(block)
+    ext = generic.loop_extent(sch, loops[-1])
+    if ext is None or ext <= 1:
+        return
+    if ext > lanes and ext % lanes == 0:
+        _, vi = sch.split(loops[-1], factors=[None, lanes])
+        sch.vectorize(vi)
+    elif ext <= lanes:
+        sch.vectorize(loops[-1])
+
+
+# ---- dense / matmul / batch_matmul ------------------------------------------------------------
+
+
+def _gemm(sch, target, *, batch: bool, weight_nk: bool):
+    """Shared template of dense (weight [N, K]), matmul and batch_matmul.
+
+    The anchor block iterates ``([b,] i, j, k)`` with ``out[b, i, j] += A[.., i, k] * W[..]``.
+    """
+    from ..lower import Pack
+
+    reds = _reduction_blocks(sch)
+    if len(reds) != 1:
+        raise NotApplicable(f"{len(reds)} reduction blocks")
+    block = reds[0]
+    kinds = generic.iter_kinds(sch, block)
+    if kinds != (["S"] * (3 if batch else 2) + ["R"]):
+        raise NotApplicable(f"iteration kinds {kinds}")
+    _inline_all_but(sch, ())
+    block = _reduction_blocks(sch)[0]
+    epi = _epilogue(sch, block)
+    loops = sch.get_loops(block)
+    exts = [generic.loop_extent(sch, lp) for lp in loops]
+    if any(e is None for e in exts):
+        raise NotApplicable("symbolic extents")
+    out_buf = sch.get(block).writes[0]
+    out_buf = getattr(out_buf, "buffer", None) or out_buf.source
+    bits = out_buf.dtype.bits if hasattr(out_buf.dtype, "bits") else 32
+    import tvm
+
+    bits = tvm.DataType(str(out_buf.dtype)).bits
+    lanes = vector_lanes(target, bits)
+    M, N, K = exts[-3], exts[-2], exts[-1]
+    nb = _pick(N, [2 * lanes, lanes, lanes // 2, 8, 4])
+    mb = _pick(M, [8, 6, 4, 7, 5, 3, 2]) if nb >= lanes else _pick(M, [4, 2])
+    packs = {}
+    # Pack the weight to [N/nb, K, nb] (or [B, N/nb, K, nb]) when it is a kernel parameter.
+    wbuf = _read_buffer(sch, block, 1)
+    widx = _param_index(sch, wbuf)
+    if widx is not None and nb > 1 and len(wbuf.shape) == (3 if batch else 2):
+        wshape = [int(d) for d in wbuf.shape]
+        if batch:
+            if weight_nk:  # [B, N, K]
+                fwd = lambda b, n, k: (b, n // nb, k, n % nb)  # noqa: E731
+                inv = lambda b, no, k, ni: (b, no * nb + ni, k)  # noqa: E731
+                new_shape = (wshape[0], wshape[1] // nb, wshape[2], nb)
+            else:  # [B, K, N]
+                fwd = lambda b, k, n: (b, n // nb, k, n % nb)  # noqa: E731
+                inv = lambda b, no, k, ni: (b, k, no * nb + ni)  # noqa: E731
+                new_shape = (wshape[0], wshape[2] // nb, wshape[1], nb)
+        elif weight_nk:  # [N, K]
+            fwd = lambda n, k: (n // nb, k, n % nb)  # noqa: E731
+            inv = lambda no, k, ni: (no * nb + ni, k)  # noqa: E731
+            new_shape = (wshape[0] // nb, wshape[1], nb)
+        else:  # [K, N]
+            fwd = lambda k, n: (n // nb, k, n % nb)  # noqa: E731
+            inv = lambda no, k, ni: (k, no * nb + ni)  # noqa: E731
+            new_shape = (wshape[1] // nb, wshape[0], nb)
+        if all(d > 0 for d in new_shape) and (wshape[-2 if weight_nk else -1] % nb == 0):
+            sch.transform_layout(block, ("read", 1), fwd)
+            layout = ("B" if batch else "") + ("NK" if weight_nk else "KN")
+            packs[widx] = Pack(f"{layout}->{layout}{nb}n", new_shape, inv)
+    *bl, i, j, k = loops
+    io, ii = sch.split(i, factors=[None, mb])
+    jo, ji = sch.split(j, factors=[None, nb])
+    kc = _pick(K, [256, 128, 64, 32, 16, 8, 4, 2]) if K > 512 else K
+    if kc < K:
+        ko, ki = sch.split(k, factors=[None, kc])
+        sch.reorder(*bl, jo, io, ko, ki, ii, ji)
+    else:
+        ko = None
+        sch.reorder(*bl, jo, io, k, ii, ji)
+    epi = _tile_epilogue(sch, block, epi, io)
+    outer = [*bl, jo, io]
+    fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
+    sch.parallel(fused)
+    sch.unroll(ii)
+    sch.vectorize(ji)
+    sch.decompose_reduction(block, ko if ko is not None else k)
+    # the epilogue tile: vectorize its innermost loop
+    _vectorize_inner(sch, epi, lanes)
+    return packs
+
+
+@register("dense")
+def schedule_dense(sch, anchor, target):
+    return _gemm(sch, target, batch=False, weight_nk=True)
+
+
+@register("matmul")
+def schedule_matmul(sch, anchor, target):
+    a = anchor.attrs
+    if a is not None and a.get("transpose_a", False):
+        raise NotApplicable("transpose_a")
+    return _gemm(sch, target, batch=False,
+                 weight_nk=bool(a.get("transpose_b", False)) if a is not None else False)
+
+
+@register("batch_matmul")
+def schedule_batch_matmul(sch, anchor, target):
+    a = anchor.attrs
+    if a is not None and a.get("transpose_a", False):
+        raise NotApplicable("transpose_a")
+    x, y = (arg.checked_type for arg in anchor.args)
+    if int(x.shape[0]) != int(y.shape[0]):
+        raise NotApplicable("broadcast batch")
+    return _gemm(sch, target, batch=True,
+                 weight_nk=bool(a.get("transpose_b", True)) if a is not None else True)
+
+
+# ---- conv2d ----------------------------------------------------------------------------------
+
+
+@register("conv2d")
+def schedule_conv2d(sch, anchor, target):
+    """NCHW data, OIHW weight, groups 1 (what ResNet-style models use)."""
+    import tvm
+
+    from ..lower import Pack
+
+    a = anchor.attrs
+    if a.data_layout != "NCHW" or a.kernel_layout != "OIHW" or a.groups != 1:
+        raise NotApplicable(f"layout {a.data_layout}/{a.kernel_layout} groups {a.groups}")
+    reds = _reduction_blocks(sch)
+    if len(reds) != 1:
+        raise NotApplicable(f"{len(reds)} reduction blocks")
+    block = reds[0]
+    if generic.iter_kinds(sch, block) != ["S"] * 4 + ["R"] * 3:
+        raise NotApplicable("not a 7-loop NCHW convolution")
+    # keep the padded input materialized (no conditionals in the inner loop)
+    pad_names = {sch.get(b).name_hint for b in _root_blocks(sch)
+                 if sch.get(b).name_hint.startswith(("pad", "data_pad"))}
+    _inline_all_but(sch, pad_names)
+    block = _reduction_blocks(sch)[0]
+    epi = _epilogue(sch, block)
+    out_w = sch.get(block).writes[0]
+    out_buf = getattr(out_w, "buffer", None) or out_w.source
+    lanes = vector_lanes(target, tvm.DataType(str(out_buf.dtype)).bits)
+    n, oc, oh, ow, ic, kh, kw = sch.get_loops(block)
+    OC, OW = generic.loop_extent(sch, oc), generic.loop_extent(sch, ow)
+    ob = _pick(OC, [2 * lanes, lanes, lanes // 2, 4])
+    if ob < 4:
+        raise NotApplicable(f"{OC} output channels")
+    wb = _pick(OW, [8, 7, 14, 6, 4, 5, 3, 2]) if ob <= lanes else _pick(OW, [8, 7, 6, 4, 5, 3, 2])
+    packs = {}
+    wbuf = _read_buffer(sch, block, 1)
+    widx = _param_index(sch, wbuf)
+    if widx is not None:
+        O, I, KH, KW = (int(d) for d in wbuf.shape)
+        sch.transform_layout(block, ("read", 1),
+                             lambda o, i, h, w: (o // ob, i, h, w, o % ob))
+        packs[widx] = Pack(f"OIHW->OIHW{ob}o", (O // ob, I, KH, KW, ob),
+                           lambda oo, i, h, w, oi: (oo * ob + oi, i, h, w))
+    # accumulate in an NCHW[ob]c tile so the vector lanes (channels) are contiguous
+    if epi is None:
+        epi = sch.cache_write(block, 0, "global")
+    sch.transform_layout(block, ("write", 0), lambda n_, c, h, w: (n_, c // ob, h, w, c % ob))
+    n, oc, oh, ow, ic, kh, kw = sch.get_loops(block)
+    oco, oci = sch.split(oc, factors=[None, ob])
+    owo, owi = sch.split(ow, factors=[None, wb])
+    sch.reorder(n, oco, oh, owo, ic, kh, kw, owi, oci)
+    epi = _tile_epilogue(sch, block, epi, owo)
+    fused = sch.fuse(n, oco, oh)
+    sch.parallel(fused)
+    sch.unroll(kw)
+    sch.unroll(owi)
+    sch.vectorize(oci)
+    sch.decompose_reduction(block, ic)
+    _vectorize_inner(sch, epi, lanes)
+    for b in _root_blocks(sch):
+        if sch.get(b).name_hint in pad_names:
+            generic.parallel_vectorize(sch, b)
+    return packs
+
+
+__all__ = ["select_rule", "register", "vector_lanes", "NotApplicable"]

@@ -144,6 +144,10 @@ def _dtype_bytes(sch, block) -> int:
     return max(1, dt.bits * dt.lanes // 8)
 
 
+def is_gpu_target(target) -> bool:
+    return "gpu" in target.keys
+
+
 def gpu_fallback(mod, target):
     """dlight's default GPU rules over an IRModule (returns the scheduled module)."""
     from tvm.s_tir import dlight as dl
