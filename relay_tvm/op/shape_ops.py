@@ -225,7 +225,7 @@ register_op(
     rel=_ndarray_size_rel,
     ref=lambda args, attrs, out_type: np.asarray(args[0].size, dtype=out_type.dtype),
     compute=_ndarray_size_compute,
-    pattern=OpPattern.OPAQUE,
+    pattern=OpPattern.INJECTIVE,
     doc="The number of elements of data as a 0-d tensor of dtype (int32 by default).",
     level=10,
 )

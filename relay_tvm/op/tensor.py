@@ -3,8 +3,8 @@
 Semantics (Relay's, checked against TVM's code generation):
 
 - binary operators broadcast as NumPy does and need one dtype for both operands; no implicit cast;
-- integer ``divide`` and ``mod`` truncate toward zero (C; TVM's ``truncdiv``/``truncmod``), float
-  ``mod`` is C ``fmod``; ``floor_divide``/``floor_mod`` round toward negative infinity (Python);
+- integer ``divide`` and ``mod`` (and ``trunc_divide``/``trunc_mod``, for any dtype) truncate toward
+  zero (C; TVM's ``truncdiv``/``truncmod``), float ``mod`` is C ``fmod``; ``floor_divide``/``floor_mod`` round toward negative infinity (Python);
 - ``round`` rounds half to even (LLVM ``nearbyint``, as ``np.round``);
 - ``power`` is defined for floats only (TVM's ``pow`` intrinsic);
 - comparisons and ``isnan``/``isinf``/``isfinite`` return ``bool``; ``logical_*`` keep the dtype.
@@ -45,6 +45,9 @@ def _topi(name):
     def compute(attrs, inputs, out_type):
         from tvm import topi
 
+        if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here
+            q = topi.divide(*inputs)
+            return q if out_type.dtype.startswith(("int", "uint")) else topi.trunc(q)
         return getattr(topi, name)(*inputs)
 
     return compute
@@ -104,7 +107,10 @@ _BINARY = [
     ("multiply", np.multiply, "multiply", None, None),
     ("divide", _np_trunc_div, "divide", None, None),
     ("floor_divide", _np_floor_div, "floor_divide", None, None),
+    ("trunc_divide", lambda a, b: _np_trunc_div(a, b) if a.dtype.kind in "iu" else np.trunc(a / b),
+     "trunc_divide", None, None),
     ("mod", np.fmod, "mod", None, None),
+    ("trunc_mod", np.fmod, "mod", None, None),
     ("floor_mod", np.mod, "floor_mod", None, None),
     ("power", np.power, "power", None, _FLOAT),
     ("maximum", np.maximum, "maximum", None, None),

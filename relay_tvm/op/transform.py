@@ -604,7 +604,7 @@ register_op(
     rel=_tile_rel,
     ref=lambda args, attrs, out_type: np.tile(args[0], attrs.reps),
     compute=lambda attrs, inputs, out_type: __import__("tvm").topi.tile(inputs[0], list(attrs.reps)),
-    pattern=OpPattern.INJECTIVE,
+    pattern=OpPattern.BROADCAST,
     doc="Repeat the whole tensor reps times per axis (numpy.tile semantics; topi.tile).",
     level=3,
 )

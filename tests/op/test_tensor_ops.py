@@ -38,6 +38,9 @@ BINARY = [
     ("multiply", np.multiply, ["float32", "int32", "int8"]),
     ("divide", lambda a, b: _trunc_div(a, b) if a.dtype.kind == "i" else a / b,
      ["float32", "float16", "int32", "int8"]),
+    ("trunc_divide", lambda a, b: _trunc_div(a, b) if a.dtype.kind == "i" else np.trunc(a / b),
+     ["float32", "int32", "int8"]),
+    ("trunc_mod", np.fmod, ["float32", "int32"]),
     ("floor_divide", lambda a, b: np.floor_divide(a, b) if a.dtype.kind == "i" else np.floor(a / b),
      ["float32", "int32", "int8"]),
     ("mod", np.fmod, ["float32", "int32", "int8"]),
@@ -78,7 +81,9 @@ def test_binary(name, fn, dtype):
     [
         # -7 / 2, 7 / -2, -7 / -2, 7 / 2 with C (truncating) and Python (flooring) rules
         ("divide", [-3, -3, 3, 3]),
+        ("trunc_divide", [-3, -3, 3, 3]),
         ("mod", [-1, 1, -1, 1]),
+        ("trunc_mod", [-1, 1, -1, 1]),
         ("floor_divide", [-4, -4, 3, 3]),
         ("floor_mod", [1, -1, -1, 1]),
     ],
@@ -303,7 +308,7 @@ def test_symbolic_dims_are_kept():
 @pytest.mark.parametrize(
     "name,pattern",
     [("add", OpPattern.BROADCAST), ("less", OpPattern.BROADCAST), ("where", OpPattern.BROADCAST),
-     ("exp", OpPattern.ELEMWISE), ("clip", OpPattern.ELEMWISE), ("zeros", OpPattern.ELEMWISE),
+     ("exp", OpPattern.ELEMWISE), ("trunc_mod", OpPattern.BROADCAST), ("clip", OpPattern.ELEMWISE), ("zeros", OpPattern.ELEMWISE),
      ("full_like", OpPattern.ELEMWISE)],
 )
 def test_patterns(name, pattern):

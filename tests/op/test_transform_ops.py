@@ -301,7 +301,10 @@ def test_dynamic_dims():
      ("split", OpPattern.INJECTIVE), ("expand_dims", OpPattern.BROADCAST),
      ("broadcast_to", OpPattern.BROADCAST), ("collapse_sum_like", OpPattern.COMM_REDUCE),
      ("layout_transform", OpPattern.INJECTIVE), ("cast", OpPattern.ELEMWISE),
-     ("concatenate", OpPattern.INJECTIVE), ("stack", OpPattern.INJECTIVE)],
+     ("concatenate", OpPattern.INJECTIVE), ("stack", OpPattern.INJECTIVE),
+     ("tile", OpPattern.BROADCAST), ("repeat", OpPattern.BROADCAST),
+     ("shape_of", OpPattern.OPAQUE), ("ndarray_size", OpPattern.INJECTIVE),
+     ("arange", OpPattern.OPAQUE), ("squeeze", OpPattern.INJECTIVE)],
 )
 def test_patterns(name, pattern):
     assert relay.op.get(name).pattern == pattern
