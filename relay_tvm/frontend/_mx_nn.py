@@ -193,7 +193,7 @@ def batch_norm(ins, a, c):
     axis = a.get_int("axis", 1)
     eps = a.get_float("eps", 1e-3)
     if a.get_bool("fix_gamma", True):
-        gamma = const(np.ones(c.shape(gamma), c.dtype(gamma)))
+        gamma = const(np.ones(c.shape(gamma), c.dtype(gamma)), c.dtype(gamma))
     bn = R("nn.batch_norm")(data, gamma, beta, mean, var, axis=axis, epsilon=eps)
     out = first(bn)
     if a.get_bool("output_mean_var", False):
@@ -271,9 +271,11 @@ def leaky_relu(ins, a, c):
     slope = a.get_float("slope", 0.25)
     if act == "leaky":
         return R("nn.leaky_relu")(x, alpha=slope)
-    if act == "rrelu":  # inference: the mean of the random slope's range
+    if act == "rrelu":  # inference: the mean of the random slope's range; outputs (out, mask)
         lo, hi = a.get_float("lower_bound", 0.125), a.get_float("upper_bound", 0.334)
-        return R("nn.leaky_relu")(x, alpha=(lo + hi) / 2.0)
+        slope = (lo + hi) / 2.0
+        return [R("nn.leaky_relu")(x, alpha=slope),
+                R("full_like")(x, c.scalar(slope, x))]
     if act == "prelu":
         gamma = ins[1]
         n = len(c.shape(x))
@@ -368,10 +370,11 @@ def softmax_output(ins, a, c):
 
 
 def softmax_activation(ins, a, c):
+    # instance: softmax over the last axis (MXNet flattens the leading axes); channel: axis 1
     x = ins[0]
     if a.get_str("mode", "instance") == "channel":
         return R("nn.softmax")(x, axis=1)
-    return _flat_softmax(x, c)
+    return R("nn.softmax")(x, axis=-1)
 
 
 def fully_connected(ins, a, c):

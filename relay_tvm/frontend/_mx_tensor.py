@@ -174,10 +174,24 @@ def _reduce(name, axis_key="axis"):
         axis = a.get_tuple(axis_key, None)
         if axis is not None and len(axis) == 0:
             axis = None
-        return R(name)(ins[0], axis=axis, keepdims=a.get_bool("keepdims", False),
-                       exclude=a.get_bool("exclude", False))
+        keep, excl = a.get_bool("keepdims", False), a.get_bool("exclude", False)
+        out = R(name)(ins[0], axis=axis, keepdims=keep, exclude=excl)
+        return _legacy_scalar(out, ins[0], axis, keep, excl, c)
 
     return conv
+
+
+def _legacy_scalar(out, x, axis, keep, excl, c):
+    """MXNet's legacy reductions give shape (1,), not (), when every axis is reduced."""
+    if keep:
+        return out
+    n = len(c.shape(x))
+    if axis is None:
+        n_red = 0 if excl else n
+    else:
+        axes = {ax % n for ax in ([axis] if isinstance(axis, int) else axis)}
+        n_red = n - len(axes) if excl else len(axes)
+    return R("reshape")(out, [1]) if n_red == n else out
 
 
 def _arg(name):
@@ -186,6 +200,7 @@ def _arg(name):
         axis = a.get_int("axis", None)
         keep = a.get_bool("keepdims", False)
         out = R(name)(x, axis=None if axis is None else [axis], keepdims=keep)
+        out = _legacy_scalar(out, x, axis, keep, False, c)
         return R("cast")(out, c.dtype(x))
 
     return conv
@@ -206,6 +221,7 @@ def _topk(ins, a, c):
     if axis is None:
         x, axis = R("reshape")(x, [-1]), 0
     ret = a.get_str("ret_typ", "indices")
+    ret = "values" if ret == "value" else ret
     if ret == "mask":
         raise c.error("topk ret_typ='mask' is not supported")
     dtype = a.get_str("dtype", "float32")
@@ -226,16 +242,21 @@ def _mx_dtype(a, default="float32"):
     return default if dt in (None, "None") else dt
 
 
+def _const(arr):
+    arr = np.asarray(arr)
+    return const(arr, "bool" if arr.dtype == np.bool_ else arr.dtype.name)
+
+
 def _zeros(ins, a, c):
-    return const(np.zeros(a.get_tuple("shape"), _mx_dtype(a)))
+    return _const(np.zeros(a.get_tuple("shape"), _mx_dtype(a)))
 
 
 def _ones(ins, a, c):
-    return const(np.ones(a.get_tuple("shape"), _mx_dtype(a)))
+    return _const(np.ones(a.get_tuple("shape"), _mx_dtype(a)))
 
 
 def _full(ins, a, c):
-    return const(np.full(a.get_tuple("shape"), a.get_float("value"), _mx_dtype(a)))
+    return _const(np.full(a.get_tuple("shape"), a.get_float("value"), _mx_dtype(a)))
 
 
 def _zeros_like(ins, a, c):
@@ -262,7 +283,7 @@ def _arange_values(a, c):
 def _arange(ins, a, c):
     if a.get_bool("infer_range", False):
         raise c.error("_arange with infer_range=True is not supported")
-    return const(_arange_values(a, c).astype(_mx_dtype(a)))
+    return _const(_arange_values(a, c).astype(_mx_dtype(a)))
 
 
 def _arange_like(ins, a, c):
@@ -274,11 +295,11 @@ def _arange_like(ins, a, c):
     rep = a.get_int("repeat", 1)
     vals = np.repeat(start + step * np.arange(int(np.ceil(n / rep))), rep)[:n]
     vals = vals.astype(c.dtype(x))
-    return const(vals.reshape(shape) if axis is None else vals)
+    return _const(vals.reshape(shape) if axis is None else vals)
 
 
 def _shape_array(ins, a, c):
-    return const(np.array(c.shape(ins[0]), dtype="int64"))
+    return _const(np.array(c.shape(ins[0]), dtype="int64"))
 
 
 TENSOR_CONVERTERS = {
@@ -383,6 +404,7 @@ TENSOR_CONVERTERS = {
     "_power_scalar": _scalar_op("power"),
     "_npi_power_scalar": _scalar_op("power"),
     "__rpow_scalar__": _scalar_op("power", reverse=True),
+    "_rpower_scalar": _scalar_op("power", reverse=True),
     "_maximum_scalar": _scalar_op("maximum"),
     "_minimum_scalar": _scalar_op("minimum"),
     "_equal_scalar": _scalar_op("equal", cmp=True),
