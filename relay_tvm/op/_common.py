@@ -61,7 +61,8 @@ def same_dtype(types, names, op_name):
     for t, n in zip(types[1:], names[1:]):
         if t.dtype != d0:
             raise TypeInferenceError(
-                f"{op_name}: {names[0]} has dtype {d0} but {n} has dtype {t.dtype}; Relay does "
+                f"{op_name}: {names[0]} has dtype {d0} but {n} has dtype {t.dtype} ({names[0]} "
+                f"shape {shape_str(types[0].shape)}, {n} shape {shape_str(t.shape)}); Relay does "
                 f"not cast implicitly (insert a cast)"
             )
     return d0
@@ -95,11 +96,16 @@ def identity_rel(op_name: str, dtypes=None):
             return None
         if dtypes and not ts[0].dtype.startswith(tuple(dtypes)):
             raise TypeInferenceError(
-                f"{op_name}: data has dtype {ts[0].dtype}, expected a {'/'.join(dtypes)} dtype"
+                f"{op_name}: data has dtype {ts[0].dtype}, expected a {dtype_kinds(dtypes)} dtype"
             )
         return ts[0]
 
     return rel
+
+
+def dtype_kinds(prefixes) -> str:
+    """``("float", "bfloat")`` -> ``"float"`` for messages (bfloat16 counts as a float)."""
+    return "/".join(p for p in prefixes if p != "bfloat")
 
 
 def tuple_or_tensors(t, op_name):
@@ -125,6 +131,7 @@ __all__ = [
     "same_dtype",
     "tuple_or_tensors",
     "normalize_axis",
+    "dtype_kinds",
     "shape_str",
 ]
 

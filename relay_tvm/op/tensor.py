@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import broadcast_rel, identity_rel, shape_str, tensor_args
+from ._common import broadcast_rel, dtype_kinds, identity_rel, shape_str, tensor_args
 from .registry import OpPattern, make_call, register_op
 
 _FLOAT = ("float", "bfloat")
@@ -93,7 +93,7 @@ def _binary_rel(name, out_dtype, dtypes):
             return None
         if not ts[0].dtype.startswith(dtypes):
             raise TypeInferenceError(
-                f"{name}: lhs has dtype {ts[0].dtype}, expected a {'/'.join(dtypes)} dtype"
+                f"{name}: lhs has dtype {ts[0].dtype}, expected a {dtype_kinds(dtypes)} dtype"
             )
         return base(types, attrs)
 

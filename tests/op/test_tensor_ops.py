@@ -261,7 +261,7 @@ def test_full_with_dtype_casts_the_fill_value():
         (lambda: relay.add(relay.var("a", shape=(2, 3)), relay.var("b", shape=(4,))),
          r"add lhs and rhs: shapes \(2, 3\) and \(4,\) do not broadcast"),
         (lambda: relay.multiply(relay.var("a", shape=(2, 3)), relay.var("b", shape=(2, 3), dtype="int32")),
-         r"multiply: lhs has dtype float32 but rhs has dtype int32"),
+         r"multiply: lhs has dtype float32 but rhs has dtype int32 \(lhs shape \(2, 3\), rhs shape \(2, 3\)\)"),
         (lambda: relay.exp(relay.var("a", shape=(2,), dtype="int32")),
          r"exp: data has dtype int32, expected a float"),
         (lambda: relay.power(relay.var("a", shape=(2,), dtype="int32"), relay.var("b", shape=(2,), dtype="int32")),
