@@ -108,9 +108,16 @@ def _inline_all_but(sch, keep_names) -> None:
                 continue
 
 
+def _write_buffer(sch, block):
+    w = sch.get(block).writes[0]
+    return getattr(w, "buffer", None) or w.source
+
+
 def _epilogue(sch, anchor_block):
     """The single output block consuming the anchor (after inlining), or None when the anchor
-    itself is the output. Raises NotApplicable for other shapes of graph."""
+    itself is the output. An epilogue that reshapes (output shape differs from the anchor's)
+    is split off: the anchor gets a cache-write tile and the epilogue stays a separate loop
+    nest (returned as ``("separate", block)``). Raises NotApplicable for other graphs."""
     root = sch.get_sblock("root")
     outs = sch.get_output_blocks(root)
     names = [sch.get(b).name_hint for b in outs]
@@ -120,8 +127,12 @@ def _epilogue(sch, anchor_block):
     if len(outs) != 1:
         raise NotApplicable(f"{len(outs)} output blocks")
     rest = [b for b in _root_blocks(sch) if sch.get(b).name_hint not in (aname, names[0])]
-    if any(sch.get(b).name_hint.startswith(("pad", "data_pad")) is False for b in rest):
+    if any(not sch.get(b).name_hint.startswith(("pad", "data_pad")) for b in rest):
         raise NotApplicable("blocks between the anchor and the output")
+    a_shape = [int(d) for d in _write_buffer(sch, anchor_block).shape]
+    e_shape = [int(d) for d in _write_buffer(sch, outs[0]).shape]
+    if a_shape != e_shape:
+        return ("separate", outs[0])
     return outs[0]
 
 
@@ -135,6 +146,9 @@ def _pick(n: int, choices) -> int:
 def _tile_epilogue(sch, block, epi, at_loop):
     """Write the anchor's tile (registers) out through the epilogue, or through a cache-write
     block when there is none, at ``at_loop``."""
+    if isinstance(epi, tuple):
+        generic.parallel_vectorize(sch, epi[1])
+        epi = None
     if epi is None:
         epi = sch.cache_write(block, 0, "global")
     sch.reverse_compute_at(epi, at_loop, preserve_unit_loops=True)
@@ -306,6 +320,8 @@ def schedule_conv2d(sch, anchor, target):
         packs[widx] = Pack(f"OIHW->OIHW{ob}o", (O // ob, I, KH, KW, ob),
                            lambda oo, i, h, w, oi: (oo * ob + oi, i, h, w))
     # accumulate in an NCHW[ob]c tile so the vector lanes (channels) are contiguous
+    if isinstance(epi, tuple):
+        raise NotApplicable("reshaping epilogue")
     if epi is None:
         epi = sch.cache_write(block, 0, "global")
     sch.transform_layout(block, ("write", 0), lambda n_, c, h, w: (n_, c // ob, h, w, c % ob))

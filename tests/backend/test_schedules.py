@@ -1,0 +1,128 @@
+"""Schedule templates are correct on awkward shapes (the graph executor against the reference
+interpreter), and are actually chosen for the anchors they target."""
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from backend_util import assert_same, rand, run_both
+
+
+def _build(func, params=None, opt_level=3):
+    with relay.transform.PassContext(opt_level=opt_level):
+        return relay.build(relay.IRModule.from_expr(func), target="llvm", params=params)
+
+
+def _rules(lib):
+    return {k.rule for k in lib.kernels.values()} if False else \
+        {v.anchor: v.schedule_rule for v in lib.kernels.values()}
+
+
+CONV_CASES = [
+    # (C, O, H, W, k, stride, pad, dilation)
+    (3, 16, 9, 9, 3, 1, 1, 1),
+    (4, 20, 13, 11, 3, 2, 1, 1),
+    (8, 32, 7, 7, 1, 1, 0, 1),
+    (5, 64, 10, 10, 3, 1, 2, 2),
+    (2, 12, 6, 15, 5, 3, 2, 1),
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parametrize("epilogue", [True, False])
+def test_conv2d_template(case, epilogue):
+    C, O, H, W, k, s, p, d = case
+    x = relay.var("x", shape=(1, C, H, W))
+    w = relay.var("w", shape=(O, C, k, k))
+    b = relay.var("b", shape=(O,))
+    y = relay.nn.conv2d(x, w, strides=(s, s), padding=(p, p), dilation=(d, d))
+    if epilogue:
+        y = relay.nn.relu(relay.nn.bias_add(y, b))
+        params = {"w": rand((O, C, k, k), seed=1), "b": rand((O,), seed=2)}
+    else:
+        params = {"w": rand((O, C, k, k), seed=1)}
+    f = relay.Function([x, w, b] if epilogue else [x, w], y)
+    ref, got = run_both(f, [rand((1, C, H, W))], 3, params=params)
+    assert_same(ref, got, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_template_is_used_and_weight_packed_once():
+    x = relay.var("x", shape=(1, 8, 8, 8))
+    w = relay.var("w", shape=(16, 8, 3, 3))
+    y = relay.nn.conv2d(x, w, padding=(1, 1))
+    z = relay.nn.conv2d(relay.nn.relu(x), w, padding=(1, 1))
+    f = relay.Function([x, w], relay.add(y, z))
+    lib = _build(f, {"w": rand((16, 8, 3, 3))})
+    assert "conv2d" in _rules(lib).values()
+    # the shared weight is packed once: one parameter holds it, in the packed layout
+    params = lib.get_params()
+    assert len(params) == 1
+    (packed,) = params.values()
+    assert packed.shape[-1] in (8, 16) and len(packed.shape) == 5
+
+
+def test_conv2d_runtime_weight_goes_through_a_packing_kernel():
+    x = relay.var("x", shape=(1, 4, 6, 6))
+    w = relay.var("w", shape=(16, 4, 3, 3))
+    f = relay.Function([x, w], relay.nn.conv2d(x, w, padding=(1, 1)))
+    lib = _build(f)
+    assert any(v.anchor == "layout_transform" for v in lib.kernels.values())
+    ref, got = run_both(f, [rand((1, 4, 6, 6)), rand((16, 4, 3, 3), seed=3)], 3)
+    assert_same(ref, got, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(1, 16, 32), (7, 33, 10), (64, 64, 64), (3, 5, 2, 24, 48)])
+def test_dense_template(shape):
+    *lead, K, N = shape
+    x = relay.var("x", shape=(*lead, K))
+    w = relay.var("w", shape=(N, K))
+    y = relay.nn.relu(relay.nn.dense(x, w))
+    f = relay.Function([x, w], y)
+    ref, got = run_both(f, [rand((*lead, K))], 3, params={"w": rand((N, K), seed=1)})
+    assert_same(ref, got, rtol=1e-4, atol=1e-4)
+
+
+def test_dense_template_is_used():
+    x = relay.var("x", shape=(16, 32))
+    w = relay.var("w", shape=(64, 32))
+    lib = _build(relay.Function([x, w], relay.nn.dense(x, w)), {"w": rand((64, 32))})
+    assert _rules(lib)["nn.dense"] == "dense"
+
+
+@pytest.mark.parametrize("tb", [False, True])
+def test_matmul_template(tb):
+    x = relay.var("x", shape=(12, 20))
+    w = relay.var("w", shape=(32, 20) if tb else (20, 32))
+    f = relay.Function([x, w], relay.nn.matmul(x, w, transpose_b=tb))
+    ref, got = run_both(f, [rand((12, 20)), rand((32, 20) if tb else (20, 32), seed=1)], 3)
+    assert_same(ref, got, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("tb", [False, True])
+def test_batch_matmul_template(tb):
+    x = relay.var("x", shape=(3, 9, 16))
+    y = relay.var("y", shape=(3, 32, 16) if tb else (3, 16, 32))
+    f = relay.Function([x, y], relay.nn.batch_matmul(x, y, transpose_b=tb))
+    ref, got = run_both(f, [rand((3, 9, 16)), rand((3, 32, 16) if tb else (3, 16, 32), seed=1)], 3)
+    assert_same(ref, got, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_pool_and_reductions(layout):
+    shape = (1, 5, 9, 9) if layout == "NCHW" else (1, 9, 9, 5)
+    x = relay.var("x", shape=shape)
+    p = relay.nn.max_pool2d(x, pool_size=(3, 3), strides=(2, 2), padding=(1, 1), layout=layout)
+    a = relay.nn.avg_pool2d(x, pool_size=(2, 2), layout=layout)
+    g = relay.nn.global_avg_pool2d(x, layout=layout)
+    f = relay.Function([x], relay.Tuple([p, a, g, relay.sum(x, axis=[1]),
+                                         relay.max(x, axis=[0, 2], keepdims=True)]))
+    ref, got = run_both(f, [rand(shape)], 3)
+    assert_same(ref, got, rtol=1e-5, atol=1e-5)
+
+
+def test_softmax_and_injective():
+    x = relay.var("x", shape=(4, 37))
+    y = relay.nn.softmax(relay.transpose(relay.reshape(x, (37, 4)), (1, 0)))
+    f = relay.Function([x], relay.Tuple([y, relay.strided_slice(x, (0, 3), (4, 30), (1, 2))]))
+    ref, got = run_both(f, [rand((4, 37))], 3)
+    assert_same(ref, got, rtol=1e-5, atol=1e-6)
