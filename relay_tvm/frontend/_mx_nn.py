@@ -51,6 +51,10 @@ def convolution(ins, a, c):
     data, weight = ins[0], ins[1]
     groups = a.get_int("num_group", 1)
     channels = a.get_int("num_filter")
+    dshape = c.shape(data)
+    cin = dshape[layout.index("C")]
+    if layout.startswith("NC"):
+        c.expect(weight, (channels, cin // groups) + tuple(kernel), "the weight")
     fn = {1: "nn.conv1d", 2: "nn.conv2d", 3: "nn.conv3d"}[nd]
     out = R(fn)(data, weight, strides=stride, padding=pad, dilation=dilate, groups=groups,
                 channels=channels, kernel_size=kernel, data_layout=layout,
@@ -58,6 +62,7 @@ def convolution(ins, a, c):
     if not a.get_bool("no_bias", False):
         if len(ins) < 3:
             raise c.error("no_bias=False but the node has no bias input")
+        c.expect(ins[2], (channels,), "the bias")
         out = _bias(out, ins[2], layout)
     return out
 
@@ -84,6 +89,7 @@ def deconvolution(ins, a, c):
         pad, adj = tuple(pad), tuple(adj)
     groups = a.get_int("num_group", 1)
     channels = a.get_int("num_filter")
+    c.expect(weight, (c.shape(data)[1], channels // groups) + tuple(kernel), "the weight")
     fn = "nn.conv1d_transpose" if nd == 1 else "nn.conv2d_transpose"
     out = R(fn)(data, weight, strides=stride, padding=pad, dilation=dilate, groups=groups,
                 channels=channels, kernel_size=kernel, data_layout=layout,
@@ -192,6 +198,10 @@ def batch_norm(ins, a, c):
     data, gamma, beta, mean, var = ins[:5]
     axis = a.get_int("axis", 1)
     eps = a.get_float("eps", 1e-3)
+    ch = c.shape(data)[axis]
+    for p, what in ((gamma, "gamma"), (beta, "beta"), (mean, "the moving mean"),
+                    (var, "the moving variance")):
+        c.expect(p, (ch,), what)
     if a.get_bool("fix_gamma", True):
         gamma = const(np.ones(c.shape(gamma), c.dtype(gamma)), c.dtype(gamma))
     bn = R("nn.batch_norm")(data, gamma, beta, mean, var, axis=axis, epsilon=eps)
@@ -380,12 +390,16 @@ def softmax_activation(ins, a, c):
 def fully_connected(ins, a, c):
     data, weight = ins[0], ins[1]
     units = a.get_int("num_hidden")
-    if a.get_bool("flatten", True) and len(c.shape(data)) != 2:
+    dshape = c.shape(data)
+    flatten = a.get_bool("flatten", True)
+    c.expect(weight, (units, int(np.prod(dshape[1:])) if flatten else dshape[-1]), "the weight")
+    if flatten and len(dshape) != 2:
         data = R("nn.batch_flatten")(data)
     out = R("nn.dense")(data, weight, units=units)
     if not a.get_bool("no_bias", False):
         if len(ins) < 3:
             raise c.error("no_bias=False but the node has no bias input")
+        c.expect(ins[2], (units,), "the bias")
         out = R("nn.bias_add")(out, ins[2], axis=-1)
     return out
 

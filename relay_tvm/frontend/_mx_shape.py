@@ -360,6 +360,7 @@ def _take(ins, a, c):
 
 def _embedding(ins, a, c):
     data, weight = ins
+    c.expect(weight, (a.get_int("input_dim"), a.get_int("output_dim")), "the embedding weight")
     return R("take")(weight, R("cast")(data, "int32"), axis=0)
 
 

@@ -52,6 +52,23 @@ class Ctx:
     def error(self, msg: str) -> ConversionError:
         return ConversionError(f"{self.op_name} node {self.node_name!r}: {msg}")
 
+    def expect(self, e, shape, what: str) -> None:
+        """Check that a parameter variable ``e`` has the ``shape`` this node needs.
+
+        Raises:
+            ConversionError: naming the parameter, the node, and both shapes.
+        """
+        from ..ir.expr import Var
+
+        ann = getattr(e, "type_annotation", None) if isinstance(e, Var) else None
+        if ann is None or not hasattr(ann, "shape"):
+            return
+        got = tuple(int(d) for d in ann.shape)
+        if got != tuple(int(d) for d in shape):
+            raise ConversionError(
+                f"parameter {e.name_hint!r} ({what} of {self.op_name} node {self.node_name!r}) "
+                f"has shape {got}, but the graph needs {tuple(shape)}")
+
     def scalar(self, value, like) -> object:
         """A scalar constant of ``like``'s dtype."""
         dt = self.dtype(like)

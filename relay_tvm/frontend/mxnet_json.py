@@ -45,7 +45,7 @@ def read_json_text(symbol, what: str = "symbol") -> tuple[str, str]:
     if isinstance(symbol, bytes):
         symbol = symbol.decode("utf-8")
     if isinstance(symbol, os.PathLike) or (
-        isinstance(symbol, str) and not symbol.lstrip().startswith("{")
+        isinstance(symbol, str) and not symbol.lstrip().startswith(("{", "["))
     ):
         path = os.fspath(symbol)
         try:

@@ -1,0 +1,180 @@
+"""Symbol JSON parsing, the unsupported-operator report, parameter errors and spans — on
+hand-written symbol JSON, without MXNet."""
+
+import json
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from mx_helpers import run_mod
+from relay_tvm.errors import ConversionError, OpNotImplemented
+from relay_tvm.frontend.mxnet_params import save_ndarray_file
+
+
+def _var(name):
+    return {"op": "null", "name": name, "inputs": []}
+
+
+def _graph(nodes, heads=None):
+    return {"nodes": nodes, "arg_nodes": [i for i, n in enumerate(nodes) if n["op"] == "null"],
+            "heads": heads or [[len(nodes) - 1, 0, 0]], "attrs": {"mxnet_version": ["int", 10901]}}
+
+
+def _conv_fc():
+    return _graph([
+        _var("data"), _var("conv_weight"), _var("conv_bias"),
+        {"op": "Convolution", "name": "conv", "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]],
+         "attrs": {"kernel": "(3, 3)", "num_filter": "4", "pad": "(1, 1)"}},
+        {"op": "Activation", "name": "relu", "inputs": [[3, 0, 0]], "attrs": {"act_type": "relu"}},
+        _var("fc_weight"), _var("fc_bias"),
+        {"op": "FullyConnected", "name": "fc", "inputs": [[4, 0, 0], [5, 0, 0], [6, 0, 0]],
+         "attrs": {"num_hidden": "3"}},
+    ])
+
+
+def _conv_fc_params(rng):
+    return {"arg:conv_weight": rng.standard_normal((4, 2, 3, 3)).astype("float32"),
+            "arg:conv_bias": rng.standard_normal(4).astype("float32"),
+            "arg:fc_weight": rng.standard_normal((3, 4 * 5 * 5)).astype("float32"),
+            "arg:fc_bias": rng.standard_normal(3).astype("float32")}
+
+
+def _numpy_conv_fc(x, p):
+    w, b = p["arg:conv_weight"], p["arg:conv_bias"]
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((x.shape[0], 4, 5, 5), "float64")
+    for i in range(5):
+        for j in range(5):
+            out[:, :, i, j] = np.einsum("nchw,ochw->no", xp[:, :, i:i + 3, j:j + 3], w)
+    out = np.maximum(out + b[None, :, None, None], 0)
+    return out.reshape(x.shape[0], -1) @ p["arg:fc_weight"].T + p["arg:fc_bias"]
+
+
+@pytest.mark.parametrize("as_path", [True, False])
+def test_files_without_mxnet(tmp_path, as_path):
+    rng = np.random.default_rng(0)
+    params = _conv_fc_params(rng)
+    sym_path = tmp_path / "m-symbol.json"
+    sym_path.write_text(json.dumps(_conv_fc()))
+    par_path = tmp_path / "m-0000.params"
+    save_ndarray_file(par_path, params)
+    sym = str(sym_path) if as_path else sym_path.read_text()
+    mod, p = relay.frontend.from_mxnet(sym, shape={"data": (2, 2, 5, 5)},
+                                       arg_params=str(par_path))
+    assert set(p) == {"conv_weight", "conv_bias", "fc_weight", "fc_bias"}
+    x = rng.standard_normal((2, 2, 5, 5)).astype("float32")
+    got = run_mod(mod, p, {"data": x})[0]
+    np.testing.assert_allclose(got, _numpy_conv_fc(x, params), rtol=1e-4, atol=1e-4)
+
+
+def test_spans_carry_node_names():
+    mod, _ = relay.frontend.from_mxnet(json.dumps(_conv_fc()), shape={
+        "data": (1, 2, 5, 5), "conv_weight": (4, 2, 3, 3), "conv_bias": (4,),
+        "fc_weight": (3, 100), "fc_bias": (3,)})
+    names = set()
+    relay.analysis.post_order_visit(
+        mod["main"].body, lambda e: names.add(e.span.source_name) if getattr(e, "span", None)
+        else None)
+    assert {"conv", "relu", "fc"} <= names
+    body = mod["main"].body
+    assert body.span.source_name == "fc"
+    for p in mod["main"].params:
+        assert p.span.source_name == p.name_hint
+
+
+def test_unsupported_operators_listed_with_counts():
+    g = _graph([
+        _var("data"),
+        {"op": "RNN", "name": "rnn0", "inputs": [[0, 0, 0]]},
+        {"op": "_foo_op", "name": "f0", "inputs": [[1, 0, 0]]},
+        {"op": "RNN", "name": "rnn1", "inputs": [[2, 0, 0]]},
+        {"op": "relu", "name": "r", "inputs": [[3, 0, 0]]},
+        {"op": "_contrib_box_nms", "name": "nms", "inputs": [[4, 0, 0]]},
+    ])
+    with pytest.raises(OpNotImplemented, match=r"RNN \(2\).*_foo_op \(1\).*_contrib_box_nms \(1\)"):
+        relay.frontend.from_mxnet(g, shape={"data": (1, 2)})
+
+
+@pytest.mark.parametrize("text, match", [
+    ("{not json", "malformed MXNet symbol JSON"),
+    ("[1, 2]", "must be an object"),
+    ('{"heads": [[0, 0, 0]]}', 'no "nodes" list'),
+    ('{"nodes": [{"op": "null", "name": "x", "inputs": []}]}', 'no "heads" list'),
+    ('{"nodes": [{"op": "null", "inputs": []}], "heads": [[0,0,0]]}', "missing or non-string 'name'"),
+    ('{"nodes": [{"op": "relu", "name": "r", "inputs": [[3, 0, 0]]}], "heads": [[0,0,0]]}',
+     r"node 0 \('r', relu\) input 0: refers to node 3"),
+    ('{"nodes": [{"op": "null", "name": "x", "inputs": []}], "heads": [[5,0,0]]}',
+     "head 0: refers to node 5"),
+])
+def test_malformed_json(text, match):
+    with pytest.raises(ConversionError, match=match):
+        relay.frontend.from_mxnet(text, shape={"x": (1,)})
+
+
+def test_missing_symbol_file(tmp_path):
+    with pytest.raises(ConversionError, match="cannot read the MXNet symbol file"):
+        relay.frontend.from_mxnet(str(tmp_path / "none-symbol.json"), shape={"data": (1,)})
+
+
+def test_missing_parameter(tmp_path):
+    params = _conv_fc_params(np.random.default_rng(0))
+    del params["arg:fc_bias"]
+    with pytest.raises(ConversionError, match=r"variable 'fc_bias' \(node 6\) has no value"):
+        relay.frontend.from_mxnet(_conv_fc(), shape={"data": (1, 2, 5, 5)}, arg_params=params)
+
+
+@pytest.mark.parametrize("name, shape, match", [
+    ("arg:conv_weight", (4, 3, 3, 3), r"parameter 'conv_weight' \(the weight of Convolution node "
+                                      r"'conv'\) has shape \(4, 3, 3, 3\), but the graph needs "
+                                      r"\(4, 2, 3, 3\)"),
+    ("arg:conv_bias", (5,), r"parameter 'conv_bias'.*needs \(4,\)"),
+    ("arg:fc_weight", (3, 99), r"parameter 'fc_weight'.*FullyConnected node 'fc'.*\(3, 100\)"),
+])
+def test_parameter_shape_mismatch(name, shape, match):
+    params = _conv_fc_params(np.random.default_rng(0))
+    params[name] = np.zeros(shape, "float32")
+    with pytest.raises(ConversionError, match=match):
+        relay.frontend.from_mxnet(_conv_fc(), shape={"data": (1, 2, 5, 5)}, arg_params=params)
+
+
+def test_corrupt_params_file(tmp_path):
+    path = tmp_path / "m-0000.params"
+    save_ndarray_file(path, _conv_fc_params(np.random.default_rng(0)))
+    path.write_bytes(path.read_bytes()[:-7])
+    with pytest.raises(ConversionError, match="m-0000.params.*truncated"):
+        relay.frontend.from_mxnet(_conv_fc(), shape={"data": (1, 2, 5, 5)},
+                                  arg_params=str(path))
+
+
+def test_bad_attribute_names_node():
+    g = _graph([_var("data"), {"op": "Pooling", "name": "pool7", "inputs": [[0, 0, 0]],
+                               "attrs": {"kernel": "(two, 2)", "pool_type": "max"}}])
+    with pytest.raises(ConversionError, match=r"Pooling node 'pool7': attribute kernel="):
+        relay.frontend.from_mxnet(g, shape={"data": (1, 1, 4, 4)})
+
+
+def test_unknown_shape_name():
+    with pytest.raises(ConversionError, match=r"shape given for \['date'\]"):
+        relay.frontend.from_mxnet(_conv_fc(), shape={"date": (1, 2, 5, 5)})
+
+
+def test_dtype_per_input():
+    g = _graph([_var("a"), _var("b"), {"op": "Cast", "name": "c", "inputs": [[1, 0, 0]],
+                                       "attrs": {"dtype": "float32"}},
+                {"op": "elemwise_add", "name": "add", "inputs": [[0, 0, 0], [2, 0, 0]]}])
+    mod, _ = relay.frontend.from_mxnet(g, shape={"a": (2,), "b": (2,)},
+                                       dtype={"a": "float32", "b": "int32"})
+    a, b = mod["main"].params
+    assert a.type_annotation.dtype == "float32" and b.type_annotation.dtype == "int32"
+    got = run_mod(mod, {}, {"a": np.array([0.5, 1.5], "float32"), "b": np.array([1, 2], "int32")})
+    np.testing.assert_array_equal(got[0], [1.5, 3.5])
+
+
+def test_legacy_attr_layout_and_reshape_codes():
+    # MXNet < 1.0 wrote "param"/"attr" instead of "attrs"
+    g = _graph([_var("x"), {"op": "Reshape", "name": "r", "inputs": [[0, 0]],
+                            "param": {"shape": "(-3, -2)"}}])
+    mod, _ = relay.frontend.from_mxnet(g, shape={"x": (2, 3, 4)})
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    np.testing.assert_array_equal(run_mod(mod, {}, {"x": x})[0], x.reshape(6, 4))
