@@ -1,0 +1,163 @@
+"""image.resize2d against a per-pixel NumPy implementation of the ONNX Resize rules, through the
+interpreter and the compiled graph executor; errors."""
+
+import math
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from relay_tvm.errors import TypeInferenceError
+from relay_tvm.ir.types import TensorType
+
+from nn_util import check_op, infer, rand
+
+
+def _coord(o, insz, outsz, mode):
+    if mode == "half_pixel":
+        return (o + 0.5) * insz / outsz - 0.5
+    if mode == "align_corners":
+        return o * (insz - 1) / (outsz - 1)
+    if mode == "asymmetric":
+        return o * insz / outsz
+    if mode == "pytorch_half_pixel":
+        return (o + 0.5) * insz / outsz - 0.5 if outsz > 1 else 0.0
+    assert mode == "tf_half_pixel_for_nn"
+    return (o + 0.5) * insz / outsz
+
+
+def _nearest(v, rounding, mode):
+    rounding = rounding or ("round" if mode == "align_corners" else "floor")
+    if rounding == "round":
+        return int(np.rint(v))
+    if rounding == "floor":
+        return math.floor(v + 1e-5)
+    if rounding == "ceil":
+        return math.ceil(v - 1e-5)
+    if rounding == "round_prefer_floor":
+        return math.ceil(v - 0.5)
+    return math.floor(v + 0.5)  # round_prefer_ceil
+
+
+def _cubic(t, a):
+    """Keys' kernel weights of the taps at offsets -1, 0, 1, 2 for fraction t."""
+    def k(s):
+        s = abs(s)
+        if s <= 1:
+            return (a + 2) * s ** 3 - (a + 3) * s ** 2 + 1
+        if s < 2:
+            return a * s ** 3 - 5 * a * s ** 2 + 8 * a * s - 4 * a
+        return 0.0
+    return [k(t + 1), k(t), k(1 - t), k(2 - t)]
+
+
+def resize_loops(x, size, method, mode, rounding="", alpha=-0.5, exclude=0):
+    """x in NCHW; one output pixel at a time."""
+    n, c, h, w = x.shape
+    oh, ow = size
+    out = np.zeros((n, c, oh, ow))
+
+    def px(i, j):
+        return x[:, :, min(max(i, 0), h - 1), min(max(j, 0), w - 1)].astype("float64")
+
+    for i in range(oh):
+        for j in range(ow):
+            y, z = _coord(i, h, oh, mode), _coord(j, w, ow, mode)
+            if method == "nearest_neighbor":
+                out[:, :, i, j] = px(_nearest(y, rounding, mode), _nearest(z, rounding, mode))
+            elif method == "linear":
+                y0, z0 = math.floor(y), math.floor(z)
+                ty, tz = y - y0, z - z0
+                out[:, :, i, j] = ((1 - ty) * ((1 - tz) * px(y0, z0) + tz * px(y0, z0 + 1))
+                                   + ty * ((1 - tz) * px(y0 + 1, z0) + tz * px(y0 + 1, z0 + 1)))
+            else:
+                y0, z0 = math.floor(y), math.floor(z)
+                wy, wz = _cubic(y - y0, alpha), _cubic(z - z0, alpha)
+                if exclude:
+                    wy = [wt if 0 <= y0 - 1 + k < h else 0.0 for k, wt in enumerate(wy)]
+                    wz = [wt if 0 <= z0 - 1 + k < w else 0.0 for k, wt in enumerate(wz)]
+                    wy = [wt / sum(wy) for wt in wy]
+                    wz = [wt / sum(wz) for wt in wz]
+                out[:, :, i, j] = sum(wy[a] * wz[b] * px(y0 - 1 + a, z0 - 1 + b)
+                                      for a in range(4) for b in range(4))
+    return out
+
+
+MODES = ["half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"]
+
+
+@pytest.mark.parametrize("method", ["nearest_neighbor", "linear", "cubic"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("size", [(7, 3), (2, 8)])
+def test_resize2d_nchw(method, mode, size):
+    x = rand((1, 2, 4, 5))
+    want = resize_loops(x, size, method, mode).astype("float32")
+    check_op(lambda a: relay.image.resize2d(a, size, method=method,
+                                            coordinate_transformation_mode=mode),
+             {"x": x}, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["nearest_neighbor", "linear", "cubic"])
+def test_resize2d_nhwc(method):
+    x = rand((2, 3, 4, 3))  # NHWC
+    nchw = x.transpose(0, 3, 1, 2)
+    want = resize_loops(nchw, (5, 7), method, "half_pixel").transpose(0, 2, 3, 1)
+    check_op(lambda a: relay.image.resize2d(a, (5, 7), layout="NHWC", method=method),
+             {"x": x}, want.astype("float32"))
+
+
+@pytest.mark.parametrize("rounding", ["round", "floor", "ceil", "round_prefer_floor",
+                                      "round_prefer_ceil"])
+@pytest.mark.parametrize("mode", ["asymmetric", "half_pixel"])
+def test_resize2d_rounding(rounding, mode):
+    x = rand((1, 1, 3, 5))
+    want = resize_loops(x, (7, 3), "nearest_neighbor", mode, rounding).astype("float32")
+    check_op(lambda a: relay.image.resize2d(a, (7, 3), method="nearest_neighbor",
+                                            coordinate_transformation_mode=mode,
+                                            rounding_method=rounding),
+             {"x": x}, want)
+
+
+@pytest.mark.parametrize("alpha,exclude", [(-0.75, 0), (-0.5, 1), (-0.75, 1)])
+def test_resize2d_cubic_parameters(alpha, exclude):
+    x = rand((1, 2, 4, 4))
+    want = resize_loops(x, (6, 9), "cubic", "half_pixel", alpha=alpha, exclude=exclude)
+    check_op(lambda a: relay.image.resize2d(a, (6, 9), method="cubic", cubic_alpha=alpha,
+                                            cubic_exclude=exclude),
+             {"x": x}, want.astype("float32"), rtol=1e-5, atol=1e-5)
+
+
+def test_resize2d_downscale_float16_and_bilinear_alias():
+    x = rand((1, 2, 8, 6), "float16")
+    want = resize_loops(x, (3, 4), "linear", "align_corners").astype("float16")
+    check_op(lambda a: relay.image.resize2d(a, (3, 4), method="bilinear",
+                                            coordinate_transformation_mode="align_corners"),
+             {"x": x}, want, rtol=1e-3, atol=1e-3)
+
+
+def test_resize2d_attrs_and_type():
+    x = relay.var("x", shape=(1, 3, 4, 4))
+    call = relay.image.resize2d(x, (8, 6))
+    assert call.attrs.type_key == "relay.attrs.Resize2DAttrs"
+    assert call.attrs.method == "linear" and call.attrs.cubic_alpha == -0.5
+    assert call.attrs.coordinate_transformation_mode == "half_pixel"
+    t = infer(lambda a: relay.image.resize2d(a, (8, 6), out_dtype="float16"),
+              {"x": ((1, 3, 4, 4), "float32")})
+    assert t == TensorType((1, 3, 8, 6), "float16")
+    assert relay.op.get("image.resize2d").get_attr("TOpPattern") == 2  # kInjective
+
+
+ERRORS = [
+    (dict(size=(4, 4), method="area"), (1, 3, 4, 4), r"image.resize2d: method 'area'"),
+    (dict(size=(4, 4), coordinate_transformation_mode="center"), (1, 3, 4, 4),
+     r"coordinate_transformation_mode 'center'"),
+    (dict(size=(4, 4), layout="NCHW4c"), (1, 3, 4, 4), r"layout 'NCHW4c' is not supported"),
+    (dict(size=(4, 4)), (3, 4, 4), r"image.resize2d: data must be 4-d NCHW, got shape \(3, 4, 4\)"),
+    (dict(size=(0, 4)), (1, 3, 4, 4), r"size must be 2 positive ints"),
+]
+
+
+@pytest.mark.parametrize("kw,shape,match", ERRORS)
+def test_resize2d_errors(kw, shape, match):
+    with pytest.raises(TypeInferenceError, match=match):
+        infer(lambda a: relay.image.resize2d(a, **kw), {"x": (shape, "float32")})
