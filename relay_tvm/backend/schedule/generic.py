@@ -122,6 +122,8 @@ def parallel_vectorize(sch, block, max_parallel_extent: int = 1 << 14, vector_by
 
 def cpu_fallback(sch) -> None:
     """The generic CPU schedule of a whole PrimFunc (in place)."""
+    if not _has_root(sch):  # an extern kernel (topi.argsort/topk): nothing to schedule
+        return
     inline_producers(sch)
     root = sch.get_sblock("root")
     for b in sch.get_child_blocks(root):
