@@ -39,6 +39,8 @@ _MASTER = re.compile(
     re.VERBOSE,
 )
 _DIGITS = re.compile(r"[0-9]+")
+_MORE_POINTS = re.compile(r"(?:\.[0-9A-Za-z_]+)+")
+_JUNK = re.compile(r"[^\s()\[\]{},;]*")
 _NUMBER = re.compile(r"(-?)([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)([A-Za-z_][A-Za-z0-9_]*)?\Z")
 
 # literal suffix -> dtype
@@ -112,7 +114,7 @@ class Lexer:
                 ch = text[i]
                 hint = " (a negative number must have its digits right after '-')" if ch == "-" else ""
                 self.error(i, f"unexpected character {ch!r}{hint}")
-                junk = re.compile(r"[^\s()\[\]{},;]*").match(text, i + 1)
+                junk = _JUNK.match(text, i + 1)
                 i = junk.end()  # skip the rest of the bad word: one error, not two
                 continue
             kind = m.lastgroup
@@ -148,11 +150,11 @@ class Lexer:
                 tk = GLOBAL if kind == "gquote" else STR
                 out.append(Token(tk, value, text[start:end], line, col))
             elif kind == "number":
-                tail = re.match(r"(?:\.[0-9A-Za-z_]+)+", text[end:])
+                tail = _MORE_POINTS.match(text, end)
                 if tail is not None and "." not in m.group():
                     tail = None  # `1.x` is not a number; `1.5.3` is a malformed one
                 if tail is not None:
-                    end += tail.end()
+                    end = tail.end()
                     self.diagnostics.append(
                         (line, col, f"bad number {text[start:end]!r}: more than one decimal point")
                     )

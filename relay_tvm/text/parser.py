@@ -16,6 +16,7 @@ defaults); function attributes (``Primitive=1``) become ``DictAttrs``.
 from __future__ import annotations
 
 import difflib
+import gc
 
 import numpy as np
 
@@ -66,6 +67,7 @@ from .metadata import KEY, decode_metadata
 VERSION_SUPPORTED = "0.0.5"
 MAX_DIAGNOSTICS = 50
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
+_FLOAT_MAX = {d: float(np.finfo(d).max) for d in ("float16", "float32", "float64")}
 
 
 class _Abort(Exception):
@@ -480,11 +482,10 @@ class Parser:
                 self.error(t, f"bad number {t.text}: out of range for {dtype} [{info.min}, {info.max}]")
                 v = 0
             return Constant(np.array(v, dtype=dtype), self.span(t))
-        with np.errstate(over="ignore"):
-            arr = np.array(v, dtype=dtype)
-        if not np.isfinite(arr):
+        if abs(v) > _FLOAT_MAX[dtype]:
             self.error(t, f"bad number {t.text}: out of range for {dtype}")
-        return Constant(arr, self.span(t))
+            v = 0.0
+        return Constant(np.array(v, dtype=dtype), self.span(t))
 
     def parse_call(self, callee, start):
         opener = self.next()
@@ -505,9 +506,10 @@ class Parser:
         span = self.span(start)
         if isinstance(callee, registry.Op):
             bad = callee.num_inputs >= 0 and len(args) != callee.num_inputs
-            lo, hi = (opener.line, opener.col), (close.line, close.col)
-            inside = any(lo <= (d[0], d[1]) <= hi for d in self.diags)
-            if bad and not inside:  # not when an argument failed to parse
+            if bad:
+                lo, hi = (opener.line, opener.col), (close.line, close.col)
+                bad = not any(lo <= (d[0], d[1]) <= hi for d in self.diags)
+            if bad:  # (not when an argument failed to parse)
                 self.error(
                     start, f"operator {callee.name} takes {callee.num_inputs} argument"
                     f"{'s' if callee.num_inputs != 1 else ''}, got {len(args)}"
@@ -857,6 +859,10 @@ class Parser:
 
 
 def _run(parser: Parser, method: str):
+    # The parse allocates millions of small objects that all stay alive: the cyclic collector
+    # would rescan them again and again (superlinear time), and there is no garbage to find.
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         return getattr(parser, method)()
     except RecursionError:
@@ -864,6 +870,9 @@ def _run(parser: Parser, method: str):
         parser.diags.append((t.line, t.col, "expression nested too deeply to parse (bind inner "
                                             "expressions to %n = ...; instead)"))
         parser.finish()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def parse(source: str, source_name="from_string", init_module=None, init_meta_table=None):

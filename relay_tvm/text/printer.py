@@ -30,6 +30,7 @@ raw little-endian bytes in base64, see :mod:`relay_tvm.text.metadata`).
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import re
@@ -591,6 +592,16 @@ def astext(node, show_meta_data: bool = True, show_types: bool = False) -> str:
     Returns:
         the text; modules and expressions start with ``#[version = "0.0.5"]``.
     """
+    enabled = gc.isenabled()
+    gc.disable()  # many long-lived small objects, no garbage: see parser._run
+    try:
+        return _astext(node, show_meta_data, show_types)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _astext(node, show_meta_data, show_types) -> str:
     p = Printer(show_meta_data, show_types)
     if isinstance(node, IRModule):
         return p.module(node)
