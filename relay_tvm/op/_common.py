@@ -189,3 +189,31 @@ def is_static(d) -> bool:
 
 
 __all__ += ["TupleWrapper", "int_dtype_check", "is_static"]
+
+
+def _simplify(e):
+    import tvm
+
+    return tvm.sym.Analyzer().simplify(e)
+
+
+def dim_add(a, b):
+    """``a + b`` of two dimensions: ints add, ``Any`` stays ``Any``, symbolic dims give a
+    simplified symbolic sum."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(a, AnyDim) or isinstance(b, AnyDim):
+        return AnyDim()
+    return _simplify(a + b)
+
+
+def dim_mul(a, b):
+    """``a * b`` of two dimensions (see :func:`dim_add`)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if isinstance(a, AnyDim) or isinstance(b, AnyDim):
+        return AnyDim()
+    return _simplify(a * b)
+
+
+__all__ += ["dim_add", "dim_mul"]

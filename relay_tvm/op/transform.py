@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
-from ._common import normalize_axis, shape_str, tensor_args, tuple_or_tensors
+from ._common import dim_add, dim_mul, normalize_axis, shape_str, tensor_args, tuple_or_tensors
 from .registry import OpPattern, make_call, register_op
 
 # ---- cast --------------------------------------------------------------------------------------
@@ -87,7 +87,7 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
             a, b = ishape[src], ishape[src + 1]
             used_in.update((src, src + 1))
             used_out.add(len(out))
-            out.append(a * b if isinstance(a, int) and isinstance(b, int) else AnyDim())
+            out.append(dim_mul(a, b))
             src += 2
         elif s == -4:
             if i + 2 >= len(newshape) or src >= len(ishape):
@@ -124,6 +124,15 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
             if denom == 0 or total % denom:
                 raise TypeInferenceError(f"{op_name}: cannot reshape {shape_str(ishape)} into {tuple(newshape)}")
             out[infer_at] = total // denom
+        elif not any(isinstance(d, AnyDim) for d in free_in + rest):
+            import tvm
+
+            total, denom = 1, 1
+            for d in free_in:
+                total = dim_mul(total, d)
+            for d in rest:
+                denom = dim_mul(denom, d)
+            out[infer_at] = tvm.sym.Analyzer().simplify(tvm.tirx.floordiv(total, denom))
         else:
             out[infer_at] = AnyDim()
     if known_in and all(isinstance(d, int) for d in out):
@@ -192,7 +201,7 @@ def _concat_rel(types, attrs):
                     f"{shape_str(fields[0].shape)} differ on axis {j} (concatenating on axis {axis})"
                 )
         d = f.shape[axis]
-        total = total + d if isinstance(total, int) and isinstance(d, int) else AnyDim()
+        total = dim_add(total, d)
     shape = list(fields[0].shape)
     shape[axis] = total
     return TensorType(shape, dtype)
@@ -591,7 +600,7 @@ def _tile_rel(types, attrs):
     shape = [1] * (n - len(shape)) + shape
     reps = [1] * (n - len(reps)) + reps
     return TensorType(
-        [d * r if isinstance(d, int) else (d if r == 1 else AnyDim()) for d, r in zip(shape, reps)],
+        [dim_mul(d, r) for d, r in zip(shape, reps)],
         ts[0].dtype,
     )
 
@@ -624,7 +633,7 @@ def _repeat_rel(types, attrs):
     axis = normalize_axis(attrs.axis, ts[0].ndim, "repeat")
     shape = list(ts[0].shape)
     d = shape[axis]
-    shape[axis] = d * attrs.repeats if isinstance(d, int) else AnyDim()
+    shape[axis] = dim_mul(d, attrs.repeats)
     return TensorType(shape, ts[0].dtype)
 
 

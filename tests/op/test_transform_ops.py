@@ -308,3 +308,33 @@ def test_dynamic_dims():
 )
 def test_patterns(name, pattern):
     assert relay.op.get(name).pattern == pattern
+
+
+def test_symbolic_dims():
+    import tvm
+    from tvm import tirx
+
+    n = tirx.Var("n", "int64")
+    x = relay.var("x", relay.TensorType((n, 3, 4)))
+    simplify = tvm.sym.Analyzer().simplify
+
+    def dims(t):
+        return [d if isinstance(d, int) else simplify(d) for d in t.shape]
+
+    def same(t, expected):
+        got = dims(t)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            if isinstance(e, int):
+                assert g == e
+            else:
+                assert tvm.sym.Analyzer().can_prove_equal(g, e), (g, e)
+
+    same(infer(relay.reshape(x, (-1,))), [n * 12])
+    same(infer(relay.reshape(x, (0, -1))), [n, 12])
+    same(infer(relay.reshape(x, (-1, 6))), [n * 2, 6])
+    same(infer(relay.concatenate([x, x], 0)), [n * 2, 3, 4])
+    same(infer(relay.tile(x, (2, 1, 1))), [n * 2, 3, 4])
+    same(infer(relay.repeat(x, 3, 0)), [n * 3, 3, 4])
+    same(infer(relay.transpose(x)), [4, 3, n])
+    same(infer(relay.strided_slice(x, (0, 1), (1, 3), axes=(2, 1))), [n, 2, 1])
