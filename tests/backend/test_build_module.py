@@ -296,3 +296,38 @@ def test_cross_compile_aarch64_builds():
     mod = relay.IRModule.from_expr(relay.Function([x, w], relay.nn.relu(relay.nn.dense(x, w))))
     lib = relay.build(mod, target="llvm -mtriple=aarch64-linux-gnu")
     assert "tvm_op" in lib.get_graph_json()
+
+
+def _has_nvcc():
+    import shutil
+
+    return shutil.which("nvcc") is not None
+
+
+@pytest.mark.skipif(not _has_nvcc(), reason="nvcc is not installed (CUDA codegen needs it)")
+def test_cuda_build_only(tmp_path):
+    # no GPU here: compile with dlight's default GPU schedules and export; nothing runs
+    x = relay.var("x", shape=(1, 3, 8, 8))
+    w = relay.var("w", shape=(4, 3, 3, 3))
+    c = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))
+    out = relay.Tuple([relay.nn.softmax(relay.reshape(c, (4, 64))), relay.sum(c, axis=[1])])
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x, w], out)), target="cuda")
+    assert lib.target.kind.name == "cuda"
+    assert {v.schedule_rule for v in lib.kernels.values()} == {"dlight"}
+    src = lib.lib.mod.imports[0].imports[0].inspect_source()
+    assert "__global__" in src
+    lib.export_library(str(tmp_path / "gpu.so"))
+    assert (tmp_path / "gpu.so").stat().st_size > 0
+
+
+def test_deep_chain_builds_and_runs():
+    # 100,000 operator calls: no RecursionError anywhere in optimize / lower / codegen
+    x = relay.var("x", shape=(4,))
+    y = x
+    for i in range(100_000):
+        y = relay.add(y, relay.const(1.0)) if i % 2 else relay.nn.relu(y)
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x], y)), target="llvm")
+    m = GraphModule(lib["default"]())
+    m.set_input("x", np.zeros(4, "float32"))
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), np.full(4, 50_000.0, "float32"))
