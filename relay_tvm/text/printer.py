@@ -472,6 +472,10 @@ class Printer:
                     for c in reversed(n.clauses):
                         stack.append((0, c.rhs))
                     stack.append((0, n.data))
+                elif t is Call:  # arguments first: a local callee prints next to its call
+                    stack.append((0, n.op))
+                    for c in reversed(n.args):
+                        stack.append((0, c))
                 else:
                     for c in reversed(_kids(n)):
                         stack.append((0, c))
