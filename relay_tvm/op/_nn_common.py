@@ -94,6 +94,7 @@ def out_size(size, k, pad_lo, pad_hi, stride, dil, ceil_mode=False):
 
 def check_positive(dims, names, op, data, extra=""):
     for d, name in zip(dims, names):
+        name = {"D": "depth", "H": "height", "W": "width"}.get(name, name)
         if isinstance(d, int) and d <= 0:
             raise TypeInferenceError(
                 f"{op}: output {name} would be {d}: data shape {shape_str(data.shape)} is too "

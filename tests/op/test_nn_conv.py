@@ -249,7 +249,7 @@ ERROR_CASES = [
     (lambda a, b: relay.nn.conv2d(a, b, groups=2), (1, 4, 6, 6), (3, 2, 3, 3), "float32",
      r"output channels 3 are not divisible by groups=2"),
     (lambda a, b: relay.nn.conv2d(a, b), (1, 4, 2, 2), (8, 4, 3, 3), "float32",
-     r"nn.conv2d: output H would be 0"),
+     r"nn.conv2d: output height would be 0"),
     (lambda a, b: relay.nn.conv2d(a, b), (1, 4, 6), (8, 4, 3, 3), "float32",
      r"nn.conv2d: data must be 4-d NCHW, got shape \(1, 4, 6\)"),
     (lambda a, b: relay.nn.conv2d(a, b, data_layout="NCHW4c"), (1, 4, 6, 6), (8, 4, 3, 3),

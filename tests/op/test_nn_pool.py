@@ -169,7 +169,7 @@ def test_pool_attrs_follow_relay():
 
 POOL_ERRORS = [
     (lambda a: relay.nn.max_pool2d(a, 3), (1, 3, 8), r"nn.max_pool2d: data must be 4-d NCHW, got shape \(1, 3, 8\)"),
-    (lambda a: relay.nn.avg_pool2d(a, 5), (1, 3, 4, 4), r"nn.avg_pool2d: output H would be 0: data shape \(1, 3, 4, 4\)"),
+    (lambda a: relay.nn.avg_pool2d(a, 5), (1, 3, 4, 4), r"nn.avg_pool2d: output height would be 0: data shape \(1, 3, 4, 4\)"),
     (lambda a: relay.nn.max_pool2d(a, 2, layout="NCHW16c"), (1, 3, 4, 4), r"layout 'NCHW16c' is not supported"),
     (lambda a: relay.nn.max_pool2d(a, (2, 2, 2)), (1, 3, 4, 4), r"pool_size must have 1 or 2 values"),
     (lambda a: relay.nn.global_avg_pool2d(a), (3, 4, 4), r"nn.global_avg_pool2d: data must be 4-d"),
