@@ -1,4 +1,4 @@
-"""Sorting operators (tvm.relay.op.algorithm): ``argsort`` and ``topk``.
+"""Sorting operators (tvm.relay.op.algorithm): ``sort``, ``argsort`` and ``topk``.
 
 Both are opaque to fusion (kOpaque) and lower to topi's extern sort kernels. Ties keep the
 original order (a stable sort, as TVM's CPU kernels and ``numpy.argsort(kind="stable")``).
@@ -59,6 +59,38 @@ def argsort(data, axis=-1, is_ascend=1, dtype="int32"):
     """The indices that sort ``data`` along ``axis`` (ascending unless ``is_ascend`` is false);
     ``dtype`` is the index dtype."""
     return make_call("argsort", [data], axis=axis, is_ascend=bool(is_ascend), dtype=dtype)
+
+
+def _sort_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "sort")
+    if ts is None:
+        return None
+    normalize_axis(attrs.axis, ts[0].ndim, "sort")
+    return ts[0]
+
+
+register_op(
+    "sort",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.ArgsortAttrs", [F("axis", "int", -1), F("is_ascend", "bool", True),
+                                        F("dtype", "dtype", "int32")]),
+    rel=_sort_rel,
+    ref=lambda args, attrs, out_type: np.take_along_axis(
+        args[0], _stable_order(args[0], attrs.axis, attrs.is_ascend), attrs.axis
+    ),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.sort(
+        inputs[0], axis=attrs.axis, is_ascend=attrs.is_ascend
+    ),
+    pattern=OpPattern.OPAQUE,
+    doc="data sorted along axis (topi.sort).",
+    level=6,
+)
+
+
+def sort(data, axis=-1, is_ascend=1):
+    """``data`` sorted along ``axis``, ascending unless ``is_ascend`` is false."""
+    return make_call("sort", [data], axis=axis, is_ascend=bool(is_ascend))
 
 
 def _topk_k(attrs, dim):
@@ -137,4 +169,4 @@ def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
     return TupleWrapper(call, 2) if ret_type == "both" else call
 
 
-__all__ = ["argsort", "topk"]
+__all__ = ["sort", "argsort", "topk"]

@@ -1,0 +1,403 @@
+"""Less common data-movement operators of tvm.relay.op.transform: ``reinterpret``, ``cumsum``,
+``cumprod``, ``meshgrid``, ``scatter_elements``, ``scatter_nd``, ``adv_index``,
+``unravel_index``. Names, attributes and semantics as tvm.relay 0.19; TE computes are topi's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TypeInferenceError
+from ..ir.attrs import AttrField as F
+from ..ir.types import TensorType, TupleType
+from ._common import (
+    TupleWrapper,
+    broadcast_shapes,
+    int_dtype_check,
+    normalize_axis,
+    shape_str,
+    tensor_args,
+    tuple_or_tensors,
+)
+from .registry import OpPattern, make_call, register_op
+
+
+def _bits(dtype: str) -> int:
+    import tvm
+
+    t = tvm.DataType(dtype)
+    return t.bits * t.lanes
+
+
+# ---- reinterpret -------------------------------------------------------------------------------
+
+
+def _reinterpret_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "reinterpret")
+    if ts is None:
+        return None
+    if _bits(ts[0].dtype) != _bits(attrs.dtype):
+        raise TypeInferenceError(
+            f"reinterpret: data dtype {ts[0].dtype} ({_bits(ts[0].dtype)} bits) and dtype "
+            f"{attrs.dtype} ({_bits(attrs.dtype)} bits) differ in width"
+        )
+    return TensorType(ts[0].shape, attrs.dtype)
+
+
+register_op(
+    "reinterpret",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.CastAttrs", [F("dtype", "dtype")]),
+    rel=_reinterpret_rel,
+    ref=lambda args, attrs, out_type: np.ascontiguousarray(args[0]).view(attrs.dtype),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reinterpret(inputs[0], attrs.dtype),
+    pattern=OpPattern.ELEMWISE,
+    doc="Reinterpret the bits of each element as dtype (same width) (topi.reinterpret).",
+    level=5,
+)
+
+
+def reinterpret(data, dtype):
+    """View the bits of ``data`` as ``dtype`` (of the same bit width)."""
+    return make_call("reinterpret", [data], dtype=dtype)
+
+
+# ---- cumsum / cumprod --------------------------------------------------------------------------
+
+_SCAN_ATTRS = (
+    "relay.attrs.ScanopAttrs",
+    [F("axis", "int?", None), F("dtype", "dtype", ""), F("exclusive", "bool", False)],
+)
+
+
+def _scan_rel(name):
+    def rel(types, attrs):
+        ts = tensor_args(types, ("data",), name)
+        if ts is None:
+            return None
+        t = ts[0]
+        dtype = attrs.dtype or t.dtype
+        if attrs.axis is None:
+            n = 1
+            for d in t.shape:
+                if not isinstance(d, int):
+                    from ..ir.types import AnyDim
+
+                    return TensorType((AnyDim(),), dtype)
+                n *= d
+            return TensorType((n,), dtype)
+        normalize_axis(attrs.axis, t.ndim, name)
+        return TensorType(t.shape, dtype)
+
+    return rel
+
+
+def _scan_ref(fn, identity):
+    def ref(args, attrs, out_type):
+        x = args[0].astype(out_type.dtype)
+        axis = attrs.axis
+        if axis is None:
+            x, axis = x.reshape(-1), 0
+        out = fn(x, axis=axis, dtype=out_type.dtype)
+        if attrs.exclusive:
+            out = np.concatenate(
+                [np.full_like(np.take(out, [0], axis=axis), identity),
+                 np.take(out, np.arange(out.shape[axis] - 1), axis=axis)], axis=axis,
+            )
+        return out
+
+    return ref
+
+
+for _name, _np_fn, _identity in (("cumsum", np.cumsum, 0), ("cumprod", np.cumprod, 1)):
+    register_op(
+        _name,
+        num_inputs=1,
+        arguments=("data",),
+        attrs=_SCAN_ATTRS,
+        rel=_scan_rel(_name),
+        ref=_scan_ref(_np_fn, _identity),
+        compute=(lambda n: lambda attrs, inputs, out_type: getattr(__import__("tvm").topi, n)(
+            inputs[0], attrs.axis, out_type.dtype, attrs.exclusive))(_name),
+        pattern=OpPattern.OPAQUE,
+        doc=f"Running {_name[3:]} along axis (of the flattened data when None) (topi.{_name}).",
+        level=3,
+    )
+
+
+def cumsum(data, axis=None, dtype=None, exclusive=None):
+    """Cumulative sum along ``axis`` (flattened when None); ``exclusive`` starts from 0."""
+    return make_call("cumsum", [data], axis=axis, dtype=dtype or "", exclusive=bool(exclusive))
+
+
+def cumprod(data, axis=None, dtype=None, exclusive=None):
+    """Cumulative product along ``axis`` (flattened when None); ``exclusive`` starts from 1."""
+    return make_call("cumprod", [data], axis=axis, dtype=dtype or "", exclusive=bool(exclusive))
+
+
+# ---- meshgrid ----------------------------------------------------------------------------------
+
+
+def _meshgrid_rel(types, attrs):
+    fields = tuple_or_tensors(types[0], "meshgrid")
+    if fields is None:
+        return None
+    if attrs.indexing not in ("ij", "xy"):
+        raise TypeInferenceError(f"meshgrid: indexing must be 'ij' or 'xy', got {attrs.indexing!r}")
+    for k, f in enumerate(fields):
+        if f.ndim > 1:
+            raise TypeInferenceError(
+                f"meshgrid: field {k} must be 0-d or 1-d, got shape {shape_str(f.shape)}"
+            )
+    shape = [f.shape[0] if f.ndim else 1 for f in fields]
+    if attrs.indexing == "xy" and len(shape) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    return TupleType([TensorType(shape, f.dtype) for f in fields])
+
+
+register_op(
+    "meshgrid",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.MeshgridAttrs", [F("indexing", "str", "ij")]),
+    rel=_meshgrid_rel,
+    ref=lambda args, attrs, out_type: tuple(
+        np.meshgrid(*[a.reshape(-1) for a in args[0]], indexing=attrs.indexing)
+    ),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.meshgrid(inputs, attrs.indexing),
+    pattern=OpPattern.INJECTIVE,
+    doc="Coordinate grids from 1-d tensors, 'ij' (matrix) or 'xy' (Cartesian) (topi.meshgrid).",
+    level=3,
+)
+
+
+def meshgrid(data, indexing="ij"):
+    """Grids from a list of 1-d tensors (numpy.meshgrid); a :class:`TupleWrapper`."""
+    from ..ir.expr import Tuple
+
+    n = len(data) if isinstance(data, (list, tuple)) else len(data.fields)
+    if isinstance(data, (list, tuple)):
+        data = Tuple(list(data))
+    return TupleWrapper(make_call("meshgrid", [data], indexing=indexing), n)
+
+
+# ---- scatter_elements / scatter_nd -------------------------------------------------------------
+
+_SCATTER_REDUCE = {
+    "update": lambda a, b: b, "add": np.add, "mul": np.multiply, "min": np.minimum,
+    "max": np.maximum,
+}
+
+
+def _scatter_elements_rel(types, attrs):
+    ts = tensor_args(types, ("data", "indices", "updates"), "scatter_elements")
+    if ts is None:
+        return None
+    data, idx, upd = ts
+    int_dtype_check(idx, "indices", "scatter_elements")
+    if attrs.reduction not in _SCATTER_REDUCE:
+        raise TypeInferenceError(
+            f"scatter_elements: reduction must be one of {', '.join(_SCATTER_REDUCE)}, got "
+            f"{attrs.reduction!r}"
+        )
+    if upd.dtype != data.dtype:
+        raise TypeInferenceError(
+            f"scatter_elements: updates dtype {upd.dtype} differs from data dtype {data.dtype}"
+        )
+    if idx.ndim != data.ndim or upd.ndim != data.ndim or any(
+        isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(idx.shape, upd.shape)
+    ):
+        raise TypeInferenceError(
+            f"scatter_elements: indices shape {shape_str(idx.shape)} and updates shape "
+            f"{shape_str(upd.shape)} must be equal and of data's rank (data shape "
+            f"{shape_str(data.shape)})"
+        )
+    normalize_axis(attrs.axis, data.ndim, "scatter_elements")
+    return data
+
+
+def _scatter_elements_ref(args, attrs, out_type):
+    data, idx, upd = args
+    out = data.copy()
+    axis = attrs.axis % data.ndim
+    fn = _SCATTER_REDUCE[attrs.reduction]
+    for pos in np.ndindex(*idx.shape):
+        i = int(idx[pos])
+        i = i + data.shape[axis] if i < 0 else i
+        dst = pos[:axis] + (i,) + pos[axis + 1:]
+        out[dst] = fn(out[dst], upd[pos])
+    return out
+
+
+register_op(
+    "scatter_elements",
+    num_inputs=3,
+    arguments=("data", "indices", "updates"),
+    attrs=("relay.attrs.ScatterElementsAttrs", [F("axis", "int", 0), F("reduction", "str", "update")]),
+    rel=_scatter_elements_rel,
+    ref=_scatter_elements_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.scatter_elements(
+        inputs[0], inputs[1], inputs[2], attrs.axis, attrs.reduction
+    ),
+    pattern=OpPattern.OPAQUE,
+    doc="out[..., indices[p], ...] = reduce(data, updates[p]) along axis (ONNX ScatterElements).",
+    level=10,
+)
+
+
+def scatter_elements(data, indices, updates, axis=0, reduction="update"):
+    """Scatter ``updates`` into a copy of ``data`` at ``indices`` along ``axis``.
+
+    Args:
+        reduction: ``"update"`` (replace), ``"add"``, ``"mul"``, ``"min"`` or ``"max"``.
+    """
+    return make_call(
+        "scatter_elements", [data, indices, updates], axis=axis, reduction=reduction
+    )
+
+
+def _scatter_nd_rel(types, attrs):
+    ts = tensor_args(types, ("data", "indices", "updates"), "scatter_nd")
+    if ts is None:
+        return None
+    data, idx, upd = ts
+    int_dtype_check(idx, "indices", "scatter_nd")
+    if attrs.mode not in ("update", "add"):
+        raise TypeInferenceError(f"scatter_nd: mode must be 'update' or 'add', got {attrs.mode!r}")
+    if idx.ndim < 1 or not isinstance(idx.shape[0], int):
+        raise TypeInferenceError(
+            f"scatter_nd: indices shape {shape_str(idx.shape)} needs a static first axis"
+        )
+    m = idx.shape[0]
+    want = (*idx.shape[1:], *data.shape[m:])
+    if m > data.ndim or len(want) != upd.ndim or any(
+        isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(want, upd.shape)
+    ):
+        raise TypeInferenceError(
+            f"scatter_nd: updates shape {shape_str(upd.shape)} must be {shape_str(want)} for "
+            f"indices shape {shape_str(idx.shape)} and data shape {shape_str(data.shape)}"
+        )
+    if upd.dtype != data.dtype:
+        raise TypeInferenceError(
+            f"scatter_nd: updates dtype {upd.dtype} differs from data dtype {data.dtype}"
+        )
+    return data
+
+
+def _scatter_nd_ref(args, attrs, out_type):
+    data, idx, upd = args
+    out = data.copy()
+    for y in np.ndindex(*idx.shape[1:]):
+        dst = tuple(int(v) for v in idx[(slice(None), *y)])
+        if attrs.mode == "add":
+            out[dst] = out[dst] + upd[y]
+        else:
+            out[dst] = upd[y]
+    return out
+
+
+register_op(
+    "scatter_nd",
+    num_inputs=3,
+    arguments=("data", "indices", "updates"),
+    attrs=("relay.attrs.ScatterNDAttrs", [F("mode", "str", "update")]),
+    rel=_scatter_nd_rel,
+    ref=_scatter_nd_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.scatter_nd(
+        inputs[0], inputs[1], inputs[2], attrs.mode
+    ),
+    pattern=OpPattern.OPAQUE,
+    doc="out[indices[:, y]] = updates[y] (or +=, mode 'add'): the inverse of gather_nd.",
+    level=3,
+)
+
+
+def scatter_nd(data, indices, updates, mode="update"):
+    """Scatter ``updates`` (shape ``Y + data.shape[M:]``) into a copy of ``data`` at the
+    ``M``-d ``indices`` (shape ``(M,) + Y``)."""
+    return make_call("scatter_nd", [data, indices, updates], mode=mode)
+
+
+# ---- adv_index ---------------------------------------------------------------------------------
+
+
+def _adv_index_rel(types, attrs):
+    fields = tuple_or_tensors(types[0], "adv_index")
+    if fields is None:
+        return None
+    data, idx = fields[0], fields[1:]
+    if len(idx) > data.ndim:
+        raise TypeInferenceError(
+            f"adv_index: {len(idx)} index tensors for data shape {shape_str(data.shape)}"
+        )
+    shape = ()
+    for k, t in enumerate(idx):
+        int_dtype_check(t, f"index {k}", "adv_index")
+        shape = broadcast_shapes(shape, t.shape, f"adv_index index {k}")
+    return TensorType((*shape, *data.shape[len(idx):]), data.dtype)
+
+
+register_op(
+    "adv_index",
+    num_inputs=1,
+    arguments=("inputs",),
+    rel=_adv_index_rel,
+    ref=lambda args, attrs, out_type: args[0][0][tuple(a.astype("int64") for a in args[0][1:])],
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.adv_index(inputs[0], inputs[1:]),
+    pattern=OpPattern.INJECTIVE,
+    doc="NumPy advanced indexing data[i0, i1, ...] with broadcast index tensors (topi.adv_index).",
+    level=3,
+)
+
+
+def adv_index(inputs):
+    """``data[i0, i1, ...]`` for ``inputs = [data, i0, i1, ...]`` (NumPy advanced indexing)."""
+    from ..ir.expr import Tuple
+
+    return make_call("adv_index", [Tuple(list(inputs))])
+
+
+# ---- unravel_index -----------------------------------------------------------------------------
+
+
+def _unravel_rel(types, attrs):
+    ts = tensor_args(types, ("indices", "shape"), "unravel_index")
+    if ts is None:
+        return None
+    idx, shp = ts
+    int_dtype_check(idx, "indices", "unravel_index")
+    int_dtype_check(shp, "shape", "unravel_index")
+    if idx.ndim > 1 or shp.ndim != 1:
+        raise TypeInferenceError(
+            f"unravel_index: indices must be 0-d or 1-d and shape 1-d, got indices shape "
+            f"{shape_str(idx.shape)} and shape shape {shape_str(shp.shape)}"
+        )
+    return TensorType((shp.shape[0], *idx.shape), idx.dtype)
+
+
+register_op(
+    "unravel_index",
+    num_inputs=2,
+    arguments=("indices", "shape"),
+    rel=_unravel_rel,
+    ref=lambda args, attrs, out_type: np.stack(
+        np.unravel_index(args[0].astype("int64"), tuple(int(d) for d in args[1]))
+    ).astype(out_type.dtype),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.unravel_index(inputs[0], inputs[1]),
+    pattern=OpPattern.INJECTIVE,
+    doc="Coordinates of flat indices in a tensor of the given shape (numpy.unravel_index).",
+    level=10,
+)
+
+
+def unravel_index(indices, shape):
+    """The coordinate array ``(len(shape),) + indices.shape`` of flat ``indices`` in ``shape``
+    (a 1-d integer tensor expression)."""
+    return make_call("unravel_index", [indices, shape])
+
+
+__all__ = [
+    "reinterpret", "cumsum", "cumprod", "meshgrid", "scatter_elements", "scatter_nd", "adv_index",
+    "unravel_index",
+]
