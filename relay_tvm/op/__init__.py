@@ -23,10 +23,11 @@ from .registry import (  # noqa: F401
 )
 from .tensor import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
-from . import algorithm, indexing, shape_ops  # noqa: F401,E402  (registers the operators)
+from . import algorithm, indexing, shape_ops, transform_extra  # noqa: F401,E402  (registers)
 from .algorithm import *  # noqa: F401,F403,E402
 from .indexing import *  # noqa: F401,F403,E402
 from .shape_ops import *  # noqa: F401,F403,E402
+from .transform_extra import *  # noqa: F401,F403,E402
 from ._common import TupleWrapper  # noqa: F401,E402
 
 from . import reduce as _reduce, tensor as _tensor, transform as _transform  # noqa: E402
@@ -38,6 +39,7 @@ __all__ = [
     *algorithm.__all__,
     *indexing.__all__,
     *shape_ops.__all__,
+    *transform_extra.__all__,
     "TupleWrapper",
     "get",
     "Op",
