@@ -177,7 +177,10 @@ class Lexer:
         while i < n:
             ch = text[i]
             if ch == '"':
-                return "".join(buf), i + 1
+                value = "".join(buf)
+                if any("\ud800" <= c <= "\udfff" for c in value):  # \ud83d\ude00 pairs
+                    value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                return value, i + 1
             if ch == "\n":
                 break
             if ch == "\\":

@@ -487,3 +487,38 @@ def test_str_of_nodes_and_modules():
     v = relay.var("v", relay.IncompleteType())
     assert "%v: _" in relay.astext(relay.Function([v], v))
     assert relay.fromtext is not None and relay.SourceName("a.relay").name == "a.relay"
+
+
+def test_string_attributes_with_escapes_and_unicode():
+    p = relay.var("p", shape=(2,))
+    name = 'quote" backslash\\ tab\t newline\n é 😀'
+    f = relay.Function([p], p).with_attr("Composite", name)
+    x = relay.var("x", shape=(2,))
+    text, back = roundtrip_mod(relay.IRModule.from_expr(relay.Function([x], relay.Call(f, [x]))))
+    assert back["main"].body.op.attrs["Composite"] == name
+
+
+def test_global_names_that_are_not_identifiers_are_quoted():
+    mod = relay.IRModule()
+    x = relay.var("x", "float32")
+    mod["my-func.v2"] = relay.Function([x], relay.exp(x))
+    y = relay.var("y", "float32")
+    mod["main"] = relay.Function([y], relay.Call(mod.get_global_var("my-func.v2"), [y]))
+    text, back = roundtrip_mod(mod)
+    assert 'def @"my-func.v2"(%x: float32) {' in text
+    assert back.get_global_var("my-func.v2").name_hint == "my-func.v2"
+
+
+def test_symbolic_dimensions_parse_to_one_shape_variable():
+    text = (
+        '#[version = "0.0.5"]\n'
+        "def @main(%x: Tensor[(n, 3), float32], %y: Tensor[(n, 3), float32]) {\n  add(%x, %y)\n}"
+    )
+    mod = relay.parse(text)
+    px, py = mod["main"].params
+    assert px.type_annotation.shape[0] is py.type_annotation.shape[0]
+    assert relay.astext(mod) == text
+    typed = relay.transform.InferType()(mod)
+    assert relay.astext(typed["main"].checked_type) == (
+        "fn (Tensor[(n, 3), float32], Tensor[(n, 3), float32]) -> Tensor[(n, 3), float32]"
+    )
