@@ -192,7 +192,9 @@ register_op(
     arguments=("data", "shape_like"),
     attrs=("relay.attrs.SliceLikeAttrs", [F("axes", "ints?", None)]),
     rel=_slice_like_rel,
-    ref=lambda args, attrs, out_type: args[0][tuple(slice(0, d) for d in out_type.concrete_shape)],
+    ref=lambda args, attrs, out_type: args[0][tuple(
+        slice(0, d) for d in _slice_like_rel([TensorType(a.shape, "float32") for a in args], attrs).shape
+    )],
     compute=_slice_like_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Slice data from 0 to the dims of shape_like on axes (all common axes by default).",
@@ -242,10 +244,8 @@ def _take_ref(args, attrs, out_type):
     b = attrs.batch_dims % idx.ndim if attrs.batch_dims < 0 else attrs.batch_dims
     if b == 0:
         return _take_1(x, idx, axis, attrs.mode)
-    out = np.empty(out_type.concrete_shape, x.dtype)
-    for bi in np.ndindex(*x.shape[:b]):
-        out[bi] = _take_1(x[bi], idx[bi], axis - b, attrs.mode)
-    return out
+    return np.stack([_take_1(x[bi], idx[bi], axis - b, attrs.mode) for bi in np.ndindex(*x.shape[:b])]
+                    ).reshape(*x.shape[:b], *_take_1(x[(0,) * b], idx[(0,) * b], axis - b, attrs.mode).shape)
 
 
 register_op(
@@ -342,11 +342,8 @@ def _gather_nd_ref(args, attrs, out_type):
     b = attrs.batch_dims
     if b == 0:
         return x[tuple(idx)]
-    out = np.empty(out_type.concrete_shape, x.dtype)
-    for bi in np.ndindex(*x.shape[:b]):
-        sub = idx[(slice(None), *bi)]
-        out[bi] = x[bi][tuple(sub)]
-    return out
+    parts = [x[bi][tuple(idx[(slice(None), *bi)])] for bi in np.ndindex(*x.shape[:b])]
+    return np.stack(parts).reshape(*x.shape[:b], *parts[0].shape)
 
 
 register_op(

@@ -52,7 +52,8 @@ def _broadcast_compute(attrs, inputs, out_type):
 
 
 def _broadcast_ref(args, attrs, out_type):
-    return np.broadcast_to(args[0], out_type.concrete_shape).copy()
+    target = args[1].shape if len(args) > 1 else attrs.shape
+    return np.broadcast_to(args[0], target).copy()
 
 
 register_op(
@@ -111,7 +112,7 @@ def _collapse_target(op_name, data, target):
 
 def _collapse_ref(args, attrs, out_type):
     x = args[0]
-    target = out_type.concrete_shape
+    target = args[1].shape if len(args) > 1 else attrs.shape
     lead = x.ndim - len(target)
     x = x.sum(axis=tuple(range(lead))) if lead else x
     axes = tuple(i for i, d in enumerate(target) if d == 1 and x.shape[i] != 1)

@@ -161,7 +161,9 @@ register_op(
     arguments=("data",),
     attrs=("relay.attrs.ReshapeAttrs", [F("newshape", "ints"), F("allowzero", "bool", False)]),
     rel=_reshape_rel,
-    ref=lambda args, attrs, out_type: args[0].reshape(out_type.concrete_shape),
+    ref=lambda args, attrs, out_type: args[0].reshape(
+        _reshape_rel([TensorType(args[0].shape, out_type.dtype)], attrs).concrete_shape
+    ),
     compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(inputs[0], out_type.shape),
     pattern=OpPattern.INJECTIVE,
     doc="Reshape with Relay's codes 0/-1/-2/-3/-4 (topi.reshape).",
@@ -296,7 +298,9 @@ register_op(
          F("rhs_end", "int?", None)],
     ),
     rel=_reshape_like_rel,
-    ref=lambda args, attrs, out_type: args[0].reshape(out_type.concrete_shape),
+    ref=lambda args, attrs, out_type: args[0].reshape(
+        _reshape_like_rel([TensorType(a.shape, a.dtype.name) for a in args], attrs).concrete_shape
+    ),
     compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(inputs[0], out_type.shape),
     pattern=OpPattern.INJECTIVE,
     doc="Reshape data to (part of) the shape of shape_like (topi.reshape).",
@@ -393,7 +397,7 @@ register_op(
     arguments=("data",),
     attrs=("relay.attrs.SqueezeAttrs", [F("axis", "ints?", None)]),
     rel=_squeeze_rel,
-    ref=lambda args, attrs, out_type: args[0].reshape(out_type.concrete_shape),
+    ref=lambda args, attrs, out_type: np.squeeze(args[0], _squeeze_axes(attrs, args[0].shape)),
     compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(inputs[0], out_type.shape),
     pattern=OpPattern.INJECTIVE,
     doc="Remove dimensions of size 1 (those in axis, or all when None).",
@@ -426,7 +430,9 @@ register_op(
     arguments=("data",),
     attrs=("relay.attrs.ExpandDimsAttrs", [F("axis", "int"), F("num_newaxis", "int", 1)]),
     rel=_expand_dims_rel,
-    ref=lambda args, attrs, out_type: args[0].reshape(out_type.concrete_shape),
+    ref=lambda args, attrs, out_type: args[0].reshape(
+        _expand_dims_rel([TensorType(args[0].shape, out_type.dtype)], attrs).concrete_shape
+    ),
     compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(inputs[0], out_type.shape),
     pattern=OpPattern.BROADCAST,
     doc="Insert num_newaxis size-1 dimensions at axis (in [-ndim-1, ndim]).",

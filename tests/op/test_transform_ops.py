@@ -338,3 +338,24 @@ def test_symbolic_dims():
     same(infer(relay.repeat(x, 3, 0)), [n * 3, 3, 4])
     same(infer(relay.transpose(x)), [4, 3, n])
     same(infer(relay.strided_slice(x, (0, 1), (1, 3), axes=(2, 1))), [n, 2, 1])
+
+
+@pytest.mark.parametrize(
+    "make,fn",
+    [
+        (lambda x: relay.reshape(x, (0, -1)), lambda a: a.reshape(a.shape[0], -1)),
+        (lambda x: relay.reshape(x, (-1, 4)), lambda a: a.reshape(-1, 4)),
+        (lambda x: relay.expand_dims(x, 0), lambda a: a[None]),
+        (lambda x: relay.squeeze(relay.expand_dims(x, 1), (1,)), lambda a: a),
+        (lambda x: relay.transpose(x, (1, 0, 2)), lambda a: a.transpose(1, 0, 2)),
+        (lambda x: relay.strided_slice(x, (0, 1), (-1, 3)), lambda a: a[0:-1, 1:3]),
+        (lambda x: relay.split(x, 3, axis=1)[2], lambda a: a[:, 2:3]),
+        (lambda x: relay.shape_of(x), lambda a: np.array(a.shape, "int32")),
+        (lambda x: relay.sum(x, 0), lambda a: a.sum(0)),
+    ],
+)
+def test_interpreter_with_any_dims(make, fn):
+    x = relay.var("x", relay.TensorType((Any(), 3, 4)))
+    for n in (1, 5):
+        a = _rand((n, 3, 4))
+        check_op(relay.Function([x], make(x)), [a], fn(a), compiled=False)
