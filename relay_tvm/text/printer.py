@@ -183,11 +183,15 @@ class Printer:
         show_meta_data: append the ``#[metadata]`` section when constants went to it.
         show_types: add ``/* ty=... */`` comments with the inferred types of bound expressions
             (where type inference has run).
+        show_spans: add ``span=...`` to those comments (e.g. the MXNet node an importer
+            converted the expression from).
     """
 
-    def __init__(self, show_meta_data: bool = True, show_types: bool = False):
+    def __init__(self, show_meta_data: bool = True, show_types: bool = False,
+                 show_spans: bool = False):
         self.show_meta_data = show_meta_data
         self.show_types = show_types
+        self.show_spans = show_spans
         self.meta: list = []
         self.meta_index: dict = {}
         self._attr_defaults: dict = {}
@@ -389,12 +393,14 @@ class Printer:
 
     # ---- expressions ----------------------------------------------------------------------------
     def _ty_comment(self, e) -> str:
-        if not self.show_types:
-            return ""
-        t = getattr(e, "_checked_type", None)
-        if t is None or isinstance(t, IncompleteType):
-            return ""
-        return f" /* ty={self.type(t)} */"
+        parts = []
+        t = getattr(e, "_checked_type", None) if self.show_types else None
+        if t is not None and not isinstance(t, IncompleteType):
+            parts.append(f"ty={self.type(t)}")
+        span = getattr(e, "span", None) if self.show_spans else None
+        if span is not None:
+            parts.append(f"span={span}")
+        return f" /* {' '.join(parts)} */" if parts else ""
 
     def body(self, root, block: _Block) -> str:
         """Print ``root`` as the tail of ``block``: fills ``block.lines``, returns the tail text."""
@@ -582,7 +588,8 @@ class Printer:
         return f"{text}\n\n#[metadata]\n{encode_metadata(self.meta)}"
 
 
-def astext(node, show_meta_data: bool = True, show_types: bool = False) -> str:
+def astext(node, show_meta_data: bool = True, show_types: bool = False,
+           show_spans: bool = False) -> str:
     """The Relay text of ``node`` (``relay.astext``, ``mod.astext()``, ``str(expr)``).
 
     Args:
@@ -592,6 +599,8 @@ def astext(node, show_meta_data: bool = True, show_types: bool = False) -> str:
             it the text refers to ``meta[relay.Constant][n]`` it does not define, and cannot be
             parsed back unless the table is passed to the parser).
         show_types: add ``/* ty=... */`` comments with inferred types (the parser ignores them).
+        show_spans: add ``span=...`` to those comments (where an expression came from, e.g.
+            the MXNet/NNVM node name set by the importers).
 
     Returns:
         the text; modules and expressions start with ``#[version = "0.0.5"]``.
@@ -599,14 +608,14 @@ def astext(node, show_meta_data: bool = True, show_types: bool = False) -> str:
     enabled = gc.isenabled()
     gc.disable()  # many long-lived small objects, no garbage: see parser._run
     try:
-        return _astext(node, show_meta_data, show_types)
+        return _astext(node, show_meta_data, show_types, show_spans)
     finally:
         if enabled:
             gc.enable()
 
 
-def _astext(node, show_meta_data, show_types) -> str:
-    p = Printer(show_meta_data, show_types)
+def _astext(node, show_meta_data, show_types, show_spans=False) -> str:
+    p = Printer(show_meta_data, show_types, show_spans)
     if isinstance(node, IRModule):
         return p.module(node)
     if isinstance(node, Type):
