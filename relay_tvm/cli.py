@@ -1,0 +1,325 @@
+"""The ``relay-tvm`` command: import, compile, run and inspect models.
+
+::
+
+    relay-tvm                        # = relay-tvm demo: a model-zoo net, no files needed
+    relay-tvm demo --model mobilenet1.0 --batch 1
+    relay-tvm compile model-symbol.json --params model-0000.params --shape data=1,3,224,224 -o m.so
+    relay-tvm compile --zoo resnet18_v1 --shape data=1,3,224,224 --opt-level 3 -o resnet18.so
+    relay-tvm run m.so --input data=x.npy --output-dir out/ --repeat 20
+    relay-tvm show --zoo resnet18_v1 --shape data=1,3,224,224 --after-passes
+
+Model files are read without MXNet; ``--zoo`` and ``demo`` need MXNet 1.9.1 (random weights:
+``get_model(name, pretrained=False)``). Long steps show tqdm progress on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import os
+import sys
+import time
+
+import numpy as np
+
+from .errors import RelayError
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def _parse_shape(items):
+    shapes = {}
+    for item in items or []:
+        name, sep, dims = item.partition("=")
+        if not sep or not name:
+            raise CLIError(f"--shape {item!r}: expected NAME=D1,D2,... such as data=1,3,224,224")
+        try:
+            shapes[name] = tuple(int(d) for d in dims.replace("x", ",").split(",") if d)
+        except ValueError:
+            raise CLIError(f"--shape {item!r}: dimensions must be integers") from None
+    return shapes
+
+
+def _progress(total, desc):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="step", file=sys.stderr, leave=False,
+                disable=None if sys.stderr.isatty() else True)
+
+
+@contextlib.contextmanager
+def _step(bar, desc):
+    if bar is not None:
+        bar.set_description(desc)
+    t0 = time.perf_counter()
+    yield
+    if bar is not None:
+        bar.update(1)
+    print(f"[relay-tvm] {desc}: {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+
+
+def _zoo_block(name, shape):
+    try:
+        import mxnet as mx
+    except ImportError:
+        raise CLIError("--zoo and demo need MXNet 1.9.1 (pip install mxnet==1.9.1 numpy<1.24); "
+                       "compile exported -symbol.json/.params files without it") from None
+    try:
+        net = mx.gluon.model_zoo.vision.get_model(name, pretrained=False)
+    except ValueError as e:
+        raise CLIError(f"--zoo {name!r}: {e}") from None
+    net.initialize(mx.init.Xavier(magnitude=2.0))
+    net.hybridize()
+    x = mx.nd.random.uniform(-1, 1, shape)
+    net(x)  # materializes the parameters
+    return net
+
+
+def _guess_params(symbol_path):
+    prefix = symbol_path[: -len("-symbol.json")] if symbol_path.endswith("-symbol.json") else None
+    if prefix is None:
+        return None
+    found = sorted(glob.glob(glob.escape(prefix) + "-*.params"))
+    return found[-1] if found else None
+
+
+def _import(args, shapes):
+    from . import frontend
+
+    if args.zoo:
+        if not shapes:
+            size = 299 if "inception" in args.zoo else 224
+            shapes = {"data": (1, 3, size, size)}
+        net = _zoo_block(args.zoo, shapes["data"])
+        return frontend.from_mxnet(net, shape=shapes)
+    if not args.model:
+        raise CLIError("give a model file (-symbol.json / NNVM graph .json) or --zoo NAME")
+    if not shapes:
+        raise CLIError("--shape NAME=D1,D2,... is needed for model files")
+    params = args.params or _guess_params(args.model)
+    if args.format == "nnvm":
+        return frontend.from_nnvm(args.model, params=params, shape=shapes, dtype=args.dtype)
+    return frontend.from_mxnet(args.model, shape=shapes, dtype=args.dtype, arg_params=params)
+
+
+def cmd_compile(args):
+    from . import transform
+    from .backend import build
+
+    shapes = _parse_shape(args.shape)
+    bar = _progress(3, "import")
+    with _step(bar, "import"):
+        mod, params = _import(args, shapes)
+    with _step(bar, f"compile (opt level {args.opt_level}, target {args.target})"):
+        with transform.PassContext(opt_level=args.opt_level):
+            lib = build(mod, target=args.target, params=params)
+    with _step(bar, f"export {args.output}"):
+        lib.export_library(args.output)
+    if bar is not None:
+        bar.close()
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _load_inputs(items, gm):
+    shapes, dtypes = gm.get_input_info()
+    names = list(shapes)
+    values = {}
+    for i, item in enumerate(items or []):
+        name, sep, path = item.partition("=")
+        if not sep:
+            name, path = (names[i] if i < len(names) else f"#{i}"), item
+        if name not in shapes:
+            raise CLIError(f"--input {item!r}: the model has no input {name!r} (inputs: {names})")
+        try:
+            values[name] = np.load(path)
+        except (OSError, ValueError) as e:
+            raise CLIError(f"--input {item!r}: cannot read {path!r}: {e}") from None
+    for name in names:
+        if name not in values:
+            shp = tuple(int(d) for d in shapes[name])
+            print(f"[relay-tvm] input {name!r} not given: using random {shp} {dtypes[name]}",
+                  file=sys.stderr)
+            values[name] = np.random.default_rng(0).uniform(-1, 1, shp).astype(dtypes[name])
+    return values
+
+
+def cmd_run(args):
+    import tvm
+
+    from .runtime import load_module
+
+    bar = _progress(3, "load")
+    with _step(bar, f"load {args.module}"):
+        gm = load_module(args.module)["default"](tvm.cpu(0))
+    values = _load_inputs(args.input, gm)
+    with _step(bar, "run"):
+        gm.set_input(**values)
+        gm.run()
+        outs = [gm.get_output(i).numpy() for i in range(gm.get_num_outputs())]
+    with _step(bar, f"benchmark ({args.repeat} runs)"):
+        res = gm.benchmark(repeat=args.repeat, number=1)
+    if bar is not None:
+        bar.close()
+    os.makedirs(args.output_dir, exist_ok=True)
+    for i, o in enumerate(outs):
+        path = os.path.join(args.output_dir, f"output_{i}.npy")
+        np.save(path, o)
+        print(f"output {i}: shape {o.shape} {o.dtype} -> {path}")
+    print(f"latency: mean {res.mean * 1e3:.3f} ms, median {res.median * 1e3:.3f} ms "
+          f"({args.repeat} runs)")
+    return 0
+
+
+def cmd_show(args):
+    from . import transform
+    from .backend import optimize
+
+    shapes = _parse_shape(args.shape)
+    mod, params = _import(args, shapes)
+    if args.after_passes:
+        with transform.PassContext(opt_level=args.opt_level):
+            mod = optimize(mod, params=params if args.bind_params else None)
+    from .text import astext
+
+    print(astext(mod, show_meta_data=False, show_types=args.types, show_spans=not args.no_spans))
+    return 0
+
+
+def _mx_latency(net, x, repeat):
+    import mxnet as mx
+
+    xin = mx.nd.array(x)
+    net(xin).wait_to_read()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        net(xin).wait_to_read()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def cmd_demo(args):
+    import tvm
+
+    from . import frontend, transform
+    from .backend import build
+    from .runtime import GraphModule
+
+    size = args.size or (299 if "inception" in args.model else 224)
+    shape = (args.batch, 3, size, size)
+    print(f"relay-tvm demo: {args.model} (random weights), input {shape}, opt level "
+          f"{args.opt_level}, target {args.target}")
+    bar = _progress(5, "MXNet model")
+    with _step(bar, "create the Gluon model (MXNet)"):
+        net = _zoo_block(args.model, shape)
+        x = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
+    with _step(bar, "import to Relay"):
+        mod, params = frontend.from_mxnet(net, shape={"data": shape})
+    with _step(bar, "compile"):
+        t0 = time.perf_counter()
+        with transform.PassContext(opt_level=args.opt_level):
+            lib = build(mod, target=args.target, params=params)
+        compile_s = time.perf_counter() - t0
+    with _step(bar, "run relay_tvm"):
+        gm = GraphModule(lib["default"](tvm.cpu(0)))
+        gm.set_input("data", x)
+        gm.run()
+        out = gm.get_output(0).numpy()
+        ours = gm.benchmark(repeat=args.repeat, number=1).median
+    with _step(bar, "run MXNet"):
+        import mxnet as mx
+
+        ref = net(mx.nd.array(x)).asnumpy()
+        theirs = _mx_latency(net, x, args.repeat)
+    if bar is not None:
+        bar.close()
+    err = float(np.abs(out - ref).max() / max(np.abs(ref).max(), 1e-12))
+    ok = err <= 1e-4
+    print(f"output {out.shape}: max relative difference to MXNet {err:.2e} "
+          f"({'OK' if ok else 'MISMATCH'})")
+    print(f"compile time        : {compile_s:8.2f} s")
+    print(f"latency relay_tvm   : {ours * 1e3:8.2f} ms (median of {args.repeat})")
+    print(f"latency MXNet 1.9.1 : {theirs * 1e3:8.2f} ms (median of {args.repeat})")
+    return 0 if ok else 1
+
+
+def _add_model_args(p):
+    p.add_argument("model", nargs="?", help="MXNet -symbol.json (or NNVM graph JSON with "
+                   "--format nnvm)")
+    p.add_argument("--params", help="the .params file (default: PREFIX-NNNN.params next to it)")
+    p.add_argument("--zoo", metavar="NAME", help="a Gluon model-zoo network with random "
+                   "weights instead of files (needs MXNet), e.g. resnet18_v1")
+    p.add_argument("--format", choices=["mxnet", "nnvm"], default="mxnet")
+    p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...",
+                   help="input shape, e.g. data=1,3,224,224 (repeat for several inputs)")
+    p.add_argument("--dtype", default="float32", help="input dtype (default float32)")
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="relay-tvm", description="Relay on Apache TVM: import MXNet/NNVM models, compile, "
+        "run. With no command, runs the demo.")
+    sub = parser.add_subparsers(dest="command")
+    p = sub.add_parser("compile", help="import a model and compile it to a shared library")
+    _add_model_args(p)
+    p.add_argument("--target", default="llvm")
+    p.add_argument("--opt-level", type=int, default=3)
+    p.add_argument("-o", "--output", default="model.so")
+    p.set_defaults(func=cmd_compile)
+    p = sub.add_parser("run", help="run a compiled model on .npy inputs; report latency")
+    p.add_argument("module", help="library written by relay-tvm compile / export_library")
+    p.add_argument("--input", "-i", action="append", metavar="NAME=FILE.npy")
+    p.add_argument("--output-dir", "-o", default=".")
+    p.add_argument("--repeat", type=int, default=10)
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("show", help="print the Relay text of an imported model")
+    _add_model_args(p)
+    p.add_argument("--after-passes", action="store_true",
+                   help="print the module after the optimization passes (fused)")
+    p.add_argument("--bind-params", action="store_true",
+                   help="with --after-passes: bind the weights as constants first")
+    p.add_argument("--opt-level", type=int, default=3)
+    p.add_argument("--types", action="store_true", help="add /* ty=... */ comments")
+    p.add_argument("--no-spans", action="store_true",
+                   help="leave out the /* span=NODE */ comments naming each MXNet/NNVM node")
+    p.set_defaults(func=cmd_show)
+    p = sub.add_parser("demo", help="model-zoo network with random weights: import, compile, "
+                       "run, compare with MXNet (default command)")
+    _add_demo_args(p)
+    return parser
+
+
+def _add_demo_args(p):
+    p.add_argument("--model", default="resnet18_v1")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--size", type=int, default=0, help="image size (default 224, 299 inception)")
+    p.add_argument("--target", default="llvm")
+    p.add_argument("--opt-level", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=10)
+    p.set_defaults(func=cmd_demo)
+
+
+def main(argv=None):
+    """Entry point of the ``relay-tvm`` console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        argv = ["demo"] + argv
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except CLIError as e:
+        print(f"relay-tvm: error: {e}", file=sys.stderr)
+        return 2
+    except RelayError as e:
+        print(f"relay-tvm: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
