@@ -8,8 +8,9 @@ from . import param_dict  # noqa: F401
 from .build_module import GraphExecutorFactoryModule, build, optimize  # noqa: F401
 from .param_dict import load_param_dict, save_param_dict  # noqa: F401
 from .target import make_target  # noqa: F401
+from .tasks import KernelTask, extract_tasks  # noqa: F401
 
 build_module = __import__(__name__ + ".build_module", fromlist=["build_module"])
 
 __all__ = ["build", "optimize", "GraphExecutorFactoryModule", "save_param_dict",
-           "load_param_dict", "make_target"]
+           "load_param_dict", "make_target", "extract_tasks", "KernelTask"]
