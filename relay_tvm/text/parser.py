@@ -431,6 +431,10 @@ class Parser:
             self.fail(t, "a string is not an expression (strings are only attribute values)")
         if t.kind == IDENT:
             v = t.value
+            c = self.ctors.get(v)  # before keywords: Option's constructor is called None
+            if c is not None:
+                self.next()
+                return c
             if v in ("True", "False"):
                 self.next()
                 return Constant(np.array(v == "True"), self.span(t))
@@ -447,9 +451,6 @@ class Parser:
             if v in ("let", "def", "type", "free_var", "else", "None"):
                 self.fail(t, f"expected an expression but got {t.describe()}")
             self.next()
-            c = self.ctors.get(v)
-            if c is not None:
-                return c
             if registry.is_registered(v):
                 return registry.get(v)
             close = difflib.get_close_matches(v, list(self.ctors) + registry.list_op_names(), n=1)

@@ -1,0 +1,288 @@
+"""Relay's Prelude: the standard algebraic data types and list functions, written in the Relay
+text format and parsed with :func:`relay_tvm.parse` (as tvm.relay's ``prelude.rly`` was).
+
+Types: ``List[A]`` (``Cons``, ``Nil``), ``Option[A]`` (``Some``, ``None``), ``Tree[A]``
+(``Rose``), ``nat`` (``z``, ``s``). Functions: ``id``, ``compose``, ``flip``, ``hd``, ``tl``,
+``nth``, ``update``, ``map``, ``foldl``, ``foldr``, ``foldr1``, ``concat``, ``filter``, ``zip``,
+``rev``, ``map_accuml``, ``map_accumr``, ``unfoldl``, ``unfoldr``, ``sum``, ``length``,
+``tmap``, ``size``, ``iterate``, and on ``nat``: ``nat_to_int``, ``nat_add``, ``nat_double``,
+``nat_iterate``. ``hd``, ``tl``, ``nth`` and ``foldr1`` are partial (``match?``): on an empty
+list the interpreter raises :class:`~relay_tvm.errors.InterpreterError`.
+
+Semantics follow tvm.relay 0.19's ``python/tvm/relay/std/prelude.rly`` and ``testing/nat.py``.
+"""
+
+from __future__ import annotations
+
+from .ir.module import IRModule
+
+PRELUDE_TEXT = """#[version = "0.0.5"]
+type List[A] {
+  Cons(A, List[A]),
+  Nil,
+}
+
+type Option[A] {
+  Some(A),
+  None,
+}
+
+type Tree[A] {
+  Rose(A, List[Tree[A]]),
+}
+
+type nat {
+  z,
+  s(nat[]),
+}
+
+def @id[A](%x: A) -> A {
+  %x
+}
+
+def @compose[A, B, C](%f: fn (B) -> C, %g: fn (A) -> B) -> fn (A) -> C {
+  fn (%x: A) -> C { %f(%g(%x)) }
+}
+
+def @flip[A, B, C](%f: fn (A, B) -> C) -> fn (B, A) -> C {
+  fn (%b: B, %a: A) -> C { %f(%a, %b) }
+}
+
+def @hd[A](%xs: List[A]) -> A {
+  match? (%xs) {
+    Cons(%x, _) => %x,
+  }
+}
+
+def @tl[A](%xs: List[A]) -> List[A] {
+  match? (%xs) {
+    Cons(_, %rest) => %rest,
+  }
+}
+
+def @nth[A](%xs: List[A], %n: int32) -> A {
+  if (equal(%n, 0)) { @hd(%xs) } else { @nth(@tl(%xs), subtract(%n, 1)) }
+}
+
+def @update[A](%xs: List[A], %n: int32, %v: A) -> List[A] {
+  if (equal(%n, 0)) {
+    Cons(%v, @tl(%xs))
+  } else {
+    Cons(@hd(%xs), @update(@tl(%xs), subtract(%n, 1), %v))
+  }
+}
+
+def @map[A, B](%f: fn (A) -> B, %xs: List[A]) -> List[B] {
+  match (%xs) {
+    Cons(%x, %rest) => Cons(%f(%x), @map(%f, %rest)),
+    Nil => Nil(),
+  }
+}
+
+def @foldl[A, B](%f: fn (A, B) -> A, %acc: A, %xs: List[B]) -> A {
+  match (%xs) {
+    Cons(%x, %rest) => @foldl(%f, %f(%acc, %x), %rest),
+    Nil => %acc,
+  }
+}
+
+def @foldr[A, B](%f: fn (A, B) -> B, %acc: B, %xs: List[A]) -> B {
+  match (%xs) {
+    Cons(%x, %rest) => %f(%x, @foldr(%f, %acc, %rest)),
+    Nil => %acc,
+  }
+}
+
+def @foldr1[A](%f: fn (A, A) -> A, %xs: List[A]) -> A {
+  match? (%xs) {
+    Cons(%x, Nil) => %x,
+    Cons(%x, %rest) => %f(%x, @foldr1(%f, %rest)),
+  }
+}
+
+def @concat[A](%xs: List[A], %ys: List[A]) -> List[A] {
+  @foldr(fn (%x: A, %acc: List[A]) -> List[A] { Cons(%x, %acc) }, %ys, %xs)
+}
+
+def @filter[A](%f: fn (A) -> bool, %xs: List[A]) -> List[A] {
+  match (%xs) {
+    Cons(%x, %rest) => {
+      if (%f(%x)) { Cons(%x, @filter(%f, %rest)) } else { @filter(%f, %rest) }
+    },
+    Nil => Nil(),
+  }
+}
+
+def @zip[A, B](%xs: List[A], %ys: List[B]) -> List[(A, B)] {
+  match ((%xs, %ys)) {
+    (Cons(%x, %xr), Cons(%y, %yr)) => Cons((%x, %y), @zip(%xr, %yr)),
+    _ => Nil(),
+  }
+}
+
+def @rev[A](%xs: List[A]) -> List[A] {
+  @foldl(fn (%acc: List[A], %x: A) -> List[A] { Cons(%x, %acc) }, Nil(), %xs)
+}
+
+def @map_accuml[A, B, C](%f: fn (A, B) -> (A, C), %init: A, %xs: List[B]) -> (A, List[C]) {
+  match (%xs) {
+    Cons(%x, %rest) => {
+      let %r = %f(%init, %x);
+      let %rs = @map_accuml(%f, %r.0, %rest);
+      (%rs.0, Cons(%r.1, %rs.1))
+    },
+    Nil => (%init, Nil()),
+  }
+}
+
+def @map_accumr[A, B, C](%f: fn (A, B) -> (A, C), %init: A, %xs: List[B]) -> (A, List[C]) {
+  match (%xs) {
+    Cons(%x, %rest) => {
+      let %rs = @map_accumr(%f, %init, %rest);
+      let %r = %f(%rs.0, %x);
+      (%r.0, Cons(%r.1, %rs.1))
+    },
+    Nil => (%init, Nil()),
+  }
+}
+
+def @unfoldr[A, B](%f: fn (A) -> Option[(A, B)], %seed: A) -> List[B] {
+  match (%f(%seed)) {
+    Some(%p) => Cons(%p.1, @unfoldr(%f, %p.0)),
+    None => Nil(),
+  }
+}
+
+def @unfoldl[A, B](%f: fn (A) -> Option[(A, B)], %seed: A) -> List[B] {
+  @rev(@unfoldr(%f, %seed))
+}
+
+def @sum(%xs: List[int32]) -> int32 {
+  @foldl(fn (%a: int32, %b: int32) -> int32 { add(%a, %b) }, 0, %xs)
+}
+
+def @length[A](%xs: List[A]) -> int32 {
+  match (%xs) {
+    Cons(_, %rest) => add(1, @length(%rest)),
+    Nil => 0,
+  }
+}
+
+def @tmap[A, B](%f: fn (A) -> B, %t: Tree[A]) -> Tree[B] {
+  match (%t) {
+    Rose(%v, %children) => {
+      Rose(%f(%v), @map(fn (%c: Tree[A]) -> Tree[B] { @tmap(%f, %c) }, %children))
+    },
+  }
+}
+
+def @size[A](%t: Tree[A]) -> int32 {
+  match (%t) {
+    Rose(_, %children) => add(1, @sum(@map(fn (%c: Tree[A]) -> int32 { @size(%c) }, %children))),
+  }
+}
+
+def @iterate[A](%f: fn (A) -> A, %n: int32) -> fn (A) -> A {
+  if (equal(%n, 0)) {
+    fn (%x: A) -> A { %x }
+  } else {
+    @compose(%f, @iterate(%f, subtract(%n, 1)))
+  }
+}
+
+def @nat_to_int(%n: nat[]) -> int32 {
+  match (%n) {
+    z => 0,
+    s(%m) => add(1, @nat_to_int(%m)),
+  }
+}
+
+def @nat_add(%a: nat[], %b: nat[]) -> nat[] {
+  match (%a) {
+    z => %b,
+    s(%m) => s(@nat_add(%m, %b)),
+  }
+}
+
+def @nat_double(%n: nat[]) -> nat[] {
+  @nat_add(%n, %n)
+}
+
+def @nat_iterate[A](%f: fn (A) -> A, %n: nat[]) -> fn (A) -> A {
+  match (%n) {
+    z => fn (%x: A) -> A { %x },
+    s(%m) => @compose(%f, @nat_iterate(%f, %m)),
+  }
+}
+"""
+
+TYPE_DEFS = {"List": "list", "Option": "optional", "Tree": "tree", "nat": "nat"}
+GLOBAL_DEFS = [
+    "id", "compose", "flip", "hd", "tl", "nth", "update", "map", "foldl", "foldr", "foldr1",
+    "concat", "filter", "zip", "rev", "map_accuml", "map_accumr", "unfoldl", "unfoldr", "sum",
+    "length", "tmap", "size", "iterate", "nat_to_int", "nat_add", "nat_double", "nat_iterate",
+]
+
+_PARSED = None
+
+
+def _prelude_module() -> IRModule:
+    global _PARSED
+    if _PARSED is None:
+        from .text import parse
+
+        _PARSED = parse(PRELUDE_TEXT, source_name="prelude.rly")
+    return _PARSED
+
+
+class Prelude:
+    """Adds the Prelude's types and functions to ``mod`` (tvm.relay.prelude.Prelude).
+
+    Attributes after construction: ``mod``; the types ``list``, ``optional``, ``tree``, ``nat``
+    with their constructors ``cons``, ``nil``, ``some``, ``none``, ``rose``, ``z``, ``s``; and
+    one ``GlobalVar`` per function (``p.map``, ``p.foldl``, ...). All modules share the same
+    definitions (parsed once), so loading into several modules is cheap.
+
+    Args:
+        mod: the module to extend (a new ``IRModule`` when None). A module that already has a
+            ``List`` type is assumed to hold the Prelude and is left as it is.
+    """
+
+    def __init__(self, mod: IRModule | None = None):
+        self.mod = mod if mod is not None else IRModule()
+        self.load_prelude()
+
+    def load_prelude(self) -> None:
+        if "List" not in self.mod._global_type_vars:
+            self.mod.update(_prelude_module())
+        self.list, self.cons, self.nil = self.mod.get_type("List")
+        self.optional, self.some, self.none = self.mod.get_type("Option")
+        self.tree, self.rose = self.mod.get_type("Tree")
+        self.nat, self.z, self.s = self.mod.get_type("nat")
+        for name in GLOBAL_DEFS:
+            setattr(self, name, self.mod.get_global_var(name))
+
+    def get_name(self, canonical: str, dtype: str | None = None) -> str:
+        """The module name of ``canonical`` (dtype-specialized names are not used here)."""
+        return canonical if dtype is None else f"{canonical}_{dtype}"
+
+    def get_global_var(self, canonical: str, dtype: str | None = None):
+        """The ``GlobalVar`` of a Prelude function, e.g. ``get_global_var("map")``."""
+        return self.mod.get_global_var(self.get_name(canonical, dtype))
+
+    def get_type(self, canonical: str, dtype: str | None = None):
+        """The ``GlobalTypeVar`` of a Prelude type, e.g. ``get_type("List")``."""
+        return self.mod.get_global_type_var(self.get_name(canonical, dtype))
+
+    def get_ctor(self, ty_name: str, canonical: str, dtype: str | None = None):
+        """The constructor ``canonical`` of type ``ty_name``, e.g. ``get_ctor("List", "Cons")``."""
+        from .errors import RelayError
+
+        gtv = self.get_type(ty_name, dtype)
+        for c in self.mod[gtv].constructors:
+            if c.name_hint == self.get_name(canonical, dtype):
+                return c
+        raise RelayError(f"type {ty_name} has no constructor {canonical}")
+
+
+__all__ = ["Prelude", "PRELUDE_TEXT", "GLOBAL_DEFS"]
