@@ -127,13 +127,14 @@ def cmd_compile(args):
 
 def _load_inputs(items, gm):
     shapes, dtypes = gm.get_input_info()
-    names = list(shapes)
+    # the weights built into the library are already set; the rest are the model's inputs
+    names = [n for n in shapes if gm.get_input(n) is None]
     values = {}
     for i, item in enumerate(items or []):
         name, sep, path = item.partition("=")
         if not sep:
             name, path = (names[i] if i < len(names) else f"#{i}"), item
-        if name not in shapes:
+        if name not in names:
             raise CLIError(f"--input {item!r}: the model has no input {name!r} (inputs: {names})")
         try:
             values[name] = np.load(path)

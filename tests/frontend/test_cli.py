@@ -1,0 +1,72 @@
+"""The ``relay-tvm`` command: compile exported files (no MXNet), run with .npy inputs, show the
+Relay text; the demo against MXNet."""
+
+import json
+
+import numpy as np
+import pytest
+
+from relay_tvm.cli import main
+from relay_tvm.frontend.mxnet_params import save_ndarray_file
+from test_mxnet_json import _conv_fc, _conv_fc_params, _numpy_conv_fc
+
+
+@pytest.fixture
+def exported(tmp_path):
+    params = _conv_fc_params(np.random.default_rng(0))
+    (tmp_path / "m-symbol.json").write_text(json.dumps(_conv_fc()))
+    save_ndarray_file(tmp_path / "m-0007.params", params)
+    return tmp_path, params
+
+
+def test_compile_and_run(exported, capsys):
+    d, params = exported
+    so = str(d / "m.so")
+    # the .params file is found next to the symbol (highest epoch)
+    assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=2,2,5,5",
+                 "--opt-level", "3", "-o", so]) == 0
+    x = np.random.default_rng(1).standard_normal((2, 2, 5, 5)).astype("float32")
+    np.save(d / "x.npy", x)
+    out_dir = d / "out"
+    assert main(["run", so, "--input", f"data={d / 'x.npy'}", "--output-dir", str(out_dir),
+                 "--repeat", "2"]) == 0
+    got = np.load(out_dir / "output_0.npy")
+    np.testing.assert_allclose(got, _numpy_conv_fc(x, params), rtol=1e-4, atol=1e-4)
+    text = capsys.readouterr().out
+    assert "latency: mean" in text and "output 0: shape (2, 3)" in text
+
+
+def test_show(exported, capsys):
+    d, _ = exported
+    assert main(["show", str(d / "m-symbol.json"), "--shape", "data=1,2,5,5"]) == 0
+    text = capsys.readouterr().out
+    assert "nn.conv2d(%data, %conv_weight" in text and "/* span=conv */" in text
+    assert main(["show", str(d / "m-symbol.json"), "--shape", "data=1,2,5,5",
+                 "--after-passes", "--opt-level", "3", "--no-spans"]) == 0
+    text = capsys.readouterr().out
+    assert "Primitive=1" in text and "span=" not in text
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["compile", "m-symbol.json", "--shape", "data"], "expected NAME=D1,D2"),
+    (["compile", "m-symbol.json"], "--shape NAME=D1,D2,... is needed"),
+    (["compile", "--shape", "data=1,2"], "give a model file"),
+])
+def test_usage_errors(exported, capsys, argv, match):
+    assert main(argv) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_conversion_error_exit_status(exported, capsys):
+    d, _ = exported
+    assert main(["show", str(d / "m-symbol.json"), "--shape", "data=1,3,5,5"]) == 1
+    assert "ConversionError" in capsys.readouterr().err
+
+
+@pytest.mark.mxnet
+def test_demo_default_command(capsys):
+    pytest.importorskip("mxnet", reason="the demo compares against MXNet 1.9.1")
+    # no sub-command: the demo (options go to it)
+    assert main(["--model", "mobilenet0.25", "--size", "32", "--repeat", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "(OK)" in out and "latency MXNet 1.9.1" in out and "latency relay_tvm" in out
