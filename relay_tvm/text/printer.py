@@ -188,10 +188,11 @@ class Printer:
     """
 
     def __init__(self, show_meta_data: bool = True, show_types: bool = False,
-                 show_spans: bool = False):
+                 show_spans: bool = False, annotate=None):
         self.show_meta_data = show_meta_data
         self.show_types = show_types
         self.show_spans = show_spans
+        self.annotate = annotate
         self.meta: list = []
         self.meta_index: dict = {}
         self._attr_defaults: dict = {}
@@ -400,7 +401,12 @@ class Printer:
         span = getattr(e, "span", None) if self.show_spans else None
         if span is not None:
             parts.append(f"span={span}")
-        return f" /* {' '.join(parts)} */" if parts else ""
+        note = self.annotate(e) if self.annotate is not None else None
+        if note:
+            parts.append(str(note))
+        if not parts:
+            return ""
+        return " /* " + " ".join(parts).replace("*/", "* /") + " */"  # a comment never closes early
 
     def body(self, root, block: _Block) -> str:
         """Print ``root`` as the tail of ``block``: fills ``block.lines``, returns the tail text."""
@@ -589,7 +595,7 @@ class Printer:
 
 
 def astext(node, show_meta_data: bool = True, show_types: bool = False,
-           show_spans: bool = False) -> str:
+           show_spans: bool = False, annotate=None) -> str:
     """The Relay text of ``node`` (``relay.astext``, ``mod.astext()``, ``str(expr)``).
 
     Args:
@@ -601,6 +607,8 @@ def astext(node, show_meta_data: bool = True, show_types: bool = False,
         show_types: add ``/* ty=... */`` comments with inferred types (the parser ignores them).
         show_spans: add ``span=...`` to those comments (where an expression came from, e.g.
             the MXNet/NNVM node name set by the importers).
+        annotate: optional ``f(expr) -> str | None`` whose result is added to the comment after
+            each bound expression (tvm.relay's ``astext(annotate=...)``).
 
     Returns:
         the text; modules and expressions start with ``#[version = "0.0.5"]``.
@@ -608,14 +616,14 @@ def astext(node, show_meta_data: bool = True, show_types: bool = False,
     enabled = gc.isenabled()
     gc.disable()  # many long-lived small objects, no garbage: see parser._run
     try:
-        return _astext(node, show_meta_data, show_types, show_spans)
+        return _astext(node, show_meta_data, show_types, show_spans, annotate)
     finally:
         if enabled:
             gc.enable()
 
 
-def _astext(node, show_meta_data, show_types, show_spans=False) -> str:
-    p = Printer(show_meta_data, show_types, show_spans)
+def _astext(node, show_meta_data, show_types, show_spans=False, annotate=None) -> str:
+    p = Printer(show_meta_data, show_types, show_spans, annotate)
     if isinstance(node, IRModule):
         return p.module(node)
     if isinstance(node, Type):
