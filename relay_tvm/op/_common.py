@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import TypeInferenceError
 from ..ir.types import AnyDim, IncompleteType, TensorType, TupleType, dim_equal, type_str
 
@@ -217,3 +219,45 @@ def dim_mul(a, b):
 
 
 __all__ += ["dim_add", "dim_mul"]
+
+
+def static_value(v, what: str, op_name: str):
+    """A Python value of an attribute given as a number, a sequence or a ``relay.const``
+    (tvm.relay accepted constants where an attribute was expected).
+
+    Raises:
+        RelayError: ``v`` is a non-constant expression (a dynamic attribute, which needs the
+            ``dyn`` operators relay_tvm does not provide).
+    """
+    from ..errors import RelayError
+    from ..ir.base import RelayExpr
+    from ..ir.expr import Constant
+
+    if isinstance(v, Constant):
+        return v.data.numpy().tolist()
+    if isinstance(v, RelayExpr):
+        raise RelayError(
+            f"{op_name}: {what} must be static (numbers or a relay.const); a computed {what} "
+            f"(dynamic shapes) is not supported"
+        )
+    if isinstance(v, (list, tuple)):
+        return type(v)(static_value(x, what, op_name) for x in v)
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def as_tuple_expr(data):
+    """A ``Tuple`` from a list/tuple of expressions, or the tuple behind a TupleWrapper."""
+    from ..ir.expr import Tuple
+
+    if isinstance(data, TupleWrapper):
+        return data.astuple()
+    if isinstance(data, (list, tuple)):
+        return Tuple(list(data))
+    return data
+
+
+__all__ += ["static_value", "as_tuple_expr"]

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType, TupleType
-from ._common import TupleWrapper, normalize_axis, tensor_args
+from ._common import TupleWrapper, normalize_axis, static_value, tensor_args
 from .registry import OpPattern, make_call, register_op
 
 
@@ -163,6 +163,7 @@ def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
         is_ascend: take the smallest instead of the largest.
         dtype: the index dtype.
     """
+    k = static_value(k, "k", "topk")
     call = make_call(
         "topk", [data], k=k, axis=axis, ret_type=ret_type, is_ascend=bool(is_ascend), dtype=dtype
     )

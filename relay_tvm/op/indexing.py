@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
-from ._common import int_dtype_check, normalize_axis, shape_str, tensor_args
+from ._common import int_dtype_check, static_value, normalize_axis, shape_str, tensor_args
 from .registry import OpPattern, make_call, register_op
 
 # ---- strided_slice -----------------------------------------------------------------------------
@@ -140,6 +140,13 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
         strides: per axis (1 when missing; one value applies to all axes); may be negative.
         axes: the axes sliced (default: the first ``len(begin)`` axes).
     """
+    begin, end, strides, axes = (
+        static_value(v, n, "strided_slice")
+        for v, n in ((begin, "begin"), (end, "end"), (strides, "strides"), (axes, "axes"))
+    )
+    begin, end, strides, axes = (
+        (v,) if isinstance(v, int) else v for v in (begin, end, strides, axes)
+    )
     return make_call(
         "strided_slice", [data], begin=tuple(begin), end=tuple(end),
         strides=None if strides is None else tuple(strides),
@@ -424,6 +431,7 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
 
     Indices outside ``[0, depth)`` give rows of ``off_value``.
     """
+    depth = static_value(depth, "depth", "one_hot")
     return make_call(
         "one_hot", [indices, on_value, off_value], depth=depth, axis=axis, dtype=dtype
     )

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType, dim_equal
-from ._common import broadcast_shapes, shape_str, tensor_args
+from ._common import broadcast_shapes, shape_str, static_value, tensor_args
 from .registry import OpPattern, make_call, register_op
 
 # ---- broadcast_to / broadcast_to_like ----------------------------------------------------------
@@ -84,7 +84,8 @@ register_op(
 
 def broadcast_to(data, shape):
     """Broadcast ``data`` to ``shape`` (NumPy rules; the result has exactly ``shape``)."""
-    return make_call("broadcast_to", [data], shape=tuple(shape))
+    shape = static_value(shape, "shape", "broadcast_to")
+    return make_call("broadcast_to", [data], shape=(shape,) if isinstance(shape, int) else tuple(shape))
 
 
 def broadcast_to_like(data, broadcast_type):
@@ -164,7 +165,8 @@ def collapse_sum_like(data, collapse_type):
 
 def collapse_sum_to(data, shape):
     """Sum ``data`` down to ``shape`` (which must broadcast to data's shape)."""
-    return make_call("collapse_sum_to", [data], shape=tuple(shape))
+    shape = static_value(shape, "shape", "collapse_sum_to")
+    return make_call("collapse_sum_to", [data], shape=(shape,) if isinstance(shape, int) else tuple(shape))
 
 
 # ---- shape_of / ndarray_size -------------------------------------------------------------------

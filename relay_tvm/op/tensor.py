@@ -331,6 +331,9 @@ def ones(shape, dtype):
 
 
 def _shape_attr(shape):
+    from ._common import static_value
+
+    shape = static_value(shape, "shape", "zeros/ones/full")
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
     return tuple(shape)
@@ -378,6 +381,10 @@ def full(fill_value, shape=(), dtype=""):
         shape: the output shape.
         dtype: the output dtype; ``""`` takes fill_value's.
     """
+    if isinstance(fill_value, (bool, int, float, np.generic)):
+        from ..ir.expr import const
+
+        fill_value = const(fill_value, dtype or None)
     return make_call("full", [fill_value], shape=_shape_attr(shape), dtype=dtype)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
-from ._common import dim_add, dim_mul, normalize_axis, shape_str, tensor_args, tuple_or_tensors
+from ._common import as_tuple_expr, dim_add, dim_mul, static_value, normalize_axis, shape_str, tensor_args, tuple_or_tensors
 from .registry import OpPattern, make_call, register_op
 
 # ---- cast --------------------------------------------------------------------------------------
@@ -173,6 +173,7 @@ register_op(
 
 def reshape(data, newshape, allowzero=False):
     """Reshape ``data`` to ``newshape`` (see :func:`infer_reshape` for the special codes)."""
+    newshape = static_value(newshape, "newshape", "reshape")
     if isinstance(newshape, int):
         newshape = (newshape,)
     return make_call("reshape", [data], newshape=tuple(newshape), allowzero=allowzero)
@@ -225,11 +226,7 @@ register_op(
 
 def concatenate(data, axis=0):
     """Concatenate a tuple (or list) of tensors along ``axis``."""
-    from ..ir.expr import Tuple
-
-    if isinstance(data, (list, tuple)):
-        data = Tuple(list(data))
-    return make_call("concatenate", [data], axis=axis)
+    return make_call("concatenate", [as_tuple_expr(data)], axis=axis)
 
 
 
@@ -359,6 +356,7 @@ register_op(
 
 def transpose(data, axes=None):
     """Permute the dimensions of ``data`` by ``axes`` (reversed when None; negatives allowed)."""
+    axes = static_value(axes, "axes", "transpose")
     return make_call("transpose", [data], axes=None if axes is None else tuple(axes))
 
 
@@ -584,11 +582,7 @@ register_op(
 
 def stack(data, axis=0):
     """Join a tuple (or list) of tensors of one shape along a new ``axis``."""
-    from ..ir.expr import Tuple
-
-    if isinstance(data, (list, tuple)):
-        data = Tuple(list(data))
-    return make_call("stack", [data], axis=axis)
+    return make_call("stack", [as_tuple_expr(data)], axis=axis)
 
 
 # ---- tile / repeat / reverse -------------------------------------------------------------------
@@ -627,7 +621,8 @@ register_op(
 
 def tile(data, reps):
     """Tile ``data`` by ``reps`` (numpy.tile: the shorter of rank and reps is padded with 1s)."""
-    return make_call("tile", [data], reps=tuple(reps))
+    reps = static_value(reps, "reps", "tile")
+    return make_call("tile", [data], reps=(reps,) if isinstance(reps, int) else tuple(reps))
 
 
 def _repeat_rel(types, attrs):

@@ -12,6 +12,7 @@ from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType, TupleType
 from ._common import (
     TupleWrapper,
+    as_tuple_expr,
     broadcast_shapes,
     int_dtype_check,
     normalize_axis,
@@ -174,11 +175,8 @@ register_op(
 
 def meshgrid(data, indexing="ij"):
     """Grids from a list of 1-d tensors (numpy.meshgrid); a :class:`TupleWrapper`."""
-    from ..ir.expr import Tuple
-
-    n = len(data) if isinstance(data, (list, tuple)) else len(data.fields)
-    if isinstance(data, (list, tuple)):
-        data = Tuple(list(data))
+    data = as_tuple_expr(data)
+    n = len(data.fields)
     return TupleWrapper(make_call("meshgrid", [data], indexing=indexing), n)
 
 
@@ -353,9 +351,7 @@ register_op(
 
 def adv_index(inputs):
     """``data[i0, i1, ...]`` for ``inputs = [data, i0, i1, ...]`` (NumPy advanced indexing)."""
-    from ..ir.expr import Tuple
-
-    return make_call("adv_index", [Tuple(list(inputs))])
+    return make_call("adv_index", [as_tuple_expr(inputs)])
 
 
 # ---- unravel_index -----------------------------------------------------------------------------

@@ -359,3 +359,15 @@ def test_interpreter_with_any_dims(make, fn):
     for n in (1, 5):
         a = _rand((n, 3, 4))
         check_op(relay.Function([x], make(x)), [a], fn(a), compiled=False)
+
+
+def test_constant_attributes_and_tuple_wrappers_are_accepted():
+    a = _rand((2, 6))
+    x = relay.var("x", shape=(2, 6))
+    check_op(relay.reshape(x, relay.const([3, 4], "int64")), [a], a.reshape(3, 4))
+    check_op(relay.strided_slice(x, relay.const([0, 1]), relay.const([1, 5]), relay.const([1, 2])),
+             [a], a[0:1, 1:5:2])
+    check_op(relay.concatenate(relay.split(x, 2, axis=1), 0), [a], np.concatenate(np.split(a, 2, 1), 0))
+    check_op(relay.full(1.5, (2,), "float32"), [], np.full((2,), 1.5, "float32"))
+    with pytest.raises(relay.RelayError, match=r"reshape: newshape must be static"):
+        relay.reshape(x, relay.shape_of(x))
