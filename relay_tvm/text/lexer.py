@@ -31,7 +31,8 @@ _MASTER = re.compile(
   | (?P<local>%(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+))
   | (?P<gquote>@")
   | (?P<global>@[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<number>-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?[A-Za-z0-9_]*)
+  | (?P<number>-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?[A-Za-z0-9_]*
+      | -?(?:inf|nan)f(?:16|32|64)?(?![A-Za-z0-9_]))
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
   | (?P<string>")
   | (?P<punct>=>|->|[(){}\[\],;:=.?])
@@ -41,7 +42,9 @@ _MASTER = re.compile(
 _DIGITS = re.compile(r"[0-9]+")
 _MORE_POINTS = re.compile(r"(?:\.[0-9A-Za-z_]+)+")
 _JUNK = re.compile(r"[^\s()\[\]{},;]*")
-_NUMBER = re.compile(r"(-?)([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)([A-Za-z_][A-Za-z0-9_]*)?\Z")
+_NUMBER = re.compile(
+    r"(-?)([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|inf(?=f)|nan(?=f))([A-Za-z_][A-Za-z0-9_]*)?\Z"
+)
 
 # literal suffix -> dtype
 SUFFIX_DTYPE = {
@@ -212,7 +215,7 @@ class Lexer:
             bad = "expected digits, an optional fraction and exponent, and a dtype suffix"
         else:
             sign, body, suffix = m.groups()
-            is_float = any(c in body for c in ".eE")
+            is_float = any(c in body for c in ".eEn")  # n: inf / nan
             if suffix is None:
                 dtype = "float32" if is_float else "int32"
             elif suffix in SUFFIX_DTYPE:

@@ -483,7 +483,7 @@ class Parser:
                 self.error(t, f"bad number {t.text}: out of range for {dtype} [{info.min}, {info.max}]")
                 v = 0
             return Constant(np.array(v, dtype=dtype), self.span(t))
-        if abs(v) > _FLOAT_MAX[dtype]:
+        if abs(v) > _FLOAT_MAX[dtype] and v == v and abs(v) != float("inf"):
             self.error(t, f"bad number {t.text}: out of range for {dtype}")
             v = 0.0
         return Constant(np.array(v, dtype=dtype), self.span(t))

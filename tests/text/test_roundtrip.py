@@ -522,3 +522,19 @@ def test_symbolic_dimensions_parse_to_one_shape_variable():
     assert relay.astext(typed["main"].checked_type) == (
         "fn (Tensor[(n, 3), float32], Tensor[(n, 3), float32]) -> Tensor[(n, 3), float32]"
     )
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), 3.5, -1e-30])
+def test_float_attribute_values_including_infinities(value):
+    x = relay.var("x", shape=(2,))
+    e = relay.Call(relay.op.get("clip"), [x], relay.op.get("clip").make_attrs(a_min=-1.0, a_max=value))
+    text, back = roundtrip_expr(e)
+    assert back.attrs.a_max == value
+
+
+def test_infinite_scalar_literals_parse():
+    e = relay.parse_expr("(inff, -inff, nanf16, 1e38f)")
+    assert np.isposinf(e.fields[0].data) and np.isneginf(e.fields[1].data)
+    assert e.fields[2].data.dtype == np.float16 and np.isnan(e.fields[2].data)
+    with pytest.raises(ParseError, match=r"1:2: error: bad number 1e39f: out of range for float32"):
+        relay.parse_expr("(1e39f, 1)")
