@@ -1,4 +1,5 @@
-"""Image operators (tvm.relay.image): ``image.resize2d``.
+"""Image operators (tvm.relay.image): ``image.resize2d``, ``image.affine_grid``,
+``image.grid_sample``.
 
 Semantics are those of Relay's Resize2D (the ONNX Resize rules) as topi.image.resize2d computes
 them. Output pixel ``x`` maps to the input coordinate
@@ -24,8 +25,9 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import tensor_args
+from ._common import shape_str, tensor_args
 from ._nn_common import check_rank
+from ._nn_common import dims_match as _dims_match
 from .registry import OpPattern, make_call, register_op
 
 METHODS = ("nearest_neighbor", "linear", "cubic")
@@ -219,4 +221,179 @@ def resize2d(data, size, roi=None, layout="NCHW", method="linear",
     )
 
 
-__all__ = ["resize2d"]
+# ---- affine_grid, grid_sample (spatial transformer networks, Jaderberg et al. 2015) ----------
+
+
+def _affine_grid_rel(types, attrs):
+    op = "image.affine_grid"
+    ts = tensor_args(types, ("data",), op)
+    if ts is None:
+        return None
+    data = ts[0]
+    if data.ndim != 3 or data.shape[1:] != (2, 3):
+        raise TypeInferenceError(
+            f"{op}: data must be (batch, 2, 3) affine matrices, got shape {shape_str(data.shape)}"
+        )
+    ts_ = tuple(attrs.target_shape)
+    if len(ts_) != 2 or any(t <= 1 for t in ts_):
+        raise TypeInferenceError(f"{op}: target_shape must be 2 ints > 1, got {ts_}")
+    if not data.dtype.startswith("float"):
+        raise TypeInferenceError(f"{op}: data has dtype {data.dtype}, expected a float dtype")
+    return TensorType((data.shape[0], 2, *ts_), data.dtype)
+
+
+def _affine_grid_ref(args, attrs, out_type):
+    theta = args[0].astype("float64")
+    h, w = attrs.target_shape
+    ys = -1.0 + np.arange(h) * 2.0 / (h - 1)
+    xs = -1.0 + np.arange(w) * 2.0 / (w - 1)
+    # out[n, d] = theta[n, d, 0] * x + theta[n, d, 1] * y + theta[n, d, 2]
+    out = (theta[:, :, 0, None, None] * xs[None, None, None, :]
+           + theta[:, :, 1, None, None] * ys[None, None, :, None]
+           + theta[:, :, 2, None, None])
+    return out.astype(out_type.dtype)
+
+
+register_op(
+    "image.affine_grid",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.AffineGridAttrs", [F("target_shape", "ints")]),
+    rel=_affine_grid_rel,
+    ref=_affine_grid_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.image.affine_grid(
+        inputs[0], list(attrs.target_shape)
+    ),
+    pattern=OpPattern.INJECTIVE,
+    doc="Sampling grid (batch, 2, H, W) of x, y in [-1, 1] transformed by (batch, 2, 3) affine "
+        "matrices (topi.image.affine_grid).",
+    level=5,
+)
+
+
+def affine_grid(data, target_shape=None):
+    """A 2-D sampling grid from affine matrices (tvm.relay.image.affine_grid).
+
+    Args:
+        data: ``(N, 2, 3)`` float affine matrices.
+        target_shape: the output ``(H, W)``, both > 1.
+
+    Returns:
+        ``(N, 2, H, W)``: channel 0 is x, channel 1 is y, ``theta @ [x, y, 1]`` over the grid
+        ``x = -1 + 2 j / (W - 1)``, ``y = -1 + 2 i / (H - 1)``.
+    """
+    return make_call("image.affine_grid", [data], target_shape=tuple(target_shape))
+
+
+GRID_METHODS = ("nearest", "bilinear")
+GRID_PADDING = ("zeros", "border", "reflection")
+
+
+def _grid_sample_rel(types, attrs):
+    op = "image.grid_sample"
+    ts = tensor_args(types, ("data", "grid"), op)
+    if ts is None:
+        return None
+    data, grid = ts
+    if attrs.layout != "NCHW":
+        raise TypeInferenceError(f"{op}: layout {attrs.layout!r} is not supported (NCHW)")
+    check_rank(data, 4, op, "data", "NCHW")
+    if grid.ndim != 4 or grid.shape[1] != 2 or not _dims_match(grid.shape[0], data.shape[0]):
+        raise TypeInferenceError(
+            f"{op}: grid must be (batch, 2, H, W) with data's batch; data shape "
+            f"{shape_str(data.shape)}, grid shape {shape_str(grid.shape)}"
+        )
+    if grid.dtype != data.dtype:
+        raise TypeInferenceError(f"{op}: data dtype {data.dtype} and grid dtype {grid.dtype} differ")
+    if attrs.method not in GRID_METHODS:
+        raise TypeInferenceError(f"{op}: method {attrs.method!r} is not supported; expected one "
+                                 f"of {GRID_METHODS}")
+    if attrs.padding_mode not in GRID_PADDING:
+        raise TypeInferenceError(f"{op}: padding_mode {attrs.padding_mode!r} is not one of "
+                                 f"{GRID_PADDING}")
+    return TensorType((data.shape[0], data.shape[1], grid.shape[2], grid.shape[3]), data.dtype)
+
+
+def _grid_source(g, size, attrs):
+    """Grid values in [-1, 1] -> input pixel coordinates, with border/reflection handling."""
+    if attrs.align_corners:
+        x = (g + 1) * (size - 1) / 2
+        lo, span = 0.0, size - 1
+    else:
+        x = -0.5 + (g + 1) * size / 2
+        lo, span = -0.5, size
+    if attrs.padding_mode == "reflection":
+        d = np.abs(x - lo)
+        flips = np.floor(d / span) if span > 0 else np.zeros_like(d)
+        extra = d - flips * span
+        refl = np.where(flips % 2 == 0, lo + extra, lo + span - extra)
+        x = np.where((x >= lo) & (x <= lo + span), x, refl)
+    if attrs.padding_mode in ("border", "reflection"):
+        x = np.clip(x, 0, size - 1)
+    return x
+
+
+def _grid_sample_ref(args, attrs, out_type):
+    data, grid = args
+    data = data.astype("float64")
+    n, c, h, w = data.shape
+    y = _grid_source(grid[:, 1].astype("float64"), h, attrs)  # (N, OH, OW)
+    x = _grid_source(grid[:, 0].astype("float64"), w, attrs)
+    batch = np.arange(n)[:, None, None]
+
+    def pixel(yi, xi):  # (N, C, OH, OW), zero outside the image
+        ok = (yi >= 0) & (yi < h) & (xi >= 0) & (xi < w)
+        v = data[batch, :, np.clip(yi, 0, h - 1), np.clip(xi, 0, w - 1)]  # (N, OH, OW, C)
+        return np.moveaxis(np.where(ok[..., None], v, 0.0), -1, 1)
+
+    if attrs.method == "nearest":
+        out = pixel(np.rint(y).astype("int64"), np.rint(x).astype("int64"))
+    else:
+        y0, x0 = np.floor(y).astype("int64"), np.floor(x).astype("int64")
+        ty, tx = (y - y0)[:, None], (x - x0)[:, None]
+        out = (pixel(y0, x0) * (1 - ty) * (1 - tx) + pixel(y0, x0 + 1) * (1 - ty) * tx
+               + pixel(y0 + 1, x0) * ty * (1 - tx) + pixel(y0 + 1, x0 + 1) * ty * tx)
+    return out.astype(out_type.dtype)
+
+
+register_op(
+    "image.grid_sample",
+    num_inputs=2,
+    arguments=("data", "grid"),
+    attrs=("relay.attrs.GridSampleAttrs", [
+        F("method", "str", "bilinear"), F("layout", "str", "NCHW"),
+        F("padding_mode", "str", "zeros"), F("align_corners", "bool", True),
+    ]),
+    rel=_grid_sample_rel,
+    ref=_grid_sample_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.image.grid_sample(
+        inputs[0], inputs[1], attrs.method, attrs.layout, attrs.padding_mode, attrs.align_corners
+    ),
+    pattern=OpPattern.INJECTIVE,
+    doc="Sample data (N, C, H, W) at grid (N, 2, OH, OW) positions in [-1, 1] "
+        "(topi.image.grid_sample).",
+    level=5,
+)
+
+
+def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zeros",
+                align_corners=True):
+    """Sample an image batch at grid positions (tvm.relay.image.grid_sample).
+
+    Args:
+        data: ``(N, C, H, W)``.
+        grid: ``(N, 2, OH, OW)`` of data's dtype; channel 0 is x, channel 1 is y, in ``[-1, 1]``
+            (``-1``/``1`` are the corner pixel centers when ``align_corners``, else their outer
+            edges).
+        method: ``"bilinear"`` or ``"nearest"`` (round half to even).
+        padding_mode: outside the image read ``"zeros"``, the ``"border"`` or the
+            ``"reflection"`` of the coordinate.
+
+    Returns:
+        ``(N, C, OH, OW)``.
+    """
+    return make_call("image.grid_sample", [data, grid], method=method, layout=layout,
+                     padding_mode=padding_mode, align_corners=align_corners)
+
+
+__all__ = ["resize2d", "affine_grid", "grid_sample"]

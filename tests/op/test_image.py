@@ -10,7 +10,7 @@ import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
 from relay_tvm.ir.types import TensorType
 
-from nn_util import check_op, infer, rand
+from nn_util import check_op, infer, make_mod, rand, run_compiled, run_debug
 
 
 def _coord(o, insz, outsz, mode):
@@ -161,3 +161,97 @@ ERRORS = [
 def test_resize2d_errors(kw, shape, match):
     with pytest.raises(TypeInferenceError, match=match):
         infer(lambda a: relay.image.resize2d(a, **kw), {"x": (shape, "float32")})
+
+
+# ---- affine_grid, grid_sample ------------------------------------------------------------------
+
+
+def test_affine_grid():
+    theta = rand((2, 2, 3))
+    h, w = 4, 5
+    want = np.zeros((2, 2, h, w))
+    for n, d, i, j in np.ndindex(2, 2, h, w):
+        x, y = -1 + 2 * j / (w - 1), -1 + 2 * i / (h - 1)
+        want[n, d, i, j] = theta[n, d] @ np.array([x, y, 1.0])
+    check_op(lambda a: relay.image.affine_grid(a, (h, w)), {"t": theta}, want.astype("float32"),
+             rtol=1e-5, atol=1e-5)
+
+
+def _grid_coord(g, size, align_corners, padding_mode):
+    x = (g + 1) * (size - 1) / 2 if align_corners else ((g + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        lo, hi = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+        while x < lo or x > hi:  # mirror at the bounds until inside
+            x = 2 * lo - x if x < lo else 2 * hi - x
+    if padding_mode in ("border", "reflection"):
+        x = min(max(x, 0.0), size - 1.0)
+    return x
+
+
+def grid_sample_loops(x, grid, method, padding_mode, align_corners):
+    n, c, h, w = x.shape
+    oh, ow = grid.shape[2:]
+    out = np.zeros((n, c, oh, ow))
+
+    def px(b, i, j):
+        return x[b, :, i, j].astype("float64") if 0 <= i < h and 0 <= j < w else np.zeros(c)
+
+    for b, i, j in np.ndindex(n, oh, ow):
+        sx = _grid_coord(float(grid[b, 0, i, j]), w, align_corners, padding_mode)
+        sy = _grid_coord(float(grid[b, 1, i, j]), h, align_corners, padding_mode)
+        if method == "nearest":
+            out[b, :, i, j] = px(b, int(np.rint(sy)), int(np.rint(sx)))
+        else:
+            y0, x0 = math.floor(sy), math.floor(sx)
+            ty, tx = sy - y0, sx - x0
+            out[b, :, i, j] = ((1 - ty) * ((1 - tx) * px(b, y0, x0) + tx * px(b, y0, x0 + 1))
+                               + ty * ((1 - tx) * px(b, y0 + 1, x0) + tx * px(b, y0 + 1, x0 + 1)))
+    return out
+
+
+@pytest.mark.parametrize("method", ["nearest", "bilinear"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [True, False])
+def test_grid_sample(method, padding_mode, align_corners):
+    x = rand((2, 3, 4, 6))
+    grid = rand((2, 2, 3, 5), low=-1.4, high=1.4, seed=9)
+    want = grid_sample_loops(x, grid, method, padding_mode, align_corners).astype("float32")
+    check_op(lambda a, g: relay.image.grid_sample(a, g, method, padding_mode=padding_mode,
+                                                  align_corners=align_corners),
+             {"x": x, "g": grid}, want, rtol=1e-5, atol=1e-5)
+
+
+def test_spatial_transformer_identity():
+    """affine_grid of the identity then bilinear grid_sample reproduces the image."""
+    x = rand((1, 2, 4, 5))
+    theta = np.tile(np.array([[1, 0, 0], [0, 1, 0]], "float32"), (1, 1, 1))
+
+    def make(a, t):
+        return relay.image.grid_sample(a, relay.image.affine_grid(t, (4, 5)))
+
+    mod_inputs = {"x": x, "t": theta}
+    mod, arrays = make_mod(make, mod_inputs)
+    np.testing.assert_allclose(run_debug(mod, arrays), x, rtol=1e-5, atol=1e-5)
+    mod, arrays = make_mod(make, mod_inputs)
+    np.testing.assert_allclose(run_compiled(mod, arrays), x, rtol=1e-5, atol=1e-5)
+
+
+GRID_ERRORS = [
+    (lambda a, g: relay.image.grid_sample(a, g), ((1, 3, 4, 4), (1, 3, 2, 2)),
+     r"image.grid_sample: grid must be \(batch, 2, H, W\).*grid shape \(1, 3, 2, 2\)"),
+    (lambda a, g: relay.image.grid_sample(a, g, "bicubic"), ((1, 3, 4, 4), (1, 2, 2, 2)),
+     r"method 'bicubic' is not supported"),
+    (lambda a, g: relay.image.grid_sample(a, g, padding_mode="wrap"), ((1, 3, 4, 4), (1, 2, 2, 2)),
+     r"padding_mode 'wrap'"),
+]
+
+
+@pytest.mark.parametrize("make,shapes,match", GRID_ERRORS)
+def test_grid_sample_errors(make, shapes, match):
+    with pytest.raises(TypeInferenceError, match=match):
+        infer(make, {"x": (shapes[0], "float32"), "g": (shapes[1], "float32")})
+
+
+def test_affine_grid_errors():
+    with pytest.raises(TypeInferenceError, match=r"image.affine_grid: data must be \(batch, 2, 3\)"):
+        infer(lambda a: relay.image.affine_grid(a, (4, 4)), {"t": ((1, 3, 3), "float32")})
