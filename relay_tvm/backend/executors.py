@@ -79,11 +79,11 @@ class GraphExecutor(Executor):
             if len(args) != len(free_names):
                 raise RelayError(f"the function takes {len(free_names)} argument(s) "
                                  f"({', '.join('%' + n for n in free_names)}), got {len(args)}")
-            for n, a in zip(free_names, args):
+            for i, a in enumerate(args):
                 if isinstance(a, (bool, int, float)):
-                    shape, dtype = gm._input_types[gm._input_index[n]]
+                    shape, dtype = gm._input_types[i]
                     a = np.asarray(a, dtype=dtype)
-                gm.set_input(n, _to_tensor_arg(a))
+                gm.set_input(i, _to_tensor_arg(a))
             gm.run()
             return gm.get_outputs_structured()
 

@@ -64,7 +64,9 @@ class GraphModule:
         dtypes = graph["attrs"]["dltype"][1]
         row = graph["node_row_ptr"]
         self._input_names = [graph["nodes"][n]["name"] for n in graph["arg_nodes"]]
-        self._input_index = {n: i for i, n in enumerate(self._input_names)}
+        self._input_index = {}
+        for i, n in enumerate(self._input_names):
+            self._input_index.setdefault(n, i)  # duplicate names: the first one, as in Relay
         self._input_types = [(tuple(shapes[row[n]]), dtypes[row[n]]) for n in graph["arg_nodes"]]
         self._output_types = [(tuple(shapes[row[a] + b]), dtypes[row[a] + b])
                               for a, b, _ in graph["heads"]]

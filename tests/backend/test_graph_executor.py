@@ -110,3 +110,23 @@ def test_control_flow_is_a_clear_error():
     f = relay.Function([x], relay.If(x, relay.const(1.0), relay.const(2.0)))
     with pytest.raises(relay.BuildError, match="dataflow"):
         relay.build(relay.IRModule.from_expr(f))
+
+
+def test_parameters_with_the_same_name():
+    a = relay.var("x", shape=(2,))
+    b = relay.var("x", shape=(2,))
+    f = relay.Function([a, b], relay.subtract(a, b))
+    ref, got = run_both(f, [rand((2,)), rand((2,), seed=1)])
+    assert_same(ref, got)
+
+
+def test_argument_errors_of_the_compiled_executor():
+    x = relay.var("x", shape=(2, 2))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+    run = relay.create_executor("graph", mod, target="llvm").evaluate()
+    with pytest.raises(relay.RelayError, match="takes 1 argument"):
+        run()
+    with pytest.raises(relay.BuildError, match="got dtype float64, expected float32"):
+        run(np.zeros((2, 2)))
+    with pytest.raises(relay.BuildError, match="got shape"):
+        run(np.zeros((2, 3), "float32"))

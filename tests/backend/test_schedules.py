@@ -126,3 +126,25 @@ def test_softmax_and_injective():
     f = relay.Function([x], relay.Tuple([y, relay.strided_slice(x, (0, 3), (4, 30), (1, 2))]))
     ref, got = run_both(f, [rand((4, 37))], 3)
     assert_same(ref, got, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("C, H, W, s, mult", [(6, 13, 11, 1, 1), (8, 16, 16, 2, 1), (4, 9, 9, 1, 2)])
+def test_depthwise_and_grouped_conv_window_rule(C, H, W, s, mult):
+    x = relay.var("x", shape=(1, C, H, W))
+    w = relay.var("w", shape=(C * mult, 1, 3, 3))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, strides=(s, s), padding=(1, 1), groups=C))
+    f = relay.Function([x, w], y)
+    params = {"w": rand((C * mult, 1, 3, 3), seed=1)}
+    assert _rules(_build(f, params))["nn.conv2d"] == "conv2d"
+    ref, got = run_both(f, [rand((1, C, H, W))], 3, params=params)
+    assert_same(ref, got, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_pool_window_rule_used(kind):
+    x = relay.var("x", shape=(1, 3, 17, 16))
+    fn = relay.nn.max_pool2d if kind == "max" else relay.nn.avg_pool2d
+    f = relay.Function([x], fn(x, pool_size=(3, 3), strides=(1, 1), padding=(1, 1)))
+    assert _rules(_build(f))[f"nn.{kind}_pool2d"] == "pool"
+    ref, got = run_both(f, [rand((1, 3, 17, 16))], 3)
+    assert_same(ref, got, rtol=1e-5, atol=1e-5)

@@ -287,8 +287,10 @@ def schedule_conv2d(sch, anchor, target):
     from ..lower import Pack
 
     a = anchor.attrs
-    if a.data_layout != "NCHW" or a.kernel_layout != "OIHW" or a.groups != 1:
-        raise NotApplicable(f"layout {a.data_layout}/{a.kernel_layout} groups {a.groups}")
+    if a.groups != 1:
+        return schedule_window(sch, anchor, target)
+    if a.data_layout != "NCHW" or a.kernel_layout != "OIHW":
+        raise NotApplicable(f"layout {a.data_layout}/{a.kernel_layout}")
     reds = _reduction_blocks(sch)
     if len(reds) != 1:
         raise NotApplicable(f"{len(reds)} reduction blocks")
@@ -341,6 +343,62 @@ def schedule_conv2d(sch, anchor, target):
         if sch.get(b).name_hint in pad_names:
             generic.parallel_vectorize(sch, b)
     return packs
+
+
+# ---- sliding-window reductions: pooling, depthwise / grouped convolution -----------------------
+
+
+@register("pool", "conv1d", "conv3d")
+def schedule_window(sch, anchor, target):
+    """A single reduction block ``out[s0..sa] = reduce over r0..rb`` with small reduction loops
+    (a window): the innermost spatial loop is split by the vector width and moved inside the
+    window loops, so each window step is one vector operation; the padded input stays
+    materialized; the leading spatial loops run in parallel."""
+    import tvm
+
+    reds = _reduction_blocks(sch)
+    if len(reds) != 1:
+        raise NotApplicable(f"{len(reds)} reduction blocks")
+    pad_names = {sch.get(b).name_hint for b in _root_blocks(sch)
+                 if sch.get(b).name_hint.startswith(("pad", "data_pad"))}
+    _inline_all_but(sch, pad_names)
+    block = _reduction_blocks(sch)[0]
+    kinds = generic.iter_kinds(sch, block)
+    a = kinds.index("R") if "R" in kinds else len(kinds)
+    if a == 0 or kinds[a:] != ["R"] * (len(kinds) - a) or a == len(kinds):
+        raise NotApplicable(f"iteration kinds {kinds}")
+    epi = _epilogue(sch, block)
+    lanes = vector_lanes(target, tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
+    loops = sch.get_loops(block)
+    spatial, window = loops[:a], loops[a:]
+    ext = generic.loop_extent(sch, spatial[-1])
+    vb = _pick(ext, [lanes, 2 * lanes, lanes // 2, 14, 7, 6, 5])
+    if vb < 5:
+        if ext <= 2 * lanes:
+            vb = ext  # one (odd-width) vector for the whole row
+        else:
+            vb = _pick(ext, [4, 3, 2])
+    if vb == 1:
+        raise NotApplicable(f"innermost extent {ext}")
+    so, si = sch.split(spatial[-1], factors=[None, vb])
+    sch.reorder(*spatial[:-1], so, *window, si)
+    epi = _tile_epilogue(sch, block, epi, so)
+    lead = [*spatial[:-1], so]
+    take, total = [], 1
+    for lp in lead:
+        take.append(lp)
+        total *= generic.loop_extent(sch, lp) or 1
+        if total >= 1 << 12:
+            break
+    fused = sch.fuse(*take) if len(take) > 1 else take[0]
+    sch.parallel(fused)
+    sch.vectorize(si)
+    sch.decompose_reduction(block, window[0])
+    _vectorize_inner(sch, epi, lanes)
+    for b in _root_blocks(sch):
+        if sch.get(b).name_hint in pad_names:
+            generic.parallel_vectorize(sch, b)
+    return {}
 
 
 __all__ = ["select_rule", "register", "vector_lanes", "NotApplicable"]
