@@ -84,7 +84,14 @@ def _tuples():
     return relay.Tuple([relay.TupleGetItem(t, 0), relay.TupleGetItem(relay.TupleGetItem(t, 1), 0), t])
 
 
+def _let_as_argument():
+    v = relay.var("v")
+    block = relay.Let(v, relay.exp(X), relay.add(v, v))  # a let that is not in tail position
+    return relay.multiply(block, relay.If(C, block, X))
+
+
 EXPRS = {
+    "let_as_argument": _let_as_argument,
     "var": lambda: X,
     "call": lambda: relay.add(X, Y),
     "attrs": lambda: relay.sum(X, axis=[1], keepdims=True),
@@ -481,6 +488,8 @@ def test_parse_into_init_module_and_global_calls():
 def test_str_of_nodes_and_modules():
     mod = _list_module()
     assert str(mod) == relay.astext(mod, show_meta_data=False)
+    assert relay.astext(mod).replace("\n", "\r\n").count("\r\n") > 10
+    assert structural_equal(relay.parse(relay.astext(mod).replace("\n", "\r\n")), mod)
     assert str(relay.op.get("nn.conv2d")) != ""
     assert relay.astext(relay.op.get("nn.conv2d")) == "nn.conv2d"
     # partial programs: incomplete types and unannotated vars print without crashing
