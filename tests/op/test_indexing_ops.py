@@ -227,3 +227,24 @@ def test_relations_wait_and_patterns():
     for name in ("strided_slice", "take", "gather", "gather_nd", "reverse_sequence"):
         assert relay.op.get(name).pattern == OpPattern.INJECTIVE
     assert relay.op.get("one_hot").pattern == OpPattern.OUT_ELEMWISE_FUSABLE
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float16", "int32", "bool"])
+def test_data_movement_dtypes(dtype):
+    a = (RNG.integers(-5, 5, (3, 4)) if dtype != "float16" else RNG.uniform(-5, 5, (3, 4))).astype(dtype)
+    x = relay.var("x", shape=(3, 4), dtype=dtype)
+    idx = np.array([2, 0], "int32")
+    i = relay.var("i", shape=(2,), dtype="int32")
+    check_op(relay.take(x, i, axis=1), [a, idx], np.take(a, idx, axis=1))
+    gi = np.array([[0, 2, 1, 0]], "int64")
+    g = relay.var("g", shape=(1, 4), dtype="int64")
+    check_op(relay.gather(x, 0, g), [a, gi], np.take_along_axis(a, gi, 0))
+    check_op(relay.transpose(x), [a], a.T)
+    check_op(relay.concatenate([x, x], 1), [a], np.concatenate([a, a], 1))
+    check_op(relay.broadcast_to(x, (2, 3, 4)), [a], np.broadcast_to(a, (2, 3, 4)))
+    check_op(relay.strided_slice(x, (2,), (0,), (-1,)), [a], a[2:0:-1])
+    check_op(relay.reverse(x, 1), [a], a[:, ::-1])
+    check_op(relay.tile(x, (1, 2)), [a], np.tile(a, (1, 2)))
+    c = relay.var("c", shape=(3, 4), dtype="bool")
+    cond = RNG.uniform(size=(3, 4)) > 0.5
+    check_op(relay.where(c, x, relay.reverse(x, 0)), [cond, a], np.where(cond, a, a[::-1]))
