@@ -1,0 +1,98 @@
+"""Type relations of the nn.* and image.* operators as a table: unknown inputs give None (the
+solver retries later), Any and symbolic dimensions flow through, and the registry metadata
+(attrs type keys, fusion patterns) follows Relay."""
+
+import pytest
+import tvm
+
+import relay_tvm as relay
+from relay_tvm.ir.types import AnyDim, IncompleteType, TensorType
+from relay_tvm.op.registry import OpPattern
+
+from nn_util import infer
+
+NN_OPS = [n for n in relay.op.list_op_names() if n.startswith(("nn.", "image."))]
+
+REQUIRED = {
+    "nn.l2_normalize": {"eps": 1e-5},
+    "nn.depth_to_space": {"block_size": 2},
+    "nn.space_to_depth": {"block_size": 2},
+    "nn.pad": {"pad_width": ((0, 0),)},
+    "image.resize2d": {"size": (2, 2)},
+    "image.affine_grid": {"target_shape": (2, 2)},
+}
+
+
+@pytest.mark.parametrize("name", NN_OPS)
+def test_unknown_data_gives_none(name):
+    op = relay.op.get(name)
+    n = op.num_inputs if op.num_inputs >= 0 else 1
+    attrs = op.make_attrs(**REQUIRED.get(name, {}))
+    assert op.type_rel([IncompleteType() for _ in range(n)], attrs) is None
+    assert op.ref_impl is not None and op.compute is not None, f"{name} lacks a kernel"
+
+
+ANY_CASES = [
+    (lambda a, b: relay.nn.conv2d(a, b, padding=1), {"x": ((AnyDim(), 3, AnyDim(), 8), "float32"),
+                                                     "w": ((4, 3, 3, 3), "float32")},
+     (AnyDim(), 4, AnyDim(), 8)),
+    (lambda a: relay.nn.max_pool2d(a, 2, 2), {"x": ((AnyDim(), 3, 8, AnyDim()), "float32")},
+     (AnyDim(), 3, 4, AnyDim())),
+    (lambda a, b: relay.nn.dense(a, b), {"x": ((AnyDim(), 6), "float32"),
+                                         "w": ((4, 6), "float32")}, (AnyDim(), 4)),
+    (lambda a: relay.nn.batch_flatten(a), {"x": ((AnyDim(), 2, 3), "float32")}, (AnyDim(), 6)),
+    (lambda a: relay.nn.global_avg_pool2d(a), {"x": ((AnyDim(), 3, AnyDim(), AnyDim()), "float32")},
+     (AnyDim(), 3, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("make,inputs,shape", ANY_CASES)
+def test_any_dimensions(make, inputs, shape):
+    assert infer(make, inputs) == TensorType(shape, "float32")
+
+
+def test_symbolic_spatial_size():
+    h = tvm.tirx.Var("h", "int64")
+    t = infer(lambda a: relay.nn.avg_pool2d(a, 2, 2), {"x": ((1, 3, h, 8), "float32")})
+    assert t.shape[3] == 4
+    ana = tvm.sym.Analyzer()
+    assert ana.can_prove_equal(t.shape[2], (h - 2) // 2 + 1)
+
+
+PATTERNS = {
+    "nn.conv2d": OpPattern.OUT_ELEMWISE_FUSABLE, "nn.dense": OpPattern.OUT_ELEMWISE_FUSABLE,
+    "nn.batch_matmul": OpPattern.OUT_ELEMWISE_FUSABLE,
+    "nn.conv2d_transpose": OpPattern.OUT_ELEMWISE_FUSABLE,
+    "nn.max_pool2d": OpPattern.OUT_ELEMWISE_FUSABLE,
+    "nn.avg_pool2d": OpPattern.OUT_ELEMWISE_FUSABLE,
+    "nn.global_avg_pool2d": OpPattern.OUT_ELEMWISE_FUSABLE,
+    "nn.relu": OpPattern.ELEMWISE, "nn.leaky_relu": OpPattern.ELEMWISE,
+    "nn.bias_add": OpPattern.BROADCAST, "nn.prelu": OpPattern.BROADCAST,
+    "nn.softmax": OpPattern.OPAQUE, "nn.batch_norm": OpPattern.OPAQUE,
+    "nn.dropout": OpPattern.OPAQUE, "nn.pad": OpPattern.INJECTIVE,
+    "nn.batch_flatten": OpPattern.INJECTIVE, "image.resize2d": OpPattern.INJECTIVE,
+}
+
+
+@pytest.mark.parametrize("name,pattern", list(PATTERNS.items()))
+def test_patterns(name, pattern):
+    assert relay.op.get(name).pattern == pattern
+
+
+@pytest.mark.parametrize("call,key", [
+    (lambda x: relay.nn.conv1d(x, x), "relay.attrs.Conv1DAttrs"),
+    (lambda x: relay.nn.conv3d(x, x), "relay.attrs.Conv3DAttrs"),
+    (lambda x: relay.nn.max_pool3d(x), "relay.attrs.MaxPool3DAttrs"),
+    (lambda x: relay.nn.adaptive_avg_pool2d(x, 1), "relay.attrs.AdaptivePool2DAttrs"),
+    (lambda x: relay.nn.batch_norm(x, x, x, x, x).astuple(), "relay.attrs.BatchNormAttrs"),
+    (lambda x: relay.nn.layer_norm(x, x, x), "relay.attrs.LayerNormAttrs"),
+    (lambda x: relay.nn.pad(x, ((1, 1),)), "relay.attrs.PadAttrs"),
+    (lambda x: relay.nn.upsampling(x, 2, 2), "relay.attrs.UpSamplingAttrs"),
+    (lambda x: relay.nn.depth_to_space(x, 2), "relay.attrs.SubPixelAttrs"),
+    (lambda x: relay.nn.softmax(x), "relay.attrs.SoftmaxAttrs"),
+    (lambda x: relay.nn.leaky_relu(x), "relay.attrs.LeakyReluAttrs"),
+    (lambda x: relay.nn.lrn(x), "relay.attrs.LRNAttrs"),
+    (lambda x: relay.nn.dropout_raw(x), "relay.attrs.DropoutAttrs"),
+])
+def test_attrs_type_keys(call, key):
+    assert call(relay.var("x")).attrs.type_key == key
