@@ -395,9 +395,19 @@ def _pad(ins, a, c):
 
 
 def _npi_pad(ins, a, c):
+    import ast
+
     x = ins[0]
     n = len(c.shape(x))
-    pw = a.get_tuple("pad_width")
+    raw = a.attrs.get("pad_width")
+    try:
+        parsed = ast.literal_eval(str(raw)) if isinstance(raw, str) else raw
+        flat = []
+        for item in parsed if isinstance(parsed, (list, tuple)) else [parsed]:
+            flat.extend(item if isinstance(item, (list, tuple)) else [item])
+        pw = tuple(int(v) for v in flat)
+    except (ValueError, SyntaxError, TypeError):
+        raise c.error(f"pad_width={raw!r} is not a tuple of (before, after) pairs") from None
     if len(pw) == 2 * n:
         pairs = [[pw[2 * i], pw[2 * i + 1]] for i in range(n)]
     elif len(pw) == 2:
@@ -450,7 +460,23 @@ def _sequence_reverse(ins, a, c):
     return R("reverse_sequence")(x, length, seq_axis=0, batch_axis=1)
 
 
+def _ring_buffer(ins, a, c):
+    """``ring_buffer(data, buffer, axis)`` (TVM 0.5's streaming op, topi.nn.ring_buffer):
+    append ``data`` to ``buffer`` along ``axis`` and keep the newest ``buffer.shape[axis]``."""
+    data, buf = ins
+    bs = c.shape(buf)
+    axis = a.get_int("axis", 0) % len(bs)
+    joined = R("concatenate")([buf, data], axis=axis)
+    total = bs[axis] + c.shape(data)[axis]
+    begin = [0] * len(bs)
+    begin[axis] = total - bs[axis]
+    end = list(bs)
+    end[axis] = total
+    return R("strided_slice")(joined, begin=begin, end=end, strides=[1] * len(bs))
+
+
 SHAPE_CONVERTERS = {
+    "ring_buffer": _ring_buffer,
     "Reshape": _reshape,
     "reshape": _reshape,
     "_npx_reshape": _npx_reshape,
