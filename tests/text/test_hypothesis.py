@@ -22,7 +22,7 @@ def programs(draw):
     lets = []
     pick = lambda: pool[draw(st.integers(0, len(pool) - 1))]  # noqa: E731
     for _ in range(draw(st.integers(1, 20))):
-        kind = draw(st.integers(0, 9))
+        kind = draw(st.integers(0, 11))
         if kind == 0:
             e = draw(st.sampled_from(BINARY))(pick(), pick())
         elif kind == 1:
@@ -48,8 +48,20 @@ def programs(draw):
             e = relay.multiply(pick(), relay.const(arr.reshape(SHAPE)))
         elif kind == 8:
             e = relay.add(pick(), relay.sum(pick(), axis=[1], keepdims=True))
-        else:
+        elif kind == 9:
             e = relay.RefRead(relay.RefCreate(pick()))
+        elif kind == 10:  # branches that are blocks with their own lets, sharing outer nodes
+            a1, a2, b = relay.var("a"), relay.var("a"), relay.var("b")
+            shared = pick()
+            e = relay.If(
+                c,
+                relay.Let(a1, relay.exp(shared), relay.add(a1, pick())),
+                relay.Let(b, shared, relay.Let(a2, relay.negative(b), relay.multiply(a2, b))),
+            )
+        else:  # a closure whose body is a let chain, called twice (the function is shared)
+            p, t = relay.var("p", shape=SHAPE), relay.var("t")
+            f = relay.Function([p], relay.Let(t, relay.add(p, pick()), relay.subtract(t, p)))
+            e = relay.add(relay.Call(f, [pick()]), relay.Call(f, [pick()]))
         pool.append(e)
     body = relay.Tuple([pool[-1], pick()]) if draw(st.booleans()) else pool[-1]
     for v, val in reversed(lets):
