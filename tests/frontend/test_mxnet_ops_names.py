@@ -134,20 +134,26 @@ def test_numpy_interface(name, build, shapes):
     check_np(build, shapes)
 
 
-def test_np_copy_name():
-    # mx.sym.np.copy writes _npi_copy; _np_copy is the older name of the same operator
+@pytest.mark.parametrize("written, alias, build", [
+    ("_np_copy", "_npi_copy", lambda x: S.np.copy(x)),
+    ("_np_transpose", "_npi_transpose", lambda x: S.np.transpose(x, (2, 0, 1))),
+])
+def test_np_renamed(written, alias, build):
+    """Operators MXNet 1.9.1 writes under one name and other versions under ``alias``."""
+    x = np.random.default_rng(0).uniform(-1, 1, (2, 3, 4)).astype("float32")
     mx.npx.set_np()
     try:
-        sym = S.np.copy(S.var("x").as_np_ndarray())
+        sym = build(S.var("x").as_np_ndarray())
         graph = json.loads(sym.tojson())
+        expected = sym.bind(mx.cpu(), args={"x": mx.np.array(x)}).forward()[0].asnumpy()
     finally:
         mx.npx.reset_np()
-    for n in graph["nodes"]:
-        if n["op"] == "_npi_copy":
-            n["op"] = "_np_copy"
-    mod, _ = relay.frontend.from_mxnet(json.dumps(graph), shape={"x": (2, 3)})
-    x = np.arange(6, dtype="float32").reshape(2, 3)
-    np.testing.assert_array_equal(run_mod(mod, {}, {"x": x})[0], x)
+    renamed = [n for n in graph["nodes"] if n["op"] == written]
+    assert renamed
+    for n in renamed:
+        n["op"] = alias
+    mod, _ = relay.frontend.from_mxnet(json.dumps(graph), shape={"x": x.shape})
+    np.testing.assert_array_equal(run_mod(mod, {}, {"x": x})[0], expected)
 
 
 def test_misc_named_ops():
