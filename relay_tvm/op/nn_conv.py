@@ -183,26 +183,26 @@ def _from_canonical(out, attrs, nd):
 
 
 def conv_nd_reference(x, w, strides, dilation, before, after, groups):
-    """Direct N-d convolution in NumPy: ``x`` (N, C, *S), ``w`` (O, C/groups, *K); a sum over
-    kernel offsets of channel contractions (einsum), in ``x``'s dtype."""
+    """Direct N-d convolution in NumPy: ``x`` (N, C, *S), ``w`` (O, C/groups, *K); im2col (one
+    strided view per kernel offset) then one matrix product per group, in ``x``'s dtype."""
     nd = x.ndim - 2
     x = np.pad(x, [(0, 0), (0, 0)] + list(zip(before, after)))
-    n, c = x.shape[:2]
+    n = x.shape[0]
     o, i = w.shape[:2]
     k = w.shape[2:]
     osz = [(x.shape[2 + d] - (k[d] - 1) * dilation[d] - 1) // strides[d] + 1 for d in range(nd)]
     xg = x.reshape(n, groups, i, *x.shape[2:])
-    wg = w.reshape(groups, o // groups, i, *k)
-    out = np.zeros((n, groups, o // groups, *osz), dtype=x.dtype)
-    for off in itertools.product(*[range(kk) for kk in k]):
-        window = tuple(
+    cols = np.stack([
+        xg[(slice(None),) * 3 + tuple(
             slice(off[d] * dilation[d], off[d] * dilation[d] + strides[d] * (osz[d] - 1) + 1,
                   strides[d])
             for d in range(nd)
-        )
-        patch = xg[(slice(None),) * 3 + window]
-        out += np.einsum("ngi...,goi->ngo...", patch, wg[(slice(None),) * 3 + off])
-    return out.reshape(n, o, *osz)
+        )]
+        for off in itertools.product(*[range(kk) for kk in k])
+    ], axis=3)  # (N, G, I, prod(K), *osz)
+    cols = cols.reshape(n, groups, i * int(np.prod(k, dtype=np.int64)), -1)
+    wmat = w.reshape(groups, o // groups, -1)  # (G, O/G, I * prod(K)), same (I, K) order
+    return np.matmul(wmat[None], cols).reshape(n, o, *osz)
 
 
 def conv_transpose_nd_reference(x, w, strides, dilation, before, after, output_padding, groups):
