@@ -98,7 +98,7 @@ def identity_rel(op_name: str, dtypes=None):
             return None
         if dtypes and not ts[0].dtype.startswith(tuple(dtypes)):
             raise TypeInferenceError(
-                f"{op_name}: data has dtype {ts[0].dtype}, expected a {dtype_kinds(dtypes)} dtype"
+                f"{op_name}: data has dtype {ts[0].dtype}, expected {dtype_kinds(dtypes)} dtype"
             )
         return ts[0]
 
@@ -106,8 +106,10 @@ def identity_rel(op_name: str, dtypes=None):
 
 
 def dtype_kinds(prefixes) -> str:
-    """``("float", "bfloat")`` -> ``"float"`` for messages (bfloat16 counts as a float)."""
-    return "/".join(p for p in prefixes if p != "bfloat")
+    """``("float", "bfloat")`` -> ``"a float"``, ``("int", "uint")`` -> ``"an int/uint"``: the
+    accepted dtype kinds for messages (bfloat16 counts as a float)."""
+    kinds = "/".join(p for p in prefixes if p != "bfloat")
+    return ("an " if kinds[:1] in "aeiou" else "a ") + kinds
 
 
 def tuple_or_tensors(t, op_name):

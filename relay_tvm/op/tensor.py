@@ -7,7 +7,9 @@ Semantics (Relay's, checked against TVM's code generation):
   zero (C; TVM's ``truncdiv``/``truncmod``), float ``mod`` is C ``fmod``; ``floor_divide``/``floor_mod`` round toward negative infinity (Python);
 - ``round`` rounds half to even (LLVM ``nearbyint``, as ``np.round``);
 - ``power`` is defined for floats only (TVM's ``pow`` intrinsic);
-- comparisons and ``isnan``/``isinf``/``isfinite`` return ``bool``; ``logical_*`` keep the dtype.
+- comparisons and ``isnan``/``isinf``/``isfinite`` return ``bool``; ``logical_*`` keep the dtype;
+- arithmetic, ordering comparisons, ``negative``/``abs``/``sign`` reject ``bool`` operands at type
+  inference (TVM generates no code for them; use the logical operators or a cast).
 
 TE computes are topi's (``topi.<name>``); NumPy kernels are the reference.
 """
@@ -25,6 +27,7 @@ from .registry import OpPattern, make_call, register_op
 _FLOAT = ("float", "bfloat")
 _INT = ("int", "uint")
 _INT_BOOL = ("int", "uint", "bool")
+_NUM = ("int", "uint", "float", "bfloat")  # arithmetic: TVM cannot generate it for bool
 
 
 def _np_trunc_div(a, b):
@@ -93,7 +96,7 @@ def _binary_rel(name, out_dtype, dtypes):
             return None
         if not ts[0].dtype.startswith(dtypes):
             raise TypeInferenceError(
-                f"{name}: lhs has dtype {ts[0].dtype}, expected a {dtype_kinds(dtypes)} dtype"
+                f"{name}: lhs has dtype {ts[0].dtype}, expected {dtype_kinds(dtypes)} dtype"
             )
         return base(types, attrs)
 
@@ -102,25 +105,25 @@ def _binary_rel(name, out_dtype, dtypes):
 
 # (relay name, numpy kernel, topi function, output dtype override, accepted dtype prefixes)
 _BINARY = [
-    ("add", np.add, "add", None, None),
-    ("subtract", np.subtract, "subtract", None, None),
-    ("multiply", np.multiply, "multiply", None, None),
-    ("divide", _np_trunc_div, "divide", None, None),
-    ("floor_divide", _np_floor_div, "floor_divide", None, None),
+    ("add", np.add, "add", None, _NUM),
+    ("subtract", np.subtract, "subtract", None, _NUM),
+    ("multiply", np.multiply, "multiply", None, _NUM),
+    ("divide", _np_trunc_div, "divide", None, _NUM),
+    ("floor_divide", _np_floor_div, "floor_divide", None, _NUM),
     ("trunc_divide", lambda a, b: _np_trunc_div(a, b) if a.dtype.kind in "iu" else np.trunc(a / b),
-     "trunc_divide", None, None),
-    ("mod", np.fmod, "mod", None, None),
-    ("trunc_mod", np.fmod, "mod", None, None),
-    ("floor_mod", np.mod, "floor_mod", None, None),
+     "trunc_divide", None, _NUM),
+    ("mod", np.fmod, "mod", None, _NUM),
+    ("trunc_mod", np.fmod, "mod", None, _NUM),
+    ("floor_mod", np.mod, "floor_mod", None, _NUM),
     ("power", np.power, "power", None, _FLOAT),
-    ("maximum", np.maximum, "maximum", None, None),
-    ("minimum", np.minimum, "minimum", None, None),
+    ("maximum", np.maximum, "maximum", None, _NUM),
+    ("minimum", np.minimum, "minimum", None, _NUM),
     ("equal", np.equal, "equal", "bool", None),
     ("not_equal", np.not_equal, "not_equal", "bool", None),
-    ("less", np.less, "less", "bool", None),
-    ("less_equal", np.less_equal, "less_equal", "bool", None),
-    ("greater", np.greater, "greater", "bool", None),
-    ("greater_equal", np.greater_equal, "greater_equal", "bool", None),
+    ("less", np.less, "less", "bool", _NUM),
+    ("less_equal", np.less_equal, "less_equal", "bool", _NUM),
+    ("greater", np.greater, "greater", "bool", _NUM),
+    ("greater_equal", np.greater_equal, "greater_equal", "bool", _NUM),
     ("logical_and", np.logical_and, "logical_and", None, None),
     ("logical_or", np.logical_or, "logical_or", None, None),
     ("logical_xor", np.logical_xor, "logical_xor", None, None),
@@ -155,9 +158,9 @@ def _erf(x):
 
 # (relay name, numpy kernel, TE compute, accepted dtype prefixes)
 _UNARY = [
-    ("negative", np.negative, _topi("negative"), None),
-    ("abs", np.abs, _topi("abs"), None),
-    ("sign", np.sign, _topi("sign"), None),
+    ("negative", np.negative, _topi("negative"), _NUM),
+    ("abs", np.abs, _topi("abs"), _NUM),
+    ("sign", np.sign, _topi("sign"), _NUM),
     ("exp", np.exp, _topi("exp"), _FLOAT),
     ("fast_exp", np.exp, _topi("fast_exp"), _FLOAT),
     ("log", np.log, _topi("log"), _FLOAT),
