@@ -690,3 +690,8 @@ __all__ = [
     "cast", "cast_like", "reshape", "reshape_like", "concatenate", "transpose", "squeeze",
     "expand_dims", "split", "stack", "tile", "repeat", "reverse", "infer_reshape",
 ]
+
+# tvm.relay.op.transform also held these operators; here they live in their own modules.
+from .indexing import *  # noqa: F401,F403,E402
+from .shape_ops import *  # noqa: F401,F403,E402
+from .transform_extra import *  # noqa: F401,F403,E402
