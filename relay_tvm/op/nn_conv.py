@@ -1,5 +1,5 @@
 """Convolutions (tvm.relay.nn): ``nn.conv1d``, ``nn.conv2d``, ``nn.conv3d``,
-``nn.conv1d_transpose``, ``nn.conv2d_transpose``.
+``nn.conv1d_transpose``, ``nn.conv2d_transpose``, ``nn.conv3d_transpose``.
 
 Layouts are any permutation of the batch ``N``, channel ``C`` and spatial letters (``W``, ``HW``,
 ``DHW``) for data, and of ``O``, ``I`` and the spatial letters for kernels: NCHW/OIHW, NHWC/HWIO,
@@ -298,8 +298,12 @@ def _conv_transpose_compute(nd: int):
             ) if attrs.groups != 1 else topi.nn.conv1d_transpose_ncw(
                 data, weight, strides[0], (before[0], after[0]), out_type.dtype, opad[0]
             )
-        else:
+        elif nd == 2:
             out = topi.nn.group_conv2d_transpose_nchw(
+                data, weight, strides, before + after, out_type.dtype, opad, attrs.groups
+            )
+        else:
+            out = topi.nn.group_conv3d_transpose_ncdhw(
                 data, weight, strides, before + after, out_type.dtype, opad, attrs.groups
             )
         if attrs.data_layout != canon_d:
@@ -331,7 +335,7 @@ for _nd in (1, 2, 3):
         schedule=f"conv{_nd}d",
     )
 
-for _nd in (1, 2):
+for _nd in (1, 2, 3):
     register_op(
         f"nn.conv{_nd}d_transpose",
         num_inputs=2,
@@ -342,7 +346,7 @@ for _nd in (1, 2):
         compute=_conv_transpose_compute(_nd),
         pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
         doc=f"Transposed {_nd}-D convolution (topi.nn.group_conv{_nd}d_transpose); weight "
-            f"{'IOW' if _nd == 1 else 'IOHW'} = (in channels, out channels / groups, kernel...).",
+            f"{'IO' + SPATIAL[_nd]} = (in channels, out channels / groups, kernel...).",
         level=2,
         schedule=f"conv{_nd}d_transpose",
     )
@@ -461,4 +465,19 @@ def conv1d_transpose(data, weight, strides=(1,), padding=(0,), dilation=(1,), gr
                       output_padding=_tup(output_padding, 1))
 
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose"]
+def conv3d_transpose(data, weight, strides=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1),
+                     groups=1, channels=None, kernel_size=None, data_layout="NCDHW",
+                     kernel_layout="IODHW", out_layout="", output_padding=(0, 0, 0), out_dtype=""):
+    """Transposed 3-D convolution (tvm.relay.nn.conv3d_transpose); see :func:`conv2d_transpose`.
+
+    Args:
+        data: ``(N, C, D, H, W)``; weight: ``(C, O/groups, KD, KH, KW)`` (IODHW).
+        padding: 1, 3 or 6 ints (front, top, left, back, bottom, right).
+    """
+    return _make_conv(3, data, weight, strides, padding, dilation, groups, channels, kernel_size,
+                      data_layout, kernel_layout, out_layout, out_dtype,
+                      output_padding=_tup(output_padding, 3))
+
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose",
+           "conv3d_transpose"]

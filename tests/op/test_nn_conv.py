@@ -290,3 +290,12 @@ def test_conv2d_attrs_follow_relay():
     assert t.attrs.type_key == "relay.attrs.Conv2DTransposeAttrs"
     assert t.attrs.kernel_layout == "IOHW" and t.attrs.output_padding == (0, 0)
     assert relay.op.get("nn.conv2d").get_attr("TOpPattern") == 4  # kOutEWiseFusable
+
+
+def test_conv3d_transpose():
+    x, w = rand((1, 2, 3, 3, 4)), rand((2, 4, 2, 3, 3), seed=1)
+    want = conv_transpose_loops(x, w, (2, 1, 2), (0, 1, 1, 1, 0, 0), (1, 1, 1), 2, (1, 0, 1))
+    check_op(lambda a, b: relay.nn.conv3d_transpose(a, b, strides=(2, 1, 2),
+                                                    padding=(0, 1, 1, 1, 0, 0), groups=2,
+                                                    output_padding=(1, 0, 1)),
+             {"x": x, "w": w}, want.astype("float32"))
