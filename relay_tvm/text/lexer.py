@@ -35,7 +35,7 @@ _MASTER = re.compile(
       | -?(?:inf|nan)f(?:16|32|64)?(?![A-Za-z0-9_]))
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
   | (?P<string>")
-  | (?P<punct>=>|->|[(){}\[\],;:=.?])
+  | (?P<punct>=>|->|[(){}\[\],;:=.?+*-])
     """,
     re.VERBOSE,
 )

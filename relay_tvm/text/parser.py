@@ -67,6 +67,20 @@ from .metadata import KEY, decode_metadata
 VERSION_SUPPORTED = "0.0.5"
 MAX_DIAGNOSTICS = 50
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
+def _dim_call(name):
+    def call(a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return {"floordiv": a // b if b else 0, "floormod": a % b if b else 0,
+                    "max": max(a, b), "min": min(a, b)}[name]
+        from tvm import tirx
+
+        a, b = (tirx.IntImm("int64", v) if isinstance(v, int) else v for v in (a, b))
+        return getattr(tirx, name)(a, b)
+
+    return call
+
+
+_DIM_FUNCS = {n: _dim_call(n) for n in ("floordiv", "floormod", "max", "min")}
 _FLOAT_MAX = {d: float(np.finfo(d).max) for d in ("float16", "float32", "float64")}
 
 
@@ -833,22 +847,61 @@ class Parser:
         self.next()
         dims = []
         while not self.is_p(self.peek(), ")"):
-            t = self.next()
-            if t.kind == NUM and isinstance(t.value, int) and not t.explicit:
-                if t.value < 0:  # reported; parsing goes on to find further errors
-                    self.error(t, f"bad shape: dimension {t.value} is negative")
-                dims.append(max(t.value, 0))
-            elif self.is_p(t, "?"):
+            t = self.peek()
+            if self.is_p(t, "?"):
+                self.next()
                 dims.append(AnyDim())
-            elif t.kind == IDENT and t.value.isidentifier():
-                dims.append(self.shape_var(t.value))
             else:
-                self.fail(t, f"bad shape: expected a non-negative integer, '?' or a shape variable "
-                             f"but got {t.describe()}")
+                d = self.dim_sum()
+                if isinstance(d, int) and d < 0:  # reported; parsing goes on to find more errors
+                    self.error(t, f"bad shape: dimension {d} is negative")
+                    d = 0
+                dims.append(d)
             if not self.accept_p(","):
                 break
         self.expect_p(")", opener)
         return tuple(dims)
+
+    # symbolic dimensions: n, n * 2 + 1, floordiv(n, 2), max(n, m) ...
+    def dim_sum(self):
+        d = self.dim_product()
+        while True:
+            t = self.peek()
+            if self.is_p(t, "+") or self.is_p(t, "-"):
+                self.next()
+                rhs = self.dim_product()
+                d = d + rhs if t.value == "+" else d - rhs
+            elif t.kind == NUM and isinstance(t.value, int) and t.text.startswith("-") and not t.explicit:
+                self.next()  # `n -1` lexes as a negative literal
+                d = d + t.value
+            else:
+                return d
+
+    def dim_product(self):
+        d = self.dim_atom()
+        while self.accept_p("*"):
+            d = d * self.dim_atom()
+        return d
+
+    def dim_atom(self):
+        t = self.next()
+        if t.kind == NUM and isinstance(t.value, int) and not t.explicit:
+            return t.value
+        if self.is_p(t, "("):
+            d = self.dim_sum()
+            self.expect_p(")", t)
+            return d
+        if t.kind == IDENT and t.value in _DIM_FUNCS and self.is_p(self.peek(), "("):
+            opener = self.next()
+            a = self.dim_sum()
+            self.expect_p(",")
+            b = self.dim_sum()
+            self.expect_p(")", opener)
+            return _DIM_FUNCS[t.value](a, b)
+        if t.kind == IDENT and t.value.isidentifier():
+            return self.shape_var(t.value)
+        self.fail(t, f"bad shape: expected a non-negative integer, '?' or a shape variable but got "
+                     f"{t.describe()}")
 
     def shape_var(self, name: str):
         v = self.shape_vars.get(name)

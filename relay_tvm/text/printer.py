@@ -99,6 +99,8 @@ SCALAR_SUFFIX = {
 }
 
 _ATOMIC = (Var, GlobalVar, Constant, Constructor)
+_DIM_INFIX = {"Add": "+", "Sub": "-", "Mul": "*"}
+_DIM_CALLS = {"FloorDiv": "floordiv", "FloorMod": "floormod", "Max": "max", "Min": "min"}
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TAIL, _LETVAL, _ARG = 0, 1, 2
 
@@ -260,13 +262,26 @@ class Printer:
         return f"<{type(t).__name__}>"
 
     @staticmethod
-    def dim(d) -> str:
+    def dim(d, prec: int = 0) -> str:
+        """A dimension: ``3``, ``?``, or a symbolic expression such as ``n * 2 + 1``; ``prec``
+        is the binding strength of the surrounding operator (parentheses where needed)."""
         if isinstance(d, AnyDim):
             return "?"
         if isinstance(d, int):
             return str(d)
-        name = getattr(d, "name", None)  # a symbolic tirx.Var
-        return name if isinstance(name, str) and _NAME_RE.match(name) else str(d)
+        kind = type(d).__name__
+        if kind == "IntImm":
+            return str(int(d.value))
+        if kind in ("Var", "SizeVar") and _NAME_RE.match(d.name):
+            return d.name
+        if kind in _DIM_INFIX:
+            op = _DIM_INFIX[kind]
+            mine = 2 if op == "*" else 1
+            s = f"{Printer.dim(d.a, mine)} {op} {Printer.dim(d.b, mine + (op != '+'))}"
+            return f"({s})" if mine < prec else s
+        if kind in _DIM_CALLS:
+            return f"{_DIM_CALLS[kind]}({Printer.dim(d.a)}, {Printer.dim(d.b)})"
+        return str(d)
 
     def type_params(self, tps) -> str:
         if not tps:

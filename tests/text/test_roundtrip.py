@@ -547,3 +547,20 @@ def test_infinite_scalar_literals_parse():
     assert e.fields[2].data.dtype == np.float16 and np.isnan(e.fields[2].data)
     with pytest.raises(ParseError, match=r"1:2: error: bad number 1e39f: out of range for float32"):
         relay.parse_expr("(1e39f, 1)")
+
+
+def test_symbolic_dimension_expressions():
+    from tvm import tirx
+
+    text = (
+        '#[version = "0.0.5"]\n'
+        "def @main(%x: Tensor[(n * 2 + 1, floordiv(n, 2), (n - 1) * m, n - (m - 1), max(n, m), ?, 3), "
+        "float32]) {\n  %x\n}"
+    )
+    mod = relay.parse(text)
+    shape = mod["main"].params[0].type_annotation.shape
+    n = shape[1].a
+    assert isinstance(n, tirx.Var) and n.name == "n"
+    assert type(shape[0]).__name__ == "Add" and type(shape[2]).__name__ == "Mul"
+    assert isinstance(shape[5], relay.ir.AnyDim) and shape[6] == 3
+    assert relay.astext(mod) == text
