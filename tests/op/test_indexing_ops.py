@@ -248,3 +248,30 @@ def test_data_movement_dtypes(dtype):
     c = relay.var("c", shape=(3, 4), dtype="bool")
     cond = RNG.uniform(size=(3, 4)) > 0.5
     check_op(relay.where(c, x, relay.reverse(x, 0)), [cond, a], np.where(cond, a, a[::-1]))
+
+
+def test_strided_slice_matches_python_slicing_property():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    bound = st.one_of(st.none(), st.integers(-7, 7))
+    step = st.integers(-3, 3).filter(lambda s: s != 0)
+
+    @settings(max_examples=30, deadline=None)
+    @given(st.lists(st.tuples(bound, bound, step), min_size=1, max_size=3))
+    def check(spec):
+        a = A345
+        begin, end, strides, index = [], [], [], []
+        for axis, (b, e, s) in enumerate(spec):
+            d = a.shape[axis]
+            b = (0 if s > 0 else d - 1) if b is None else b
+            # Relay has no "None" end: a far bound means "through the edge"
+            e_attr = (d + 10 if s > 0 else -(d + 10)) if e is None else e
+            begin.append(b)
+            end.append(e_attr)
+            strides.append(s)
+            index.append(slice(b, e, s))
+        x = relay.var("x", shape=a.shape)
+        check_op(relay.strided_slice(x, begin, end, strides), [a], a[tuple(index)])
+
+    check()
