@@ -1,4 +1,4 @@
-"""Image operators (tvm.relay.image): ``image.resize2d``, ``image.affine_grid``,
+"""Image operators (tvm.relay.image): ``image.resize1d/2d/3d``, ``image.affine_grid``,
 ``image.grid_sample``.
 
 Semantics are those of Relay's Resize2D (the ONNX Resize rules) as topi.image.resize2d computes
@@ -15,7 +15,7 @@ means ``round`` for align_corners, else ``floor``), ``linear`` interpolates the 
 per axis, ``cubic`` the four with Keys' kernel of parameter ``cubic_alpha`` (``cubic_exclude``
 drops taps outside the image and renormalizes). Taps outside the image read the nearest edge
 pixel. Interpolation runs in float32 and the result is cast to ``out_dtype`` (data's dtype by
-default). Layouts: NCHW and NHWC. Fusion pattern kInjective.
+default). Layouts: NCW/NWC, NCHW/NHWC, NCDHW/NDHWC. Fusion pattern kInjective.
 """
 
 from __future__ import annotations
@@ -105,82 +105,137 @@ def resize_reference(x, axes, sizes, method, mode, rounding="", alpha=-0.5, excl
     return y
 
 
-def _spatial_axes(layout, op):
-    if layout not in ("NCHW", "NHWC"):
-        raise TypeInferenceError(f"{op}: layout {layout!r} is not supported (NCHW, NHWC)")
-    return (2, 3) if layout == "NCHW" else (1, 2)
+_RESIZE_LAYOUTS = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
 
 
-def _resize2d_rel(types, attrs):
-    op = "image.resize2d"
-    ts = tensor_args(types, ("data",), op)
-    if ts is None:
-        return None
-    data = ts[0]
-    axes = _spatial_axes(attrs.layout, op)
-    check_rank(data, 4, op, "data", attrs.layout)
-    for name, value, allowed in (("method", attrs.method, METHODS),
-                                 ("coordinate_transformation_mode",
-                                  attrs.coordinate_transformation_mode, COORDINATE_MODES),
-                                 ("rounding_method", attrs.rounding_method, ROUNDING)):
-        if value not in allowed:
-            raise TypeInferenceError(f"{op}: {name} {value!r} is not supported; expected one of "
-                                     f"{', '.join(repr(a) for a in allowed)}")
-    if len(attrs.size) != 2 or any(s <= 0 for s in attrs.size):
-        raise TypeInferenceError(f"{op}: size must be 2 positive ints, got {attrs.size}")
-    shape = list(data.shape)
-    for a, s in zip(axes, attrs.size):
-        shape[a] = s
-    return TensorType(shape, attrs.out_dtype or data.dtype)
+def _spatial_axes(layout, nd, op):
+    if layout not in _RESIZE_LAYOUTS[nd]:
+        raise TypeInferenceError(
+            f"{op}: layout {layout!r} is not supported ({', '.join(_RESIZE_LAYOUTS[nd])})"
+        )
+    return tuple(range(2, 2 + nd)) if layout[1] == "C" else tuple(range(1, 1 + nd))
 
 
-def _resize2d_ref(args, attrs, out_type):
-    axes = _spatial_axes(attrs.layout, "image.resize2d")
-    y = resize_reference(args[0], axes, attrs.size, attrs.method,
-                         attrs.coordinate_transformation_mode, attrs.rounding_method,
-                         attrs.cubic_alpha, attrs.cubic_exclude)
-    return y.astype("float32").astype(out_type.dtype)
+def _resize_rel(nd):
+    op = f"image.resize{nd}d"
+
+    def rel(types, attrs):
+        ts = tensor_args(types, ("data",), op)
+        if ts is None:
+            return None
+        data = ts[0]
+        axes = _spatial_axes(attrs.layout, nd, op)
+        check_rank(data, nd + 2, op, "data", attrs.layout)
+        for name, value, allowed in (("method", attrs.method, METHODS),
+                                     ("coordinate_transformation_mode",
+                                      attrs.coordinate_transformation_mode, COORDINATE_MODES),
+                                     ("rounding_method", attrs.rounding_method, ROUNDING)):
+            if value not in allowed:
+                raise TypeInferenceError(f"{op}: {name} {value!r} is not supported; expected one "
+                                         f"of {', '.join(repr(a) for a in allowed)}")
+        if len(attrs.size) != nd or any(s <= 0 for s in attrs.size):
+            raise TypeInferenceError(f"{op}: size must be {nd} positive ints, got {attrs.size}")
+        shape = list(data.shape)
+        for a, s in zip(axes, attrs.size):
+            shape[a] = s
+        return TensorType(shape, attrs.out_dtype or data.dtype)
+
+    return rel
 
 
-def _resize2d_compute(attrs, inputs, out_type):
-    from tvm import topi
+def _resize_ref(nd):
+    def ref(args, attrs, out_type):
+        axes = _spatial_axes(attrs.layout, nd, f"image.resize{nd}d")
+        y = resize_reference(args[0], axes, attrs.size, attrs.method,
+                             attrs.coordinate_transformation_mode, attrs.rounding_method,
+                             attrs.cubic_alpha, attrs.cubic_exclude)
+        return y.astype("float32").astype(out_type.dtype)
 
-    return topi.image.resize2d(
-        inputs[0], list(attrs.roi) or [0.0] * 4, list(attrs.size), layout=attrs.layout,
-        method=attrs.method, coordinate_transformation_mode=attrs.coordinate_transformation_mode,
-        rounding_method=attrs.rounding_method, bicubic_alpha=attrs.cubic_alpha,
-        bicubic_exclude=attrs.cubic_exclude, extrapolation_value=attrs.extrapolation_value,
-        out_dtype=out_type.dtype,
+    return ref
+
+
+def _resize_compute(nd):
+    def compute(attrs, inputs, out_type):
+        from tvm import topi
+
+        fn = getattr(topi.image, f"resize{nd}d")
+        return fn(
+            inputs[0], list(attrs.roi) or [0.0] * (2 * nd), list(attrs.size), layout=attrs.layout,
+            method=attrs.method,
+            coordinate_transformation_mode=attrs.coordinate_transformation_mode,
+            rounding_method=attrs.rounding_method, bicubic_alpha=attrs.cubic_alpha,
+            bicubic_exclude=attrs.cubic_exclude, extrapolation_value=attrs.extrapolation_value,
+            out_dtype=out_type.dtype,
+        )
+
+    return compute
+
+
+for _nd in (1, 2, 3):
+    register_op(
+        f"image.resize{_nd}d",
+        num_inputs=1,
+        arguments=("data",),
+        attrs=(
+            f"relay.attrs.Resize{_nd}DAttrs",
+            [
+                F("roi", "floats", ()),
+                F("size", "ints"),
+                F("layout", "str", _RESIZE_LAYOUTS[_nd][0]),
+                F("method", "str", "linear"),
+                F("coordinate_transformation_mode", "str", "half_pixel"),
+                F("rounding_method", "str", ""),
+                F("cubic_alpha", "float", -0.5),
+                F("cubic_exclude", "int", 0),
+                F("extrapolation_value", "float", 0.0),
+                F("out_dtype", "dtype", ""),
+            ],
+        ),
+        rel=_resize_rel(_nd),
+        ref=_resize_ref(_nd),
+        compute=_resize_compute(_nd),
+        pattern=OpPattern.INJECTIVE,
+        doc=f"Resize the {_nd} spatial axes to ``size`` by nearest, linear or cubic interpolation "
+            f"(topi.image.resize{_nd}d).",
+        level=5,
     )
 
 
-register_op(
-    "image.resize2d",
-    num_inputs=1,
-    arguments=("data",),
-    attrs=(
-        "relay.attrs.Resize2DAttrs",
-        [
-            F("roi", "floats", ()),
-            F("size", "ints"),
-            F("layout", "str", "NCHW"),
-            F("method", "str", "linear"),
-            F("coordinate_transformation_mode", "str", "half_pixel"),
-            F("rounding_method", "str", ""),
-            F("cubic_alpha", "float", -0.5),
-            F("cubic_exclude", "int", 0),
-            F("extrapolation_value", "float", 0.0),
-            F("out_dtype", "dtype", ""),
-        ],
-    ),
-    rel=_resize2d_rel,
-    ref=_resize2d_ref,
-    compute=_resize2d_compute,
-    pattern=OpPattern.INJECTIVE,
-    doc="Resize the H and W axes to ``size`` by nearest, linear or cubic interpolation "
-        "(topi.image.resize2d).",
-    level=5,
-)
+def _make_resize(nd, data, size, roi, layout, method, coordinate_transformation_mode,
+                 rounding_method, cubic_alpha, cubic_exclude, extrapolation_value, out_dtype):
+    if isinstance(size, int):
+        size = (size,) * nd
+    if not all(isinstance(s, (int, np.integer)) for s in size):
+        raise TypeError(f"image.resize{nd}d: size must be static ints (dynamic sizes are not "
+                        f"supported)")
+    method = _ALIASES.get(method, method)
+    return make_call(
+        f"image.resize{nd}d", [data], roi=tuple(roi) if roi is not None else (),
+        size=tuple(size), layout=layout, method=method,
+        coordinate_transformation_mode=coordinate_transformation_mode,
+        rounding_method=rounding_method, cubic_alpha=cubic_alpha, cubic_exclude=cubic_exclude,
+        extrapolation_value=extrapolation_value, out_dtype=out_dtype,
+    )
+
+
+def resize1d(data, size, roi=None, layout="NCW", method="linear",
+             coordinate_transformation_mode="half_pixel", rounding_method="", cubic_alpha=-0.5,
+             cubic_exclude=0, extrapolation_value=0.0, out_dtype=""):
+    """Resize the W axis of ``(N, C, W)`` (NCW) or ``(N, W, C)`` (NWC) data to ``size``
+    (tvm.relay.image.resize1d); the arguments are those of :func:`resize2d`."""
+    return _make_resize(1, data, size, roi, layout, method, coordinate_transformation_mode,
+                        rounding_method, cubic_alpha, cubic_exclude, extrapolation_value,
+                        out_dtype)
+
+
+def resize3d(data, size, roi=None, layout="NCDHW", method="linear",
+             coordinate_transformation_mode="half_pixel", rounding_method="", cubic_alpha=-0.5,
+             cubic_exclude=0, extrapolation_value=0.0, out_dtype=""):
+    """Resize the D, H, W axes of NCDHW or NDHWC data to ``size`` (3 ints)
+    (tvm.relay.image.resize3d); the arguments are those of :func:`resize2d`."""
+    return _make_resize(3, data, size, roi, layout, method, coordinate_transformation_mode,
+                        rounding_method, cubic_alpha, cubic_exclude, extrapolation_value,
+                        out_dtype)
 
 
 def resize2d(data, size, roi=None, layout="NCHW", method="linear",
@@ -206,19 +261,9 @@ def resize2d(data, size, roi=None, layout="NCHW", method="linear",
     Raises:
         TypeInferenceError: at inference, for an unknown method, mode, layout or rank.
     """
-    if isinstance(size, int):
-        size = (size, size)
-    if not all(isinstance(s, (int, np.integer)) for s in size):
-        raise TypeError("image.resize2d: size must be static ints (dynamic sizes are not "
-                        "supported)")
-    method = _ALIASES.get(method, method)
-    return make_call(
-        "image.resize2d", [data], roi=tuple(roi) if roi is not None else (), size=tuple(size),
-        layout=layout, method=method,
-        coordinate_transformation_mode=coordinate_transformation_mode,
-        rounding_method=rounding_method, cubic_alpha=cubic_alpha, cubic_exclude=cubic_exclude,
-        extrapolation_value=extrapolation_value, out_dtype=out_dtype,
-    )
+    return _make_resize(2, data, size, roi, layout, method, coordinate_transformation_mode,
+                        rounding_method, cubic_alpha, cubic_exclude, extrapolation_value,
+                        out_dtype)
 
 
 # ---- affine_grid, grid_sample (spatial transformer networks, Jaderberg et al. 2015) ----------
@@ -396,4 +441,4 @@ def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zero
                      padding_mode=padding_mode, align_corners=align_corners)
 
 
-__all__ = ["resize2d", "affine_grid", "grid_sample"]
+__all__ = ["resize1d", "resize2d", "resize3d", "affine_grid", "grid_sample"]

@@ -1,6 +1,7 @@
 """image.resize2d against a per-pixel NumPy implementation of the ONNX Resize rules, through the
 interpreter and the compiled graph executor; errors."""
 
+import itertools
 import math
 
 import numpy as np
@@ -133,6 +134,53 @@ def test_resize2d_downscale_float16_and_bilinear_alias():
     check_op(lambda a: relay.image.resize2d(a, (3, 4), method="bilinear",
                                             coordinate_transformation_mode="align_corners"),
              {"x": x}, want, rtol=1e-3, atol=1e-3)
+
+
+def _axis_weights(o, insz, outsz, method, mode, alpha=-0.5):
+    """(index, weight) taps of output position ``o`` along one axis, edge-clamped."""
+    v = _coord(o, insz, outsz, mode)
+    if method == "nearest_neighbor":
+        return [(min(max(_nearest(v, "", mode), 0), insz - 1), 1.0)]
+    v0 = math.floor(v)
+    clamp = [min(max(v0 + k, 0), insz - 1) for k in (-1, 0, 1, 2)]
+    if method == "linear":
+        return [(clamp[1], 1 - (v - v0)), (clamp[2], v - v0)]
+    return list(zip(clamp, _cubic(v - v0, alpha)))
+
+
+@pytest.mark.parametrize("method", ["nearest_neighbor", "linear", "cubic"])
+@pytest.mark.parametrize("mode", ["half_pixel", "align_corners", "asymmetric"])
+@pytest.mark.parametrize("layout", ["NCW", "NWC"])
+def test_resize1d(method, mode, layout):
+    x = rand((2, 3, 5))
+    out = 8
+    want = np.zeros((2, 3, out))
+    for o in range(out):
+        for i, wt in _axis_weights(o, 5, out, method, mode):
+            want[:, :, o] += wt * x[:, :, i]
+    if layout == "NWC":
+        x, want = x.transpose(0, 2, 1), want.transpose(0, 2, 1)
+    check_op(lambda a: relay.image.resize1d(a, out, layout=layout, method=method,
+                                            coordinate_transformation_mode=mode),
+             {"x": x}, want.astype("float32"), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["nearest_neighbor", "linear"])
+@pytest.mark.parametrize("layout", ["NCDHW", "NDHWC"])
+def test_resize3d(method, layout):
+    x = rand((1, 2, 3, 4, 3))
+    size = (5, 2, 4)
+    want = np.zeros((1, 2, *size))
+    for d, h, w in np.ndindex(*size):
+        for (i, a), (j, b), (k, c) in itertools.product(
+                _axis_weights(d, 3, size[0], method, "half_pixel"),
+                _axis_weights(h, 4, size[1], method, "half_pixel"),
+                _axis_weights(w, 3, size[2], method, "half_pixel")):
+            want[:, :, d, h, w] += a * b * c * x[:, :, i, j, k]
+    if layout == "NDHWC":
+        x, want = x.transpose(0, 2, 3, 4, 1), want.transpose(0, 2, 3, 4, 1)
+    check_op(lambda a: relay.image.resize3d(a, size, layout=layout, method=method),
+             {"x": x}, want.astype("float32"), rtol=1e-5, atol=1e-5)
 
 
 def test_resize2d_attrs_and_type():
