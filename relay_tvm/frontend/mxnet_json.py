@@ -41,7 +41,7 @@ class Graph:
 
 
 def read_json_text(symbol, what: str = "symbol") -> tuple[str, str]:
-    """``symbol`` as JSON text: a path to a file, or the JSON text itself. Returns (text, source)."""
+    """``symbol`` as JSON text (a path to a file, or the text itself): ``(text, source)``."""
     if isinstance(symbol, bytes):
         symbol = symbol.decode("utf-8")
     if isinstance(symbol, os.PathLike) or (

@@ -136,7 +136,8 @@ def _read_ndarray(r: _Reader) -> np.ndarray | None:
         arr = (raw.astype(np.uint32) << 16).view(np.float32)
     else:
         dtype = np.dtype(dt).newbyteorder("<")
-        raw = r.take(dtype.itemsize * count, f"the data of shape {tuple(shape)} {np.dtype(dt).name}")
+        what = f"the data of shape {tuple(shape)} {np.dtype(dt).name}"
+        raw = r.take(dtype.itemsize * count, what)
         arr = np.frombuffer(raw, dtype=dtype).astype(np.dtype(dt))
     return arr.reshape(shape).copy()
 

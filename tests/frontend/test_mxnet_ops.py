@@ -497,11 +497,11 @@ def test_upsampling_resize():
 
 def test_sequence_ops():
     length = np.array([1, 3], "float32")
-    shapes = {"x": (3, 2, 4), "l": (2,)}
-    check(lambda x, l: S.SequenceMask(x, l, use_sequence_length=True, value=-1.0), shapes,
-          values={"l": length})
-    check(lambda x, l: S.SequenceReverse(x, l, use_sequence_length=True), shapes,
-          values={"l": length})
+    shapes = {"x": (3, 2, 4), "ln": (2,)}
+    check(lambda x, ln: S.SequenceMask(x, ln, use_sequence_length=True, value=-1.0), shapes,
+          values={"ln": length})
+    check(lambda x, ln: S.SequenceReverse(x, ln, use_sequence_length=True), shapes,
+          values={"ln": length})
     check(lambda x: S.SequenceReverse(x), {"x": (3, 2, 4)})
 
 

@@ -18,7 +18,7 @@ S = mx.sym
 
 # (alias as it may appear in symbol JSON, the canonical operator MXNet writes, builder, shapes)
 ALIASES = [
-    ("Softmax", "SoftmaxOutput", lambda x, l: S.SoftmaxOutput(x, l), {"x": (2, 5), "l": (2,)}),
+    ("Softmax", "SoftmaxOutput", lambda x, y: S.SoftmaxOutput(x, y), {"x": (2, 5), "y": (2,)}),
     ("concat", "Concat", lambda x, y: S.concat(x, y, dim=1), XY),
     ("flatten", "Flatten", lambda x: S.Flatten(x), IMG),
     ("pad", "Pad", lambda x: S.pad(x, mode="edge", pad_width=(0, 0, 0, 0, 1, 1, 2, 0)), IMG),
