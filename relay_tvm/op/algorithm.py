@@ -170,4 +170,61 @@ def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
     return TupleWrapper(call, 2) if ret_type == "both" else call
 
 
-__all__ = ["sort", "argsort", "topk"]
+def _searchsorted_rel(types, attrs):
+    ts = tensor_args(types, ("sorted_sequence", "values"), "searchsorted")
+    if ts is None:
+        return None
+    seq, vals = ts
+    if vals.ndim < 1:
+        raise TypeInferenceError("searchsorted: values must have rank >= 1")
+    if seq.ndim > 1 and (seq.ndim != vals.ndim or any(
+        isinstance(a, int) and isinstance(b, int) and a != b
+        for a, b in zip(seq.shape[:-1], vals.shape[:-1])
+    )):
+        from ._common import shape_str
+
+        raise TypeInferenceError(
+            f"searchsorted: sorted_sequence shape {shape_str(seq.shape)} and values shape "
+            f"{shape_str(vals.shape)} must agree on all but the last axis"
+        )
+    if seq.dtype != vals.dtype:
+        raise TypeInferenceError(
+            f"searchsorted: sorted_sequence dtype {seq.dtype} differs from values dtype {vals.dtype}"
+        )
+    return TensorType(vals.shape, attrs.dtype)
+
+
+def _searchsorted_ref(args, attrs, out_type):
+    seq, vals = args
+    side = "right" if attrs.right else "left"
+    if seq.ndim == 1:
+        return np.searchsorted(seq, vals, side=side).astype(out_type.dtype)
+    out = np.empty(vals.shape, out_type.dtype)
+    for pos in np.ndindex(*vals.shape[:-1]):
+        out[pos] = np.searchsorted(seq[pos], vals[pos], side=side)
+    return out
+
+
+register_op(
+    "searchsorted",
+    num_inputs=2,
+    arguments=("sorted_sequence", "values"),
+    attrs=("relay.attrs.SearchSortedAttrs", [F("right", "bool", False), F("dtype", "dtype", "int32")]),
+    rel=_searchsorted_rel,
+    ref=_searchsorted_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.searchsorted(
+        inputs[0], inputs[1], attrs.right, out_type.dtype
+    ),
+    pattern=OpPattern.OPAQUE,
+    doc="Insertion indices of values in the sorted last axis of sorted_sequence (numpy.searchsorted).",
+    level=6,
+)
+
+
+def searchsorted(sorted_sequence, values, right=False, dtype="int32"):
+    """Indices where ``values`` would be inserted into ``sorted_sequence`` (sorted on its last
+    axis; 1-d, or the same leading axes as values) to keep it sorted."""
+    return make_call("searchsorted", [sorted_sequence, values], right=right, dtype=dtype)
+
+
+__all__ = ["sort", "argsort", "topk", "searchsorted"]

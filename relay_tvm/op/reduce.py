@@ -353,7 +353,21 @@ def mean_std(data, axis=None, keepdims=False, exclude=False, unbiased=False):
     return Tuple([mv.fields[0], sqrt(mv.fields[1])])
 
 
+def logsumexp(data, axis=None, keepdims=False):
+    """``log(sum(exp(data)))`` over ``axis``, computed stably as
+    ``max + log(sum(exp(data - max)))`` (tvm.relay's composition)."""
+    from .tensor import add, exp, log, subtract
+    from .transform import squeeze
+
+    axis = _axis_tuple(axis)
+    m = max(data, axis, keepdims=True)
+    s = sum(exp(subtract(data, m)), axis, keepdims=keepdims)
+    if not keepdims:
+        m = squeeze(m, axis) if axis is not None else squeeze(m)
+    return add(m, log(s))
+
+
 __all__ = [
     "sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin", "variance", "std",
-    "mean_variance", "mean_std", "reduce_axes", "reduce_rel", "REDUCE_ATTRS",
+    "mean_variance", "mean_std", "logsumexp", "reduce_axes", "reduce_rel", "REDUCE_ATTRS",
 ]

@@ -1,6 +1,6 @@
-"""Less common data-movement operators of tvm.relay.op.transform: ``reinterpret``, ``cumsum``,
-``cumprod``, ``meshgrid``, ``scatter_elements``, ``scatter_nd``, ``adv_index``,
-``unravel_index``. Names, attributes and semantics as tvm.relay 0.19; TE computes are topi's.
+"""Less common operators of tvm.relay.op.transform: ``reinterpret``, ``cumsum``, ``cumprod``,
+``meshgrid``, ``scatter_elements``, ``scatter_nd``, ``adv_index``, ``unravel_index``, ``trilu``,
+``einsum``. Names, attributes and semantics as tvm.relay 0.19; TE computes are topi's.
 """
 
 from __future__ import annotations
@@ -393,7 +393,118 @@ def unravel_index(indices, shape):
     return make_call("unravel_index", [indices, shape])
 
 
+# ---- trilu -------------------------------------------------------------------------------------
+
+
+def _trilu_rel(types, attrs):
+    ts = tensor_args(types, ("data", "k"), "trilu")
+    if ts is None:
+        return None
+    data, k = ts
+    int_dtype_check(k, "k", "trilu")
+    if k.ndim != 0:
+        raise TypeInferenceError(f"trilu: k must be a scalar, got shape {shape_str(k.shape)}")
+    if data.ndim < 2:
+        raise TypeInferenceError(
+            f"trilu: data must have rank >= 2, got shape {shape_str(data.shape)}"
+        )
+    return data
+
+
+register_op(
+    "trilu",
+    num_inputs=2,
+    arguments=("data", "k"),
+    attrs=("relay.attrs.TriluAttrs", [F("upper", "bool", True)]),
+    rel=_trilu_rel,
+    ref=lambda args, attrs, out_type: (np.triu if attrs.upper else np.tril)(args[0], int(args[1])),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.trilu(
+        inputs[0], inputs[1](), attrs.upper
+    ),
+    pattern=OpPattern.ELEMWISE,
+    doc="Zero the elements below (upper) or above (lower) the k-th diagonal of the last two axes.",
+    level=3,
+)
+
+
+def trilu(data, k, upper=True):
+    """Upper (``upper=True``) or lower triangle of the last two axes of ``data``, relative to
+    diagonal ``k`` (an int or a 0-d integer expression), as numpy.triu/tril."""
+    from ..ir.expr import const
+
+    if isinstance(k, (int, np.integer)):
+        k = const(int(k), "int32")
+    return make_call("trilu", [data, k], upper=upper)
+
+
+# ---- einsum ------------------------------------------------------------------------------------
+
+
+def _einsum_parse(equation, nops):
+    eq = equation.replace(" ", "")
+    if "." in eq:
+        raise TypeInferenceError(f"einsum: ellipsis in {equation!r} is not supported")
+    lhs, _, rhs = eq.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != nops:
+        raise TypeInferenceError(
+            f"einsum: equation {equation!r} has {len(ins)} operands, got {nops} tensors"
+        )
+    if "->" not in eq:
+        letters = "".join(ins)
+        rhs = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return ins, rhs
+
+
+def _einsum_rel(types, attrs):
+    fields = tuple_or_tensors(types[0], "einsum")
+    if fields is None:
+        return None
+    ins, rhs = _einsum_parse(attrs.equation, len(fields))
+    sizes = {}
+    for k, (sub, t) in enumerate(zip(ins, fields)):
+        if len(sub) != t.ndim:
+            raise TypeInferenceError(
+                f"einsum: operand {k} has shape {shape_str(t.shape)} but subscripts {sub!r}"
+            )
+        if t.dtype != fields[0].dtype:
+            raise TypeInferenceError(
+                f"einsum: operand {k} has dtype {t.dtype}, operand 0 has {fields[0].dtype}"
+            )
+        for c, d in zip(sub, t.shape):
+            if c in sizes and isinstance(d, int) and isinstance(sizes[c], int) and d != sizes[c]:
+                raise TypeInferenceError(
+                    f"einsum: index {c!r} has size {sizes[c]} and {d} (operand {k} shape "
+                    f"{shape_str(t.shape)}, equation {attrs.equation!r})"
+                )
+            if c not in sizes or not isinstance(sizes[c], int):
+                sizes[c] = d
+    for c in rhs:
+        if c not in sizes:
+            raise TypeInferenceError(f"einsum: output index {c!r} appears in no operand")
+    return TensorType([sizes[c] for c in rhs], fields[0].dtype)
+
+
+register_op(
+    "einsum",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.EinsumAttrs", [F("equation", "str")]),
+    rel=_einsum_rel,
+    ref=lambda args, attrs, out_type: np.einsum(attrs.equation, *args[0]).astype(out_type.dtype),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.einsum(attrs.equation, *inputs),
+    pattern=OpPattern.INJECTIVE,
+    doc="Einstein summation over a tuple of tensors (numpy.einsum; topi.einsum).",
+    level=3,
+)
+
+
+def einsum(data, equation):
+    """``numpy.einsum(equation, *data)`` for a list/tuple of tensors (no ellipsis)."""
+    return make_call("einsum", [as_tuple_expr(data)], equation=equation)
+
+
 __all__ = [
     "reinterpret", "cumsum", "cumprod", "meshgrid", "scatter_elements", "scatter_nd", "adv_index",
-    "unravel_index",
+    "unravel_index", "trilu", "einsum",
 ]

@@ -156,3 +156,64 @@ def test_relations_wait_and_patterns():
                     ("meshgrid", OpPattern.INJECTIVE), ("reinterpret", OpPattern.ELEMWISE),
                     ("sort", OpPattern.OPAQUE), ("unravel_index", OpPattern.INJECTIVE)]:
         assert relay.op.get(name).pattern == p
+
+
+@pytest.mark.parametrize("k", [0, 1, -1, 3])
+@pytest.mark.parametrize("upper", [True, False])
+def test_trilu(k, upper):
+    a = RNG.uniform(size=(2, 3, 4)).astype("float32")
+    x = relay.var("x", shape=a.shape)
+    exp = np.triu(a, k) if upper else np.tril(a, k)
+    check_op(relay.trilu(x, k, upper), [a], exp)
+
+
+@pytest.mark.parametrize(
+    "equation,shapes",
+    [("ij,jk->ik", [(2, 3), (3, 4)]), ("ii->i", [(3, 3)]), ("ij->ji", [(2, 3)]),
+     ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]), ("i,j", [(2,), (3,)]), ("ij,ij->", [(2, 3), (2, 3)])],
+)
+def test_einsum(equation, shapes):
+    arrs = [RNG.uniform(size=s).astype("float32") for s in shapes]
+    vs = [relay.var(f"x{i}", shape=s) for i, s in enumerate(shapes)]
+    check_op(relay.einsum(vs, equation), arrs, np.einsum(equation, *arrs), rtol=1e-5)
+
+
+@pytest.mark.parametrize("right", [False, True])
+@pytest.mark.parametrize("seq_shape,val_shape", [((5,), (4,)), ((2, 5), (2, 3))])
+def test_searchsorted(right, seq_shape, val_shape):
+    seq = np.sort(RNG.integers(0, 6, seq_shape), axis=-1).astype("float32")
+    vals = RNG.integers(-1, 7, val_shape).astype("float32")
+    s = relay.var("s", shape=seq_shape)
+    v = relay.var("v", shape=val_shape)
+    side = "right" if right else "left"
+    if len(seq_shape) == 1:
+        exp = np.searchsorted(seq, vals, side=side)
+    else:
+        exp = np.stack([np.searchsorted(seq[i], vals[i], side=side) for i in range(seq_shape[0])])
+    check_op(relay.searchsorted(s, v, right), [seq, vals], exp.astype("int32"))
+
+
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (1, False), ((0, 2), True), (-1, True)])
+def test_logsumexp(axis, keepdims):
+    a = RNG.uniform(-3, 3, (2, 3, 4)).astype("float32")
+    x = relay.var("x", shape=a.shape)
+    ax = axis if axis is None or isinstance(axis, tuple) else (axis,)
+    exp = np.log(np.sum(np.exp(a.astype("float64")), axis=ax, keepdims=keepdims)).astype("float32")
+    check_op(relay.logsumexp(x, axis, keepdims), [a], exp, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "make,match",
+    [
+        (lambda: relay.einsum([relay.var("a", shape=(2, 3)), relay.var("b", shape=(4, 5))], "ij,jk->ik"),
+         r"einsum: index 'j' has size 3 and 4"),
+        (lambda: relay.einsum([relay.var("a", shape=(2, 3))], "ijk->i"),
+         r"einsum: operand 0 has shape \(2, 3\) but subscripts 'ijk'"),
+        (lambda: relay.trilu(relay.var("a", shape=(3,)), 0), r"trilu: data must have rank >= 2"),
+        (lambda: relay.searchsorted(relay.var("s", shape=(2, 5)), relay.var("v", shape=(3, 2))),
+         r"searchsorted: sorted_sequence shape \(2, 5\) and values shape \(3, 2\) must agree"),
+    ],
+)
+def test_more_type_errors(make, match):
+    with pytest.raises(TypeInferenceError, match=match):
+        infer(make())
