@@ -58,6 +58,27 @@ def _infer(mod: IRModule) -> IRModule:
     return infer_module(mod)
 
 
+def run_passes(mod, params=None) -> IRModule:
+    """Bind ``params``, then run the optimization passes and fusion of the current
+    ``PassContext`` on the whole module (every function); the result is typed."""
+    from .. import transform
+    from ..transform.pass_infra import PassContext
+
+    mod = _as_module(mod)
+    if "main" not in mod:
+        raise BuildError("build: the module has no @main function")
+    mod = _infer(_bind_params(mod, params))
+    ctx = PassContext.current()
+    for name in _PIPELINE:
+        p = getattr(transform, name, None)
+        if p is not None:
+            mod = p()(mod)
+    fuse = getattr(transform, "FuseOps", None)
+    if fuse is not None:
+        mod = fuse(fuse_opt_level=0)(mod) if ctx.opt_level == 0 else fuse()(mod)
+    return _infer(mod)
+
+
 def optimize(mod, target=None, params=None) -> IRModule:
     """The module ``build`` would compile: params bound, the optimization passes of the current
     ``PassContext`` run, and ``main`` fused into calls of primitive functions.
@@ -71,24 +92,9 @@ def optimize(mod, target=None, params=None) -> IRModule:
     Returns:
         the optimized, typed ``IRModule``.
     """
-    from .. import transform
-    from ..transform.pass_infra import PassContext
     from .partition import partition_each_op
 
-    mod = _as_module(mod)
-    if "main" not in mod:
-        raise BuildError("build: the module has no @main function")
-    mod = _infer(_bind_params(mod, params))
-    ctx = PassContext.current()
-    for name in _PIPELINE:
-        p = getattr(transform, name, None)
-        if p is not None:
-            mod = p()(mod)
-    fuse = getattr(transform, "FuseOps", None)
-    if fuse is not None:
-        level = 0 if ctx.opt_level == 0 else -1
-        mod = fuse(fuse_opt_level=level)(mod) if level == 0 else fuse()(mod)
-    mod = _infer(mod)
+    mod = run_passes(mod, params)
     main = partition_each_op(mod["main"])
     if main is not mod["main"]:
         mod = mod.shallow_copy()

@@ -92,11 +92,56 @@ class GraphExecutor(Executor):
         return run
 
 
+class VMExecutor(Executor):
+    """Compiles with :func:`relay_tvm.vm.compile` and runs on the :class:`VirtualMachine`
+    (programs with ``if``, ``let`` and recursive global functions)."""
+
+    def __init__(self, mod, device=None, target="llvm", params=None):
+        super().__init__(mod, device, target)
+        self.params = params or {}
+
+    def _make_executor(self, expr=None):
+        from ..analysis.free import free_vars
+        from ..runtime.vm import VirtualMachine
+        from ..vm import compile as vm_compile
+
+        mod = self.mod.shallow_copy() if hasattr(self.mod, "shallow_copy") else self.mod.copy()
+        immediate = False
+        if expr is None:
+            if "main" not in mod:
+                raise RelayError("evaluate(): no expression given and the module has no @main")
+        elif isinstance(expr, GlobalVar):
+            mod["main"] = mod[expr]
+        elif isinstance(expr, Function):
+            mod["main"] = expr
+        else:
+            fv = free_vars(expr)
+            if fv:
+                raise RelayError("evaluate(): the expression has free variables "
+                                 + ", ".join("%" + v.name_hint for v in fv))
+            mod["main"] = Function([], expr)
+            immediate = True
+        main_names = {p.name_hint for p in mod["main"].params}
+        params = {k: v for k, v in self.params.items() if k in main_names}
+        exe = vm_compile(mod, target=self.target, params=params)
+        vm = VirtualMachine(exe, self.device)
+
+        def run(*args, **kwargs):
+            return vm.invoke("main", *args, **kwargs)
+
+        if immediate:
+            return run()
+        return run
+
+
 def make_compiled_executor(kind, mod, device, target, params):
-    """The executor for ``create_executor(kind, ...)`` with ``kind`` in ``graph``/``vm``/``aot``."""
-    if kind in ("graph", "vm", "aot"):
+    """The executor for ``create_executor(kind, ...)``: ``graph`` (and ``aot``) compile
+    dataflow programs for the graph executor, ``vm`` compiles for the virtual machine."""
+    if kind in ("graph", "aot"):
         return GraphExecutor(mod, device, target, params)
+    if kind == "vm":
+        return VMExecutor(mod, device, target, params)
     raise RelayError(f"unknown compiled executor kind {kind!r}")
 
 
-__all__ = ["GraphExecutor", "make_compiled_executor"]
+__all__ = ["GraphExecutor", "VMExecutor", "make_compiled_executor"]

@@ -1,0 +1,64 @@
+"""``relay.vm``: compile programs with control flow for the virtual machine (tvm.relay.vm).
+
+``compile(mod, target, target_host, params)`` returns a :class:`relay_tvm.runtime.vm.Executable`;
+run it with :class:`relay_tvm.runtime.vm.VirtualMachine`. What the VM compiler supports is listed
+in :mod:`relay_tvm.backend.vm_codegen` (global functions, recursion, let, if, tuples; not yet
+closures, ADTs, references or dynamic shapes).
+"""
+
+from __future__ import annotations
+
+import json
+
+from .errors import BuildError
+from .runtime.vm import Executable, VirtualMachine, load_executable  # noqa: F401
+
+
+def _signature(ty, name):
+    from .ir.types import TensorType, TupleType
+
+    if isinstance(ty, TensorType):
+        return [name, "tensor", [int(d) for d in ty.shape], ty.dtype]
+    if isinstance(ty, TupleType):
+        return [name, "tuple", [_signature(f, f"{name}.{i}") for i, f in enumerate(ty.fields)],
+                ""]
+    raise BuildError(f"VM compiler: parameter %{name} of type {ty} is not supported yet")
+
+
+def compile(mod, target=None, target_host=None, params=None, database=None):  # noqa: A001
+    """Compile ``mod`` (its ``main`` and every global function it calls) for the VM.
+
+    Args:
+        mod: ``IRModule`` (or a ``Function``, taken as ``main``).
+        target: as for ``relay.build`` (host LLVM by default).
+        target_host: host target for device targets.
+        params: ``name -> array`` bound to ``main``'s parameters.
+        database: optional tuning database.
+
+    Raises:
+        BuildError: an unsupported construct (closures, ADTs, references, dynamic shapes).
+    """
+    from tvm.relax.vm_build import _vmlink
+
+    from .backend.build_module import run_passes
+    from .backend.target import make_target
+    from .backend.vm_codegen import VMCompiler
+
+    tgt = make_target(target, target_host)
+    opt = run_passes(mod, params)
+    comp = VMCompiler(opt, tgt, "vm", database)
+    ib, funcs = comp.compile()
+    meta = {"signatures": {name: [_signature(p.checked_type, p.name_hint) for p in f.params]
+                           for name, (f, _) in funcs.items()}}
+    with ib.function("__relay_vm_meta", num_inputs=0):
+        ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))],
+                     dst=ib.r(0))
+        ib.emit_ret(ib.r(0))
+    try:
+        lib = _vmlink(ib, tgt, comp.cache.ir_module() if comp.cache.funcs else None)
+    except Exception as e:
+        raise BuildError(f"VM compile: compiling the kernels for {tgt} failed: {e}") from e
+    return Executable(lib, meta)
+
+
+__all__ = ["compile", "VirtualMachine", "Executable", "load_executable"]

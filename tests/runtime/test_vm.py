@@ -1,0 +1,137 @@
+"""The VM compiler and VirtualMachine (relay.vm.compile, create_executor("vm")) agree with the
+reference interpreter on programs with if, let, tuples and recursive global functions."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from relay_tvm.runtime.vm import VirtualMachine, load_executable
+
+
+def _both(mod, *args):
+    ref = relay.create_executor("debug", mod).evaluate()(*args)
+    got = relay.create_executor("vm", mod, target="llvm").evaluate()(*args)
+    return ref, got
+
+
+def _np(v):
+    return tuple(_np(x) for x in v) if isinstance(v, tuple) else v.numpy()
+
+
+def _assert_same(ref, got):
+    ref, got = _np(ref), _np(got)
+    if isinstance(ref, tuple):
+        assert isinstance(got, tuple) and len(ref) == len(got)
+        for r, g in zip(ref, got):
+            np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6)
+    else:
+        assert got.shape == ref.shape and got.dtype == ref.dtype
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_if_with_fused_branches(cond):
+    x = relay.var("x", shape=(3,))
+    c = relay.var("c", shape=(), dtype="bool")
+    body = relay.If(c, relay.nn.relu(relay.add(x, x)), relay.exp(relay.multiply(x, x)))
+    mod = relay.IRModule.from_expr(relay.Function([x, c], relay.Tuple([relay.add(body, x), x])))
+    _assert_same(*_both(mod, np.array([1, -2, 3], "float32"), np.array(cond)))
+
+
+def _loop_module():
+    # @loop(i, acc) = if (i < n) { @loop(i + 1, acc * 1.5 + 1) } else { acc }
+    mod = relay.IRModule()
+    loop = relay.GlobalVar("loop")
+    i = relay.var("i", shape=(), dtype="int32")
+    acc = relay.var("acc", shape=(2, 2))
+    body = relay.If(
+        relay.less(i, relay.const(10, "int32")),
+        relay.Call(loop, [relay.add(i, relay.const(1, "int32")),
+                          relay.add(relay.multiply(acc, relay.const(1.5)), relay.const(1.0))]),
+        acc,
+    )
+    mod[loop] = relay.Function([i, acc], body)
+    x = relay.var("x", shape=(2, 2))
+    mod["main"] = relay.Function([x], relay.Call(loop, [relay.const(0, "int32"), x]))
+    return mod
+
+
+def test_recursive_global_function():
+    mod = _loop_module()
+    x = np.array([[0.0, 1.0], [2.0, -1.0]], "float32")
+    ref, got = _both(mod, x)
+    _assert_same(ref, got)
+    expect = x.copy()
+    for _ in range(10):
+        expect = expect * 1.5 + 1
+    np.testing.assert_allclose(got.numpy(), expect, rtol=1e-5)
+
+
+def test_let_and_tuple_projection():
+    x = relay.var("x", shape=(4,))
+    t = relay.var("t")
+    v = relay.var("v")
+    body = relay.Let(t, relay.Tuple([relay.exp(x), relay.negative(x)]),
+                     relay.Let(v, relay.add(relay.TupleGetItem(t, 0), relay.TupleGetItem(t, 1)),
+                               relay.Tuple([v, relay.TupleGetItem(t, 1)])))
+    mod = relay.IRModule.from_expr(relay.Function([x], body))
+    _assert_same(*_both(mod, np.arange(4, dtype="float32")))
+
+
+def test_dense_with_weight_param_and_export(tmp_path):
+    mod = _loop_module()
+    x = relay.var("x", shape=(3, 8))
+    w = relay.var("w", shape=(16, 8))
+    c = relay.var("c", shape=(), dtype="bool")
+    y = relay.If(c, relay.nn.dense(x, w), relay.nn.relu(relay.nn.dense(x, w)))
+    mod = relay.IRModule.from_expr(relay.Function([x, w, c], y))
+    wv = np.random.default_rng(0).standard_normal((16, 8)).astype("float32")
+    xv = np.random.default_rng(1).standard_normal((3, 8)).astype("float32")
+    exe = relay.vm.compile(mod, target="llvm", params={"w": wv})
+    path = str(tmp_path / "vm.so")
+    exe.export_library(path)
+    code = (
+        "import numpy as np, relay_tvm as relay\n"
+        "from relay_tvm.runtime.vm import VirtualMachine, load_executable\n"
+        f"vm = VirtualMachine(load_executable({path!r}))\n"
+        f"x = np.load({str(tmp_path / 'x.npy')!r})\n"
+        f"np.save({str(tmp_path / 'o.npy')!r}, vm.run(x, np.array(False)).numpy())\n"
+    )
+    np.save(tmp_path / "x.npy", xv)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    np.testing.assert_allclose(np.load(tmp_path / "o.npy"), np.maximum(xv @ wv.T, 0), rtol=1e-5,
+                               atol=1e-5)
+    vm = VirtualMachine(exe)
+    np.testing.assert_allclose(vm.invoke("main", xv, True).numpy(), xv @ wv.T, rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_vm_argument_errors():
+    exe = relay.vm.compile(_loop_module())
+    vm = VirtualMachine(exe)
+    with pytest.raises(relay.BuildError, match="got dtype float64, expected float32"):
+        vm.run(np.zeros((2, 2)))
+    with pytest.raises(relay.BuildError, match="got shape"):
+        vm.run(np.zeros((2, 3), "float32"))
+    with pytest.raises(relay.BuildError, match="takes 1 argument"):
+        vm.run()
+    with pytest.raises(relay.BuildError, match="no function 'nope'"):
+        vm.invoke("nope")
+
+
+def test_closures_are_a_clear_error():
+    x = relay.var("x", shape=(2,))
+    y = relay.var("y", shape=(2,))
+    f = relay.Function([y], relay.add(x, y))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.Call(f, [x])))
+    with pytest.raises(relay.BuildError, match="closures"):
+        relay.vm.compile(mod)
+
+
+def test_load_executable_errors(tmp_path):
+    with pytest.raises(relay.BuildError, match="no such file"):
+        load_executable(str(tmp_path / "none.so"))
