@@ -325,6 +325,8 @@ def test_softmax_output_flattens():
 def test_regression_outputs():
     check(lambda x, y: S.LinearRegressionOutput(x, y), {"x": (2, 3), "y": (2, 3)})
     check(lambda x, y: S.LogisticRegressionOutput(x, y), {"x": (2, 3), "y": (2, 3)})
+    check(lambda x, y: S.MAERegressionOutput(x, y), {"x": (2, 3), "y": (2, 3)})
+    check(lambda x, y: S.SVMOutput(x, y), {"x": (2, 3), "y": (2,)})
 
 
 RESHAPE = [(2, 3, 4), (4, 0, 2), (-1,), (0, -1), (-2,), (-3, 4), (2, -3), (-4, 1, 2, -2),
