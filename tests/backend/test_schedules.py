@@ -148,3 +148,42 @@ def test_pool_window_rule_used(kind):
     assert _rules(_build(f))[f"nn.{kind}_pool2d"] == "pool"
     ref, got = run_both(f, [rand((1, 3, 17, 16))], 3)
     assert_same(ref, got, rtol=1e-5, atol=1e-5)
+
+
+def test_residual_block_with_batch_norm():
+    # conv + BN + relu, conv + BN, + identity shortcut, relu: the epilogues of the conv
+    # template read a second tensor (the shortcut) and per-channel scale/shift
+    C = 16
+    x = relay.var("x", shape=(1, C, 8, 8))
+    params = {}
+    rng = np.random.default_rng(0)
+
+    def conv_bn(v, name, relu):
+        w = relay.var(name + "_w", shape=(C, C, 3, 3))
+        params[w.name_hint] = (rng.standard_normal((C, C, 3, 3)) * 0.2).astype("float32")
+        bn = []
+        for part in ("g", "b", "m", "v"):
+            p = relay.var(f"{name}_{part}", shape=(C,))
+            val = rng.standard_normal(C).astype("float32") * 0.1
+            params[p.name_hint] = (1 + np.abs(val)) if part in ("g", "v") else val
+            bn.append(p)
+        y = relay.nn.batch_norm(relay.nn.conv2d(v, w, padding=(1, 1)), *bn)[0]
+        return relay.nn.relu(y) if relu else y
+
+    y = relay.nn.relu(relay.add(conv_bn(conv_bn(x, "c1", True), "c2", False), x))
+    f = relay.Function(relay.analysis.free_vars(y), y)
+    lib = _build(f, params)
+    assert "conv2d" in _rules(lib).values()
+    ref, got = run_both(f, [rand((1, C, 8, 8))], 3, params=params)
+    assert_same(ref, got, rtol=1e-4, atol=1e-4)
+
+
+def test_dense_bias_tanh_epilogue_two_consumers():
+    x = relay.var("x", shape=(5, 24))
+    w = relay.var("w", shape=(32, 24))
+    b = relay.var("b", shape=(32,))
+    d = relay.nn.bias_add(relay.nn.dense(x, w), b)
+    f = relay.Function([x, w, b], relay.Tuple([relay.tanh(d), relay.sigmoid(d)]))
+    params = {"w": rand((32, 24), seed=1), "b": rand((32,), seed=2)}
+    ref, got = run_both(f, [rand((5, 24))], 3, params=params)
+    assert_same(ref, got, rtol=1e-5, atol=1e-5)

@@ -14,7 +14,12 @@ from __future__ import annotations
 
 from . import generic
 
-LAST_ERRORS: list = []  # (kernel name, rule, error) of rules that failed, newest last
+LAST_ERRORS: list = []  # (kernel name, rule, error) of rules that failed, newest last (<= 100)
+
+
+def _note(name, rule, err):
+    LAST_ERRORS.append((name, rule, err))
+    del LAST_ERRORS[:-100]
 
 
 def _from_database(prim, target, database, name):
@@ -59,7 +64,7 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = ""):
             mod = generic.gpu_fallback(mod, target)
             return mod["main"], "dlight", {}
         except Exception as e:
-            LAST_ERRORS.append((name, "dlight", e))
+            _note(name, "dlight", e)
             raise
     from . import cpu
 
@@ -71,7 +76,7 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = ""):
             packs = rule_fn(sch, anchor, target) or {}
             return sch.mod["main"], rule_name, packs
         except Exception as e:  # a template that does not fit this instance: fall back
-            LAST_ERRORS.append((name, rule[1], e))
+            _note(name, rule[1], e)
     sch = tvm.s_tir.Schedule(prim)
     generic.cpu_fallback(sch)
     return sch.mod["main"], "generic", {}
