@@ -262,6 +262,24 @@ class LoadedFactory:
         self.lib.export_library(path, **kwargs)
 
 
+def create(graph_json_str: str, libmod, device=None) -> GraphModule:
+    """``tvm.contrib.graph_executor.create(graph_json, lib, dev)``: a :class:`GraphModule` of
+    ``libmod`` (what ``relay.build`` or :func:`load_module` returned). relay_tvm libraries carry
+    their graph, so ``graph_json_str`` must be that graph.
+
+    Raises:
+        BuildError: ``libmod`` is not a relay_tvm module, or the graph differs from its own.
+    """
+    if not hasattr(libmod, "get_graph_json") or not hasattr(libmod, "__getitem__"):
+        raise BuildError(f"graph_executor.create: expected the module relay.build or "
+                         f"load_module returned, got {type(libmod).__name__}")
+    if graph_json_str is not None and json.loads(graph_json_str) != json.loads(libmod.get_graph_json()):
+        raise BuildError("graph_executor.create: the graph JSON differs from the one compiled "
+                         "into the library (relay_tvm libraries embed their graph)")
+    name = getattr(libmod, "libmod_name", "default")
+    return GraphModule(libmod[name](device))
+
+
 def load_module(path: str) -> LoadedFactory:
     """Load a library written by ``export_library`` (in any process).
 
@@ -286,4 +304,4 @@ def load_module(path: str) -> LoadedFactory:
     return fac
 
 
-__all__ = ["GraphModule", "load_module", "LoadedFactory"]
+__all__ = ["GraphModule", "load_module", "LoadedFactory", "create"]

@@ -368,3 +368,22 @@ def test_extract_tasks_and_database_hook():
                                atol=1e-5)
     np.testing.assert_allclose(m.get_output(1).numpy(), np.maximum((xv + 1) @ wv.T, 0),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_mod_name_and_graph_executor_create():
+    from relay_tvm.runtime import graph_executor
+
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+    lib = relay.build(mod, target="llvm", mod_name="net")
+    assert all(k.startswith("tvmgen_net_") for k in lib.kernels)
+    with pytest.raises(relay.BuildError, match="no function 'default'"):
+        lib["default"]
+    m = graph_executor.create(lib.get_graph_json(), lib, None)
+    xv = rand((3,))
+    m.run(x=xv)
+    np.testing.assert_allclose(m.get_output(0).numpy(), np.exp(xv), rtol=1e-6)
+    with pytest.raises(relay.BuildError, match="differs"):
+        graph_executor.create('{"nodes": []}', lib, None)
+    graph, libmod, params = relay.build(mod, target="llvm")  # tvm.relay's old tuple form
+    assert json.loads(graph)["heads"] and params == {}
