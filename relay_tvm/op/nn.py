@@ -4,21 +4,23 @@ The operators are defined by family, each module holding constructor, attributes
 NumPy reference kernel, TE compute and fusion pattern:
 
 - :mod:`.nn_dense`: ``dense``, ``matmul``, ``batch_matmul``;
-- :mod:`.nn_conv`: ``conv1d``, ``conv2d``, ``conv3d``, ``conv1d_transpose``, ``conv2d_transpose``;
+- :mod:`.nn_conv`: ``conv1d/2d/3d`` and ``conv1d/2d/3d_transpose``;
 - :mod:`.nn_activation`: ``relu``, ``leaky_relu``, ``prelu``, ``softmax``, ``log_softmax``,
   ``bias_add``, ``dropout``;
 - :mod:`.nn_norm`: ``batch_norm``, ``layer_norm``, ``instance_norm``, ``group_norm``, ``lrn``,
   ``l2_normalize``;
 - :mod:`.nn_pool`: max/avg pooling in 1-D, 2-D and 3-D, global and adaptive pooling;
 - :mod:`.nn_shape`: ``pad``, ``batch_flatten``, ``depth_to_space``, ``space_to_depth``,
-  ``upsampling``.
+  ``upsampling``;
+- :mod:`.nn_spatial`: ``mirror_pad``, ``dilate``, ``space_to_batch_nd``, ``batch_to_space_nd``,
+  ``upsampling3d``.
 
 ``relay.nn.<name>`` is importable from here, as in tvm.relay.
 """
 
 from __future__ import annotations
 
-from . import nn_activation, nn_conv, nn_dense, nn_norm, nn_pool, nn_shape
+from . import nn_activation, nn_conv, nn_dense, nn_norm, nn_pool, nn_shape, nn_spatial
 from ._nn_common import TupleWrapper, pad_before_after
 from .nn_activation import *  # noqa: F401,F403
 from .nn_conv import *  # noqa: F401,F403
@@ -26,6 +28,7 @@ from .nn_dense import *  # noqa: F401,F403
 from .nn_norm import *  # noqa: F401,F403
 from .nn_pool import *  # noqa: F401,F403
 from .nn_shape import *  # noqa: F401,F403
+from .nn_spatial import *  # noqa: F401,F403
 
 
 def pad4(padding, op_name="nn.conv2d"):
@@ -42,6 +45,7 @@ __all__ = [
     *nn_norm.__all__,
     *nn_pool.__all__,
     *nn_shape.__all__,
+    *nn_spatial.__all__,
     "pad4",
     "TupleWrapper",
 ]
