@@ -20,7 +20,9 @@ def tensor_args(types, names=None, op_name: str = ""):
             return None
         if not isinstance(t, TensorType):
             name = names[i] if names and i < len(names) else f"argument {i}"
-            raise TypeInferenceError(f"{op_name + ': ' if op_name else ''}{name} must be a tensor, got {type_str(t)}")
+            raise TypeInferenceError(
+                f"{op_name + ': ' if op_name else ''}{name} must be a tensor, got {type_str(t)}"
+            )
         out.append(t)
     return out
 
@@ -156,7 +158,11 @@ class TupleWrapper:
         return self.tuple_value
 
     def astext(self):
-        return self.tuple_value.astext() if hasattr(self.tuple_value, "astext") else str(self.tuple_value)
+        return (
+            self.tuple_value.astext()
+            if hasattr(self.tuple_value, "astext")
+            else str(self.tuple_value)
+        )
 
     def __getitem__(self, index):
         from ..ir.expr import TupleGetItem

@@ -73,8 +73,10 @@ register_op(
     "sort",
     num_inputs=1,
     arguments=("data",),
-    attrs=("relay.attrs.ArgsortAttrs", [F("axis", "int", -1), F("is_ascend", "bool", True),
-                                        F("dtype", "dtype", "int32")]),
+    attrs=(
+        "relay.attrs.ArgsortAttrs",
+        [F("axis", "int", -1), F("is_ascend", "bool", True), F("dtype", "dtype", "int32")],
+    ),
     rel=_sort_rel,
     ref=lambda args, attrs, out_type: np.take_along_axis(
         args[0], _stable_order(args[0], attrs.axis, attrs.is_ascend), attrs.axis
@@ -114,7 +116,9 @@ def _topk_rel(types, attrs):
     shape[axis] = _topk_k(attrs, shape[axis])
     values = TensorType(shape, t.dtype)
     indices = TensorType(shape, attrs.dtype)
-    return {"both": TupleType([values, indices]), "values": values, "indices": indices}[attrs.ret_type]
+    return {"both": TupleType([values, indices]), "values": values, "indices": indices}[
+        attrs.ret_type
+    ]
 
 
 def _topk_ref(args, attrs, out_type):
@@ -131,9 +135,7 @@ def _topk_compute(attrs, inputs, out_type):
     from tvm import topi
 
     k = attrs.k if attrs.k is not None else 0
-    return topi.topk(
-        inputs[0], k, attrs.axis, attrs.ret_type, attrs.is_ascend, attrs.dtype
-    )
+    return topi.topk(inputs[0], k, attrs.axis, attrs.ret_type, attrs.is_ascend, attrs.dtype)
 
 
 register_op(
@@ -142,8 +144,13 @@ register_op(
     arguments=("data",),
     attrs=(
         "relay.attrs.TopKAttrs",
-        [F("k", "int?", 1), F("axis", "int", -1), F("ret_type", "str", "both"),
-         F("is_ascend", "bool", False), F("dtype", "dtype", "int32")],
+        [
+            F("k", "int?", 1),
+            F("axis", "int", -1),
+            F("ret_type", "str", "both"),
+            F("is_ascend", "bool", False),
+            F("dtype", "dtype", "int32"),
+        ],
     ),
     rel=_topk_rel,
     ref=_topk_ref,
@@ -177,10 +184,13 @@ def _searchsorted_rel(types, attrs):
     seq, vals = ts
     if vals.ndim < 1:
         raise TypeInferenceError("searchsorted: values must have rank >= 1")
-    if seq.ndim > 1 and (seq.ndim != vals.ndim or any(
-        isinstance(a, int) and isinstance(b, int) and a != b
-        for a, b in zip(seq.shape[:-1], vals.shape[:-1])
-    )):
+    if seq.ndim > 1 and (
+        seq.ndim != vals.ndim
+        or any(
+            isinstance(a, int) and isinstance(b, int) and a != b
+            for a, b in zip(seq.shape[:-1], vals.shape[:-1])
+        )
+    ):
         from ._common import shape_str
 
         raise TypeInferenceError(
@@ -189,7 +199,8 @@ def _searchsorted_rel(types, attrs):
         )
     if seq.dtype != vals.dtype:
         raise TypeInferenceError(
-            f"searchsorted: sorted_sequence dtype {seq.dtype} differs from values dtype {vals.dtype}"
+            f"searchsorted: sorted_sequence dtype {seq.dtype} differs from values dtype "
+            f"{vals.dtype}"
         )
     return TensorType(vals.shape, attrs.dtype)
 
@@ -209,14 +220,18 @@ register_op(
     "searchsorted",
     num_inputs=2,
     arguments=("sorted_sequence", "values"),
-    attrs=("relay.attrs.SearchSortedAttrs", [F("right", "bool", False), F("dtype", "dtype", "int32")]),
+    attrs=(
+        "relay.attrs.SearchSortedAttrs",
+        [F("right", "bool", False), F("dtype", "dtype", "int32")],
+    ),
     rel=_searchsorted_rel,
     ref=_searchsorted_ref,
     compute=lambda attrs, inputs, out_type: __import__("tvm").topi.searchsorted(
         inputs[0], inputs[1], attrs.right, out_type.dtype
     ),
     pattern=OpPattern.OPAQUE,
-    doc="Insertion indices of values in the sorted last axis of sorted_sequence (numpy.searchsorted).",
+    doc="Insertion indices of values in the sorted last axis of sorted_sequence "
+    "(numpy.searchsorted).",
     level=6,
 )
 

@@ -45,7 +45,9 @@ def slice_plan(attrs, shape, op_name="strided_slice"):
     if len(strides) == 1 and len(axes) > 1:
         strides = strides * len(axes)
     if attrs.slice_mode not in ("end", "size"):
-        raise TypeInferenceError(f"{op_name}: slice_mode must be 'end' or 'size', got {attrs.slice_mode!r}")
+        raise TypeInferenceError(
+            f"{op_name}: slice_mode must be 'end' or 'size', got {attrs.slice_mode!r}"
+        )
     plan = [None] * ndim
     for k, ax in enumerate(axes):
         b = begin[k]
@@ -118,8 +120,13 @@ register_op(
     arguments=("data",),
     attrs=(
         "relay.attrs.StridedSliceAttrs",
-        [F("begin", "ints"), F("end", "ints"), F("strides", "ints?", None),
-         F("slice_mode", "str", "end"), F("axes", "ints?", None)],
+        [
+            F("begin", "ints"),
+            F("end", "ints"),
+            F("strides", "ints?", None),
+            F("slice_mode", "str", "end"),
+            F("axes", "ints?", None),
+        ],
     ),
     rel=_strided_slice_rel,
     ref=_strided_slice_ref,
@@ -148,9 +155,13 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
         (v,) if isinstance(v, int) else v for v in (begin, end, strides, axes)
     )
     return make_call(
-        "strided_slice", [data], begin=tuple(begin), end=tuple(end),
+        "strided_slice",
+        [data],
+        begin=tuple(begin),
+        end=tuple(end),
         strides=None if strides is None else tuple(strides),
-        axes=None if axes is None else tuple(axes), slice_mode=slice_mode,
+        axes=None if axes is None else tuple(axes),
+        slice_mode=slice_mode,
     )
 
 
@@ -199,9 +210,12 @@ register_op(
     arguments=("data", "shape_like"),
     attrs=("relay.attrs.SliceLikeAttrs", [F("axes", "ints?", None)]),
     rel=_slice_like_rel,
-    ref=lambda args, attrs, out_type: args[0][tuple(
-        slice(0, d) for d in _slice_like_rel([TensorType(a.shape, "float32") for a in args], attrs).shape
-    )],
+    ref=lambda args, attrs, out_type: args[0][
+        tuple(
+            slice(0, d)
+            for d in _slice_like_rel([TensorType(a.shape, "float32") for a in args], attrs).shape
+        )
+    ],
     compute=_slice_like_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Slice data from 0 to the dims of shape_like on axes (all common axes by default).",
@@ -231,7 +245,7 @@ def _take_rel(types, attrs):
     b = attrs.batch_dims % idx.ndim if attrs.batch_dims < 0 else attrs.batch_dims
     if b > axis:
         raise TypeInferenceError(f"take: batch_dims {attrs.batch_dims} must be <= axis {axis}")
-    return TensorType((*data.shape[:axis], *idx.shape[b:], *data.shape[axis + 1:]), data.dtype)
+    return TensorType((*data.shape[:axis], *idx.shape[b:], *data.shape[axis + 1 :]), data.dtype)
 
 
 def _take_1(x, idx, axis, mode):
@@ -251,8 +265,9 @@ def _take_ref(args, attrs, out_type):
     b = attrs.batch_dims % idx.ndim if attrs.batch_dims < 0 else attrs.batch_dims
     if b == 0:
         return _take_1(x, idx, axis, attrs.mode)
-    return np.stack([_take_1(x[bi], idx[bi], axis - b, attrs.mode) for bi in np.ndindex(*x.shape[:b])]
-                    ).reshape(*x.shape[:b], *_take_1(x[(0,) * b], idx[(0,) * b], axis - b, attrs.mode).shape)
+    return np.stack(
+        [_take_1(x[bi], idx[bi], axis - b, attrs.mode) for bi in np.ndindex(*x.shape[:b])]
+    ).reshape(*x.shape[:b], *_take_1(x[(0,) * b], idx[(0,) * b], axis - b, attrs.mode).shape)
 
 
 register_op(
@@ -308,8 +323,12 @@ register_op(
     arguments=("data", "indices"),
     attrs=("relay.attrs.GatherAttrs", [F("axis", "int")]),
     rel=_gather_rel,
-    ref=lambda args, attrs, out_type: np.take_along_axis(args[0], args[1].astype("int64"), attrs.axis),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.gather(inputs[0], attrs.axis, inputs[1]),
+    ref=lambda args, attrs, out_type: np.take_along_axis(
+        args[0], args[1].astype("int64"), attrs.axis
+    ),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.gather(
+        inputs[0], attrs.axis, inputs[1]
+    ),
     pattern=OpPattern.INJECTIVE,
     doc="out[i][j][k] = data[indices[i][j][k]][j][k] for axis 0 (numpy.take_along_axis).",
     level=3,
@@ -341,7 +360,7 @@ def _gather_nd_rel(types, attrs):
             f"gather_nd: indices shape {shape_str(idx.shape)} indexes {m} dimensions after "
             f"{b} batch dimensions, but data shape {shape_str(data.shape)} has rank {data.ndim}"
         )
-    return TensorType((*idx.shape[1:], *data.shape[b + m:]), data.dtype)
+    return TensorType((*idx.shape[1:], *data.shape[b + m :]), data.dtype)
 
 
 def _gather_nd_ref(args, attrs, out_type):
@@ -357,9 +376,7 @@ register_op(
     "gather_nd",
     num_inputs=2,
     arguments=("data", "indices"),
-    attrs=(
-        "relay.attrs.GatherNDAttrs", [F("batch_dims", "int", 0), F("index_rank", "int?", None)]
-    ),
+    attrs=("relay.attrs.GatherNDAttrs", [F("batch_dims", "int", 0), F("index_rank", "int?", None)]),
     rel=_gather_nd_rel,
     ref=_gather_nd_ref,
     compute=lambda attrs, inputs, out_type: __import__("tvm").topi.gather_nd(
@@ -373,9 +390,7 @@ register_op(
 
 def gather_nd(data, indices, batch_dims=0, index_rank=None):
     """``out[y0..yk] = data[indices[0, y0..yk], ..., indices[M-1, y0..yk]]`` (after batch dims)."""
-    return make_call(
-        "gather_nd", [data, indices], batch_dims=batch_dims, index_rank=index_rank
-    )
+    return make_call("gather_nd", [data, indices], batch_dims=batch_dims, index_rank=index_rank)
 
 
 # ---- one_hot -----------------------------------------------------------------------------------
@@ -389,12 +404,16 @@ def _one_hot_rel(types, attrs):
     int_dtype_check(idx, "indices", "one_hot")
     for t, n in ((on, "on_value"), (off, "off_value")):
         if t.ndim != 0:
-            raise TypeInferenceError(f"one_hot: {n} must be a scalar, got shape {shape_str(t.shape)}")
+            raise TypeInferenceError(
+                f"one_hot: {n} must be a scalar, got shape {shape_str(t.shape)}"
+            )
     if attrs.depth < 0:
         raise TypeInferenceError(f"one_hot: depth must be >= 0, got {attrs.depth}")
     axis = attrs.axis if attrs.axis >= 0 else idx.ndim + 1 + attrs.axis
     if not 0 <= axis <= idx.ndim:
-        raise TypeInferenceError(f"one_hot: axis {attrs.axis} is out of range for rank {idx.ndim + 1}")
+        raise TypeInferenceError(
+            f"one_hot: axis {attrs.axis} is out of range for rank {idx.ndim + 1}"
+        )
     shape = list(idx.shape)
     return TensorType(shape[:axis] + [attrs.depth] + shape[axis:], attrs.dtype or on.dtype)
 
@@ -432,9 +451,7 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
     Indices outside ``[0, depth)`` give rows of ``off_value``.
     """
     depth = static_value(depth, "depth", "one_hot")
-    return make_call(
-        "one_hot", [indices, on_value, off_value], depth=depth, axis=axis, dtype=dtype
-    )
+    return make_call("one_hot", [indices, on_value, off_value], depth=depth, axis=axis, dtype=dtype)
 
 
 # ---- sequence_mask / reverse_sequence ----------------------------------------------------------
@@ -533,7 +550,10 @@ register_op(
     "reverse_sequence",
     num_inputs=2,
     arguments=("data", "seq_lengths"),
-    attrs=("relay.attrs.ReverseSequenceAttrs", [F("seq_axis", "int", 1), F("batch_axis", "int", 0)]),
+    attrs=(
+        "relay.attrs.ReverseSequenceAttrs",
+        [F("seq_axis", "int", 1), F("batch_axis", "int", 0)],
+    ),
     rel=_reverse_sequence_rel,
     ref=_reverse_sequence_ref,
     compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reverse_sequence(
@@ -553,6 +573,13 @@ def reverse_sequence(data, seq_lengths, seq_axis=1, batch_axis=0):
 
 
 __all__ = [
-    "strided_slice", "slice_like", "take", "gather", "gather_nd", "one_hot", "sequence_mask",
-    "reverse_sequence", "slice_plan",
+    "strided_slice",
+    "slice_like",
+    "take",
+    "gather",
+    "gather_nd",
+    "one_hot",
+    "sequence_mask",
+    "reverse_sequence",
+    "slice_plan",
 ]

@@ -91,7 +91,10 @@ def _mean_compute(attrs, inputs, out_type):
     x = inputs[0]
     axes = reduce_axes(attrs, len(x.shape), "mean")
     n = _count([int(d) for d in x.shape], axes)
-    return topi.divide(topi.sum(x, axis=list(axes), keepdims=attrs.keepdims), __import__("tvm").tirx.const(n, x.dtype))
+    return topi.divide(
+        topi.sum(x, axis=list(axes), keepdims=attrs.keepdims),
+        __import__("tvm").tirx.const(n, x.dtype),
+    )
 
 
 def _bool_input_rel(name):
@@ -111,11 +114,23 @@ def _bool_input_rel(name):
 # (name, numpy reduction, TE compute, relation, doc)
 _REDUCES = [
     ("sum", np.sum, _topi_reduce("sum"), reduce_rel("sum"), "Sum (topi.sum)."),
-    ("mean", _mean_np, _mean_compute, reduce_rel("mean"), "Mean: sum / count (truncating for ints)."),
+    (
+        "mean",
+        _mean_np,
+        _mean_compute,
+        reduce_rel("mean"),
+        "Mean: sum / count (truncating for ints).",
+    ),
     ("max", np.max, _topi_reduce("max"), reduce_rel("max"), "Maximum (topi.max)."),
     ("min", np.min, _topi_reduce("min"), reduce_rel("min"), "Minimum (topi.min)."),
     ("prod", np.prod, _topi_reduce("prod"), reduce_rel("prod"), "Product (topi.prod)."),
-    ("all", np.all, _topi_reduce("all"), _bool_input_rel("all"), "Logical and of bools (topi.all)."),
+    (
+        "all",
+        np.all,
+        _topi_reduce("all"),
+        _bool_input_rel("all"),
+        "Logical and of bools (topi.all).",
+    ),
     ("any", np.any, _topi_reduce("any"), _bool_input_rel("any"), "Logical or of bools (topi.any)."),
 ]
 
@@ -162,8 +177,12 @@ any = _reduce_ctor("any")  # noqa: A001
 
 ARG_REDUCE_ATTRS = (
     "relay.attrs.ArgReduceAttrs",
-    [F("axis", "ints?", None), F("keepdims", "bool", False), F("exclude", "bool", False),
-     F("select_last_index", "bool", False)],
+    [
+        F("axis", "ints?", None),
+        F("keepdims", "bool", False),
+        F("exclude", "bool", False),
+        F("select_last_index", "bool", False),
+    ],
 )
 
 
@@ -194,14 +213,24 @@ def _arg_compute(name):
         axes = reduce_axes(attrs, ndim, name)
         if len(axes) == 1:
             out = getattr(topi, name)(
-                x, axis=axes[0], keepdims=attrs.keepdims,
+                x,
+                axis=axes[0],
+                keepdims=attrs.keepdims,
                 select_last_index=attrs.select_last_index,
             )
         else:  # flatten the reduced axes (last) into one, as the flattened index is returned
             rest = [i for i in range(ndim) if i not in axes]
-            y = topi.transpose(x, rest + list(axes)) if rest + list(axes) != list(range(ndim)) else x
-            y = topi.reshape(y, [int(x.shape[i]) for i in rest] + [_count([int(d) for d in x.shape], axes)])
-            out = getattr(topi, name)(y, axis=len(rest), keepdims=False, select_last_index=attrs.select_last_index)
+            y = (
+                topi.transpose(x, rest + list(axes))
+                if rest + list(axes) != list(range(ndim))
+                else x
+            )
+            y = topi.reshape(
+                y, [int(x.shape[i]) for i in rest] + [_count([int(d) for d in x.shape], axes)]
+            )
+            out = getattr(topi, name)(
+                y, axis=len(rest), keepdims=False, select_last_index=attrs.select_last_index
+            )
             if attrs.keepdims:
                 out = topi.reshape(out, [int(d) for d in out_type.shape])
         return topi.cast(out, out_type.dtype) if out.dtype != out_type.dtype else out
@@ -219,7 +248,8 @@ for _name, _np_fn in (("argmax", np.argmax), ("argmin", np.argmin)):
         ref=_arg_ref(_np_fn),
         compute=_arg_compute(_name),
         pattern=OpPattern.COMM_REDUCE,
-        doc=f"int32 index of the {_name[3:]} over axis (flattened over several axes) (topi.{_name}).",
+        doc=f"int32 index of the {_name[3:]} over axis (flattened over several axes; "
+        f"topi.{_name}).",
         level=4,
     )
 
@@ -229,7 +259,11 @@ def _arg_ctor(name):
         if isinstance(axis, int):
             axis = (axis,)
         return make_call(
-            name, [data], axis=axis, keepdims=keepdims, exclude=exclude,
+            name,
+            [data],
+            axis=axis,
+            keepdims=keepdims,
+            exclude=exclude,
             select_last_index=select_last_index,
         )
 
@@ -250,8 +284,12 @@ argmin = _arg_ctor("argmin")
 
 VARIANCE_ATTRS = (
     "relay.attrs.VarianceAttrs",
-    [F("axis", "ints?", None), F("keepdims", "bool", False), F("exclude", "bool", False),
-     F("unbiased", "bool", False)],
+    [
+        F("axis", "ints?", None),
+        F("keepdims", "bool", False),
+        F("exclude", "bool", False),
+        F("unbiased", "bool", False),
+    ],
 )
 
 
@@ -282,7 +320,7 @@ def _variance_ref(args, attrs, out_type):
     axes = reduce_axes(attrs, x.ndim, "variance")
     n = _count(x.shape, axes) - (1 if attrs.unbiased else 0)
     d = (x - m).astype(x.dtype)
-    return (np.sum(d * d, axis=axes, keepdims=attrs.keepdims, dtype=x.dtype) / x.dtype.type(n))
+    return np.sum(d * d, axis=axes, keepdims=attrs.keepdims, dtype=x.dtype) / x.dtype.type(n)
 
 
 def _variance_compute(attrs, inputs, out_type):
@@ -368,6 +406,21 @@ def logsumexp(data, axis=None, keepdims=False):
 
 
 __all__ = [
-    "sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin", "variance", "std",
-    "mean_variance", "mean_std", "logsumexp", "reduce_axes", "reduce_rel", "REDUCE_ATTRS",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "all",
+    "any",
+    "argmax",
+    "argmin",
+    "variance",
+    "std",
+    "mean_variance",
+    "mean_std",
+    "logsumexp",
+    "reduce_axes",
+    "reduce_rel",
+    "REDUCE_ATTRS",
 ]

@@ -85,7 +85,9 @@ register_op(
 def broadcast_to(data, shape):
     """Broadcast ``data`` to ``shape`` (NumPy rules; the result has exactly ``shape``)."""
     shape = static_value(shape, "shape", "broadcast_to")
-    return make_call("broadcast_to", [data], shape=(shape,) if isinstance(shape, int) else tuple(shape))
+    return make_call(
+        "broadcast_to", [data], shape=(shape,) if isinstance(shape, int) else tuple(shape)
+    )
 
 
 def broadcast_to_like(data, broadcast_type):
@@ -101,8 +103,10 @@ def _collapse_target(op_name, data, target):
         out = broadcast_shapes(target, data.shape, op_name)
     except TypeInferenceError:
         out = None
-    if out is None or len(out) != data.ndim or not all(
-        dim_equal(a, b) or isinstance(b, AnyDim) for a, b in zip(out, data.shape)
+    if (
+        out is None
+        or len(out) != data.ndim
+        or not all(dim_equal(a, b) or isinstance(b, AnyDim) for a, b in zip(out, data.shape))
     ):
         raise TypeInferenceError(
             f"{op_name}: target shape {shape_str(target)} does not broadcast to data shape "
@@ -131,7 +135,8 @@ register_op(
     num_inputs=2,
     arguments=("data", "collapse_type"),
     rel=lambda types, attrs: (
-        None if tensor_args(types, ("data", "collapse_type"), "collapse_sum_like") is None
+        None
+        if tensor_args(types, ("data", "collapse_type"), "collapse_sum_like") is None
         else _collapse_target("collapse_sum_like", types[0], types[1].shape)
     ),
     ref=_collapse_ref,
@@ -147,7 +152,8 @@ register_op(
     arguments=("data",),
     attrs=("relay.attrs.InitOpAttrs", [F("shape", "ints?", None), F("dtype", "dtype", "")]),
     rel=lambda types, attrs: (
-        None if tensor_args(types, ("data",), "collapse_sum_to") is None
+        None
+        if tensor_args(types, ("data",), "collapse_sum_to") is None
         else _collapse_target("collapse_sum_to", types[0], tuple(attrs.shape))
     ),
     ref=_collapse_ref,
@@ -166,7 +172,9 @@ def collapse_sum_like(data, collapse_type):
 def collapse_sum_to(data, shape):
     """Sum ``data`` down to ``shape`` (which must broadcast to data's shape)."""
     shape = static_value(shape, "shape", "collapse_sum_to")
-    return make_call("collapse_sum_to", [data], shape=(shape,) if isinstance(shape, int) else tuple(shape))
+    return make_call(
+        "collapse_sum_to", [data], shape=(shape,) if isinstance(shape, int) else tuple(shape)
+    )
 
 
 # ---- shape_of / ndarray_size -------------------------------------------------------------------
@@ -261,7 +269,9 @@ def parse_layout(layout: str, op_name="layout_transform"):
         num, ch = m.groups()
         if ch.isupper():
             if num:
-                raise TypeInferenceError(f"{op_name}: layout {layout!r}: primal axis {ch} has a size")
+                raise TypeInferenceError(
+                    f"{op_name}: layout {layout!r}: primal axis {ch} has a size"
+                )
             out.append((ch, None))
         else:
             if not num or int(num) <= 0:
@@ -270,8 +280,10 @@ def parse_layout(layout: str, op_name="layout_transform"):
                 )
             out.append((ch.upper(), int(num)))
     names = [(a, f is None) for a, f in out]
-    if pos != len(layout) or len(set(names)) != len(names) or any(
-        (a, True) not in names for a, f in out if f is not None
+    if (
+        pos != len(layout)
+        or len(set(names)) != len(names)
+        or any((a, True) not in names for a, f in out if f is not None)
     ):
         raise TypeInferenceError(f"{op_name}: malformed layout {layout!r}")
     return out
@@ -392,7 +404,9 @@ def _arange_rel(types, attrs):
         return None
     for t, n in zip(ts, ("start", "stop", "step")):
         if t.ndim != 0:
-            raise TypeInferenceError(f"arange: {n} must be a scalar, got shape {shape_str(t.shape)}")
+            raise TypeInferenceError(
+                f"arange: {n} must be a scalar, got shape {shape_str(t.shape)}"
+            )
     if attrs.start is None or attrs.stop is None or attrs.step is None:
         return TensorType((AnyDim(),), attrs.dtype)
     if attrs.step == 0:
@@ -424,8 +438,12 @@ register_op(
     arguments=("start", "stop", "step"),
     attrs=(
         "relay.attrs.ArangeAttrs",
-        [F("start", "float?", None), F("stop", "float?", None), F("step", "float?", None),
-         F("dtype", "dtype", "float32")],
+        [
+            F("start", "float?", None),
+            F("stop", "float?", None),
+            F("step", "float?", None),
+            F("dtype", "dtype", "float32"),
+        ],
     ),
     rel=_arange_rel,
     ref=_arange_ref,
@@ -464,6 +482,13 @@ def arange(start, stop=None, step=None, dtype="float32"):
 
 
 __all__ = [
-    "broadcast_to", "broadcast_to_like", "collapse_sum_like", "collapse_sum_to", "shape_of",
-    "ndarray_size", "layout_transform", "arange", "parse_layout",
+    "broadcast_to",
+    "broadcast_to_like",
+    "collapse_sum_like",
+    "collapse_sum_to",
+    "shape_of",
+    "ndarray_size",
+    "layout_transform",
+    "arange",
+    "parse_layout",
 ]

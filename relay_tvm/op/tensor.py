@@ -4,7 +4,8 @@ Semantics (Relay's, checked against TVM's code generation):
 
 - binary operators broadcast as NumPy does and need one dtype for both operands; no implicit cast;
 - integer ``divide`` and ``mod`` (and ``trunc_divide``/``trunc_mod``, for any dtype) truncate toward
-  zero (C; TVM's ``truncdiv``/``truncmod``), float ``mod`` is C ``fmod``; ``floor_divide``/``floor_mod`` round toward negative infinity (Python);
+  zero (C; TVM's ``truncdiv``/``truncmod``), float ``mod`` is C ``fmod``;
+  ``floor_divide``/``floor_mod`` round toward negative infinity (Python);
 - ``round`` rounds half to even (LLVM ``nearbyint``, as ``np.round``);
 - ``power`` is defined for floats only (TVM's ``pow`` intrinsic);
 - comparisons and ``isnan``/``isinf``/``isfinite`` return ``bool``; ``logical_*`` keep the dtype;
@@ -110,8 +111,13 @@ _BINARY = [
     ("multiply", np.multiply, "multiply", None, _NUM),
     ("divide", _np_trunc_div, "divide", None, _NUM),
     ("floor_divide", _np_floor_div, "floor_divide", None, _NUM),
-    ("trunc_divide", lambda a, b: _np_trunc_div(a, b) if a.dtype.kind in "iu" else np.trunc(a / b),
-     "trunc_divide", None, _NUM),
+    (
+        "trunc_divide",
+        lambda a, b: _np_trunc_div(a, b) if a.dtype.kind in "iu" else np.trunc(a / b),
+        "trunc_divide",
+        None,
+        _NUM,
+    ),
     ("mod", np.fmod, "mod", None, _NUM),
     ("trunc_mod", np.fmod, "mod", None, _NUM),
     ("floor_mod", np.mod, "floor_mod", None, _NUM),
@@ -140,7 +146,11 @@ for _name, _np_fn, _topi_name, _out, _dts in _BINARY:
         num_inputs=2,
         arguments=("lhs", "rhs"),
         rel=_binary_rel(_name, _out, _dts),
-        ref=(lambda f: lambda args, attrs, out_type: np.asarray(f(args[0], args[1])).astype(out_type.dtype))(_np_fn),
+        ref=(
+            lambda f: (
+                lambda args, attrs, out_type: np.asarray(f(args[0], args[1])).astype(out_type.dtype)
+            )
+        )(_np_fn),
         compute=_topi(_topi_name),
         pattern=OpPattern.BROADCAST,
         doc=f"Elementwise {_name} with NumPy broadcasting (topi.{_topi_name}).",
@@ -214,7 +224,9 @@ for _name, _np_fn, _compute, _dts in _UNARY:
         num_inputs=1,
         arguments=("data",),
         rel=_bool_rel(_rel) if _name in _BOOL_OUT else _rel,
-        ref=(lambda f: lambda args, attrs, out_type: np.asarray(f(args[0])).astype(out_type.dtype))(_np_fn),
+        ref=(lambda f: lambda args, attrs, out_type: np.asarray(f(args[0])).astype(out_type.dtype))(
+            _np_fn
+        ),
         compute=_compute,
         pattern=OpPattern.ELEMWISE,
         doc=f"Elementwise {_name}; the output has the input's shape and dtype.",
@@ -240,7 +252,9 @@ register_op(
     attrs=("relay.attrs.ClipAttrs", [F("a_min", "float"), F("a_max", "float")]),
     rel=identity_rel("clip"),
     ref=_clip_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.clip(inputs[0], attrs.a_min, attrs.a_max),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.clip(
+        inputs[0], attrs.a_min, attrs.a_max
+    ),
     pattern=OpPattern.ELEMWISE,
     doc="Clamp to [a_min, a_max] (topi.clip; the bounds are cast to the data dtype).",
     level=3,
@@ -315,7 +329,11 @@ for _name, _value in (("zeros", 0), ("ones", 1)):
         num_inputs=0,
         attrs=_INIT_ATTRS,
         rel=_init_rel(_name),
-        ref=(lambda v: lambda args, attrs, out_type: np.full(out_type.concrete_shape, v, out_type.dtype))(_value),
+        ref=(
+            lambda v: (
+                lambda args, attrs, out_type: np.full(out_type.concrete_shape, v, out_type.dtype)
+            )
+        )(_value),
         compute=_fill_compute(_value),
         pattern=OpPattern.ELEMWISE,
         doc=f"A tensor of {_name} of the given shape and dtype (topi.full).",
@@ -397,7 +415,9 @@ for _name, _value in (("zeros_like", 0), ("ones_like", 1)):
         num_inputs=1,
         arguments=("data",),
         rel=identity_rel(_name),
-        ref=(lambda v: lambda args, attrs, out_type: np.full(args[0].shape, v, out_type.dtype))(_value),
+        ref=(lambda v: lambda args, attrs, out_type: np.full(args[0].shape, v, out_type.dtype))(
+            _value
+        ),
         compute=_fill_compute(_value),
         pattern=OpPattern.ELEMWISE,
         doc=f"A tensor of {_name[:-5]} with the shape and dtype of data.",

@@ -7,7 +7,16 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
-from ._common import as_tuple_expr, dim_add, dim_mul, static_value, normalize_axis, shape_str, tensor_args, tuple_or_tensors
+from ._common import (
+    as_tuple_expr,
+    dim_add,
+    dim_mul,
+    static_value,
+    normalize_axis,
+    shape_str,
+    tensor_args,
+    tuple_or_tensors,
+)
 from .registry import OpPattern, make_call, register_op
 
 # ---- cast --------------------------------------------------------------------------------------
@@ -65,14 +74,19 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
             src += 1
         elif s == 0:
             if src >= len(ishape):
-                raise TypeInferenceError(f"{op_name}: code 0 at position {i} has no input dimension to copy (input shape {shape_str(ishape)})")
+                raise TypeInferenceError(
+                    f"{op_name}: code 0 at position {i} has no input dimension to copy "
+                    f"(input shape {shape_str(ishape)})"
+                )
             used_in.add(src)
             used_out.add(len(out))
             out.append(ishape[src])
             src += 1
         elif s == -1:
             if infer_at is not None:
-                raise TypeInferenceError(f"{op_name}: newshape {tuple(newshape)} has more than one -1")
+                raise TypeInferenceError(
+                    f"{op_name}: newshape {tuple(newshape)} has more than one -1"
+                )
             infer_at = len(out)
             out.append(-1)
             src += 1
@@ -83,7 +97,10 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
             src = len(ishape)
         elif s == -3:
             if src + 1 >= len(ishape):
-                raise TypeInferenceError(f"{op_name}: code -3 needs two input dimensions at {src} (input shape {shape_str(ishape)})")
+                raise TypeInferenceError(
+                    f"{op_name}: code -3 needs two input dimensions at {src} "
+                    f"(input shape {shape_str(ishape)})"
+                )
             a, b = ishape[src], ishape[src + 1]
             used_in.update((src, src + 1))
             used_out.add(len(out))
@@ -102,7 +119,9 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
                 if b == -1:
                     b = d // a
                 if a * b != d:
-                    raise TypeInferenceError(f"{op_name}: code -4 splits dimension {d} into {a} x {b}")
+                    raise TypeInferenceError(
+                        f"{op_name}: code -4 splits dimension {d} into {a} x {b}"
+                    )
             else:
                 a, b = (AnyDim() if v == -1 else v for v in (a, b))
             used_in.add(src)
@@ -122,7 +141,9 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
             total = int(np.prod(free_in, dtype=np.int64))
             denom = int(np.prod(rest, dtype=np.int64))
             if denom == 0 or total % denom:
-                raise TypeInferenceError(f"{op_name}: cannot reshape {shape_str(ishape)} into {tuple(newshape)}")
+                raise TypeInferenceError(
+                    f"{op_name}: cannot reshape {shape_str(ishape)} into {tuple(newshape)}"
+                )
             out[infer_at] = total // denom
         elif not any(isinstance(d, AnyDim) for d in free_in + rest):
             import tvm
@@ -138,7 +159,8 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
     if known_in and all(isinstance(d, int) for d in out):
         if int(np.prod(ishape, dtype=np.int64)) != int(np.prod(out, dtype=np.int64)):
             raise TypeInferenceError(
-                f"{op_name}: cannot reshape {shape_str(ishape)} ({int(np.prod(ishape))} elements) into "
+                f"{op_name}: cannot reshape {shape_str(ishape)} ({int(np.prod(ishape))} "
+                f"elements) into "
                 f"{tuple(out)} ({int(np.prod(out))} elements)"
             )
     return tuple(out)
@@ -151,7 +173,12 @@ def _reshape_rel(types, attrs):
     ishape = ts[0].shape
     if attrs.allowzero:
         newshape = list(attrs.newshape)
-        return TensorType(infer_reshape(ishape, [d if d != 0 else 1 for d in newshape]) if 0 in newshape else infer_reshape(ishape, newshape), ts[0].dtype)
+        return TensorType(
+            infer_reshape(ishape, [d if d != 0 else 1 for d in newshape])
+            if 0 in newshape
+            else infer_reshape(ishape, newshape),
+            ts[0].dtype,
+        )
     return TensorType(infer_reshape(ishape, attrs.newshape), ts[0].dtype)
 
 
@@ -164,7 +191,9 @@ register_op(
     ref=lambda args, attrs, out_type: args[0].reshape(
         _reshape_rel([TensorType(args[0].shape, out_type.dtype)], attrs).concrete_shape
     ),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(inputs[0], out_type.shape),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(
+        inputs[0], out_type.shape
+    ),
     pattern=OpPattern.INJECTIVE,
     doc="Reshape with Relay's codes 0/-1/-2/-3/-4 (topi.reshape).",
     level=3,
@@ -194,14 +223,24 @@ def _concat_rel(types, attrs):
     total = 0
     for k, f in enumerate(fields):
         if f.ndim != ndim:
-            raise TypeInferenceError(f"concatenate: field {k} has rank {f.ndim}, field 0 has rank {ndim}")
+            raise TypeInferenceError(
+                f"concatenate: field {k} has rank {f.ndim}, field 0 has rank {ndim}"
+            )
         if f.dtype != dtype:
-            raise TypeInferenceError(f"concatenate: field {k} has dtype {f.dtype}, field 0 has {dtype}")
+            raise TypeInferenceError(
+                f"concatenate: field {k} has dtype {f.dtype}, field 0 has {dtype}"
+            )
         for j in range(ndim):
-            if j != axis and isinstance(f.shape[j], int) and isinstance(fields[0].shape[j], int) and f.shape[j] != fields[0].shape[j]:
+            if (
+                j != axis
+                and isinstance(f.shape[j], int)
+                and isinstance(fields[0].shape[j], int)
+                and f.shape[j] != fields[0].shape[j]
+            ):
                 raise TypeInferenceError(
                     f"concatenate: field {k} shape {shape_str(f.shape)} and field 0 shape "
-                    f"{shape_str(fields[0].shape)} differ on axis {j} (concatenating on axis {axis})"
+                    f"{shape_str(fields[0].shape)} differ on axis {j} "
+                    f"(concatenating on axis {axis})"
                 )
         d = f.shape[axis]
         total = dim_add(total, d)
@@ -227,7 +266,6 @@ register_op(
 def concatenate(data, axis=0):
     """Concatenate a tuple (or list) of tensors along ``axis``."""
     return make_call("concatenate", [as_tuple_expr(data)], axis=axis)
-
 
 
 # ---- cast_like ---------------------------------------------------------------------------------
@@ -291,14 +329,20 @@ register_op(
     arguments=("data", "shape_like"),
     attrs=(
         "relay.attrs.ReshapeLikeAttrs",
-        [F("lhs_begin", "int", 0), F("lhs_end", "int?", None), F("rhs_begin", "int", 0),
-         F("rhs_end", "int?", None)],
+        [
+            F("lhs_begin", "int", 0),
+            F("lhs_end", "int?", None),
+            F("rhs_begin", "int", 0),
+            F("rhs_end", "int?", None),
+        ],
     ),
     rel=_reshape_like_rel,
     ref=lambda args, attrs, out_type: args[0].reshape(
         _reshape_like_rel([TensorType(a.shape, a.dtype.name) for a in args], attrs).concrete_shape
     ),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(inputs[0], out_type.shape),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(
+        inputs[0], out_type.shape
+    ),
     pattern=OpPattern.INJECTIVE,
     doc="Reshape data to (part of) the shape of shape_like (topi.reshape).",
     level=10,
@@ -309,8 +353,12 @@ def reshape_like(data, shape_like, lhs_begin=0, lhs_end=None, rhs_begin=0, rhs_e
     """Reshape ``data`` so that its dims ``[lhs_begin, lhs_end)`` become shape_like's dims
     ``[rhs_begin, rhs_end)`` (all dims by default). Element counts must match."""
     return make_call(
-        "reshape_like", [data, shape_like], lhs_begin=lhs_begin, lhs_end=lhs_end,
-        rhs_begin=rhs_begin, rhs_end=rhs_end,
+        "reshape_like",
+        [data, shape_like],
+        lhs_begin=lhs_begin,
+        lhs_end=lhs_end,
+        rhs_begin=rhs_begin,
+        rhs_end=rhs_end,
     )
 
 
@@ -326,7 +374,9 @@ def _transpose_axes(attrs, ndim):
         )
     axes = tuple(normalize_axis(a, ndim, "transpose") for a in attrs.axes)
     if sorted(axes) != list(range(ndim)):
-        raise TypeInferenceError(f"transpose: axes {attrs.axes} is not a permutation of 0..{ndim - 1}")
+        raise TypeInferenceError(
+            f"transpose: axes {attrs.axes} is not a permutation of 0..{ndim - 1}"
+        )
     return axes
 
 
@@ -376,7 +426,8 @@ def _squeeze_axes(attrs, shape):
     for a in axes:
         if isinstance(shape[a], int) and shape[a] != 1:
             raise TypeInferenceError(
-                f"squeeze: axis {a} of data shape {shape_str(shape)} has size {shape[a]}, expected 1"
+                f"squeeze: axis {a} of data shape {shape_str(shape)} has size {shape[a]}, "
+                f"expected 1"
             )
     return axes
 
@@ -396,7 +447,9 @@ register_op(
     attrs=("relay.attrs.SqueezeAttrs", [F("axis", "ints?", None)]),
     rel=_squeeze_rel,
     ref=lambda args, attrs, out_type: np.squeeze(args[0], _squeeze_axes(attrs, args[0].shape)),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(inputs[0], out_type.shape),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(
+        inputs[0], out_type.shape
+    ),
     pattern=OpPattern.INJECTIVE,
     doc="Remove dimensions of size 1 (those in axis, or all when None).",
     level=3,
@@ -431,7 +484,9 @@ register_op(
     ref=lambda args, attrs, out_type: args[0].reshape(
         _expand_dims_rel([TensorType(args[0].shape, out_type.dtype)], attrs).concrete_shape
     ),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(inputs[0], out_type.shape),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(
+        inputs[0], out_type.shape
+    ),
     pattern=OpPattern.BROADCAST,
     doc="Insert num_newaxis size-1 dimensions at axis (in [-ndim-1, ndim]).",
     level=1,
@@ -456,7 +511,8 @@ def _split_bounds(attrs, dim, op_name="split"):
             return [None] * ios
         if dim % ios:
             raise TypeInferenceError(
-                f"{op_name}: axis {attrs.axis} of size {dim} does not divide into {ios} equal sections"
+                f"{op_name}: axis {attrs.axis} of size {dim} does not divide into {ios} equal "
+                f"sections"
             )
         n = dim // ios
         return [(i * n, (i + 1) * n) for i in range(ios)]
@@ -553,7 +609,9 @@ def _stack_rel(types, attrs):
     f0 = fields[0]
     for k, f in enumerate(fields[1:], 1):
         if f.dtype != f0.dtype:
-            raise TypeInferenceError(f"stack: field {k} has dtype {f.dtype}, field 0 has {f0.dtype}")
+            raise TypeInferenceError(
+                f"stack: field {k} has dtype {f.dtype}, field 0 has {f0.dtype}"
+            )
         if f.ndim != f0.ndim or any(
             isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(f.shape, f0.shape)
         ):
@@ -612,7 +670,9 @@ register_op(
     attrs=("relay.attrs.TileAttrs", [F("reps", "ints")]),
     rel=_tile_rel,
     ref=lambda args, attrs, out_type: np.tile(args[0], attrs.reps),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.tile(inputs[0], list(attrs.reps)),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.tile(
+        inputs[0], list(attrs.reps)
+    ),
     pattern=OpPattern.BROADCAST,
     doc="Repeat the whole tensor reps times per axis (numpy.tile semantics; topi.tile).",
     level=3,
@@ -687,8 +747,20 @@ def reverse(data, axis):
 
 
 __all__ = [
-    "cast", "cast_like", "reshape", "reshape_like", "concatenate", "transpose", "squeeze",
-    "expand_dims", "split", "stack", "tile", "repeat", "reverse", "infer_reshape",
+    "cast",
+    "cast_like",
+    "reshape",
+    "reshape_like",
+    "concatenate",
+    "transpose",
+    "squeeze",
+    "expand_dims",
+    "split",
+    "stack",
+    "tile",
+    "repeat",
+    "reverse",
+    "infer_reshape",
 ]
 
 # tvm.relay.op.transform also held these operators; here they live in their own modules.

@@ -52,7 +52,9 @@ register_op(
     attrs=("relay.attrs.CastAttrs", [F("dtype", "dtype")]),
     rel=_reinterpret_rel,
     ref=lambda args, attrs, out_type: np.ascontiguousarray(args[0]).view(attrs.dtype),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reinterpret(inputs[0], attrs.dtype),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reinterpret(
+        inputs[0], attrs.dtype
+    ),
     pattern=OpPattern.ELEMWISE,
     doc="Reinterpret the bits of each element as dtype (same width) (topi.reinterpret).",
     level=5,
@@ -103,8 +105,11 @@ def _scan_ref(fn, identity):
         out = fn(x, axis=axis, dtype=out_type.dtype)
         if attrs.exclusive:
             out = np.concatenate(
-                [np.full_like(np.take(out, [0], axis=axis), identity),
-                 np.take(out, np.arange(out.shape[axis] - 1), axis=axis)], axis=axis,
+                [
+                    np.full_like(np.take(out, [0], axis=axis), identity),
+                    np.take(out, np.arange(out.shape[axis] - 1), axis=axis),
+                ],
+                axis=axis,
             )
         return out
 
@@ -119,8 +124,13 @@ for _name, _np_fn, _identity in (("cumsum", np.cumsum, 0), ("cumprod", np.cumpro
         attrs=_SCAN_ATTRS,
         rel=_scan_rel(_name),
         ref=_scan_ref(_np_fn, _identity),
-        compute=(lambda n: lambda attrs, inputs, out_type: getattr(__import__("tvm").topi, n)(
-            inputs[0], attrs.axis, out_type.dtype, attrs.exclusive))(_name),
+        compute=(
+            lambda n: (
+                lambda attrs, inputs, out_type: getattr(__import__("tvm").topi, n)(
+                    inputs[0], attrs.axis, out_type.dtype, attrs.exclusive
+                )
+            )
+        )(_name),
         pattern=OpPattern.OPAQUE,
         doc=f"Running {_name[3:]} along axis (of the flattened data when None) (topi.{_name}).",
         level=3,
@@ -183,7 +193,10 @@ def meshgrid(data, indexing="ij"):
 # ---- scatter_elements / scatter_nd -------------------------------------------------------------
 
 _SCATTER_REDUCE = {
-    "update": lambda a, b: b, "add": np.add, "mul": np.multiply, "min": np.minimum,
+    "update": lambda a, b: b,
+    "add": np.add,
+    "mul": np.multiply,
+    "min": np.minimum,
     "max": np.maximum,
 }
 
@@ -203,8 +216,13 @@ def _scatter_elements_rel(types, attrs):
         raise TypeInferenceError(
             f"scatter_elements: updates dtype {upd.dtype} differs from data dtype {data.dtype}"
         )
-    if idx.ndim != data.ndim or upd.ndim != data.ndim or any(
-        isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(idx.shape, upd.shape)
+    if (
+        idx.ndim != data.ndim
+        or upd.ndim != data.ndim
+        or any(
+            isinstance(a, int) and isinstance(b, int) and a != b
+            for a, b in zip(idx.shape, upd.shape)
+        )
     ):
         raise TypeInferenceError(
             f"scatter_elements: indices shape {shape_str(idx.shape)} and updates shape "
@@ -223,7 +241,7 @@ def _scatter_elements_ref(args, attrs, out_type):
     for pos in np.ndindex(*idx.shape):
         i = int(idx[pos])
         i = i + data.shape[axis] if i < 0 else i
-        dst = pos[:axis] + (i,) + pos[axis + 1:]
+        dst = pos[:axis] + (i,) + pos[axis + 1 :]
         out[dst] = fn(out[dst], upd[pos])
     return out
 
@@ -232,7 +250,10 @@ register_op(
     "scatter_elements",
     num_inputs=3,
     arguments=("data", "indices", "updates"),
-    attrs=("relay.attrs.ScatterElementsAttrs", [F("axis", "int", 0), F("reduction", "str", "update")]),
+    attrs=(
+        "relay.attrs.ScatterElementsAttrs",
+        [F("axis", "int", 0), F("reduction", "str", "update")],
+    ),
     rel=_scatter_elements_rel,
     ref=_scatter_elements_ref,
     compute=lambda attrs, inputs, out_type: __import__("tvm").topi.scatter_elements(
@@ -250,9 +271,7 @@ def scatter_elements(data, indices, updates, axis=0, reduction="update"):
     Args:
         reduction: ``"update"`` (replace), ``"add"``, ``"mul"``, ``"min"`` or ``"max"``.
     """
-    return make_call(
-        "scatter_elements", [data, indices, updates], axis=axis, reduction=reduction
-    )
+    return make_call("scatter_elements", [data, indices, updates], axis=axis, reduction=reduction)
 
 
 def _scatter_nd_rel(types, attrs):
@@ -269,8 +288,12 @@ def _scatter_nd_rel(types, attrs):
         )
     m = idx.shape[0]
     want = (*idx.shape[1:], *data.shape[m:])
-    if m > data.ndim or len(want) != upd.ndim or any(
-        isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(want, upd.shape)
+    if (
+        m > data.ndim
+        or len(want) != upd.ndim
+        or any(
+            isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(want, upd.shape)
+        )
     ):
         raise TypeInferenceError(
             f"scatter_nd: updates shape {shape_str(upd.shape)} must be {shape_str(want)} for "
@@ -333,7 +356,7 @@ def _adv_index_rel(types, attrs):
     for k, t in enumerate(idx):
         int_dtype_check(t, f"index {k}", "adv_index")
         shape = broadcast_shapes(shape, t.shape, f"adv_index index {k}")
-    return TensorType((*shape, *data.shape[len(idx):]), data.dtype)
+    return TensorType((*shape, *data.shape[len(idx) :]), data.dtype)
 
 
 register_op(
@@ -380,7 +403,9 @@ register_op(
     ref=lambda args, attrs, out_type: np.stack(
         np.unravel_index(args[0].astype("int64"), tuple(int(d) for d in args[1]))
     ).astype(out_type.dtype),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.unravel_index(inputs[0], inputs[1]),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.unravel_index(
+        inputs[0], inputs[1]
+    ),
     pattern=OpPattern.INJECTIVE,
     doc="Coordinates of flat indices in a tensor of the given shape (numpy.unravel_index).",
     level=10,
@@ -505,6 +530,14 @@ def einsum(data, equation):
 
 
 __all__ = [
-    "reinterpret", "cumsum", "cumprod", "meshgrid", "scatter_elements", "scatter_nd", "adv_index",
-    "unravel_index", "trilu", "einsum",
+    "reinterpret",
+    "cumsum",
+    "cumprod",
+    "meshgrid",
+    "scatter_elements",
+    "scatter_nd",
+    "adv_index",
+    "unravel_index",
+    "trilu",
+    "einsum",
 ]

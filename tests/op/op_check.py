@@ -116,9 +116,12 @@ def run_te(func, inputs):
             values.append(arr)
             continue
         children = (
-            list(e.args) if isinstance(e, Call)
-            else list(e.fields) if isinstance(e, Tuple)
-            else [e.tuple_value] if isinstance(e, TupleGetItem)
+            list(e.args)
+            if isinstance(e, Call)
+            else list(e.fields)
+            if isinstance(e, Tuple)
+            else [e.tuple_value]
+            if isinstance(e, TupleGetItem)
             else None
         )
         if children is None:
@@ -169,8 +172,12 @@ def assert_close(got, expected, rtol, atol, where):
         np.testing.assert_array_equal(got, expected, err_msg=where)
     else:
         np.testing.assert_allclose(
-            got.astype("float64"), expected.astype("float64"), rtol=rtol, atol=atol,
-            err_msg=where, equal_nan=True,
+            got.astype("float64"),
+            expected.astype("float64"),
+            rtol=rtol,
+            atol=atol,
+            err_msg=where,
+            equal_nan=True,
         )
 
 

@@ -48,7 +48,9 @@ def test_strided_slice_dtypes(dtype):
 def test_strided_slice_dynamic_dims():
     x = relay.var("x", relay.TensorType((Any(), 4, 5)))
     assert infer(relay.strided_slice(x, (0, 1), (2, 3))) == TensorType((Any(), 2, 5), "float32")
-    assert infer(relay.strided_slice(x, (1,), (3,), axes=(1,))) == TensorType((Any(), 2, 5), "float32")
+    assert infer(relay.strided_slice(x, (1,), (3,), axes=(1,))) == TensorType(
+        (Any(), 2, 5), "float32"
+    )
 
 
 @pytest.mark.parametrize(
@@ -158,9 +160,9 @@ def test_sequence_mask(axis, mask_value, vdtype):
     expected = a.copy()
     for b in range(3):
         if axis == 0:
-            expected[int(vl[b]):, b] = mask_value
+            expected[int(vl[b]) :, b] = mask_value
         else:
-            expected[b, int(vl[b]):] = mask_value
+            expected[b, int(vl[b]) :] = mask_value
     check_op(relay.sequence_mask(x, v, mask_value, axis), [a, vl], expected)
 
 
@@ -191,27 +193,57 @@ X = relay.var("x", shape=(3, 4))
     "make,match",
     [
         (lambda: relay.strided_slice(X, (0,), (1,), (0,)), r"strided_slice: stride of axis 0 is 0"),
-        (lambda: relay.strided_slice(X, (0, 0, 0), (1, 1, 1)),
-         r"strided_slice: begin \(0, 0, 0\) has more entries than data rank 2"),
-        (lambda: relay.strided_slice(X, (0,), (1,), axes=(3,)), r"strided_slice: axis 3 is out of range"),
-        (lambda: relay.take(X, relay.var("i", shape=(2,))),
-         r"take: indices must have an integer dtype, got float32 \(shape \(2,\)\)"),
-        (lambda: relay.take(X, relay.var("i", shape=(2,), dtype="int32"), 2), r"take: axis 2 is out of range"),
-        (lambda: relay.take(X, relay.var("i", shape=(2,), dtype="int32"), 0, mode="nearest"),
-         r"take: mode must be 'clip', 'wrap' or 'fast'"),
-        (lambda: relay.gather(X, 0, relay.var("i", shape=(2,), dtype="int32")),
-         r"gather: data shape \(3, 4\) and indices shape \(2,\) must have one rank"),
-        (lambda: relay.gather_nd(X, relay.var("i", shape=(3, 2), dtype="int32")),
-         r"gather_nd: indices shape \(3, 2\) indexes 3 dimensions .* data shape \(3, 4\)"),
-        (lambda: relay.one_hot(relay.var("i", shape=(2,), dtype="int32"), relay.const(1.0),
-                               relay.var("o", shape=(2,)), 3, -1, "float32"),
-         r"one_hot: off_value must be a scalar, got shape \(2,\)"),
-        (lambda: relay.sequence_mask(X, relay.var("v", shape=(3,), dtype="int32")),
-         r"sequence_mask: valid_length shape \(3,\) must be \(4,\)"),
-        (lambda: relay.reverse_sequence(X, relay.var("s", shape=(4,), dtype="int32")),
-         r"reverse_sequence: seq_lengths shape \(4,\) must be \(3,\)"),
-        (lambda: relay.slice_like(X, relay.var("y", shape=(5, 4))),
-         r"slice_like: shape_like shape \(5, 4\) is larger than data shape \(3, 4\) on axis 0"),
+        (
+            lambda: relay.strided_slice(X, (0, 0, 0), (1, 1, 1)),
+            r"strided_slice: begin \(0, 0, 0\) has more entries than data rank 2",
+        ),
+        (
+            lambda: relay.strided_slice(X, (0,), (1,), axes=(3,)),
+            r"strided_slice: axis 3 is out of range",
+        ),
+        (
+            lambda: relay.take(X, relay.var("i", shape=(2,))),
+            r"take: indices must have an integer dtype, got float32 \(shape \(2,\)\)",
+        ),
+        (
+            lambda: relay.take(X, relay.var("i", shape=(2,), dtype="int32"), 2),
+            r"take: axis 2 is out of range",
+        ),
+        (
+            lambda: relay.take(X, relay.var("i", shape=(2,), dtype="int32"), 0, mode="nearest"),
+            r"take: mode must be 'clip', 'wrap' or 'fast'",
+        ),
+        (
+            lambda: relay.gather(X, 0, relay.var("i", shape=(2,), dtype="int32")),
+            r"gather: data shape \(3, 4\) and indices shape \(2,\) must have one rank",
+        ),
+        (
+            lambda: relay.gather_nd(X, relay.var("i", shape=(3, 2), dtype="int32")),
+            r"gather_nd: indices shape \(3, 2\) indexes 3 dimensions .* data shape \(3, 4\)",
+        ),
+        (
+            lambda: relay.one_hot(
+                relay.var("i", shape=(2,), dtype="int32"),
+                relay.const(1.0),
+                relay.var("o", shape=(2,)),
+                3,
+                -1,
+                "float32",
+            ),
+            r"one_hot: off_value must be a scalar, got shape \(2,\)",
+        ),
+        (
+            lambda: relay.sequence_mask(X, relay.var("v", shape=(3,), dtype="int32")),
+            r"sequence_mask: valid_length shape \(3,\) must be \(4,\)",
+        ),
+        (
+            lambda: relay.reverse_sequence(X, relay.var("s", shape=(4,), dtype="int32")),
+            r"reverse_sequence: seq_lengths shape \(4,\) must be \(3,\)",
+        ),
+        (
+            lambda: relay.slice_like(X, relay.var("y", shape=(5, 4))),
+            r"slice_like: shape_like shape \(5, 4\) is larger than data shape \(3, 4\) on axis 0",
+        ),
     ],
 )
 def test_type_errors(make, match):
@@ -231,7 +263,9 @@ def test_relations_wait_and_patterns():
 
 @pytest.mark.parametrize("dtype", ["int8", "float16", "int32", "bool"])
 def test_data_movement_dtypes(dtype):
-    a = (RNG.integers(-5, 5, (3, 4)) if dtype != "float16" else RNG.uniform(-5, 5, (3, 4))).astype(dtype)
+    a = (RNG.integers(-5, 5, (3, 4)) if dtype != "float16" else RNG.uniform(-5, 5, (3, 4))).astype(
+        dtype
+    )
     x = relay.var("x", shape=(3, 4), dtype=dtype)
     idx = np.array([2, 0], "int32")
     i = relay.var("i", shape=(2,), dtype="int32")

@@ -23,8 +23,14 @@ def _axes(axis, ndim, exclude):
 
 
 # axis, keepdims, exclude
-CASES = [(None, False, False), (1, False, False), ((0, 2), True, False), (-1, True, False),
-         ((1,), False, True), ((0, -1), True, True)]
+CASES = [
+    (None, False, False),
+    (1, False, False),
+    ((0, 2), True, False),
+    (-1, True, False),
+    ((1,), False, True),
+    ((0, -1), True, True),
+]
 
 
 def _trunc_mean(a, axis, keepdims):
@@ -44,18 +50,24 @@ REDUCES = [
 
 @pytest.mark.parametrize("axis,keepdims,exclude", CASES)
 @pytest.mark.parametrize(
-    "name,fn,dtype", [(n, f, d) for n, f, ds in REDUCES for d in ds],
+    "name,fn,dtype",
+    [(n, f, d) for n, f, ds in REDUCES for d in ds],
     ids=[f"{n}-{d}" for n, _, ds in REDUCES for d in ds],
 )
 def test_reduce(name, fn, dtype, axis, keepdims, exclude):
     if dtype.startswith("int"):
-        a = RNG.integers(-3 if name == "prod" else -50, 4 if name == "prod" else 50, (2, 3, 4)).astype(dtype)
+        a = RNG.integers(
+            -3 if name == "prod" else -50, 4 if name == "prod" else 50, (2, 3, 4)
+        ).astype(dtype)
     else:
-        a = RNG.uniform(0.5 if name == "prod" else -1, 1.5 if name == "prod" else 1, (2, 3, 4)).astype(dtype)
+        a = RNG.uniform(
+            0.5 if name == "prod" else -1, 1.5 if name == "prod" else 1, (2, 3, 4)
+        ).astype(dtype)
     x = relay.var("x", shape=(2, 3, 4), dtype=dtype)
     ax = _axes(axis, 3, exclude)
-    expected = np.asarray(fn(a.astype("float64") if dtype == "float16" else a, axis=ax,
-                             keepdims=keepdims)).astype(dtype)
+    expected = np.asarray(
+        fn(a.astype("float64") if dtype == "float16" else a, axis=ax, keepdims=keepdims)
+    ).astype(dtype)
     tol = 1e-2 if dtype == "float16" else 1e-5
     check_op(getattr(relay, name)(x, axis, keepdims, exclude), [a], expected, rtol=tol, atol=tol)
 
@@ -74,7 +86,9 @@ def test_all_any(name, fn, axis, keepdims, exclude):
     a = RNG.uniform(size=(2, 3, 4)) > 0.3
     x = relay.var("x", shape=a.shape, dtype="bool")
     ax = _axes(axis, 3, exclude)
-    check_op(getattr(relay, name)(x, axis, keepdims, exclude), [a], fn(a, axis=ax, keepdims=keepdims))
+    check_op(
+        getattr(relay, name)(x, axis, keepdims, exclude), [a], fn(a, axis=ax, keepdims=keepdims)
+    )
 
 
 def _np_arg(fn, a, axes, keepdims, last):
@@ -111,18 +125,30 @@ def test_variance_std(axis, keepdims, exclude, unbiased):
     x = relay.var("x", shape=a.shape)
     ax = _axes(axis, 3, exclude)
     ddof = 1 if unbiased else 0
-    check_op(relay.variance(x, axis, keepdims, exclude, unbiased), [a],
-             np.var(a, axis=ax, keepdims=keepdims, ddof=ddof).astype("float32"), rtol=1e-4)
-    check_op(relay.std(x, axis, keepdims, exclude, unbiased), [a],
-             np.std(a, axis=ax, keepdims=keepdims, ddof=ddof).astype("float32"), rtol=1e-4)
+    check_op(
+        relay.variance(x, axis, keepdims, exclude, unbiased),
+        [a],
+        np.var(a, axis=ax, keepdims=keepdims, ddof=ddof).astype("float32"),
+        rtol=1e-4,
+    )
+    check_op(
+        relay.std(x, axis, keepdims, exclude, unbiased),
+        [a],
+        np.std(a, axis=ax, keepdims=keepdims, ddof=ddof).astype("float32"),
+        rtol=1e-4,
+    )
 
 
 def test_mean_variance_and_mean_std():
     a = RNG.uniform(-1, 1, (3, 4)).astype("float32")
     x = relay.var("x", shape=a.shape)
     check_op(relay.mean_variance(x, 1), [a], (a.mean(1), a.var(1)), rtol=1e-4)
-    check_op(relay.mean_std(x, 0, keepdims=True), [a],
-             (a.mean(0, keepdims=True), a.std(0, keepdims=True)), rtol=1e-4)
+    check_op(
+        relay.mean_std(x, 0, keepdims=True),
+        [a],
+        (a.mean(0, keepdims=True), a.std(0, keepdims=True)),
+        rtol=1e-4,
+    )
 
 
 # ---- sorting -----------------------------------------------------------------------------------
@@ -130,7 +156,9 @@ def test_mean_variance_and_mean_std():
 
 @pytest.mark.parametrize("axis", [-1, 0])
 @pytest.mark.parametrize("is_ascend", [True, False])
-@pytest.mark.parametrize("dtype,idtype", [("float32", "int32"), ("int32", "int64"), ("float16", "int32")])
+@pytest.mark.parametrize(
+    "dtype,idtype", [("float32", "int32"), ("int32", "int64"), ("float16", "int32")]
+)
 def test_argsort(axis, is_ascend, dtype, idtype):
     a = RNG.permutation(12).reshape(3, 4).astype(dtype)  # distinct values
     x = relay.var("x", shape=a.shape, dtype=dtype)
@@ -159,7 +187,9 @@ def test_topk(k, axis, is_ascend):
 def test_topk_int8():
     a = np.array([[3, -7, 9, 0]], "int8")
     x = relay.var("x", shape=a.shape, dtype="int8")
-    check_op(relay.topk(x, 2).astuple(), [a], (np.array([[9, 3]], "int8"), np.array([[2, 0]], "int32")))
+    check_op(
+        relay.topk(x, 2).astuple(), [a], (np.array([[9, 3]], "int8"), np.array([[2, 0]], "int32"))
+    )
 
 
 # ---- types and errors --------------------------------------------------------------------------
@@ -172,8 +202,11 @@ def test_types():
     assert infer(relay.argmax(x, 2)) == TensorType((Any(), 3), "int32")
     assert infer(relay.mean(x, 0, exclude=True)) == TensorType((Any(),), "float32")
     assert infer(relay.topk(x, 2).astuple()) == TupleType(
-        [TensorType((Any(), 3, 2), "float32"), TensorType((Any(), 3, 2), "int32")])
-    assert relay.op.get("sum").type_rel([IncompleteType()], relay.op.get("sum").make_attrs()) is None
+        [TensorType((Any(), 3, 2), "float32"), TensorType((Any(), 3, 2), "int32")]
+    )
+    assert (
+        relay.op.get("sum").type_rel([IncompleteType()], relay.op.get("sum").make_attrs()) is None
+    )
 
 
 @pytest.mark.parametrize(
@@ -182,9 +215,15 @@ def test_types():
         (lambda x: relay.sum(x, 3), r"sum: axis 3 is out of range for rank 3"),
         (lambda x: relay.argmax(x, (-4,)), r"argmax: axis -4 is out of range for rank 3"),
         (lambda x: relay.all(x), r"all: data must have dtype bool, got float32"),
-        (lambda x: relay.variance(relay.cast(x, "int32")), r"variance: data must have a float dtype, got int32"),
+        (
+            lambda x: relay.variance(relay.cast(x, "int32")),
+            r"variance: data must have a float dtype, got int32",
+        ),
         (lambda x: relay.topk(x, 2, axis=5).astuple(), r"topk: axis 5 is out of range"),
-        (lambda x: relay.topk(x, 2, ret_type="value"), r"topk: ret_type must be 'both', 'values' or 'indices'"),
+        (
+            lambda x: relay.topk(x, 2, ret_type="value"),
+            r"topk: ret_type must be 'both', 'values' or 'indices'",
+        ),
         (lambda x: relay.argsort(x, axis=3), r"argsort: axis 3 is out of range"),
     ],
 )

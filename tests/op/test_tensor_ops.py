@@ -36,13 +36,22 @@ BINARY = [
     ("add", np.add, ["float32", "float16", "int8", "int32"]),
     ("subtract", np.subtract, ["float32", "float16", "int8", "int32"]),
     ("multiply", np.multiply, ["float32", "int32", "int8"]),
-    ("divide", lambda a, b: _trunc_div(a, b) if a.dtype.kind == "i" else a / b,
-     ["float32", "float16", "int32", "int8"]),
-    ("trunc_divide", lambda a, b: _trunc_div(a, b) if a.dtype.kind == "i" else np.trunc(a / b),
-     ["float32", "int32", "int8"]),
+    (
+        "divide",
+        lambda a, b: _trunc_div(a, b) if a.dtype.kind == "i" else a / b,
+        ["float32", "float16", "int32", "int8"],
+    ),
+    (
+        "trunc_divide",
+        lambda a, b: _trunc_div(a, b) if a.dtype.kind == "i" else np.trunc(a / b),
+        ["float32", "int32", "int8"],
+    ),
     ("trunc_mod", np.fmod, ["float32", "int32"]),
-    ("floor_divide", lambda a, b: np.floor_divide(a, b) if a.dtype.kind == "i" else np.floor(a / b),
-     ["float32", "int32", "int8"]),
+    (
+        "floor_divide",
+        lambda a, b: np.floor_divide(a, b) if a.dtype.kind == "i" else np.floor(a / b),
+        ["float32", "int32", "int8"],
+    ),
     ("mod", np.fmod, ["float32", "int32", "int8"]),
     ("floor_mod", np.mod, ["float32", "int32", "int8"]),
     ("maximum", np.maximum, ["float32", "float16", "int8", "int32"]),
@@ -60,7 +69,8 @@ BINARY = [
 
 
 @pytest.mark.parametrize(
-    "name,fn,dtype", [(n, f, d) for n, f, ds in BINARY for d in ds],
+    "name,fn,dtype",
+    [(n, f, d) for n, f, ds in BINARY for d in ds],
     ids=[f"{n}-{d}" for n, _, ds in BINARY for d in ds],
 )
 def test_binary(name, fn, dtype):
@@ -114,8 +124,14 @@ def test_power(dtype):
     check_op(relay.power(x, y), [a, b], np.power(a, b), rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("name,fn", [("logical_and", np.logical_and), ("logical_or", np.logical_or),
-                                     ("logical_xor", np.logical_xor)])
+@pytest.mark.parametrize(
+    "name,fn",
+    [
+        ("logical_and", np.logical_and),
+        ("logical_or", np.logical_or),
+        ("logical_xor", np.logical_xor),
+    ],
+)
 def test_logical_binary(name, fn):
     a, b = _data((4,), "bool"), _data((2, 4), "bool")
     x = relay.var("x", shape=(4,), dtype="bool")
@@ -123,7 +139,9 @@ def test_logical_binary(name, fn):
     check_op(getattr(relay, name)(x, y), [a, b], fn(a, b))
 
 
-@pytest.mark.parametrize("name,fn", [("left_shift", np.left_shift), ("right_shift", np.right_shift)])
+@pytest.mark.parametrize(
+    "name,fn", [("left_shift", np.left_shift), ("right_shift", np.right_shift)]
+)
 def test_shifts(name, fn):
     a = np.array([-8, 8, 1, 100], "int32")
     b = np.array([1, 2, 3, 0], "int32")
@@ -187,8 +205,9 @@ def test_round_is_half_to_even():
     check_op(relay.round(x), [a], np.array([0, 2, 2, -0, -2, 2, -3], "float32"))
 
 
-@pytest.mark.parametrize("name,fn", [("negative", np.negative), ("abs", np.abs), ("sign", np.sign),
-                                     ("copy", np.copy)])
+@pytest.mark.parametrize(
+    "name,fn", [("negative", np.negative), ("abs", np.abs), ("sign", np.sign), ("copy", np.copy)]
+)
 @pytest.mark.parametrize("dtype", ["int8", "int32"])
 def test_unary_int(name, fn, dtype):
     a = _data((6,), dtype)
@@ -196,8 +215,9 @@ def test_unary_int(name, fn, dtype):
     check_op(getattr(relay, name)(x), [a], fn(a).astype(dtype))
 
 
-@pytest.mark.parametrize("name,fn", [("isnan", np.isnan), ("isinf", np.isinf),
-                                     ("isfinite", np.isfinite)])
+@pytest.mark.parametrize(
+    "name,fn", [("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)]
+)
 def test_float_predicates(name, fn):
     a = np.array([1.0, np.nan, np.inf, -np.inf, 0.0], "float32")
     x = relay.var("x", shape=(5,))
@@ -213,8 +233,13 @@ def test_logical_not_and_bitwise_not():
 
 @pytest.mark.parametrize(
     "dtype,a_min,a_max",
-    [("float32", -1.0, 1.0), ("float32", 0.0, 0.5), ("int32", -2, 3), ("int8", -1.5, 1.5),
-     ("float16", -1.0, 2.0)],
+    [
+        ("float32", -1.0, 1.0),
+        ("float32", 0.0, 0.5),
+        ("int32", -2, 3),
+        ("int8", -1.5, 1.5),
+        ("float16", -1.0, 2.0),
+    ],
 )
 def test_clip(dtype, a_min, a_max):
     a = _data((3, 4), dtype)
@@ -258,28 +283,61 @@ def test_full_with_dtype_casts_the_fill_value():
 @pytest.mark.parametrize(
     "expr,match",
     [
-        (lambda: relay.add(relay.var("a", shape=(2, 3)), relay.var("b", shape=(4,))),
-         r"add lhs and rhs: shapes \(2, 3\) and \(4,\) do not broadcast"),
-        (lambda: relay.multiply(relay.var("a", shape=(2, 3)), relay.var("b", shape=(2, 3), dtype="int32")),
-         r"multiply: lhs has dtype float32 but rhs has dtype int32 \(lhs shape \(2, 3\), rhs shape \(2, 3\)\)"),
-        (lambda: relay.exp(relay.var("a", shape=(2,), dtype="int32")),
-         r"exp: data has dtype int32, expected a float"),
-        (lambda: relay.power(relay.var("a", shape=(2,), dtype="int32"), relay.var("b", shape=(2,), dtype="int32")),
-         r"power: lhs has dtype int32, expected a float"),
-        (lambda: relay.right_shift(relay.var("a", shape=(2,)), relay.var("b", shape=(2,))),
-         r"right_shift: lhs has dtype float32, expected an int/uint dtype"),
-        (lambda: relay.add(relay.var("a", shape=(2,), dtype="bool"), relay.var("b", shape=(2,), dtype="bool")),
-         r"add: lhs has dtype bool, expected an int/uint/float dtype"),
-        (lambda: relay.negative(relay.var("a", shape=(2,), dtype="bool")),
-         r"negative: data has dtype bool, expected an int/uint/float dtype"),
-        (lambda: relay.where(relay.var("c", shape=(3,), dtype="bool"), relay.var("a", shape=(2, 3)),
-                             relay.var("b", shape=(2, 3), dtype="float16")),
-         r"where: x has dtype float32 but y has dtype float16"),
-        (lambda: relay.where(relay.var("c", shape=(4,), dtype="bool"), relay.var("a", shape=(2, 3)),
-                             relay.var("b", shape=(2, 3))),
-         r"where condition and x: shapes \(4,\) and \(2, 3\) do not broadcast"),
-        (lambda: relay.full(relay.var("v", shape=(2,)), (3,)),
-         r"full: fill_value must be a scalar \(0-d tensor\), got shape \(2,\)"),
+        (
+            lambda: relay.add(relay.var("a", shape=(2, 3)), relay.var("b", shape=(4,))),
+            r"add lhs and rhs: shapes \(2, 3\) and \(4,\) do not broadcast",
+        ),
+        (
+            lambda: relay.multiply(
+                relay.var("a", shape=(2, 3)), relay.var("b", shape=(2, 3), dtype="int32")
+            ),
+            r"multiply: lhs has dtype float32 but rhs has dtype int32 "
+            r"\(lhs shape \(2, 3\), rhs shape \(2, 3\)\)",
+        ),
+        (
+            lambda: relay.exp(relay.var("a", shape=(2,), dtype="int32")),
+            r"exp: data has dtype int32, expected a float",
+        ),
+        (
+            lambda: relay.power(
+                relay.var("a", shape=(2,), dtype="int32"), relay.var("b", shape=(2,), dtype="int32")
+            ),
+            r"power: lhs has dtype int32, expected a float",
+        ),
+        (
+            lambda: relay.right_shift(relay.var("a", shape=(2,)), relay.var("b", shape=(2,))),
+            r"right_shift: lhs has dtype float32, expected an int/uint dtype",
+        ),
+        (
+            lambda: relay.add(
+                relay.var("a", shape=(2,), dtype="bool"), relay.var("b", shape=(2,), dtype="bool")
+            ),
+            r"add: lhs has dtype bool, expected an int/uint/float dtype",
+        ),
+        (
+            lambda: relay.negative(relay.var("a", shape=(2,), dtype="bool")),
+            r"negative: data has dtype bool, expected an int/uint/float dtype",
+        ),
+        (
+            lambda: relay.where(
+                relay.var("c", shape=(3,), dtype="bool"),
+                relay.var("a", shape=(2, 3)),
+                relay.var("b", shape=(2, 3), dtype="float16"),
+            ),
+            r"where: x has dtype float32 but y has dtype float16",
+        ),
+        (
+            lambda: relay.where(
+                relay.var("c", shape=(4,), dtype="bool"),
+                relay.var("a", shape=(2, 3)),
+                relay.var("b", shape=(2, 3)),
+            ),
+            r"where condition and x: shapes \(4,\) and \(2, 3\) do not broadcast",
+        ),
+        (
+            lambda: relay.full(relay.var("v", shape=(2,)), (3,)),
+            r"full: fill_value must be a scalar \(0-d tensor\), got shape \(2,\)",
+        ),
     ],
 )
 def test_type_errors(expr, match):
@@ -311,9 +369,16 @@ def test_symbolic_dims_are_kept():
 
 @pytest.mark.parametrize(
     "name,pattern",
-    [("add", OpPattern.BROADCAST), ("less", OpPattern.BROADCAST), ("where", OpPattern.BROADCAST),
-     ("exp", OpPattern.ELEMWISE), ("trunc_mod", OpPattern.BROADCAST), ("clip", OpPattern.ELEMWISE), ("zeros", OpPattern.ELEMWISE),
-     ("full_like", OpPattern.ELEMWISE)],
+    [
+        ("add", OpPattern.BROADCAST),
+        ("less", OpPattern.BROADCAST),
+        ("where", OpPattern.BROADCAST),
+        ("exp", OpPattern.ELEMWISE),
+        ("trunc_mod", OpPattern.BROADCAST),
+        ("clip", OpPattern.ELEMWISE),
+        ("zeros", OpPattern.ELEMWISE),
+        ("full_like", OpPattern.ELEMWISE),
+    ],
 )
 def test_patterns(name, pattern):
     assert relay.op.get(name).pattern == pattern

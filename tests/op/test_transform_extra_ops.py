@@ -13,7 +13,9 @@ from relay_tvm.op import OpPattern
 RNG = np.random.default_rng(4)
 
 
-@pytest.mark.parametrize("src,dst", [("float32", "int32"), ("int32", "float32"), ("int16", "float16")])
+@pytest.mark.parametrize(
+    "src,dst", [("float32", "int32"), ("int32", "float32"), ("int16", "float16")]
+)
 def test_reinterpret(src, dst):
     a = RNG.uniform(-10, 10, (2, 3)).astype(src)
     x = relay.var("x", shape=(2, 3), dtype=src)
@@ -25,14 +27,21 @@ def test_reinterpret(src, dst):
 @pytest.mark.parametrize("exclusive", [False, True])
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
 def test_scan(name, fn, identity, axis, exclusive, dtype):
-    a = (RNG.uniform(0.5, 1.5, (3, 4)) if dtype == "float32" else RNG.integers(-3, 4, (3, 4))).astype(dtype)
+    a = (
+        RNG.uniform(0.5, 1.5, (3, 4)) if dtype == "float32" else RNG.integers(-3, 4, (3, 4))
+    ).astype(dtype)
     x = relay.var("x", shape=(3, 4), dtype=dtype)
     flat = a.reshape(-1) if axis is None else a
     ax = 0 if axis is None else axis
     exp = fn(flat, axis=ax).astype(dtype)
     if exclusive:
-        exp = np.concatenate([np.full_like(np.take(exp, [0], axis=ax), identity),
-                              np.take(exp, np.arange(exp.shape[ax] - 1), axis=ax)], axis=ax)
+        exp = np.concatenate(
+            [
+                np.full_like(np.take(exp, [0], axis=ax), identity),
+                np.take(exp, np.arange(exp.shape[ax] - 1), axis=ax),
+            ],
+            axis=ax,
+        )
     check_op(getattr(relay, name)(x, axis, exclusive=exclusive), [a], exp, rtol=1e-5)
 
 
@@ -44,7 +53,11 @@ def test_cumsum_output_dtype():
 
 @pytest.mark.parametrize("indexing", ["ij", "xy"])
 def test_meshgrid(indexing):
-    arrs = [np.arange(2, dtype="float32"), np.arange(3, dtype="float32") + 10, np.arange(4, dtype="float32")]
+    arrs = [
+        np.arange(2, dtype="float32"),
+        np.arange(3, dtype="float32") + 10,
+        np.arange(4, dtype="float32"),
+    ]
     vs = [relay.var(f"x{i}", shape=a.shape) for i, a in enumerate(arrs)]
     w = relay.meshgrid(vs, indexing)
     assert len(w) == 3
@@ -67,8 +80,13 @@ def test_scatter_elements(reduction, axis):
     for pos in np.ndindex(*shape):
         i = idx[pos] % n
         dst = (i, pos[1]) if ax == 0 else (pos[0], i)
-        exp[dst] = {"update": upd[pos], "add": exp[dst] + upd[pos], "mul": exp[dst] * upd[pos],
-                    "min": min(exp[dst], upd[pos]), "max": max(exp[dst], upd[pos])}[reduction]
+        exp[dst] = {
+            "update": upd[pos],
+            "add": exp[dst] + upd[pos],
+            "mul": exp[dst] * upd[pos],
+            "min": min(exp[dst], upd[pos]),
+            "max": max(exp[dst], upd[pos]),
+        }[reduction]
     x = relay.var("x", shape=a.shape)
     i = relay.var("i", shape=idx.shape, dtype="int32")
     u = relay.var("u", shape=upd.shape)
@@ -91,7 +109,8 @@ def test_scatter_nd(mode):
 
 
 @pytest.mark.parametrize(
-    "index_shapes", [[(2,)], [(2,), (2,)], [(2, 1), (3,)], [(2, 3), (1,), (3,)]],
+    "index_shapes",
+    [[(2,)], [(2,), (2,)], [(2, 1), (3,)], [(2, 3), (1,), (3,)]],
 )
 def test_adv_index(index_shapes):
     a = RNG.uniform(size=(3, 4, 5)).astype("float32")
@@ -107,7 +126,11 @@ def test_unravel_index(indices):
     shape = np.array([3, 4], "int32")
     i = relay.var("i", shape=idx.shape, dtype="int32")
     s = relay.var("s", shape=(2,), dtype="int32")
-    check_op(relay.unravel_index(i, s), [idx, shape], np.stack(np.unravel_index(idx, (3, 4))).astype("int32"))
+    check_op(
+        relay.unravel_index(i, s),
+        [idx, shape],
+        np.stack(np.unravel_index(idx, (3, 4))).astype("int32"),
+    )
 
 
 @pytest.mark.parametrize("axis", [-1, 0])
@@ -125,22 +148,47 @@ def test_sort(axis, is_ascend, dtype):
 @pytest.mark.parametrize(
     "make,match",
     [
-        (lambda: relay.reinterpret(relay.var("x", shape=(2,)), "int16"),
-         r"reinterpret: data dtype float32 \(32 bits\) and dtype int16 \(16 bits\) differ"),
+        (
+            lambda: relay.reinterpret(relay.var("x", shape=(2,)), "int16"),
+            r"reinterpret: data dtype float32 \(32 bits\) and dtype int16 \(16 bits\) differ",
+        ),
         (lambda: relay.cumsum(relay.var("x", shape=(2,)), 1), r"cumsum: axis 1 is out of range"),
-        (lambda: relay.meshgrid([relay.var("x", shape=(2, 2))]).astuple(),
-         r"meshgrid: field 0 must be 0-d or 1-d, got shape \(2, 2\)"),
-        (lambda: relay.scatter_elements(relay.var("x", shape=(3, 4)), relay.var("i", shape=(2, 4), dtype="int32"),
-                                        relay.var("u", shape=(2, 3))),
-         r"scatter_elements: indices shape \(2, 4\) and updates shape \(2, 3\) must be equal"),
-        (lambda: relay.scatter_nd(relay.var("x", shape=(3, 4)), relay.var("i", shape=(1, 2), dtype="int32"),
-                                  relay.var("u", shape=(2, 5))),
-         r"scatter_nd: updates shape \(2, 5\) must be \(2, 4\)"),
-        (lambda: relay.adv_index([relay.var("x", shape=(3, 4)), relay.var("i", shape=(2,), dtype="int32"),
-                                  relay.var("j", shape=(3,), dtype="int32")]),
-         r"adv_index index 1: shapes \(2,\) and \(3,\) do not broadcast"),
-        (lambda: relay.unravel_index(relay.var("i", shape=(2,)), relay.var("s", shape=(2,), dtype="int32")),
-         r"unravel_index: indices must have an integer dtype, got float32"),
+        (
+            lambda: relay.meshgrid([relay.var("x", shape=(2, 2))]).astuple(),
+            r"meshgrid: field 0 must be 0-d or 1-d, got shape \(2, 2\)",
+        ),
+        (
+            lambda: relay.scatter_elements(
+                relay.var("x", shape=(3, 4)),
+                relay.var("i", shape=(2, 4), dtype="int32"),
+                relay.var("u", shape=(2, 3)),
+            ),
+            r"scatter_elements: indices shape \(2, 4\) and updates shape \(2, 3\) must be equal",
+        ),
+        (
+            lambda: relay.scatter_nd(
+                relay.var("x", shape=(3, 4)),
+                relay.var("i", shape=(1, 2), dtype="int32"),
+                relay.var("u", shape=(2, 5)),
+            ),
+            r"scatter_nd: updates shape \(2, 5\) must be \(2, 4\)",
+        ),
+        (
+            lambda: relay.adv_index(
+                [
+                    relay.var("x", shape=(3, 4)),
+                    relay.var("i", shape=(2,), dtype="int32"),
+                    relay.var("j", shape=(3,), dtype="int32"),
+                ]
+            ),
+            r"adv_index index 1: shapes \(2,\) and \(3,\) do not broadcast",
+        ),
+        (
+            lambda: relay.unravel_index(
+                relay.var("i", shape=(2,)), relay.var("s", shape=(2,), dtype="int32")
+            ),
+            r"unravel_index: indices must have an integer dtype, got float32",
+        ),
     ],
 )
 def test_type_errors(make, match):
@@ -151,10 +199,16 @@ def test_type_errors(make, match):
 def test_relations_wait_and_patterns():
     op = relay.op.get("scatter_nd")
     assert op.type_rel([IncompleteType()] * 3, op.make_attrs()) is None
-    for name, p in [("cumsum", OpPattern.OPAQUE), ("scatter_elements", OpPattern.OPAQUE),
-                    ("scatter_nd", OpPattern.OPAQUE), ("adv_index", OpPattern.INJECTIVE),
-                    ("meshgrid", OpPattern.INJECTIVE), ("reinterpret", OpPattern.ELEMWISE),
-                    ("sort", OpPattern.OPAQUE), ("unravel_index", OpPattern.INJECTIVE)]:
+    for name, p in [
+        ("cumsum", OpPattern.OPAQUE),
+        ("scatter_elements", OpPattern.OPAQUE),
+        ("scatter_nd", OpPattern.OPAQUE),
+        ("adv_index", OpPattern.INJECTIVE),
+        ("meshgrid", OpPattern.INJECTIVE),
+        ("reinterpret", OpPattern.ELEMWISE),
+        ("sort", OpPattern.OPAQUE),
+        ("unravel_index", OpPattern.INJECTIVE),
+    ]:
         assert relay.op.get(name).pattern == p
 
 
@@ -169,8 +223,14 @@ def test_trilu(k, upper):
 
 @pytest.mark.parametrize(
     "equation,shapes",
-    [("ij,jk->ik", [(2, 3), (3, 4)]), ("ii->i", [(3, 3)]), ("ij->ji", [(2, 3)]),
-     ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]), ("i,j", [(2,), (3,)]), ("ij,ij->", [(2, 3), (2, 3)])],
+    [
+        ("ij,jk->ik", [(2, 3), (3, 4)]),
+        ("ii->i", [(3, 3)]),
+        ("ij->ji", [(2, 3)]),
+        ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
+        ("i,j", [(2,), (3,)]),
+        ("ij,ij->", [(2, 3), (2, 3)]),
+    ],
 )
 def test_einsum(equation, shapes):
     arrs = [RNG.uniform(size=s).astype("float32") for s in shapes]
@@ -205,13 +265,21 @@ def test_logsumexp(axis, keepdims):
 @pytest.mark.parametrize(
     "make,match",
     [
-        (lambda: relay.einsum([relay.var("a", shape=(2, 3)), relay.var("b", shape=(4, 5))], "ij,jk->ik"),
-         r"einsum: index 'j' has size 3 and 4"),
-        (lambda: relay.einsum([relay.var("a", shape=(2, 3))], "ijk->i"),
-         r"einsum: operand 0 has shape \(2, 3\) but subscripts 'ijk'"),
+        (
+            lambda: relay.einsum(
+                [relay.var("a", shape=(2, 3)), relay.var("b", shape=(4, 5))], "ij,jk->ik"
+            ),
+            r"einsum: index 'j' has size 3 and 4",
+        ),
+        (
+            lambda: relay.einsum([relay.var("a", shape=(2, 3))], "ijk->i"),
+            r"einsum: operand 0 has shape \(2, 3\) but subscripts 'ijk'",
+        ),
         (lambda: relay.trilu(relay.var("a", shape=(3,)), 0), r"trilu: data must have rank >= 2"),
-        (lambda: relay.searchsorted(relay.var("s", shape=(2, 5)), relay.var("v", shape=(3, 2))),
-         r"searchsorted: sorted_sequence shape \(2, 5\) and values shape \(3, 2\) must agree"),
+        (
+            lambda: relay.searchsorted(relay.var("s", shape=(2, 5)), relay.var("v", shape=(3, 2))),
+            r"searchsorted: sorted_sequence shape \(2, 5\) and values shape \(3, 2\) must agree",
+        ),
     ],
 )
 def test_more_type_errors(make, match):

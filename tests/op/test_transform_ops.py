@@ -19,8 +19,14 @@ def _rand(shape, dtype="float32"):
 
 
 @pytest.mark.parametrize(
-    "src,dst", [("float32", "int32"), ("float32", "float16"), ("int32", "float32"),
-                ("int8", "int32"), ("float16", "int8")],
+    "src,dst",
+    [
+        ("float32", "int32"),
+        ("float32", "float16"),
+        ("int32", "float32"),
+        ("int8", "int32"),
+        ("float16", "int8"),
+    ],
 )
 def test_cast(src, dst):
     a = (RNG.uniform(-100, 100, (2, 3))).astype(src)
@@ -65,9 +71,11 @@ def test_reshape_any_dim():
 
 @pytest.mark.parametrize(
     "dshape,lshape,kw,oshape",
-    [((2, 3, 4), (6, 4), {}, (6, 4)),
-     ((2, 3, 4), (1, 6, 2), {"lhs_begin": 1, "rhs_begin": 1}, (2, 6, 2)),
-     ((2, 3, 4), (12, 9), {"lhs_begin": 1, "rhs_end": 1}, (2, 12))],
+    [
+        ((2, 3, 4), (6, 4), {}, (6, 4)),
+        ((2, 3, 4), (1, 6, 2), {"lhs_begin": 1, "rhs_begin": 1}, (2, 6, 2)),
+        ((2, 3, 4), (12, 9), {"lhs_begin": 1, "rhs_end": 1}, (2, 12)),
+    ],
 )
 def test_reshape_like(dshape, lshape, kw, oshape):
     a = _rand(dshape)
@@ -103,14 +111,17 @@ def test_expand_dims(axis, num):
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_concatenate(axis):
     shapes = [(2, 3, 4)] * 3
-    shapes = [tuple(s[i] + (k if i == axis % 3 else 0) for i in range(3)) for k, s in enumerate(shapes)]
+    shapes = [
+        tuple(s[i] + (k if i == axis % 3 else 0) for i in range(3)) for k, s in enumerate(shapes)
+    ]
     arrs = [_rand(s) for s in shapes]
     vs = [relay.var(f"x{i}", shape=s) for i, s in enumerate(shapes)]
     check_op(relay.concatenate(vs, axis), arrs, np.concatenate(arrs, axis))
 
 
 @pytest.mark.parametrize(
-    "shape,ios,axis", [((6, 4), 3, 0), ((2, 6), 2, 1), ((2, 9), (2, 5), -1), ((7,), (1,), 0)],
+    "shape,ios,axis",
+    [((6, 4), 3, 0), ((2, 6), 2, 1), ((2, 9), (2, 5), -1), ((7,), (1,), 0)],
 )
 def test_split(shape, ios, axis):
     a = _rand(shape)
@@ -132,8 +143,9 @@ def test_stack(axis):
     check_op(relay.stack(vs, axis), arrs, np.stack(arrs, axis))
 
 
-@pytest.mark.parametrize("shape,reps", [((2, 3), (2, 1)), ((2, 3), (3,)), ((3,), (2, 2)),
-                                        ((2, 1, 3), (1, 2, 1))])
+@pytest.mark.parametrize(
+    "shape,reps", [((2, 3), (2, 1)), ((2, 3), (3,)), ((3,), (2, 2)), ((2, 1, 3), (1, 2, 1))]
+)
 def test_tile(shape, reps):
     a = _rand(shape, "int32")
     x = relay.var("x", shape=shape, dtype="int32")
@@ -154,8 +166,9 @@ def test_reverse(axis):
     check_op(relay.reverse(x, axis), [a], np.flip(a, axis))
 
 
-@pytest.mark.parametrize("dshape,shape", [((3, 1), (2, 3, 4)), ((4,), (3, 4)), ((1,), (2, 2)),
-                                          ((2, 3), (2, 3))])
+@pytest.mark.parametrize(
+    "dshape,shape", [((3, 1), (2, 3, 4)), ((4,), (3, 4)), ((1,), (2, 2)), ((2, 3), (2, 3))]
+)
 def test_broadcast_to(dshape, shape):
     a = _rand(dshape)
     x = relay.var("x", shape=dshape)
@@ -164,8 +177,9 @@ def test_broadcast_to(dshape, shape):
     check_op(relay.broadcast_to_like(x, y), [a, _rand(shape)], np.broadcast_to(a, shape))
 
 
-@pytest.mark.parametrize("dshape,tshape", [((2, 3, 4), (3, 1)), ((2, 3), (3,)), ((2, 3), (1, 3)),
-                                           ((2, 3), (2, 3))])
+@pytest.mark.parametrize(
+    "dshape,tshape", [((2, 3, 4), (3, 1)), ((2, 3), (3,)), ((2, 3), (1, 3)), ((2, 3), (2, 3))]
+)
 def test_collapse_sum(dshape, tshape):
     a = _rand(dshape)
     lead = len(dshape) - len(tshape)
@@ -190,7 +204,9 @@ def test_shape_of_default_dtype_is_int32():
     x = relay.var("x", shape=(2, 3))
     assert infer(relay.shape_of(x)) == TensorType((2,), "int32")
     assert infer(relay.ndarray_size(x)) == TensorType((), "int32")
-    assert infer(relay.shape_of(relay.var("y", relay.TensorType((Any(), 3))))) == TensorType((2,), "int32")
+    assert infer(relay.shape_of(relay.var("y", relay.TensorType((Any(), 3))))) == TensorType(
+        (2,), "int32"
+    )
 
 
 LAYOUTS = [
@@ -199,8 +215,17 @@ LAYOUTS = [
     ("NCHW", "NCHW4c", (2, 8, 3, 2), lambda a: a.reshape(2, 2, 4, 3, 2).transpose(0, 1, 3, 4, 2)),
     ("NCHW4c", "NCHW", (2, 2, 3, 2, 4), lambda a: a.transpose(0, 1, 4, 2, 3).reshape(2, 8, 3, 2)),
     ("NHWC", "NCHW2c", (1, 3, 2, 8), lambda a: a.reshape(1, 3, 2, 4, 2).transpose(0, 3, 1, 2, 4)),
-    ("NCHW2c", "NCHW4c", (1, 4, 2, 2, 2),
-     lambda a: a.transpose(0, 1, 4, 2, 3).reshape(1, 8, 2, 2).reshape(1, 2, 4, 2, 2).transpose(0, 1, 3, 4, 2)),
+    (
+        "NCHW2c",
+        "NCHW4c",
+        (1, 4, 2, 2, 2),
+        lambda a: (
+            a.transpose(0, 1, 4, 2, 3)
+            .reshape(1, 8, 2, 2)
+            .reshape(1, 2, 4, 2, 2)
+            .transpose(0, 1, 3, 4, 2)
+        ),
+    ),
 ]
 
 
@@ -213,8 +238,13 @@ def test_layout_transform(src, dst, shape, fn):
 
 @pytest.mark.parametrize(
     "args,dtype",
-    [((5,), "float32"), ((1, 7, 2), "int32"), ((0.5, 2.0, 0.25), "float32"), ((10, 0, -3), "int32"),
-     ((3, 3), "float32")],
+    [
+        ((5,), "float32"),
+        ((1, 7, 2), "int32"),
+        ((0.5, 2.0, 0.25), "float32"),
+        ((10, 0, -3), "int32"),
+        ((3, 3), "float32"),
+    ],
 )
 def test_arange(args, dtype):
     exp = np.arange(*args).astype(dtype)
@@ -223,7 +253,9 @@ def test_arange(args, dtype):
 
 def test_arange_of_an_unknown_scalar_has_any_length():
     n = relay.var("n", shape=(), dtype="int32")
-    assert infer(relay.arange(relay.const(0), n, relay.const(1), "int32")) == TensorType((Any(),), "int32")
+    assert infer(relay.arange(relay.const(0), n, relay.const(1), "int32")) == TensorType(
+        (Any(),), "int32"
+    )
 
 
 # ---- type errors ------------------------------------------------------------------------------
@@ -232,35 +264,68 @@ def test_arange_of_an_unknown_scalar_has_any_length():
 @pytest.mark.parametrize(
     "make,match",
     [
-        (lambda: relay.reshape(relay.var("x", shape=(2, 3)), (4, 2)),
-         r"reshape: cannot reshape \(2, 3\) \(6 elements\) into \(4, 2\)"),
+        (
+            lambda: relay.reshape(relay.var("x", shape=(2, 3)), (4, 2)),
+            r"reshape: cannot reshape \(2, 3\) \(6 elements\) into \(4, 2\)",
+        ),
         (lambda: relay.reshape(relay.var("x", shape=(2, 3)), (-1, -1)), r"more than one -1"),
-        (lambda: relay.reshape_like(relay.var("x", shape=(2, 3)), relay.var("y", shape=(5,))),
-         r"reshape_like: data shape \(2, 3\) .* shape_like shape \(5,\)"),
+        (
+            lambda: relay.reshape_like(relay.var("x", shape=(2, 3)), relay.var("y", shape=(5,))),
+            r"reshape_like: data shape \(2, 3\) .* shape_like shape \(5,\)",
+        ),
         (lambda: relay.transpose(relay.var("x", shape=(2, 3)), (0, 0)), r"not a permutation"),
-        (lambda: relay.squeeze(relay.var("x", shape=(2, 3)), (1,)),
-         r"squeeze: axis 1 of data shape \(2, 3\) has size 3, expected 1"),
-        (lambda: relay.expand_dims(relay.var("x", shape=(2, 3)), 4), r"expand_dims: axis 4 is out of range"),
-        (lambda: relay.concatenate([relay.var("a", shape=(2, 3)), relay.var("b", shape=(3, 3))], 1),
-         r"concatenate: field 1 shape \(3, 3\) and field 0 shape \(2, 3\) differ on axis 0"),
-        (lambda: relay.split(relay.var("x", shape=(5, 3)), 2).astuple(),
-         r"split: axis 0 of size 5 does not divide into 2 equal sections"),
-        (lambda: relay.split(relay.var("x", shape=(5, 3)), (3, 2)).astuple(),
-         r"split: indices \(3, 2\) must be positive and strictly ascending"),
-        (lambda: relay.stack([relay.var("a", shape=(2, 3)), relay.var("b", shape=(3, 2))]),
-         r"stack: field 1 shape \(3, 2\) differs from field 0 shape \(2, 3\)"),
-        (lambda: relay.stack([relay.var("a", shape=(2,)), relay.var("b", shape=(2,), dtype="int32")]),
-         r"stack: field 1 has dtype int32, field 0 has float32"),
-        (lambda: relay.broadcast_to(relay.var("x", shape=(2, 3)), (4, 3)),
-         r"broadcast_to data and target: shapes \(2, 3\) and \(4, 3\) do not broadcast"),
-        (lambda: relay.broadcast_to(relay.var("x", shape=(2, 3)), (1, 3)),
-         r"broadcast_to: data shape \(2, 3\) does not broadcast to \(1, 3\)"),
-        (lambda: relay.collapse_sum_to(relay.var("x", shape=(2, 3)), (4,)),
-         r"collapse_sum_to: target shape \(4,\) does not broadcast to data shape \(2, 3\)"),
-        (lambda: relay.layout_transform(relay.var("x", shape=(1, 6, 2, 2)), "NCHW", "NCHW4c"),
-         r"layout_transform: axis C of size 6 .* not divisible by block size 4"),
-        (lambda: relay.layout_transform(relay.var("x", shape=(1, 6, 2)), "NCHW", "NHWC"),
-         r"layout_transform: data shape \(1, 6, 2\) has rank 3, layout has 4 axes"),
+        (
+            lambda: relay.squeeze(relay.var("x", shape=(2, 3)), (1,)),
+            r"squeeze: axis 1 of data shape \(2, 3\) has size 3, expected 1",
+        ),
+        (
+            lambda: relay.expand_dims(relay.var("x", shape=(2, 3)), 4),
+            r"expand_dims: axis 4 is out of range",
+        ),
+        (
+            lambda: relay.concatenate(
+                [relay.var("a", shape=(2, 3)), relay.var("b", shape=(3, 3))], 1
+            ),
+            r"concatenate: field 1 shape \(3, 3\) and field 0 shape \(2, 3\) differ on axis 0",
+        ),
+        (
+            lambda: relay.split(relay.var("x", shape=(5, 3)), 2).astuple(),
+            r"split: axis 0 of size 5 does not divide into 2 equal sections",
+        ),
+        (
+            lambda: relay.split(relay.var("x", shape=(5, 3)), (3, 2)).astuple(),
+            r"split: indices \(3, 2\) must be positive and strictly ascending",
+        ),
+        (
+            lambda: relay.stack([relay.var("a", shape=(2, 3)), relay.var("b", shape=(3, 2))]),
+            r"stack: field 1 shape \(3, 2\) differs from field 0 shape \(2, 3\)",
+        ),
+        (
+            lambda: relay.stack(
+                [relay.var("a", shape=(2,)), relay.var("b", shape=(2,), dtype="int32")]
+            ),
+            r"stack: field 1 has dtype int32, field 0 has float32",
+        ),
+        (
+            lambda: relay.broadcast_to(relay.var("x", shape=(2, 3)), (4, 3)),
+            r"broadcast_to data and target: shapes \(2, 3\) and \(4, 3\) do not broadcast",
+        ),
+        (
+            lambda: relay.broadcast_to(relay.var("x", shape=(2, 3)), (1, 3)),
+            r"broadcast_to: data shape \(2, 3\) does not broadcast to \(1, 3\)",
+        ),
+        (
+            lambda: relay.collapse_sum_to(relay.var("x", shape=(2, 3)), (4,)),
+            r"collapse_sum_to: target shape \(4,\) does not broadcast to data shape \(2, 3\)",
+        ),
+        (
+            lambda: relay.layout_transform(relay.var("x", shape=(1, 6, 2, 2)), "NCHW", "NCHW4c"),
+            r"layout_transform: axis C of size 6 .* not divisible by block size 4",
+        ),
+        (
+            lambda: relay.layout_transform(relay.var("x", shape=(1, 6, 2)), "NCHW", "NHWC"),
+            r"layout_transform: data shape \(1, 6, 2\) has rank 3, layout has 4 axes",
+        ),
         (lambda: relay.repeat(relay.var("x", shape=(2,)), 0, 0), r"repeat: repeats must be >= 1"),
         (lambda: relay.reverse(relay.var("x", shape=(2,)), 1), r"reverse: axis 1 is out of range"),
     ],
@@ -275,9 +340,15 @@ def test_type_errors(make, match):
 
 @pytest.mark.parametrize(
     "name,attrs",
-    [("transpose", {}), ("squeeze", {"axis": (0,)}), ("split", {"indices_or_sections": 2}),
-     ("tile", {"reps": (2,)}), ("broadcast_to", {"shape": (2, 3)}), ("shape_of", {}),
-     ("layout_transform", {"src_layout": "NCHW", "dst_layout": "NHWC"})],
+    [
+        ("transpose", {}),
+        ("squeeze", {"axis": (0,)}),
+        ("split", {"indices_or_sections": 2}),
+        ("tile", {"reps": (2,)}),
+        ("broadcast_to", {"shape": (2, 3)}),
+        ("shape_of", {}),
+        ("layout_transform", {"src_layout": "NCHW", "dst_layout": "NHWC"}),
+    ],
 )
 def test_relations_wait_for_unknown_types(name, attrs):
     op = relay.op.get(name)
@@ -288,23 +359,38 @@ def test_dynamic_dims():
     x = relay.var("x", relay.TensorType((Any(), 6)))
     assert infer(relay.transpose(x)) == TensorType((6, Any()), "float32")
     assert infer(relay.expand_dims(x, 1)) == TensorType((Any(), 1, 6), "float32")
-    assert infer(relay.split(x, 3, axis=1).astuple()) == TupleType([TensorType((Any(), 2), "float32")] * 3)
-    assert infer(relay.split(x, 2, axis=0).astuple()) == TupleType([TensorType((Any(), 6), "float32")] * 2)
+    assert infer(relay.split(x, 3, axis=1).astuple()) == TupleType(
+        [TensorType((Any(), 2), "float32")] * 3
+    )
+    assert infer(relay.split(x, 2, axis=0).astuple()) == TupleType(
+        [TensorType((Any(), 6), "float32")] * 2
+    )
     assert infer(relay.tile(x, (2, 1))) == TensorType((Any(), 6), "float32")
     assert infer(relay.squeeze(relay.var("y", relay.TensorType((Any(), 1))), (1,))) == TensorType(
-        (Any(),), "float32")
+        (Any(),), "float32"
+    )
 
 
 @pytest.mark.parametrize(
     "name,pattern",
-    [("reshape", OpPattern.INJECTIVE), ("transpose", OpPattern.INJECTIVE),
-     ("split", OpPattern.INJECTIVE), ("expand_dims", OpPattern.BROADCAST),
-     ("broadcast_to", OpPattern.BROADCAST), ("collapse_sum_like", OpPattern.COMM_REDUCE),
-     ("layout_transform", OpPattern.INJECTIVE), ("cast", OpPattern.ELEMWISE),
-     ("concatenate", OpPattern.INJECTIVE), ("stack", OpPattern.INJECTIVE),
-     ("tile", OpPattern.BROADCAST), ("repeat", OpPattern.BROADCAST),
-     ("shape_of", OpPattern.OPAQUE), ("ndarray_size", OpPattern.INJECTIVE),
-     ("arange", OpPattern.OPAQUE), ("squeeze", OpPattern.INJECTIVE)],
+    [
+        ("reshape", OpPattern.INJECTIVE),
+        ("transpose", OpPattern.INJECTIVE),
+        ("split", OpPattern.INJECTIVE),
+        ("expand_dims", OpPattern.BROADCAST),
+        ("broadcast_to", OpPattern.BROADCAST),
+        ("collapse_sum_like", OpPattern.COMM_REDUCE),
+        ("layout_transform", OpPattern.INJECTIVE),
+        ("cast", OpPattern.ELEMWISE),
+        ("concatenate", OpPattern.INJECTIVE),
+        ("stack", OpPattern.INJECTIVE),
+        ("tile", OpPattern.BROADCAST),
+        ("repeat", OpPattern.BROADCAST),
+        ("shape_of", OpPattern.OPAQUE),
+        ("ndarray_size", OpPattern.INJECTIVE),
+        ("arange", OpPattern.OPAQUE),
+        ("squeeze", OpPattern.INJECTIVE),
+    ],
 )
 def test_patterns(name, pattern):
     assert relay.op.get(name).pattern == pattern
@@ -365,9 +451,14 @@ def test_constant_attributes_and_tuple_wrappers_are_accepted():
     a = _rand((2, 6))
     x = relay.var("x", shape=(2, 6))
     check_op(relay.reshape(x, relay.const([3, 4], "int64")), [a], a.reshape(3, 4))
-    check_op(relay.strided_slice(x, relay.const([0, 1]), relay.const([1, 5]), relay.const([1, 2])),
-             [a], a[0:1, 1:5:2])
-    check_op(relay.concatenate(relay.split(x, 2, axis=1), 0), [a], np.concatenate(np.split(a, 2, 1), 0))
+    check_op(
+        relay.strided_slice(x, relay.const([0, 1]), relay.const([1, 5]), relay.const([1, 2])),
+        [a],
+        a[0:1, 1:5:2],
+    )
+    check_op(
+        relay.concatenate(relay.split(x, 2, axis=1), 0), [a], np.concatenate(np.split(a, 2, 1), 0)
+    )
     check_op(relay.full(1.5, (2,), "float32"), [], np.full((2,), 1.5, "float32"))
     with pytest.raises(relay.RelayError, match=r"reshape: newshape must be static"):
         relay.reshape(x, relay.shape_of(x))
