@@ -13,18 +13,20 @@ NumPy reference kernel, TE compute and fusion pattern:
 - :mod:`.nn_shape`: ``pad``, ``batch_flatten``, ``depth_to_space``, ``space_to_depth``,
   ``upsampling``;
 - :mod:`.nn_spatial`: ``mirror_pad``, ``dilate``, ``space_to_batch_nd``, ``batch_to_space_nd``,
-  ``upsampling3d``.
+  ``upsampling3d``;
+- :mod:`.nn_loss`: ``cross_entropy``, ``cross_entropy_with_logits``, ``nll_loss``.
 
 ``relay.nn.<name>`` is importable from here, as in tvm.relay.
 """
 
 from __future__ import annotations
 
-from . import nn_activation, nn_conv, nn_dense, nn_norm, nn_pool, nn_shape, nn_spatial
+from . import nn_activation, nn_conv, nn_dense, nn_loss, nn_norm, nn_pool, nn_shape, nn_spatial
 from ._nn_common import TupleWrapper, pad_before_after
 from .nn_activation import *  # noqa: F401,F403
 from .nn_conv import *  # noqa: F401,F403
 from .nn_dense import *  # noqa: F401,F403
+from .nn_loss import *  # noqa: F401,F403
 from .nn_norm import *  # noqa: F401,F403
 from .nn_pool import *  # noqa: F401,F403
 from .nn_shape import *  # noqa: F401,F403
@@ -46,6 +48,7 @@ __all__ = [
     *nn_pool.__all__,
     *nn_shape.__all__,
     *nn_spatial.__all__,
+    *nn_loss.__all__,
     "pad4",
     "TupleWrapper",
 ]

@@ -184,7 +184,7 @@ def _softmax_ref(log):
     return ref
 
 
-for _name, _log in (("softmax", False), ("log_softmax", True)):
+for _name, _log in (("softmax", False), ("log_softmax", True), ("fast_softmax", False)):
     register_op(
         f"nn.{_name}",
         num_inputs=1,
@@ -194,7 +194,8 @@ for _name, _log in (("softmax", False), ("log_softmax", True)):
         ref=_softmax_ref(_log),
         compute=_topi_nn(_name, axis="axis"),
         pattern=OpPattern.OPAQUE,
-        doc=f"{'Log-' if _log else ''}softmax along ``axis`` (topi.nn.{_name}); float data.",
+        doc=f"{'Log-' if _log else ''}softmax along ``axis`` (topi.nn.{_name}); float data"
+            + (" (exp approximated, as Relay's FastMath pass emits it)." if _name[0] == "f" else "."),
         level=1,
     )
 
@@ -202,6 +203,12 @@ for _name, _log in (("softmax", False), ("log_softmax", True)):
 def softmax(data, axis=-1):
     """``exp(x) / sum(exp(x))`` along ``axis`` (tvm.relay.nn.softmax); float data."""
     return make_call("nn.softmax", [data], axis=axis)
+
+
+def fast_softmax(data, axis=-1):
+    """Softmax with topi's fast approximate ``exp`` (tvm.relay.nn.fast_softmax); the reference
+    kernel computes the exact softmax."""
+    return make_call("nn.fast_softmax", [data], axis=axis)
 
 
 def log_softmax(data, axis=-1):
@@ -258,5 +265,5 @@ def dropout(data, rate=0.5):
     return TupleWrapper(dropout_raw(data, rate), 2)[0]
 
 
-__all__ = ["relu", "leaky_relu", "prelu", "bias_add", "softmax", "log_softmax", "dropout",
-           "dropout_raw"]
+__all__ = ["relu", "leaky_relu", "prelu", "bias_add", "softmax", "log_softmax", "fast_softmax",
+           "dropout", "dropout_raw"]
