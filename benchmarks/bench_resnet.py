@@ -115,7 +115,8 @@ def main(argv=None):
               f"{mem['intermediate_bytes'] / 2**20:>12.1f}")
         if args.check:
             ref = relay.create_executor("debug", mod, params=params).evaluate()(x).numpy()
-            print(f"  max |graph - interpreter| = {np.abs(m.get_output(0).numpy() - ref).max():.3g}")
+            diff = np.abs(m.get_output(0).numpy() - ref).max()
+            print(f"  max |graph - interpreter| = {diff:.3g}")
 
 
 if __name__ == "__main__":

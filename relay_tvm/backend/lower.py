@@ -34,7 +34,8 @@ def flatten_type(ty) -> list:
         elif isinstance(t, TensorType):
             out.append(t)
         else:
-            raise BuildError(f"cannot compile a value of type {t}: only tensors and tuples of tensors")
+            raise BuildError(f"cannot compile a value of type {t}: only tensors and tuples of "
+                             f"tensors")
     return out
 
 

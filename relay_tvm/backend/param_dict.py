@@ -120,13 +120,15 @@ def load_param_dict(blob, as_numpy: bool = False) -> dict:
         try:
             name = bytes(r.take(n, f"the name of entry {k}")).decode("utf-8")
         except UnicodeDecodeError:
-            raise ConversionError(f"load_param_dict: entry {k} has a name that is not UTF-8") from None
+            raise ConversionError(
+                f"load_param_dict: entry {k} has a name that is not UTF-8") from None
         (n,) = r.unpack("<I", f"the dtype length of {name!r}")
         dt = bytes(r.take(n, f"the dtype of {name!r}")).decode("ascii", "replace")
         try:
             dtype = np.dtype(dt)
         except TypeError:
-            raise ConversionError(f"load_param_dict: parameter {name!r} has unknown dtype {dt!r}") from None
+            raise ConversionError(
+                f"load_param_dict: parameter {name!r} has unknown dtype {dt!r}") from None
         (ndim,) = r.unpack("<I", f"the rank of {name!r}")
         if ndim > 64:
             raise ConversionError(f"load_param_dict: parameter {name!r} has rank {ndim} (> 64)")

@@ -117,7 +117,8 @@ def partition_each_op(main: Function) -> Function:
                     "the debug executor)", node.span)
         elif t is Tuple:
             fields = [memo[id(f)] for f in node.fields]
-            new = node if all(x is y for x, y in zip(fields, node.fields)) else Tuple(fields, node.span)
+            same = all(x is y for x, y in zip(fields, node.fields))
+            new = node if same else Tuple(fields, node.span)
         elif t is TupleGetItem:
             v = memo[id(node.tuple_value)]
             new = node if v is node.tuple_value else TupleGetItem(v, node.index, node.span)

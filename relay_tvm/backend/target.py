@@ -8,7 +8,8 @@ the host CPU (``mcpu``/``mtriple`` of the machine), as TVM's old ``llvm -mcpu=na
 Translation table (string → dict), for example::
 
     "llvm"                               {"kind": "llvm", "mcpu": <host cpu>, "mtriple": <host>}
-    "llvm -mcpu=skylake-avx512"          {"kind": "llvm", "mcpu": "skylake-avx512", "mtriple": <host>}
+    "llvm -mcpu=skylake-avx512"          {"kind": "llvm", "mcpu": "skylake-avx512",
+                                          "mtriple": <host>}
     "llvm -mtriple=aarch64-linux-gnu"    {"kind": "llvm", "mtriple": "aarch64-linux-gnu",
                                           "mattr": ["+neon"]}
     "llvm -mattr=+avx2,+fma"             {"kind": "llvm", ..., "mattr": ["+avx2", "+fma"]}
@@ -81,7 +82,8 @@ def parse_target_string(text: str) -> dict:
             try:
                 out[key] = int(value)
             except ValueError:
-                raise BuildError(f"target {text!r}: option -{key} expects an integer, got {value!r}") from None
+                raise BuildError(f"target {text!r}: option -{key} expects an integer, got "
+                                 f"{value!r}") from None
         else:
             out[key] = value
     return out
@@ -132,7 +134,8 @@ def make_target(target=None, host=None):
             d = dict(target)
         else:
             raise BuildError(
-                f"target: expected a string, a dict or a tvm.target.Target, got {type(target).__name__}"
+                f"target: expected a string, a dict or a tvm.target.Target, got "
+                f"{type(target).__name__}"
             )
         d = complete_llvm(d)
         try:
@@ -159,4 +162,5 @@ def device_for(target):
     return tvm.device(kind, 0)
 
 
-__all__ = ["make_target", "parse_target_string", "host_cpu", "is_gpu", "device_for", "complete_llvm"]
+__all__ = ["make_target", "parse_target_string", "host_cpu", "is_gpu", "device_for",
+           "complete_llvm"]

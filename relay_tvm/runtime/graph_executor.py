@@ -38,7 +38,8 @@ class GraphModule:
 
     def __init__(self, module):
         if not isinstance(module, GraphModule):
-            raise BuildError(f"GraphModule: expected lib['default'](dev), got {type(module).__name__}")
+            raise BuildError(f"GraphModule: expected lib['default'](dev), got "
+                             f"{type(module).__name__}")
         self.__dict__.update(module.__dict__)
         self._inputs = list(module._inputs)
         self._outputs = list(module._outputs)
@@ -273,7 +274,8 @@ def create(graph_json_str: str, libmod, device=None) -> GraphModule:
     if not hasattr(libmod, "get_graph_json") or not hasattr(libmod, "__getitem__"):
         raise BuildError(f"graph_executor.create: expected the module relay.build or "
                          f"load_module returned, got {type(libmod).__name__}")
-    if graph_json_str is not None and json.loads(graph_json_str) != json.loads(libmod.get_graph_json()):
+    own = json.loads(libmod.get_graph_json())
+    if graph_json_str is not None and json.loads(graph_json_str) != own:
         raise BuildError("graph_executor.create: the graph JSON differs from the one compiled "
                          "into the library (relay_tvm libraries embed their graph)")
     name = getattr(libmod, "libmod_name", "default")

@@ -94,7 +94,8 @@ def test_unbound_params_stay_inputs_and_graph_module_takes_them():
     "key, value, match",
     [
         ("nope", np.zeros((1, 2, 6, 6), "float32"), "unknown input 'nope'"),
-        ("x", np.zeros((1, 2, 6, 5), "float32"), r"got shape \(1, 2, 6, 5\), expected \(1, 2, 6, 6\)"),
+        ("x", np.zeros((1, 2, 6, 5), "float32"),
+         r"got shape \(1, 2, 6, 5\), expected \(1, 2, 6, 6\)"),
         ("x", np.zeros((1, 2, 6, 6), "float64"), "got dtype float64, expected float32"),
         ("x", np.zeros((2, 6, 6), "float32"), "got shape"),
         (7, np.zeros((1, 2, 6, 6), "float32"), "index 7 out of range"),

@@ -14,8 +14,8 @@ def _build(func, params=None, opt_level=3):
 
 
 def _rules(lib):
-    return {k.rule for k in lib.kernels.values()} if False else \
-        {v.anchor: v.schedule_rule for v in lib.kernels.values()}
+    """anchor operator -> schedule rule of each kernel"""
+    return {v.anchor: v.schedule_rule for v in lib.kernels.values()}
 
 
 CONV_CASES = [
@@ -128,7 +128,8 @@ def test_softmax_and_injective():
     assert_same(ref, got, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("C, H, W, s, mult", [(6, 13, 11, 1, 1), (8, 16, 16, 2, 1), (4, 9, 9, 1, 2)])
+@pytest.mark.parametrize("C, H, W, s, mult",
+                         [(6, 13, 11, 1, 1), (8, 16, 16, 2, 1), (4, 9, 9, 1, 2)])
 def test_depthwise_and_grouped_conv_window_rule(C, H, W, s, mult):
     x = relay.var("x", shape=(1, C, H, W))
     w = relay.var("w", shape=(C * mult, 1, 3, 3))

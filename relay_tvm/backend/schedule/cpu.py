@@ -191,13 +191,9 @@ def _gemm(sch, target, *, batch: bool, weight_nk: bool):
     exts = [generic.loop_extent(sch, lp) for lp in loops]
     if any(e is None for e in exts):
         raise NotApplicable("symbolic extents")
-    out_buf = sch.get(block).writes[0]
-    out_buf = getattr(out_buf, "buffer", None) or out_buf.source
-    bits = out_buf.dtype.bits if hasattr(out_buf.dtype, "bits") else 32
     import tvm
 
-    bits = tvm.DataType(str(out_buf.dtype)).bits
-    lanes = vector_lanes(target, bits)
+    lanes = vector_lanes(target, tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     M, N, K = exts[-3], exts[-2], exts[-1]
     nb = _pick(N, [2 * lanes, lanes, lanes // 2, 8, 4])
     mb = _pick(M, [8, 6, 4, 7, 5, 3, 2]) if nb >= lanes else _pick(M, [4, 2])
@@ -303,9 +299,7 @@ def schedule_conv2d(sch, anchor, target):
     _inline_all_but(sch, pad_names)
     block = _reduction_blocks(sch)[0]
     epi = _epilogue(sch, block)
-    out_w = sch.get(block).writes[0]
-    out_buf = getattr(out_w, "buffer", None) or out_w.source
-    lanes = vector_lanes(target, tvm.DataType(str(out_buf.dtype)).bits)
+    lanes = vector_lanes(target, tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     n, oc, oh, ow, ic, kh, kw = sch.get_loops(block)
     OC, OW = generic.loop_extent(sch, oc), generic.loop_extent(sch, ow)
     ob = _pick(OC, [2 * lanes, lanes, lanes // 2, 4])

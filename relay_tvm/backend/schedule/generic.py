@@ -42,7 +42,9 @@ def inline_producers(sch) -> None:
     while changed:
         changed = False
         blocks = sch.get_child_blocks(root) if root is not None else []
-        outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)} if root is not None else set()
+        outputs = set()
+        if root is not None:
+            outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)}
         for b in blocks:
             if sch.get(b).name_hint in outputs:
                 continue
