@@ -56,6 +56,7 @@ class GraphModule:
         self.device = dev
         devices = [dev] if dev.dlpack_device_type() == 1 else [dev, tvm.cpu(0)]
         self._vm = relax.VirtualMachine(lib, devices)
+        self._lib = lib
         if meta is None:
             meta = json.loads(self._vm["__relay_meta"]())
         self._meta = meta
@@ -217,6 +218,81 @@ class GraphModule:
         f = self._vm.time_evaluator("__relay_bench", dev, number=number, repeat=repeat,
                                     min_repeat_ms=min_repeat_ms or 0)
         return f()
+
+    # ---- the debug path: a Python loop over the kernels ----------------------------------------
+
+    def _kernel_module(self, name):
+        mod = getattr(self._lib, "mod", self._lib)
+        stack = [mod]
+        while stack:
+            m = stack.pop()
+            try:
+                f = m.get_function(name)
+                if f is not None:
+                    return m
+            except Exception:
+                pass
+            stack.extend(m.imports)
+        raise BuildError(f"kernel {name!r} is not in the library")
+
+    def _debug_run(self, time_number=0, time_repeat=1):
+        import tvm
+
+        self._check_ready()
+        graph = self._graph
+        shapes = graph["attrs"]["shape"][1]
+        dtypes = graph["attrs"]["dltype"][1]
+        row = graph["node_row_ptr"]
+        vals, times = {}, []
+        for k, nid in enumerate(graph["arg_nodes"]):
+            vals[(nid, 0)] = self._inputs[k]
+        for nid, node in enumerate(graph["nodes"]):
+            if node["op"] == "null":
+                continue
+            name = node["attrs"]["func_name"]
+            nout = int(node["attrs"]["num_outputs"])
+            outs = [tvm.runtime.empty(shapes[row[nid] + i], dtypes[row[nid] + i], self.device)
+                    for i in range(nout)]
+            args = [vals[(a, b)] for a, b, _ in node["inputs"]] + outs
+            kmod = self._kernel_module(name)
+            kmod.get_function(name)(*args)
+            if time_number:
+                t = kmod.time_evaluator(name, self.device, number=time_number,
+                                        repeat=time_repeat)(*args)
+                times.append((nid, name, float(t.median)))
+            for i, o in enumerate(outs):
+                vals[(nid, i)] = o
+        return vals, times
+
+    def debug_get_output(self, node):
+        """Output 0 of graph node ``node`` (index, or name of the first node with that name),
+        computed by running the kernels one by one (tvm.contrib.debugger's API)."""
+        nodes = self._graph["nodes"]
+        if isinstance(node, str):
+            idx = [i for i, n in enumerate(nodes) if n["name"] == node]
+            if not idx:
+                raise BuildError(f"debug_get_output: no node named {node!r}")
+            node = idx[0]
+        if not 0 <= node < len(nodes):
+            raise BuildError(f"debug_get_output: node {node} out of range ({len(nodes)} nodes)")
+        vals, _ = self._debug_run()
+        return vals[(node, 0)]
+
+    def profile(self, number=3, repeat=3, show=False):
+        """Time every kernel call separately (a Python loop over the kernels).
+
+        Returns:
+            list of ``(node index, kernel name, seconds)`` in execution order; with ``show``
+            also prints a table sorted by time.
+        """
+        _, times = self._debug_run(number, repeat)
+        if show:
+            total = sum(t for _, _, t in times) or 1.0
+            print(f"{'node':>5}  {'ms':>9}  {'%':>5}  kernel")
+            for nid, name, t in sorted(times, key=lambda r: -r[2]):
+                print(f"{nid:>5}  {t * 1e3:>9.3f}  {100 * t / total:>5.1f}  {name}")
+            print(f"total {total * 1e3:.3f} ms over {len(times)} kernel calls")
+        return times
 
     @property
     def memory(self) -> dict:

@@ -388,3 +388,24 @@ def test_mod_name_and_graph_executor_create():
         graph_executor.create('{"nodes": []}', lib, None)
     graph, libmod, params = relay.build(mod, target="llvm")  # tvm.relay's old tuple form
     assert json.loads(graph)["heads"] and params == {}
+
+
+def test_debug_path_profile_and_node_outputs(tmp_path):
+    mod = _small_net()
+    w = rand((3, 2, 3, 3), seed=1)
+    x = rand((1, 2, 6, 6))
+    lib = relay.build(mod, target="llvm", params={"w": w})
+    lib.export_library(str(tmp_path / "m.so"))
+    for factory in (lib, relay.runtime.load_module(str(tmp_path / "m.so"))):
+        m = GraphModule(factory["default"]())
+        m.set_input("x", x)
+        m.run()
+        g = json.loads(m.get_graph_json())
+        head = g["heads"][1][0]
+        np.testing.assert_allclose(m.debug_get_output(head).numpy(), m.get_output(1).numpy(),
+                                   rtol=1e-6)
+        times = m.profile(number=1, repeat=1)
+        assert [t[0] for t in times] == [i for i, n in enumerate(g["nodes"]) if n["op"] == "tvm_op"]
+        assert all(t[2] > 0 for t in times)
+    with pytest.raises(relay.BuildError, match="no node named"):
+        m.debug_get_output("nope")
