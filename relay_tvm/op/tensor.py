@@ -23,7 +23,7 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
 from ._common import broadcast_rel, dtype_kinds, identity_rel, shape_str, tensor_args
-from .registry import OpPattern, make_call, register_op
+from .registry import OpPattern, make_call, register_gradient, register_op
 
 _FLOAT = ("float", "bfloat")
 _INT = ("int", "uint")
@@ -503,3 +503,174 @@ __all__ = (
     + ["clip", "where", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like"]
     + ["tensor_args"]
 )
+
+
+# ---- gradients (FPrimalGradient: grad(orig_call, output_grad) -> one gradient per argument) ---
+# Binary operators broadcast, so each operand's gradient is summed back to its own shape with
+# collapse_sum_like. Rules use the arguments' checked types (the call is type-checked first).
+
+
+class _Calls:
+    """``_r.multiply(a, b)``: calls of operators whose constructors this module makes in a loop."""
+
+    def __getattr__(self, name):
+        return lambda *args: make_call(name, list(args))
+
+
+_r = _Calls()
+
+
+def _c(value, like):
+    from ..ir.expr import const
+
+    return const(value, like.checked_type.dtype)
+
+
+def _collapse(g, like):
+    from .shape_ops import collapse_sum_like
+
+    return collapse_sum_like(g, like)
+
+
+def _unary_grad(rule):
+    def grad(orig, g):
+        return [_r.multiply(g, rule(orig.args[0], orig))]
+
+    return grad
+
+
+_UNARY_GRADS = {
+    "negative": lambda x, y: _r.negative(ones_like(x)),
+    "exp": lambda x, y: y,
+    "log": lambda x, y: _r.divide(ones_like(x), x),
+    "log2": lambda x, y: _r.divide(ones_like(x), _r.multiply(x, _c(np.log(2.0), x))),
+    "log10": lambda x, y: _r.divide(ones_like(x), _r.multiply(x, _c(np.log(10.0), x))),
+    "sqrt": lambda x, y: _r.divide(_c(0.5, x), y),
+    "rsqrt": lambda x, y: _r.multiply(_c(-0.5, x), _r.divide(y, x)),
+    "sigmoid": lambda x, y: _r.multiply(y, _r.subtract(ones_like(y), y)),
+    "tanh": lambda x, y: _r.subtract(ones_like(y), _r.multiply(y, y)),
+    "erf": lambda x, y: _r.multiply(
+        _c(2.0 / np.sqrt(np.pi), x), _r.exp(_r.negative(_r.multiply(x, x)))
+    ),
+    "abs": lambda x, y: _r.sign(x),
+    "sin": lambda x, y: _r.cos(x),
+    "cos": lambda x, y: _r.negative(_r.sin(x)),
+    "tan": lambda x, y: _r.divide(ones_like(x), _r.multiply(_r.cos(x), _r.cos(x))),
+    "sinh": lambda x, y: _r.cosh(x),
+    "cosh": lambda x, y: _r.sinh(x),
+    "asin": lambda x, y: _r.divide(
+        ones_like(x), _r.sqrt(_r.subtract(ones_like(x), _r.multiply(x, x)))
+    ),
+    "acos": lambda x, y: _r.negative(
+        _r.divide(ones_like(x), _r.sqrt(_r.subtract(ones_like(x), _r.multiply(x, x))))
+    ),
+    "atan": lambda x, y: _r.divide(ones_like(x), _r.add(ones_like(x), _r.multiply(x, x))),
+    "asinh": lambda x, y: _r.divide(ones_like(x), _r.sqrt(_r.add(_r.multiply(x, x), ones_like(x)))),
+    "acosh": lambda x, y: _r.divide(
+        ones_like(x), _r.sqrt(_r.subtract(_r.multiply(x, x), ones_like(x)))
+    ),
+    "atanh": lambda x, y: _r.divide(ones_like(x), _r.subtract(ones_like(x), _r.multiply(x, x))),
+    "copy": lambda x, y: ones_like(x),
+}
+for _name, _rule in _UNARY_GRADS.items():
+    register_gradient(_name, _unary_grad(_rule))
+
+# piecewise constant: zero gradient almost everywhere
+for _name in ("floor", "ceil", "round", "trunc", "sign", "zeros_like", "ones_like"):
+    register_gradient(_name, lambda orig, g: [zeros_like(orig.args[0])])
+for _name, *_ in _BINARY:
+    if _name.startswith(
+        (
+            "equal",
+            "not_equal",
+            "less",
+            "greater",
+            "logical",
+            "bitwise",
+            "left",
+            "right",
+            "floor_",
+            "trunc_",
+            "mod",
+        )
+    ):
+        register_gradient(_name, lambda orig, g: [zeros_like(a) for a in orig.args])
+for _name in ("zeros", "ones"):
+    register_gradient(_name, lambda orig, g: [])
+
+
+@register_gradient("add")
+def _add_grad(orig, g):
+    return [_collapse(g, orig.args[0]), _collapse(g, orig.args[1])]
+
+
+@register_gradient("subtract")
+def _subtract_grad(orig, g):
+    return [_collapse(g, orig.args[0]), _collapse(_r.negative(g), orig.args[1])]
+
+
+@register_gradient("multiply")
+def _multiply_grad(orig, g):
+    x, y = orig.args
+    return [_collapse(_r.multiply(g, y), x), _collapse(_r.multiply(g, x), y)]
+
+
+@register_gradient("divide")
+def _divide_grad(orig, g):
+    x, y = orig.args
+    return [
+        _collapse(_r.divide(g, y), x),
+        _collapse(_r.negative(_r.divide(_r.multiply(g, orig), y)), y),
+    ]
+
+
+@register_gradient("power")
+def _power_grad(orig, g):
+    x, y = orig.args
+    dx = _r.multiply(y, _r.power(x, _r.subtract(y, ones_like(y))))
+    dy = _r.multiply(orig, _r.log(x))
+    return [_collapse(_r.multiply(g, dx), x), _collapse(_r.multiply(g, dy), y)]
+
+
+def _select_grad(pick_lhs):
+    def grad(orig, g):
+        x, y = orig.args
+        mask = pick_lhs(x, y)
+        zero = zeros_like(g)
+        return [_collapse(where(mask, g, zero), x), _collapse(where(mask, zero, g), y)]
+
+    return grad
+
+
+register_gradient("maximum", _select_grad(_r.greater_equal))
+register_gradient("minimum", _select_grad(_r.less_equal))
+
+
+@register_gradient("clip")
+def _clip_grad(orig, g):
+    x = orig.args[0]
+    inside = _r.logical_and(
+        _r.greater_equal(x, _c(orig.attrs.a_min, x)), _r.less_equal(x, _c(orig.attrs.a_max, x))
+    )
+    return [where(inside, g, zeros_like(g))]
+
+
+@register_gradient("where")
+def _where_grad(orig, g):
+    c, x, y = orig.args
+    zero = zeros_like(g)
+    return [zeros_like(c), _collapse(where(c, g, zero), x), _collapse(where(c, zero, g), y)]
+
+
+@register_gradient("full")
+def _full_grad(orig, g):
+    from .reduce import sum as _sum
+
+    return [_sum(g)]
+
+
+@register_gradient("full_like")
+def _full_like_grad(orig, g):
+    from .reduce import sum as _sum
+
+    return [zeros_like(orig.args[0]), _sum(g)]
