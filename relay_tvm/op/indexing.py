@@ -14,7 +14,7 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
 from ._common import int_dtype_check, static_value, normalize_axis, shape_str, tensor_args
-from .registry import OpPattern, make_call, register_op
+from .registry import OpPattern, make_call, register_gradient, register_op
 
 # ---- strided_slice -----------------------------------------------------------------------------
 
@@ -583,3 +583,85 @@ __all__ = [
     "reverse_sequence",
     "slice_plan",
 ]
+
+
+# ---- gradients (FPrimalGradient) --------------------------------------------------------------
+# Gathers scatter the output gradient back (scatter_nd with mode "add" sums repeated indices).
+
+
+def _zeros_like(x):
+    return make_call("zeros_like", [x])
+
+
+@register_gradient("strided_slice")
+def _strided_slice_grad(orig, g):
+    from ..ir.expr import const
+    from .transform_extra import scatter_nd
+
+    x = orig.args[0]
+    shape = x.checked_type.concrete_shape
+    plan = slice_plan(orig.attrs, shape)
+    ranges = [
+        np.arange(d) if sl is None else np.arange(*sl.indices(d)) for d, sl in zip(shape, plan)
+    ]
+    index = np.stack(np.meshgrid(*ranges, indexing="ij")).astype("int64")
+    return [scatter_nd(_zeros_like(x), const(index), g, "update")]
+
+
+@register_gradient("gather_nd")
+def _gather_nd_grad(orig, g):
+    from .transform_extra import scatter_nd
+
+    x, idx = orig.args
+    if orig.attrs.batch_dims:
+        raise NotImplementedError("gather_nd gradient with batch_dims > 0")
+    return [scatter_nd(_zeros_like(x), idx, g, "add"), _zeros_like(idx)]
+
+
+@register_gradient("take")
+def _take_grad(orig, g):
+    from ..ir.expr import const
+    from .tensor import clip, floor_mod
+    from .transform import reshape, reshape_like, transpose
+    from .transform_extra import scatter_nd
+
+    x, idx = orig.args
+    xt, it = x.checked_type, idx.checked_type
+    if orig.attrs.batch_dims:
+        raise NotImplementedError("take gradient with batch_dims > 0")
+    xshape = xt.concrete_shape
+    axis = None if orig.attrs.axis is None else orig.attrs.axis % len(xshape)
+    n = int(np.prod(xshape)) if axis is None else xshape[axis]
+    if orig.attrs.mode == "wrap":
+        idx = floor_mod(idx, const(n, it.dtype))
+    elif orig.attrs.mode == "clip":
+        idx = clip(idx, 0, n - 1)
+    flat_idx = reshape(idx, (1, -1))
+    if axis is None:
+        flat = scatter_nd(
+            make_call("zeros", [], shape=(n,), dtype=xt.dtype), flat_idx, reshape(g, (-1,)), "add"
+        )
+        return [reshape_like(flat, x), _zeros_like(orig.args[1])]
+    k = len(it.shape)
+    pre, post = list(range(axis)), list(range(axis + k, axis + k + len(xshape) - axis - 1))
+    gt = transpose(g, list(range(axis, axis + k)) + pre + post)
+    rest = [xshape[i] for i in range(len(xshape)) if i != axis]
+    gt = reshape(gt, (-1, *rest))
+    zeros = make_call("zeros", [], shape=(n, *rest), dtype=xt.dtype)
+    dx = scatter_nd(zeros, flat_idx, gt, "add")
+    back = list(range(1, axis + 1)) + [0] + list(range(axis + 1, len(xshape)))
+    return [transpose(dx, back), _zeros_like(orig.args[1])]
+
+
+@register_gradient("one_hot")
+def _one_hot_grad(orig, g):
+    from ..ir.expr import const
+    from .reduce import sum as _sum
+    from .tensor import multiply
+
+    idx, on, off = orig.args
+    a = orig.attrs
+    dt = on.checked_type.dtype
+    hot = one_hot(idx, const(1, dt), const(0, dt), a.depth, a.axis, a.dtype)
+    cold = one_hot(idx, const(0, dt), const(1, dt), a.depth, a.axis, a.dtype)
+    return [_zeros_like(idx), _sum(multiply(g, hot)), _sum(multiply(g, cold))]

@@ -15,7 +15,7 @@ from ..ir.attrs import AttrField as F
 from ..errors import TypeInferenceError
 from ..ir.types import TensorType
 from ._common import normalize_axis, tensor_args
-from .registry import OpPattern, make_call, register_op
+from .registry import OpPattern, make_call, register_gradient, register_op
 
 REDUCE_ATTRS = (
     "relay.attrs.ReduceAttrs",
@@ -424,3 +424,71 @@ __all__ = [
     "reduce_rel",
     "REDUCE_ATTRS",
 ]
+
+
+# ---- gradients (FPrimalGradient) --------------------------------------------------------------
+# The output gradient is reshaped back to the input's rank (reduced axes kept as 1) and
+# broadcast over the input.
+
+
+def _kept(orig, g):
+    """``g`` with the reduced axes of ``orig`` restored as size-1 axes."""
+    from .transform import reshape
+
+    x = orig.args[0]
+    axes = reduce_axes(orig.attrs, x.checked_type.ndim, orig.op.name)
+    shape = [1 if i in axes else d for i, d in enumerate(x.checked_type.concrete_shape)]
+    return reshape(g, shape), axes
+
+
+@register_gradient("sum")
+def _sum_grad(orig, g):
+    from .shape_ops import broadcast_to_like
+
+    k, _ = _kept(orig, g)
+    return [broadcast_to_like(k, orig.args[0])]
+
+
+@register_gradient("mean")
+def _mean_grad(orig, g):
+    from ..ir.expr import const
+    from .shape_ops import broadcast_to_like
+    from .tensor import divide
+
+    k, axes = _kept(orig, g)
+    n = _count(orig.args[0].checked_type.concrete_shape, axes)
+    return [broadcast_to_like(divide(k, const(n, orig.checked_type.dtype)), orig.args[0])]
+
+
+def _extremum_grad(orig, g):
+    """The gradient flows to the elements equal to the extremum, shared among ties."""
+    from .shape_ops import broadcast_to_like
+    from .tensor import divide, equal, multiply
+    from .transform import cast_like, reshape
+
+    x = orig.args[0]
+    k, axes = _kept(orig, g)
+    m = reshape(orig, [1 if i in axes else d for i, d in enumerate(x.checked_type.concrete_shape)])
+    hit = cast_like(equal(x, broadcast_to_like(m, x)), x)
+    count = sum(hit, tuple(axes), keepdims=True) if axes else hit
+    return [multiply(divide(hit, count), broadcast_to_like(k, x))]
+
+
+register_gradient("max", _extremum_grad)
+register_gradient("min", _extremum_grad)
+for _name in ("argmax", "argmin"):
+    register_gradient(_name, lambda orig, g: [make_call("zeros_like", [orig.args[0]])])
+
+
+@register_gradient("variance")
+def _variance_grad(orig, g):
+    """d var / d x = 2 (x - mean) / N (the mean's own gradient sums to zero over the axes)."""
+    from ..ir.expr import const
+    from .shape_ops import broadcast_to_like
+    from .tensor import multiply, subtract
+
+    x, m = orig.args
+    k, axes = _kept(orig, g)
+    n = _count(x.checked_type.concrete_shape, axes) - (1 if orig.attrs.unbiased else 0)
+    dx = multiply(multiply(subtract(x, m), const(2.0 / n, x.checked_type.dtype)), k)
+    return [broadcast_to_like(dx, x), make_call("zeros_like", [m])]

@@ -14,7 +14,7 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType, dim_equal
 from ._common import broadcast_shapes, shape_str, static_value, tensor_args
-from .registry import OpPattern, make_call, register_op
+from .registry import OpPattern, make_call, register_gradient, register_op
 
 # ---- broadcast_to / broadcast_to_like ----------------------------------------------------------
 
@@ -492,3 +492,29 @@ __all__ = [
     "arange",
     "parse_layout",
 ]
+
+
+# ---- gradients (FPrimalGradient) --------------------------------------------------------------
+
+
+def _zeros_like(x):
+    return make_call("zeros_like", [x])
+
+
+register_gradient("broadcast_to", lambda orig, g: [collapse_sum_like(g, orig.args[0])])
+register_gradient(
+    "broadcast_to_like",
+    lambda orig, g: [collapse_sum_like(g, orig.args[0]), _zeros_like(orig.args[1])],
+)
+register_gradient(
+    "collapse_sum_like",
+    lambda orig, g: [broadcast_to_like(g, orig.args[0]), _zeros_like(orig.args[1])],
+)
+register_gradient("collapse_sum_to", lambda orig, g: [broadcast_to_like(g, orig.args[0])])
+register_gradient(
+    "layout_transform",
+    lambda orig, g: [layout_transform(g, orig.attrs.dst_layout, orig.attrs.src_layout)],
+)
+for _name in ("shape_of", "ndarray_size"):
+    register_gradient(_name, lambda orig, g: [_zeros_like(orig.args[0])])
+register_gradient("arange", lambda orig, g: [_zeros_like(a) for a in orig.args])

@@ -17,7 +17,7 @@ from ._common import (
     tensor_args,
     tuple_or_tensors,
 )
-from .registry import OpPattern, make_call, register_op
+from .registry import OpPattern, make_call, register_gradient, register_op
 
 # ---- cast --------------------------------------------------------------------------------------
 
@@ -767,3 +767,54 @@ __all__ = [
 from .indexing import *  # noqa: F401,F403,E402
 from .shape_ops import *  # noqa: F401,F403,E402
 from .transform_extra import *  # noqa: F401,F403,E402
+
+
+# ---- gradients (FPrimalGradient) --------------------------------------------------------------
+
+
+def _zeros_like(x):
+    return make_call("zeros_like", [x])
+
+
+register_gradient("cast", lambda orig, g: [cast_like(g, orig.args[0])])
+register_gradient(
+    "cast_like", lambda orig, g: [cast_like(g, orig.args[0]), _zeros_like(orig.args[1])]
+)
+register_gradient("reshape", lambda orig, g: [reshape_like(g, orig.args[0])])
+register_gradient("squeeze", lambda orig, g: [reshape_like(g, orig.args[0])])
+register_gradient("expand_dims", lambda orig, g: [reshape_like(g, orig.args[0])])
+register_gradient(
+    "reshape_like", lambda orig, g: [reshape_like(g, orig.args[0]), _zeros_like(orig.args[1])]
+)
+register_gradient("reverse", lambda orig, g: [reverse(g, orig.attrs.axis)])
+
+
+@register_gradient("transpose")
+def _transpose_grad(orig, g):
+    axes = _transpose_axes(orig.attrs, orig.args[0].checked_type.ndim)
+    return [transpose(g, tuple(int(i) for i in np.argsort(axes)))]
+
+
+@register_gradient("concatenate")
+def _concatenate_grad(orig, g):
+    fields = orig.args[0].checked_type.fields
+    axis = orig.attrs.axis % len(fields[0].shape)
+    points, total = [], 0
+    for f in fields[:-1]:
+        total += f.concrete_shape[axis]
+        points.append(total)
+    if not points:
+        from ..ir.expr import Tuple
+
+        return [Tuple([g])]
+    return [split(g, tuple(points), axis).astuple()]
+
+
+@register_gradient("stack")
+def _stack_grad(orig, g):
+    from ..ir.expr import Tuple
+
+    n = len(orig.args[0].checked_type.fields)
+    axis = orig.attrs.axis
+    parts = split(g, n, axis)
+    return [Tuple([squeeze(parts[i], (axis,)) for i in range(n)])]

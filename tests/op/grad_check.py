@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import relay_tvm as relay
-from relay_tvm.ir.expr import Call, Function, Tuple
+from relay_tvm.ir.expr import Call, Function, Tuple, TupleGetItem
 from relay_tvm.ir.module import IRModule
 
 
@@ -26,13 +26,17 @@ def check_grad(make, inputs, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7):
     w = rng.uniform(-1, 1, out_t.concrete_shape).astype(out_t.dtype)
     g = relay.var("g", shape=w.shape, dtype=out_t.dtype)
     grads = call.op.gradient(call, g)
+    tuple_arg = len(call.args) == 1 and isinstance(call.args[0], Tuple)
+    if tuple_arg:  # one tuple argument (concatenate, stack): its gradient is a tuple
+        grads = [TupleGetItem(grads[0], i) for i in range(len(inputs))]
     assert len(grads) == len(inputs)
     wrt = [i for i, a in enumerate(inputs) if a.dtype.kind == "f"] if wrt is None else wrt
     gfunc = Function([*func.params, g], Tuple([grads[i] for i in wrt]))
     got = relay.create_executor("debug", mod=IRModule.from_expr(gfunc)).evaluate()(*inputs, w)
 
     def objective(args):
-        return float(np.sum(call.op.ref_impl(list(args), call.attrs, out_t) * w))
+        args = [tuple(args)] if tuple_arg else list(args)
+        return float(np.sum(call.op.ref_impl(args, call.attrs, out_t) * w))
 
     for k, i in enumerate(wrt):
         x = inputs[i]
@@ -44,5 +48,9 @@ def check_grad(make, inputs, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7):
             minus[i][pos] -= eps
             num[pos] = (objective(plus) - objective(minus)) / (2 * eps)
         np.testing.assert_allclose(
-            got[k].numpy() if hasattr(got[k], "numpy") else np.asarray(got[k]), num, rtol=rtol, atol=atol, err_msg=f"gradient of argument {i}"
+            got[k].numpy() if hasattr(got[k], "numpy") else np.asarray(got[k]),
+            num,
+            rtol=rtol,
+            atol=atol,
+            err_msg=f"gradient of argument {i}",
         )
