@@ -103,6 +103,30 @@ def optimize(mod, target=None, params=None) -> IRModule:
     return mod
 
 
+def cross_compiler(target):
+    """The C++ compiler that links libraries for ``target`` when it is not the host's
+    architecture (``<triple>-g++``), or None for the host.
+
+    Raises:
+        BuildError: cross-compiling and the compiler is not installed.
+    """
+    import shutil
+
+    from .target import host_cpu
+
+    host = (target.host or target) if target.kind.name != "llvm" else target
+    triple = str(host.attrs.get("mtriple", "")) if host.kind.name == "llvm" else ""
+    if not triple or triple.split("-")[0] == host_cpu()[1].split("-")[0]:
+        return None
+    arch = triple.split("-")[0]
+    for cc in (f"{triple}-g++", f"{arch}-linux-gnu-g++"):
+        if shutil.which(cc):
+            return cc
+    raise BuildError(f"export_library: the target triple {triple} needs a cross compiler "
+                     f"({arch}-linux-gnu-g++, e.g. apt-get install g++-{arch}-linux-gnu) or an "
+                     f"explicit cc=")
+
+
 class GraphExecutorFactoryModule:
     """What ``relay.build`` returns (tvm.relay's factory module).
 
@@ -144,7 +168,19 @@ class GraphExecutorFactoryModule:
 
     def export_library(self, path: str, **kwargs) -> None:
         """Write kernels, host program, graph JSON and parameters into one shared library that
-        :func:`relay_tvm.runtime.load_module` loads in any process."""
+        :func:`relay_tvm.runtime.load_module` loads in any process.
+
+        For a cross-compiled target (``llvm -mtriple=aarch64-linux-gnu`` on an x86 host) the
+        matching cross compiler (``aarch64-linux-gnu-g++``) links the library unless ``cc=``
+        is given.
+
+        Raises:
+            BuildError: cross-compiling and no cross compiler is installed.
+        """
+        if "cc" not in kwargs and "fcompile" not in kwargs:
+            cc = cross_compiler(self.target)
+            if cc is not None:
+                kwargs["cc"] = cc
         self.lib.export_library(path, **kwargs)
 
     def __getitem__(self, name):

@@ -409,3 +409,18 @@ def test_debug_path_profile_and_node_outputs(tmp_path):
         assert all(t[2] > 0 for t in times)
     with pytest.raises(relay.BuildError, match="no node named"):
         m.debug_get_output("nope")
+
+
+@pytest.mark.skipif(__import__("shutil").which("aarch64-linux-gnu-g++") is None,
+                    reason="no AArch64 cross compiler (apt-get install g++-aarch64-linux-gnu)")
+def test_cross_compile_aarch64_export(tmp_path):
+    x = relay.var("x", shape=(1, 8, 8, 8))
+    w = relay.var("w", shape=(16, 8, 3, 3))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x, w], y)),
+                      target="llvm -mtriple=aarch64-linux-gnu", params={"w": rand((16, 8, 3, 3))})
+    path = tmp_path / "arm.so"
+    lib.export_library(str(path))
+    head = path.read_bytes()[:20]
+    assert head[:4] == b"\x7fELF"
+    assert int.from_bytes(head[18:20], "little") == 183  # e_machine EM_AARCH64
