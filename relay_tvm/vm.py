@@ -58,7 +58,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
         lib = _vmlink(ib, tgt, comp.cache.ir_module() if comp.cache.funcs else None)
     except Exception as e:
         raise BuildError(f"VM compile: compiling the kernels for {tgt} failed: {e}") from e
-    return Executable(lib, meta)
+    return Executable(lib, meta, tgt)
 
 
 __all__ = ["compile", "VirtualMachine", "Executable", "load_executable"]

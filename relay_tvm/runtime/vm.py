@@ -26,15 +26,24 @@ class Executable:
         signatures: ``function name -> [(param name, type string, shape, dtype)]``.
     """
 
-    def __init__(self, lib, meta: dict):
+    def __init__(self, lib, meta: dict, target=None):
         self.lib = lib
         self.meta = meta
+        self.target = target
 
     @property
     def signatures(self):
         return self.meta["signatures"]
 
     def export_library(self, path: str, **kwargs) -> None:
+        """Write bytecode, kernels and constants into one shared library (the cross compiler
+        is chosen for cross-compiled targets, as ``relay.build``'s factory does)."""
+        if self.target is not None and "cc" not in kwargs and "fcompile" not in kwargs:
+            from ..backend.build_module import cross_compiler
+
+            cc = cross_compiler(self.target)
+            if cc is not None:
+                kwargs["cc"] = cc
         self.lib.export_library(path, **kwargs)
 
     @property

@@ -424,3 +424,31 @@ def test_cross_compile_aarch64_export(tmp_path):
     head = path.read_bytes()[:20]
     assert head[:4] == b"\x7fELF"
     assert int.from_bytes(head[18:20], "little") == 183  # e_machine EM_AARCH64
+
+
+def test_set_input_with_tvm_tensors_and_overriding_params():
+    import tvm
+
+    x = relay.var("x", shape=(2, 3))
+    c = relay.const(np.full((2, 3), 10.0, "float32"))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, c)))
+    with relay.transform.PassContext(opt_level=0):
+        lib = relay.build(mod, target="llvm")
+    (pname,) = lib.get_params()
+    m = GraphModule(lib["default"]())
+    shapes, dtypes = m.get_input_info()
+    assert shapes == {"x": (2, 3), pname: (2, 3)} and dtypes["x"] == "float32"
+    xv = rand((2, 3))
+    t = tvm.runtime.tensor(xv)
+    m.set_input("x", t)
+    xv_copy = xv.copy()
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), xv_copy + 10.0, rtol=1e-6)
+    # the parameter is an input like any other: it can be replaced
+    m.set_input(**{pname: np.ones((2, 3), "float32")})
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), xv_copy + 1.0, rtol=1e-6)
+    with pytest.raises(relay.BuildError, match="got dtype int32"):
+        m.set_input("x", tvm.runtime.tensor(np.zeros((2, 3), "int32")))
+    with pytest.raises(relay.BuildError, match="out of range"):
+        m.get_output(5)
