@@ -188,3 +188,22 @@ def test_dense_bias_tanh_epilogue_two_consumers():
     params = {"w": rand((32, 24), seed=1), "b": rand((32,), seed=2)}
     ref, got = run_both(f, [rand((5, 24))], 3, params=params)
     assert_same(ref, got, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype, out_dtype", [("int8", "int32"), ("float16", "float16"),
+                                              ("float64", "float64")])
+def test_templates_with_other_dtypes(dtype, out_dtype):
+    x = relay.var("x", shape=(1, 4, 6, 6), dtype=dtype)
+    w = relay.var("w", shape=(16, 4, 3, 3), dtype=dtype)
+    c = relay.nn.conv2d(x, w, padding=(1, 1), out_dtype=out_dtype)
+    a = relay.var("a", shape=(5, 12), dtype=dtype)
+    b = relay.var("b", shape=(32, 12), dtype=dtype)
+    d = relay.nn.dense(a, b, out_dtype=out_dtype)
+    f = relay.Function([x, w, a, b], relay.Tuple([c, d]))
+    params = {"w": rand((16, 4, 3, 3), dtype, seed=1), "b": rand((32, 12), dtype, seed=2)}
+    lib = _build(f, params)
+    assert set(_rules(lib).values()) >= {"conv2d", "dense"}
+    tol = 1e-2 if dtype == "float16" else 1e-6
+    ref, got = run_both(f, [rand((1, 4, 6, 6), dtype), rand((5, 12), dtype, seed=3)], 3,
+                        params=params)
+    assert_same(ref, got, rtol=tol, atol=tol)
