@@ -14,7 +14,8 @@ NumPy reference kernel, TE compute and fusion pattern:
   ``upsampling``;
 - :mod:`.nn_spatial`: ``mirror_pad``, ``dilate``, ``space_to_batch_nd``, ``batch_to_space_nd``,
   ``upsampling3d``;
-- :mod:`.nn_loss`: ``cross_entropy``, ``cross_entropy_with_logits``, ``nll_loss``.
+- :mod:`.nn_loss`: ``cross_entropy``, ``cross_entropy_with_logits``, ``nll_loss``;
+- :mod:`.nn_grad`: gradient rules of the nn operators, ``max_pool2d_grad``, ``avg_pool2d_grad``.
 
 ``relay.nn.<name>`` is importable from here, as in tvm.relay.
 """
@@ -22,10 +23,12 @@ NumPy reference kernel, TE compute and fusion pattern:
 from __future__ import annotations
 
 from . import nn_activation, nn_conv, nn_dense, nn_loss, nn_norm, nn_pool, nn_shape, nn_spatial
+from . import nn_grad  # noqa: E402  (gradient rules and pooling gradients)
 from ._nn_common import TupleWrapper, pad_before_after
 from .nn_activation import *  # noqa: F401,F403
 from .nn_conv import *  # noqa: F401,F403
 from .nn_dense import *  # noqa: F401,F403
+from .nn_grad import *  # noqa: F401,F403
 from .nn_loss import *  # noqa: F401,F403
 from .nn_norm import *  # noqa: F401,F403
 from .nn_pool import *  # noqa: F401,F403
@@ -49,6 +52,7 @@ __all__ = [
     *nn_shape.__all__,
     *nn_spatial.__all__,
     *nn_loss.__all__,
+    *nn_grad.__all__,
     "pad4",
     "TupleWrapper",
 ]
