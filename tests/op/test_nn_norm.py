@@ -169,3 +169,27 @@ def test_norm_rejects_integer_data():
     with pytest.raises(TypeInferenceError, match="nn.batch_norm: data has dtype int32"):
         infer(lambda *a: relay.nn.batch_norm(*a)[0],
               {"x": ((1, 2), "int32"), **{n: ((2,), "int32") for n in "gbmv"}})
+
+
+@pytest.mark.parametrize("which", ["batch_norm", "layer_norm", "group_norm"])
+def test_norms_float16(which):
+    x = rand((2, 4, 3, 3), "float16")
+    g, b = rand((4,), "float16", seed=1), rand((4,), "float16", seed=2)
+    x64 = x.astype("float64")
+    if which == "batch_norm":
+        m, v = rand((4,), "float16", seed=3), rand((4,), "float16", seed=4, low=0.5, high=2)
+        y = (x64 - _bcast(m, 1, 4)) / np.sqrt(_bcast(v, 1, 4) + 1e-5) * _bcast(g, 1, 4) \
+            + _bcast(b, 1, 4)
+        inputs = {"x": x, "g": g, "b": b, "m": m, "v": v}
+        make = lambda *a: relay.nn.batch_norm(*a)[0]  # noqa: E731
+    else:
+        if which == "layer_norm":
+            g, b = rand((3,), "float16", seed=1), rand((3,), "float16", seed=2)
+            y = _norm(x64, 3, 1e-5) * _bcast(g, 3, 4) + _bcast(b, 3, 4)
+            make = lambda a, gg, bb: relay.nn.layer_norm(a, gg, bb)  # noqa: E731
+        else:
+            y = _norm(x64.reshape(2, 2, -1), 2, 1e-5).reshape(x.shape) * _bcast(g, 1, 4) \
+                + _bcast(b, 1, 4)
+            make = lambda a, gg, bb: relay.nn.group_norm(a, gg, bb, 2)  # noqa: E731
+        inputs = {"x": x, "g": g, "b": b}
+    check_op(make, inputs, y.astype("float16"), rtol=1e-2, atol=1e-2)
