@@ -134,7 +134,8 @@ def _scalar(name, reverse=False):
 
 
 def _use_bias(ins, a, c, out, axis=1):
-    if a.get_bool("use_bias", True):
+    # NNVM's default is use_bias=True; without the attribute, a third input is the bias
+    if a.get_bool("use_bias", len(ins) >= 3):
         if len(ins) < 3:
             raise c.error("use_bias=True but the node has no bias input")
         out = R("nn.bias_add")(out, ins[2], axis=axis)
@@ -213,12 +214,34 @@ def _reduce(name):
 
 
 def _split(ins, a, c):
+    # an integer: that many equal sections; a tuple (even of one): the split indices
     x = ins[0]
+    raw = str(a.get_str("indices_or_sections")).strip()
     ios = a.get_tuple("indices_or_sections")
-    axis = a.get_int("axis", 1)
-    if len(ios) == 1:
+    axis = a.get_int("axis", 0)
+    if raw[:1] not in "([":
         return outputs_of(R("split")(x, ios[0], axis), ios[0])
     return outputs_of(R("split")(x, list(ios), axis), len(ios) + 1)
+
+
+def _compare(name):
+    def conv(ins, a, c):
+        out = R(name)(ins[0], ins[1])
+        dt = a.get_str("out_type", None)
+        return R("cast")(out, dt) if dt not in (None, "", "None") else out
+
+    return conv
+
+
+def _strided_slice(ins, a, c):
+    strides = a.get_tuple("strides", None) or a.get_tuple("stride", None)
+    return R("strided_slice")(ins[0], begin=list(a.get_tuple("begin")),
+                              end=list(a.get_tuple("end")),
+                              strides=list(strides) if strides else None)
+
+
+def _rshift(ins, a, c):
+    return R("right_shift")(ins[0], c.scalar(int(a.get_float("scalar")), ins[0]))
 
 
 def _pad(ins, a, c):
@@ -291,9 +314,12 @@ CONVERTERS = {
         ins[0], axis=list(a.get_tuple("axis")) if a.get_tuple("axis", ()) else None),
     "expand_dims": lambda ins, a, c: R("expand_dims")(ins[0], a.get_int("axis"),
                                                       a.get_int("num_newaxis", 1)),
-    "strided_slice": lambda ins, a, c: R("strided_slice")(
-        ins[0], begin=list(a.get_tuple("begin")), end=list(a.get_tuple("end")),
-        strides=list(a.get_tuple("stride", ())) or None),
+    "strided_slice": _strided_slice,
+    "greater": _compare("greater"),
+    "greater_equal": _compare("greater_equal"),
+    "less": _compare("less"),
+    "less_equal": _compare("less_equal"),
+    "__rshift_scalar__": _rshift,
     "take": lambda ins, a, c: R("take")(ins[0], R("cast")(ins[1], "int32"),
                                         axis=a.get_int("axis", None)),
     "cast": lambda ins, a, c: R("cast")(ins[0], a.get_str("dtype")),

@@ -180,3 +180,57 @@ def test_nnvm_errors():
     del p["fc_bias"]
     with pytest.raises(ConversionError, match="variable 'fc_bias'"):
         relay.frontend.from_nnvm(g.json(), params=p, shape={"data": (1, 4, 6, 6)})
+
+
+def test_to_relay_operators():
+    """The rest of what nnvm.to_relay mapped: comparisons with out_type, split (sections and
+    indices), strided_slice, squeeze, expand_dims, concatenate, transpose, clip, round,
+    broadcast_to, full_like, pad, avg_pool2d, upsampling, conv2d_transpose, __rshift_scalar__."""
+    g = G()
+    x = g.var("x")
+    y = g.var("y")
+    gt = g.op("greater", "gt", [x, y], out_type="float32")
+    le = g.op("less_equal", "le", [x, y])
+    sp = g.op("split", "sp", [x], indices_or_sections="2", axis=1)
+    sl = g.op("strided_slice", "sl", [x], begin="(0, 1)", end="(2, 4)", strides="(1, 2)")
+    sq = g.op("squeeze", "sq", [g.op("expand_dims", "ed", [x], axis=0)], axis="(0,)")
+    cc = g.op("concatenate", "cc", [x, y], axis=0)
+    tr = g.op("transpose", "tr", [g.op("clip", "cl", [x], a_min=-0.5, a_max=0.5)], axes="(1, 0)")
+    rd = g.op("round", "rd", [g.op("__mul_scalar__", "m3", [x], scalar=3.0)])
+    bt = g.op("broadcast_to", "bt", [g.op("sum", "sm", [x], axis="(1,)", keepdims="True")],
+              shape="(2, 4)")
+    fl = g.op("full_like", "fl", [x], fill_value=2.5)
+    heads = [gt, le, sp, sl, sq, cc, tr, rd, bt, fl]
+    rng = np.random.default_rng(4)
+    xv = rng.uniform(-1, 1, (2, 4)).astype("float32")
+    yv = rng.uniform(-1, 1, (2, 4)).astype("float32")
+    mod, _ = relay.frontend.from_nnvm(g.json(heads), shape={"x": (2, 4), "y": (2, 4)})
+    got = run_mod(mod, {}, {"x": xv, "y": yv})
+    want = [(xv > yv).astype("float32"), xv <= yv, xv[:, :2], xv[0:2, 1:4:2], xv,
+            np.concatenate([xv, yv], 0), np.clip(xv, -0.5, 0.5).T, np.round(3 * xv),
+            np.broadcast_to(xv.sum(1, keepdims=True), (2, 4)), np.full((2, 4), 2.5, "float32")]
+    assert len(got) == len(want)
+    for i, (a, b) in enumerate(zip(got, want)):
+        assert a.dtype == b.dtype, i
+        np.testing.assert_allclose(a, b, rtol=1e-6, err_msg=str(i))
+
+
+def test_to_relay_image_ops():
+    g = G()
+    x = g.var("x")
+    p = g.op("pad", "pad", [x], pad_width="((0, 0), (0, 0), (1, 0), (0, 1))", pad_value=1.0)
+    a = g.op("avg_pool2d", "ap", [p], pool_size="(2, 2)", strides="(2, 2)")
+    u = g.op("upsampling", "up", [a], scale=2)
+    t = g.op("conv2d_transpose", "ct", [u, g.var("w")], channels=1, kernel_size="(2, 2)",
+             strides="(2, 2)", use_bias="False")
+    g.op("__rshift_scalar__", "sh", [g.op("cast", "ci", [t], dtype="int32")], scalar=1)
+    rng = np.random.default_rng(5)
+    xv = rng.uniform(-4, 4, (1, 2, 3, 3)).astype("float32")
+    w = rng.uniform(-2, 2, (2, 1, 2, 2)).astype("float32")
+    mod, params = relay.frontend.from_nnvm(g.json(), params={"w": w}, shape={"x": xv.shape})
+    got = run_mod(mod, params, {"x": xv})[0]
+    xp = np.pad(xv, ((0, 0), (0, 0), (1, 0), (0, 1)), constant_values=1.0)
+    ap = xp.reshape(1, 2, 2, 2, 2, 2).mean((3, 5))
+    up = ap.repeat(2, 2).repeat(2, 3)
+    ct = np.einsum("nchw,cokl->nohkwl", up, w).reshape(1, 1, 8, 8)
+    np.testing.assert_array_equal(got, ct.astype("float32").astype("int32") >> 1)
