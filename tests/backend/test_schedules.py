@@ -207,3 +207,17 @@ def test_templates_with_other_dtypes(dtype, out_dtype):
     ref, got = run_both(f, [rand((1, 4, 6, 6), dtype), rand((5, 12), dtype, seed=3)], 3,
                         params=params)
     assert_same(ref, got, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("case", CONV_CASES[:4])
+def test_conv2d_nhwc_template(case):
+    C, O, H, W, k, s, p, d = case
+    x = relay.var("x", shape=(1, H, W, C))
+    w = relay.var("w", shape=(k, k, C, O))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, strides=(s, s), padding=(p, p), dilation=(d, d),
+                                      data_layout="NHWC", kernel_layout="HWIO"))
+    f = relay.Function([x, w], y)
+    params = {"w": rand((k, k, C, O), seed=1)}
+    assert _rules(_build(f, params))["nn.conv2d"] == "conv2d"
+    ref, got = run_both(f, [rand((1, H, W, C))], 3, params=params)
+    assert_same(ref, got, rtol=1e-4, atol=1e-4)

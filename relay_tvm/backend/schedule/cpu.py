@@ -285,6 +285,8 @@ def schedule_conv2d(sch, anchor, target):
     a = anchor.attrs
     if a.groups != 1:
         return schedule_window(sch, anchor, target)
+    if a.data_layout == "NHWC" and a.kernel_layout == "HWIO":
+        return _conv2d_nhwc(sch, anchor, target)
     if a.data_layout != "NCHW" or a.kernel_layout != "OIHW":
         raise NotApplicable(f"layout {a.data_layout}/{a.kernel_layout}")
     reds = _reduction_blocks(sch)
@@ -337,6 +339,47 @@ def schedule_conv2d(sch, anchor, target):
         if sch.get(b).name_hint in pad_names:
             generic.parallel_vectorize(sch, b)
     return packs
+
+
+def _conv2d_nhwc(sch, anchor, target):
+    """NHWC data, HWIO weight: channels are innermost in output and weight already, so no
+    packing: the tile is ``wb`` columns x ``ob`` channels (vector), the reduction
+    ``(kh, kw, ic)`` runs inside it, ``(n, row, column block)`` run in parallel."""
+    import tvm
+
+    reds = _reduction_blocks(sch)
+    if len(reds) != 1:
+        raise NotApplicable(f"{len(reds)} reduction blocks")
+    pad_names = {sch.get(b).name_hint for b in _root_blocks(sch)
+                 if sch.get(b).name_hint.startswith(("pad", "data_pad"))}
+    _inline_all_but(sch, pad_names)
+    block = _reduction_blocks(sch)[0]
+    if generic.iter_kinds(sch, block) != ["S"] * 4 + ["R"] * 3:
+        raise NotApplicable("not a 7-loop NHWC convolution")
+    epi = _epilogue(sch, block)
+    if isinstance(epi, tuple):
+        raise NotApplicable("reshaping epilogue")
+    lanes = vector_lanes(target, tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
+    n, oh, ow, oc, kh, kw, ic = sch.get_loops(block)
+    OC, OW = generic.loop_extent(sch, oc), generic.loop_extent(sch, ow)
+    ob = _pick(OC, [2 * lanes, lanes, lanes // 2, 4])
+    if ob < 4:
+        raise NotApplicable(f"{OC} output channels")
+    wb = _pick(OW, [8, 7, 14, 6, 4, 5, 3, 2]) if ob <= lanes else _pick(OW, [8, 7, 6, 4, 5, 3, 2])
+    oco, oci = sch.split(oc, factors=[None, ob])
+    owo, owi = sch.split(ow, factors=[None, wb])
+    sch.reorder(n, oh, owo, oco, kh, kw, ic, owi, oci)
+    epi = _tile_epilogue(sch, block, epi, oco)
+    fused = sch.fuse(n, oh, owo)
+    sch.parallel(fused)
+    sch.unroll(owi)
+    sch.vectorize(oci)
+    sch.decompose_reduction(block, kh)
+    _vectorize_inner(sch, epi, lanes)
+    for b in _root_blocks(sch):
+        if sch.get(b).name_hint in pad_names:
+            generic.parallel_vectorize(sch, b)
+    return {}
 
 
 # ---- sliding-window reductions: pooling, depthwise / grouped convolution -----------------------
