@@ -5,7 +5,10 @@ The input is ``main`` after fusion: a dataflow graph of calls to primitive funct
 tuple projections, variables, constants and ``let`` bindings. Every tensor value is a *node
 entry* ``(node id, output index)``. Input nodes (``"null"``) are ``main``'s parameters, in order,
 then the constants, lifted to parameters named ``p0``, ``p1``, ... (as tvm.relay named them).
-Operator nodes (``"tvm_op"``) call a compiled kernel in destination-passing style.
+Operator nodes (``"tvm_op"``) call a compiled kernel in destination-passing style. Constants
+become parameters only where used; a kernel input whose schedule chose a packed layout (a
+``Pack``) gets the constant packed at build time, or a run-time ``layout_transform`` node for
+other values (once per value and layout).
 
 The host program runs on TVM's VM runtime (TVM 0.27 has no graph executor): the bytecode
 function ``main(inputs..., params...)`` allocates one storage per planned storage id (at its first

@@ -11,8 +11,11 @@ vectorized). The anchor templates follow the register-blocking design of TVM's x
   inside the tile, the tiles run in parallel, and the fused epilogue (bias, activation) is
   computed per tile.
 - ``conv2d`` (NCHW/OIHW, groups 1): the weight is packed to ``[O/ob, I, KH, KW, ob]``, the
-  output tile is ``ob`` channels (vector) x ``wb`` columns (unrolled), the padded input is
-  materialized once in parallel, ``(n, channel block, row)`` run in parallel.
+  output tile is ``ob`` channels (vector) x ``wb`` columns (unrolled) accumulated in an
+  NCHW[ob]c tile, the padded input is materialized once in parallel, ``(n, channel block,
+  row)`` run in parallel. NHWC/HWIO needs no packing (channels are innermost already).
+- sliding-window reductions (``pool``, grouped/depthwise ``conv2d``, ``conv1d``/``conv3d``):
+  the innermost output row is split by the vector width and moved inside the window loops.
 
 A template that does not fit an instance raises; the caller then uses the generic schedule.
 """
