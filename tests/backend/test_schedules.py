@@ -221,3 +221,18 @@ def test_conv2d_nhwc_template(case):
     assert _rules(_build(f, params))["nn.conv2d"] == "conv2d"
     ref, got = run_both(f, [rand((1, H, W, C))], 3, params=params)
     assert_same(ref, got, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("axis, rule", [([1], "reduce"), ([0, 2], "reduce"), ([3], "generic"),
+                                        ([1, 3], "generic")])
+def test_reduction_rule(axis, rule):
+    x = relay.var("x", shape=(2, 8, 5, 6))
+    f = relay.Function([x], relay.Tuple([relay.sum(x, axis=axis),
+                                         relay.max(x, axis=axis, keepdims=True)]))
+    lib = _build(f, opt_level=0)
+    assert {v.schedule_rule for v in lib.kernels.values()} == {rule}
+    ref, got = run_both(f, [rand((2, 8, 5, 6))], 0)
+    assert_same(ref, got, rtol=1e-5, atol=1e-5)
+    g = relay.Function([x], relay.argmax(x, axis=axis))
+    ref, got = run_both(g, [rand((2, 8, 5, 6))], 3)
+    assert_same(ref, got)

@@ -43,6 +43,10 @@ def select_rule(anchor):
     op = anchor.op
     if op.schedule and op.schedule in _BY_NAME:
         return _BY_NAME[op.schedule], op.schedule
+    from ...op.registry import OpPattern
+
+    if op.pattern == OpPattern.COMM_REDUCE:
+        return _BY_NAME["reduce"], "reduce"
     return None
 
 
@@ -383,6 +387,29 @@ def _conv2d_nhwc(sch, anchor, target):
         if sch.get(b).name_hint in pad_names:
             generic.parallel_vectorize(sch, b)
     return {}
+
+
+# ---- reductions (sum, mean, max, argmax, ...) ----------------------------------------------------
+
+
+@register("reduce")
+def schedule_reduce(sch, anchor, target):
+    """Commutative reductions. When the input's innermost axis is kept (``sum(x, axis=1)`` of
+    NCHW), the kept innermost axis is vectorized inside the reduction loops (the window rule);
+    when the innermost axis is reduced, the kept axes run in parallel and the reduction stays a
+    serial loop (the generic schedule)."""
+    reds = _reduction_blocks(sch)
+    if len(reds) != 1:
+        raise NotApplicable(f"{len(reds)} reduction blocks")
+    blk = sch.get(reds[0])
+    kinds = generic.iter_kinds(sch, reds[0])
+    spatial_vars = [iv.var for iv, k in zip(blk.iter_vars, kinds) if k == "S"]
+    if not spatial_vars or not blk.reads:
+        raise NotApplicable("no kept axes")
+    inner = blk.reads[0].region[-1].min
+    if not (hasattr(inner, "same_as") and inner.same_as(spatial_vars[-1])):
+        raise NotApplicable("the innermost input axis is reduced")
+    return schedule_window(sch, anchor, target)
 
 
 # ---- sliding-window reductions: pooling, depthwise / grouped convolution -----------------------
