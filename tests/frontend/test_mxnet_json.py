@@ -204,3 +204,18 @@ def test_operator_list_covered():
     names = (pathlib.Path(__file__).parent / "mxnet_operator_names.txt").read_text().split()
     assert [n for n in names if n not in CONVERTERS and n not in EXCLUDED] == []
     assert len([n for n in names if n in EXCLUDED]) == 22
+
+
+def test_deep_graph_imports_linearly():
+    """A 10,000-node chain (scalar ops query their input's dtype on the way) converts without
+    recursion and without re-inferring the whole prefix at each node."""
+    n = 10000
+    nodes = [_var("x")]
+    for i in range(n):
+        op = "relu" if i % 2 else "_plus_scalar"
+        nodes.append({"op": op, "name": f"n{i}", "inputs": [[i, 0, 0]],
+                      "attrs": {"scalar": "1.0"} if op != "relu" else {}})
+    mod, _ = relay.frontend.from_mxnet(_graph(nodes), shape={"x": (2,)})
+    assert mod["main"].body.span.source_name == f"n{n - 1}"
+    got = run_mod(mod, {}, {"x": np.array([-1e9, 0.5], "float32")})[0]
+    np.testing.assert_allclose(got, [n // 2 - 1, 0.5 + n // 2])  # the first +1 meets relu
