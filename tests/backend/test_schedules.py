@@ -236,3 +236,12 @@ def test_reduction_rule(axis, rule):
     g = relay.Function([x], relay.argmax(x, axis=axis))
     ref, got = run_both(g, [rand((2, 8, 5, 6))], 3)
     assert_same(ref, got)
+
+
+@pytest.mark.parametrize("axis", [[1], [3], None])
+def test_bool_reductions(axis):
+    x = relay.var("x", shape=(2, 8, 5, 16), dtype="bool")
+    f = relay.Function([x], relay.Tuple([relay.all(x, axis=axis), relay.any(x, axis=axis),
+                                         relay.logical_not(x)]))
+    ref, got = run_both(f, [rand((2, 8, 5, 16), "bool")], 3)
+    assert_same(ref, got)

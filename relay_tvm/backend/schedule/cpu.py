@@ -163,6 +163,8 @@ def _tile_epilogue(sch, block, epi, at_loop):
 
 
 def _vectorize_inner(sch, block, lanes):
+    if generic.touches_bool(sch, block):
+        return
     loops = sch.get_loops(block)
     ext = generic.loop_extent(sch, loops[-1])
     if ext is None or ext <= 1:
@@ -430,6 +432,8 @@ def schedule_window(sch, anchor, target):
                  if sch.get(b).name_hint.startswith(("pad", "data_pad"))}
     _inline_all_but(sch, pad_names)
     block = _reduction_blocks(sch)[0]
+    if generic.touches_bool(sch, block):
+        raise NotApplicable("bool buffers (not vectorized)")
     kinds = generic.iter_kinds(sch, block)
     a = kinds.index("R") if "R" in kinds else len(kinds)
     if a == 0 or kinds[a:] != ["R"] * (len(kinds) - a) or a == len(kinds):

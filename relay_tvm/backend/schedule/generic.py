@@ -71,6 +71,17 @@ def _inlined(sch, block) -> bool:
         return True
 
 
+def touches_bool(sch, block) -> bool:
+    """Whether the block reads or writes a bool buffer (TVM 0.27's vectorizer mishandles
+    them: int8 vectors stored into bool buffers)."""
+    b = sch.get(block)
+    for r in list(b.reads) + list(b.writes):
+        buf = getattr(r, "buffer", None) or getattr(r, "source", None)
+        if buf is not None and str(buf.dtype) == "bool":
+            return True
+    return False
+
+
 def parallel_vectorize(sch, block, max_parallel_extent: int = 1 << 14, vector_bytes: int = 64,
                        dtype_bytes: int = 4) -> None:
     """Parallelize the leading spatial loops of ``block`` (fused) and vectorize its innermost
@@ -88,7 +99,7 @@ def parallel_vectorize(sch, block, max_parallel_extent: int = 1 << 14, vector_by
             break
         lead.append(lp)
     # Vectorize the innermost loop when the whole nest is spatial.
-    if len(lead) == len(loops) and len(loops) >= 1:
+    if len(lead) == len(loops) and len(loops) >= 1 and not touches_bool(sch, block):
         inner = loops[-1]
         ext = loop_extent(sch, inner)
         lanes = max(1, vector_bytes // dtype_bytes)
