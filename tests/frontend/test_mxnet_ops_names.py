@@ -170,9 +170,6 @@ def test_batchnorm_v1_direct():
     check(lambda x: S.BatchNorm_v1(x, name="bn"), IMG)
 
 
-@pytest.mark.skipif(not relay.op.is_registered("image.grid_sample"),
-                    reason="the Relay operators image.affine_grid / image.grid_sample are not "
-                           "registered in relay_tvm yet")
 def test_spatial_transformer():
     theta = np.array([[0.9, 0.1, 0.05, -0.1, 1.1, 0.0]], "float32")
     check(lambda x, t: S.BilinearSampler(x, S.GridGenerator(t, transform_type="affine",
