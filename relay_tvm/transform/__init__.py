@@ -14,3 +14,12 @@ from .pass_infra import (  # noqa: F401
 )
 from .fuse_ops import FuseOps  # noqa: F401
 from .pipeline import default_pipeline  # noqa: F401
+from .simplify_inference import SimplifyInference  # noqa: F401
+from .fold_constant import FoldConstant, FoldConstantExpr  # noqa: F401
+from .normal_forms import (  # noqa: F401
+    ToANormalForm,
+    ToANormalFormExpr,
+    ToBasicBlockNormalForm,
+    ToGraphNormalForm,
+)
+from .dead_code import DeadCodeElimination  # noqa: F401

@@ -101,6 +101,7 @@ class Rewriter:
     """
 
     enter_primitive = False
+    has_let_hook = False  # set True in subclasses that define after_let_value
 
     def __init__(self):
         self.memo: dict = {}
@@ -112,6 +113,9 @@ class Rewriter:
         stack = [(expr, False)]
         while stack:
             node, ready = stack.pop()
+            if ready is _LET_HOOK:
+                self.after_let_value(node, memo[node.value])
+                continue
             if node in memo:
                 continue
             leaf = not self.enter_primitive and is_primitive(node)
@@ -119,14 +123,32 @@ class Rewriter:
                 if leaf:
                     memo[node] = self.post(node, node)
                 else:
-                    new = rebuild(node, [memo[c] for c in children(node)])
+                    if type(node) is Let:
+                        # the binder stays a variable even when the hook replaced its uses
+                        new = rebuild(node, [node.var, memo[node.value], memo[node.body]])
+                    else:
+                        new = rebuild(node, [memo[c] for c in children(node)])
                     memo[node] = self.post(node, new)
                 continue
             stack.append((node, True))
+            if type(node) is Let and self.has_let_hook:
+                # var, value, <hook>, body: the hook may give the bound variable a replacement
+                # that the body then sees (how let-bound constants fold and GNF inlines)
+                if node.body not in memo:
+                    stack.append((node.body, False))
+                stack.append((node, _LET_HOOK))
+                for c in (node.value, node.var):
+                    if c not in memo:
+                        stack.append((c, False))
+                continue
             for c in reversed(children(node)):
                 if c not in memo:
                     stack.append((c, False))
         return memo[expr]
+
+    def after_let_value(self, let, new_value):
+        """Called once the value of ``let`` is rewritten, before its body; may set
+        ``self.memo[let.var]`` to what uses of the variable become."""
 
     def post(self, orig, new):
         hook = _HOOKS.get(type(orig))
@@ -152,6 +174,8 @@ class Rewriter:
     def post_if(self, orig, new):
         return new
 
+
+_LET_HOOK = object()
 
 _HOOKS = {
     Call: "post_call",

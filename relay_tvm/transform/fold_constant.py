@@ -1,0 +1,145 @@
+"""FoldConstant: evaluate the parts of a program that depend only on constants (opt level 2).
+
+Relay's ``fold_constant.cc``: an operator call whose arguments are all constants (or tuples of
+constants) is evaluated, here with the operator's NumPy reference kernel, exactly as the
+reference interpreter would, and replaced by the resulting constant (a tuple of constants for
+a tuple-typed result). ``let`` bindings of constants are inlined, a field of a tuple of
+constants is that constant, and ``if`` with a constant condition keeps one branch.
+``shape_of`` / ``ndarray_size`` of a tensor whose shape is static fold even when the tensor is
+not constant; with a dynamic (``Any``) dimension they do not. Nothing that involves references
+(``ref``, ``ref_read``, ``ref_write``) or calls of functions is folded, so side effects stay.
+Primitive functions are left as they are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.expr import Call, Constant, If, Let, Tuple
+from ..ir.types import TensorType, TupleType
+from ..op.registry import Op
+from ._rewrite import Rewriter, has_type
+from .pass_infra import FunctionPass, PassInfo
+
+# Operators never folded: their value is not a function of their arguments alone.
+_SKIP_PREFIXES = ("random.", "annotation.", "on_device", "device_copy")
+
+
+def _is_const(e) -> bool:
+    if type(e) is Constant:
+        return True
+    return type(e) is Tuple and all(_is_const(f) for f in e.fields)
+
+
+def _value(e):
+    if type(e) is Constant:
+        return np.array(e.data)
+    return tuple(_value(f) for f in e.fields)
+
+
+def _to_expr(v, ty, span):
+    if isinstance(ty, TupleType):
+        return Tuple([_to_expr(x, t, span) for x, t in zip(v, ty.fields)], span)
+    arr = np.asarray(v)
+    if isinstance(ty, TensorType) and arr.dtype.name != ty.dtype:
+        arr = arr.astype("bool" if ty.dtype == "bool" else ty.dtype)
+    return Constant(arr, span)
+
+
+def _static_shape(t) -> tuple | None:
+    if isinstance(t, TensorType) and all(isinstance(d, int) for d in t.shape):
+        return tuple(t.shape)
+    return None
+
+
+class _Fold(Rewriter):
+    def post_call(self, orig, new):
+        op = new.op
+        if not isinstance(op, Op) or op.name.startswith(_SKIP_PREFIXES):
+            return new
+        if not has_type(orig):
+            return new
+        if op.name in ("shape_of", "ndarray_size"):
+            shape = _static_shape(getattr(orig.args[0], "_checked_type", None))
+            if shape is None:
+                return new  # a dynamic input: the shape is known only at run time
+            dtype = new.attrs.dtype
+            val = np.array(shape, dtype) if op.name == "shape_of" else np.array(np.prod(shape), dtype)
+            return Constant(val, orig.span)
+        if not all(_is_const(a) for a in new.args) or op.ref_impl is None:
+            return new
+        out_type = orig.checked_type
+        if isinstance(out_type, TensorType) and _static_shape(out_type) is None:
+            return new
+        res = op.ref_impl([_value(a) for a in new.args], new.attrs, out_type)
+        return _to_expr(res, out_type, orig.span)
+
+    def post_tuple_getitem(self, orig, new):
+        t = new.tuple_value
+        if type(t) is Tuple:
+            return t.fields[new.index]
+        return new
+
+    has_let_hook = True
+
+    def after_let_value(self, let, new_value):
+        if _is_const(new_value):
+            self.memo[let.var] = new_value
+
+    def post_let(self, orig, new):
+        if type(new) is Let and _is_const(new.value):
+            return new.body  # its uses already see the constant
+        return new
+
+    def post_if(self, orig, new):
+        c = new.cond if type(new) is If else None
+        if type(c) is Constant and c.data.ndim == 0:
+            return new.true_branch if bool(c.data) else new.false_branch
+        return new
+
+
+def fold_constant_expr(expr, mod=None):
+    """Fold the constant parts of a typed expression (``relay.transform.FoldConstantExpr``).
+
+    A folded ``let`` exposes new constants to its body, so folding repeats (a few rounds) until
+    nothing changes; new nodes are re-typed between rounds."""
+    from ..typing.infer import infer_expr
+
+    for _ in range(8):
+        out = _Fold().rewrite(expr)
+        if out is expr:
+            break
+        expr = out
+        if not _needs_more(expr):
+            break
+        infer_expr(expr, mod)
+    return expr
+
+
+def _needs_more(expr) -> bool:
+    """Whether a call still has only constant arguments (or a let binds a constant)."""
+    from ._rewrite import post_order
+
+    for n in post_order(expr):
+        t = type(n)
+        if t is Let and _is_const(n.value):
+            return True
+        if t is Call and isinstance(n.op, Op) and n.args and all(_is_const(a) for a in n.args):
+            if not n.op.name.startswith(_SKIP_PREFIXES) and n.op.ref_impl is not None:
+                return True
+    return False
+
+
+FoldConstantExpr = fold_constant_expr
+
+
+def _fold(func, mod, ctx):
+    return fold_constant_expr(func, mod)
+
+
+def FoldConstant(fold_qnn: bool = False):  # noqa: N802 - Relay's name
+    """Evaluate constant subexpressions (opt level 2); see the module docstring."""
+    return FunctionPass(_fold, PassInfo(2, "FoldConstant", ("InferType",)))
+
+
+__all__ = ["FoldConstant", "FoldConstantExpr", "fold_constant_expr"]
