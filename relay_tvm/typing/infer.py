@@ -597,6 +597,13 @@ class TypeInferencer:
                     getattr(e, "span", None),
                 )
             e._set_checked_type(rt)
+            if type(e) is Var and e.type_annotation is None:
+                # As Relay's resolver did (update_missing_type_annotation): a variable bound
+                # without an annotation records its inferred type, so a later pass that removes
+                # the operator which determined it (SimplifyInference dropping nn.batch_norm,
+                # ...) still leaves a typeable program. A binding has one type, so this only
+                # writes down a fact the program already implies.
+                object.__setattr__(e, "type_annotation", rt)
 
 
 # ---- exhaustiveness (usefulness of a wildcard after all clauses) -----------------------------

@@ -104,10 +104,6 @@ def _numpy_forward(a):
     return e / e.sum(axis=1, keepdims=True)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core: InferType does not record inferred types on unannotated parameters (Relay's "
-    "Resolver did, update_missing_type_annotation), so after SimplifyInference removes "
-    "nn.batch_norm the compiled path cannot type %c1_var; reported to the IR core"))
 def test_unannotated_weights_compile_without_params():
     mod = _mobilenet_like("NCHW")
     typed = relay.transform.InferType()(mod)
