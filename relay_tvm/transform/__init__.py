@@ -23,3 +23,7 @@ from .normal_forms import (  # noqa: F401
     ToGraphNormalForm,
 )
 from .dead_code import DeadCodeElimination  # noqa: F401
+from .cse import EliminateCommonSubexpr  # noqa: F401
+from .canonicalize import CanonicalizeOps  # noqa: F401
+from .simplify_expr import SimplifyExpr  # noqa: F401
+from .fast_math import FastMath  # noqa: F401

@@ -1,0 +1,222 @@
+"""SimplifyInference, FoldConstant, EliminateCommonSubexpr, CanonicalizeOps, SimplifyExpr,
+FastMath: before/expected structures and interpreter agreement."""
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from relay_tvm import transform
+from relay_tvm.analysis import structural_equal
+
+from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
+
+
+def C(v, dtype="float32"):
+    return relay.const(np.array(v, dtype=dtype))
+
+
+# ---- SimplifyInference ---------------------------------------------------------------------------
+
+def test_batch_norm_unpacks_to_scale_shift():
+    def before():
+        x = relay.var("x", shape=(1, 3, 4, 4))
+        g, b, m, v = (relay.var(n, shape=(3,)) for n in "gbmv")
+        return relay.Function([x, g, b, m, v], relay.nn.batch_norm(x, g, b, m, v, epsilon=0.01)[0])
+
+    def expected():
+        x = relay.var("x", shape=(1, 3, 4, 4))
+        g, b, m, v = (relay.var(n, shape=(3,)) for n in "gbmv")
+        scale = relay.multiply(relay.divide(C(1.0), relay.sqrt(relay.add(v, C(0.01)))), g)
+        shift = relay.add(relay.multiply(relay.negative(m), scale), b)
+        out = relay.multiply(x, relay.expand_dims(scale, axis=1, num_newaxis=2))
+        return relay.Function([x, g, b, m, v], relay.add(out, relay.expand_dims(shift, axis=1, num_newaxis=2)))
+
+    after = run_opt_pass(before(), transform.SimplifyInference())
+    assert_equal_structure(after, expected())
+    mod = transform.InferType()(relay.IRModule.from_expr(before()))
+    rng = np.random.default_rng(1)
+    args = [rng.normal(size=(1, 3, 4, 4)).astype("float32")] + [
+        rng.uniform(0.5, 1.5, size=(3,)).astype("float32") for _ in range(4)]
+    a = relay.create_executor("debug", mod=mod).evaluate()(*args)
+    b = relay.create_executor("debug", mod=relay.IRModule.from_expr(after)).evaluate()(*args)
+    np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("build", [
+    lambda x, g, b: relay.nn.layer_norm(x, g, b, axis=-1),
+    lambda x, g, b: relay.nn.layer_norm(x, g, b, axis=1, center=False),
+    lambda x, g, b: relay.nn.instance_norm(x, g, b, axis=1),
+    lambda x, g, b: relay.nn.group_norm(x, g, b, num_groups=2, axis=1),
+    lambda x, g, b: relay.nn.l2_normalize(x, eps=1e-6, axis=[1]),
+    lambda x, g, b: relay.add(relay.nn.dropout(x, 0.3), g),
+])
+def test_norms_become_arithmetic(build):
+    x = relay.var("x", shape=(2, 4, 3, 4))
+    g = relay.var("g", shape=(4,))
+    b = relay.var("b", shape=(4,))
+    f = relay.Function([x, g, b], build(x, g, b))
+    after = run_opt_pass(f, transform.SimplifyInference())
+    names = set()
+    relay.analysis.post_order_visit(after, lambda n: names.add(n.op.name) if isinstance(n, relay.Call) else None)
+    assert not {n for n in names if n.startswith("nn.")}, names
+    assert_same_result(f, after, atol=1e-4, rtol=1e-4)
+
+
+# ---- FoldConstant --------------------------------------------------------------------------------
+
+def test_fold_constant_subgraph():
+    c = C(np.arange(6).reshape(2, 3))
+
+    def before():
+        x = relay.var("x", shape=(2, 3))
+        y = relay.add(relay.multiply(c, C(2.0)), C(1.0))
+        return relay.Function([x], relay.add(x, relay.exp(y) if False else y))
+
+    def expected():
+        x = relay.var("x", shape=(2, 3))
+        return relay.Function([x], relay.add(x, C(np.arange(6).reshape(2, 3) * 2.0 + 1.0)))
+
+    after = run_opt_pass(before(), transform.FoldConstant())
+    assert_equal_structure(after, expected())
+    assert_same_result(before(), after)
+
+
+def test_fold_let_tuple_and_if():
+    x = relay.var("x", shape=(2,))
+    t = relay.var("t")
+    tup = relay.Tuple([C([1.0, 2.0]), C([3.0, 4.0])])
+    body = relay.Let(t, tup, relay.add(x, relay.add(relay.TupleGetItem(t, 0), relay.TupleGetItem(t, 1))))
+    body = relay.If(relay.less(C(1.0), C(2.0)), body, x)
+    f = relay.Function([x], body)
+    after = run_opt_pass(f, transform.FoldConstant())
+    x2 = relay.var("x", shape=(2,))
+    assert_equal_structure(after, relay.Function([x2], relay.add(x2, C([4.0, 6.0]))))
+
+
+def test_fold_shape_of_static_but_not_dynamic():
+    x = relay.var("x", shape=(2, 5))
+    f = relay.Function([x], relay.shape_of(x))
+    after = run_opt_pass(f, transform.FoldConstant())
+    assert isinstance(after.body, relay.Constant)
+    np.testing.assert_array_equal(after.body.data, [2, 5])
+    y = relay.var("y", shape=(relay.Any(), 5))
+    g = relay.Function([y], relay.shape_of(y))
+    after = run_opt_pass(g, transform.FoldConstant())
+    assert isinstance(after.body, relay.Call)
+
+
+def test_fold_keeps_reference_effects():
+    r = relay.var("r")
+    u = relay.var("u")
+    body = relay.Let(r, relay.RefCreate(C(1.0)),
+                     relay.Let(u, relay.RefWrite(r, relay.add(C(1.0), C(2.0))), relay.RefRead(r)))
+    f = relay.Function([], body)
+    after = run_opt_pass(f, transform.FoldConstant())
+    assert isinstance(after.body, relay.Let)
+    out = relay.create_executor("debug", mod=relay.IRModule.from_expr(after)).evaluate()()
+    assert float(out.numpy()) == 3.0
+
+
+def test_fold_constant_is_idempotent():
+    x = relay.var("x", shape=(2,))
+    f = relay.Function([x], relay.add(x, relay.exp(C([0.0, 1.0]))))
+    once = run_opt_pass(f, transform.FoldConstant())
+    twice = run_opt_pass(once, transform.FoldConstant())
+    assert structural_equal(once, twice)
+
+
+# ---- EliminateCommonSubexpr ----------------------------------------------------------------------
+
+def test_cse():
+    def before():
+        x = relay.var("x", shape=(1, 16))
+        y1 = relay.nn.relu(relay.add(x, C(1.0)))
+        y2 = relay.nn.relu(relay.add(x, C(1.0)))
+        return relay.Function([x], relay.add(y1, y2))
+
+    def expected():
+        x = relay.var("x", shape=(1, 16))
+        y = relay.nn.relu(relay.add(x, C(1.0)))
+        return relay.Function([x], relay.add(y, y))
+
+    after = run_opt_pass(before(), transform.EliminateCommonSubexpr())
+    assert_equal_structure(after, expected())
+    assert_same_result(before(), after)
+
+
+def test_cse_respects_attrs_and_fskip():
+    x = relay.var("x", shape=(4, 4))
+    f = relay.Function([x], relay.add(relay.sum(x, axis=0), relay.sum(x, axis=1)))
+    after = run_opt_pass(f, transform.EliminateCommonSubexpr())
+    assert structural_equal(after, run_opt_pass(f, []))
+    g = relay.Function([x], relay.add(relay.exp(x), relay.exp(x)))
+    skip = run_opt_pass(g, transform.EliminateCommonSubexpr(lambda c: c.op.name == "exp"))
+    assert skip.body.args[0] is not skip.body.args[1]
+
+
+# ---- CanonicalizeOps -----------------------------------------------------------------------------
+
+def test_canonicalize_bias_add():
+    def before():
+        x = relay.var("x", shape=(1, 8, 4, 4))
+        b = relay.var("b", shape=(8,))
+        return relay.Function([x, b], relay.nn.bias_add(x, b))
+
+    def expected():
+        x = relay.var("x", shape=(1, 8, 4, 4))
+        b = relay.var("b", shape=(8,))
+        return relay.Function([x, b], relay.add(x, relay.expand_dims(b, axis=1, num_newaxis=2)))
+
+    after = run_opt_pass(before(), transform.CanonicalizeOps())
+    assert_equal_structure(after, expected())
+    assert_same_result(before(), after)
+
+
+# ---- SimplifyExpr --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make,simplified", [
+    (lambda x: relay.multiply(x, C(1.0)), lambda x: x),
+    (lambda x: relay.multiply(C(1.0), x), lambda x: x),
+    (lambda x: relay.add(x, C(0.0)), lambda x: x),
+    (lambda x: relay.subtract(x, C(0.0)), lambda x: x),
+    (lambda x: relay.divide(x, C(1.0)), lambda x: x),
+    (lambda x: relay.reshape(relay.reshape(x, (6, 2)), (3, 4)), lambda x: relay.reshape(x, (3, 4))),
+    (lambda x: relay.reshape(x, (2, 6)), lambda x: x),
+    (lambda x: relay.transpose(relay.transpose(x, (1, 0)), (1, 0)), lambda x: x),
+    (lambda x: relay.cast(x, "float32"), lambda x: x),
+    # a broadcast is not an identity: kept
+    (lambda x: relay.add(x, C(np.zeros((3, 2, 6)))), lambda x: relay.add(x, C(np.zeros((3, 2, 6))))),
+])
+def test_simplify_expr_rules(make, simplified):
+    x = relay.var("x", shape=(2, 6))
+    after = run_opt_pass(relay.Function([x], make(x)), transform.SimplifyExpr())
+    x2 = relay.var("x", shape=(2, 6))
+    assert_equal_structure(after, relay.Function([x2], simplified(x2)))
+    assert_same_result(relay.Function([x], make(x)), after)
+
+
+def test_simplify_transpose_compose():
+    x = relay.var("x", shape=(2, 3, 4))
+    f = relay.Function([x], relay.transpose(relay.transpose(x, (1, 2, 0)), (2, 0, 1)))
+    after = run_opt_pass(f, transform.SimplifyExpr())
+    assert after.body is after.params[0]
+    g = relay.Function([x], relay.transpose(relay.transpose(x, (1, 0, 2)), (0, 2, 1)))
+    after = run_opt_pass(g, transform.SimplifyExpr())
+    assert after.body.op.name == "transpose" and tuple(after.body.attrs.axes) == (1, 2, 0)
+    assert_same_result(g, after)
+
+
+# ---- FastMath ------------------------------------------------------------------------------------
+
+def test_fast_math():
+    x = relay.var("x", shape=(8,))
+    f = relay.Function([x], relay.add(relay.exp(x), relay.tanh(x)))
+    after = run_opt_pass(f, transform.FastMath(), opt_level=4)
+    names = []
+    relay.analysis.post_order_visit(after, lambda n: names.append(n.op.name) if isinstance(n, relay.Call) else None)
+    assert sorted(names) == ["add", "fast_exp", "fast_tanh"]
+    assert_same_result(f, after, rtol=1e-4, atol=1e-5)
+    # below opt level 4 it does not run in a Sequential
+    with transform.PassContext(opt_level=3):
+        mod = transform.Sequential([transform.FastMath()])(relay.IRModule.from_expr(f))
+    assert mod["main"] is f
