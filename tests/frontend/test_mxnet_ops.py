@@ -530,3 +530,26 @@ COMPILED = [
 @pytest.mark.parametrize("name, build, shapes", COMPILED, ids=[c[0] for c in COMPILED])
 def test_compiled(name, build, shapes, opt_level):
     check(build, shapes, positive=("v",), kind="graph", opt_level=opt_level, rtol=1e-5)
+
+
+COMPILED_OPT3 = [
+    ("deconv_target", lambda x: S.Deconvolution(x, kernel=(3, 3), num_filter=2, stride=(2, 2),
+                                                target_shape=(13, 12), name="d"), IMG),
+    ("prelu_l2norm", lambda x: S.L2Normalization(S.LeakyReLU(x, act_type="prelu", name="p"),
+                                                 mode="channel"), IMG),
+    ("groupnorm", lambda x, g, b: S.GroupNorm(x, g, b, num_groups=2),
+     {"x": (1, 4, 3, 3), "g": (2,), "b": (2,)}),
+    ("slice_neg_step", lambda x: S.slice(x, begin=(None, None, None), end=(None, None, None),
+                                         step=(-1, 2, -2)), X),
+    ("pad_reflect_upsample", lambda x: S.UpSampling(
+        S.pad(x, mode="reflect", pad_width=(0, 0, 0, 0, 1, 2, 2, 1)), scale=2,
+        sample_type="nearest"), IMG),
+    ("softmax_output_topk", lambda x, label: S.Group(
+        [S.SoftmaxOutput(x, label), S.topk(x, k=2, axis=1, ret_typ="value")]),
+     {"x": (2, 5), "label": (2,)}),
+]
+
+
+@pytest.mark.parametrize("name, build, shapes", COMPILED_OPT3, ids=[c[0] for c in COMPILED_OPT3])
+def test_compiled_more(name, build, shapes):
+    check(build, shapes, positive=("g",), kind="graph", opt_level=3, rtol=1e-5)
