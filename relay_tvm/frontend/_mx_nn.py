@@ -140,6 +140,30 @@ def pooling(ins, a, c):
         padding = tuple(before) + tuple(after)
     else:
         raise c.error(f"pooling_convention={conv!r} is not one of valid, full, same")
+    out = _pool_body(x, ptype, nd, kernel, stride, padding, layout, ceil_mode, a, c)
+    if ceil_mode:
+        out = _full_tail(out, ptype, spatial, kernel, stride, pad, c)
+    return out
+
+
+def _full_tail(out, ptype, spatial, kernel, stride, pad, c):
+    """MXNet's 'full' convention keeps a last window that starts past the input and its leading
+    padding; Relay's ceil_mode (topi, PyTorch's rule) drops it. MXNet fills such a window with
+    the lowest float (max) or 0 (avg, sum, lp): append those rows."""
+    extra = []
+    for i in range(len(spatial)):
+        span = spatial[i] + 2 * pad[i] - kernel[i]
+        mx_out = 1 + -(-span // stride[i])
+        relay_out = mx_out - 1 if (mx_out - 1) * stride[i] >= spatial[i] + pad[i] else mx_out
+        extra.append(mx_out - relay_out)
+    if not any(extra):
+        return out
+    fill = float(np.finfo(np.float32).min) if ptype == "max" else 0.0
+    widths = [[0, 0], [0, 0]] + [[0, e] for e in extra]
+    return R("nn.pad")(out, widths, pad_value=fill)
+
+
+def _pool_body(x, ptype, nd, kernel, stride, padding, layout, ceil_mode, a, c):
     cip = a.get_bool("count_include_pad", True)
     if cip is None:
         cip = True
@@ -150,16 +174,27 @@ def pooling(ins, a, c):
         return R(f"nn.avg_pool{nd}d")(x, pool_size=kernel, strides=stride, padding=padding,
                                       layout=layout, ceil_mode=ceil_mode,
                                       count_include_pad=cip)
-    ksize = int(np.prod(kernel))
-    if ptype == "sum":
-        avg = R(f"nn.avg_pool{nd}d")(x, pool_size=kernel, strides=stride, padding=padding,
-                                     layout=layout, ceil_mode=ceil_mode, count_include_pad=True)
-        return R("multiply")(avg, c.scalar(ksize, x))
-    p = a.get_int("p_value", 2) or 2
-    xp = _pow_p(x, p, c)
-    avg = R(f"nn.avg_pool{nd}d")(xp, pool_size=kernel, strides=stride, padding=padding,
+    # sum and lp: the average over the taps inside the padded input, times their number
+    base = x if ptype == "sum" else _pow_p(x, a.get_int("p_value", 2) or 2, c)
+    avg = R(f"nn.avg_pool{nd}d")(base, pool_size=kernel, strides=stride, padding=padding,
                                  layout=layout, ceil_mode=ceil_mode, count_include_pad=True)
-    return _root_p(R("multiply")(avg, c.scalar(ksize, x)), p, c)
+    counts = _tap_counts(c.shape(x)[2:], c.shape(avg)[2:], kernel, stride, padding)
+    total = R("multiply")(avg, const(counts.astype(c.dtype(x)), c.dtype(x)))
+    return total if ptype == "sum" else _root_p(total, a.get_int("p_value", 2) or 2, c)
+
+
+def _tap_counts(spatial, out_sp, kernel, stride, padding):
+    """Per output position, how many taps of the window lie inside the padded input."""
+    nd = len(spatial)
+    counts = np.ones((1, 1) + tuple(out_sp), "float64")
+    for d in range(nd):
+        lo, hi = padding[d], padding[nd + d]
+        start = np.arange(out_sp[d]) * stride[d] - lo
+        n = np.minimum(start + kernel[d], spatial[d] + hi) - start
+        shape = [1] * (nd + 2)
+        shape[2 + d] = out_sp[d]
+        counts = counts * n.reshape(shape)
+    return counts
 
 
 def _pow_p(x, p, c):
