@@ -1,0 +1,59 @@
+"""Seeded parameter initializers for the test workloads (after tvm.relay.testing.init).
+
+``Xavier`` draws weights uniformly from ``[-s, s]`` with ``s = sqrt(magnitude / fan)``, fan the
+average of fan-in and fan-out (Glorot & Bengio 2010; MXNet's ``Xavier`` defaults); biases and
+``beta`` / ``moving_mean`` are zeros, ``gamma`` / ``moving_var`` ones, chosen by the parameter's
+name suffix as tvm.relay.testing did.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Xavier:
+    def __init__(self, rnd_type="uniform", factor_type="avg", magnitude=3.0, seed=0):
+        self.rnd_type = rnd_type
+        self.factor_type = factor_type
+        self.magnitude = float(magnitude)
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, name: str, shape, dtype="float32") -> np.ndarray:
+        shape = tuple(int(d) for d in shape)
+        if name.endswith(("_bias", "_beta", "_moving_mean")):
+            return np.zeros(shape, dtype)
+        if name.endswith(("_gamma", "_moving_var")):
+            return np.ones(shape, dtype)
+        if len(shape) < 2:
+            return self.rng.uniform(-0.1, 0.1, size=shape).astype(dtype)
+        hw = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+        fan_in, fan_out = shape[1] * hw, shape[0] * hw
+        factor = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out}[self.factor_type]
+        scale = np.sqrt(self.magnitude / factor)
+        if self.rnd_type == "uniform":
+            return self.rng.uniform(-scale, scale, size=shape).astype(dtype)
+        return self.rng.normal(0, scale, size=shape).astype(dtype)
+
+
+def create_workload(net, initializer=None, seed=0):
+    """``(mod, params)`` for a function ``net``: the module is type-checked; every parameter but
+    ``data`` gets a value from ``initializer`` (a seeded :class:`Xavier` by default).
+
+    Returns:
+        ``(IRModule, dict name -> numpy.ndarray)``.
+    """
+    from ..ir.module import IRModule
+    from ..transform import InferType
+
+    mod = InferType()(IRModule.from_expr(net))
+    init = initializer or Xavier(seed=seed)
+    params = {}
+    for p in mod["main"].params:
+        if p.name_hint == "data":
+            continue
+        t = p.checked_type
+        params[p.name_hint] = init(p.name_hint, t.concrete_shape, t.dtype)
+    return mod, params
+
+
+__all__ = ["Xavier", "create_workload"]
