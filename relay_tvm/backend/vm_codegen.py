@@ -3,12 +3,13 @@
 Supported: every global function of the module (each becomes a VM function; calls between them,
 recursion included, are VM calls), ``let``, ``if`` (the condition is a boolean scalar tensor),
 tuples and projections, constants, calls of primitive functions (fused kernels) and of operators
-(each wrapped into its own primitive function). Values live in registers; a kernel's outputs
+(each wrapped into its own primitive function), and calls of local functions (inlined at the
+call site, closures over outer variables included). Values live in registers; a kernel's outputs
 get fresh storage from the VM's pooled allocator (no static plan: the set of live values depends
 on the path taken).
 
-Not supported (clear ``BuildError``): closures (local function values), ADTs and ``match``,
-references, and dynamic shapes.
+Not supported (clear ``BuildError``): function values that escape (stored in tuples, passed,
+returned), recursive local functions, ADTs and ``match``, references, and dynamic shapes.
 
 Code for ``if`` is generated into instruction lists first so jump offsets are known:
 ``If(cond, false_offset)`` falls through into the true branch, which ends with
@@ -65,6 +66,8 @@ class _FuncCompiler:
         self.func = func
         self.name = name
         self.nreg = len(func.params)
+        self.let_vals = {}  # let-bound Var -> value expression, over the whole function
+        self.inlining = set()  # ids of local functions being inlined (no local recursion)
 
     def reg(self) -> int:
         r = self.nreg
@@ -83,6 +86,10 @@ class _FuncCompiler:
     def as_reg(self, code, opnd):
         if opnd[0] == "r":
             return opnd[1]
+        if opnd[0] == "fn":
+            raise BuildError("VM compiler: function values that are passed around, stored or "
+                             "returned (closures) are not supported yet; only calls of local "
+                             "functions are", opnd[1].span)
         r = self.reg()
         code.append((_CALL, "vm.builtin.copy", [opnd], r))
         return r
@@ -93,14 +100,18 @@ class _FuncCompiler:
 
         code = []
         order = _post_order(expr, memo)
-        let_vals = {n.var: n.value for n in order if type(n) is Let}
+        self.let_vals.update((n.var, n.value) for n in order if type(n) is Let)
         for node in order:
             t = type(node)
             if t is Var:
-                if node in let_vals:
-                    memo[id(node)] = memo[id(let_vals[node])]
+                v = self.let_vals.get(node)
+                if v is not None and id(v) in memo:
+                    memo[id(node)] = memo[id(v)]
                 elif id(node) not in memo:
                     raise BuildError(f"VM compiler: free variable %{node.name_hint}")
+            elif t is Function:
+                # a local function value: calls of it are inlined (see emit_call)
+                memo[id(node)] = ("fn", node)
             elif t is Constant:
                 memo[id(node)] = ("c", tvm.runtime.tensor(node.data.numpy()))
             elif t is Let:
@@ -139,6 +150,30 @@ class _FuncCompiler:
         code.extend(fcode)
         return ("r", res)
 
+    def inline(self, code, fn, node, memo):
+        """A call of a local function (a closure that is only called): its body is compiled at
+        the call site with the parameters bound to the arguments (beta reduction; arguments are
+        already evaluated, so evaluation order is Relay's)."""
+        if id(fn) in self.inlining:
+            raise BuildError("VM compiler: recursive local functions are not supported yet; "
+                             "make the function global (mod[GlobalVar(...)] = fn)", node.span)
+        if len(fn.params) != len(node.args):
+            raise BuildError(f"VM compiler: local function of {len(fn.params)} parameters "
+                             f"called with {len(node.args)} arguments", node.span)
+        inner = dict(memo)
+        for p, a in zip(fn.params, node.args):
+            inner[id(p)] = memo[id(a)]
+        self.inlining.add(id(fn))
+        try:
+            sub, res = self.expr(fn.body, inner)
+        finally:
+            self.inlining.discard(id(fn))
+        code.extend(sub)
+        if res[0] == "fn":
+            raise BuildError("VM compiler: a local function returning a function is not "
+                             "supported yet", node.span)
+        return res
+
     def flat_args(self, code, opnd, ty) -> list:
         if isinstance(ty, TensorType):
             return [opnd]
@@ -154,6 +189,20 @@ class _FuncCompiler:
         from ..op.registry import Op
 
         op = node.op
+        callee = None
+        if isinstance(op, Function) and not op.is_primitive:
+            callee = op
+        elif isinstance(op, Var):
+            val = memo.get(id(op))
+            if val is None and op in self.let_vals:
+                val = memo.get(id(self.let_vals[op]))
+            if val is not None and val[0] == "fn":
+                callee = val[1]
+        if callee is not None and callee.is_primitive:
+            op = callee
+            callee = None
+        if callee is not None:
+            return self.inline(code, callee, node, memo)
         if isinstance(op, GlobalVar):
             r = self.reg()
             self.owner.need_function(op)
@@ -276,6 +325,10 @@ def _emit(ib, code):
 
     def arg(a):
         kind = a[0]
+        if kind == "fn":
+            raise BuildError("VM compiler: function values that are passed around, stored or "
+                             "returned (closures) are not supported yet; only calls of local "
+                             "functions are", a[1].span)
         if kind == "r":
             return ib.r(a[1])
         if kind == "c":

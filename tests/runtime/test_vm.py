@@ -123,13 +123,40 @@ def test_vm_argument_errors():
         vm.invoke("nope")
 
 
-def test_closures_are_a_clear_error():
+def test_local_functions_are_inlined():
+    x = relay.var("x", shape=(3,))
+    y = relay.var("y", shape=(3,))
+    f = relay.var("f")
+    a = relay.var("a")
+    g = relay.var("g")
+    z = relay.var("z", shape=(3,))
+    w = relay.var("w", shape=(3,))
+    double = relay.Function([y], relay.multiply(y, relay.const(2.0)))
+    body = relay.Let(f, double, relay.Let(
+        a, relay.exp(x),
+        relay.Let(g, relay.Function([z], relay.add(a, z)),  # captures a
+                  relay.Tuple([relay.add(relay.Call(f, [x]), relay.Call(f, [relay.exp(x)])),
+                               relay.Call(g, [x]),
+                               relay.Call(relay.Function([w], relay.nn.relu(w)), [x])]))))
+    mod = relay.IRModule.from_expr(relay.Function([x], body))
+    _assert_same(*_both(mod, np.array([1.0, -2.0, 0.5], "float32")))
+
+
+def test_closure_values_and_local_recursion_are_clear_errors():
     x = relay.var("x", shape=(2,))
     y = relay.var("y", shape=(2,))
     f = relay.Function([y], relay.add(x, y))
-    mod = relay.IRModule.from_expr(relay.Function([x], relay.Call(f, [x])))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.Tuple([f, x])))
     with pytest.raises(relay.BuildError, match="closures"):
         relay.vm.compile(mod)
+    # let rec: a local function that calls itself
+    n = relay.var("n", shape=(), dtype="int32")
+    loop = relay.var("loop")
+    body = relay.If(relay.less(n, relay.const(3, "int32")),
+                    relay.Call(loop, [relay.add(n, relay.const(1, "int32"))]), n)
+    prog = relay.Let(loop, relay.Function([n], body), relay.Call(loop, [relay.const(0, "int32")]))
+    with pytest.raises(relay.BuildError, match="recursive local functions"):
+        relay.vm.compile(relay.IRModule.from_expr(relay.Function([], prog)))
 
 
 def test_load_executable_errors(tmp_path):
