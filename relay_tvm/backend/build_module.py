@@ -207,7 +207,10 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         target_host: host target for device targets.
         params: ``name -> array`` bound to ``main``'s parameters as constants.
         mod_name: name of the module's entry (``lib[mod_name](dev)``) and kernel-name prefix.
-        database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules.
+        executor, runtime: accepted for tvm.relay's signature; the graph executor is the only
+            one ``build`` makes (``relay.vm.compile`` makes VM programs).
+        database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules; when None,
+            the ``PassContext`` config ``"relay.backend.tuning_database"`` is used if set.
 
     Returns:
         :class:`GraphExecutorFactoryModule`.
@@ -229,6 +232,10 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
             raise BuildError("build: heterogeneous targets are not supported")
         target = next(iter(target.values()))
     tgt = make_target(target, target_host)
+    if database is None:
+        from ..transform.pass_infra import PassContext
+
+        database = PassContext.current().config.get("relay.backend.tuning_database")
     stats = {}
     t0 = time.perf_counter()
     opt = optimize(ir_mod, tgt, params)
@@ -240,7 +247,7 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     stats["num_primitive_calls"] = cache.lookups
     stats["num_kernels"] = len(cache.funcs)
     t0 = time.perf_counter()
-    ib, meta = emit_vm(prog)
+    ib, meta = emit_vm(prog, mod_name=mod_name)
     tir_mod = cache.ir_module()
     try:
         lib = _vmlink(ib, tgt, tir_mod if len(cache.funcs) else None)

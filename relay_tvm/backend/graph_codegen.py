@@ -256,7 +256,7 @@ def graph_json(prog: GraphProgram) -> str:
 # ---- VM bytecode -------------------------------------------------------------------------------
 
 
-def emit_vm(prog: GraphProgram, device_index: int = 0):
+def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default"):
     """The VM bytecode of the graph (an ``ExecBuilder`` not yet linked).
 
     Functions: ``main(inputs..., params...) -> tuple of outputs``, ``__relay_meta() -> str``,
@@ -317,6 +317,7 @@ def emit_vm(prog: GraphProgram, device_index: int = 0):
         "param_names": list(prog.params),
         "output_structure": prog.output_structure,
         "memory": prog.plan.summary(),
+        "mod_name": mod_name,
     }
     with ib.function("__relay_meta", num_inputs=0):
         ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))], dst=ib.r(0))

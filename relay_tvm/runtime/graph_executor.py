@@ -327,9 +327,14 @@ class LoadedFactory:
             self._meta = json.loads(vm["__relay_meta"]())
         return self._meta
 
+    @property
+    def libmod_name(self) -> str:
+        return self._get_meta().get("mod_name", "default")
+
     def __getitem__(self, name):
-        if name != "default":
-            raise BuildError(f"loaded module: no function {name!r}; use m['default'](dev)")
+        if name != self.libmod_name:
+            raise BuildError(f"loaded module: no function {name!r}; use "
+                             f"m[{self.libmod_name!r}](dev)")
         return lambda dev=None: GraphModule._from_executable(self.lib, dev)
 
     def get_graph_json(self) -> str:

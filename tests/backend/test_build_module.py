@@ -358,7 +358,8 @@ def test_extract_tasks_and_database_hook():
         return True
 
     db = ms.database.ScheduleFnDatabase(schedule_fn)
-    lib = relay.build(mod, target="llvm", database=db)
+    with relay.transform.PassContext(config={"relay.backend.tuning_database": db}):
+        lib = relay.build(mod, target="llvm")
     assert seen
     assert {v.schedule_rule for v in lib.kernels.values()} == {"database"}
     m = GraphModule(lib["default"]())
@@ -371,7 +372,7 @@ def test_extract_tasks_and_database_hook():
                                rtol=1e-5, atol=1e-5)
 
 
-def test_mod_name_and_graph_executor_create():
+def test_mod_name_and_graph_executor_create(tmp_path):
     from relay_tvm.runtime import graph_executor
 
     x = relay.var("x", shape=(3,))
@@ -386,6 +387,12 @@ def test_mod_name_and_graph_executor_create():
     np.testing.assert_allclose(m.get_output(0).numpy(), np.exp(xv), rtol=1e-6)
     with pytest.raises(relay.BuildError, match="differs"):
         graph_executor.create('{"nodes": []}', lib, None)
+    path = str(tmp_path / "net.so")
+    lib.export_library(path)
+    loaded = relay.runtime.load_module(path)
+    m2 = GraphModule(loaded["net"]())
+    m2.run(x=xv)
+    np.testing.assert_allclose(m2.get_output(0).numpy(), np.exp(xv), rtol=1e-6)
     graph, libmod, params = relay.build(mod, target="llvm")  # tvm.relay's old tuple form
     assert json.loads(graph)["heads"] and params == {}
 
