@@ -16,3 +16,10 @@ from .structural import (  # noqa: F401
     structural_hash,
 )
 from .well_formed import check_well_formed, well_formed  # noqa: F401
+from .model_stats import (  # noqa: F401,E402
+    Feature,
+    count_layers,
+    detect_feature,
+    extract_fused_functions,
+    get_total_mac_number,
+)
