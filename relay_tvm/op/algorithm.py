@@ -113,6 +113,13 @@ def _topk_rel(types, attrs):
             f"topk: ret_type must be 'both', 'values' or 'indices', got {attrs.ret_type!r}"
         )
     shape = list(t.shape)
+    if attrs.k is not None and isinstance(shape[axis], int) and attrs.k > shape[axis]:
+        from ._common import shape_str
+
+        raise TypeInferenceError(
+            f"topk: k={attrs.k} exceeds the size {shape[axis]} of axis {axis} of data shape "
+            f"{shape_str(t.shape)}"
+        )
     shape[axis] = _topk_k(attrs, shape[axis])
     values = TensorType(shape, t.dtype)
     indices = TensorType(shape, attrs.dtype)

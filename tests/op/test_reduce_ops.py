@@ -225,6 +225,8 @@ def test_types():
             r"topk: ret_type must be 'both', 'values' or 'indices'",
         ),
         (lambda x: relay.argsort(x, axis=3), r"argsort: axis 3 is out of range"),
+        (lambda x: relay.topk(x, 5, ret_type="values"),
+         r"topk: k=5 exceeds the size 4 of axis 2 of data shape \(2, 3, 4\)"),
     ],
 )
 def test_type_errors(make, match):
