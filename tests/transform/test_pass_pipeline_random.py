@@ -81,3 +81,25 @@ def test_opt_levels_agree(func, seed):
         assert len(got) == len(ref)
         for a, b in zip(ref, got):
             np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4, err_msg=f"opt_level={level}")
+
+
+def test_default_pipeline_order():
+    names = [p.name for p in transform.default_pipeline(3).passes]
+    assert names == ["SimplifyInference", "EliminateCommonSubexpr", "FoldConstant",
+                     "FoldScaleAxis", "SimplifyExpr", "CanonicalizeOps", "FoldConstant",
+                     "FuseOps", "InferType"]
+
+
+def test_check_each_pass_names_the_broken_pass():
+    from relay_tvm.errors import RelayError
+    import pytest
+
+    @transform.function_pass(opt_level=0, name="BreakIt")
+    def break_it(func, mod, ctx):
+        return relay.Function(func.params, relay.add(func.body, relay.const(1, "int32")))
+
+    x = relay.var("x", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+    with transform.PassContext(config={"relay.debug.check_each_pass": True}):
+        with pytest.raises(RelayError, match="pass BreakIt left an ill-formed or ill-typed"):
+            break_it(mod)
