@@ -1,0 +1,41 @@
+"""0-d tensors and zero-size dimensions through operators, both paths."""
+
+import numpy as np
+import pytest
+from op_check import check_op
+
+import relay_tvm as relay
+
+S = relay.var("s", shape=(), dtype="float32")
+A0 = np.array(2.5, "float32")
+Z = relay.var("z", shape=(0, 3))
+AZ = np.zeros((0, 3), "float32")
+X = relay.var("x", shape=(2, 3))
+AX = np.arange(6, dtype="float32").reshape(2, 3)
+
+CASES = [
+    ("add-0d", lambda: relay.add(S, S), [A0], A0 + A0),
+    ("exp-0d", lambda: relay.exp(S), [A0], np.exp(A0)),
+    ("sum-0d", lambda: relay.sum(S), [A0], A0),
+    ("reshape-0d", lambda: relay.reshape(S, (1, 1)), [A0], A0.reshape(1, 1)),
+    ("expand_dims-0d", lambda: relay.expand_dims(S, 0), [A0], A0.reshape(1)),
+    (
+        "broadcast_to-0d",
+        lambda: relay.broadcast_to(S, (2, 2)),
+        [A0],
+        np.full((2, 2), 2.5, "float32"),
+    ),
+    ("shape_of-0d", lambda: relay.shape_of(S), [A0], np.zeros((0,), "int32")),
+    ("ndarray_size-0d", lambda: relay.ndarray_size(S), [A0], np.array(1, "int32")),
+    ("concatenate-empty", lambda: relay.concatenate([Z, X], 0), [AZ, AX], np.concatenate([AZ, AX])),
+    ("sum-empty", lambda: relay.sum(Z, 0), [AZ], np.zeros(3, "float32")),
+    ("add-empty", lambda: relay.add(Z, Z), [AZ], AZ),
+    ("argmax-all", lambda: relay.argmax(X), [AX], np.array(5, "int32")),
+    ("strided_slice-empty", lambda: relay.strided_slice(X, (1,), (1,)), [AX], AX[1:1]),
+    ("take-0d-index", lambda: relay.take(X, relay.const(1), 1), [AX], AX[:, 1]),
+]
+
+
+@pytest.mark.parametrize("name,make,inputs,expected", CASES, ids=[c[0] for c in CASES])
+def test_edge_case(name, make, inputs, expected):
+    check_op(make(), inputs, expected)
