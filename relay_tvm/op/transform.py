@@ -201,7 +201,25 @@ register_op(
 
 
 def reshape(data, newshape, allowzero=False):
-    """Reshape ``data`` to ``newshape`` (see :func:`infer_reshape` for the special codes)."""
+    """Reshape ``data`` to ``newshape`` (tvm.relay.reshape; topi.reshape).
+
+    Args:
+        data: a tensor of any shape and dtype.
+        newshape: ints (or a ``relay.const``) with Relay's codes: ``0`` copies the input
+            dimension, ``-1`` infers one dimension, ``-2`` copies the remaining dimensions,
+            ``-3`` merges two consecutive dimensions, ``-4`` splits one dimension into the next
+            two values (see :func:`infer_reshape`).
+        allowzero: ``0`` means a zero-size dimension rather than "copy".
+
+    Returns:
+        a tensor of the same dtype and element count. ``Any`` input dimensions give ``Any``
+        where the result depends on them; symbolic ones give simplified expressions.
+
+    Raises:
+        TypeInferenceError: (at type inference) a malformed code or element counts that differ,
+            naming both shapes.
+        RelayError: ``newshape`` is a computed expression (dynamic reshape is not supported).
+    """
     newshape = static_value(newshape, "newshape", "reshape")
     if isinstance(newshape, int):
         newshape = (newshape,)
@@ -264,7 +282,11 @@ register_op(
 
 
 def concatenate(data, axis=0):
-    """Concatenate a tuple (or list) of tensors along ``axis``."""
+    """Concatenate a tuple, list or TupleWrapper of tensors along ``axis`` (topi.concatenate).
+
+    All fields need one dtype and rank and equal dimensions except on ``axis``; otherwise type
+    inference raises a TypeInferenceError naming the field and both shapes.
+    """
     return make_call("concatenate", [as_tuple_expr(data)], axis=axis)
 
 
