@@ -18,6 +18,7 @@ def run_opt_pass(expr, opt_pass, opt_level=3, config=None):
         mod = transform.InferType()(mod)
         for p in passes:
             mod = p(mod)
+        mod = transform.InferType()(mod)
     if isinstance(expr, relay.IRModule):
         return mod
     return mod["main"]
