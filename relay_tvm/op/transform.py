@@ -226,6 +226,44 @@ def reshape(data, newshape, allowzero=False):
     return make_call("reshape", [data], newshape=tuple(newshape), allowzero=allowzero)
 
 
+# ---- reverse_reshape (contrib_reverse_reshape) -----------------------------------------------
+
+
+def _reverse_reshape_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "contrib_reverse_reshape")
+    if ts is None:
+        return None
+    out = infer_reshape(ts[0].shape[::-1], list(attrs.newshape)[::-1], "contrib_reverse_reshape")
+    return TensorType(out[::-1], ts[0].dtype)
+
+
+register_op(
+    "contrib_reverse_reshape",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.ReshapeAttrs", [F("newshape", "ints"), F("allowzero", "bool", False)]),
+    rel=_reverse_reshape_rel,
+    ref=lambda args, attrs, out_type: args[0].reshape(
+        _reverse_reshape_rel([TensorType(args[0].shape, out_type.dtype)], attrs).concrete_shape
+    ),
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(
+        inputs[0], out_type.shape
+    ),
+    pattern=OpPattern.INJECTIVE,
+    doc="reshape with the special codes applied from right to left (MXNet reverse=True).",
+    level=10,
+)
+
+
+def reverse_reshape(data, newshape):
+    """Reshape with Relay's codes read from right to left (``relay.reverse_reshape``; MXNet
+    ``Reshape(reverse=True)``): e.g. shape ``(10, 5, 4)`` with ``(-1, 0)`` gives ``(50, 4)``."""
+    newshape = static_value(newshape, "newshape", "reverse_reshape")
+    if isinstance(newshape, int):
+        newshape = (newshape,)
+    return make_call("contrib_reverse_reshape", [data], newshape=tuple(newshape))
+
+
 # ---- concatenate -------------------------------------------------------------------------------
 
 
@@ -782,6 +820,7 @@ __all__ = [
     "tile",
     "repeat",
     "reverse",
+    "reverse_reshape",
     "infer_reshape",
 ]
 
@@ -789,6 +828,7 @@ __all__ = [
 from .indexing import *  # noqa: F401,F403,E402
 from .shape_ops import *  # noqa: F401,F403,E402
 from .transform_extra import *  # noqa: F401,F403,E402
+from .tensor import full, full_like, where  # noqa: F401,E402
 
 
 # ---- gradients (FPrimalGradient) --------------------------------------------------------------
@@ -803,6 +843,7 @@ register_gradient(
     "cast_like", lambda orig, g: [cast_like(g, orig.args[0]), _zeros_like(orig.args[1])]
 )
 register_gradient("reshape", lambda orig, g: [reshape_like(g, orig.args[0])])
+register_gradient("contrib_reverse_reshape", lambda orig, g: [reshape_like(g, orig.args[0])])
 register_gradient("squeeze", lambda orig, g: [reshape_like(g, orig.args[0])])
 register_gradient("expand_dims", lambda orig, g: [reshape_like(g, orig.args[0])])
 register_gradient(

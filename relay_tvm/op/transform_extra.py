@@ -529,6 +529,56 @@ def einsum(data, equation):
     return make_call("einsum", [as_tuple_expr(data)], equation=equation)
 
 
+# ---- invert_permutation ------------------------------------------------------------------------
+
+
+def _invert_permutation_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "invert_permutation")
+    if ts is None:
+        return None
+    int_dtype_check(ts[0], "data", "invert_permutation")
+    if ts[0].ndim != 1:
+        raise TypeInferenceError(
+            f"invert_permutation: data must be 1-d, got shape {shape_str(ts[0].shape)}"
+        )
+    return ts[0]
+
+
+def _invert_permutation_compute(attrs, inputs, out_type):
+    # out[j] = the i with data[i] == j, as a sum over i (a gather form TE can express)
+    from tvm import te, tirx
+
+    x = inputs[0]
+    n = x.shape[0]
+    i = te.reduce_axis((0, n), name="i")
+    return te.compute(
+        (n,),
+        lambda j: te.sum(
+            tirx.Select(x[i] == j.astype(x.dtype), i.astype(x.dtype), tirx.const(0, x.dtype)),
+            axis=i,
+        ),
+        name="invert_permutation",
+    )
+
+
+register_op(
+    "invert_permutation",
+    num_inputs=1,
+    arguments=("data",),
+    rel=_invert_permutation_rel,
+    ref=lambda args, attrs, out_type: np.argsort(args[0], kind="stable").astype(out_type.dtype),
+    compute=_invert_permutation_compute,
+    pattern=OpPattern.INJECTIVE,
+    doc="The inverse of a permutation vector: out[data[i]] = i.",
+    level=10,
+)
+
+
+def invert_permutation(data):
+    """The inverse of the permutation ``data`` (a 1-d integer tensor): ``out[data[i]] = i``."""
+    return make_call("invert_permutation", [data])
+
+
 __all__ = [
     "reinterpret",
     "cumsum",
@@ -540,4 +590,5 @@ __all__ = [
     "unravel_index",
     "trilu",
     "einsum",
+    "invert_permutation",
 ]

@@ -285,3 +285,26 @@ def test_logsumexp(axis, keepdims):
 def test_more_type_errors(make, match):
     with pytest.raises(TypeInferenceError, match=match):
         infer(make())
+
+
+def test_invert_permutation():
+    p = np.array([3, 0, 4, 1, 2], "int32")
+    x = relay.var("x", shape=(5,), dtype="int32")
+    check_op(relay.invert_permutation(x), [p], np.argsort(p).astype("int32"))
+
+
+@pytest.mark.parametrize(
+    "shape,newshape,expected",
+    # codes read from the right: (0, -1) on (2, 3, 4) copies 3 (the second code from the right
+    # meets the second dimension from the right), and -1 takes 2 * 4
+    [
+        ((10, 5, 4), (-1, 0), (50, 4)),
+        ((2, 3, 4), (0, -1), (3, 8)),
+        ((2, 3, 4), (-1,), (24,)),
+        ((6, 4), (-1, 2, 0), (3, 2, 4)),
+    ],
+)
+def test_reverse_reshape(shape, newshape, expected):
+    a = RNG.uniform(size=shape).astype("float32")
+    x = relay.var("x", shape=shape)
+    check_op(relay.reverse_reshape(x, newshape), [a], a.reshape(expected))
