@@ -86,6 +86,17 @@ def _via_float32(name):
     return compute
 
 
+def _ieee(fn):
+    """The NumPy kernel as a reference kernel; IEEE results (inf, nan) are wanted, not warned
+    about."""
+
+    def ref(args, attrs, out_type):
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*args)).astype(out_type.dtype)
+
+    return ref
+
+
 def _binary_rel(name, out_dtype, dtypes):
     base = broadcast_rel(name, out_dtype)
     if dtypes is None:
@@ -146,11 +157,7 @@ for _name, _np_fn, _topi_name, _out, _dts in _BINARY:
         num_inputs=2,
         arguments=("lhs", "rhs"),
         rel=_binary_rel(_name, _out, _dts),
-        ref=(
-            lambda f: (
-                lambda args, attrs, out_type: np.asarray(f(args[0], args[1])).astype(out_type.dtype)
-            )
-        )(_np_fn),
+        ref=_ieee(_np_fn),
         compute=_topi(_topi_name),
         pattern=OpPattern.BROADCAST,
         doc=f"Elementwise {_name} with NumPy broadcasting (topi.{_topi_name}).",
@@ -224,9 +231,7 @@ for _name, _np_fn, _compute, _dts in _UNARY:
         num_inputs=1,
         arguments=("data",),
         rel=_bool_rel(_rel) if _name in _BOOL_OUT else _rel,
-        ref=(lambda f: lambda args, attrs, out_type: np.asarray(f(args[0])).astype(out_type.dtype))(
-            _np_fn
-        ),
+        ref=_ieee(_np_fn),
         compute=_compute,
         pattern=OpPattern.ELEMWISE,
         doc=f"Elementwise {_name}; the output has the input's shape and dtype.",
