@@ -382,3 +382,11 @@ def test_symbolic_dims_are_kept():
 )
 def test_patterns(name, pattern):
     assert relay.op.get(name).pattern == pattern
+
+
+def test_where_with_a_numeric_condition_selects_nonzero():
+    # (a NaN condition is left unspecified: NumPy reads it as true, TVM's cast to bool as false)
+    c = np.array([0.0, 2.0, -1.0], "float32")
+    a = np.array([1, 2, 3], "float32")
+    cond, x = relay.var("c", shape=(3,)), relay.var("x", shape=(3,))
+    check_op(relay.where(cond, x, relay.negative(x)), [c, a], np.where(c != 0, a, -a))
