@@ -302,7 +302,11 @@ register_op(
 def where(condition, x, y):
     """Elements of ``x`` where ``condition`` is true (nonzero), else of ``y``.
 
-    The three shapes broadcast as NumPy's; ``x`` and ``y`` need one dtype, the result's.
+    The three shapes broadcast as NumPy's; ``x`` and ``y`` need one dtype, the result's. A NaN
+    condition is unspecified (compiled code reads it as false).
+
+    Raises:
+        TypeInferenceError: the shapes do not broadcast or x and y differ in dtype.
     """
     return make_call("where", [condition, x, y])
 
