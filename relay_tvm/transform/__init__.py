@@ -32,3 +32,4 @@ from .fold_scale_axis import (  # noqa: F401
     FoldScaleAxis,
     ForwardFoldScaleAxis,
 )
+from .layout import AlterOpLayout, ConvertLayout  # noqa: F401

@@ -1,0 +1,252 @@
+"""AlterOpLayout and ConvertLayout (opt level 3): change the data layout of convolutions and
+carry the new layout through the layout-agnostic operators around them, so ``layout_transform``
+appears only at the boundaries of a region.
+
+- **AlterOpLayout** (Relay's x86 ``alter_op_layout``): each ``nn.conv2d`` on NCHW / OIHW with
+  ``groups == 1`` becomes ``nn.contrib_conv2d_NCHWc`` on ``NCHW{ic}c`` data and
+  ``OIHW{ic}i{oc}o`` weights, the blocks being the largest factors of the channel counts up to
+  16 (one AVX-512 vector of float32, the x86 default schedule's choice).
+- **ConvertLayout** (``convert_layout.cc``): ``nn.conv2d`` converts to the desired data layout
+  (``{"nn.conv2d": ["NHWC", "default"]}``; NCHW<->NHWC, kernels OIHW / HWIO).
+
+Propagation (Relay's InferCorrectLayout, for the operators that need no attribute change):
+``op(layout_transform(x, L, S))`` becomes ``layout_transform(op(x), L, S)`` for unary
+elementwise operators, and for broadcasting binary operators when the other operand is in the
+same layout, a full-shape tensor, a scalar or a per-channel tensor (which is converted);
+``layout_transform(layout_transform(x, A, B), B, A)`` is ``x``. Other operators are boundaries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import RelayError
+from ..ir.expr import Constant
+from ..ir.types import TensorType
+from ..op import nn_contrib  # noqa: F401  (registers nn.contrib_conv2d_NCHWc)
+from ..op.registry import OpPattern, make_call
+from ._rewrite import Rewriter, op_name
+from .pass_infra import FunctionPass, PassInfo
+
+_BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power"}
+
+
+def block_size(n: int, limit: int = 16) -> int:
+    """The largest factor of ``n`` not above ``limit``."""
+    return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)
+
+
+def _lt(x, src, dst, span=None):
+    return make_call("layout_transform", [x], span=span, src_layout=src, dst_layout=dst)
+
+
+def _ty(e):
+    return getattr(e, "_checked_type", None)
+
+
+def _static4(t):
+    return isinstance(t, TensorType) and len(t.shape) == 4 and all(isinstance(d, int) for d in t.shape)
+
+
+def _channel_axis(layout: str) -> int:
+    return layout.index("C")
+
+
+def _per_channel_vector(t: TensorType, layout: str, channels: int):
+    """If a tensor of type ``t`` broadcast against a ``layout`` tensor varies only along the
+    channel axis (``(C,1,1)``, ``(1,C,1,1)`` for NCHW; ``(C,)``, ``(1,1,C)`` ... for NHWC), the
+    rank it is written with; else None."""
+    shape = tuple(t.shape)
+    ax = _channel_axis(layout) - 4  # from the right
+    for rank in range(1, 5):
+        if len(shape) != rank or -ax > rank:
+            continue
+        want = [1] * rank
+        want[ax] = channels
+        if list(shape) == want:
+            return rank
+    return None
+
+
+def _vector_for(vec: np.ndarray, layout: str) -> np.ndarray:
+    """A ``(C,)`` vector shaped to broadcast along the channel axis of ``layout`` (4-d or a
+    blocked ``NCHW{c}c``) from the right."""
+    if layout == "NCHW":
+        return vec.reshape(-1, 1, 1)
+    if layout == "NHWC":
+        return vec.reshape(-1)
+    c = int(layout[4:-1])
+    return vec.reshape(-1, c, 1, 1).transpose(0, 2, 3, 1)
+
+
+class _Propagate(Rewriter):
+    """Sinks ``layout_transform(x, L, S)`` (back to the original layout S) through
+    layout-agnostic operators and cancels inverse pairs."""
+
+    def post_call(self, orig, new):
+        name = op_name(new)
+        if name == "layout_transform":
+            inner = new.args[0]
+            a = new.attrs
+            if a.src_layout == a.dst_layout:
+                return inner
+            if op_name(inner) == "layout_transform":
+                ia = inner.attrs
+                if ia.src_layout == a.dst_layout and ia.dst_layout == a.src_layout:
+                    return inner.args[0]
+            return new
+        if name is None:
+            return new
+        op = new.op
+        if len(new.args) == 1 and op.pattern == OpPattern.ELEMWISE and not new.attrs:
+            x = new.args[0]
+            if op_name(x) == "layout_transform":
+                a = x.attrs
+                moved = make_call(name, [x.args[0]], span=new.span)
+                return _lt(moved, a.src_layout, a.dst_layout, x.span)
+            return new
+        if name in _BINARY:
+            return self._binary(orig, new)
+        return new
+
+    def _binary(self, orig, new):
+        for i in (0, 1):
+            side = new.args[i]
+            if op_name(side) != "layout_transform":
+                continue
+            a = side.attrs
+            blocked, src, dst = side.args[0], a.src_layout, a.dst_layout
+            if dst not in ("NCHW", "NHWC"):
+                continue
+            out_t = _ty(orig)
+            other, oother = new.args[1 - i], orig.args[1 - i]
+            ot = _ty(oother)
+            if not _static4(out_t) or not isinstance(ot, TensorType):
+                continue
+            if tuple(_ty(orig.args[i]).shape) != tuple(out_t.shape):
+                continue
+            channels = out_t.shape[_channel_axis(dst)]
+            conv = None
+            if op_name(other) == "layout_transform" and other.attrs.src_layout == src and \
+                    other.attrs.dst_layout == dst:
+                conv = other.args[0]
+            elif len(ot.shape) == 0:
+                conv = other
+            elif tuple(ot.shape) == tuple(out_t.shape):
+                conv = _lt(other, dst, src)
+            elif _per_channel_vector(ot, dst, channels) is not None:
+                if type(other) is Constant:
+                    conv = Constant(_vector_for(other.data.reshape(-1), src), other.span)
+                else:
+                    vec = make_call("reshape", [other], newshape=(channels,))
+                    if src in ("NCHW", "NHWC"):
+                        shape = (channels, 1, 1) if src == "NCHW" else (channels,)
+                        conv = make_call("reshape", [vec], newshape=shape)
+                    else:
+                        conv = _lt(make_call("reshape", [vec], newshape=(1, channels, 1, 1)),
+                                   "NCHW", src)
+            if conv is None:
+                continue
+            args = [blocked, conv] if i == 0 else [conv, blocked]
+            moved = make_call(op_name(new), args, span=new.span)
+            return _lt(moved, src, dst, side.span)
+        return new
+
+
+def _nchwc_conv(orig, new):
+    a = new.attrs
+    t_in, t_w = _ty(orig.args[0]), _ty(orig.args[1])
+    if (a.groups != 1 or a.data_layout != "NCHW" or a.kernel_layout != "OIHW" or a.out_layout
+            or not _static4(t_in) or not _static4(t_w)):
+        return new
+    o, c = t_w.shape[0], t_in.shape[1]
+    ic, oc = block_size(c), block_size(o)
+    dl, kl, ol = f"NCHW{ic}c", f"OIHW{ic}i{oc}o", f"NCHW{oc}c"
+    data = _lt(new.args[0], "NCHW", dl)
+    weight = _lt(new.args[1], "OIHW", kl)
+    conv = make_call("nn.contrib_conv2d_NCHWc", [data, weight], span=new.span,
+                     strides=a.strides, padding=a.padding, dilation=a.dilation, groups=1,
+                     channels=o, kernel_size=tuple(t_w.shape[2:]), data_layout=dl,
+                     kernel_layout=kl, out_layout=ol, out_dtype=a.out_dtype)
+    return _lt(conv, ol, "NCHW", new.span)
+
+
+class _Alter(Rewriter):
+    def post_call(self, orig, new):
+        if op_name(new) == "nn.conv2d":
+            return _nchwc_conv(orig, new)
+        return new
+
+
+_KERNEL_FOR = {"NCHW": "OIHW", "NHWC": "HWIO"}
+
+
+class _Convert(Rewriter):
+    def __init__(self, desired):
+        super().__init__()
+        self.desired = desired
+
+    def post_call(self, orig, new):
+        if op_name(new) != "nn.conv2d" or "nn.conv2d" not in self.desired:
+            return new
+        want = self.desired["nn.conv2d"]
+        dl = want[0]
+        kl = want[1] if len(want) > 1 and want[1] != "default" else _KERNEL_FOR.get(dl)
+        a = new.attrs
+        if dl not in _KERNEL_FOR or kl != _KERNEL_FOR[dl]:
+            raise RelayError(f"ConvertLayout: nn.conv2d to {want} is not supported "
+                             f"(NCHW/OIHW or NHWC/HWIO)")
+        if a.data_layout == dl and a.kernel_layout == kl:
+            return new
+        data = _lt(new.args[0], a.data_layout, dl)
+        weight = _lt(new.args[1], a.kernel_layout, kl)
+        fields = dict(a.items())
+        fields.update(data_layout=dl, kernel_layout=kl, out_layout="")
+        conv = make_call("nn.conv2d", [data, weight], span=new.span, **fields)
+        return _lt(conv, dl, a.data_layout, new.span)
+
+
+def _infer(func, mod):
+    from ..typing.infer import infer_expr
+
+    infer_expr(func, mod)
+    return func
+
+
+def _finish(out, mod):
+    from .cse import eliminate_common_subexpr
+
+    out = _Propagate().rewrite(_infer(out, mod))
+    # one layout_transform per transformed value (a residual input is converted once)
+    return eliminate_common_subexpr(out, lambda c: c.op.name != "layout_transform")
+
+
+def alter_op_layout(func, mod=None):
+    out = _Alter().rewrite(func)
+    return func if out is func else _finish(out, mod)
+
+
+def convert_layout(func, desired, mod=None):
+    out = _Convert(desired).rewrite(func)
+    return func if out is func else _finish(out, mod)
+
+
+def AlterOpLayout():  # noqa: N802 - Relay's name
+    """conv2d NCHW -> NCHW{c}c blocked convolutions for x86 (opt level 3)."""
+    return FunctionPass(lambda f, m, c: alter_op_layout(f, m),
+                        PassInfo(3, "AlterOpLayout", ("InferType",)))
+
+
+def ConvertLayout(desired_layouts: dict):  # noqa: N802 - Relay's name
+    """Convert conv2d to ``desired_layouts["nn.conv2d"] = [data_layout, kernel_layout]``
+    (``"default"`` kernel layout: OIHW for NCHW, HWIO for NHWC) (opt level 3).
+
+    Raises:
+        RelayError: an unsupported layout pair is asked for.
+    """
+    desired = dict(desired_layouts)
+    return FunctionPass(lambda f, m, c: convert_layout(f, desired, m),
+                        PassInfo(3, "ConvertLayout", ("InferType",)))
+
+
+__all__ = ["AlterOpLayout", "ConvertLayout", "block_size", "alter_op_layout", "convert_layout"]

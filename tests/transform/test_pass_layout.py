@@ -1,0 +1,96 @@
+"""AlterOpLayout (NCHW -> NCHW{c}c) and ConvertLayout (NCHW <-> NHWC), and the
+nn.contrib_conv2d_NCHWc operator they use."""
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from relay_tvm import transform
+from relay_tvm.errors import RelayError
+from relay_tvm.op.nn_contrib import contrib_conv2d_nchwc
+from relay_tvm.transform.layout import block_size
+
+from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
+
+RNG = np.random.default_rng(0)
+W1 = RNG.normal(size=(32, 16, 3, 3)).astype("float32")
+W2 = RNG.normal(size=(16, 32, 1, 1)).astype("float32")
+B = RNG.normal(size=(32, 1, 1)).astype("float32")
+
+
+def block_net():
+    x = relay.var("x", shape=(1, 16, 6, 6))
+    y = relay.nn.relu(relay.add(relay.nn.conv2d(x, relay.const(W1), padding=(1, 1)), relay.const(B)))
+    z = relay.add(relay.nn.conv2d(y, relay.const(W2)), x)
+    return relay.Function([x], relay.nn.global_avg_pool2d(z))
+
+
+def lt(x, s, d):
+    return relay.layout_transform(x, s, d)
+
+
+def test_block_size_is_largest_factor_up_to_16():
+    assert [block_size(n) for n in (3, 16, 24, 64, 7, 96)] == [3, 16, 12, 16, 7, 16]
+
+
+def test_alter_op_layout_transforms_only_at_the_boundaries():
+    def expected():
+        x = relay.var("x", shape=(1, 16, 6, 6))
+        xb = lt(x, "NCHW", "NCHW16c")
+        w1 = relay.const(W1.reshape(2, 16, 16, 1, 3, 3).transpose(0, 3, 4, 5, 2, 1)
+                         .reshape(2, 1, 3, 3, 16, 16))
+        c1 = contrib_conv2d_nchwc(xb, w1, padding=(1, 1, 1, 1), channels=32,
+                                           kernel_size=(3, 3), data_layout="NCHW16c",
+                                           kernel_layout="OIHW16i16o", out_layout="NCHW16c")
+        bias = relay.const(B.reshape(2, 16, 1, 1).transpose(0, 2, 3, 1))
+        y = relay.nn.relu(relay.add(c1, bias))
+        w2 = relay.const(W2.reshape(1, 16, 2, 16, 1, 1).transpose(0, 2, 4, 5, 3, 1))
+        c2 = contrib_conv2d_nchwc(y, w2, padding=(0, 0, 0, 0), channels=16,
+                                           kernel_size=(1, 1), data_layout="NCHW16c",
+                                           kernel_layout="OIHW16i16o", out_layout="NCHW16c")
+        z = lt(relay.add(c2, xb), "NCHW16c", "NCHW")
+        return relay.Function([x], relay.nn.global_avg_pool2d(z))
+
+    after = run_opt_pass(block_net(), [transform.AlterOpLayout(), transform.FoldConstant()])
+    assert_equal_structure(after, expected())
+    assert_same_result(block_net(), after, atol=1e-3, rtol=1e-4)
+
+
+def test_alter_op_layout_is_idempotent_and_skips_grouped_conv():
+    once = run_opt_pass(block_net(), [transform.AlterOpLayout(), transform.FoldConstant()])
+    twice = run_opt_pass(once, transform.AlterOpLayout())
+    assert relay.analysis.structural_equal(once, twice)
+    x = relay.var("x", shape=(1, 4, 5, 5))
+    w = relay.const(RNG.normal(size=(4, 1, 3, 3)).astype("float32"))
+    dw = relay.Function([x], relay.nn.conv2d(x, w, groups=4, padding=(1, 1)))
+    assert_equal_structure(run_opt_pass(dw, transform.AlterOpLayout()), dw)
+
+
+def test_convert_layout_to_nhwc():
+    after = run_opt_pass(block_net(), [transform.ConvertLayout({"nn.conv2d": ["NHWC", "default"]}),
+                                       transform.FoldConstant()])
+    transforms = []
+    relay.analysis.post_order_visit(
+        after, lambda n: transforms.append((n.attrs.src_layout, n.attrs.dst_layout))
+        if isinstance(n, relay.Call) and getattr(n.op, "name", "") == "layout_transform" else None)
+    # the input once into NHWC, the result once back: nothing in between
+    assert sorted(transforms) == [("NCHW", "NHWC"), ("NHWC", "NCHW")]
+    assert_same_result(block_net(), after, atol=1e-3, rtol=1e-4)
+
+
+def test_convert_layout_rejects_unknown_layout():
+    with pytest.raises(RelayError, match="ConvertLayout: nn.conv2d to"):
+        run_opt_pass(block_net(), transform.ConvertLayout({"nn.conv2d": ["NCHW", "HWIO"]}))
+
+
+@pytest.mark.parametrize("ic,oc,stride,pad", [(4, 8, 1, 1), (8, 4, 2, 0), (3, 16, 1, 2)])
+def test_contrib_conv2d_nchwc_reference_matches_conv2d(ic, oc, stride, pad):
+    c, o = ic * 2, oc
+    x = RNG.normal(size=(1, c, 7, 7)).astype("float32")
+    w = RNG.normal(size=(o, c, 3, 3)).astype("float32")
+    xv = relay.var("x", shape=x.shape)
+    ref_f = relay.Function([xv], relay.nn.conv2d(xv, relay.const(w), strides=(stride, stride),
+                                                 padding=(pad, pad)))
+    after = run_opt_pass(ref_f, transform.AlterOpLayout())
+    assert "nn.contrib_conv2d_NCHWc" in after.astext()
+    assert_same_result(ref_f, after, atol=1e-3, rtol=1e-4)
