@@ -79,7 +79,7 @@ def test_batch_norm_vanishes_into_conv_in_pipeline():
     y = relay.nn.relu(relay.nn.batch_norm(conv(x, W), *consts)[0])
     f = relay.Function([x], y)
     mod = transform.InferType()(relay.IRModule.from_expr(f))
-    with transform.PassContext(opt_level=3):
+    with transform.PassContext(opt_level=3, disabled_pass=["AlterOpLayout"]):
         opt = transform.default_pipeline(3)(mod)
     ops = []
     relay.analysis.post_order_visit(opt["main"], lambda n: ops.append(n.op.name) if isinstance(n, relay.Call) and isinstance(n.op, relay.op.Op) else None)
