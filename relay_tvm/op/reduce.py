@@ -34,12 +34,19 @@ def reduce_axes(attrs, ndim: int, op_name: str) -> tuple:
     return axes
 
 
-def reduce_rel(op_name: str, out_dtype: str | None = None):
+def reduce_rel(op_name: str, out_dtype: str | None = None, numeric: bool = True):
+    """Relation of a reduction: the reduced shape; ``numeric`` rejects bool data (TVM has no
+    min/max identity for bool and adds bools as 1-bit integers)."""
+
     def rel(types, attrs):
         ts = tensor_args(types, ("data",), op_name)
         if ts is None:
             return None
         t = ts[0]
+        if numeric and t.dtype == "bool":
+            raise TypeInferenceError(
+                f"{op_name}: data has dtype bool; use all/any, or cast to an integer dtype first"
+            )
         axes = reduce_axes(attrs, t.ndim, op_name)
         if attrs.keepdims:
             shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
@@ -98,7 +105,7 @@ def _mean_compute(attrs, inputs, out_type):
 
 
 def _bool_input_rel(name):
-    base = reduce_rel(name)
+    base = reduce_rel(name, numeric=False)
 
     def rel(types, attrs):
         ts = tensor_args(types, ("data",), name)

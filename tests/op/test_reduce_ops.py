@@ -215,6 +215,8 @@ def test_types():
         (lambda x: relay.sum(x, 3), r"sum: axis 3 is out of range for rank 3"),
         (lambda x: relay.argmax(x, (-4,)), r"argmax: axis -4 is out of range for rank 3"),
         (lambda x: relay.all(x), r"all: data must have dtype bool, got float32"),
+        (lambda x: relay.sum(relay.cast(x, "bool"), 1), r"sum: data has dtype bool; use all/any"),
+        (lambda x: relay.argmax(relay.cast(x, "bool")), r"argmax: data has dtype bool"),
         (
             lambda x: relay.variance(relay.cast(x, "int32")),
             r"variance: data must have a float dtype, got int32",
