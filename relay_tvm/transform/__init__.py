@@ -33,3 +33,4 @@ from .fold_scale_axis import (  # noqa: F401
     ForwardFoldScaleAxis,
 )
 from .layout import AlterOpLayout, ConvertLayout  # noqa: F401
+from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
