@@ -665,3 +665,35 @@ def _one_hot_grad(orig, g):
     hot = one_hot(idx, const(1, dt), const(0, dt), a.depth, a.axis, a.dtype)
     cold = one_hot(idx, const(0, dt), const(1, dt), a.depth, a.axis, a.dtype)
     return [_zeros_like(idx), _sum(multiply(g, hot)), _sum(multiply(g, cold))]
+
+
+@register_gradient("gather")
+def _gather_grad(orig, g):
+    from .transform_extra import scatter_elements
+
+    x, idx = orig.args
+    return [scatter_elements(_zeros_like(x), idx, g, orig.attrs.axis, "add"), _zeros_like(idx)]
+
+
+@register_gradient("sequence_mask")
+def _sequence_mask_grad(orig, g):
+    x, vl = orig.args
+    return [sequence_mask(g, vl, 0.0, orig.attrs.axis), _zeros_like(vl)]
+
+
+@register_gradient("reverse_sequence")
+def _reverse_sequence_grad(orig, g):
+    x, sl = orig.args
+    return [reverse_sequence(g, sl, orig.attrs.seq_axis, orig.attrs.batch_axis), _zeros_like(sl)]
+
+
+@register_gradient("slice_like")
+def _slice_like_grad(orig, g):
+    from .tensor import zeros_like
+    from .transform_extra import scatter_nd
+    from ..ir.expr import const
+
+    x, like = orig.args
+    out = orig.checked_type.concrete_shape
+    index = np.stack(np.meshgrid(*[np.arange(d) for d in out], indexing="ij")).astype("int64")
+    return [scatter_nd(zeros_like(x), const(index), g, "update"), zeros_like(like)]

@@ -499,3 +499,15 @@ def _variance_grad(orig, g):
     n = _count(x.checked_type.concrete_shape, axes) - (1 if orig.attrs.unbiased else 0)
     dx = multiply(multiply(subtract(x, m), const(2.0 / n, x.checked_type.dtype)), k)
     return [broadcast_to_like(dx, x), make_call("zeros_like", [m])]
+
+
+@register_gradient("prod")
+def _prod_grad(orig, g):
+    """d prod / d x_i = prod / x_i (for nonzero x_i, as tvm.relay had it)."""
+    from .shape_ops import broadcast_to_like
+    from .tensor import divide, multiply
+
+    x = orig.args[0]
+    k, _ = _kept(orig, g)
+    p, _ = _kept(orig, orig)
+    return [divide(multiply(broadcast_to_like(k, x), broadcast_to_like(p, x)), x)]

@@ -881,3 +881,30 @@ def _stack_grad(orig, g):
     axis = orig.attrs.axis
     parts = split(g, n, axis)
     return [Tuple([squeeze(parts[i], (axis,)) for i in range(n)])]
+
+
+@register_gradient("tile")
+def _tile_grad(orig, g):
+    """Sum the tiles: view g as (r0, d0, r1, d1, ...) and reduce the r axes."""
+    from .reduce import sum as _sum
+
+    x = orig.args[0]
+    shape = list(x.checked_type.concrete_shape)
+    reps = list(orig.attrs.reps)
+    n = max(len(shape), len(reps))
+    shape = [1] * (n - len(shape)) + shape
+    reps = [1] * (n - len(reps)) + reps
+    split_shape = [v for r, d in zip(reps, shape) for v in (r, d)]
+    summed = _sum(reshape(g, split_shape), tuple(range(0, 2 * n, 2)))
+    return [reshape_like(summed, x)]
+
+
+@register_gradient("repeat")
+def _repeat_grad(orig, g):
+    from .reduce import sum as _sum
+
+    x = orig.args[0]
+    shape = list(x.checked_type.concrete_shape)
+    axis = orig.attrs.axis % len(shape)
+    split_shape = shape[: axis + 1] + [orig.attrs.repeats] + shape[axis + 1 :]
+    return [_sum(reshape(g, split_shape), axis + 1)]

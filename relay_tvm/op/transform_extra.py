@@ -20,7 +20,7 @@ from ._common import (
     tensor_args,
     tuple_or_tensors,
 )
-from .registry import OpPattern, make_call, register_op
+from .registry import OpPattern, make_call, register_gradient, register_op
 
 
 def _bits(dtype: str) -> int:
@@ -592,3 +592,26 @@ __all__ = [
     "einsum",
     "invert_permutation",
 ]
+
+
+# ---- gradients (FPrimalGradient) --------------------------------------------------------------
+
+
+@register_gradient("cumsum")
+def _cumsum_grad(orig, g):
+    """The gradient of a running sum is the running sum of g taken from the other end."""
+    from .transform import reshape_like, reverse
+
+    x = orig.args[0]
+    a = orig.attrs
+    if a.axis is None:
+        rev = reverse(g, 0)
+        return [reshape_like(reverse(cumsum(rev, 0, exclusive=a.exclusive), 0), x)]
+    rev = reverse(g, a.axis)
+    return [reverse(cumsum(rev, a.axis, exclusive=a.exclusive), a.axis)]
+
+
+register_gradient("invert_permutation", lambda orig, g: [make_call("zeros_like", [orig.args[0]])])
+register_gradient(
+    "unravel_index", lambda orig, g: [make_call("zeros_like", [a]) for a in orig.args]
+)

@@ -141,3 +141,31 @@ def test_variance(unbiased):
     check_grad(
         lambda x, m: relay.op.get("variance")(x, m, axis=(1,), unbiased=unbiased), [x, m], wrt=[0]
     )
+
+
+@pytest.mark.parametrize(
+    "make,shape",
+    [
+        (lambda x: relay.tile(x, (2, 1, 3)), (2, 3)),
+        (lambda x: relay.repeat(x, 3, 1), (2, 2, 2)),
+        (lambda x: relay.cumsum(x, 1), (2, 4)),
+        (lambda x: relay.cumsum(x, 0, exclusive=True), (3, 2)),
+        (lambda x: relay.cumsum(x), (2, 3)),
+        (lambda x: relay.prod(x, 1), (2, 3)),
+    ],
+)
+def test_more_shape_grads(make, shape):
+    check_grad(make, [_u(shape, 0.5, 1.5)])
+
+
+def test_slice_like():
+    check_grad(lambda x, y: relay.slice_like(x, y), [_u((3, 4)), _u((2, 2))], wrt=[0])
+
+
+def test_gather_sequence_ops():
+    idx = np.array([[0, 2, 2], [1, 1, 0]], "int32")
+    check_grad(lambda x, i: relay.gather(x, 1, i), [_u((2, 3)), idx], wrt=[0])
+    vl = np.array([1, 3], "int32")
+    check_grad(lambda x, v: relay.sequence_mask(x, v, -1.0, 1), [_u((2, 3, 2)), vl], wrt=[0])
+    sl = np.array([2, 3], "int32")
+    check_grad(lambda x, s: relay.reverse_sequence(x, s, 1, 0), [_u((2, 3)), sl], wrt=[0])
