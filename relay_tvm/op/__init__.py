@@ -48,4 +48,8 @@ __all__ = [
     "is_registered",
     "list_op_names",
 ]
-__all__ = [n for n in __all__ if n not in ("tensor_args", "infer_reshape", "reduce_axes", "reduce_rel", "REDUCE_ATTRS", "slice_plan", "parse_layout")]
+_HELPERS = (
+    "tensor_args", "infer_reshape", "reduce_axes", "reduce_rel", "REDUCE_ATTRS", "slice_plan",
+    "parse_layout",
+)
+__all__ = [n for n in __all__ if n not in _HELPERS]
