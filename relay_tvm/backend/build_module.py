@@ -69,10 +69,14 @@ def run_passes(mod, params=None) -> IRModule:
         raise BuildError("build: the module has no @main function")
     mod = _infer(_bind_params(mod, params))
     ctx = PassContext.current()
-    for name in _PIPELINE:
-        p = getattr(transform, name, None)
-        if p is not None:
-            mod = p()(mod)
+    pipeline = getattr(transform, "default_pipeline", None)
+    if pipeline is not None:
+        mod = pipeline(fuse=False)(mod)
+    else:
+        for name in _PIPELINE:
+            p = getattr(transform, name, None)
+            if p is not None and ctx.pass_enabled(p().info):
+                mod = p()(mod)
     fuse = getattr(transform, "FuseOps", None)
     if fuse is not None:
         mod = fuse(fuse_opt_level=0)(mod) if ctx.opt_level == 0 else fuse()(mod)

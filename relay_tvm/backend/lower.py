@@ -292,7 +292,8 @@ class LowerCache:
         from .schedule import schedule_primfunc
 
         name = self._name_for(func)
-        inputs, outputs, lifted = to_te(func, name)
+        with self.target:  # some topi computes read the current target (conv2d_NCHWc)
+            inputs, outputs, lifted = to_te(func, name)
         try:
             prim = te.create_prim_func(inputs + outputs)
         except Exception as e:

@@ -46,7 +46,10 @@ def extract_tasks(mod, target=None, params=None) -> list:
     from ..op.registry import Op
     from .build_module import optimize
 
-    opt = optimize(mod, target, params)
+    from .target import make_target
+
+    tgt = make_target(target)
+    opt = optimize(mod, tgt, params)
     buckets: dict = {}
     tasks: list = []
     for node in post_order(opt["main"].body):
@@ -62,7 +65,8 @@ def extract_tasks(mod, target=None, params=None) -> list:
         if hit is not None:
             hit.weight += 1
             continue
-        inputs, outputs, _ = to_te(fn)
+        with tgt:
+            inputs, outputs, _ = to_te(fn)
         prim = te.create_prim_func(inputs + outputs)
         ops = [n.op.name.replace(".", "_") for n in post_order(fn.body)
                if isinstance(n, Call) and isinstance(n.op, Op)]

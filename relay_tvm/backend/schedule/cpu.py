@@ -350,6 +350,56 @@ def schedule_conv2d(sch, anchor, target):
     return packs
 
 
+@register("conv2d_NCHWc")
+def schedule_conv2d_nchwc(sch, anchor, target):
+    """``nn.contrib_conv2d_NCHWc`` (what AlterOpLayout makes of NCHW convolutions): data
+    ``NCHW[ic]c``, weight ``OIHW[ic]i[oc]o``, output ``NCHW[oc]c`` are blocked already, so the
+    tile is ``wb`` columns x the ``oc`` block (vector), the reduction runs over input-channel
+    blocks, then ``(kh, kw)``, then the contiguous channels of a block."""
+    import tvm
+
+    reds = _reduction_blocks(sch)
+    if len(reds) != 1:
+        raise NotApplicable(f"{len(reds)} reduction blocks")
+    pad_names = {sch.get(b).name_hint for b in _root_blocks(sch)
+                 if sch.get(b).name_hint.startswith(("pad", "data_pad"))}
+    _inline_all_but(sch, pad_names)
+    block = _reduction_blocks(sch)[0]
+    if generic.iter_kinds(sch, block) != ["S"] * 5 + ["R"] * 3:
+        raise NotApplicable("not an 8-loop NCHWc convolution")
+    epi = _epilogue(sch, block)
+    if isinstance(epi, tuple):
+        raise NotApplicable("reshaping epilogue")
+    lanes = vector_lanes(target, tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
+    n, occ, oh, ow, ocb, ic, kh, kw = sch.get_loops(block)
+    OW, OB = generic.loop_extent(sch, ow), generic.loop_extent(sch, ocb)
+    ic_bn = int(_read_buffer(sch, block, 0).shape[-1])
+    IC = generic.loop_extent(sch, ic)
+    vecs = max(1, OB // lanes)
+    wb = _pick(OW, [14, 8, 7, 12, 6, 4, 5, 3, 2]) if vecs == 1 else _pick(OW, [8, 7, 6, 4, 5, 3, 2])
+    owo, owi = sch.split(ow, factors=[None, wb])
+    if ic_bn > 1 and IC % ic_bn == 0:
+        ico, ici = sch.split(ic, factors=[None, ic_bn])
+        sch.reorder(n, occ, oh, owo, ico, kh, kw, ici, owi, ocb)
+        red_outer = ico
+    else:
+        sch.reorder(n, occ, oh, owo, ic, kh, kw, owi, ocb)
+        red_outer = ic
+    if epi is None:
+        epi = sch.cache_write(block, 0, "global")
+    sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
+    fused = sch.fuse(n, occ, oh)
+    sch.parallel(fused)
+    sch.unroll(owi)
+    sch.vectorize(ocb)
+    sch.decompose_reduction(block, red_outer)
+    _vectorize_inner(sch, epi, lanes)
+    for b in _root_blocks(sch):
+        if sch.get(b).name_hint in pad_names:
+            generic.parallel_vectorize(sch, b)
+    return {}
+
+
 def _conv2d_nhwc(sch, anchor, target):
     """NHWC data, HWIO weight: channels are innermost in output and weight already, so no
     packing: the tile is ``wb`` columns x ``ob`` channels (vector), the reduction
