@@ -34,3 +34,10 @@ from .fold_scale_axis import (  # noqa: F401
 )
 from .layout import AlterOpLayout, ConvertLayout  # noqa: F401
 from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
+from .lambda_lift import (  # noqa: F401
+    EtaExpand,
+    Inline,
+    InlineGlobals,
+    LambdaLift,
+    RemoveUnusedFunctions,
+)

@@ -20,6 +20,7 @@ from ..ir.expr import (
     RefWrite,
     Tuple,
     TupleGetItem,
+    Var,
 )
 from ..ir.functor import children
 
@@ -125,7 +126,10 @@ class Rewriter:
                 else:
                     if type(node) is Let:
                         # the binder stays a variable even when the hook replaced its uses
-                        new = rebuild(node, [node.var, memo[node.value], memo[node.body]])
+                        binder = memo.get(node.var, node.var)
+                        if type(binder) is not Var:
+                            binder = node.var
+                        new = rebuild(node, [binder, memo[node.value], memo[node.body]])
                     else:
                         new = rebuild(node, [memo[c] for c in children(node)])
                     memo[node] = self.post(node, new)

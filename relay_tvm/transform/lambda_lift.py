@@ -1,0 +1,315 @@
+"""Module-level passes the VM pipeline uses (opt level 1 unless said): LambdaLift, EtaExpand,
+Inline / InlineGlobals, RemoveUnusedFunctions.
+
+- **LambdaLift** (Relay's ``lambda_lift.cc``, opt 0): every local non-primitive function becomes
+  a global function. One without free variables is referred to by its ``GlobalVar``; one that
+  captures variables ``v1..vn`` becomes ``@lifted_k(v1..vn)``, a global function of the captured
+  variables returning the closure (inner function attribute ``Closure=1``). A ``let``-bound
+  recursive local function calls the lifted global instead of itself.
+- **EtaExpand** (``eta_expand.cc``, opt 1): a global function or constructor used as a value
+  (not called) is wrapped in ``fn (x..) { f(x..) }``.
+- **Inline** (``inline.cc``, opt 1): calls of global functions with attribute ``Inline=1``
+  are replaced by their bodies (arguments let-bound, evaluated once); **InlineGlobals** does this
+  for every non-recursive global function reachable from ``main``, then drops them.
+- **RemoveUnusedFunctions** (opt 1): drops global functions not reachable from the entries.
+
+Parameters of lifted functions take the captured variables' types, so the module should be
+typed first (InferType annotates variables).
+"""
+
+from __future__ import annotations
+
+from ..errors import RelayError
+from ..ir.adt import Constructor
+from ..ir.attrs import DictAttrs
+from ..ir.expr import Call, Function, GlobalVar, Let, Var
+from ..ir.functor import children
+from ..ir.module import IRModule
+from ._rewrite import Rewriter, is_primitive, post_order
+from .pass_infra import ModulePass, PassInfo
+
+
+def _free_vars(e):
+    from ..analysis.free import free_vars
+
+    return free_vars(e)
+
+
+def _fresh_var(v):
+    ty = v.type_annotation or getattr(v, "_checked_type", None)
+    return Var(v.name_hint, ty)
+
+
+# ---- LambdaLift ----------------------------------------------------------------------------------
+
+
+class _Lift(Rewriter):
+    has_let_hook = True
+
+    def __init__(self, mod, out, prefix):
+        super().__init__()
+        self.mod = mod
+        self.out = out
+        self.prefix = prefix
+        self.top = None
+        self.letrec: dict = {}  # let var of a recursive local function -> its replacement
+
+    def _name(self):
+        k = 0
+        while f"{self.prefix}{k}" in self.out:
+            k += 1
+        return f"{self.prefix}{k}"
+
+    def after_let_value(self, let, new_value):
+        pass
+
+    def rewrite_function(self, func):
+        # pre-register recursive let-bound functions so that their bodies call the global
+        for n in post_order(func):
+            if type(n) is Let and type(n.value) is Function and not is_primitive(n.value):
+                if n.var in _free_vars(n.value):
+                    gv = GlobalVar(self._name())
+                    self.out[gv] = Function([], n.value.body)  # placeholder, replaced below
+                    captured = [v for v in _free_vars(n.value) if v is not n.var]
+                    self.letrec[n.value] = (gv, captured, n.var)
+                    self.memo[n.var] = Call(gv, captured) if captured else gv
+        self.top = func
+        return self.rewrite(func)
+
+    def post_function(self, orig, new):
+        if orig is self.top or is_primitive(orig):
+            return new
+        rec = self.letrec.get(orig)
+        if rec is not None:
+            gv, captured, _ = rec
+        else:
+            gv, captured = None, [v for v in _free_vars(orig)]
+            gv = GlobalVar(self._name())
+        if not captured:
+            self.out[gv] = Function(new.params, new.body, new.ret_type, new.type_params,
+                                    new.attrs, new.span)
+            return gv
+        fresh = {v: _fresh_var(v) for v in captured}
+        from ..ir.functor import substitute
+
+        inner = substitute(new, fresh)
+        attrs = dict(inner.attrs._fields) if inner.attrs is not None else {}
+        attrs["Closure"] = 1
+        inner = Function(inner.params, inner.body, inner.ret_type, inner.type_params,
+                         DictAttrs(attrs), inner.span)
+        self.out[gv] = Function([fresh[v] for v in captured], inner, None, (), None, new.span)
+        return Call(gv, captured, None, (), orig.span)
+
+    def post_let(self, orig, new):
+        if orig.value in self.letrec and type(new) is Let:
+            return new.body  # the function now lives in the module
+        return new
+
+
+def lambda_lift(mod: IRModule) -> IRModule:
+    out = mod.copy()
+    for gv, f in mod.functions.items():
+        if is_primitive(f):
+            continue
+        lifter = _Lift(mod, out, f"lifted_{gv.name_hint}_")
+        nf = lifter.rewrite_function(f)
+        if nf is not f:
+            out[gv] = nf
+    return out
+
+
+def LambdaLift():  # noqa: N802 - Relay's name
+    """Lift local functions to global functions (opt level 0); see the module docstring."""
+    return ModulePass(lambda m, c: lambda_lift(m), PassInfo(0, "LambdaLift", ("InferType",)))
+
+
+# ---- EtaExpand -----------------------------------------------------------------------------------
+
+
+def _callee_positions(func):
+    """Nodes that appear as the callee of a call (they are not used as values there)."""
+    callees = set()
+    for n in post_order(func):
+        if type(n) is Call:
+            callees.add(id(n.op))
+    return callees
+
+
+class _Eta(Rewriter):
+    def __init__(self, mod, expand_constructor, expand_global_var, callee_uses, value_uses):
+        super().__init__()
+        self.mod = mod
+        self.expand_constructor = expand_constructor
+        self.expand_global_var = expand_global_var
+        self.value_uses = value_uses
+
+    def post(self, orig, new):
+        t = type(orig)
+        if t is GlobalVar and self.expand_global_var and orig in self.value_uses:
+            ft = self.mod[orig].checked_type
+            params = [Var(f"x{i}", ty) for i, ty in enumerate(ft.arg_types)]
+            return Function(params, Call(orig, params))
+        if isinstance(orig, Constructor) and self.expand_constructor and orig in self.value_uses:
+            params = [Var(f"x{i}") for i in range(len(orig.inputs))]
+            return Function(params, Call(orig, params))
+        return super().post(orig, new)
+
+
+def eta_expand(mod, expand_constructor=False, expand_global_var=False):
+    from ..typing.infer import infer_module
+
+    mod = infer_module(mod)
+    out = mod.copy()
+    for gv, f in mod.functions.items():
+        if is_primitive(f):
+            continue
+        value_uses = set()
+        for n in post_order(f):
+            kids = children(n)
+            if type(n) is Call:
+                kids = n.args
+            for c in kids:
+                if type(c) is GlobalVar or isinstance(c, Constructor):
+                    value_uses.add(c)
+        if not value_uses:
+            continue
+        nf = _Eta(mod, expand_constructor, expand_global_var, None, value_uses).rewrite(f)
+        if nf is not f:
+            out[gv] = nf
+    return out
+
+
+def EtaExpand(expand_constructor: bool = False, expand_global_var: bool = False):  # noqa: N802
+    """Wrap global functions / constructors used as values in a function (opt level 1)."""
+    return ModulePass(lambda m, c: eta_expand(m, expand_constructor, expand_global_var),
+                      PassInfo(1, "EtaExpand"))
+
+
+# ---- Inline / InlineGlobals / RemoveUnusedFunctions ----------------------------------------------
+
+
+def _calls_of(f):
+    return {n for n in post_order(f) if type(n) is GlobalVar}
+
+
+def _recursive(mod) -> set:
+    """Global functions on a call cycle."""
+    graph = {gv: _calls_of(f) for gv, f in mod.functions.items()}
+    rec = set()
+    for start in graph:
+        stack, seen = list(graph[start]), set()
+        while stack:
+            g = stack.pop()
+            if g is start:
+                rec.add(start)
+                break
+            if g in seen or g not in graph:
+                continue
+            seen.add(g)
+            stack.extend(graph[g])
+    return rec
+
+
+class _Inline(Rewriter):
+    def __init__(self, mod, targets):
+        super().__init__()
+        self.mod = mod
+        self.targets = targets
+
+    def post_call(self, orig, new):
+        if type(new.op) is not GlobalVar or new.op not in self.targets:
+            return new
+        f = self.mod[new.op]
+        fresh = {p: _fresh_var(p) for p in f.params}
+        from ..ir.functor import substitute
+
+        # a fresh copy of the body (its bound variables renamed) so each inlining is distinct
+        body = _rename_bound(substitute(f.body, fresh))
+        for p, a in reversed(list(zip(f.params, new.args))):
+            body = Let(fresh[p], a, body, orig.span)
+        return body
+
+
+def _rename_bound(expr):
+    """A copy of ``expr`` whose bound variables are fresh (well-formedness forbids binding one
+    variable twice in a module)."""
+    from ..analysis.free import bound_vars
+
+    bvs = bound_vars(expr)
+    if not bvs:
+        return expr
+    return _RenameBinders({v: _fresh_var(v) for v in bvs}).rewrite(expr)
+
+
+class _RenameBinders(Rewriter):
+    def __init__(self, mapping):
+        super().__init__()
+        self.mapping = mapping
+
+    def post(self, orig, new):
+        if type(orig) is Var:
+            return self.mapping.get(orig, orig)
+        return super().post(orig, new)
+
+
+def inline(mod, targets=None):
+    if targets is None:
+        targets = {gv for gv, f in mod.functions.items() if f.get_attr("Inline", 0)}
+    targets = set(targets) - _recursive(mod)
+    if not targets:
+        return mod
+    out = mod.copy()
+    for gv, f in mod.functions.items():
+        if is_primitive(f):
+            continue
+        nf = _Inline(mod, targets).rewrite(f)
+        if nf is not f:
+            out[gv] = nf
+    return out
+
+
+def Inline():  # noqa: N802 - Relay's name
+    """Inline global functions marked ``Inline=1`` (opt level 1)."""
+    return ModulePass(lambda m, c: inline(m), PassInfo(1, "Inline"))
+
+
+def remove_unused_functions(mod, entry_functions=("main",)):
+    keep = set()
+    stack = [mod.get_global_var(n) for n in entry_functions if n in mod]
+    while stack:
+        gv = stack.pop()
+        if gv in keep:
+            continue
+        keep.add(gv)
+        stack.extend(g for g in _calls_of(mod[gv]) if g in mod)
+    if len(keep) == len(mod):
+        return mod
+    out = IRModule(type_definitions=mod.type_definitions)
+    for gv, f in mod.functions.items():
+        if gv in keep:
+            out[gv] = f
+    return out
+
+
+def RemoveUnusedFunctions(entry_functions=None):  # noqa: N802 - Relay's name
+    """Drop global functions unreachable from ``entry_functions`` (default ``["main"]``)."""
+    entries = tuple(entry_functions or ("main",))
+    return ModulePass(lambda m, c: remove_unused_functions(m, entries),
+                      PassInfo(1, "RemoveUnusedFunctions"))
+
+
+def inline_globals(mod):
+    if "main" not in mod:
+        raise RelayError("InlineGlobals: the module has no @main")
+    targets = {gv for gv, f in mod.functions.items()
+               if gv.name_hint != "main" and not is_primitive(f)}
+    return remove_unused_functions(inline(mod, targets))
+
+
+def InlineGlobals():  # noqa: N802
+    """Inline every non-recursive global function into its callers and drop the unused ones
+    (opt level 1)."""
+    return ModulePass(lambda m, c: inline_globals(m), PassInfo(1, "InlineGlobals"))
+
+
+__all__ = ["LambdaLift", "EtaExpand", "Inline", "InlineGlobals", "RemoveUnusedFunctions"]

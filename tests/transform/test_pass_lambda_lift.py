@@ -1,0 +1,98 @@
+"""LambdaLift, EtaExpand, Inline / InlineGlobals, RemoveUnusedFunctions."""
+
+import numpy as np
+
+import relay_tvm as relay
+from relay_tvm import transform
+
+
+def _eval(mod, *args):
+    return relay.create_executor("debug", mod=mod).evaluate()(*args)
+
+
+def _local_functions(mod):
+    found = []
+    for f in mod.functions.values():
+        def visit(n, top=f):
+            if (isinstance(n, relay.Function) and n is not top and not n.is_primitive
+                    and not n.get_attr("Closure")):
+                found.append(n)
+        relay.analysis.post_order_visit(f.body, visit)
+    return found
+
+
+def test_lambda_lift_closure_and_plain_function():
+    x = relay.var("x", shape=(2,))
+    y = relay.var("y", shape=(2,))
+    z = relay.var("z", shape=(2,))
+    closure = relay.Function([y], relay.add(x, y))  # captures x
+    plain = relay.Function([z], relay.exp(z))
+    f, g = relay.var("f"), relay.var("g")
+    body = relay.Let(f, closure, relay.Let(g, plain, relay.Call(f, [relay.Call(g, [x])])))
+    mod = transform.InferType()(relay.IRModule.from_expr(relay.Function([x], body)))
+    lifted = transform.InferType()(transform.LambdaLift()(mod))
+    assert len(lifted.functions) == 3
+    # the closure's lifted global takes the captured x and returns a Closure=1 function
+    inner = [fn for gv, fn in lifted.functions.items() if gv.name_hint != "main"
+             and isinstance(fn.body, relay.Function)]
+    assert len(inner) == 1 and inner[0].body.get_attr("Closure") == 1
+    assert len(inner[0].params) == 1
+    a = np.array([0.5, 1.0], "float32")
+    np.testing.assert_allclose(_eval(lifted, a).numpy(), _eval(mod, a).numpy(), rtol=1e-6)
+
+
+def test_lambda_lift_recursive_local_function():
+    # let rec count = fn(n, acc) { if n == 0 then acc else count(n - 1, acc + x) }
+    i32 = "int32"
+    x = relay.var("x", shape=(), dtype=i32)
+    n = relay.var("n", shape=(), dtype=i32)
+    acc = relay.var("acc", shape=(), dtype=i32)
+    count = relay.var("count", relay.FuncType([relay.TensorType((), i32)] * 2, relay.TensorType((), i32)))
+    body = relay.If(relay.equal(n, relay.const(0, i32)), acc,
+                    relay.Call(count, [relay.subtract(n, relay.const(1, i32)), relay.add(acc, x)]))
+    fn = relay.Function([n, acc], body)
+    main = relay.Function([x], relay.Let(count, fn, relay.Call(count, [relay.const(5, i32), relay.const(0, i32)])))
+    mod = transform.InferType()(relay.IRModule.from_expr(main))
+    lifted = transform.InferType()(transform.LambdaLift()(mod))
+    assert not _local_functions(lifted)
+    assert int(_eval(lifted, np.array(3, i32)).numpy()) == 15
+    assert int(_eval(mod, np.array(3, i32)).numpy()) == 15
+
+
+def test_eta_expand_global_var():
+    mod = relay.IRModule()
+    a = relay.var("a", shape=(2,))
+    mod["double"] = relay.Function([a], relay.add(a, a))
+    x = relay.var("x", shape=(2,))
+    f = relay.var("f")
+    dbl = mod.get_global_var("double")
+    mod["main"] = relay.Function([x], relay.Let(f, dbl, relay.Call(f, [x])))
+    out = transform.EtaExpand(expand_global_var=True)(transform.InferType()(mod))
+    out = transform.InferType()(out)
+    assert isinstance(out["main"].body.value, relay.Function)
+    v = np.array([1.0, 2.0], "float32")
+    np.testing.assert_allclose(_eval(out, v).numpy(), [2.0, 4.0])
+
+
+def test_inline_and_remove_unused():
+    mod = relay.IRModule()
+    a = relay.var("a", shape=(2,))
+    t = relay.var("t")
+    mod["helper"] = relay.Function([a], relay.Let(t, relay.exp(a), relay.add(t, a))).with_attr("Inline", 1)
+    b = relay.var("b", shape=(2,))
+    mod["unused"] = relay.Function([b], relay.negative(b))
+    x = relay.var("x", shape=(2,))
+    h = mod.get_global_var("helper")
+    mod["main"] = relay.Function([x], relay.add(relay.Call(h, [x]), relay.Call(h, [x])))
+    mod = transform.InferType()(mod)
+    out = transform.InferType()(transform.Inline()(mod))
+    gvs = []
+    relay.analysis.post_order_visit(out["main"], lambda n: gvs.append(n) if isinstance(n, relay.GlobalVar) else None)
+    assert not gvs
+    v = np.array([0.1, 0.2], "float32")
+    np.testing.assert_allclose(_eval(out, v).numpy(), _eval(mod, v).numpy(), rtol=1e-6)
+    pruned = transform.RemoveUnusedFunctions()(out)
+    assert "unused" not in pruned
+    glob = transform.InlineGlobals()(mod)
+    assert [g.name_hint for g in glob.get_global_vars()] == ["main"]
+    np.testing.assert_allclose(_eval(transform.InferType()(glob), v).numpy(), _eval(mod, v).numpy(), rtol=1e-6)
