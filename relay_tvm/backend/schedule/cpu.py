@@ -373,24 +373,31 @@ def schedule_conv2d_nchwc(sch, anchor, target):
     lanes = vector_lanes(target, tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     n, occ, oh, ow, ocb, ic, kh, kw = sch.get_loops(block)
     OW, OB = generic.loop_extent(sch, ow), generic.loop_extent(sch, ocb)
+    OCC = generic.loop_extent(sch, occ)
     ic_bn = int(_read_buffer(sch, block, 0).shape[-1])
     IC = generic.loop_extent(sch, ic)
-    vecs = max(1, OB // lanes)
+    # two output-channel blocks per tile when a block is one vector: 2 weight loads and wb
+    # input broadcasts feed 2*wb FMAs
+    cg = 2 if (OB <= lanes and OCC % 2 == 0) else 1
+    vecs = max(1, OB // lanes) * cg
     wb = _pick(OW, [14, 8, 7, 12, 6, 4, 5, 3, 2]) if vecs == 1 else _pick(OW, [8, 7, 6, 4, 5, 3, 2])
     owo, owi = sch.split(ow, factors=[None, wb])
+    occo, occi = sch.split(occ, factors=[None, cg])
     if ic_bn > 1 and IC % ic_bn == 0:
         ico, ici = sch.split(ic, factors=[None, ic_bn])
-        sch.reorder(n, occ, oh, owo, ico, kh, kw, ici, owi, ocb)
+        sch.reorder(n, occo, oh, owo, ico, kh, kw, ici, owi, occi, ocb)
         red_outer = ico
     else:
-        sch.reorder(n, occ, oh, owo, ic, kh, kw, owi, ocb)
+        sch.reorder(n, occo, oh, owo, ic, kh, kw, owi, occi, ocb)
         red_outer = ic
+    occ = occo
     if epi is None:
         epi = sch.cache_write(block, 0, "global")
     sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
     fused = sch.fuse(n, occ, oh)
     sch.parallel(fused)
     sch.unroll(owi)
+    sch.unroll(occi)
     sch.vectorize(ocb)
     sch.decompose_reduction(block, red_outer)
     _vectorize_inner(sch, epi, lanes)
