@@ -3,7 +3,8 @@ on a matmul of the same FLOPs, measured in the same run.
 
 Each layer is compiled as ``relay.build`` compiles it in a model: conv2d + bias_add + relu fused
 into one kernel, weights bound as parameters (so the schedule's weight packing happens at build
-time). The NumPy column times ``A @ B`` with ``A: (O, C*k*k)`` and ``B: (C*k*k, OH*OW)``, the
+time). The relay time is the whole graph (with ``--opt-level 3`` that includes the layout
+transforms AlterOpLayout adds around the NCHWc convolution). The NumPy column times ``A @ B`` with ``A: (O, C*k*k)`` and ``B: (C*k*k, OH*OW)``, the
 im2col matrix product of the same convolution (same FLOPs).
 
 Usage::
@@ -49,16 +50,17 @@ def time_numpy(a, b, number, repeat) -> float:
     return float(np.median(best))
 
 
-def time_relay(func, params, inputs, number, repeat):
+def time_relay(func, params, inputs, number, repeat, opt_level=2):
     t = time.perf_counter()
-    lib = relay.build(relay.IRModule.from_expr(func), target="llvm", params=params)
+    with relay.transform.PassContext(opt_level=opt_level):
+        lib = relay.build(relay.IRModule.from_expr(func), target="llvm", params=params)
     build_s = time.perf_counter() - t
     m = GraphModule(lib["default"]())
     for k, v in inputs.items():
         m.set_input(k, v)
     m.run()
     res = m.benchmark(number=number, repeat=repeat)
-    rules = sorted({v.schedule_rule for v in lib.kernels.values()})
+    rules = sorted({v.schedule_rule for v in lib.kernels.values()} - {"generic"})
     return float(res.median), build_s, m.get_output(0).numpy(), rules
 
 
@@ -90,6 +92,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     ap.add_argument("--check", action="store_true", help="also compare with NumPy results")
+    ap.add_argument("--opt-level", type=int, default=2,
+                    help="3 runs AlterOpLayout (NCHWc convolutions with layout transforms)")
     args = ap.parse_args(argv)
     number, repeat = (2, 3) if args.quick else (5, 5)
     rng = np.random.default_rng(0)
@@ -102,7 +106,8 @@ def main(argv=None):
     ratios = []
     tot_relay = tot_np = 0.0
     for name, f, params, inputs, flops, (m_, k_, n_) in cases:
-        t_relay, build_s, out, rules = time_relay(f, params, inputs, number, repeat)
+        t_relay, build_s, out, rules = time_relay(f, params, inputs, number, repeat,
+                                                  args.opt_level)
         a = rng.standard_normal((m_, k_)).astype("float32")
         b = rng.standard_normal((k_, n_)).astype("float32")
         t_np = time_numpy(a, b, number, repeat)
