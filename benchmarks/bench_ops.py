@@ -4,13 +4,15 @@ on a matmul of the same FLOPs, measured in the same run.
 Each layer is compiled as ``relay.build`` compiles it in a model: conv2d + bias_add + relu fused
 into one kernel, weights bound as parameters (so the schedule's weight packing happens at build
 time). The relay time is the whole graph (with ``--opt-level 3`` that includes the layout
-transforms AlterOpLayout adds around the NCHWc convolution). The NumPy column times ``A @ B`` with ``A: (O, C*k*k)`` and ``B: (C*k*k, OH*OW)``, the
-im2col matrix product of the same convolution (same FLOPs).
+transforms AlterOpLayout adds around the NCHWc convolution). The NumPy column times ``A @ B``
+with ``A: (O, C*k*k)`` and ``B: (C*k*k, OH*OW)``, the im2col matrix product of the same
+convolution (same FLOPs).
 
 Usage::
 
     python benchmarks/bench_ops.py            # all layers
     python benchmarks/bench_ops.py --quick    # fewer repeats
+    python benchmarks/bench_ops.py --opt-level 3
 """
 
 from __future__ import annotations
