@@ -280,3 +280,41 @@ def test_spans_are_kept():
     after = fuse(relay.Function([x], c))
     assert after.body.span == span
     assert after.body.op.body.span == span
+
+
+def test_resnet_block_through_default_pipeline():
+    """conv2d + bias_add + batch_norm + relu + residual add: the default pipeline at opt level 3
+    folds the normalization into the weights and leaves one kernel for the block."""
+    rng = np.random.default_rng(0)
+    x = relay.var("x", shape=(1, 8, 6, 6))
+
+    def c(*shape, lo=-1.0, hi=1.0):
+        return relay.const(rng.uniform(lo, hi, size=shape).astype("float32"))
+
+    y = relay.nn.conv2d(x, c(8, 8, 3, 3), padding=(1, 1))
+    y = relay.nn.bias_add(y, c(8))
+    y = relay.nn.batch_norm(y, c(8), c(8), c(8), c(8, lo=0.5, hi=2.0))[0]
+    y = relay.add(relay.nn.relu(y), x)
+    mod = transform.InferType()(relay.IRModule.from_expr(relay.Function([x], y)))
+    for disabled in ([], ["AlterOpLayout"]):
+        with transform.PassContext(opt_level=3, disabled_pass=disabled):
+            opt = transform.default_pipeline(3)(mod)
+        kernels = [fn.get_attr("func_name") for fn in prim_funcs(opt["main"])]
+        conv_kernels = [k for k in kernels if "conv2d" in k]
+        assert len(conv_kernels) == 1
+        assert conv_kernels[0].endswith("add_nn_relu_add"), kernels
+        assert_same_result(mod, opt, atol=1e-4, rtol=1e-4)
+
+
+def test_default_pipeline_on_a_20k_chain():
+    x = relay.var("x", shape=(4,))
+    y = x
+    for i in range(20_000):
+        y = relay.add(y, relay.const(1.0)) if i % 3 == 0 else relay.nn.relu(y)
+    mod = relay.IRModule.from_expr(relay.Function([x], y))
+    with transform.PassContext(opt_level=3):
+        opt = transform.default_pipeline(3)(mod)
+    # scalar constants fuse and count toward max_depth (256) as in Relay: 20,000 ops + 6,667
+    assert len(prim_funcs(opt["main"])) == -(-(20_000 + 6_667) // 256)
+    out = relay.create_executor("debug", mod=opt).evaluate()(np.zeros(4, "float32"))
+    np.testing.assert_allclose(out.numpy(), np.full(4, 6667.0, "float32"))
