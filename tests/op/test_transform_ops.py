@@ -462,3 +462,33 @@ def test_constant_attributes_and_tuple_wrappers_are_accepted():
     check_op(relay.full(1.5, (2,), "float32"), [], np.full((2,), 1.5, "float32"))
     with pytest.raises(relay.RelayError, match=r"reshape: newshape must be static"):
         relay.reshape(x, relay.shape_of(x))
+
+
+def test_reshape_codes_property():
+    """Codes written for a known target shape (0 where the target keeps the input dimension at
+    that position, one -1 anywhere) give that target, on both paths."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=25, deadline=None)
+    @given(
+        st.lists(st.integers(1, 4), min_size=1, max_size=4),
+        st.randoms(use_true_random=False),
+    )
+    def check(ishape, rnd):
+        total = int(np.prod(ishape))
+        target = list(ishape)
+        if rnd.random() < 0.5 and len(target) > 1:  # merge two neighbours
+            k = rnd.randrange(len(target) - 1)
+            target[k : k + 2] = [target[k] * target[k + 1]]
+        codes = [
+            0 if k < len(ishape) and d == ishape[k] and rnd.random() < 0.5 else d
+            for k, d in enumerate(target)
+        ]
+        codes[rnd.randrange(len(codes))] = -1
+        assert int(np.prod(target)) == total
+        a = np.arange(total, dtype="float32").reshape(ishape)
+        x = relay.var("x", shape=tuple(ishape))
+        check_op(relay.reshape(x, codes), [a], a.reshape(target))
+
+    check()
