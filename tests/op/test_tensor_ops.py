@@ -390,3 +390,15 @@ def test_where_with_a_numeric_condition_selects_nonzero():
     a = np.array([1, 2, 3], "float32")
     cond, x = relay.var("c", shape=(3,)), relay.var("x", shape=(3,))
     check_op(relay.where(cond, x, relay.negative(x)), [c, a], np.where(c != 0, a, -a))
+
+
+def test_uint8_image_style_ops():
+    a = RNG.integers(0, 256, (2, 3)).astype("uint8")
+    b = RNG.integers(0, 256, (3,)).astype("uint8")
+    x, y = relay.var("x", shape=(2, 3), dtype="uint8"), relay.var("y", shape=(3,), dtype="uint8")
+    check_op(relay.add(x, y), [a, b], a + b)  # wraps modulo 256 on both paths
+    check_op(relay.maximum(x, y), [a, b], np.maximum(a, b))
+    check_op(relay.clip(x, 10, 200), [a], np.clip(a, 10, 200))
+    check_op(relay.right_shift(x, relay.const(2, "uint8")), [a], a >> 2)
+    check_op(relay.divide(relay.cast(x, "float32"), relay.const(255.0)), [a], a / np.float32(255))
+    check_op(relay.max(x, 1), [a], a.max(1))
