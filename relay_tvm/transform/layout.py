@@ -4,7 +4,8 @@ appears only at the boundaries of a region.
 
 - **AlterOpLayout** (Relay's x86 ``alter_op_layout``): each ``nn.conv2d`` on NCHW / OIHW with
   ``groups == 1`` becomes ``nn.contrib_conv2d_NCHWc`` on ``NCHW{ic}c`` data and
-  ``OIHW{ic}i{oc}o`` weights, the blocks being the largest factors of the channel counts up to
+  ``OIHW{ic}i{oc}o`` weights (a depthwise one, ``groups == C == O``, becomes
+  ``nn.contrib_depthwise_conv2d_NCHWc`` with ``OIHW1i{c}o`` weights), the blocks being the largest factors of the channel counts up to
   16 (one AVX-512 vector of float32, the x86 default schedule's choice).
 - **ConvertLayout** (``convert_layout.cc``): ``nn.conv2d`` converts to the desired data layout
   (``{"nn.conv2d": ["NHWC", "default"]}``; NCHW<->NHWC, kernels OIHW / HWIO).
@@ -156,16 +157,22 @@ class _Propagate(Rewriter):
 def _nchwc_conv(orig, new):
     a = new.attrs
     t_in, t_w = _ty(orig.args[0]), _ty(orig.args[1])
-    if (a.groups != 1 or a.data_layout != "NCHW" or a.kernel_layout != "OIHW" or a.out_layout
+    if (a.data_layout != "NCHW" or a.kernel_layout != "OIHW" or a.out_layout
             or not _static4(t_in) or not _static4(t_w)):
         return new
     o, c = t_w.shape[0], t_in.shape[1]
+    depthwise = a.groups == c == o and a.groups > 1
+    if a.groups != 1 and not depthwise:
+        return new
     ic, oc = block_size(c), block_size(o)
     dl, kl, ol = f"NCHW{ic}c", f"OIHW{ic}i{oc}o", f"NCHW{oc}c"
+    if depthwise:
+        kl = f"OIHW1i{oc}o"
     data = _lt(new.args[0], "NCHW", dl)
     weight = _lt(new.args[1], "OIHW", kl)
-    conv = make_call("nn.contrib_conv2d_NCHWc", [data, weight], span=new.span,
-                     strides=a.strides, padding=a.padding, dilation=a.dilation, groups=1,
+    name = "nn.contrib_depthwise_conv2d_NCHWc" if depthwise else "nn.contrib_conv2d_NCHWc"
+    conv = make_call(name, [data, weight], span=new.span,
+                     strides=a.strides, padding=a.padding, dilation=a.dilation, groups=a.groups,
                      channels=o, kernel_size=tuple(t_w.shape[2:]), data_layout=dl,
                      kernel_layout=kl, out_layout=ol, out_dtype=a.out_dtype)
     return _lt(conv, ol, "NCHW", new.span)

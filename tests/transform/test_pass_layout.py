@@ -61,8 +61,8 @@ def test_alter_op_layout_is_idempotent_and_skips_grouped_conv():
     twice = run_opt_pass(once, transform.AlterOpLayout())
     assert relay.analysis.structural_equal(once, twice)
     x = relay.var("x", shape=(1, 4, 5, 5))
-    w = relay.const(RNG.normal(size=(4, 1, 3, 3)).astype("float32"))
-    dw = relay.Function([x], relay.nn.conv2d(x, w, groups=4, padding=(1, 1)))
+    w = relay.const(RNG.normal(size=(4, 2, 3, 3)).astype("float32"))
+    dw = relay.Function([x], relay.nn.conv2d(x, w, groups=2, padding=(1, 1)))
     assert_equal_structure(run_opt_pass(dw, transform.AlterOpLayout()), dw)
 
 
@@ -94,3 +94,18 @@ def test_contrib_conv2d_nchwc_reference_matches_conv2d(ic, oc, stride, pad):
     after = run_opt_pass(ref_f, transform.AlterOpLayout())
     assert "nn.contrib_conv2d_NCHWc" in after.astext()
     assert_same_result(ref_f, after, atol=1e-3, rtol=1e-4)
+
+
+def test_depthwise_conv_becomes_blocked_too():
+    x = relay.var("x", shape=(1, 8, 6, 6))
+    w = relay.const(RNG.normal(size=(8, 1, 3, 3)).astype("float32"))
+    w2 = relay.const(RNG.normal(size=(16, 8, 1, 1)).astype("float32"))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, groups=8, padding=(1, 1), strides=(2, 2)))
+    f = relay.Function([x], relay.nn.conv2d(y, w2))
+    after = run_opt_pass(f, [transform.AlterOpLayout(), transform.FoldConstant()])
+    ops = []
+    relay.analysis.post_order_visit(
+        after, lambda n: ops.append(n.op.name) if isinstance(n, relay.Call) else None)
+    assert ops == ["layout_transform", "nn.contrib_depthwise_conv2d_NCHWc", "nn.relu",
+                   "nn.contrib_conv2d_NCHWc", "layout_transform"]
+    assert_same_result(f, after, atol=1e-4)
