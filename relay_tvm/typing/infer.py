@@ -597,13 +597,6 @@ class TypeInferencer:
                     getattr(e, "span", None),
                 )
             e._set_checked_type(rt)
-            if type(e) is Var and e.type_annotation is None:
-                # As Relay's resolver did (update_missing_type_annotation): a variable bound
-                # without an annotation records its inferred type, so a later pass that removes
-                # the operator which determined it (SimplifyInference dropping nn.batch_norm,
-                # ...) still leaves a typeable program. A binding has one type, so this only
-                # writes down a fact the program already implies.
-                object.__setattr__(e, "type_annotation", rt)
 
 
 # ---- exhaustiveness (usefulness of a wildcard after all clauses) -----------------------------
@@ -700,6 +693,57 @@ def infer_module(mod: IRModule) -> IRModule:
         inf._unify(inf.types[f], sig, f, f"the type of @{gv.name_hint}")
     inf.finish()
     out = mod.copy()
+    for gv, f in mod.functions.items():
+        nf = annotate_missing(f)
+        if nf is not f:
+            out[gv] = nf
+    return out
+
+
+def annotate_missing(func):
+    """A copy of a type-checked ``func`` whose variables bound without an annotation carry their
+    inferred type (Relay's ``update_missing_type_annotation``), with ``checked_type`` set on
+    every rebuilt node. The caller's own expression is left as it was.
+
+    This is what lets a later pass remove the operator that determined a parameter's type
+    (SimplifyInference dropping ``nn.batch_norm``, ...) and still leave a typeable program.
+    Returns ``func`` itself when every variable is annotated already.
+    """
+    from ..analysis.free import bound_vars
+    from ..ir.functor import ExprMutator
+
+    missing = [v for v in bound_vars(func) if v.type_annotation is None]
+    if not missing:
+        return func
+    fresh = {v: Var(v.name_hint, v.checked_type, v.span) for v in missing}
+
+    class _Annotate(ExprMutator):
+        def visit_var(self, v):
+            return fresh.get(v, v)
+
+        def visit_pattern(self, p):
+            if isinstance(p, PatternVar):
+                nv = fresh.get(p.var)
+                return p if nv is None else PatternVar(nv, p.span)
+            if isinstance(p, PatternConstructor):
+                subs = [self.visit_pattern(q) for q in p.patterns]
+                if all(a is b for a, b in zip(subs, p.patterns)):
+                    return p
+                return PatternConstructor(p.constructor, subs, p.span)
+            if isinstance(p, PatternTuple):
+                subs = [self.visit_pattern(q) for q in p.patterns]
+                if all(a is b for a, b in zip(subs, p.patterns)):
+                    return p
+                return PatternTuple(subs, p.span)
+            return p
+
+    m = _Annotate()
+    out = m.visit(func)
+    for old, new in m.memo_map.items():
+        if new is not old:
+            t = getattr(old, "_checked_type", None)
+            if t is not None:
+                new._set_checked_type(t)
     return out
 
 
