@@ -368,7 +368,7 @@ class Parser:
             if self._at_close(closing):
                 self.error(t, f"expected an expression but got {t.describe()}")
                 break
-            name = None
+            name, start = None, self.i
             try:
                 if t.kind == LOCAL and self.is_p(self.peek(1), "="):
                     self.next()
@@ -399,7 +399,10 @@ class Parser:
                 if name is not None and not any(name in s for s in self.scopes):
                     self.poisoned.add(name)  # no second error for each later use
                 self.recover()
-                if self._at_close(closing):
+                if self.i == start:
+                    self.next()  # always make progress
+                t = self.peek()
+                if self._at_close(closing) or (t.kind == IDENT and t.value in ("def", "type")):
                     break
         self.scopes.pop()
         if tail is None:
@@ -919,6 +922,9 @@ def _run(parser: Parser, method: str):
     gc.disable()
     try:
         return getattr(parser, method)()
+    except _Abort:  # an error outside any recovery point: report what was found
+        parser.finish()
+        raise ParseError("parse failed", diagnostics=[]) from None
     except RecursionError:
         t = parser.peek()
         parser.diags.append((t.line, t.col, "expression nested too deeply to parse (bind inner "

@@ -92,3 +92,26 @@ def test_random_programs_roundtrip(mod, cond):
     got = relay.create_executor("debug", mod=back).evaluate()(*args)
     for w, g in zip(_flat(want), _flat(got), strict=True):
         np.testing.assert_array_equal(w, g)
+
+
+PIECES = [
+    "def", "@main", "@f", "(", ")", "{", "}", "[", "]", ",", ";", ":", "=", "=>", "->", ".", "?",
+    "%x", "%0", "%1", "let", "fn", "if", "else", "match", "match?", "type", "List", "Cons", "Nil",
+    "A", "_", "Tensor", "float32", "int8", "1", "-2", "1.5f", "3i64", "True", "None", "add", "nn.conv2d",
+    "sum", "axis", "meta", "relay.Constant", "ref", "ref_read", "ref_write", '"s"', '"\\q"', "free_var",
+    "\n", " ", "/*", "*/", "//", "#[metadata]", "$", "0.0.5", "+", "*", "-",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40), st.booleans())
+def test_malformed_text_gives_parse_errors_only(pieces, as_expr):
+    """Whatever the input, the parser returns a program or raises ParseError (no KeyError,
+    IndexError, AttributeError ...)."""
+    text = '#[version = "0.0.5"]\n' + " ".join(pieces)
+    try:
+        (relay.parse_expr if as_expr else relay.parse)(text)
+    except relay.ParseError as e:
+        assert e.diagnostics
+        for line, col, msg in e.diagnostics:
+            assert line >= 1 and col >= 1 and msg
