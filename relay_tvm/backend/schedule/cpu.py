@@ -143,6 +143,21 @@ def _epilogue(sch, anchor_block):
     return outs[0]
 
 
+def _padding_blocks(sch) -> set:
+    """Names of the blocks that pad the input (``pad_temp``, ``data_pad``) with a condition:
+    they stay materialized so the inner loops have no branch. A padding of zero is a plain
+    copy and is inlined like any injective producer."""
+    names = set()
+    for b in _root_blocks(sch):
+        blk = sch.get(b)
+        if not blk.name_hint.startswith(("pad", "data_pad")):
+            continue
+        value = getattr(blk.body, "value", blk.body)
+        if "if_then_else" in str(value):
+            names.add(blk.name_hint)
+    return names
+
+
 def _pick(n: int, choices) -> int:
     for c in choices:
         if c <= n and n % c == 0:
@@ -305,8 +320,7 @@ def schedule_conv2d(sch, anchor, target):
     if generic.iter_kinds(sch, block) != ["S"] * 4 + ["R"] * 3:
         raise NotApplicable("not a 7-loop NCHW convolution")
     # keep the padded input materialized (no conditionals in the inner loop)
-    pad_names = {sch.get(b).name_hint for b in _root_blocks(sch)
-                 if sch.get(b).name_hint.startswith(("pad", "data_pad"))}
+    pad_names = _padding_blocks(sch)
     _inline_all_but(sch, pad_names)
     block = _reduction_blocks(sch)[0]
     epi = _epilogue(sch, block)
@@ -361,8 +375,7 @@ def schedule_conv2d_nchwc(sch, anchor, target):
     reds = _reduction_blocks(sch)
     if len(reds) != 1:
         raise NotApplicable(f"{len(reds)} reduction blocks")
-    pad_names = {sch.get(b).name_hint for b in _root_blocks(sch)
-                 if sch.get(b).name_hint.startswith(("pad", "data_pad"))}
+    pad_names = _padding_blocks(sch)
     _inline_all_but(sch, pad_names)
     block = _reduction_blocks(sch)[0]
     if generic.iter_kinds(sch, block) != ["S"] * 5 + ["R"] * 3:
@@ -416,8 +429,7 @@ def _conv2d_nhwc(sch, anchor, target):
     reds = _reduction_blocks(sch)
     if len(reds) != 1:
         raise NotApplicable(f"{len(reds)} reduction blocks")
-    pad_names = {sch.get(b).name_hint for b in _root_blocks(sch)
-                 if sch.get(b).name_hint.startswith(("pad", "data_pad"))}
+    pad_names = _padding_blocks(sch)
     _inline_all_but(sch, pad_names)
     block = _reduction_blocks(sch)[0]
     if generic.iter_kinds(sch, block) != ["S"] * 4 + ["R"] * 3:
@@ -485,8 +497,7 @@ def schedule_window(sch, anchor, target):
     reds = _reduction_blocks(sch)
     if len(reds) != 1:
         raise NotApplicable(f"{len(reds)} reduction blocks")
-    pad_names = {sch.get(b).name_hint for b in _root_blocks(sch)
-                 if sch.get(b).name_hint.startswith(("pad", "data_pad"))}
+    pad_names = _padding_blocks(sch)
     _inline_all_but(sch, pad_names)
     block = _reduction_blocks(sch)[0]
     if generic.touches_bool(sch, block):
