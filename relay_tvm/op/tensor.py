@@ -52,6 +52,9 @@ def _topi(name):
         if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here
             q = topi.divide(*inputs)
             return q if out_type.dtype.startswith(("int", "uint")) else topi.trunc(q)
+        if name in ("equal", "not_equal") and inputs[0].dtype == "bool":
+            # TVM 0.27's LLVM codegen emits a float compare for 1-bit operands; compare as int8.
+            inputs = [topi.cast(t, "int8") for t in inputs]
         return getattr(topi, name)(*inputs)
 
     return compute

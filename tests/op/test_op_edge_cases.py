@@ -39,3 +39,16 @@ CASES = [
 @pytest.mark.parametrize("name,make,inputs,expected", CASES, ids=[c[0] for c in CASES])
 def test_edge_case(name, make, inputs, expected):
     check_op(make(), inputs, expected)
+
+
+@pytest.mark.parametrize("opname, npf", [("equal", np.equal), ("not_equal", np.not_equal)])
+def test_equality_on_bool_tensors_compiles(opname, npf):
+    # TVM 0.27 emitted `fcmp` on i1 operands for bool ==; the compute compares as int8.
+    x = relay.var("x", shape=(4,), dtype="bool")
+    y = relay.var("y", shape=(4,), dtype="bool")
+    mod = relay.IRModule.from_expr(relay.Function([x, y], getattr(relay, opname)(x, y)))
+    a = np.array([True, False, True, False])
+    b = np.array([True, True, False, False])
+    for kind in ("debug", "graph"):
+        out = relay.create_executor(kind, mod=mod, target="llvm").evaluate()(a, b)
+        np.testing.assert_array_equal(out.numpy(), npf(a, b))
