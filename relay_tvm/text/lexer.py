@@ -35,11 +35,12 @@ _MASTER = re.compile(
       | -?(?:inf|nan)f(?:16|32|64)?(?![A-Za-z0-9_]))
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
   | (?P<string>")
-  | (?P<punct>=>|->|[(){}\[\],;:=.?+*-])
+  | (?P<punct>=>|->|==|!=|<=|>=|[(){}\[\],;:=.?+*/<>-])
     """,
     re.VERBOSE,
 )
 _DIGITS = re.compile(r"[0-9]+")
+_COMMENT_EDGE = re.compile(r"/\*|\*/")
 _MORE_POINTS = re.compile(r"(?:\.[0-9A-Za-z_]+)+")
 _JUNK = re.compile(r"[^\s()\[\]{},;]*")
 _NUMBER = re.compile(
@@ -127,13 +128,19 @@ class Lexer:
             if kind in ("ws", "lcomment"):
                 i = end
                 continue
-            if kind == "bcomment":
-                close = text.find("*/", end)
-                if close < 0:
+            if kind == "bcomment":  # block comments nest, as in Relay
+                depth, j = 1, end
+                while depth and j < n:
+                    m2 = _COMMENT_EDGE.search(text, j)
+                    if m2 is None:
+                        break
+                    depth += 1 if m2.group() == "/*" else -1
+                    j = m2.end()
+                if depth:
                     self.error(start, "unterminated comment: '/*' without '*/'")
                     i = n
                 else:
-                    i = close + 2
+                    i = j
                 continue
             line, col = self.pos(start)
             if kind == "metadata":
@@ -218,6 +225,8 @@ class Lexer:
             is_float = any(c in body for c in ".eEn")  # n: inf / nan
             if suffix is None:
                 dtype = "float32" if is_float else "int32"
+                if not is_float and not -(2**31) <= int(sign + body) < 2**31:
+                    dtype = "int64"  # an unsuffixed literal too big for int32, as Relay read it
             elif suffix in SUFFIX_DTYPE:
                 dtype, explicit = SUFFIX_DTYPE[suffix], True
             else:

@@ -31,7 +31,7 @@ from ..ir.adt import (
     PatternWildcard,
     TypeData,
 )
-from ..ir.attrs import DictAttrs
+from ..ir.attrs import Attrs, DictAttrs
 from ..ir.base import Span, check_dtype
 from ..ir.expr import (
     Call,
@@ -67,6 +67,13 @@ from .metadata import KEY, decode_metadata
 VERSION_SUPPORTED = "0.0.5"
 MAX_DIAGNOSTICS = 50
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
+# infix operators of the text format: token -> (operator, precedence); all left associative
+_BINARY = {
+    "==": ("equal", 1), "!=": ("not_equal", 1),
+    "<": ("less", 2), ">": ("greater", 2), "<=": ("less_equal", 2), ">=": ("greater_equal", 2),
+    "+": ("add", 3), "-": ("subtract", 3),
+    "*": ("multiply", 4), "/": ("divide", 4),
+}
 def _dim_call(name):
     def call(a, b):
         if isinstance(a, int) and isinstance(b, int):
@@ -394,6 +401,14 @@ class Parser:
                     self.expect_semi()
                     continue
                 tail = self.parse_expr()
+                if self.is_p(self.peek(), ";"):  # `e1; e2` sequences: let %_ = e1; e2
+                    semi = self.next()
+                    if self._at_close(closing):
+                        self.fail(semi, f"expected an expression after ';' but got "
+                                        f"{self.peek().describe()} (a block ends with its value)")
+                    lets.append((Var("_", span=self.span(t)), tail, self.span(semi)))
+                    tail = None
+                    continue
                 break
             except _Abort:
                 if name is not None and not any(name in s for s in self.scopes):
@@ -412,7 +427,38 @@ class Parser:
         return tail
 
     # ---- expressions ----------------------------------------------------------------------------
-    def parse_expr(self):
+    def parse_expr(self, min_prec: int = 0):
+        """Infix operators (``1 + %x * 2``, ``%a == %b``): precedence climbing over
+        :meth:`parse_unary`; left associative, loops rather than recursing along a chain."""
+        lhs = self.parse_unary()
+        while True:
+            t = self.peek()
+            if t.kind == PUNCT and t.value in _BINARY:
+                op_name, prec = _BINARY[t.value]
+                if prec < min_prec:
+                    return lhs
+                self.next()
+                rhs = self.parse_expr(prec + 1)
+            elif t.kind == NUM and t.text.startswith("-") and min_prec <= _BINARY["-"][1]:
+                # `%x -1`: the lexer made `-1` a literal; it is a subtraction here
+                op_name, prec = _BINARY["-"]
+                self.next()
+                rhs = self.scalar(t, negate=True)
+            else:
+                return lhs
+            lhs = Call(registry.get(op_name), [lhs, rhs], span=self.span(t))
+
+    def parse_unary(self):
+        t = self.peek()
+        if self.is_p(t, "-"):
+            self.next()
+            e = self.parse_unary()
+            if isinstance(e, Constant) and e.data.ndim == 0 and e.data.dtype.kind in "if":
+                return Constant(-e.data, self.span(t))  # `--10` is the literal 10
+            return Call(registry.get("negative"), [e], span=self.span(t))
+        return self.parse_postfix()
+
+    def parse_postfix(self):
         t = self.peek()
         e = self.parse_primary()
         while True:
@@ -451,6 +497,8 @@ class Parser:
             c = self.ctors.get(v)  # before keywords: Option's constructor is called None
             if c is not None:
                 self.next()
+                if not c.inputs and not self.is_p(self.peek(), "("):
+                    return Call(c, [], span=self.span(t))  # a bare `Nil` is the value Nil()
                 return c
             if v in ("True", "False"):
                 self.next()
@@ -492,8 +540,8 @@ class Parser:
             return self.parse_block()
         self.fail(t, f"expected an expression but got {t.describe()}")
 
-    def scalar(self, t) -> Constant:
-        dtype, v = t.dtype, t.value
+    def scalar(self, t, negate: bool = False) -> Constant:
+        dtype, v = t.dtype, (-t.value if negate else t.value)
         if dtype.startswith(("int", "uint")):
             info = np.iinfo(dtype)
             if not info.min <= v <= info.max:
@@ -534,7 +582,10 @@ class Parser:
                 )
             return Call(callee, args, self.op_attrs(callee, attrs, start), span=span)
         fields = self.unique_attrs(attrs)
-        return Call(callee, args, DictAttrs(fields) if fields else None, span=span)
+        if not fields:
+            return Call(callee, args, None, span=span)
+        key = fields.pop("attrs_type_key", "DictAttrs")  # attributes of a non-operator call
+        return Call(callee, args, Attrs(str(key), fields), span=span)
 
     def unique_attrs(self, attrs) -> dict:
         out = {}

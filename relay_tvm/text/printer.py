@@ -385,6 +385,8 @@ class Printer:
             if k in defaults and _values_equal(defaults[k], v):
                 continue
             out.append(f"{k}={self.attr_value(v)}")
+        if schema is None and attrs.type_key != "DictAttrs":  # a non-operator call's attrs
+            out.append(f"attrs_type_key={quote(attrs.type_key)}")
         return out
 
     def func_attrs(self, attrs) -> list:
@@ -533,6 +535,8 @@ class Printer:
         t = type(n)
         r = self._ref
         if t is Call:
+            if isinstance(n.op, Constructor) and not n.args and not n.op.inputs:
+                return n.op.name_hint  # Relay prints a nullary constructor call bare: `Nil`
             parts = [r(ref, a) for a in n.args] + self.call_attrs(n)
             return f"{r(ref, n.op)}({', '.join(parts)})"
         if t is Tuple:
