@@ -11,6 +11,18 @@ one :class:`~relay_tvm.errors.ParseError` listing them all with the source line 
 
 Operator attributes are typed by the operator's ``attrs_schema`` (attributes left out get their
 defaults); function attributes (``Primitive=1``) become ``DictAttrs``.
+
+Besides what the printer writes, the parser reads the rest of tvm.relay 0.19's syntax: infix
+``+ - * / < > <= >= == !=`` (usual precedence, left associative), unary minus, ``e1; e2``
+(``let %_ = e1; e2``), a bare nullary constructor ``Nil`` as the call ``Nil()``, nested
+``/* */`` comments, unsuffixed integer literals beyond int32 as int64, and symbolic dimensions
+(``Tensor[(n, 2 * n + 1), float32]``; one ``tvm.tirx.Var`` per name and parse).
+
+Known limits: symbolic dimensions parse to fresh variables, so a program using them prints and
+parses back to the same text but is not ``structural_equal`` to the original (variables compare
+by identity); a node shared between the inside of a recursive local function and the code after
+its ``let`` cannot be printed with that sharing (the printer would reference it before the
+``let``).
 """
 
 from __future__ import annotations
