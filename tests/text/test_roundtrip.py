@@ -564,3 +564,35 @@ def test_symbolic_dimension_expressions():
     assert type(shape[0]).__name__ == "Add" and type(shape[2]).__name__ == "Mul"
     assert isinstance(shape[5], relay.ir.AnyDim) and shape[6] == 3
     assert relay.astext(mod) == text
+
+
+def _small_net():
+    data = relay.var("data", shape=(1, 3, 8, 8))
+    w1 = relay.var("w1", shape=(4, 3, 3, 3))
+    w2 = relay.var("w2", shape=(10, 256))
+    y = relay.nn.relu(relay.nn.conv2d(data, w1, padding=(1, 1), channels=4, kernel_size=(3, 3)))
+    y = relay.add(y, relay.const(np.full((4, 1, 1), 0.5, "float32")))
+    y = relay.nn.dense(relay.reshape(y, (1, -1)), w2)
+    return relay.IRModule.from_expr(relay.Function([data, w1, w2], relay.Tuple([y, relay.sum(y)])))
+
+
+PASSES = {
+    "anf": lambda T: T.ToANormalForm(),
+    "anf_then_gnf": lambda T: T.Sequential([T.ToANormalForm(), T.ToGraphNormalForm()]),
+    "basic_block": lambda T: T.ToBasicBlockNormalForm(),
+    "fused": lambda T: T.Sequential([T.InferType(), T.FuseOps(fuse_opt_level=2)]),
+    "fused_anf": lambda T: T.Sequential([T.InferType(), T.FuseOps(fuse_opt_level=2), T.ToANormalForm()]),
+    "lambda_lift": lambda T: T.Sequential([T.InferType(), T.FuseOps(fuse_opt_level=2), T.LambdaLift()]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PASSES))
+def test_pass_outputs_roundtrip(name):
+    mod = PASSES[name](relay.transform)(_small_net())
+    _, back = roundtrip_mod(mod)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(p.type_annotation.shape).astype("float32") for p in mod["main"].params]
+    want = relay.create_executor("debug", mod=mod).evaluate()(*args)
+    got = relay.create_executor("debug", mod=back).evaluate()(*args)
+    for w, g in zip(_flatten(want), _flatten(got)):
+        np.testing.assert_array_equal(np.asarray(w), np.asarray(g))
