@@ -652,7 +652,10 @@ def _astext(node, show_meta_data, show_types, show_spans=False, annotate=None) -
     if isinstance(node, Pattern):
         return p.pattern(node)
     if isinstance(node, Clause):
-        return f"{p.pattern(node.lhs)} => {p.expression(node.rhs)}"
+        pat = p.pattern(node.lhs)  # names the pattern's variables before the arm uses them
+        block = _Block(None)
+        tail = p.body(node.rhs, block)
+        return f"{pat} => {_block_text(block, tail) if block.lines else tail}"
     if isinstance(node, RelayExpr):
         if _is_atomic(node) and not isinstance(node, (Var, Constant)):
             return p.atom(node)
