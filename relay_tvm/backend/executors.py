@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import BuildError, RelayError
-from ..ir.expr import Function, GlobalVar
-from ..runtime.executor import Executor
+from ..runtime.executor import Executor, order_args
 
 
 def _to_tensor_arg(v):
@@ -39,26 +38,10 @@ class GraphExecutor(Executor):
     def _make_executor(self, expr=None):
         import tvm
 
-        from ..analysis.free import free_vars
         from ..runtime.graph_executor import GraphModule
         from .build_module import build
 
-        mod = self.mod.shallow_copy() if hasattr(self.mod, "shallow_copy") else self.mod.copy()
-        immediate = False
-        if expr is None:
-            if "main" not in mod:
-                raise RelayError("evaluate(): no expression given and the module has no @main")
-        elif isinstance(expr, GlobalVar):
-            mod["main"] = mod[expr]
-        elif isinstance(expr, Function):
-            mod["main"] = expr
-        else:
-            fv = free_vars(expr)
-            if fv:
-                raise RelayError("evaluate(): the expression has free variables "
-                                 + ", ".join("%" + v.name_hint for v in fv))
-            mod["main"] = Function([], expr)
-            immediate = True
+        mod, immediate = self._main_module(self.mod, expr)
         main_names = {p.name_hint for p in mod["main"].params}
         params = {k: v for k, v in self.params.items() if k in main_names}
         lib = build(mod, target=self.target, params=params)
@@ -67,18 +50,7 @@ class GraphExecutor(Executor):
         free_names = list(gm._meta["input_names"])
 
         def run(*args, **kwargs):
-            args = list(args)
-            if kwargs:
-                for k, v in kwargs.items():
-                    if k not in free_names:
-                        raise RelayError(f"unknown argument {k!r}; parameters are {free_names}")
-                    idx = free_names.index(k)
-                    while len(args) <= idx:
-                        args.append(None)
-                    args[idx] = v
-            if len(args) != len(free_names):
-                raise RelayError(f"the function takes {len(free_names)} argument(s) "
-                                 f"({', '.join('%' + n for n in free_names)}), got {len(args)}")
+            args = order_args(free_names, args, kwargs)
             for i, a in enumerate(args):
                 if isinstance(a, (bool, int, float)):
                     shape, dtype = gm._input_types[i]
@@ -101,26 +73,10 @@ class VMExecutor(Executor):
         self.params = params or {}
 
     def _make_executor(self, expr=None):
-        from ..analysis.free import free_vars
         from ..runtime.vm import VirtualMachine
         from ..vm import compile as vm_compile
 
-        mod = self.mod.shallow_copy() if hasattr(self.mod, "shallow_copy") else self.mod.copy()
-        immediate = False
-        if expr is None:
-            if "main" not in mod:
-                raise RelayError("evaluate(): no expression given and the module has no @main")
-        elif isinstance(expr, GlobalVar):
-            mod["main"] = mod[expr]
-        elif isinstance(expr, Function):
-            mod["main"] = expr
-        else:
-            fv = free_vars(expr)
-            if fv:
-                raise RelayError("evaluate(): the expression has free variables "
-                                 + ", ".join("%" + v.name_hint for v in fv))
-            mod["main"] = Function([], expr)
-            immediate = True
+        mod, immediate = self._main_module(self.mod, expr)
         main_names = {p.name_hint for p in mod["main"].params}
         params = {k: v for k, v in self.params.items() if k in main_names}
         exe = vm_compile(mod, target=self.target, params=params)

@@ -55,6 +55,53 @@ class Executor:
             expr = substitute(expr, binds)
         return self._make_executor(expr)
 
+    @staticmethod
+    def _main_module(mod: IRModule, expr):
+        """A copy of ``mod`` whose ``@main`` is what ``evaluate(expr)`` runs, and whether the
+        result is a value to compute at once (``expr`` is not a function)."""
+        from ..analysis.free import free_vars
+
+        mod = mod.copy()
+        if expr is None:
+            if "main" not in mod:
+                raise RelayError("evaluate(): no expression given and the module has no @main")
+            return mod, False
+        if isinstance(expr, GlobalVar):
+            mod["main"] = mod[expr]
+            return mod, False
+        if isinstance(expr, Function):
+            mod["main"] = expr
+            return mod, False
+        fv = free_vars(expr)
+        if fv:
+            names = ", ".join("%" + v.name_hint for v in fv)
+            raise RelayError(f"evaluate(): the expression has free variables {names}")
+        mod["main"] = Function([], expr)
+        return mod, True
+
+
+def order_args(names, args, kwargs) -> list:
+    """Positional and keyword arguments of a call to a function with parameters ``names``, in
+    parameter order.
+
+    Raises:
+        RelayError: an unknown keyword or a wrong number of arguments.
+    """
+    args = list(args)
+    for k, v in kwargs.items():
+        if k not in names:
+            raise RelayError(f"unknown argument {k!r}; parameters are {list(names)}")
+        idx = list(names).index(k)
+        while len(args) <= idx:
+            args.append(None)
+        args[idx] = v
+    if len(args) != len(names):
+        raise RelayError(
+            f"the function takes {len(names)} argument(s) "
+            f"({', '.join('%' + n for n in names)}), got {len(args)}"
+        )
+    return args
+
 
 class Interpreter_(Executor):
     """The reference interpreter executor (``kind="debug"``)."""
@@ -66,49 +113,18 @@ class Interpreter_(Executor):
     def _make_executor(self, expr=None):
         from ..typing.infer import infer_module
 
-        mod = self.mod.copy()
-        if expr is None:
-            if "main" not in mod:
-                raise RelayError("evaluate(): no expression given and the module has no @main")
-            gv = mod.get_global_var("main")
-        elif isinstance(expr, GlobalVar):
-            gv = expr
-        else:
-            from ..analysis.free import free_vars
-
-            if free_vars(expr):
-                names = ", ".join("%" + v.name_hint for v in free_vars(expr))
-                raise RelayError(f"evaluate(): the expression has free variables {names}")
-            body = expr
-            if not isinstance(expr, Function):
-                body = Function([], expr)
-            gv = GlobalVar("__evaluate_expr")
-            mod[gv] = body
+        mod, immediate = self._main_module(self.mod, expr)
         if self.params:
-            mod[gv] = bind_params_by_name(mod[gv], self.params)
+            mod["main"] = bind_params_by_name(mod["main"], self.params)
         mod = infer_module(mod)
         interp = Interpreter(mod)
-        func = mod[gv]
-        closure = interp.global_closure(mod.get_global_var(gv.name_hint))
-        if expr is not None and not isinstance(expr, (Function, GlobalVar)):
+        func = mod["main"]
+        closure = interp.global_closure(mod.get_global_var("main"))
+        if immediate:
             return to_user(interp.apply(closure, []))
 
         def run(*args, **kwargs):
-            if kwargs:
-                names = [p.name_hint for p in func.params]
-                args = list(args)
-                for k, v in kwargs.items():
-                    if k not in names:
-                        raise RelayError(f"unknown argument {k!r}; parameters are {names}")
-                    idx = names.index(k)
-                    while len(args) <= idx:
-                        args.append(None)
-                    args[idx] = v
-            if len(args) != len(func.params):
-                raise RelayError(
-                    f"the function takes {len(func.params)} argument(s) "
-                    f"({', '.join('%' + p.name_hint for p in func.params)}), got {len(args)}"
-                )
+            args = order_args([p.name_hint for p in func.params], args, kwargs)
             vals = []
             for i, (p, a) in enumerate(zip(func.params, args)):
                 ty = p.checked_type
