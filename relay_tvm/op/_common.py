@@ -28,7 +28,11 @@ def tensor_args(types, names=None, op_name: str = ""):
 
 
 def shape_str(shape) -> str:
-    return type_str(TensorType(shape, "float32")).split("[", 1)[1].rsplit(",", 1)[0]
+    """``(2, 3)``, ``(4,)``, ``()`` — a shape as the messages print it."""
+    from ..ir.types import dim_str
+
+    dims = [dim_str(d) for d in shape]
+    return f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
 
 
 def broadcast_shapes(a, b, what: str = "operands"):

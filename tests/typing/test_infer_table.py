@@ -213,3 +213,13 @@ def test_wrong_arity_for_operator():
 def test_unknown_attribute_is_rejected_at_construction():
     with pytest.raises(relay.AttributeSchemaError, match="nn.conv2d: unknown attribute"):
         relay.op.get("nn.conv2d")(relay.var("d"), relay.var("w"), stride=(1, 1))
+
+
+def test_scalar_dtype_mismatch_message():
+    # a 0-d operand used to leak an IndexError from the message formatting
+    a = relay.var("a", shape=(2, 3))
+    with pytest.raises(
+        TypeInferenceError,
+        match=r"add: lhs has dtype float32 but rhs has dtype float64 \(lhs shape \(2, 3\), rhs shape \(\)\)",
+    ):
+        infer(relay.add(a, relay.const(3.0, "float64")))
