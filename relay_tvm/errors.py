@@ -14,6 +14,7 @@ wrong, where (a span or a node name) and what was expected::
     ├── ConversionError         an importer met a malformed model or parameter file
     ├── InterpreterError        the reference interpreter failed (non-exhaustive match at run time)
     └── BuildError              lowering or compiling failed, or a runtime input is wrong
+        └── InputError          an argument or bound parameter does not match the declared type
 """
 
 from __future__ import annotations
@@ -82,7 +83,13 @@ class BuildError(RelayError):
     """Lowering, scheduling or compiling failed, or a compiled module got a bad input."""
 
 
+class InputError(BuildError, ValueError):
+    """An argument given to an executor, or a parameter bound by name, does not have the dtype
+    and shape its parameter declares (nothing is cast or broadcast)."""
+
+
 __all__ = [
+    "InputError",
     "RelayError",
     "TypeInferenceError",
     "UntypedError",

@@ -7,14 +7,19 @@ import numpy as np
 from ..errors import RelayError
 from ..ir.expr import Function, GlobalVar
 from ..ir.module import IRModule
+from ..ir.types import TensorType
 from .interpreter import Interpreter, check_arg, to_user, to_value
 
 
 def bind_params_by_name(func: Function, params: dict) -> Function:
     """Replace the parameters of ``func`` named in ``params`` by constants.
 
+    A value must have exactly the dtype and shape the parameter declares (nothing is cast or
+    broadcast); a Python scalar takes the declared dtype.
+
     Raises:
-        RelayError: a name is not a parameter, or two parameters share a bound name.
+        RelayError: two parameters share a bound name, or a value's dtype or shape differs from
+            the parameter's annotation (naming the parameter and both types).
     """
     from ..ir.expr import Constant
     from ..ir.functor import substitute
@@ -31,7 +36,14 @@ def bind_params_by_name(func: Function, params: dict) -> Function:
     for name, value in params.items():
         if name not in by_name:
             continue
-        binds[by_name[name]] = Constant(np.asarray(to_value(value)))
+        p = by_name[name]
+        ann = p.type_annotation
+        if isinstance(value, (bool, int, float)) and isinstance(ann, TensorType):
+            value = np.asarray(value, dtype=ann.dtype)  # a Python scalar has no dtype of its own
+        arr = np.asarray(to_value(value))
+        if isinstance(ann, TensorType):
+            check_arg(arr, ann, f"param {name!r}")
+        binds[p] = Constant(arr)
     return substitute(func, binds)
 
 

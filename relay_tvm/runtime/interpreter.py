@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InterpreterError, RelayError
+from ..errors import InputError, InterpreterError, RelayError
 from ..ir.adt import (
     Constructor,
     Match,
@@ -319,18 +319,18 @@ def check_arg(value, ty, where: str):
     """Check a user argument against a parameter type: no silent cast or broadcast.
 
     Raises:
-        RelayError: dtype or shape differs.
+        InputError: dtype or shape differs.
     """
     if isinstance(ty, TensorType) and isinstance(value, np.ndarray):
         want = ty.dtype
         got = "bool" if value.dtype == np.bool_ else value.dtype.name
         if got != want:
-            raise RelayError(f"{where}: got dtype {got}, expected {want} (no implicit cast)")
+            raise InputError(f"{where}: got dtype {got}, expected {want} (no implicit cast)")
         shape = ty.shape
         if len(shape) != value.ndim or any(
             isinstance(d, int) and d != s for d, s in zip(shape, value.shape)
         ):
-            raise RelayError(
+            raise InputError(
                 f"{where}: got shape {tuple(value.shape)}, expected {type_str(ty)}"
             )
 

@@ -165,3 +165,18 @@ def test_shared_subexpression_evaluated_once_with_refs():
     r = relay.RefCreate(relay.const(1.0))
     prog = relay.Let(relay.var("_"), relay.RefWrite(r, relay.const(5.0)), relay.RefRead(r))
     assert float(run(prog).numpy()) == 5.0
+
+
+def test_bound_params_are_checked_not_broadcast():
+    a = relay.var("a", shape=(2, 3))
+    b = relay.var("b", shape=(2, 3))
+    mod = relay.IRModule.from_expr(relay.Function([a, b], relay.add(a, b)))
+    with pytest.raises(relay.InputError, match=r"param 'b': got dtype float64, expected float32"):
+        relay.create_executor("debug", mod=mod, params={"b": np.zeros((2, 3))}).evaluate()
+    with pytest.raises(relay.InputError, match=r"param 'b': got shape \(3,\), expected Tensor\[\(2, 3\), float32\]"):
+        relay.build(mod, target="llvm", params={"b": np.zeros(3, "float32")})
+    # a Python scalar for a scalar parameter takes the declared dtype
+    s = relay.var("s", "float32")
+    mod2 = relay.IRModule.from_expr(relay.Function([a, s], relay.multiply(a, s)))
+    out = relay.create_executor("debug", mod=mod2, params={"s": 2.0}).evaluate()(np.ones((2, 3), "float32"))
+    np.testing.assert_allclose(out.numpy(), 2 * np.ones((2, 3)))
