@@ -38,10 +38,34 @@ def _parse_shape(items):
         if not sep or not name:
             raise CLIError(f"--shape {item!r}: expected NAME=D1,D2,... such as data=1,3,224,224")
         try:
-            shapes[name] = tuple(int(d) for d in dims.replace("x", ",").split(",") if d)
+            shape = tuple(int(d) for d in dims.split(","))
         except ValueError:
-            raise CLIError(f"--shape {item!r}: dimensions must be integers") from None
+            raise CLIError(f"--shape {item!r}: dimensions must be integers separated by commas "
+                           f"(e.g. data=1,3,224,224)") from None
+        if any(d <= 0 for d in shape):
+            raise CLIError(f"--shape {item!r}: every dimension must be >= 1")
+        shapes[name] = shape
     return shapes
+
+
+def _positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
+def _opt_level(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= v <= 4:
+        raise argparse.ArgumentTypeError(f"opt level must be 0..4, got {v}")
+    return v
 
 
 def _progress(total, desc):
@@ -74,8 +98,13 @@ def _zoo_block(name, shape):
         raise CLIError(f"--zoo {name!r}: {e}") from None
     net.initialize(mx.init.Xavier(magnitude=2.0))
     net.hybridize()
-    x = mx.nd.random.uniform(-1, 1, shape)
-    net(x)  # materializes the parameters
+    try:
+        x = mx.nd.random.uniform(-1, 1, shape)
+        net(x)  # materializes the parameters
+    except Exception as e:  # MXNet reports a bad input shape from deep inside its shape inference
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CLIError(f"{name}: MXNet cannot run the network on input shape {tuple(shape)}: "
+                       f"{first}") from None
     return net
 
 
@@ -94,13 +123,28 @@ def _import(args, shapes):
         if not shapes:
             size = 299 if "inception" in args.zoo else 224
             shapes = {"data": (1, 3, size, size)}
+        if set(shapes) != {"data"}:
+            raise CLIError(f"--zoo {args.zoo}: the model's only input is 'data'; got --shape for "
+                           f"{', '.join(sorted(shapes))}")
+        if len(shapes["data"]) != 4:
+            raise CLIError(f"--zoo {args.zoo}: the input 'data' is NCHW (4 dimensions), got "
+                           f"--shape data={','.join(map(str, shapes['data']))}")
+        if args.dtype != "float32":
+            raise CLIError(f"--zoo {args.zoo}: model-zoo networks are float32; --dtype {args.dtype} "
+                           f"applies to model files only")
         net = _zoo_block(args.zoo, shapes["data"])
         return frontend.from_mxnet(net, shape=shapes)
     if not args.model:
         raise CLIError("give a model file (-symbol.json / NNVM graph .json) or --zoo NAME")
     if not shapes:
         raise CLIError("--shape NAME=D1,D2,... is needed for model files")
+    if not os.path.exists(args.model):
+        raise CLIError(f"model file {args.model!r} does not exist")
     params = args.params or _guess_params(args.model)
+    if params is None and not getattr(args, "weights_as_inputs", False):
+        raise CLIError(f"no parameter file found for {args.model!r} (looked for "
+                       f"PREFIX-NNNN.params next to it): give --params FILE, or "
+                       f"--weights-as-inputs to compile the weights as runtime inputs")
     if args.format == "nnvm":
         return frontend.from_nnvm(args.model, params=params, shape=shapes, dtype=args.dtype)
     return frontend.from_mxnet(args.model, shape=shapes, dtype=args.dtype, arg_params=params)
@@ -111,6 +155,9 @@ def cmd_compile(args):
     from .backend import build
 
     shapes = _parse_shape(args.shape)
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir):
+        raise CLIError(f"-o {args.output!r}: the directory {out_dir!r} does not exist")
     bar = _progress(3, "import")
     with _step(bar, "import"):
         mod, params = _import(args, shapes)
@@ -125,7 +172,7 @@ def cmd_compile(args):
     return 0
 
 
-def _load_inputs(items, gm):
+def _load_inputs(items, gm, fill_random=False):
     shapes, dtypes = gm.get_input_info()
     # the weights built into the library are already set; the rest are the model's inputs
     names = [n for n in shapes if gm.get_input(n) is None]
@@ -140,12 +187,15 @@ def _load_inputs(items, gm):
             values[name] = np.load(path)
         except (OSError, ValueError) as e:
             raise CLIError(f"--input {item!r}: cannot read {path!r}: {e}") from None
-    for name in names:
-        if name not in values:
-            shp = tuple(int(d) for d in shapes[name])
-            print(f"[relay-tvm] input {name!r} not given: using random {shp} {dtypes[name]}",
-                  file=sys.stderr)
-            values[name] = np.random.default_rng(0).uniform(-1, 1, shp).astype(dtypes[name])
+    missing = [n for n in names if n not in values]
+    if missing and not fill_random:
+        raise CLIError(f"inputs not given: {', '.join(missing)} (give --input NAME=FILE.npy for "
+                       f"each, or --fill-random to run on random values)")
+    for name in missing:
+        shp = tuple(int(d) for d in shapes[name])
+        print(f"[relay-tvm] input {name!r} not given: using random {shp} {dtypes[name]}",
+              file=sys.stderr)
+        values[name] = np.random.default_rng(0).uniform(-1, 1, shp).astype(dtypes[name])
     return values
 
 
@@ -157,7 +207,7 @@ def cmd_run(args):
     bar = _progress(3, "load")
     with _step(bar, f"load {args.module}"):
         gm = load_module(args.module)["default"](tvm.cpu(0))
-    values = _load_inputs(args.input, gm)
+    values = _load_inputs(args.input, gm, args.fill_random)
     with _step(bar, "run"):
         gm.set_input(**values)
         gm.run()
@@ -239,9 +289,13 @@ def cmd_demo(args):
         theirs = _mx_latency(net, x, args.repeat)
     if bar is not None:
         bar.close()
-    err = float(np.abs(out - ref).max() / max(np.abs(ref).max(), 1e-12))
-    ok = err <= 1e-4
-    print(f"output {out.shape}: max relative difference to MXNet {err:.2e} "
+    scale = float(np.abs(ref).max())
+    err = float(np.abs(out - ref).max() / scale) if scale > 0 else float(np.abs(out).max())
+    ok = err <= 1e-4 and scale > 1e-30
+    if scale <= 1e-30:
+        print(f"warning: MXNet's output is ~0 (max |y| = {scale:.1e}); the comparison says "
+              f"nothing", file=sys.stderr)
+    print(f"output {out.shape}: max difference to MXNet {err:.2e} of max |y| = {scale:.1e} "
           f"({'OK' if ok else 'MISMATCH'})")
     print(f"compile time        : {compile_s:8.2f} s")
     print(f"latency relay_tvm   : {ours * 1e3:8.2f} ms (median of {args.repeat})")
@@ -255,7 +309,8 @@ def _add_model_args(p):
     p.add_argument("--params", help="the .params file (default: PREFIX-NNNN.params next to it)")
     p.add_argument("--zoo", metavar="NAME", help="a Gluon model-zoo network with random "
                    "weights instead of files (needs MXNet), e.g. resnet18_v1")
-    p.add_argument("--format", choices=["mxnet", "nnvm"], default="mxnet")
+    p.add_argument("--format", choices=["mxnet", "nnvm"], default="mxnet",
+                   help="model file format (default mxnet)")
     p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...",
                    help="input shape, e.g. data=1,3,224,224 (repeat for several inputs)")
     p.add_argument("--dtype", default="float32", help="input dtype (default float32)")
@@ -268,15 +323,21 @@ def build_parser():
     sub = parser.add_subparsers(dest="command")
     p = sub.add_parser("compile", help="import a model and compile it to a shared library")
     _add_model_args(p)
-    p.add_argument("--target", default="llvm")
-    p.add_argument("--opt-level", type=int, default=3)
-    p.add_argument("-o", "--output", default="model.so")
+    p.add_argument("--target", default="llvm",
+                   help="llvm (host CPU), 'llvm -mcpu=NAME', 'llvm -mtriple=aarch64-linux-gnu', "
+                   "cuda (default llvm)")
+    p.add_argument("--opt-level", type=_opt_level, default=3, help="0..4 (default 3)")
+    p.add_argument("--weights-as-inputs", action="store_true",
+                   help="without a .params file: compile the weights as runtime inputs")
+    p.add_argument("-o", "--output", default="model.so", help="library to write (default model.so)")
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("run", help="run a compiled model on .npy inputs; report latency")
     p.add_argument("module", help="library written by relay-tvm compile / export_library")
     p.add_argument("--input", "-i", action="append", metavar="NAME=FILE.npy")
-    p.add_argument("--output-dir", "-o", default=".")
-    p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("--output-dir", "-o", default=".", help="where outputs go as .npy (default .)")
+    p.add_argument("--repeat", type=_positive_int, default=10, help="timed runs (default 10)")
+    p.add_argument("--fill-random", action="store_true",
+                   help="run inputs that are not given on random values")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("show", help="print the Relay text of an imported model")
     _add_model_args(p)
@@ -284,11 +345,11 @@ def build_parser():
                    help="print the module after the optimization passes (fused)")
     p.add_argument("--bind-params", action="store_true",
                    help="with --after-passes: bind the weights as constants first")
-    p.add_argument("--opt-level", type=int, default=3)
+    p.add_argument("--opt-level", type=_opt_level, default=3, help="0..4 (default 3)")
     p.add_argument("--types", action="store_true", help="add /* ty=... */ comments")
     p.add_argument("--no-spans", action="store_true",
                    help="leave out the /* span=NODE */ comments naming each MXNet/NNVM node")
-    p.set_defaults(func=cmd_show)
+    p.set_defaults(func=cmd_show, weights_as_inputs=True)
     p = sub.add_parser("demo", help="model-zoo network with random weights: import, compile, "
                        "run, compare with MXNet (default command)")
     _add_demo_args(p)
@@ -296,12 +357,14 @@ def build_parser():
 
 
 def _add_demo_args(p):
-    p.add_argument("--model", default="resnet18_v1")
-    p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--size", type=int, default=0, help="image size (default 224, 299 inception)")
-    p.add_argument("--target", default="llvm")
-    p.add_argument("--opt-level", type=int, default=3)
-    p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("--model", default="resnet18_v1",
+                   help="Gluon model-zoo name, e.g. resnet18_v1, mobilenet0.25 (default resnet18_v1)")
+    p.add_argument("--batch", type=_positive_int, default=1, help="batch size (default 1)")
+    p.add_argument("--size", type=_positive_int, default=None,
+                   help="image size (default 224, 299 inception)")
+    p.add_argument("--target", default="llvm", help="compilation target (default llvm)")
+    p.add_argument("--opt-level", type=_opt_level, default=3, help="0..4 (default 3)")
+    p.add_argument("--repeat", type=_positive_int, default=10, help="timed runs (default 10)")
     p.set_defaults(func=cmd_demo)
 
 

@@ -70,3 +70,37 @@ def test_demo_default_command(capsys):
     assert main(["--model", "mobilenet0.25", "--size", "32", "--repeat", "2"]) == 0
     out = capsys.readouterr().out
     assert "(OK)" in out and "latency MXNet 1.9.1" in out and "latency relay_tvm" in out
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["compile", "{d}/m-symbol.json", "--shape", "data=2,2,5x5"], "integers separated by commas"),
+    (["compile", "{d}/m-symbol.json", "--shape", "data=2,0,5,5"], "every dimension must be >= 1"),
+    (["compile", "{d}/nope-symbol.json", "--shape", "data=1,2,5,5"], "does not exist"),
+    (["compile", "{d}/m-symbol.json", "--shape", "data=1,2,5,5", "-o", "{d}/no/dir/x.so"],
+     "does not exist"),
+    (["compile", "{d}/lonely-symbol.json", "--shape", "data=1,2,5,5"], "no parameter file found"),
+])
+def test_cli_rejects_bad_arguments(exported, capsys, argv, match):
+    d, _ = exported
+    (d / "lonely-symbol.json").write_text((d / "m-symbol.json").read_text())
+    assert main([a.format(d=d) for a in argv]) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_cli_repeat_must_be_positive(exported, capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "x.so", "--repeat", "0"])
+    assert "must be >= 1" in capsys.readouterr().err
+
+
+def test_run_requires_every_input(exported, capsys):
+    d, _ = exported
+    so = str(d / "w.so")
+    (d / "lonely-symbol.json").write_text((d / "m-symbol.json").read_text())
+    assert main(["compile", str(d / "lonely-symbol.json"), "--shape", "data=1,2,5,5",
+                 "--weights-as-inputs", "-o", so]) == 0
+    np.save(d / "x.npy", np.zeros((1, 2, 5, 5), "float32"))
+    assert main(["run", so, "--input", f"data={d / 'x.npy'}", "-o", str(d)]) == 2
+    assert "inputs not given: conv_weight" in capsys.readouterr().err
+    assert main(["run", so, "--input", f"data={d / 'x.npy'}", "-o", str(d), "--fill-random",
+                 "--repeat", "1"]) == 0
