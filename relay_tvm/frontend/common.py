@@ -158,11 +158,11 @@ def infer_type(expr):
             stack.extend((k, False) for k in kids if id(k) not in memo)
             continue
         if isinstance(e, Call):
-            memo[id(e)] = Call(e.op, [memo[id(a)] for a in e.args], e.attrs, e.type_args)
+            memo[id(e)] = Call(e.op, [memo[id(a)] for a in e.args], e.attrs, e.type_args, e.span)
         elif isinstance(e, Tuple):
-            memo[id(e)] = Tuple([memo[id(f)] for f in e.fields])
+            memo[id(e)] = Tuple([memo[id(f)] for f in e.fields], e.span)
         elif isinstance(e, TupleGetItem):
-            memo[id(e)] = TupleGetItem(memo[id(e.tuple_value)], e.index)
+            memo[id(e)] = TupleGetItem(memo[id(e.tuple_value)], e.index, e.span)
         else:
             memo[id(e)] = e
     proxy = memo[id(expr)]

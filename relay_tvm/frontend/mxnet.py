@@ -219,7 +219,14 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
         except (ConversionError, UnsupportedOperatorError):
             raise
         except RelayError as e:
-            raise ConversionError(f"{node.op} node {node.name!r} (node {node.index}): {e}") from e
+            failed = getattr(getattr(e, "span", None), "source_name", None)
+            if failed and failed != node.name:
+                # the error surfaced here but belongs to an earlier node (types are inferred lazily)
+                where = (f"node {failed!r} (found while converting {node.op} node {node.name!r}, "
+                         f"node {node.index})")
+            else:
+                where = f"{node.op} node {node.name!r} (node {node.index})"
+            raise ConversionError(f"{where}: {e}") from e
         except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
             raise ConversionError(
                 f"{node.op} node {node.name!r} (node {node.index}): cannot convert with "

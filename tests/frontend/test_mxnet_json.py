@@ -219,3 +219,10 @@ def test_deep_graph_imports_linearly():
     assert mod["main"].body.span.source_name == f"n{n - 1}"
     got = run_mod(mod, {}, {"x": np.array([-1e9, 0.5], "float32")})[0]
     np.testing.assert_allclose(got, [n // 2 - 1, 0.5 + n // 2])  # the first +1 meets relu
+
+
+def test_wrong_input_rank_names_the_failing_node():
+    # the error surfaces when a later node asks for a type; it must name the convolution
+    with pytest.raises(ConversionError, match=r"node 'conv' \(found while converting") as info:
+        relay.frontend.from_mxnet(json.dumps(_conv_fc()), shape={"data": (2, 2, 5)})
+    assert "nn.conv2d: data must be 4-d" in str(info.value)
