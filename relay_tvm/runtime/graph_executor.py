@@ -352,6 +352,16 @@ def create(graph_json_str: str, libmod, device=None) -> GraphModule:
     Raises:
         BuildError: ``libmod`` is not a relay_tvm module, or the graph differs from its own.
     """
+    if not hasattr(libmod, "get_graph_json"):
+        # lib.get_lib() of a relay_tvm build, or a tvm.runtime.load_module of an exported file:
+        # the VM executable that embeds the graph
+        fac = LoadedFactory(libmod)
+        try:
+            fac._get_meta()
+        except Exception:
+            fac = None
+        if fac is not None:
+            libmod = fac
     if not hasattr(libmod, "get_graph_json") or not hasattr(libmod, "__getitem__"):
         raise BuildError(f"graph_executor.create: expected the module relay.build or "
                          f"load_module returned, got {type(libmod).__name__}")

@@ -393,6 +393,14 @@ def test_mod_name_and_graph_executor_create(tmp_path):
     m2 = GraphModule(loaded["net"]())
     m2.run(x=xv)
     np.testing.assert_allclose(m2.get_output(0).numpy(), np.exp(xv), rtol=1e-6)
+    # tvm.relay 0.19's idiom: create(graph_json, lib.get_lib(), dev), and a module loaded by
+    # tvm.runtime.load_module
+    import tvm
+
+    for libmod in (lib.get_lib(), tvm.runtime.load_module(path)):
+        m3 = graph_executor.create(lib.get_graph_json(), libmod, tvm.cpu(0))
+        m3.run(x=xv)
+        np.testing.assert_allclose(m3.get_output(0).numpy(), np.exp(xv), rtol=1e-6)
     graph, libmod, params = relay.build(mod, target="llvm")  # tvm.relay's old tuple form
     assert json.loads(graph)["heads"] and params == {}
 
