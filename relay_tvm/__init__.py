@@ -74,7 +74,7 @@ def _lazy(name):
 
 def __getattr__(name):
     # Parts built on TVM's compiler (text format, backend, frontends, ...) load on first use.
-    if name in ("text", "backend", "frontend", "testing", "tune", "vm", "prelude", "cli"):
+    if name in ("text", "backend", "frontend", "testing", "vm", "prelude", "cli"):
         return _lazy(name)
     if name in ("astext", "parse", "parse_expr", "fromtext", "SourceName"):
         return getattr(_lazy("text"), name)
@@ -85,6 +85,15 @@ def __getattr__(name):
     if name == "Prelude":
         return _lazy("prelude").Prelude
     raise AttributeError(f"module 'relay_tvm' has no attribute {name!r}")
+
+
+_LAZY = ("text", "backend", "frontend", "testing", "vm", "prelude", "cli", "astext",
+         "parse", "parse_expr", "fromtext", "SourceName", "build", "optimize", "build_module",
+         "save_param_dict", "load_param_dict", "Prelude")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __version__ = "0.1.0"

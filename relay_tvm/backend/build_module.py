@@ -33,7 +33,11 @@ def _as_module(mod) -> IRModule:
         return mod
     if isinstance(mod, Function):
         return IRModule.from_expr(mod)
-    raise BuildError(f"build: expected an IRModule or a Function, got {type(mod).__name__}")
+    got = f"{type(mod).__module__}.{type(mod).__name__}"
+    hint = (" (a TVM IRModule; build Relay programs with relay_tvm.IRModule)"
+            if got.startswith("tvm.") else "")
+    raise BuildError(f"build: expected a relay_tvm.IRModule or a relay_tvm.Function, got "
+                     f"{got}{hint}")
 
 
 def _bind_params(mod: IRModule, params) -> IRModule:

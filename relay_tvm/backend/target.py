@@ -104,6 +104,17 @@ def complete_llvm(d: dict) -> dict:
         d["mcpu"] = cpu
     if d["mtriple"].startswith("aarch64") and "mattr" not in d and "mcpu" not in d:
         d["mattr"] = ["+neon"]
+    if "mcpu" in d:
+        import tvm
+
+        is_valid = getattr(tvm.target.codegen, "llvm_is_valid_cpu", None)
+        if is_valid is not None and not is_valid(d["mcpu"], d["mtriple"]):
+            # TVM would print the complaint once per kernel and then build for a generic CPU
+            raise BuildError(
+                f"target: LLVM does not know the CPU {d['mcpu']!r} for {d['mtriple']} (e.g. "
+                f"{host_cpu()[0]!r} is this machine's; see `llc -mtriple={d['mtriple']} "
+                f"-mcpu=help`)"
+            )
     return d
 
 

@@ -53,6 +53,12 @@ class GraphModule:
         dev = dev if dev is not None else tvm.cpu(0)
         if isinstance(dev, (list, tuple)):
             dev = dev[0]
+        if not isinstance(dev, tvm.runtime.Device):
+            raise BuildError(f"expected a device such as tvm.cpu(0) or tvm.cuda(0), got "
+                             f"{type(dev).__name__} {dev!r}")
+        if not dev.exist:
+            raise BuildError(f"device {dev} does not exist on this machine (or this TVM runtime "
+                             f"was built without its support)")
         self.device = dev
         devices = [dev] if dev.dlpack_device_type() == 1 else [dev, tvm.cpu(0)]
         self._vm = relax.VirtualMachine(lib, devices)

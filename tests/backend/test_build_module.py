@@ -285,7 +285,8 @@ def test_cuda_target_has_llvm_host():
 
 @pytest.mark.parametrize("bad, match", [("llvmx", "unknown target kind"),
                                         ("llvm mcpu", "must look like -key=value"),
-                                        ("", "empty"), (3, "expected a string")])
+                                        ("", "empty"), (3, "expected a string"),
+                                        ("llvm -mcpu=foo", "LLVM does not know the CPU 'foo'")])
 def test_bad_targets(bad, match):
     with pytest.raises(relay.BuildError, match=match):
         make_target(bad)

@@ -130,3 +130,15 @@ def test_argument_errors_of_the_compiled_executor():
         run(np.zeros((2, 2)))
     with pytest.raises(relay.BuildError, match="got shape"):
         run(np.zeros((2, 3), "float32"))
+
+
+def test_factory_rejects_bad_devices():
+    import tvm
+
+    x = relay.var("x", shape=(3,))
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.exp(x))), target="llvm")
+    with pytest.raises(relay.BuildError, match="expected a device such as tvm.cpu"):
+        lib["default"]("cpu")
+    if not tvm.cuda(0).exist:
+        with pytest.raises(relay.BuildError, match="does not exist on this machine"):
+            lib["default"](tvm.cuda(0))
