@@ -217,12 +217,18 @@ def set_spans(roots, span: Span) -> None:
         stack.extend(_children(e))
 
 
-def report_unsupported(op_names, supported, frontend: str, excluded=None) -> None:
+def report_unsupported(op_names, supported, frontend: str, excluded=None, other=None) -> None:
     """Raise one :class:`UnsupportedOperatorError` listing every unsupported operator with its
-    count (in first-seen order) when any operator in ``op_names`` is not in ``supported``."""
+    count (in first-seen order) when any operator in ``op_names`` is not in ``supported``.
+
+    ``other`` is ``(operator names, hint)`` of another frontend: when it knows every operator this
+    one does not, the message ends with the hint (a graph given to the wrong importer)."""
     counts = Counter(o for o in op_names if o not in supported)
     if not counts:
         return
+    tail = ""
+    if other is not None and all(o in other[0] for o in counts):
+        tail = f". {other[1]}"
     excluded = excluded or {}
     parts = []
     for name, n in counts.items():
@@ -230,7 +236,7 @@ def report_unsupported(op_names, supported, frontend: str, excluded=None) -> Non
         parts.append(f"{name} ({n}){why}")
     raise UnsupportedOperatorError(
         f"The following operators are not supported by the {frontend} frontend: "
-        + ", ".join(parts)
+        + ", ".join(parts) + tail
     )
 
 

@@ -145,8 +145,12 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
     else:
         graph_src = symbol
     graph = parse_graph(graph_src, "MXNet symbol")
+    from .nnvm import CONVERTERS as NNVM_CONVERTERS
+
     report_unsupported(
-        [n.op for n in graph.nodes if n.op != "null"], CONVERTERS, "MXNet", EXCLUDED)
+        [n.op for n in graph.nodes if n.op != "null"], CONVERTERS, "MXNet", EXCLUDED,
+        (NNVM_CONVERTERS, "This looks like an NNVM graph: use relay.frontend.from_nnvm "
+         "(relay-tvm --format nnvm)"))
     params_given = arg_params is not None or aux_params is not None
     params = {**_load_params(arg_params, "arg_params"), **_load_params(aux_params, "aux_params")}
     mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS, "MXNet")

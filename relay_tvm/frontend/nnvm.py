@@ -407,7 +407,11 @@ def from_nnvm(graph, params=None, shape=None, dtype="float32"):
         ConversionError: malformed JSON or parameters, a missing or mis-shaped parameter.
     """
     g = parse_graph(_graph_text(graph), "NNVM graph")
-    report_unsupported([n.op for n in g.nodes if n.op != "null"], CONVERTERS, "NNVM")
+    from .mxnet import CONVERTERS as MX_CONVERTERS
+
+    report_unsupported([n.op for n in g.nodes if n.op != "null"], CONVERTERS, "NNVM", None,
+                       (MX_CONVERTERS, "This looks like an MXNet symbol: use "
+                        "relay.frontend.from_mxnet (relay-tvm --format mxnet)"))
     values, given = _load_params(params)
     return convert_graph(g, dict(shape or {}), dtype, values, given, CONVERTERS, "NNVM")
 

@@ -234,3 +234,10 @@ def test_to_relay_image_ops():
     up = ap.repeat(2, 2).repeat(2, 3)
     ct = np.einsum("nchw,cokl->nohkwl", up, w).reshape(1, 1, 8, 8)
     np.testing.assert_array_equal(got, ct.astype("float32").astype("int32") >> 1)
+
+
+def test_wrong_importer_gets_a_hint():
+    g = G()
+    g.op("dense", "fc1", [g.var("x"), g.var("w1")], units=4, use_bias="False")
+    with pytest.raises(OpNotImplemented, match=r"dense \(1\).*looks like an NNVM graph"):
+        relay.frontend.from_mxnet(g.json(), shape={"x": (2, 3)})
