@@ -28,10 +28,10 @@ its ``let`` cannot be printed with that sharing (the printer would reference it 
 from __future__ import annotations
 
 import difflib
-import gc
 
 import numpy as np
 
+from .._gc import paused_gc
 from ..errors import AttributeSchemaError, ParseError, RelayError
 from ..ir.adt import (
     Clause,
@@ -979,12 +979,9 @@ class Parser:
 
 
 def _run(parser: Parser, method: str):
-    # The parse allocates millions of small objects that all stay alive: the cyclic collector
-    # would rescan them again and again (superlinear time), and there is no garbage to find.
-    enabled = gc.isenabled()
-    gc.disable()
     try:
-        return getattr(parser, method)()
+        with paused_gc():
+            return getattr(parser, method)()
     except _Abort:  # an error outside any recovery point: report what was found
         parser.finish()
         raise ParseError("parse failed", diagnostics=[]) from None
@@ -993,9 +990,6 @@ def _run(parser: Parser, method: str):
         parser.diags.append((t.line, t.col, "expression nested too deeply to parse (bind inner "
                                             "expressions to %n = ...; instead)"))
         parser.finish()
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def parse(source: str, source_name="from_string", init_module=None, init_meta_table=None):

@@ -30,13 +30,13 @@ raw little-endian bytes in base64, see :mod:`relay_tvm.text.metadata`).
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import re
 
 import numpy as np
 
+from .._gc import paused_gc
 from ..ir.adt import (
     Clause,
     Constructor,
@@ -632,13 +632,8 @@ def astext(node, show_meta_data: bool = True, show_types: bool = False,
     Returns:
         the text; modules and expressions start with ``#[version = "0.0.5"]``.
     """
-    enabled = gc.isenabled()
-    gc.disable()  # many long-lived small objects, no garbage: see parser._run
-    try:
+    with paused_gc():
         return _astext(node, show_meta_data, show_types, show_spans, annotate)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _astext(node, show_meta_data, show_types, show_spans=False, annotate=None) -> str:

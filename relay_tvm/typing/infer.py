@@ -15,6 +15,7 @@ of times, so inference is linear in program size. Afterwards every expression's
 
 from __future__ import annotations
 
+from .._gc import paused_gc
 from ..errors import RelayError, TypeInferenceError
 from ..ir.adt import (
     Constructor,
@@ -682,6 +683,11 @@ def infer_module(mod: IRModule) -> IRModule:
         TypeInferenceError: with the expression, expected and actual types and the span.
         WellFormedError: a function uses a variable it does not bind.
     """
+    with paused_gc():
+        return _infer_module(mod)
+
+
+def _infer_module(mod: IRModule) -> IRModule:
     from ..analysis.well_formed import check_well_formed
 
     for gv, f in mod.functions.items():
