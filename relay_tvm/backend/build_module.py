@@ -12,6 +12,7 @@ import time
 from ..errors import BuildError
 from ..ir.expr import Function
 from ..ir.module import IRModule
+from ..runtime.executor import bind_params_by_name  # noqa: F401  (tvm.relay.build_module's name)
 
 # Relay's build pipeline before fusion, by pass name; each runs if the passes package has it
 # (every pass checks its own opt level against the PassContext).
@@ -43,7 +44,6 @@ def _as_module(mod) -> IRModule:
 def _bind_params(mod: IRModule, params) -> IRModule:
     if not params:
         return mod
-    from ..runtime.executor import bind_params_by_name
 
     mod = mod.shallow_copy()
     main = mod["main"]

@@ -468,3 +468,13 @@ def test_set_input_with_tvm_tensors_and_overriding_params():
         m.set_input("x", tvm.runtime.tensor(np.zeros((2, 3), "int32")))
     with pytest.raises(relay.BuildError, match="out of range"):
         m.get_output(5)
+
+
+def test_bind_params_by_name_under_build_module():
+    # tvm.relay code imports it from relay.build_module
+    x, w = relay.var("x", shape=(2,)), relay.var("w", shape=(2,))
+    f = relay.build_module.bind_params_by_name(
+        relay.Function([x, w], relay.add(x, w)), {"w": np.array([1.0, 2.0], "float32")})
+    assert [p.name_hint for p in f.params] == ["x"]
+    out = relay.create_executor("debug").evaluate(f)(np.zeros(2, "float32"))
+    np.testing.assert_allclose(out.numpy(), [1.0, 2.0])
