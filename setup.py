@@ -9,7 +9,7 @@ setup(
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     packages=find_packages(include=["relay_tvm", "relay_tvm.*"]),
-    python_requires=">=3.10"  # dataclass(slots=True),
+    python_requires=">=3.10",  # dataclass(slots=True)
     install_requires=[
         "apache-tvm==0.27.0.post1",
         # ffi 0.1.15 makes TVM 0.27's meta_schedule segfault (ToJSONGraph); keep 0.1.14.post1.
