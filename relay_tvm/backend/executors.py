@@ -32,8 +32,7 @@ class GraphExecutor(Executor):
     """
 
     def __init__(self, mod, device=None, target="llvm", params=None):
-        super().__init__(mod, device, target)
-        self.params = params or {}
+        super().__init__(mod, device, target, params)
 
     def _make_executor(self, expr=None):
         import tvm
@@ -42,8 +41,7 @@ class GraphExecutor(Executor):
         from .build_module import build
 
         mod, immediate = self._main_module(self.mod, expr)
-        main_names = {p.name_hint for p in mod["main"].params}
-        params = {k: v for k, v in self.params.items() if k in main_names}
+        params = self._main_params(mod)
         lib = build(mod, target=self.target, params=params)
         dev = self.device if self.device is not None else tvm.cpu(0)
         gm = GraphModule(lib["default"](dev))
@@ -69,16 +67,14 @@ class VMExecutor(Executor):
     (programs with ``if``, ``let`` and recursive global functions)."""
 
     def __init__(self, mod, device=None, target="llvm", params=None):
-        super().__init__(mod, device, target)
-        self.params = params or {}
+        super().__init__(mod, device, target, params)
 
     def _make_executor(self, expr=None):
         from ..runtime.vm import VirtualMachine
         from ..vm import compile as vm_compile
 
         mod, immediate = self._main_module(self.mod, expr)
-        main_names = {p.name_hint for p in mod["main"].params}
-        params = {k: v for k, v in self.params.items() if k in main_names}
+        params = self._main_params(mod)
         exe = vm_compile(mod, target=self.target, params=params)
         vm = VirtualMachine(exe, self.device)
 

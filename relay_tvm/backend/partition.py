@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..errors import BuildError
 from ..ir.attrs import DictAttrs
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
+from ..ir.functor import post_order as _post_order
 from ..ir.types import TensorType, TupleType
 
 
@@ -33,22 +34,7 @@ def graph_children(e) -> tuple:
 
 def post_order(expr) -> list:
     """The nodes of a dataflow program in post-order (each once), iteratively."""
-    out = []
-    seen = set()
-    stack = [(expr, False)]
-    while stack:
-        node, ready = stack.pop()
-        if ready:
-            out.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for c in reversed(graph_children(node)):
-            if id(c) not in seen:
-                stack.append((c, False))
-    return out
+    return _post_order(expr, graph_children)
 
 
 def _is_scalar_const(e) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ..errors import BuildError
 from ..ir.expr import Call, Constant, Function, GlobalVar, If, Let, Tuple, TupleGetItem, Var
+from ..ir.functor import post_order
 from ..ir.types import TensorType, TupleType
 from .lower import LowerCache, flatten_type
 from .partition import make_primitive
@@ -43,21 +44,7 @@ def _children(e) -> tuple:
 
 
 def _post_order(expr, memo) -> list:
-    out, seen = [], set()
-    stack = [(expr, False)]
-    while stack:
-        node, ready = stack.pop()
-        if ready:
-            out.append(node)
-            continue
-        if id(node) in seen or id(node) in memo:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for c in reversed(_children(node)):
-            if id(c) not in seen and id(c) not in memo:
-                stack.append((c, False))
-    return out
+    return post_order(expr, _children, skip=memo.keys())
 
 
 class _FuncCompiler:

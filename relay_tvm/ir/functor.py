@@ -461,23 +461,40 @@ class TypeMutator(TypeFunctor):
 # ---- helpers -----------------------------------------------------------------------------------
 
 
-def post_order_visit(expr, fvisit) -> None:
-    """Call ``fvisit(node)`` on every sub-expression of ``expr`` once, children first
-    (Relay's ``post_order_visit``). Iterative."""
-    seen = set()
+def post_order(expr, kids=children, skip=None) -> list:
+    """Every distinct sub-expression of ``expr`` (by identity), children before parents, in
+    evaluation order; iterative, so any depth is fine.
+
+    Args:
+        kids: ``kids(node) -> children`` (default: all sub-expressions).
+        skip: optional set of ``id`` s of nodes to leave out together with what only they reach
+            (nodes already handled by an earlier traversal).
+    """
+    out = []
+    seen = set(skip) if skip else set()
+    if id(expr) in seen:
+        return out
     stack = [(expr, False)]
     while stack:
         node, ready = stack.pop()
         if ready:
-            fvisit(node)
+            out.append(node)
             continue
         if id(node) in seen:
             continue
         seen.add(id(node))
         stack.append((node, True))
-        for c in reversed(children(node)):
+        for c in reversed(kids(node)):
             if id(c) not in seen:
                 stack.append((c, False))
+    return out
+
+
+def post_order_visit(expr, fvisit) -> None:
+    """Call ``fvisit(node)`` on every sub-expression of ``expr`` once, children first
+    (Relay's ``post_order_visit``). Iterative."""
+    for node in post_order(expr):
+        fvisit(node)
 
 
 class _Substitute(ExprMutator):
@@ -509,6 +526,7 @@ __all__ = [
     "TypeVisitor",
     "TypeMutator",
     "post_order_visit",
+    "post_order",
     "substitute",
     "children",
     "PatternWildcard",

@@ -50,10 +50,16 @@ def bind_params_by_name(func: Function, params: dict) -> Function:
 class Executor:
     """Base of executors: ``evaluate(expr=None)`` returns a callable (or a value)."""
 
-    def __init__(self, mod, device, target):
+    def __init__(self, mod, device, target, params=None):
         self.mod = mod if mod is not None else IRModule()
         self.device = device
         self.target = target
+        self.params = params or {}
+
+    def _main_params(self, mod) -> dict:
+        """The bound parameters that name a parameter of ``mod["main"]``."""
+        names = {p.name_hint for p in mod["main"].params}
+        return {k: v for k, v in self.params.items() if k in names}
 
     def _make_executor(self, expr=None):
         raise NotImplementedError
@@ -119,8 +125,7 @@ class Interpreter_(Executor):
     """The reference interpreter executor (``kind="debug"``)."""
 
     def __init__(self, mod, device=None, target="llvm", params=None):
-        super().__init__(mod, device, target)
-        self.params = params or {}
+        super().__init__(mod, device, target, params)
 
     def _make_executor(self, expr=None):
         from ..typing.infer import infer_module

@@ -23,6 +23,7 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.functor import children
+from ..ir.functor import post_order as _post_order
 
 
 def is_primitive(e) -> bool:
@@ -33,24 +34,9 @@ def post_order(expr, enter_primitive: bool = False) -> list:
     """Every sub-expression of ``expr`` once, children before parents (callee first, then
     arguments, as Relay's ``post_order_visit``). Primitive functions are leaves unless
     ``enter_primitive``."""
-    out = []
-    seen = set()
-    stack = [(expr, False)]
-    while stack:
-        node, ready = stack.pop()
-        if ready:
-            out.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        if not enter_primitive and is_primitive(node):
-            continue
-        for c in reversed(children(node)):
-            if id(c) not in seen:
-                stack.append((c, False))
-    return out
+    if enter_primitive:
+        return _post_order(expr)
+    return _post_order(expr, lambda n: () if is_primitive(n) else children(n))
 
 
 def _same(a, b) -> bool:
