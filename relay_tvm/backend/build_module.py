@@ -93,8 +93,8 @@ def optimize(mod, target=None, params=None) -> IRModule:
 
     Args:
         mod: ``IRModule`` (or a ``Function``, taken as ``main``).
-        target: the target (unused by the target-independent passes; kept for tvm.relay's
-            signature).
+        target: the target, current while the passes run (AlterOpLayout's Winograd choice
+            reads its vector width); None: the host.
         params: ``name -> array`` bound to ``main``'s parameters as constants.
 
     Returns:
@@ -102,7 +102,13 @@ def optimize(mod, target=None, params=None) -> IRModule:
     """
     from .partition import partition_each_op
 
-    mod = run_passes(mod, params)
+    if target is not None:
+        from .target import make_target
+
+        with make_target(target):  # target-dependent passes (AlterOpLayout) read it
+            mod = run_passes(mod, params)
+    else:
+        mod = run_passes(mod, params)
     main = partition_each_op(mod["main"])
     if main is not mod["main"]:
         mod = mod.shallow_copy()

@@ -541,3 +541,5 @@ def schedule_window(sch, anchor, target):
 
 
 __all__ = ["select_rule", "register", "vector_lanes", "NotApplicable"]
+
+from . import winograd  # noqa: E402,F401  (registers the "conv2d_winograd" rule)

@@ -1,0 +1,157 @@
+"""CPU schedule of ``nn.contrib_conv2d_winograd_without_weight_transform`` (rule
+``"conv2d_winograd"``, registered in :mod:`.cpu`).
+
+The kernel (``relay_tvm.op.nn_winograd.winograd_compute``) has four stages, each a root block
+scheduled on its own:
+
+- ``data_pad``: the padded input, materialized in parallel (no branch in the transform);
+- ``data_pack`` ``[a, b, p, c]``: the input transform ``B^T d B`` of tile ``p``; the loops
+  ``(p, c / lanes)`` run in parallel, ``(a, b)`` are unrolled (so the transform's
+  ``if_then_else`` over the tile position folds to the element's own nonzero terms) and the
+  input channels, contiguous in ``NCHW{c}c`` data, are the vector lanes;
+- ``bgemm`` ``[a, b, p, o]``: ``alpha^2`` independent GEMMs ``(P x C) (C x O)`` with the
+  register-blocked tile of the dense template: ``mb`` tiles (unrolled, their ``data_pack``
+  value broadcast) x ``nb`` output channels (one or two vectors, read contiguously from the
+  ``(alpha, alpha, O/k, C, k)`` packed weight), the reduction over ``C`` inside, the tiles in
+  parallel. ``mb`` and ``nb`` are chosen so the ``mb * nb / lanes`` accumulators fit the
+  register file (16 vector registers with AVX2 and 128-bit NEON ... 32 with AVX-512);
+- the output ``A^T M A`` (with the fused epilogue, bias / activation, inlined into it): the rows
+  and columns are split by the tile size and unrolled (the inverse transform folds the same
+  way), the output-channel block is the vector, ``(n, channel block, tile row)`` in parallel.
+"""
+
+from __future__ import annotations
+
+from . import generic
+from .cpu import NotApplicable, _pick, _write_buffer, register, vector_lanes
+
+
+def _blocks(sch):
+    return {sch.get(b).name_hint: b for b in sch.get_child_blocks(sch.get_sblock("root"))}
+
+
+def _inline_epilogue(sch, keep) -> None:
+    """Inline every injective block except ``keep`` and the output (the epilogue's operations
+    and the inverse transform end up in the output block)."""
+    root = sch.get_sblock("root")
+    changed = True
+    while changed:
+        changed = False
+        outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)}
+        for b in sch.get_child_blocks(root):
+            name = sch.get(b).name_hint
+            if name in outputs or name in keep or "R" in generic.iter_kinds(sch, b):
+                continue
+            try:
+                sch.compute_inline(b)
+            except Exception as e:  # noqa: BLE001 - TVM's ScheduleError
+                raise NotApplicable(f"cannot inline {name}: {e}") from e
+            changed = True
+            break
+
+
+def gemm_tile(p: int, ob: int, lanes: int):
+    """``(mb, nb)``: rows (tiles) and columns (output channels) of the register tile of the
+    batched GEMM. ``nb`` divides the weight's channel block ``ob`` (contiguous) and is one or
+    two vectors; ``mb`` divides ``P`` and keeps ``mb * nb / lanes`` accumulators within the
+    register file less the weight vectors and the broadcast."""
+    regs = 32 if lanes >= 16 else 16
+    best = (0.0, 1, 1)
+    for nb in (2 * lanes, lanes):
+        if nb > ob or ob % nb:
+            continue
+        vecs = nb // lanes
+        limit = (regs - vecs - 2) // vecs
+        mb = max([d for d in range(1, min(p, limit) + 1) if p % d == 0])
+        intensity = mb * vecs / (mb + vecs)  # FMAs per load
+        if intensity > best[0]:
+            best = (intensity, mb, nb)
+    if best[0] == 0.0:
+        nb = _pick(ob, [lanes, lanes // 2, 4, 2])
+        return _pick(p, [8, 7, 6, 5, 4, 3, 2]), nb
+    return best[1], best[2]
+
+
+@register("conv2d_winograd")
+def schedule_conv2d_winograd(sch, anchor, target):
+    import tvm
+
+    names = _blocks(sch)
+    for need in ("data_pack", "bgemm"):
+        if need not in names:
+            raise NotApplicable(f"no {need} block")
+    pad_cond = "data_pad" in names and "if_then_else" in str(
+        getattr(sch.get(names["data_pad"]).body, "value", ""))
+    keep = {"data_pack", "bgemm"} | ({"data_pad"} if pad_cond else set())
+    _inline_epilogue(sch, keep)
+    names = _blocks(sch)
+    root = sch.get_sblock("root")
+    outs = sch.get_output_blocks(root)
+    if len(outs) != 1:
+        raise NotApplicable(f"{len(outs)} output blocks")
+    out = outs[0]
+    a = anchor.attrs
+    m = int(a.tile_size)
+    dtype = str(_write_buffer(sch, names["bgemm"]).dtype)
+    lanes = vector_lanes(target, tvm.DataType(dtype).bits)
+
+    # input transform: (p, c/lanes) parallel, (a, b) unrolled, channels vectorized
+    dp = names["data_pack"]
+    la, lb, lp, lc = sch.get_loops(dp)
+    c_ext = generic.loop_extent(sch, lc)
+    blocked_in = a.data_layout != "NCHW"
+    ic = int(a.data_layout[4:-1]) if blocked_in else 1
+    vc = _pick(ic, [lanes, lanes // 2, 4]) if blocked_in else 1
+    if vc > 1 and c_ext % vc == 0:
+        lco, lci = sch.split(lc, factors=[None, vc])
+        sch.reorder(lp, lco, la, lb, lci)
+        sch.parallel(sch.fuse(lp, lco))
+        sch.vectorize(lci)
+    else:
+        sch.reorder(lc, lp, la, lb)
+        sch.parallel(sch.fuse(lc, lp))
+    sch.unroll(la)
+    sch.unroll(lb)
+
+    # batched GEMM
+    bg = names["bgemm"]
+    la, lb, lp, lo, lk = sch.get_loops(bg)
+    p_ext = generic.loop_extent(sch, lp)
+    kl = a.kernel_layout
+    ob = int(kl[4:-1]) if kl != "OIHW" else 1
+    mb, nb = gemm_tile(p_ext, ob, lanes)
+    po, pi = sch.split(lp, factors=[None, mb])
+    oo, oi = sch.split(lo, factors=[None, nb])
+    sch.reorder(la, lb, oo, po, lk, pi, oi)
+    sch.parallel(sch.fuse(la, lb, oo, po))
+    sch.unroll(pi)
+    if nb > 1:
+        sch.vectorize(oi)
+    sch.decompose_reduction(bg, lk)
+
+    # output: inverse transform (+ epilogue), rows/columns split by the tile and unrolled
+    loops = sch.get_loops(out)
+    if len(loops) not in (4, 5):
+        raise NotApplicable(f"output of rank {len(loops)}")
+    n, oc, y, x = loops[:4]
+    yo, yi = sch.split(y, factors=[None, m])
+    xo, xi = sch.split(x, factors=[None, m])
+    if len(loops) == 5:
+        c = loops[4]
+        sch.reorder(n, oc, yo, xo, yi, xi, c)
+        c_ext = generic.loop_extent(sch, c)
+        if c_ext > 2 * lanes and c_ext % lanes == 0:
+            _, c = sch.split(c, factors=[None, lanes])
+        if not generic.touches_bool(sch, out):
+            sch.vectorize(c)
+    else:
+        sch.reorder(n, oc, yo, xo, yi, xi)
+    sch.parallel(sch.fuse(n, oc, yo))
+    sch.unroll(yi)
+    sch.unroll(xi)
+    if "data_pad" in _blocks(sch):
+        generic.parallel_vectorize(sch, _blocks(sch)["data_pad"])
+    return {}
+
+
+__all__ = ["schedule_conv2d_winograd", "gemm_tile"]
