@@ -306,31 +306,33 @@ def _sparse_sum(coefs, term, dtype):
     return out if out is not None else tvm.tirx.const(0, dtype)
 
 
-def _select2(i, j, n_i, n_j, expr_of):
-    """``expr_of(a, b)`` for the loop variables ``(i, j)`` as nested ``if_then_else`` on their
-    values: once the schedule unrolls ``i`` and ``j``, the simplifier keeps one branch, so each
-    element computes only its own nonzero terms."""
+def _select(i, n, expr_of):
+    """``expr_of(k)`` for the loop variable ``i`` as nested ``if_then_else`` on its value: once
+    the schedule unrolls ``i``, the simplifier keeps one branch, so each element computes only
+    its own nonzero terms."""
     import tvm
 
-    def row(a):
-        out = expr_of(a, n_j - 1)
-        for b in range(n_j - 2, -1, -1):
-            out = tvm.tirx.if_then_else(j == b, expr_of(a, b), out)
-        return out
-
-    out = row(n_i - 1)
-    for a in range(n_i - 2, -1, -1):
-        out = tvm.tirx.if_then_else(i == a, row(a), out)
+    out = expr_of(n - 1)
+    for k in range(n - 2, -1, -1):
+        out = tvm.tirx.if_then_else(i == k, expr_of(k), out)
     return out
 
 
+def _column(mat, col):
+    """``[(row, value)]`` of the nonzero entries of column ``col``."""
+    return [(r, float(mat[r, col])) for r in range(mat.shape[0]) if mat[r, col] != 0]
+
+
 def winograd_compute(data, weight, attrs, out_dtype):
-    """TE compute of the convolution: padded input ``data_pad``; ``data_pack[a, b, p, c] =
-    (B^T d_p B)[a, b]`` per tile ``p`` (N x nH x nW tiles) and input channel; the batched GEMM
-    ``bgemm[a, b, p, o] = sum_c data_pack[a, b, p, c] * U[a, b, o, c]``; and the output, element
-    ``(h, w)`` of tile ``p`` being ``(A^T M_p A)[h % m, w % m]``. The transforms are written as
-    the sums of their nonzero terms (blocks ``data_pack`` and the output are injective), so a
-    schedule that unrolls the tile axes computes no multiplication by zero."""
+    """TE compute of the convolution, in stages: the padded input ``data_pad``; the input
+    transform ``B^T d B`` of each tile ``p`` (N x nH x nW tiles) and input channel, as two
+    one-sided products (``data_tmp[a, s, p, c] = (B^T d)[a, s]``, then ``data_pack[a, b, p, c]
+    = (data_tmp B)[a, b]``); the batched GEMM ``bgemm[a, b, p, o] = sum_c data_pack[a, b, p, c]
+    * U[a, b, o, c]``; the output transform ``A^T M A``, again one side at a time
+    (``inverse_tmp[i, b, p, o] = (A^T M)[i, b]``, then the output element ``(h, w)`` of tile
+    ``p`` is ``(inverse_tmp A)[h % m, w % m]``). The transforms are sums of their nonzero terms
+    selected by the tile position (injective blocks): a schedule that unrolls the tile axes
+    computes no multiplication by zero."""
     from tvm import te, topi
 
     g = geometry(attrs, tuple(int(d) for d in data.shape), tuple(int(d) for d in weight.shape))
@@ -344,28 +346,24 @@ def winograd_compute(data, weight, attrs, out_dtype):
         before, after = (0, 0, pt, pl), (0, 0, hp - g["H"] - pt, wp - g["W"] - pl)
     else:
         before, after = (0, 0, pt, pl, 0), (0, 0, hp - g["H"] - pt, wp - g["W"] - pl, 0)
-    after = tuple(max(0, v) for v in after)
     dpad = topi.nn.pad(data, before, after, name="data_pad")
 
     def d(n, c, y, x):
         v = dpad[n, c, y, x] if ic is None else dpad[n, c // ic, y, x, c % ic]
         return v.astype(acc)
 
-    def data_pack_fn(a, b, p, c):
-        n = p // (nh * nw)
-        y0 = (p // nw) % nh * m
-        x0 = p % nw * m
-
-        def expr(ai, bi):
-            terms = [((ri, si), b_m[ri, ai] * b_m[si, bi]) for ri in range(alpha)
-                     for si in range(alpha) if b_m[ri, ai] != 0 and b_m[si, bi] != 0]
-            return _sparse_sum(terms, lambda k: d(n, c, y0 + k[0], x0 + k[1]), acc)
-
-        return _select2(a, b, alpha, alpha, expr)
+    def data_tmp_fn(a, s, p, c):
+        n, y0, x0 = p // (nh * nw), (p // nw) % nh * m, p % nw * m
+        return _select(a, alpha, lambda ai: _sparse_sum(
+            _column(b_m, ai), lambda ri: d(n, c, y0 + ri, x0 + s), acc))
 
     p_ = n_ * nh * nw
-    data_pack = te.compute((alpha, alpha, p_, c_), data_pack_fn, name="data_pack",
-                           tag="winograd_data_pack")
+    data_tmp = te.compute((alpha, alpha, p_, c_), data_tmp_fn, name="data_tmp")
+    data_pack = te.compute(
+        (alpha, alpha, p_, c_),
+        lambda a, b, p, c: _select(b, alpha, lambda bi: _sparse_sum(
+            _column(b_m, bi), lambda si: data_tmp[a, si, p, c], acc)),
+        name="data_pack", tag="winograd_data_pack")
     k = te.reduce_axis((0, c_), name="rc")
     if ob is None:
         def wt(a, b, o, c):
@@ -377,16 +375,16 @@ def winograd_compute(data, weight, attrs, out_dtype):
         (alpha, alpha, p_, o_),
         lambda a, b, p, o: te.sum(data_pack[a, b, p, k] * wt(a, b, o, k).astype(acc), axis=k),
         name="bgemm", tag="winograd_bgemm")
+    inverse_tmp = te.compute(
+        (m, alpha, p_, o_),
+        lambda i, b, p, o: _select(i, m, lambda hi: _sparse_sum(
+            _column(a_m, hi), lambda ai: bgemm[ai, b, p, o], acc)),
+        name="inverse_tmp")
 
     def out_fn(n, o, y, x):
         p = (n * nh + y // m) * nw + x // m
-
-        def expr(hi, wi):
-            terms = [((ai, bi), a_m[ai, hi] * a_m[bi, wi]) for ai in range(alpha)
-                     for bi in range(alpha) if a_m[ai, hi] != 0 and a_m[bi, wi] != 0]
-            return _sparse_sum(terms, lambda t: bgemm[t[0], t[1], p, o], acc)
-
-        return _select2(y % m, x % m, m, m, expr)
+        return _select(x % m, m, lambda wi: _sparse_sum(
+            _column(a_m, wi), lambda bi: inverse_tmp[y % m, bi, p, o], acc))
 
     if oc is None:
         shape = (n_, o_, g["OH"], g["OW"])

@@ -9,14 +9,17 @@ the direct (NCHW{c}c) convolution, counting vector instructions per output:
 
 - direct: ``9 C`` FMAs per output element and vector lane group, at the efficiency the
   direct template reaches (its register tile);
-- Winograd F(m, 3): per ``m x m`` output tile, ``alpha^2 C O`` FMAs of the batched GEMM (at the
-  efficiency of a ``K = C`` GEMM: short reductions pay the accumulator set-up and write-back),
-  plus the input transform (its nonzero terms per element, ``C`` channels) and the output
-  transform (``O`` channels), and the tile padding when ``m`` does not divide the output.
+- Winograd F(m, 3): per ``m x m`` output tile (the last ones padded when ``m`` does not divide
+  the output), ``alpha^2 C O`` FMAs of the batched GEMM, the input transform (its nonzero
+  terms per element, ``C`` channels) and the output transform (``O`` channels); plus the
+  transformed weight, ``alpha^2 C O`` floats, streamed from memory once (what makes F(4x4)
+  lose to F(2x2) on 512 channels at 7x7, where only 4 tiles use each weight), and a fixed
+  start-up cost per extra stage (what keeps tiny convolutions direct).
 
 The costs are in vector FMA slots, so they scale with the vector width (the only target input:
 lanes of float32 from ``mcpu`` / ``mattr``, no CPU names). The constants were calibrated on
-ResNet-18's 3x3 layers (see the report in ``benchmarks/bench_ops.py``'s Winograd rows).
+ResNet-18's 3x3 layers on an AVX2 machine, F(4x4) and F(2x2) timed against the direct template
+in the same process.
 
 ``PassContext`` config ``"relay.AlterOpLayout.winograd"``: ``"auto"`` (default, the model),
 ``"never"``, or ``2`` / ``4`` to force that tile size on every eligible convolution (with or
@@ -35,10 +38,15 @@ from ..op.registry import make_call
 
 CONFIG_KEY = "relay.AlterOpLayout.winograd"
 
-# efficiencies (fraction of FMA peak) of the templates, from the measurements on AVX2
+# Calibration (ResNet-18's 3x3 layers on AVX2, run time relative to the direct template in the
+# same process): the direct template reaches ~0.45 of the FMA slots, the Winograd stages ~0.72;
+# the transformed weight (alpha^2 C O floats, read once per layer) streams at ~0.35 bytes per
+# lane-slot; each extra kernel stage costs ~10k slots of start-up (a parallel launch: ~8 us
+# measured on 6x6 and 8x8 layers, where both paths take tens of microseconds).
 _DIRECT_EFF = 0.45
-_GEMM_EFF_LONG_K = 0.55  # K >= 256
-_TRANSFORM_EFF = 0.5  # the transforms are load/store bound: about one term per two slots
+_WINOGRAD_EFF = 0.72
+_BYTES_PER_LANE_SLOT = 0.35
+_STAGE_OVERHEAD = 10000.0
 
 
 def _ty(e):
@@ -47,24 +55,27 @@ def _ty(e):
 
 @functools.lru_cache(maxsize=None)
 def transform_terms(tile: int) -> tuple:
-    """``(input terms per element of B^T d B, output terms per element of A^T M A)``: the
-    nonzero products the transforms compute, averaged over the tile."""
+    """``(input terms per element of B^T d B, output terms per output element of A^T M A)``:
+    the nonzero products the two-sided transforms compute one side at a time, averaged over
+    the tile."""
     a, b, _ = nn_winograd.transform_matrices(tile, 3)
-    nb = (b != 0).sum(axis=0)
-    na = (a != 0).sum(axis=0)
-    return float((nb[:, None] * nb[None, :]).mean()), float((na[:, None] * na[None, :]).mean())
+    alpha = tile + 2
+    nb = float((b != 0).sum(axis=0).mean())
+    na = float((a != 0).sum(axis=0).mean())
+    return 2 * nb, na * (alpha / tile + 1)
 
 
 def winograd_cost(n, c, oh, ow, o, lanes, tile):
-    """Estimated vector-FMA slots of F(tile x tile, 3x3) for this layer (see the module
-    docstring)."""
+    """Estimated vector-FMA slots of F(tile x tile, 3x3) for this layer: the batched GEMM and
+    the transforms at the Winograd stages' efficiency, the transformed weight's bytes at the
+    streaming rate, and the start-up of three more stages than the direct kernel."""
     alpha = tile + 2
     p = n * -(-oh // tile) * -(-ow // tile)
-    eff = _GEMM_EFF_LONG_K * min(1.0, (c / 256) ** 0.25)
-    gemm = alpha * alpha * p * c * o / lanes / eff
     t_in, t_out = transform_terms(tile)
-    trans = (alpha * alpha * p * c * t_in + tile * tile * p * o * t_out) / lanes / _TRANSFORM_EFF
-    return gemm + trans
+    fma = alpha * alpha * p * c * (o + t_in) + tile * tile * p * o * t_out
+    weight_bytes = alpha * alpha * c * o * 4
+    return (fma / lanes / _WINOGRAD_EFF + weight_bytes / (_BYTES_PER_LANE_SLOT * lanes)
+            + 3 * _STAGE_OVERHEAD)
 
 
 def direct_cost(n, c, oh, ow, o, lanes):
@@ -74,10 +85,12 @@ def direct_cost(n, c, oh, ow, o, lanes):
 
 def winograd_tile(n, c, h, w, o, lanes, pad=(1, 1, 1, 1)):
     """The tile size (4 or 2) the model prefers for a stride-1 3x3 convolution of (n, c, h, w)
-    data into ``o`` channels with ``lanes`` float32 vector lanes, or None for the direct
-    convolution."""
+    data into ``o`` channels with ``lanes`` float32 vector lanes and ``pad`` (top, left,
+    bottom, right), or None for the direct convolution (always for fewer channels than
+    lanes)."""
     oh, ow = h + pad[0] + pad[2] - 2, w + pad[1] + pad[3] - 2
-    if oh < 1 or ow < 1:
+    if oh < 1 or ow < 1 or c < lanes or o < lanes:
+        # the stages vectorize over channels: fewer than a vector's worth leaves them scalar
         return None
     best, best_cost = None, direct_cost(n, c, oh, ow, o, lanes)
     for tile in (4, 2):

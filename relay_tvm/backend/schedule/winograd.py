@@ -8,7 +8,8 @@ scheduled on its own:
 - ``data_pack`` ``[a, b, p, c]``: the input transform ``B^T d B`` of tile ``p``; the loops
   ``(p, c / lanes)`` run in parallel, ``(a, b)`` are unrolled (so the transform's
   ``if_then_else`` over the tile position folds to the element's own nonzero terms) and the
-  input channels, contiguous in ``NCHW{c}c`` data, are the vector lanes;
+  input channels, contiguous in ``NCHW{c}c`` data, are the vector lanes; the one-sided product
+  ``data_tmp = B^T d`` is computed under the same loops (one tile, one channel vector);
 - ``bgemm`` ``[a, b, p, o]``: ``alpha^2`` independent GEMMs ``(P x C) (C x O)`` with the
   register-blocked tile of the dense template: ``mb`` tiles (unrolled, their ``data_pack``
   value broadcast) x ``nb`` output channels (one or two vectors, read contiguously from the
@@ -17,7 +18,8 @@ scheduled on its own:
   register file (16 vector registers with AVX2 and 128-bit NEON ... 32 with AVX-512);
 - the output ``A^T M A`` (with the fused epilogue, bias / activation, inlined into it): the rows
   and columns are split by the tile size and unrolled (the inverse transform folds the same
-  way), the output-channel block is the vector, ``(n, channel block, tile row)`` in parallel.
+  way, and ``inverse_tmp = A^T M`` is computed per tile under it), the output-channel block is
+  the vector, ``(n, channel block, tile row)`` in parallel.
 """
 
 from __future__ import annotations
@@ -72,17 +74,29 @@ def gemm_tile(p: int, ob: int, lanes: int):
     return best[1], best[2]
 
 
+def _tmp_at(sch, block, loop, vector):
+    """Compute a one-sided transform product under ``loop`` (one tile), its tile axes unrolled
+    and its innermost (channel) loop vectorized."""
+    sch.compute_at(block, loop, preserve_unit_loops=True)
+    loops = sch.get_loops(block)
+    inner = loops[-4:]
+    sch.unroll(inner[0])
+    sch.unroll(inner[1])
+    if vector and (generic.loop_extent(sch, inner[3]) or 1) > 1:
+        sch.vectorize(inner[3])
+
+
 @register("conv2d_winograd")
 def schedule_conv2d_winograd(sch, anchor, target):
     import tvm
 
     names = _blocks(sch)
-    for need in ("data_pack", "bgemm"):
+    for need in ("data_tmp", "data_pack", "bgemm", "inverse_tmp"):
         if need not in names:
             raise NotApplicable(f"no {need} block")
     pad_cond = "data_pad" in names and "if_then_else" in str(
         getattr(sch.get(names["data_pad"]).body, "value", ""))
-    keep = {"data_pack", "bgemm"} | ({"data_pad"} if pad_cond else set())
+    keep = {"data_tmp", "data_pack", "bgemm", "inverse_tmp"} | ({"data_pad"} if pad_cond else set())
     _inline_epilogue(sch, keep)
     names = _blocks(sch)
     root = sch.get_sblock("root")
@@ -95,7 +109,8 @@ def schedule_conv2d_winograd(sch, anchor, target):
     dtype = str(_write_buffer(sch, names["bgemm"]).dtype)
     lanes = vector_lanes(target, tvm.DataType(dtype).bits)
 
-    # input transform: (p, c/lanes) parallel, (a, b) unrolled, channels vectorized
+    # input transform: (p, c/lanes) parallel, (a, b) unrolled, channels vectorized; the
+    # one-sided product data_tmp is computed per tile and channel vector, in registers
     dp = names["data_pack"]
     la, lb, lp, lc = sch.get_loops(dp)
     c_ext = generic.loop_extent(sch, lc)
@@ -105,13 +120,15 @@ def schedule_conv2d_winograd(sch, anchor, target):
     if vc > 1 and c_ext % vc == 0:
         lco, lci = sch.split(lc, factors=[None, vc])
         sch.reorder(lp, lco, la, lb, lci)
-        sch.parallel(sch.fuse(lp, lco))
+        at, outer = lco, (lp, lco)
         sch.vectorize(lci)
     else:
         sch.reorder(lc, lp, la, lb)
-        sch.parallel(sch.fuse(lc, lp))
+        at, outer = lp, (lc, lp)
     sch.unroll(la)
     sch.unroll(lb)
+    _tmp_at(sch, names["data_tmp"], at, vector=vc > 1)
+    sch.parallel(sch.fuse(*outer))
 
     # batched GEMM
     bg = names["bgemm"]
@@ -146,6 +163,7 @@ def schedule_conv2d_winograd(sch, anchor, target):
             sch.vectorize(c)
     else:
         sch.reorder(n, oc, yo, xo, yi, xi)
+    _tmp_at(sch, _blocks(sch)["inverse_tmp"], xo, vector=len(loops) == 5)
     sch.parallel(sch.fuse(n, oc, yo))
     sch.unroll(yi)
     sch.unroll(xi)
