@@ -142,8 +142,13 @@ def _wt_rel(types, attrs):
 def _wt_ref(args, attrs, out_type):
     (w,) = args
     _, _, g = transform_matrices(attrs.tile_size, w.shape[2])
-    u = np.einsum("ar,oirs,bs->aboi", g, w.astype("float64"), g, optimize=True)
-    return u.astype(out_type.dtype)
+    o, i, r, _ = w.shape
+    alpha = g.shape[0]
+    # one (alpha^2, r^2) x (r^2, O I) product: kron(G, G)[a alpha + b, r' r + s] = G[a, r'] G[b, s],
+    # in the weight's precision (at least float32: 9 terms, ~1e-7 relative; build-time speed)
+    dt = np.promote_types(w.dtype, np.float32)
+    u = np.kron(g, g).astype(dt) @ w.reshape(o * i, r * r).astype(dt).T
+    return u.reshape(alpha, alpha, o, i).astype(out_type.dtype)
 
 
 def _wt_compute(attrs, inputs, out_type):
