@@ -14,8 +14,9 @@ scheduled on its own:
   register-blocked tile of the dense template: ``mb`` tiles (unrolled, their ``data_pack``
   value broadcast) x ``nb`` output channels (one or two vectors, read contiguously from the
   ``(alpha, alpha, O/k, C, k)`` packed weight), the reduction over ``C`` inside, the tiles in
-  parallel. ``mb`` and ``nb`` are chosen so the ``mb * nb / lanes`` accumulators fit the
-  register file (16 vector registers with AVX2 and 128-bit NEON ... 32 with AVX-512);
+  parallel. ``mb`` and ``nb`` come from the target's register model (``cpu_model``: the
+  accumulators, loaded vectors and broadcast fit the register file, enough accumulators to
+  hide the FMA latency);
 - the output ``A^T M A`` (with the fused epilogue, bias / activation, inlined into it): the rows
   and columns are split by the tile size and unrolled (the inverse transform folds the same
   way, and ``inverse_tmp = A^T M`` is computed per tile under it), the output-channel block is
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from . import generic
 from .cpu import NotApplicable, _pick, _write_buffer, register, vector_lanes
+from .cpu_model import cpu_features, divisors, register_tile
 
 
 def _blocks(sch):
@@ -52,26 +54,16 @@ def _inline_epilogue(sch, keep) -> None:
             break
 
 
-def gemm_tile(p: int, ob: int, lanes: int):
+def gemm_tile(p: int, ob: int, feats):
     """``(mb, nb)``: rows (tiles) and columns (output channels) of the register tile of the
-    batched GEMM. ``nb`` divides the weight's channel block ``ob`` (contiguous) and is one or
-    two vectors; ``mb`` divides ``P`` and keeps ``mb * nb / lanes`` accumulators within the
-    register file less the weight vectors and the broadcast."""
-    regs = 32 if lanes >= 16 else 16
-    best = (0.0, 1, 1)
-    for nb in (2 * lanes, lanes):
-        if nb > ob or ob % nb:
-            continue
-        vecs = nb // lanes
-        limit = (regs - vecs - 2) // vecs
-        mb = max([d for d in range(1, min(p, limit) + 1) if p % d == 0])
-        intensity = mb * vecs / (mb + vecs)  # FMAs per load
-        if intensity > best[0]:
-            best = (intensity, mb, nb)
-    if best[0] == 0.0:
-        nb = _pick(ob, [lanes, lanes // 2, 4, 2])
-        return _pick(p, [8, 7, 6, 5, 4, 3, 2]), nb
-    return best[1], best[2]
+    batched GEMM, from the target's model (:func:`.cpu_model.register_tile`): ``mb`` divides
+    ``P``, ``nb`` is whole vectors dividing the weight's channel block ``ob`` (contiguous)."""
+    lanes = feats.lanes(32)
+    vs = [v for v in (1, 2, 3, 4) if ob % (v * lanes) == 0]
+    if not vs:  # a block narrower than a vector: one partial vector
+        return _pick(p, [8, 7, 6, 5, 4, 3, 2]), ob
+    m, v = register_tile(feats, divisors(p, 16), vs)
+    return m, v * lanes
 
 
 def _tmp_at(sch, block, loop, vector):
@@ -136,7 +128,7 @@ def schedule_conv2d_winograd(sch, anchor, target):
     p_ext = generic.loop_extent(sch, lp)
     kl = a.kernel_layout
     ob = int(kl[4:-1]) if kl != "OIHW" else 1
-    mb, nb = gemm_tile(p_ext, ob, lanes)
+    mb, nb = gemm_tile(p_ext, ob, cpu_features(target))
     po, pi = sch.split(lp, factors=[None, mb])
     oo, oi = sch.split(lo, factors=[None, nb])
     sch.reorder(la, lb, oo, po, lk, pi, oi)
