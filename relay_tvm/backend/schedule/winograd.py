@@ -26,7 +26,7 @@ scheduled on its own:
 from __future__ import annotations
 
 from . import generic
-from .cpu import NotApplicable, _pick, _write_buffer, register, vector_lanes
+from .cpu import Knobs, NotApplicable, _pick, _write_buffer, register, vector_lanes
 from .cpu_model import cpu_features, divisors, register_tile
 
 
@@ -79,7 +79,9 @@ def _tmp_at(sch, block, loop, vector):
 
 
 @register("conv2d_winograd")
-def schedule_conv2d_winograd(sch, anchor, target):
+def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
+    """The four stages above. Knobs: ``mb`` and ``nb`` of the batched GEMM's register tile
+    (defaults from :func:`gemm_tile`)."""
     import tvm
 
     names = _blocks(sch)
@@ -128,7 +130,10 @@ def schedule_conv2d_winograd(sch, anchor, target):
     p_ext = generic.loop_extent(sch, lp)
     kl = a.kernel_layout
     ob = int(kl[4:-1]) if kl != "OIHW" else 1
-    mb, nb = gemm_tile(p_ext, ob, cpu_features(target))
+    mb0, nb0 = gemm_tile(p_ext, ob, cpu_features(target))
+    knobs = knobs or Knobs()
+    mb = knobs.pick("mb", divisors(p_ext, 16), mb0)
+    nb = knobs.pick("nb", [d for d in divisors(ob, 4 * lanes) if d % 4 == 0 or d == ob], nb0)
     po, pi = sch.split(lp, factors=[None, mb])
     oo, oi = sch.split(lo, factors=[None, nb])
     sch.reorder(la, lb, oo, po, lk, pi, oi)
