@@ -7,14 +7,14 @@ once at build time; a weight computed at run time would pay the transform on eve
 Among the eligible ones a small analytic model of the target picks F(4x4, 3x3), F(2x2, 3x3) or
 the direct (NCHW{c}c) convolution, counting vector instructions per output:
 
-- direct: ``9 C`` FMAs per output element and vector lane group, at the efficiency the
-  direct template reaches (its register tile);
+- direct: ``9 C`` FMAs per output element, at the rate the direct template reaches, and its
+  weight streamed from memory once;
 - Winograd F(m, 3): per ``m x m`` output tile (the last ones padded when ``m`` does not divide
   the output), ``alpha^2 C O`` FMAs of the batched GEMM, the input transform (its nonzero
-  terms per element, ``C`` channels) and the output transform (``O`` channels); plus the
-  transformed weight, ``alpha^2 C O`` floats, streamed from memory once (what makes F(4x4)
-  lose to F(2x2) on 512 channels at 7x7, where only 4 tiles use each weight), and a fixed
-  start-up cost per extra stage (what keeps tiny convolutions direct).
+  terms per element, ``C`` channels) and the output transform (``O`` channels), at the rate the
+  Winograd stages reach; plus the transformed weight, ``alpha^2 C O`` floats (4x the direct
+  weight for F(4x4), what favours F(2x2) when few tiles share each weight), streamed once; and
+  a fixed start-up cost per extra stage (what keeps tiny convolutions direct).
 
 The costs are in vector FMA slots, so they scale with the vector width (the only target input:
 lanes of float32 from ``mcpu`` / ``mattr``, no CPU names). The constants were calibrated on
@@ -38,15 +38,16 @@ from ..op.registry import make_call
 
 CONFIG_KEY = "relay.AlterOpLayout.winograd"
 
-# Calibration (ResNet-18's 3x3 layers on AVX2, run time relative to the direct template in the
-# same process): the direct template reaches ~0.45 of the FMA slots, the Winograd stages ~0.72;
-# the transformed weight (alpha^2 C O floats, read once per layer) streams at ~0.35 bytes per
-# lane-slot; each extra kernel stage costs ~10k slots of start-up (a parallel launch: ~8 us
-# measured on 6x6 and 8x8 layers, where both paths take tens of microseconds).
-_DIRECT_EFF = 0.45
-_WINOGRAD_EFF = 0.72
-_BYTES_PER_LANE_SLOT = 0.35
-_STAGE_OVERHEAD = 10000.0
+# Calibration (ResNet-18's 3x3 layers, batch 1, AVX2, 2 threads; F(4x4), F(2x2) and the direct
+# NCHW{c}c template timed alternately in one process, medians, two runs; slots are in units of
+# the direct template's FMA rate): the Winograd stages issue their FMAs at ~0.63 of the direct
+# template's rate (shorter GEMM reductions, transforms that are load/store bound); weights
+# stream at ~1.3 bytes per lane-slot; each extra kernel stage costs ~11k slots of start-up (a
+# parallel launch; tens of microseconds on 6x6 and 8x8 layers, where both paths are equal).
+_DIRECT_EFF = 1.0
+_WINOGRAD_EFF = 0.63
+_BYTES_PER_LANE_SLOT = 1.3
+_STAGE_OVERHEAD = 11000.0
 
 
 def _ty(e):
@@ -79,8 +80,10 @@ def winograd_cost(n, c, oh, ow, o, lanes, tile):
 
 
 def direct_cost(n, c, oh, ow, o, lanes):
-    """Estimated vector-FMA slots of the direct NCHW{c}c 3x3 convolution."""
-    return n * o * oh * ow * c * 9 / lanes / _DIRECT_EFF
+    """Estimated vector-FMA slots of the direct NCHW{c}c 3x3 convolution (its FMAs and its
+    weight, ``9 C O`` floats, streamed once)."""
+    return n * o * oh * ow * c * 9 / lanes / _DIRECT_EFF + \
+        9 * c * o * 4 / (_BYTES_PER_LANE_SLOT * lanes)
 
 
 def winograd_tile(n, c, h, w, o, lanes, pad=(1, 1, 1, 1)):

@@ -110,15 +110,16 @@ def test_small_conv_stays_direct_and_never_disables():
 
 
 def test_cost_model_choices():
-    # ResNet-18's 3x3 layers with AVX2 (8 float32 lanes) and AVX-512 (16)
+    # ResNet-18's 3x3 layers with AVX2 (8 float32 lanes) and AVX-512 (16): F(4x4, 3x3)
     for lanes in (8, 16):
-        assert winograd_tile(1, 64, 56, 56, 64, lanes) == 4
-        assert winograd_tile(1, 128, 28, 28, 128, lanes) == 4
-        assert winograd_tile(1, 256, 14, 14, 256, lanes) == 4
-        # 512 channels at 7x7: 4 tiles per weight make the 36-element transformed weight cost
-        # more than its savings; F(2x2) has 4x the tiles and 16 elements
-        assert winograd_tile(1, 512, 7, 7, 512, lanes) == 2
+        for c, h in ((64, 56), (128, 28), (256, 14), (512, 7)):
+            assert winograd_tile(1, c, h, h, c, lanes) == 4, (c, h, lanes)
+        # 6x6 and 4x4 outputs: F(4x4)'s tiles would be mostly padding, F(2x2)'s fit exactly
+        assert winograd_tile(1, 256, 6, 6, 256, lanes) == 2
+        assert winograd_tile(1, 512, 4, 4, 512, lanes) == 2
     # fewer channels than vector lanes, or a few microseconds of work: direct
     assert winograd_tile(1, 3, 224, 224, 64, 8) is None
     assert winograd_tile(1, 8, 32, 32, 8, 16) is None
     assert winograd_tile(1, 16, 6, 6, 32, 8) is None
+    # no room for a 3x3 window
+    assert winograd_tile(1, 64, 1, 1, 64, 8, pad=(0, 0, 0, 0)) is None
