@@ -76,3 +76,16 @@ def test_resnet_block_opt3_equals_interpreter_and_opt0(c, h, n, config):
     scale = np.abs(ref).max()
     assert_same(ref, got3, rtol=1e-4, atol=1e-4 * scale)
     assert_same(got0, got3, rtol=1e-4, atol=1e-4 * scale)
+
+
+@pytest.mark.parametrize("target", ["llvm -mcpu=skylake-avx512", "llvm -mcpu=haswell",
+                                    "llvm -mtriple=aarch64-linux-gnu"])
+def test_winograd_template_applies_on_other_isas(target):
+    """Built (not run) for ISAs this machine may not have: the template fits each vector width
+    and register count (16 zmm lanes with 32 registers; 8 ymm with 16; 4 NEON with 32)."""
+    func, params = basic_block(32, 16)
+    mod = relay.IRModule.from_expr(func)
+    with relay.transform.PassContext(opt_level=3, config={CONFIG_KEY: 4}):
+        lib = relay.build(mod, target=target, params=params)
+    rules = [(k.anchor, k.schedule_rule) for k in lib.kernels.values()]
+    assert rules.count((WINO, "conv2d_winograd")) == 2, rules
