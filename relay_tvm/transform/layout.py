@@ -256,7 +256,10 @@ def convert_layout(func, desired, mod=None):
 
 
 def AlterOpLayout():  # noqa: N802 - Relay's name
-    """conv2d NCHW -> NCHW{c}c blocked convolutions for x86 (opt level 3)."""
+    """conv2d NCHW -> NCHW{c}c blocked convolutions for x86 (opt level 3); stride-1 3x3 ones
+    with a constant weight -> Winograd convolutions where the cost model of
+    :mod:`relay_tvm.transform.winograd_choice` says they are faster (``PassContext`` config
+    ``"relay.AlterOpLayout.winograd"``: ``"auto"``, ``"never"``, 2 or 4)."""
     return FunctionPass(lambda f, m, c: alter_op_layout(f, m),
                         PassInfo(3, "AlterOpLayout", ("InferType",)))
 
