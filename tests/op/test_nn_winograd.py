@@ -81,7 +81,8 @@ def test_weight_transform_is_g_w_gt():
     wv = relay.var("w", shape=w.shape)
     f = relay.Function([wv], relay.nn.contrib_conv2d_winograd_weight_transform(wv, 4))
     mod = relay.IRModule.from_expr(f)
-    assert relay.transform.InferType()(mod)["main"].body.checked_type == relay.TensorType((6, 6, 4, 3))
+    typed = relay.transform.InferType()(mod)["main"]
+    assert typed.body.checked_type == relay.TensorType((6, 6, 4, 3))
     for kind in ("debug", "graph"):
         got = relay.create_executor(kind, mod, target="llvm").evaluate()(w).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
