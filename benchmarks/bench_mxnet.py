@@ -60,8 +60,13 @@ def input_shape(model):
 
 # ----------------------------------------------------------------------------- worker side
 
-def _time(fn, warmup, repeat):
-    for _ in range(warmup):
+def _time(fn, warmup, repeat, warmup_s=1.0):
+    # At least `warmup` runs and `warmup_s` seconds (at most 100 runs): MXNet's oneDNN creates
+    # its primitives over the first few calls, OpenVINO and TVM warm their thread pools.
+    t0 = time.perf_counter()
+    for i in range(100):
+        if i >= warmup and time.perf_counter() - t0 >= warmup_s:
+            break
         fn()
     times = []
     for _ in range(repeat):
@@ -128,7 +133,7 @@ def work_mxnet(a):
     else:
         blk.hybridize(static_alloc=True, static_shape=True)
         mode = "hybridized, static_alloc (no MKLDNN)"
-    res = _time(lambda: blk(x).wait_to_read(), a.warmup, a.repeat)
+    res = _time(lambda: blk(x).wait_to_read(), a.warmup, a.repeat, a.warmup_s)
     res["version"] = f"MXNet {mx.__version__} ({mode})"
     res["threads"] = int(os.environ.get("OMP_NUM_THREADS", "0")) or None
     return res, blk(x).asnumpy()
@@ -163,7 +168,7 @@ def work_relay(a):
         gm.set_input("data", x)
         gm.run()
 
-    res.update(_time(run, a.warmup, a.repeat))
+    res.update(_time(run, a.warmup, a.repeat, a.warmup_s))
     nthreads = getattr(gm, "num_threads", None)
     if nthreads is None:
         f = tvm.get_global_func("runtime.NumThreads", allow_missing=True)
@@ -188,7 +193,7 @@ def work_onnxruntime(a):
                                 providers=["CPUExecutionProvider"])
     x = np.load(os.path.join(a.dir, "x.npy"))
     feed = {sess.get_inputs()[0].name: x}
-    res = _time(lambda: sess.run(None, feed), a.warmup, a.repeat)
+    res = _time(lambda: sess.run(None, feed), a.warmup, a.repeat, a.warmup_s)
     res["version"] = f"ONNX Runtime {ort.__version__}"
     res["threads"] = a.threads
     return res, sess.run(None, feed)[0]
@@ -205,7 +210,7 @@ def work_openvino(a):
         "INFERENCE_PRECISION_HINT": "f32"})
     req = compiled.create_infer_request()
     x = np.load(os.path.join(a.dir, "x.npy"))
-    res = _time(lambda: req.infer({0: x}), a.warmup, a.repeat)
+    res = _time(lambda: req.infer({0: x}), a.warmup, a.repeat, a.warmup_s)
     res["version"] = f"OpenVINO {ov.__version__} (f32, LATENCY)"
     res["threads"] = int(compiled.get_property("INFERENCE_NUM_THREADS"))
     return res, np.array(req.get_output_tensor(0).data)
@@ -264,6 +269,8 @@ def peers_python(a):
             err = r.stderr.strip().splitlines()[-1] if r is not None and r.stderr.strip() \
                 else f"no interpreter {py}"
             why[p] = f"{p} does not import in {py}: {err}" + (f" (pip: {log})" if log else "")
+            if a.peers_python is None:
+                why[p] += f"; delete {a.peers_venv} to install again"
     return found, why
 
 
@@ -274,7 +281,8 @@ def run_worker(engine, model, d, a, python, threads):
         env.update(_machine.thread_env(threads))
     cmd = [python, os.path.abspath(__file__), "--worker", engine, "--dir", d,
            "--models", model, "--threads", str(threads), "--repeat", str(a.repeat),
-           "--warmup", str(a.warmup), "--opt-level", str(a.opt_level), "--target", a.target]
+           "--warmup", str(a.warmup), "--warmup-s", str(a.warmup_s),
+           "--opt-level", str(a.opt_level), "--target", a.target]
     try:
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout)
     except subprocess.TimeoutExpired:
@@ -297,6 +305,8 @@ def bench_model(model, a, peers, skip, threads):
         if err:
             raise RuntimeError(f"{model}: export failed: {err}")
         print(f"    exported in {time.perf_counter() - t:.1f} s", flush=True)
+        if exp.get("onnx"):
+            row["onnx"] = f"ONNX export by {exp['onnx']} (mx.onnx.export_model)"
         for eng in a.engines:
             if eng in PEERS and (eng not in peers or "onnx_error" in exp):
                 row["skip"][eng] = skip.get(eng) or exp.get("onnx_error")
@@ -331,6 +341,12 @@ def _fmt(v, spec=".2f", none="—"):
     return none if v is None else format(v, spec)
 
 
+def _diff(d, ref_max):
+    if d is None:
+        return "—"
+    return f"{d:.1e} ({d / ref_max:.0e} rel)" if ref_max else f"{d:.1e}"
+
+
 def report(rows, a, threads):
     engines = a.engines
     peers = [e for e in engines if e in ("mxnet", *PEERS)]
@@ -357,19 +373,23 @@ def report(rows, a, threads):
         rd = ratios.get("relay_tvm_default")
         cells.append("—" if rd is None else
                      f"≤ {goal:.1f}: {'met' if rd <= goal else '**not met**'}")
-        cells.append(_fmt(r.get("res", {}).get("relay_tvm", {}).get("compile_s"), ".1f"))
+        res = r.get("res", {})
+        compile_s = res.get("relay_tvm", res.get("relay_tvm_default", {})).get("compile_s")
+        cells.append(_fmt(compile_s, ".1f"))
         lines.append("| " + " | ".join(cells) + " |")
     others = [e for e in engines if e != "mxnet"]
-    lines += ["", "Max abs difference of each output from MXNet's (1000 logits):", "",
+    lines += ["", "Max abs difference of each output from MXNet's (1000 logits), and relative to "
+              "the largest MXNet logit:", "",
               "| model | max abs MXNet output | " + " | ".join(TITLES[e] for e in others) + " |",
               "|" + "---|" * (len(others) + 2)]
     for r in rows:
         lines.append(f"| {r['model']} | {_fmt(r.get('ref_max'), '.3g')} | " +
-                     " | ".join(_fmt(r["diff"].get(e), ".1e") for e in others) + " |")
+                     " | ".join(_diff(r["diff"].get(e), r.get("ref_max")) for e in others) + " |")
     skips = {(e, why) for r in rows for e, why in r["skip"].items()}
     if skips:
         lines += ["", "Skipped:"] + [f"- {TITLES[e]}: {why}" for e, why in sorted(skips)]
     versions = {r2["version"] for r in rows for r2 in r.get("res", {}).values()}
+    versions |= {r["onnx"] for r in rows if r.get("onnx")}
     lines += ["", "Versions: " + "; ".join(sorted(versions))]
     return "\n".join(lines)
 
@@ -382,7 +402,9 @@ def parse_args(argv):
     ap.add_argument("--threads", type=int, default=None,
                     help="threads for every engine (default: all usable cores)")
     ap.add_argument("--repeat", type=int, default=30, help="timed runs per engine (median)")
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=3, help="untimed runs first (at least)")
+    ap.add_argument("--warmup-s", type=float, default=1.0,
+                    help="and at least this many seconds of untimed runs")
     ap.add_argument("--opt-level", type=int, default=3)
     ap.add_argument("--target", default="llvm", help="relay_tvm target (default: the host)")
     ap.add_argument("--mcpu", default=None, help="build relay_tvm for this LLVM CPU "
@@ -415,7 +437,8 @@ def main(argv=None):
     m = _machine.machine(a.threads, a.target)
     threads = m["threads"]
     print(_machine.header(m))
-    print(f"batch 1, median of {a.repeat} runs after {a.warmup} warm-up, each engine in its "
+    print(f"batch 1, median of {a.repeat} runs after >= {a.warmup} warm-up runs and "
+          f">= {a.warmup_s:g} s, each engine in its "
           f"own process; relay_tvm opt level {a.opt_level}", flush=True)
     peers, skip = peers_python(a) if any(e in PEERS for e in a.engines) else ({}, {})
     for p, why in skip.items():
