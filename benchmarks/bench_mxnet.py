@@ -266,8 +266,9 @@ def peers_python(a):
         if r is not None and r.returncode == 0:
             found[p] = py
         else:
-            err = r.stderr.strip().splitlines()[-1] if r is not None and r.stderr.strip() \
-                else f"no interpreter {py}"
+            err = (f"no interpreter {py}" if r is None else
+                   r.stderr.strip().splitlines()[-1] if r.stderr.strip() else
+                   f"exit {r.returncode}")
             why[p] = f"{p} does not import in {py}: {err}" + (f" (pip: {log})" if log else "")
             if a.peers_python is None:
                 why[p] += f"; delete {a.peers_venv} to install again"
