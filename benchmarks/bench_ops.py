@@ -102,13 +102,17 @@ def conv_case(C, O, H, k, s, p, rng):
     return f, params, {"x": xv}, flops, (O, C * k * k, oh * oh)
 
 
-def dense_case(n, rng):
-    x = relay.var("x", shape=(n, n))
-    w = relay.var("w", shape=(n, n))
+def dense_case(m, k, n, rng):
+    """``dense(x: (m, k), w: (n, k))`` with ``w`` bound; NumPy's product is ``(m, k) @ (k, n)``."""
+    x = relay.var("x", shape=(m, k))
+    w = relay.var("w", shape=(n, k))
     f = relay.Function([x, w], relay.nn.dense(x, w))
-    params = {"w": rng.standard_normal((n, n)).astype("float32")}
-    xv = rng.standard_normal((n, n)).astype("float32")
-    return f, params, {"x": xv}, 2.0 * n ** 3, (n, n, n)
+    params = {"w": rng.standard_normal((n, k)).astype("float32")}
+    xv = rng.standard_normal((m, k)).astype("float32")
+    return f, params, {"x": xv}, 2.0 * m * k * n, (m, k, n)
+
+
+GEMV = "dense 1x25088x4096"  # VGG-16's fc6 at batch 1: reads 411 MB of weights per call
 
 
 def _blas_name():
@@ -136,6 +140,8 @@ def main(argv=None):
                     help="threads for relay_tvm and NumPy's BLAS (default: all usable cores)")
     ap.add_argument("--target", default="llvm", help="relay_tvm target (default: the host)")
     ap.add_argument("--mcpu", default=None, help="build for this LLVM CPU (e.g. haswell)")
+    ap.add_argument("--no-gemv", action="store_true",
+                    help="skip the VGG-16 fc6 matrix-vector product (memory-bound, 411 MB)")
     ap.add_argument("--fma-units", type=int, default=None,
                     help="FMA units per core for the peak (default: guessed from the CPU)")
     args = ap.parse_args(argv)
@@ -151,7 +157,9 @@ def main(argv=None):
     number, repeat = (2, 3) if args.quick else (5, 5)
     rng = np.random.default_rng(0)
     cases = [(name, *conv_case(C, O, H, k, s, p, rng)) for name, C, O, H, k, s, p in RESNET18_CONVS]
-    cases.append(("dense 1024^3", *dense_case(1024, rng)))
+    cases.append(("dense 1024^3", *dense_case(1024, 1024, 1024, rng)))
+    if not args.no_gemv:
+        cases.append((GEMV, *dense_case(1, 25088, 4096, rng)))
     relay_res = []
     for name, f, params, inputs, flops, _ in cases:  # all relay layers first (see docstring)
         t_relay, build_s, out, rules = time_relay(f, params, inputs, number, repeat,
@@ -160,11 +168,11 @@ def main(argv=None):
             ref = inputs["x"] @ params["w"].T
             np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-2)
         relay_res.append((t_relay, build_s, rules))
-    hdr = f"{'layer':<16}{'GFLOP':>8}{'relay ms':>10}{'relay GF/s':>12}{'% peak':>8}" \
+    hdr = f"{'layer':<20}{'GFLOP':>8}{'relay ms':>10}{'relay GF/s':>12}{'% peak':>8}" \
           f"{'numpy GF/s':>12}{'% peak':>8}{'ratio':>8}{'build s':>9}  schedule"
     print(hdr)
     print("-" * len(hdr))
-    ratios, fracs = [], {}
+    ratios, fracs, gbs = [], {}, None
     tot_relay = tot_np = 0.0
     for (name, f, params, inputs, flops, (m_, k_, n_)), (t_relay, build_s, rules) in \
             zip(cases, relay_res):
@@ -173,19 +181,25 @@ def main(argv=None):
         t_np = time_numpy(a, b, number, repeat)
         g_relay, g_np = flops / t_relay / 1e9, flops / t_np / 1e9
         ratio = g_relay / g_np
+        if name == GEMV:  # bytes moved per second, not FLOP/s, is what bounds it
+            nbytes = 4.0 * (m_ * k_ + k_ * n_ + m_ * n_)
+            gbs = (nbytes / t_relay / 1e9, nbytes / t_np / 1e9)
         if peak:
             fracs[name] = g_relay / peak
         if not name.startswith("dense"):
             ratios.append(ratio)
             tot_relay += t_relay
             tot_np += t_np
-        print(f"{name:<16}{flops / 1e9:>8.3f}{t_relay * 1e3:>10.3f}{g_relay:>12.1f}"
+        print(f"{name:<20}{flops / 1e9:>8.3f}{t_relay * 1e3:>10.3f}{g_relay:>12.1f}"
               f"{_pct(g_relay, peak):>8}{g_np:>12.1f}{_pct(g_np, np_peak):>8}"
               f"{ratio:>8.2f}{build_s:>9.2f}  {','.join(rules)}")
     print("-" * len(hdr))
     print(f"ResNet-18 conv layers: total {tot_relay * 1e3:.2f} ms (relay) vs {tot_np * 1e3:.2f} ms "
           f"(numpy BLAS, same FLOPs); min ratio {min(ratios):.2f}, geomean "
           f"{float(np.exp(np.mean(np.log(ratios)))):.2f} (target >= 0.50)")
+    if gbs:
+        print(f"{GEMV} (memory-bound): relay {gbs[0]:.1f} GB/s, NumPy {gbs[1]:.1f} GB/s "
+              f"({gbs[0] / gbs[1]:.2f}x)")
     if peak:
         goal = [n for n in fracs if n.startswith("layer") and ("3x3" in n or "1x1" in n)]
         low = [n for n in goal if fracs[n] < 0.7]
