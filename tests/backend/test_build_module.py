@@ -321,6 +321,20 @@ def test_cuda_build_only(tmp_path):
     assert "__global__" in src
     lib.export_library(str(tmp_path / "gpu.so"))
     assert (tmp_path / "gpu.so").stat().st_size > 0
+    # loading it where TVM's CUDA runtime is missing names the device that is lacking
+    import tvm_ffi
+
+    has_cuda_runtime = "ffi.Module.load_from_bytes.cuda" in \
+        tvm_ffi.registry.list_global_func_names()
+    code = (f"import relay_tvm as r; r.runtime.load_module({str(tmp_path / 'gpu.so')!r}); "
+            f"print('loaded')")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    if has_cuda_runtime:
+        assert "loaded" in res.stdout, res.stderr
+    else:
+        assert res.returncode != 0
+        assert "BuildError" in res.stderr and "holds cuda kernels" in res.stderr, res.stderr
 
 
 def test_deep_chain_builds_and_runs():
