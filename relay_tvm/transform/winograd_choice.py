@@ -38,16 +38,17 @@ from ..op.registry import make_call
 
 CONFIG_KEY = "relay.AlterOpLayout.winograd"
 
-# Calibration (ResNet-18's 3x3 layers, batch 1, AVX2, 2 threads; F(4x4), F(2x2) and the direct
-# NCHW{c}c template timed alternately in one process, medians, two runs; slots are in units of
-# the direct template's FMA rate): the Winograd stages issue their FMAs at ~0.63 of the direct
-# template's rate (shorter GEMM reductions, transforms that are load/store bound); weights
-# stream at ~1.3 bytes per lane-slot; each extra kernel stage costs ~11k slots of start-up (a
-# parallel launch; tens of microseconds on 6x6 and 8x8 layers, where both paths are equal).
+# Calibration (ResNet-18's 3x3 layers, batch 1, AVX2; F(4x4), F(2x2) and the direct NCHW{c}c
+# template timed alternately in one process, medians; three runs, 1 and 2 threads; slots are in
+# units of the direct template's FMA rate): the Winograd stages issue their FMAs at ~0.71 of the
+# direct template's rate (shorter GEMM reductions, transforms that are load/store bound), times
+# the register-tile efficiency of the GEMM (P = 49 tiles allow only a 7 x 1-vector tile on
+# AVX2); weights stream at ~1.5 bytes per lane-slot; each extra kernel stage costs ~10k slots of
+# start-up (a parallel launch; 6x6 and 8x8 layers take tens of microseconds either way).
 _DIRECT_EFF = 1.0
-_WINOGRAD_EFF = 0.63
-_BYTES_PER_LANE_SLOT = 1.3
-_STAGE_OVERHEAD = 11000.0
+_WINOGRAD_EFF = 0.71
+_BYTES_PER_LANE_SLOT = 1.5
+_STAGE_OVERHEAD = 10000.0
 
 
 def _ty(e):
@@ -66,17 +67,45 @@ def transform_terms(tile: int) -> tuple:
     return 2 * nb, na * (alpha / tile + 1)
 
 
-def winograd_cost(n, c, oh, ow, o, lanes, tile):
-    """Estimated vector-FMA slots of F(tile x tile, 3x3) for this layer: the batched GEMM and
-    the transforms at the Winograd stages' efficiency, the transformed weight's bytes at the
-    streaming rate, and the start-up of three more stages than the direct kernel."""
+def gemm_tile_efficiency(p, ob, feats) -> float:
+    """Fraction of the FMA rate the batched GEMM's register tile allows (the tile the schedule
+    picks, :func:`relay_tvm.backend.schedule.cpu_model.register_tile`, over the ``p`` tiles and
+    the weight's ``ob``-channel block): too few accumulators leave FMA latency exposed, too
+    few FMAs per load leave the FMA units waiting for the load ports."""
+    from ..backend.schedule.cpu_model import divisors, register_tile
+
+    lanes = feats.lanes(32)
+    vs = [v for v in (1, 2, 3, 4) if ob % (v * lanes) == 0]
+    if not vs:
+        return 0.5
+    m, v = register_tile(feats, divisors(p, 16), vs)
+    need = feats.fma_latency * feats.fma_pipes
+    return min(m * v, need) / need * min(1.0, m * v / (m + v))
+
+
+def winograd_cost(n, c, oh, ow, o, lanes, tile, feats=None):
+    """Estimated vector-FMA slots of F(tile x tile, 3x3) for this layer: the batched GEMM (at
+    its register tile's efficiency) and the transforms at the Winograd stages' rate, the
+    transformed weight's bytes at the streaming rate, and the start-up of three more stages
+    than the direct kernel."""
+    from .layout import block_size
+
     alpha = tile + 2
     p = n * -(-oh // tile) * -(-ow // tile)
     t_in, t_out = transform_terms(tile)
-    fma = alpha * alpha * p * c * (o + t_in) + tile * tile * p * o * t_out
+    tile_eff = gemm_tile_efficiency(p, block_size(o), feats or _default_features(lanes))
+    gemm = alpha * alpha * p * c * o / tile_eff
+    trans = alpha * alpha * p * c * t_in + tile * tile * p * o * t_out
     weight_bytes = alpha * alpha * c * o * 4
-    return (fma / lanes / _WINOGRAD_EFF + weight_bytes / (_BYTES_PER_LANE_SLOT * lanes)
-            + 3 * _STAGE_OVERHEAD)
+    return ((gemm + trans) / lanes / _WINOGRAD_EFF
+            + weight_bytes / (_BYTES_PER_LANE_SLOT * lanes) + 3 * _STAGE_OVERHEAD)
+
+
+def _default_features(lanes):
+    """x86-like features for ``lanes`` float32 lanes (16 registers below AVX-512, 32 with it)."""
+    from ..backend.schedule.cpu_model import CPUFeatures
+
+    return CPUFeatures("x86", lanes * 32, 32 if lanes >= 16 else 16, 4, 2, 32768, 524288)
 
 
 def direct_cost(n, c, oh, ow, o, lanes):
@@ -86,18 +115,19 @@ def direct_cost(n, c, oh, ow, o, lanes):
         9 * c * o * 4 / (_BYTES_PER_LANE_SLOT * lanes)
 
 
-def winograd_tile(n, c, h, w, o, lanes, pad=(1, 1, 1, 1)):
+def winograd_tile(n, c, h, w, o, lanes, pad=(1, 1, 1, 1), feats=None):
     """The tile size (4 or 2) the model prefers for a stride-1 3x3 convolution of (n, c, h, w)
     data into ``o`` channels with ``lanes`` float32 vector lanes and ``pad`` (top, left,
     bottom, right), or None for the direct convolution (always for fewer channels than
-    lanes)."""
+    lanes). ``feats``: the target's ``CPUFeatures`` (registers, FMA latency) for the GEMM tile;
+    x86-like defaults for ``lanes`` when None."""
     oh, ow = h + pad[0] + pad[2] - 2, w + pad[1] + pad[3] - 2
     if oh < 1 or ow < 1 or c < lanes or o < lanes:
         # the stages vectorize over channels: fewer than a vector's worth leaves them scalar
         return None
     best, best_cost = None, direct_cost(n, c, oh, ow, o, lanes)
     for tile in (4, 2):
-        cost = winograd_cost(n, c, oh, ow, o, lanes, tile)
+        cost = winograd_cost(n, c, oh, ow, o, lanes, tile, feats)
         if cost < best_cost:
             best, best_cost = tile, cost
     return best
@@ -122,19 +152,19 @@ def eligible(orig, new, need_constant=True) -> bool:
     return not need_constant or type(new.args[1]) is Constant
 
 
-def _target_lanes():
-    """float32 lanes of the current target (host LLVM when none is set), or None for a target
+def _target_features():
+    """``CPUFeatures`` of the current target (host LLVM when none is set), or None for a target
     that is not a CPU."""
     import tvm
 
     # the ISA model lives with the CPU schedules (AlterOpLayout is a target-dependent pass)
-    from ..backend.schedule.cpu import vector_lanes
+    from ..backend.schedule.cpu_model import cpu_features
     from ..backend.target import make_target
 
     tgt = tvm.target.Target.current(allow_none=True) or make_target(None)
     if tgt.kind.name != "llvm":
         return None
-    return vector_lanes(tgt, 32)
+    return cpu_features(tgt)
 
 
 def winograd_decider():
@@ -153,9 +183,10 @@ def winograd_decider():
         return lambda orig, new: None
     if mode in (2, 4):
         return lambda orig, new: mode if eligible(orig, new, need_constant=False) else None
-    lanes = _target_lanes()
-    if lanes is None:
+    feats = _target_features()
+    if feats is None:
         return lambda orig, new: None
+    lanes = feats.lanes(32)
 
     def decide(orig, new):
         if not eligible(orig, new):
@@ -163,7 +194,7 @@ def winograd_decider():
         n, c, h, w = _ty(orig.args[0]).shape
         o = _ty(orig.args[1]).shape[0]
         pad = nn_winograd._pad4(new.attrs.padding)
-        return winograd_tile(n, c, h, w, o, lanes, pad)
+        return winograd_tile(n, c, h, w, o, lanes, pad, feats)
 
     return decide
 
@@ -191,5 +222,5 @@ def winograd_conv(orig, new, tile):
     return make_call("layout_transform", [conv], span=new.span, src_layout=ol, dst_layout="NCHW")
 
 
-__all__ = ["winograd_tile", "winograd_cost", "direct_cost", "eligible", "winograd_decider",
+__all__ = ["winograd_tile", "winograd_cost", "direct_cost", "gemm_tile_efficiency", "eligible", "winograd_decider",
            "winograd_conv", "CONFIG_KEY"]

@@ -110,13 +110,22 @@ def test_small_conv_stays_direct_and_never_disables():
 
 
 def test_cost_model_choices():
-    # ResNet-18's 3x3 layers with AVX2 (8 float32 lanes) and AVX-512 (16): F(4x4, 3x3)
-    for lanes in (8, 16):
-        for c, h in ((64, 56), (128, 28), (256, 14), (512, 7)):
-            assert winograd_tile(1, c, h, h, c, lanes) == 4, (c, h, lanes)
-        # 6x6 and 4x4 outputs: F(4x4)'s tiles would be mostly padding, F(2x2)'s fit exactly
-        assert winograd_tile(1, 256, 6, 6, 256, lanes) == 2
-        assert winograd_tile(1, 512, 4, 4, 512, lanes) == 2
+    from relay_tvm.backend.schedule.cpu_model import cpu_features
+    from relay_tvm.backend.target import make_target
+
+    avx2 = cpu_features(make_target("llvm -mcpu=haswell"))
+    avx512 = cpu_features(make_target("llvm -mcpu=skylake-avx512"))
+    # ResNet-18's 3x3 layers: F(4x4, 3x3) on AVX2
+    for c, h in ((64, 56), (128, 28), (256, 14), (512, 7)):
+        assert winograd_tile(1, c, h, h, c, 8, feats=avx2) == 4, (c, h)
+    for c, h in ((64, 56), (128, 28), (256, 14)):
+        assert winograd_tile(1, c, h, h, c, 16, feats=avx512) == 4, (c, h)
+    # AVX-512, 512 channels at 7x7: F(4x4) has 4 tiles, a 4 x 1-vector GEMM tile (too few
+    # accumulators for the FMA latency); F(2x2) has 16
+    assert winograd_tile(1, 512, 7, 7, 512, 16, feats=avx512) == 2
+    # 6x6 and 4x4 outputs: F(4x4)'s tiles would be mostly padding, F(2x2)'s fit exactly
+    assert winograd_tile(1, 256, 6, 6, 256, 8, feats=avx2) == 2
+    assert winograd_tile(1, 512, 4, 4, 512, 8, feats=avx2) == 2
     # fewer channels than vector lanes, or a few microseconds of work: direct
     assert winograd_tile(1, 3, 224, 224, 64, 8) is None
     assert winograd_tile(1, 8, 32, 32, 8, 16) is None
