@@ -6,7 +6,10 @@
     out = vm.invoke("main", x)          # or vm.run(x), or vm.set_input("main", x); vm.run()
 
 Arguments are checked against the function's parameter types (shape and dtype, no casts):
-a mismatch raises :class:`relay_tvm.errors.BuildError`.
+a mismatch raises :class:`relay_tvm.errors.BuildError`. Values are handed back as the reference
+interpreter gives them: tvm Tensors, tuples, ``ConstructorValue`` for ADT values, ``RefValue``
+for references; a function value comes back as the VM's closure object. ADT values and
+references may be passed in the same way (``ConstructorValue`` / ``RefValue``).
 """
 
 from __future__ import annotations
@@ -26,10 +29,25 @@ class Executable:
         signatures: ``function name -> [(param name, type string, shape, dtype)]``.
     """
 
-    def __init__(self, lib, meta: dict, target=None):
+    def __init__(self, lib, meta: dict, target=None, constructors=None):
         self.lib = lib
         self.meta = meta
         self.target = target
+        self._ctors = dict(constructors or {})  # tag -> Constructor
+
+    def constructor(self, tag: int):
+        """The constructor of ``tag`` (a stand-in with the right names after loading)."""
+        c = self._ctors.get(tag)
+        if c is None:
+            from ..ir.adt import Constructor
+            from ..ir.types import GlobalTypeVar
+
+            names = self.meta.get("constructors", {}).get(str(tag))
+            if names is None:
+                raise BuildError(f"VM result: unknown constructor tag {tag}")
+            c = Constructor(names[1], (), GlobalTypeVar(names[0]), tag=tag)
+            self._ctors[tag] = c
+        return c
 
     @property
     def signatures(self):
@@ -69,14 +87,43 @@ def load_executable(path: str) -> Executable:
     return Executable(lib, meta)
 
 
-def _to_user(v):
+def _to_user(v, exe):
+    """A VM value as the interpreter gives it (see :mod:`relay_tvm.backend.vm_codegen` for the
+    representation: an ADT value is an array whose first element is its integer tag)."""
     import tvm
+    import tvm_ffi
+
+    from .interpreter import ConstructorValue, RefValue
 
     if isinstance(v, tvm.runtime.Tensor):
         return v
-    if hasattr(v, "__len__") and not isinstance(v, (str, bytes)):
-        return tuple(_to_user(x) for x in v)
+    if isinstance(v, tvm_ffi.List):
+        return RefValue(_to_user(v[0], exe))
+    if isinstance(v, tvm_ffi.Array):
+        if len(v) and isinstance(v[0], int) and not isinstance(v[0], bool):
+            return ConstructorValue(exe.constructor(int(v[0])), [_to_user(x, exe) for x in v[1:]])
+        return tuple(_to_user(x, exe) for x in v)
     return v
+
+
+def _to_vm(v, where):
+    """A user value (NumPy, tvm Tensor, tuple, ConstructorValue, RefValue) as a VM value."""
+    import tvm
+    import tvm_ffi
+
+    from .interpreter import ConstructorValue, RefValue
+
+    if isinstance(v, ConstructorValue):
+        return tvm_ffi.Array([v.constructor.tag, *(_to_vm(f, where) for f in v.fields)])
+    if isinstance(v, RefValue):
+        return tvm_ffi.List([_to_vm(v.value, where)])
+    if isinstance(v, (tuple, list)):
+        return tvm_ffi.Array([_to_vm(f, where) for f in v])
+    if isinstance(v, np.ndarray):
+        return tvm.runtime.tensor(np.array(v, order="C"))
+    if isinstance(v, (tvm.runtime.Tensor, tvm_ffi.Function, tvm_ffi.Object)):
+        return v
+    raise BuildError(f"{where}: unsupported value {type(v).__name__}")
 
 
 def _check(value, sig, fname):
@@ -84,6 +131,14 @@ def _check(value, sig, fname):
     import tvm
 
     name, kind, shape, dtype = sig
+    if kind in ("adt", "ref", "func", "any"):
+        from .interpreter import ConstructorValue, RefValue
+
+        want = {"adt": ConstructorValue, "ref": RefValue}.get(kind)
+        if want is not None and not isinstance(value, want):
+            raise BuildError(f"@{fname} argument %{name}: expected a {want.__name__} "
+                             f"({kind} {dtype}), got {type(value).__name__}")
+        return _to_vm(value, f"@{fname} argument %{name}")
     if kind == "tuple":
         if not isinstance(value, (tuple, list)) or len(value) != len(shape):
             raise BuildError(f"@{fname} argument %{name}: expected a tuple of {len(shape)} values")
@@ -155,7 +210,16 @@ class VirtualMachine:
             vals = self._inputs[func_name]
         vals = [v if not hasattr(v, "copyto") or v.device == self.device
                 else v.copyto(self.device) for v in vals]
-        return _to_user(self._vm[func_name](*vals))
+        try:
+            out = self._vm[func_name](*vals)
+        except Exception as e:  # the VM's error for a match that has no matching clause
+            msg = str(e)
+            if "relay_tvm VM: no clause" in msg:
+                from ..errors import RelayError
+
+                raise RelayError(msg[msg.index("relay_tvm VM"):].split(";")[0]) from None
+            raise
+        return _to_user(out, self.exe)
 
     def run(self, *args, **kwargs):
         return self.invoke("main", *args, **kwargs)

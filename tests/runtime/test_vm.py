@@ -142,21 +142,25 @@ def test_local_functions_are_inlined():
     _assert_same(*_both(mod, np.array([1.0, -2.0, 0.5], "float32")))
 
 
-def test_closure_values_and_local_recursion_are_clear_errors():
+def test_closure_values_and_local_recursion_run():
+    # formerly rejected ("closures", "recursive local functions"): now lifted to VM closures
     x = relay.var("x", shape=(2,))
     y = relay.var("y", shape=(2,))
     f = relay.Function([y], relay.add(x, y))
-    mod = relay.IRModule.from_expr(relay.Function([x], relay.Tuple([f, x])))
-    with pytest.raises(relay.BuildError, match="closures"):
-        relay.vm.compile(mod)
+    t = relay.var("t")
+    body = relay.Let(t, relay.Tuple([f, x]),
+                     relay.Call(relay.TupleGetItem(t, 0), [relay.TupleGetItem(t, 1)]))
+    mod = relay.IRModule.from_expr(relay.Function([x], body))
+    _assert_same(*_both(mod, np.array([1.0, 2.5], "float32")))
     # let rec: a local function that calls itself
     n = relay.var("n", shape=(), dtype="int32")
     loop = relay.var("loop")
     body = relay.If(relay.less(n, relay.const(3, "int32")),
                     relay.Call(loop, [relay.add(n, relay.const(1, "int32"))]), n)
     prog = relay.Let(loop, relay.Function([n], body), relay.Call(loop, [relay.const(0, "int32")]))
-    with pytest.raises(relay.BuildError, match="recursive local functions"):
-        relay.vm.compile(relay.IRModule.from_expr(relay.Function([], prog)))
+    ref, got = _both(relay.IRModule.from_expr(relay.Function([], prog)))
+    _assert_same(ref, got)
+    assert int(got.numpy()) == 3
 
 
 def test_load_executable_errors(tmp_path):

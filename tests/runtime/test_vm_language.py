@@ -1,0 +1,150 @@
+"""The VM runs the whole language (ADTs and match, closures, references, polymorphic functions,
+nested tuples) with the same results as the reference interpreter."""
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from relay_tvm.prelude import Prelude
+from relay_tvm.runtime.interpreter import ConstructorValue, RefValue
+
+I32 = "int32"
+
+
+def _same(ref, got, where="result"):
+    """Recursive comparison of an interpreter value with a VM value."""
+    if isinstance(ref, ConstructorValue):
+        assert isinstance(got, ConstructorValue), f"{where}: {got!r} is not an ADT value"
+        assert got.constructor.name_hint == ref.constructor.name_hint, where
+        assert len(got.fields) == len(ref.fields), where
+        for i, (r, g) in enumerate(zip(ref.fields, got.fields)):
+            _same(r, g, f"{where}.{ref.constructor.name_hint}[{i}]")
+    elif isinstance(ref, RefValue):
+        assert isinstance(got, RefValue), where
+        _same(ref.value, got.value, f"{where}.ref")
+    elif isinstance(ref, tuple):
+        assert isinstance(got, tuple) and len(got) == len(ref), f"{where}: {got!r}"
+        for i, (r, g) in enumerate(zip(ref, got)):
+            _same(r, g, f"{where}[{i}]")
+    else:
+        r = ref.numpy() if hasattr(ref, "numpy") else np.asarray(ref)
+        g = got.numpy()
+        assert g.dtype == r.dtype and g.shape == r.shape, where
+        np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6, err_msg=where)
+
+
+def _check(mod, *args):
+    ref = relay.create_executor("debug", mod).evaluate()(*args)
+    got = relay.create_executor("vm", mod, target="llvm").evaluate()(*args)
+    _same(ref, got)
+    return got
+
+
+def _list(p, items):
+    out = p.nil()
+    for x in reversed(items):
+        out = p.cons(x, out)
+    return out
+
+
+def _i(v):
+    return relay.const(v, I32)
+
+
+def _prelude_main(body_of):
+    mod = relay.IRModule()
+    p = Prelude(mod)
+    x = relay.var("x", shape=(3,))
+    mod["main"] = relay.Function([x], body_of(p, x))
+    return mod
+
+
+def _fn(shape, body_of, dtype="float32", n=1):
+    vs = [relay.var(f"a{i}", shape=shape, dtype=dtype) for i in range(n)]
+    return relay.Function(vs, body_of(*vs))
+
+
+def test_prelude_list_functions():
+    def body(p, x):
+        xs = _list(p, [x, relay.exp(x), relay.negative(x), relay.add(x, x)])
+        sq = _fn((3,), lambda a: relay.multiply(a, a))
+        add2 = _fn((3,), lambda a, b: relay.add(a, b), n=2)
+        sub2 = _fn((3,), lambda a, b: relay.subtract(a, b), n=2)
+        return relay.Tuple([
+            p.length(xs), p.map(sq, xs), p.foldl(sub2, x, xs), p.foldr(sub2, x, xs),
+            p.hd(xs), p.tl(xs), p.nth(xs, _i(2)), p.rev(xs), p.foldr1(add2, xs),
+            p.concat(xs, p.tl(xs)), p.zip(xs, p.rev(xs)), p.update(xs, _i(1), x),
+        ])
+
+    _check(_prelude_main(body), np.array([1.0, -2.0, 0.5], "float32"))
+
+
+def test_prelude_int_lists_option_tree_and_nat():
+    def body(p, x):
+        ns = _list(p, [_i(3), _i(-1), _i(4), _i(1), _i(5)])
+        n = relay.var("n", shape=(), dtype=I32)
+        pos = relay.Function([n], relay.greater(n, _i(0)))
+        s = relay.var("s", shape=(), dtype=I32)
+        step = relay.Function([s], relay.If(
+            relay.less(s, _i(4)), p.some(relay.Tuple([relay.add(s, _i(1)), relay.multiply(s, s)])),
+            p.none()))
+        leaf = p.rose(x, p.nil())
+        tree = p.rose(relay.exp(x), _list(p, [leaf, p.rose(x, _list(p, [leaf]))]))
+        nat3 = p.s(p.s(p.s(p.z())))
+        return relay.Tuple([p.sum(ns), p.filter(pos, ns), p.unfoldr(step, _i(0)),
+                            p.unfoldl(step, _i(1)), p.size(tree),
+                            p.tmap(_fn((3,), relay.negative), tree),
+                            p.nat_to_int(p.nat_add(nat3, p.nat_double(nat3)))])
+
+    _check(_prelude_main(body), np.array([0.25, 2.0, -1.0], "float32"))
+
+
+def test_list_argument_and_result():
+    mod = relay.IRModule()
+    p = Prelude(mod)
+    xs = relay.var("xs", relay.TypeCall(p.list, [relay.TensorType((2,), "float32")]))
+    mod["main"] = relay.Function([xs], relay.Tuple([p.length(xs), p.rev(xs)]))
+    a, b = np.array([1, 2], "float32"), np.array([3, 4], "float32")
+    arg = ConstructorValue(p.cons, [a, ConstructorValue(p.cons, [b, ConstructorValue(p.nil, [])])])
+    got = _check(mod, arg)
+    assert int(got[0].numpy()) == 2
+    np.testing.assert_array_equal(got[1].fields[0].numpy(), b)
+    with pytest.raises(relay.BuildError, match="expected a ConstructorValue"):
+        relay.create_executor("vm", mod).evaluate()(a)
+
+
+def test_nested_wildcard_and_tuple_patterns():
+    mod = relay.IRModule()
+    p = Prelude(mod)
+    t = relay.TensorType((), I32)
+    xs = relay.var("xs", relay.TypeCall(p.list, [relay.TupleType([t, relay.TypeCall(p.optional, [t])])]))
+    a, b, c, a2 = relay.var("a"), relay.var("b"), relay.var("c"), relay.var("a2")
+    pc, pv, pw, pt = (relay.PatternConstructor, relay.PatternVar, relay.PatternWildcard,
+                      relay.PatternTuple)
+    m = relay.Match(xs, [
+        relay.Clause(pc(p.cons, [pt([pv(a), pc(p.some, [pv(b)])]),
+                                 pc(p.cons, [pt([pw(), pc(p.none, [])]), pw()])]),
+                     relay.add(a, b)),
+        relay.Clause(pc(p.cons, [pt([pv(a2), pw()]), pc(p.nil, [])]), relay.negative(a2)),
+        relay.Clause(pc(p.cons, [pw(), pv(c)]), p.length(c)),
+        relay.Clause(pw(), _i(-100)),
+    ])
+    mod["f"] = relay.Function([xs], m)
+    f = mod.get_global_var("f")
+
+    def item(k, o):
+        return relay.Tuple([_i(k), p.some(_i(o)) if o is not None else p.none()])
+
+    cases = [[item(1, 2), item(3, None)], [item(5, None)], [item(1, 2), item(3, 4), item(5, 6)],
+             [], [item(7, 8), item(1, None), item(2, None)]]
+    mod["main"] = relay.Function([], relay.Tuple([relay.Call(f, [_list(p, c)]) for c in cases]))
+    got = _check(mod)
+    assert [int(v.numpy()) for v in got] == [3, -5, 2, -100, 7 + 8]
+
+
+def test_partial_match_without_clause_is_an_error():
+    mod = _prelude_main(lambda p, x: p.hd(p.tl(_list(p, [x]))))
+    with pytest.raises(relay.RelayError, match="no clause of the match"):
+        relay.create_executor("vm", mod).evaluate()(np.zeros(3, "float32"))
+    with pytest.raises(relay.RelayError):
+        relay.create_executor("debug", mod).evaluate()(np.zeros(3, "float32"))
