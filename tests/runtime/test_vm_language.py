@@ -148,3 +148,80 @@ def test_partial_match_without_clause_is_an_error():
         relay.create_executor("vm", mod).evaluate()(np.zeros(3, "float32"))
     with pytest.raises(relay.RelayError):
         relay.create_executor("debug", mod).evaluate()(np.zeros(3, "float32"))
+
+
+def _closure_program():
+    """Curried adders, closures in lists and tuples, closures returned from globals and from
+    recursive local functions, Prelude compose / iterate / nat_iterate."""
+    mod = relay.IRModule()
+    p = Prelude(mod)
+    t3 = relay.TensorType((3,), "float32")
+    # @make_scaler(k) = fn (v) { v * k }   (escapes its global function)
+    k = relay.var("k", t3)
+    v = relay.var("v", t3)
+    mod["make_scaler"] = relay.Function([k], relay.Function([v], relay.multiply(v, k)))
+    scaler = mod.get_global_var("make_scaler")
+    # @twice(f, v) = f(f(v))   (higher order)
+    f = relay.var("f", relay.FuncType([t3], t3))
+    v2 = relay.var("v2", t3)
+    mod["twice"] = relay.Function([f, v2], relay.Call(f, [relay.Call(f, [v2])]))
+    twice = mod.get_global_var("twice")
+
+    x = relay.var("x", t3)
+    a, b, g, fs, mk, loop, h = (relay.var(s) for s in "a b g fs mk loop h".split())
+    adder = relay.Function([a], relay.Function([b], relay.add(a, b)))  # curried
+    n = relay.var("n", shape=(), dtype=I32)
+    acc = relay.var("acc", t3)
+    # let rec loop(n, acc) = if n < 3 { loop(n + 1, g(acc)) } else { fn (w) { w + acc } }
+    w = relay.var("w", t3)
+    loop_fn = relay.Function([n, acc], relay.If(
+        relay.less(n, _i(3)), relay.Call(loop, [relay.add(n, _i(1)), relay.Call(g, [acc])]),
+        relay.Function([w], relay.add(w, acc))))
+    y = relay.var("y", relay.FuncType([t3], t3))
+    body = relay.Let(mk, adder, relay.Let(
+        g, relay.Call(mk, [relay.exp(x)]), relay.Let(
+            fs, _list(p, [g, relay.Call(scaler, [x]), relay.Call(mk, [x]),
+                          relay.Call(p.compose, [g, relay.Call(scaler, [x])])]),
+            relay.Let(loop, loop_fn, relay.Let(
+                h, relay.Call(loop, [_i(0), x]),
+                relay.Tuple([
+                    p.map(relay.Function([y], relay.Call(twice, [y, x])), fs),
+                    relay.Call(h, [x]),
+                    relay.Call(relay.Call(p.iterate, [g, _i(4)]), [x]),
+                    relay.Call(relay.Call(p.nat_iterate, [relay.Call(scaler, [x]),
+                                                          p.s(p.s(p.z()))]), [x]),
+                    relay.Tuple([relay.Tuple([g, x]), x]),
+                ]))))))
+    # the tuple of a closure cannot be compared; project the tensor parts out
+    r = relay.var("r")
+    main_body = relay.Let(r, body, relay.Tuple([
+        relay.TupleGetItem(r, 0), relay.TupleGetItem(r, 1), relay.TupleGetItem(r, 2),
+        relay.TupleGetItem(r, 3),
+        relay.Call(relay.TupleGetItem(relay.TupleGetItem(relay.TupleGetItem(r, 4), 0), 0),
+                   [relay.TupleGetItem(relay.TupleGetItem(r, 4), 1)])]))
+    mod["main"] = relay.Function([x], main_body)
+    return mod
+
+
+def test_closures_capture_escape_and_recurse():
+    xv = np.array([0.5, -1.0, 2.0], "float32")
+    got = _check(_closure_program(), xv)
+    # spot values by hand: h = loop(0, x) adds x + 3 e^x; h(x) = 2x + 3e^x
+    np.testing.assert_allclose(got[1].numpy(), 2 * xv + 3 * np.exp(xv), rtol=1e-5)
+    # twice(mk(x)) on x = 3x
+    np.testing.assert_allclose(got[0].fields[1].fields[1].fields[0].numpy(), 3 * xv, rtol=1e-5)
+
+
+def test_mutual_recursion_of_global_functions():
+    mod = relay.IRModule()
+    even, odd = relay.GlobalVar("even"), relay.GlobalVar("odd")
+    n, m = relay.var("n", shape=(), dtype=I32), relay.var("m", shape=(), dtype=I32)
+    mod[even] = relay.Function([n], relay.If(relay.equal(n, _i(0)), relay.const(True),
+                                             relay.Call(odd, [relay.subtract(n, _i(1))])))
+    mod[odd] = relay.Function([m], relay.If(relay.equal(m, _i(0)), relay.const(False),
+                                            relay.Call(even, [relay.subtract(m, _i(1))])))
+    x = relay.var("x", shape=(), dtype=I32)
+    mod["main"] = relay.Function([x], relay.Tuple([relay.Call(even, [x]), relay.Call(odd, [x])]))
+    for k in (0, 7, 10):
+        got = _check(mod, np.array(k, I32))
+        assert bool(got[0].numpy()) == (k % 2 == 0)
