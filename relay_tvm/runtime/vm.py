@@ -126,6 +126,24 @@ def _to_vm(v, where):
     raise BuildError(f"{where}: unsupported value {type(v).__name__}")
 
 
+def _write_back(user, val, exe):
+    """Reference arguments are shared with the program (as in the interpreter): copy what the
+    program wrote into the caller's ``RefValue`` objects."""
+    import tvm_ffi
+
+    from .interpreter import ConstructorValue, RefValue
+
+    stack = [(user, val)]
+    while stack:
+        u, v = stack.pop()
+        if isinstance(u, RefValue) and isinstance(v, tvm_ffi.List):
+            u.value = _to_user(v[0], exe)
+        elif isinstance(u, ConstructorValue) and isinstance(v, tvm_ffi.Array):
+            stack.extend(zip(u.fields, list(v)[1:]))
+        elif isinstance(u, (tuple, list)) and isinstance(v, tvm_ffi.Array):
+            stack.extend(zip(u, v))
+
+
 def _check(value, sig, fname):
     """``value`` (NumPy / tvm Tensor / nested tuple) against a parameter signature entry."""
     import tvm
@@ -204,8 +222,10 @@ class VirtualMachine:
 
     def invoke(self, func_name="main", *args, **kwargs):
         """Call ``func_name``; returns a tvm Tensor or a tuple of them."""
+        users = None
         if args or kwargs or func_name not in self._inputs:
             vals = self._args(func_name, args, kwargs)
+            users = list(args) + list(kwargs.values()) if not kwargs else None
         else:
             vals = self._inputs[func_name]
         vals = [v if not hasattr(v, "copyto") or v.device == self.device
@@ -219,6 +239,8 @@ class VirtualMachine:
 
                 raise RelayError(msg[msg.index("relay_tvm VM"):].split(";")[0]) from None
             raise
+        for u, v in zip(users or (), vals):
+            _write_back(u, v, self.exe)
         return _to_user(out, self.exe)
 
     def run(self, *args, **kwargs):

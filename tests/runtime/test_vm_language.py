@@ -33,9 +33,18 @@ def _same(ref, got, where="result"):
         np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6, err_msg=where)
 
 
+def _fresh(v):
+    """A copy of an argument: a reference argument is written through by the program."""
+    if isinstance(v, RefValue):
+        return RefValue(_fresh(v.value))
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    return v
+
+
 def _check(mod, *args):
-    ref = relay.create_executor("debug", mod).evaluate()(*args)
-    got = relay.create_executor("vm", mod, target="llvm").evaluate()(*args)
+    ref = relay.create_executor("debug", mod).evaluate()(*[_fresh(a) for a in args])
+    got = relay.create_executor("vm", mod, target="llvm").evaluate()(*[_fresh(a) for a in args])
     _same(ref, got)
     return got
 
@@ -225,3 +234,58 @@ def test_mutual_recursion_of_global_functions():
     for k in (0, 7, 10):
         got = _check(mod, np.array(k, I32))
         assert bool(got[0].numpy()) == (k % 2 == 0)
+
+
+def test_counter_through_references():
+    # let c = ref(0); let incr = fn () { c := !c + 1; !c }; (incr(), incr(), incr(), !c)
+    c, incr, u = relay.var("c"), relay.var("incr"), relay.var("u")
+    incr_fn = relay.Function([], relay.Let(
+        u, relay.RefWrite(c, relay.add(relay.RefRead(c), _i(1))), relay.RefRead(c)))
+    calls = [relay.Call(incr, []) for _ in range(3)]
+    body = relay.Let(c, relay.RefCreate(_i(0)), relay.Let(
+        incr, incr_fn, relay.Tuple([*calls, relay.RefRead(c), c])))
+    got = _check(relay.IRModule.from_expr(relay.Function([], body)))
+    assert [int(v.numpy()) for v in got[:4]] == [1, 2, 3, 3]
+    assert isinstance(got[4], RefValue) and int(got[4].value.numpy()) == 3
+
+
+def test_references_are_shared_through_calls_closures_and_data():
+    mod = relay.IRModule()
+    p = Prelude(mod)
+    t3 = relay.TensorType((3,), "float32")
+    rt = relay.RefType(t3)
+    # @double_n(r, n) = if n > 0 { r := !r * 2; @double_n(r, n - 1) } else { () }
+    dbl = relay.GlobalVar("double_n")
+    r, n, u = relay.var("r", rt), relay.var("n", shape=(), dtype=I32), relay.var("u")
+    mod[dbl] = relay.Function([r, n], relay.If(
+        relay.greater(n, _i(0)),
+        relay.Let(u, relay.RefWrite(r, relay.multiply(relay.RefRead(r), relay.const(2.0))),
+                  relay.Call(dbl, [r, relay.subtract(n, _i(1))])),
+        relay.Tuple([])))
+    cell, log, w, s, u1, u2 = (relay.var(k) for k in ("cell", "log", "w", "s", "u1", "u2"))
+    x = relay.var("x", t3)
+    arg = relay.var("arg", rt)
+    v = relay.var("v", t3)
+    # a closure that pushes onto a log kept in a reference; a list of references
+    push = relay.Function([v], relay.RefWrite(log, p.cons(v, relay.RefRead(log))))
+    body = relay.Let(cell, relay.RefCreate(x), relay.Let(
+        log, relay.RefCreate(p.nil()), relay.Let(
+            s, push, relay.Let(
+                u1, relay.Call(s, [x]), relay.Let(
+                    w, relay.Call(dbl, [cell, _i(3)]), relay.Let(
+                        u2, relay.Call(s, [relay.RefRead(arg)]),
+                        relay.Tuple([relay.RefRead(cell), relay.RefRead(log),
+                                     _list(p, [cell, relay.RefCreate(x), cell]),
+                                     relay.RefWrite(arg, relay.RefRead(cell)), arg])))))))
+    mod["main"] = relay.Function([x, arg], body)
+    xv = np.array([1.0, -0.5, 3.0], "float32")
+    start = RefValue(np.array([7.0, 8.0, 9.0], "float32"))
+    got = _check(mod, xv, start)
+    np.testing.assert_array_equal(got[1].fields[0].numpy(), start.value)  # read before the write
+    np.testing.assert_allclose(got[0].numpy(), 8 * xv)
+    assert isinstance(got[2].fields[0], RefValue)
+    # the caller's reference sees the program's write, as with the interpreter
+    mine = RefValue(start.value.copy())
+    relay.create_executor("vm", mod).evaluate()(xv, mine)
+    np.testing.assert_allclose(mine.value.numpy(), 8 * xv)
+    np.testing.assert_allclose(got[4].value.numpy(), 8 * xv)
