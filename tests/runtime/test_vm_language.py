@@ -289,3 +289,48 @@ def test_references_are_shared_through_calls_closures_and_data():
     relay.create_executor("vm", mod).evaluate()(xv, mine)
     np.testing.assert_allclose(mine.value.numpy(), 8 * xv)
     np.testing.assert_allclose(got[4].value.numpy(), 8 * xv)
+
+
+POLY = """#[version = "0.0.5"]
+def @swap[A, B](%p: (A, B)) -> (B, A) {
+  (%p.1, %p.0)
+}
+
+def @scale_first[A](%t: (Tensor[(3), float32], A)) -> (Tensor[(3), float32], A) {
+  (multiply(%t.0, 2f), %t.1)
+}
+
+def @apply_n[A](%f: fn (A) -> A, %n: int32, %x: A) -> A {
+  if (less(%n, 1)) { %x } else { @apply_n(%f, subtract(%n, 1), %f(%x)) }
+}
+
+def @main(%x: Tensor[(3), float32], %k: int32) {
+  %0 = Cons(%k, Cons(add(%k, 1), Nil));
+  %1 = @swap((%x, %0));
+  %2 = @swap((%k, (%x, %k)));
+  %3 = @scale_first((%x, %0));
+  %4 = @scale_first((%x, %x));
+  %5 = @scale_first((%x, Some(%3)));
+  %6 = @apply_n(fn (%v: Tensor[(3), float32]) { exp(%v) }, 2, %x);
+  %7 = @apply_n(fn (%l: List[int32]) { Cons(%k, %l) }, %k, Nil);
+  %8 = @apply_n(fn (%q: (int32, float32)) { (add(%q.0, 1), multiply(%q.1, 3f)) }, 4, (%k, 1f));
+  %9 = @map(fn (%i: int32) { multiply(%i, %i) }, %0);
+  %10 = @map(fn (%w: Tensor[(3), float32]) { negative(%w) }, Cons(%x, Nil));
+  %11 = @id(%0);
+  %12 = @id(%x);
+  %13 = @id(@id);
+  (%1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13(%k))
+}
+"""
+
+
+def test_polymorphic_functions_at_several_types():
+    from relay_tvm.text import parse
+
+    mod = relay.IRModule()
+    Prelude(mod)
+    mod = parse(POLY, init_module=mod)
+    xv = np.array([0.5, 1.0, -2.0], "float32")
+    got = _check(mod, xv, np.array(3, I32))
+    np.testing.assert_allclose(got[5].numpy(), np.exp(np.exp(xv)), rtol=1e-5)
+    assert int(got[7][0].numpy()) == 3 + 4 and float(got[7][1].numpy()) == 81.0
