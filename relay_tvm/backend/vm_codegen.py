@@ -44,7 +44,8 @@ from ..ir.types import TensorType, TupleType
 from .lower import LowerCache
 from .partition import make_primitive
 
-_CALL, _IF, _GOTO, _RET, _FAIL = range(5)  # _FAIL: If(cond, to the next match clause)
+# _FAIL: If(cond, to the next match clause); _LOOP: Goto(the function's first instruction)
+_CALL, _IF, _GOTO, _RET, _FAIL, _LOOP = range(6)
 _DIRECT_OPS = (GlobalVar, Var, Function, Constructor)
 
 
@@ -98,6 +99,7 @@ class _FuncCompiler:
         self.nreg = len(func.params) + len(self.captured)
         self.let_vals = {}  # let-bound Var -> value expression, over the whole function
         self.inlining = set()  # ids of local functions being inlined
+        self.tail = set()  # ids of the expressions in tail position (see _tail_positions)
 
     def reg(self) -> int:
         r = self.nreg
@@ -114,6 +116,7 @@ class _FuncCompiler:
             memo[id(v)] = c
         if self.self_var is not None:
             memo[id(self.self_var)] = ("self", self.name, caps)
+        self.tail = _tail_positions(self.func.body)
         code, res = self.expr(self.func.body, memo)
         code.append((_RET, self.as_reg(code, res)))
         return code
@@ -349,6 +352,8 @@ class _FuncCompiler:
             return self.call(code, "vm.builtin.make_tuple", [("imm", op.tag), *args])
         if isinstance(op, GlobalVar):
             self.owner.need_function(op)
+            if op.name_hint == self.name and id(node) in self.tail:
+                return self.tail_call(code, args)
             return self.call(code, op.name_hint, args)
         if isinstance(op, Op):
             node = make_primitive(node, list(node.args))
@@ -370,16 +375,31 @@ class _FuncCompiler:
             name, caps = self.lift(code, fn, val[2])
             return self.call(code, name, args + caps)
         if kind == "self":
+            if id(node) in self.tail:
+                return self.tail_call(code, args)
             return self.call(code, val[1], args + list(val[2]))
         if kind == "f":
             return self.call(code, val[1], args)
         return self.call(code, "vm.builtin.invoke_closure", [("state",), val, *args])
 
+    def tail_call(self, code, args):
+        """A self call in tail position is a jump: the arguments move into the parameter
+        registers (through temporaries, as they may read them) and control goes back to the
+        first instruction, so loops written as recursion run in constant stack."""
+        tmp = [self.as_reg(code, a) for a in args]
+        tmp = [self.call(code, "vm.builtin.copy", [("r", t)])[1] for t in tmp]
+        for i, t in enumerate(tmp):
+            code.append((_CALL, "vm.builtin.copy", [("r", t)], i))
+        code.append((_LOOP,))
+        return ("r", tmp[0]) if tmp else self.call(code, "vm.builtin.make_tuple", [])
+
     def emit_kernel(self, code, node, memo, op=None):
         """A call of a primitive function (a fused kernel)."""
         import tvm
 
-        lowered = self.owner.cache.lower(op if op is not None else node.op)
+        fn = op if op is not None else node.op
+        _check_static_result(fn, node, self.name)
+        lowered = self.owner.cache.lower(fn)
         ins = []
         for a in node.args:
             ins.extend(self.flat_args(code, memo[id(a)], a.checked_type))
@@ -513,6 +533,38 @@ class VMCompiler:
         return ib, {k: (v[0],) for k, v in funcs.items()}
 
 
+def _tail_positions(body) -> set:
+    """ids of the expressions whose value is the function's result (through ``let`` bodies,
+    ``if`` branches and ``match`` clauses)."""
+    out, stack = set(), [body]
+    while stack:
+        e = stack.pop()
+        out.add(id(e))
+        t = type(e)
+        if t is Let:
+            stack.append(e.body)
+        elif t is If:
+            stack.extend((e.true_branch, e.false_branch))
+        elif t is Match:
+            stack.extend(c.rhs for c in e.clauses)
+    return out
+
+
+def _check_static_result(fn, node, fname):
+    """A kernel whose result shape is only known at run time (``Any``) is out of reach."""
+    stack = [node.checked_type]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TupleType):
+            stack.extend(t.fields)
+        elif isinstance(t, TensorType) and not all(isinstance(d, int) for d in t.shape):
+            body = fn.body
+            what = getattr(getattr(body, "op", None), "name", None) or "a fused kernel"
+            raise BuildError(f"VM compiler: {what} in @{fname} produces a dynamic shape "
+                             f"{t.shape}{_where(node)}; dynamic shapes are not supported yet",
+                             node.span)
+
+
 def _check_static(fname, p):
     """Dynamic shapes (``Any``) in the parameters of a function are out of the VM's reach."""
     stack = [p.checked_type]
@@ -550,8 +602,10 @@ def _emit(ib, code):
             return ib.convert_constant(a[1])
         raise AssertionError(a)
 
-    for ins in code:
-        if ins[0] == _CALL:
+    for pc, ins in enumerate(code):
+        if ins[0] == _LOOP:
+            ib.emit_goto(-pc)
+        elif ins[0] == _CALL:
             _, name, args, dst = ins
             ib.emit_call(name, args=[arg(a) for a in args],
                          dst=ib.r(dst) if dst is not None else None)

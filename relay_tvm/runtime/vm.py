@@ -180,6 +180,40 @@ def _check(value, sig, fname):
     return value
 
 
+_STACK_BYTES = 1 << 30
+
+
+def _call_with_big_stack(fn, args):
+    """Call ``fn(*args)`` on a thread with a 1 GiB stack (address space, touched only as used).
+
+    The Relax VM runs a call of a VM function as a nested C++ call, so recursion that is not
+    a tail call (``@map``, ``@length`` over a long list) uses C stack per level; the 8 MiB of
+    the main thread overflows (the process dies) after a few thousand levels. Self tail calls
+    are compiled into jumps and need no stack.
+    """
+    import threading
+
+    box = {}
+
+    def run():
+        try:
+            box["out"] = fn(*args)
+        except BaseException as e:  # re-raised in the caller's thread
+            box["err"] = e
+
+    old = threading.stack_size()
+    threading.stack_size(_STACK_BYTES)
+    try:
+        t = threading.Thread(target=run, name="relay_tvm-vm")
+        t.start()
+    finally:
+        threading.stack_size(old)
+    t.join()
+    if "err" in box:
+        raise box["err"]
+    return box["out"]
+
+
 class VirtualMachine:
     """Runs an :class:`Executable` (tvm.runtime.vm.VirtualMachine).
 
@@ -231,7 +265,7 @@ class VirtualMachine:
         vals = [v if not hasattr(v, "copyto") or v.device == self.device
                 else v.copyto(self.device) for v in vals]
         try:
-            out = self._vm[func_name](*vals)
+            out = _call_with_big_stack(self._vm[func_name], vals)
         except Exception as e:  # the VM's error for a match that has no matching clause
             msg = str(e)
             if "relay_tvm VM: no clause" in msg:

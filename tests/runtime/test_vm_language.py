@@ -386,3 +386,66 @@ def _same_plain(ref, got, where="result"):
     else:
         r = ref.numpy() if hasattr(ref, "numpy") else np.asarray(ref)
         np.testing.assert_allclose(np.asarray(got), r, rtol=1e-5, err_msg=where)
+
+
+DEEP = """#[version = "0.0.5"]
+def @build(%n: int32, %acc: List[int32]) -> List[int32] {
+  if (less(%n, 1)) { %acc } else { @build(subtract(%n, 1), Cons(%n, %acc)) }
+}
+def @main(%n: int32) {
+  %0 = @build(%n, Nil);
+  %1 = @map(fn (%i: int32) { multiply(%i, 2) }, %0);
+  %2 = @foldl(fn (%a: int32, %b: int32) { add(%a, %b) }, 0, %0);
+  let %loop = fn (%k: int32, %s: int32) -> int32 {
+    if (less(%k, 1)) { %s } else { %loop(subtract(%k, 1), add(%s, %k)) }
+  };
+  (@length(%0), @sum(%1), %2, %loop(%n, 0))
+}
+"""
+
+
+def test_deep_recursion_and_tail_calls():
+    """Self tail calls (``@build``, ``@foldl``, the let-rec ``loop``) are jumps; the non-tail
+    recursion of ``@map`` / ``@length`` over 20,000 elements needs the VM thread's big stack
+    (the main thread's 8 MiB died at ~10,000 levels)."""
+    from relay_tvm.text import parse
+
+    mod = relay.IRModule()
+    Prelude(mod)
+    mod = parse(DEEP, init_module=mod)
+    _check(mod, np.array(50, I32))
+    n = 20000
+    got = relay.create_executor("vm", mod).evaluate()(np.array(n, I32))
+    assert [int(v.numpy()) for v in got] == [n, n * (n + 1), n * (n + 1) // 2, n * (n + 1) // 2]
+    funcs, name = {}, None
+    for line in relay.vm.compile(mod).bytecode.splitlines():
+        if line.startswith("@") and line.endswith(":"):
+            name = line[1:-1]
+            funcs[name] = []
+        elif name is not None:
+            funcs[name].append(line.split())
+    for f in ("build", "foldl"):
+        assert ["call", f] not in [ins[:2] for ins in funcs[f]], f
+        assert any(ins[:1] == ["goto"] and int(ins[1]) < 0 for ins in funcs[f]), f
+
+
+def test_dynamic_shapes_stay_clear_errors():
+    x = relay.var("x", shape=(relay.Any(), 3))
+    with pytest.raises(relay.BuildError, match=r"@main parameter %x has a dynamic shape"):
+        relay.vm.compile(relay.IRModule.from_expr(relay.Function([x], relay.exp(x))))
+    n = relay.var("n", shape=(), dtype="float32")
+    with pytest.raises(relay.BuildError, match=r"arange in @main produces a dynamic shape"):
+        relay.vm.compile(relay.IRModule.from_expr(relay.Function([n], relay.arange(n))))
+
+
+def test_adt_argument_of_the_wrong_kind():
+    mod = relay.IRModule()
+    p = Prelude(mod)
+    r = relay.var("r", relay.RefType(relay.TensorType((), I32)))
+    xs = relay.var("xs", relay.TypeCall(p.list, [relay.TensorType((), I32)]))
+    mod["main"] = relay.Function([r, xs], relay.add(relay.RefRead(r), p.length(xs)))
+    run = relay.create_executor("vm", mod).evaluate()
+    nil = ConstructorValue(p.nil, [])
+    with pytest.raises(relay.BuildError, match=r"argument %r: expected a RefValue"):
+        run(np.array(1, I32), nil)
+    assert int(run(RefValue(np.array(4, I32)), nil).numpy()) == 4
