@@ -387,7 +387,8 @@ class _FuncCompiler:
         registers (through temporaries, as they may read them) and control goes back to the
         first instruction, so loops written as recursion run in constant stack."""
         tmp = [self.as_reg(code, a) for a in args]
-        tmp = [self.call(code, "vm.builtin.copy", [("r", t)])[1] for t in tmp]
+        if any(t < len(tmp) for t in tmp):  # an argument reads a parameter register
+            tmp = [self.call(code, "vm.builtin.copy", [("r", t)])[1] for t in tmp]
         for i, t in enumerate(tmp):
             code.append((_CALL, "vm.builtin.copy", [("r", t)], i))
         code.append((_LOOP,))
