@@ -19,6 +19,7 @@ import json
 import numpy as np
 
 from ..errors import BuildError
+from .interpreter import ConstructorValue, RefValue
 
 
 class Executable:
@@ -87,22 +88,70 @@ def load_executable(path: str) -> Executable:
     return Executable(lib, meta)
 
 
-def _to_user(v, exe):
+def _to_user(v, exe, vm=None):
     """A VM value as the interpreter gives it (see :mod:`relay_tvm.backend.vm_codegen` for the
     representation: an ADT value is an array whose first element is its integer tag)."""
     import tvm
     import tvm_ffi
 
-    from .interpreter import ConstructorValue, RefValue
-
     if isinstance(v, tvm.runtime.Tensor):
         return v
     if isinstance(v, tvm_ffi.List):
-        return RefValue(_to_user(v[0], exe))
+        return VMRef(v, exe, vm)
     if isinstance(v, tvm_ffi.Array):
         if len(v) and isinstance(v[0], int) and not isinstance(v[0], bool):
-            return ConstructorValue(exe.constructor(int(v[0])), [_to_user(x, exe) for x in v[1:]])
-        return tuple(_to_user(x, exe) for x in v)
+            return ConstructorValue(exe.constructor(int(v[0])),
+                                    [_to_user(x, exe, vm) for x in v[1:]])
+        return tuple(_to_user(x, exe, vm) for x in v)
+    if vm is not None and isinstance(v, tvm_ffi.Object):
+        return VMClosureValue(v, vm)
+    return v
+
+
+class VMRef(RefValue):
+    """A reference handed back by the VM: a live view of the VM's cell, so writes by closures
+    called later are seen (as with the interpreter's shared ``RefValue``)."""
+
+    __slots__ = ("cell", "exe", "vm")
+
+    def __init__(self, cell, exe, vm):
+        self.cell, self.exe, self.vm = cell, exe, vm
+
+    @property
+    def value(self):
+        return _to_user(self.cell[0], self.exe, self.vm)
+
+    @value.setter
+    def value(self, v):
+        self.cell[0] = _to_vm(_plain(v), "RefValue")
+
+
+class VMClosureValue:
+    """A function value handed back by the VM; call it with user values (as the interpreter's
+    ``Closure``): ``f(x)`` runs it on the VM that made it."""
+
+    __slots__ = ("closure", "vm")
+
+    def __init__(self, closure, vm):
+        self.closure = closure
+        self.vm = vm
+
+    def __call__(self, *args):
+        vals = [_to_vm(_plain(a), "VM closure argument") for a in args]
+        out = _call_with_big_stack(self.vm._vm.invoke_closure, [self.closure, *vals])
+        for u, v in zip(args, vals):
+            _write_back(u, v, self.vm.exe)
+        return _to_user(out, self.vm.exe, self.vm)
+
+    def __repr__(self):
+        return "VMClosureValue()"
+
+
+def _plain(v):
+    if isinstance(v, (bool, int, float, np.generic)):
+        return np.asarray(v)
+    if isinstance(v, VMClosureValue):
+        return v.closure
     return v
 
 
@@ -111,10 +160,10 @@ def _to_vm(v, where):
     import tvm
     import tvm_ffi
 
-    from .interpreter import ConstructorValue, RefValue
-
     if isinstance(v, ConstructorValue):
         return tvm_ffi.Array([v.constructor.tag, *(_to_vm(f, where) for f in v.fields)])
+    if isinstance(v, VMRef):
+        return v.cell
     if isinstance(v, RefValue):
         return tvm_ffi.List([_to_vm(v.value, where)])
     if isinstance(v, (tuple, list)):
@@ -130,8 +179,6 @@ def _write_back(user, val, exe):
     """Reference arguments are shared with the program (as in the interpreter): copy what the
     program wrote into the caller's ``RefValue`` objects."""
     import tvm_ffi
-
-    from .interpreter import ConstructorValue, RefValue
 
     stack = [(user, val)]
     while stack:
@@ -150,13 +197,11 @@ def _check(value, sig, fname):
 
     name, kind, shape, dtype = sig
     if kind in ("adt", "ref", "func", "any"):
-        from .interpreter import ConstructorValue, RefValue
-
         want = {"adt": ConstructorValue, "ref": RefValue}.get(kind)
         if want is not None and not isinstance(value, want):
             raise BuildError(f"@{fname} argument %{name}: expected a {want.__name__} "
                              f"({kind} {dtype}), got {type(value).__name__}")
-        return _to_vm(value, f"@{fname} argument %{name}")
+        return _to_vm(_plain(value), f"@{fname} argument %{name}")
     if kind == "tuple":
         if not isinstance(value, (tuple, list)) or len(value) != len(shape):
             raise BuildError(f"@{fname} argument %{name}: expected a tuple of {len(shape)} values")
@@ -230,6 +275,7 @@ class VirtualMachine:
         self.device = device if device is not None else tvm.cpu(0)
         self._vm = relax.VirtualMachine(exe.lib, self.device)
         self._inputs: dict = {}
+        self._outputs = None
 
     def set_input(self, func_name="main", *args, **kwargs):
         """Remember the arguments of ``func_name`` for :meth:`run`."""
@@ -275,7 +321,16 @@ class VirtualMachine:
             raise
         for u, v in zip(users or (), vals):
             _write_back(u, v, self.exe)
-        return _to_user(out, self.exe)
+        self._outputs = _to_user(out, self.exe, self)
+        return self._outputs
+
+    def get_outputs(self) -> list:
+        """The outputs of the last :meth:`invoke` / :meth:`run` as a list (the fields of a
+        tuple result, or the single value)."""
+        if self._outputs is None:
+            raise BuildError("VirtualMachine.get_outputs: nothing has run yet")
+        out = self._outputs
+        return list(out) if isinstance(out, tuple) else [out]
 
     def run(self, *args, **kwargs):
         return self.invoke("main", *args, **kwargs)

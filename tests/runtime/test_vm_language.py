@@ -449,3 +449,31 @@ def test_adt_argument_of_the_wrong_kind():
     with pytest.raises(relay.BuildError, match=r"argument %r: expected a RefValue"):
         run(np.array(1, I32), nil)
     assert int(run(RefValue(np.array(4, I32)), nil).numpy()) == 4
+
+
+def test_returned_closures_are_callable_and_get_outputs():
+    from relay_tvm.runtime.vm import VirtualMachine
+
+    mod = relay.IRModule()
+    p = Prelude(mod)
+    x = relay.var("x", shape=(3,))
+    y = relay.var("y", shape=(3,))
+    r = relay.var("r")
+    add_x = relay.Function([y], relay.add(y, relay.multiply(x, x)))
+    y2 = relay.var("y2", shape=(3,))
+    mod["main"] = relay.Function([x], relay.Let(r, relay.RefCreate(x), relay.Tuple(
+        [add_x, p.cons(add_x, p.nil()), r, relay.Function([y2], relay.RefWrite(r, y2))])))
+    xv, yv = np.array([1.0, 2.0, -3.0], "float32"), np.array([0.5, 0.5, 0.5], "float32")
+    ref = relay.create_executor("debug", mod).evaluate()(xv)
+    vm = VirtualMachine(relay.vm.compile(mod))
+    got = vm.run(xv)
+    _same(ref[0](yv), got[0](yv))
+    _same(ref[1].fields[0](yv), got[1].fields[0](yv))
+    # the returned reference is shared with the returned closure, as in the interpreter
+    ref[3](yv)
+    got[3](yv)
+    _same(ref[2], got[2])
+    np.testing.assert_allclose(got[2].value.numpy(), yv)
+    outs = vm.get_outputs()
+    assert len(outs) == 4 and outs[0] is got[0]
+    np.testing.assert_allclose(got[0](yv).numpy(), yv + xv * xv)
