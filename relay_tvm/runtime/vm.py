@@ -67,7 +67,47 @@ class Executable:
 
     @property
     def bytecode(self) -> str:
+        """The VM instructions as text (one block per function)."""
         return self.lib.as_text()
+
+    def save(self):
+        """Serialize (tvm.runtime.vm.Executable.save).
+
+        Returns:
+            ``(code, lib)``: ``code`` is a ``bytearray`` holding the VM functions, their
+            constants and the signatures; ``lib`` is the runtime module of the kernels (write
+            it with ``lib.export_library(path)``; None when the program has no kernels).
+        """
+        import os
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "code.bin")
+            self.lib.mod.write_to_file(path, "")
+            with open(path, "rb") as f:
+                code = bytearray(f.read())
+        imports = list(self.lib.mod.imports)
+        return code, (imports[0] if imports else None)
+
+    @staticmethod
+    def load_exec(code, lib) -> "Executable":
+        """Rebuild an executable from :meth:`save`'s ``code`` and the kernel module ``lib``
+        (the one ``save`` returned, or ``tvm.runtime.load_module`` of its export)."""
+        import tvm_ffi
+        from tvm import relax
+
+        try:
+            load = tvm_ffi.get_global_func("ffi.Module.load_from_bytes.relax.VMExecutable")
+            mod = load(bytearray(code))
+            if lib is not None:
+                mod.import_module(lib)
+            exe = relax.VMExecutable(mod)
+            vm = relax.VirtualMachine(exe, __import__("tvm").cpu(0))
+            meta = json.loads(vm["__relay_vm_meta"]())
+        except Exception as e:
+            raise BuildError(f"Executable.load_exec: not a relay_tvm VM executable's code and "
+                             f"kernels: {e}") from e
+        return Executable(exe, meta)
 
 
 def load_executable(path: str) -> Executable:
