@@ -36,6 +36,19 @@ class Executable:
         self.target = target
         self._ctors = dict(constructors or {})  # tag -> Constructor
 
+    def tag_of(self, ctor, where="argument") -> int:
+        """The tag this executable uses for ``ctor``: its own when the executable was compiled
+        in this process from the same definitions, else found by type and constructor name
+        (tags are numbered per process)."""
+        if self._ctors.get(ctor.tag) is ctor:
+            return ctor.tag
+        key = [getattr(ctor.belong_to, "name_hint", str(ctor.belong_to)), ctor.name_hint]
+        for tag, names in self.meta.get("constructors", {}).items():
+            if names == key:
+                return int(tag)
+        raise BuildError(f"{where}: constructor {key[1]} of type {key[0]} is not one of this "
+                         f"executable's")
+
     def constructor(self, tag: int):
         """The constructor of ``tag`` (a stand-in with the right names after loading)."""
         c = self._ctors.get(tag)
@@ -163,7 +176,7 @@ class VMRef(RefValue):
 
     @value.setter
     def value(self, v):
-        self.cell[0] = _to_vm(_plain(v), "RefValue")
+        self.cell[0] = _to_vm(_plain(v), "RefValue", self.exe)
 
 
 class VMClosureValue:
@@ -177,7 +190,7 @@ class VMClosureValue:
         self.vm = vm
 
     def __call__(self, *args):
-        vals = [_to_vm(_plain(a), "VM closure argument") for a in args]
+        vals = [_to_vm(_plain(a), "VM closure argument", self.vm.exe) for a in args]
         out = _call_with_big_stack(self.vm._vm.invoke_closure, [self.closure, *vals])
         for u, v in zip(args, vals):
             _write_back(u, v, self.vm.exe)
@@ -195,19 +208,20 @@ def _plain(v):
     return v
 
 
-def _to_vm(v, where):
+def _to_vm(v, where, exe):
     """A user value (NumPy, tvm Tensor, tuple, ConstructorValue, RefValue) as a VM value."""
     import tvm
     import tvm_ffi
 
     if isinstance(v, ConstructorValue):
-        return tvm_ffi.Array([v.constructor.tag, *(_to_vm(f, where) for f in v.fields)])
+        return tvm_ffi.Array([exe.tag_of(v.constructor, where),
+                              *(_to_vm(f, where, exe) for f in v.fields)])
     if isinstance(v, VMRef):
         return v.cell
     if isinstance(v, RefValue):
-        return tvm_ffi.List([_to_vm(v.value, where)])
+        return tvm_ffi.List([_to_vm(v.value, where, exe)])
     if isinstance(v, (tuple, list)):
-        return tvm_ffi.Array([_to_vm(f, where) for f in v])
+        return tvm_ffi.Array([_to_vm(f, where, exe) for f in v])
     if isinstance(v, np.ndarray):
         return tvm.runtime.tensor(np.array(v, order="C"))
     if isinstance(v, (tvm.runtime.Tensor, tvm_ffi.Function, tvm_ffi.Object)):
@@ -231,7 +245,7 @@ def _write_back(user, val, exe):
             stack.extend(zip(u, v))
 
 
-def _check(value, sig, fname):
+def _check(value, sig, fname, exe):
     """``value`` (NumPy / tvm Tensor / nested tuple) against a parameter signature entry."""
     import tvm
 
@@ -241,11 +255,11 @@ def _check(value, sig, fname):
         if want is not None and not isinstance(value, want):
             raise BuildError(f"@{fname} argument %{name}: expected a {want.__name__} "
                              f"({kind} {dtype}), got {type(value).__name__}")
-        return _to_vm(_plain(value), f"@{fname} argument %{name}")
+        return _to_vm(_plain(value), f"@{fname} argument %{name}", exe)
     if kind == "tuple":
         if not isinstance(value, (tuple, list)) or len(value) != len(shape):
             raise BuildError(f"@{fname} argument %{name}: expected a tuple of {len(shape)} values")
-        return tuple(_check(v, s, fname) for v, s in zip(value, shape))
+        return tuple(_check(v, s, fname, exe) for v, s in zip(value, shape))
     if isinstance(value, (bool, int, float, np.generic)):
         value = np.asarray(value, dtype=dtype)
     if isinstance(value, np.ndarray):
@@ -338,7 +352,7 @@ class VirtualMachine:
         if len(args) != len(sigs) or any(a is None for a in args):
             raise BuildError(f"@{func_name} takes {len(sigs)} argument(s) {names}, got "
                              f"{len([a for a in args if a is not None])}")
-        return [_check(a, s, func_name) for a, s in zip(args, sigs)]
+        return [_check(a, s, func_name, self.exe) for a, s in zip(args, sigs)]
 
     def invoke(self, func_name="main", *args, **kwargs):
         """Call ``func_name``; returns a tvm Tensor or a tuple of them."""

@@ -477,3 +477,25 @@ def test_returned_closures_are_callable_and_get_outputs():
     outs = vm.get_outputs()
     assert len(outs) == 4 and outs[0] is got[0]
     np.testing.assert_allclose(got[0](yv).numpy(), yv + xv * xv)
+
+
+def test_constructor_arguments_are_matched_by_name_across_processes():
+    """Tags are numbered per process: a list built in another process (or from another parse
+    of the Prelude) has other tags and must still match by type and constructor name."""
+    from relay_tvm.ir.adt import Constructor
+    from relay_tvm.ir.types import GlobalTypeVar
+
+    mod = relay.IRModule()
+    p = Prelude(mod)
+    xs = relay.var("xs", relay.TypeCall(p.list, [relay.TensorType((), I32)]))
+    mod["main"] = relay.Function([xs], p.sum(xs))
+    run = relay.create_executor("vm", mod).evaluate()
+    lst = GlobalTypeVar("List")
+    cons, nil = Constructor("Cons", (), lst), Constructor("Nil", (), lst)
+    assert cons.tag != p.cons.tag
+    arg = ConstructorValue(cons, [np.array(5, I32), ConstructorValue(
+        cons, [np.array(-2, I32), ConstructorValue(nil, [])])])
+    assert int(run(arg).numpy()) == 3
+    bad = ConstructorValue(Constructor("Snoc", (), lst), [])
+    with pytest.raises(relay.BuildError, match="constructor Snoc of type List is not one of"):
+        run(bad)
