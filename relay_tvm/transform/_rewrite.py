@@ -242,8 +242,30 @@ def typed(mod_or_expr):
     return infer_expr(mod_or_expr)
 
 
+def called_ops(func) -> frozenset:
+    """Names of the operators called anywhere in ``func`` (inside primitive functions too).
+
+    A pass that only rewrites calls of certain operators returns ``func`` as it is when none of
+    them occurs; the answer is remembered per function object (functions are immutable), so the
+    passes of one pipeline that leave a function unchanged share one walk over it.
+    """
+    hit = _CALLED_OPS.get(id(func))
+    if hit is not None and hit[0] is func:
+        return hit[1]
+    names = frozenset(n.op.name for n in _post_order(func)
+                      if type(n) is Call and isinstance(n.op, Op))
+    if len(_CALLED_OPS) >= 64:
+        _CALLED_OPS.clear()
+    _CALLED_OPS[id(func)] = (func, names)  # holding func keeps its id from being reused
+    return names
+
+
+_CALLED_OPS: dict = {}
+
+
 def has_type(e) -> bool:
     return getattr(e, "_checked_type", None) is not None
 
 
-__all__ = ["post_order", "rebuild", "Rewriter", "op_name", "is_primitive", "typed", "has_type"]
+__all__ = ["post_order", "rebuild", "Rewriter", "op_name", "is_primitive", "typed", "has_type",
+           "called_ops"]

@@ -304,8 +304,8 @@ class GraphPartitioner:
             dparent = tree.parent[nid]
             if dparent < 0:
                 continue
-            if self._count_with_new_child(nid, dparent) > self.max_depth:
-                continue
+            # Relay checks the group size first; every condition here is free of side effects,
+            # so the walk that counts the group's nodes runs last, only for a possible fusion
             if phase == 2:
                 if gpat > kInjective:
                     continue
@@ -313,7 +313,8 @@ class GraphPartitioner:
                 if self.gpattern[dom_root] == kTuple:
                     continue
                 if self.gpattern[dparent] == kTuple and self.gpattern[dom_root] <= kInjective:
-                    if self._check_path(nid, dparent, upto_injective):
+                    if (self._count_with_new_child(nid, dparent) <= self.max_depth
+                            and self._check_path(nid, dparent, upto_injective)):
                         self._commit(nid, dparent)
                 continue
             if self.find(nid) == self.find(dparent):
@@ -321,29 +322,35 @@ class GraphPartitioner:
             if self.gpattern[dparent] == kTuple:  # do not fuse into a tuple (yet)
                 continue
             if gpat == kOutEWiseFusable:
-                if phase != 0:
+                if phase != 0 or tree.pattern[nid] != kElemWise:
                     continue
-                if tree.pattern[nid] == kElemWise:
-                    if self._check_path(nid, dparent, upto_broadcast):
-                        self._commit(nid, dparent)
+                cond = upto_broadcast
             elif gpat <= kBroadcast:
                 dpat = tree.pattern[nid]
-                if dpat <= kInjective or dpat == kCommReduce:
-                    if self._check_path(nid, dparent, into_anchor):
-                        self._commit(nid, dparent)
+                if not (dpat <= kInjective or dpat == kCommReduce):
+                    continue
+                cond = into_anchor
             elif gpat in (kInjective, kTuple):
                 if phase != 1:
                     continue
-                if self._check_path(nid, dparent, upto_injective):
-                    self._commit(nid, dparent)
+                cond = upto_injective
+            else:
+                continue
+            if (self._count_with_new_child(nid, dparent) <= self.max_depth
+                    and self._check_path(nid, dparent, cond)):
+                self._commit(nid, dparent)
 
 
 def fused_function_name(body) -> str:
     """Relay's kernel name for a fused function body: ``fused_`` + the operator names in post
     order, dots as underscores; past 80 characters, truncated with a hash of the full name."""
+    return _name_of_calls([n for n in post_order(body) if type(n) is Call])
+
+
+def _name_of_calls(calls) -> str:
     names = ["fused"]
-    for n in post_order(body):
-        if type(n) is Call and isinstance(n.op, Op):
+    for n in calls:
+        if isinstance(n.op, Op):
             names.append(n.op.name.replace(".", "_"))
     name = "_".join(names)
     if len(name) > MAX_FUNC_NAME_LENGTH:
@@ -372,7 +379,7 @@ class _GroupInfo:
 
 def _make_function(info: _GroupInfo, body, span):
     calls = [n for n in post_order(body) if type(n) is Call]
-    attrs = {"Primitive": 1 if calls else 0, "func_name": fused_function_name(body)}
+    attrs = {"Primitive": 1 if calls else 0, "func_name": _name_of_calls(calls)}
     if calls and all(isinstance(c.op, Op) and c.op.name in _RESHAPE_OPS for c in calls):
         attrs["relay.reshape_only"] = 1
     # ret_type stays unannotated, as a hand-written primitive function; inference types it

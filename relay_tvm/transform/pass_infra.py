@@ -131,7 +131,7 @@ def _check_after(name: str, mod: IRModule) -> None:
 
     try:
         check_well_formed(mod)
-        infer_module(mod)
+        infer_module(mod, reuse=False)  # type everything again: the check trusts nothing
     except RelayError as e:
         raise RelayError(f"pass {name} left an ill-formed or ill-typed module: {e}") from e
 

@@ -306,9 +306,11 @@ class _Pending:
 class TypeInferencer:
     """Infers the types of the functions of a module (or of one bare expression)."""
 
-    def __init__(self, mod: IRModule | None = None, allow_free_vars: bool = False):
+    def __init__(self, mod: IRModule | None = None, allow_free_vars: bool = False,
+                 reuse: bool = True):
         self.mod = mod
         self.allow_free_vars = allow_free_vars
+        self.reuse = reuse
         self.solver = TypeSolver()
         self.types: dict = {}
         self.global_types: dict = {}
@@ -381,6 +383,7 @@ class TypeInferencer:
     def visit(self, root):
         types = self.types
         sealable = self.sealable
+        reuse = self.reuse
         stack = [(root, 0)]
         while stack:
             e, stage = stack.pop()
@@ -388,7 +391,7 @@ class TypeInferencer:
                 if e in types:
                     continue
                 t = type(e)
-                if t is not Var and getattr(e, "_type_sealed", False):
+                if reuse and t is not Var and getattr(e, "_type_sealed", False):
                     # typed before, and its type depends on nothing outside it: reuse it
                     types[e] = e._checked_type
                     sealable.add(e)
@@ -760,30 +763,39 @@ def check_exhaustive(m: Match, inf: TypeInferencer) -> None:
 
 # ---- entry points ------------------------------------------------------------------------------
 
-def infer_module(mod: IRModule) -> IRModule:
+def infer_module(mod: IRModule, reuse: bool = True) -> IRModule:
     """Type-check every function of ``mod`` (jointly, so globals may call each other); fills in
     ``checked_type`` everywhere and returns a new module holding the same functions.
+
+    Args:
+        reuse: take the types of sealed expressions (typed before, see ``_SEALABLE``) as they
+            are; ``False`` types every expression again (the ``relay.debug.check_each_pass``
+            check, and tests that the reused types are right).
 
     Raises:
         TypeInferenceError: with the expression, expected and actual types and the span.
         WellFormedError: a function uses a variable it does not bind.
     """
     with paused_gc():
-        return _infer_module(mod)
+        return _infer_module(mod, reuse)
 
 
-def _infer_module(mod: IRModule) -> IRModule:
+def _infer_module(mod: IRModule, reuse: bool = True) -> IRModule:
     from ..analysis.well_formed import check_well_formed
 
     funcs = mod.functions
-    if all(getattr(f, "_type_sealed", False) for f in funcs.values()):
+
+    def sealed(f):
+        return reuse and getattr(f, "_type_sealed", False)
+
+    if all(sealed(f) for f in funcs.values()):
         # every function was type-checked before and refers to no global: nothing can have
         # changed (a sealed function was well formed too, and it is immutable)
         return mod.copy()
     for gv, f in funcs.items():
-        if not getattr(f, "_type_sealed", False):
+        if not sealed(f):
             check_well_formed(f, False, f"@{gv.name_hint}")
-    inf = TypeInferencer(mod)
+    inf = TypeInferencer(mod, reuse=reuse)
     missing = {}
     for gv, f in funcs.items():
         sig = inf.global_type(gv)
