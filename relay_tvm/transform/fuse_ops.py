@@ -46,8 +46,9 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.functor import children
-from ..ir.types import TensorType, TupleType, dim_equal
+from ..ir.types import FuncType, TensorType, TupleType, dim_equal
 from ..op.registry import Op, OpPattern
+from ..typing.infer import _closed, adopt_type
 from ._rewrite import is_primitive, post_order, rebuild
 from .pass_infra import Pass, PassContext, PassInfo
 
@@ -371,6 +372,8 @@ class _GroupInfo:
         p = self.by_arg.get(new_arg)
         if p is None:
             p = Var(f"p{len(self.params)}", ty)
+            if ty is not None:
+                p._set_checked_type(ty)  # a parameter's type is its annotation
             self.params.append(p)
             self.arguments.append(new_arg)
             self.by_arg[new_arg] = p
@@ -384,7 +387,13 @@ def _make_function(info: _GroupInfo, body, span):
         attrs["relay.reshape_only"] = 1
     # ret_type stays unannotated, as a hand-written primitive function; inference types it
     fn = Function(info.params, body, None, (), DictAttrs(attrs), span)
-    return Call(fn, info.arguments, None, (), span)
+    body_type = _ctype(body)
+    if body_type is not None:
+        # the types inference would give: (parameter annotations) -> body type, and the call
+        # returns the body's type (see adopt_type)
+        fn._set_checked_type(FuncType([p.type_annotation for p in info.params], body_type),
+                             _closed(fn))
+    return adopt_type(Call(fn, info.arguments, None, (), span), body)
 
 
 def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> Function:
@@ -415,33 +424,37 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> F
         # the union-find root of a group is its sink-most node (Relay's root_ref)
         return index[e] == g
 
+    # Every node built here has the type of the node it replaces, with children of the same
+    # types (parameters are annotated with their arguments' types): it adopts that type, so the
+    # inference after fusion does not walk the program again (see typing.infer.adopt_type).
     for e in graph.nodes:
         t = type(e)
         if t is Call and isinstance(e.op, Op):
             g = group(e)
-            nc = Call(e.op, new_args(e.args, g), e.attrs, e.type_args, e.span)
+            nc = adopt_type(Call(e.op, new_args(e.args, g), e.attrs, e.type_args, e.span), e)
             if is_root(e, g):
                 nc = _make_function(ginfo.setdefault(g, _GroupInfo()), nc, e.span)
             new[e] = nc
         elif t is Tuple:
             g = group(e)
             if is_root(e, g):
-                new[e] = rebuild(e, [new[f] for f in e.fields])
+                new[e] = adopt_type(rebuild(e, [new[f] for f in e.fields]), e)
             else:
-                new[e] = Tuple(new_args(e.fields, g), e.span)
+                new[e] = adopt_type(Tuple(new_args(e.fields, g), e.span), e)
         elif t is TupleGetItem and index.get(e.tuple_value) is not None:
             g = group(e)
             if is_root(e, g) and group(e.tuple_value) != g:
-                new[e] = rebuild(e, [new[e.tuple_value]])
+                new[e] = adopt_type(rebuild(e, [new[e.tuple_value]]), e)
                 continue
-            node = TupleGetItem(new_args([e.tuple_value], g)[0], e.index, e.span)
+            node = adopt_type(TupleGetItem(new_args([e.tuple_value], g)[0], e.index, e.span), e)
             if is_root(e, g):
                 node = _make_function(ginfo.setdefault(g, _GroupInfo()), node, e.span)
             new[e] = node
         elif is_primitive(e) or t in (Var, GlobalVar, Constant, Constructor):
             new[e] = e
         else:
-            new[e] = rebuild(e, [c if isinstance(c, Op) else new[c] for c in children(e)])
+            new[e] = adopt_type(
+                rebuild(e, [c if isinstance(c, Op) else new[c] for c in children(e)]), e)
     return new[func]
 
 

@@ -219,17 +219,22 @@ def function_pass(pass_func=None, opt_level=None, name=None, required=None):
 
 
 class PassTimingInstrument:
-    """Records the wall time of each pass run; ``render()`` prints a table."""
+    """Records the wall time of each pass run (``records``: ``(name, seconds)``) and its CPU
+    time (``cpu_records``, the same order: on a shared machine the wall time also counts the
+    waits for a core); ``render()`` prints a table."""
 
     def __init__(self):
         self.records: list = []
+        self.cpu_records: list = []
         self._start: list = []
 
     def run_before_pass(self, mod, info):
-        self._start.append(time.perf_counter())
+        self._start.append((time.perf_counter(), time.process_time()))
 
     def run_after_pass(self, mod, info):
-        self.records.append((info.name, time.perf_counter() - self._start.pop()))
+        wall, cpu = self._start.pop()
+        self.records.append((info.name, time.perf_counter() - wall))
+        self.cpu_records.append((info.name, time.process_time() - cpu))
 
     def render(self) -> str:
         lines = [f"{'pass':<32} {'ms':>10}"]

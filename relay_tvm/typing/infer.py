@@ -833,7 +833,10 @@ def annotate_missing(func, missing=None):
         missing = [v for v in bound_vars(func) if v.type_annotation is None]
     if not missing:
         return func
-    fresh = {v: Var(v.name_hint, v.checked_type, v.span) for v in missing}
+    fresh = {}
+    for v in missing:
+        nv = fresh[v] = Var(v.name_hint, v.checked_type, v.span)
+        nv._set_checked_type(v.checked_type)  # sealed parents are not walked again
 
     class _Annotate(ExprMutator):
         def visit_var(self, v):
@@ -865,6 +868,22 @@ def annotate_missing(func, missing=None):
             if t is not None:
                 new._set_checked_type(t, _closed(new))
     return out
+
+
+def adopt_type(new, old):
+    """Give ``new`` the checked type of ``old`` and return ``new``.
+
+    For a pass that rebuilds ``old`` as ``new`` of the same kind, with the same operator and
+    attributes, and with children whose types are those of ``old``'s children (FuseOps moving
+    operators into primitive functions: a parameter annotated with the argument's type takes
+    the argument's place). Inference would find ``old``'s type again, so ``new`` carries it, and
+    is sealed when its children are (a later inference does not walk it). Nothing is set when
+    ``old`` has no type.
+    """
+    t = getattr(old, "_checked_type", None)
+    if t is not None and new is not old:
+        new._set_checked_type(t, not _has_incomplete(t) and _closed(new))
+    return new
 
 
 def _closed(e) -> bool:

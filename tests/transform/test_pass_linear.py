@@ -30,10 +30,11 @@ def _chain(n, dtype="float32"):
 
 def _reset_caches():
     # the per-process caches make the first run cheaper or dearer than the next: start clean
-    from relay_tvm.transform import _rewrite
+    from relay_tvm.transform import _rewrite, fold_constant
 
     infer_mod._REL_CACHE.clear()
     _rewrite._CALLED_OPS.clear()
+    fold_constant._FIXPOINTS.clear()
 
 
 def _optimize(mod):
