@@ -127,13 +127,22 @@ class Pass:
 
 def _check_after(name: str, mod: IRModule) -> None:
     from ..analysis.well_formed import check_well_formed
-    from ..typing.infer import infer_module
+    from ..ir.functor import post_order
+    from ..typing.infer import infer_module, short
 
+    # the types a later inference would reuse without looking (sealed expressions) must be the
+    # ones a fresh inference finds
+    kept = [(e, e._checked_type) for f in mod.functions.values() for e in post_order(f)
+            if getattr(e, "_type_sealed", False)]
     try:
         check_well_formed(mod)
         infer_module(mod, reuse=False)  # type everything again: the check trusts nothing
     except RelayError as e:
         raise RelayError(f"pass {name} left an ill-formed or ill-typed module: {e}") from e
+    for e, t in kept:
+        if e.checked_type != t:
+            raise RelayError(f"pass {name} left {short(e)} with the type {t}; inference gives "
+                             f"{e.checked_type}")
 
 
 def _required_pass(name: str) -> Pass:
