@@ -69,6 +69,8 @@ _SIMPLE_CONST_DTYPES = frozenset({"int32", "int64", "float32", "float64", "bool"
 
 
 def _same_shape(a, b) -> bool:
+    if a is b:  # one type object (relation results are shared): no need to compare dimensions
+        return isinstance(a, TensorType)
     return (
         isinstance(a, TensorType) and isinstance(b, TensorType) and len(a.shape) == len(b.shape)
         and all(dim_equal(x, y) for x, y in zip(a.shape, b.shape))
@@ -108,21 +110,27 @@ class IndexedForwardGraph:
             else:
                 outputs[ci].append((parent, pat))
 
+        op_patterns: dict = {}
         for i, e in enumerate(nodes):
             t = type(e)
             if t is Call:
-                if isinstance(e.op, Op):
-                    op_pat = int(e.op.pattern)
+                op = e.op
+                if isinstance(op, Op):
+                    op_pat = op_patterns.get(op)
+                    if op_pat is None:
+                        op_pat = op_patterns[op] = int(op.pattern)
                 else:
                     op_pat = kOpaque
-                    update(e.op, i, kOpaque)
+                    update(op, i, kOpaque)
                 pattern[i] = op_pat
-                rtype = _ctype(e)
+                rtype = getattr(e, "_checked_type", None)
                 for a in e.args:
                     edge = op_pat
-                    if edge == kBroadcast and _same_shape(rtype, _ctype(a)):
+                    if edge == kBroadcast and _same_shape(rtype, getattr(a, "_checked_type", None)):
                         edge = kElemWise
-                    update(a, i, edge)
+                    ai = index.get(a)
+                    if ai is not None:  # update(a, i, edge), inlined: the hottest loop here
+                        outputs[ai].append((i, edge))
             elif t is Tuple:
                 pattern[i] = kTuple
                 for f in e.fields:
