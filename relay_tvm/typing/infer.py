@@ -277,7 +277,8 @@ def _has_incomplete(t) -> bool:
     return False
 
 
-# (op, id(attrs), *argument types) -> (attrs, relation result), for complete tensor arguments
+# (relation, id(attrs), *argument types) -> (attrs, relation result), for complete tensor
+# arguments
 _REL_CACHE: dict = {}
 _REL_CACHE_SIZE = 65536
 
@@ -622,7 +623,7 @@ class TypeInferencer:
             # a relation is a function of its argument types and attributes: a chain of the same
             # operator on the same shapes, or a program typed again after a pass, asks the same
             # question many times
-            key = (op, id(attrs), *arg_types)
+            key = (op.type_rel, id(attrs), *arg_types)  # the relation itself: it may be replaced
             hit = _REL_CACHE.get(key)
             if hit is not None and hit[0] is attrs:
                 return hit[1]
