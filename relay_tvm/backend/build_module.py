@@ -71,19 +71,24 @@ def run_passes(mod, params=None) -> IRModule:
     mod = _as_module(mod)
     if "main" not in mod:
         raise BuildError("build: the module has no @main function")
+    from ..transform._rewrite import forget_functions
+
     mod = _infer(_bind_params(mod, params))
     ctx = PassContext.current()
-    pipeline = getattr(transform, "default_pipeline", None)
-    if pipeline is not None:
-        mod = pipeline(fuse=False)(mod)
-    else:
-        for name in _PIPELINE:
-            p = getattr(transform, name, None)
-            if p is not None and ctx.pass_enabled(p().info):
-                mod = p()(mod)
-    fuse = getattr(transform, "FuseOps", None)
-    if fuse is not None:
-        mod = fuse(fuse_opt_level=0)(mod) if ctx.opt_level == 0 else fuse()(mod)
+    try:
+        pipeline = getattr(transform, "default_pipeline", None)
+        if pipeline is not None:
+            mod = pipeline(fuse=False)(mod)
+        else:
+            for name in _PIPELINE:
+                p = getattr(transform, name, None)
+                if p is not None and ctx.pass_enabled(p().info):
+                    mod = p()(mod)
+        fuse = getattr(transform, "FuseOps", None)
+        if fuse is not None:
+            mod = fuse(fuse_opt_level=0)(mod) if ctx.opt_level == 0 else fuse()(mod)
+    finally:
+        forget_functions()  # the model's constants are not kept alive by the passes' memos
     return _infer(mod)
 
 

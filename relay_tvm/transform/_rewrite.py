@@ -254,10 +254,25 @@ def called_ops(func) -> frozenset:
         return hit[1]
     names = frozenset(n.op.name for n in _post_order(func)
                       if type(n) is Call and isinstance(n.op, Op))
-    if len(_CALLED_OPS) >= 64:
-        _CALLED_OPS.clear()
-    _CALLED_OPS[id(func)] = (func, names)  # holding func keeps its id from being reused
+    remember(_CALLED_OPS, id(func), (func, names))  # holding func keeps its id from being reused
     return names
+
+
+def remember(cache: dict, key, value, size: int = 8) -> None:
+    """Put ``key: value`` in a small per-process cache of recent functions, dropping the oldest
+    entry past ``size`` (a remembered function stays alive, constants and all, until dropped or
+    :func:`forget_functions`)."""
+    if len(cache) >= size:
+        del cache[next(iter(cache))]
+    cache[key] = value
+
+
+def forget_functions() -> None:
+    """Drop the functions the passes remember (``relay.build`` calls this when done)."""
+    from .fold_constant import _FIXPOINTS
+
+    _CALLED_OPS.clear()
+    _FIXPOINTS.clear()
 
 
 _CALLED_OPS: dict = {}

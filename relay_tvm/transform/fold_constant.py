@@ -18,7 +18,7 @@ import numpy as np
 from ..ir.expr import Call, Constant, If, Let, Tuple
 from ..ir.types import TensorType, TupleType
 from ..op.registry import Op
-from ._rewrite import Rewriter, has_type
+from ._rewrite import Rewriter, has_type, remember
 from .pass_infra import FunctionPass, PassInfo
 
 # Operators never folded: their value is not a function of their arguments alone.
@@ -141,9 +141,7 @@ def _fold(func, mod, ctx):
         return func
     out = fold_constant_expr(func, mod)
     if out is func:
-        if len(_FIXPOINTS) >= 64:
-            _FIXPOINTS.clear()
-        _FIXPOINTS[id(func)] = func  # holding func keeps its id from being reused
+        remember(_FIXPOINTS, id(func), func)  # holding func keeps its id from being reused
     return out
 
 
