@@ -30,7 +30,7 @@ from ..ir.expr import Constant
 from ..ir.types import TensorType
 from ..op import nn_contrib  # noqa: F401  (registers nn.contrib_conv2d_NCHWc)
 from ..op.registry import OpPattern, make_call
-from ._rewrite import Rewriter, op_name
+from ._rewrite import Rewriter, called_ops, op_name
 from .winograd_choice import winograd_conv, winograd_decider
 from .pass_infra import FunctionPass, PassInfo
 
@@ -244,6 +244,8 @@ def alter_op_layout(func, mod=None, winograd=None):
     """AlterOpLayout on one function. ``winograd(orig, new) -> tile size or None`` decides
     which convolutions become Winograd (default: :func:`winograd_choice` with the current
     target and ``PassContext`` config)."""
+    if "nn.conv2d" not in called_ops(func):
+        return func
     if winograd is None:
         winograd = winograd_decider()
     out = _Alter(winograd).rewrite(func)
@@ -251,6 +253,8 @@ def alter_op_layout(func, mod=None, winograd=None):
 
 
 def convert_layout(func, desired, mod=None):
+    if "nn.conv2d" not in called_ops(func) or "nn.conv2d" not in desired:
+        return func
     out = _Convert(desired).rewrite(func)
     return func if out is func else _finish(out, mod)
 
