@@ -253,17 +253,26 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
         warnings.warn("tune_relay: a budget of 0 trials: nothing measured, the database is "
                       "returned as it is", stacklevel=2)
         return db
+    plan = _plan(tasks, max_trials_global, max_trials_per_task)
+    todo = [t for t in tasks if not wd.task_state(task_key(t)).get("baseline")]
+    left = [t for t, want in plan if int(wd.task_state(task_key(t)).get("trials", 0)) < want
+            and not wd.task_state(task_key(t)).get("exhausted")]
+    if not todo and not left:  # resumed after the last trial: measure nothing
+        if progress is not None:
+            for i, (t, want) in enumerate(plan):
+                progress({"event": "skip", "index": i, "tasks": len(plan), "task": t.name,
+                          "trials": wd.task_state(task_key(t)).get("trials", 0),
+                          "planned": want})
+        return db
     load_tensor_intrinsics(tgt)
     builder = builder if builder is not None else in_process_builder()
     runner_obj = make_runner(runner, evaluator or evaluator_config())
-    todo = [t for t in tasks if not wd.task_state(task_key(t)).get("baseline")]
     _measure_untuned(todo, tgt, builder, runner_obj, db, wd, progress)
     callbacks = MeasureCallback.create("default")
-    plan = _plan(tasks, max_trials_global, max_trials_per_task)
     for i, (task, want) in enumerate(plan):
         st = wd.task_state(task_key(task))
         done = int(st.get("trials", 0))
-        if done >= want:
+        if done >= want or st.get("exhausted"):
             if progress is not None:
                 progress({"event": "skip", "index": i, "tasks": len(plan), "task": task.name,
                           "trials": done, "planned": want})
@@ -313,6 +322,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
                 st["exhausted"] = True
                 wd.save()
                 break
+        wd.save()
         if progress is not None:
             progress({"event": "task", "index": i, "tasks": len(plan), "task": task.name,
                       "trials": done, "planned": want})

@@ -40,15 +40,17 @@ def template_spec(rule: str, knobs: dict, untuned: bool = False) -> str:
 
 
 def record_spec(record) -> dict | None:
-    """The template annotation in a tuning record's trace, or None (a meta_schedule schedule)."""
+    """The template annotation in a tuning record's trace (the last one when annotated more
+    than once), or None (a meta_schedule schedule)."""
+    spec = None
     for inst in record.trace.insts:
         if inst.kind.name == "Annotate" and inst.attrs and str(inst.attrs[0]) == \
                 TEMPLATE_ANNOTATION:
             try:
-                return json.loads(str(inst.inputs[1]))
+                spec = json.loads(str(inst.inputs[1]))
             except (ValueError, IndexError):
-                return None
-    return None
+                spec = None
+    return spec
 
 
 def untuned_schedule(prim, anchor, target, name: str = "", knobs=None):
