@@ -156,6 +156,19 @@ def _measure_untuned(tasks, tgt, builder, runner, db, wd, progress):
             progress({"event": "untuned", "task": task.name, "ms": st["untuned_s"] * 1e3})
 
 
+def _task_logger(work_dir: str, name: str, verbose: bool):
+    """meta_schedule's per-task file logger in ``work_dir/logs``; its console output (a
+    table per batch, DEBUG lines of the cost model) only when ``verbose``."""
+    import logging
+
+    from tvm.s_tir.meta_schedule.logging import get_loggers_from_work_dir
+
+    # create_loggers sets the console handler's level from this logger's level
+    logging.getLogger("tvm.s_tir.meta_schedule").setLevel(
+        logging.INFO if verbose else logging.WARNING)
+    return get_loggers_from_work_dir(work_dir, [name])[0]
+
+
 def _device_type(tgt) -> str:
     return "cpu" if tgt.kind.name == "llvm" else tgt.kind.name
 
@@ -187,7 +200,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
                runner="local", builder=None, cost_model="xgb", strategy="evolutionary",
                seed: int | None = None, time_budget_s: float | None = None,
                opt_level: int = 3, evaluator=None, max_space_points: int = 48,
-               progress=None):
+               progress=None, verbose: bool = False):
     """Tune the kernels of a Relay model; the result is a meta_schedule database in
     ``work_dir`` (tvm.relay 0.19's ``meta_schedule.relay_integration.tune_relay``).
 
@@ -214,6 +227,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
         max_space_points: knob assignments per template space.
         progress: called with a dict per event (``"untuned"``, ``"batch"``, ``"task"``,
             ``"skip"``); see ``relay-tvm tune`` for a printer.
+        verbose: also print meta_schedule's own log (always written to ``work_dir/logs``).
 
     Returns:
         the ``tvm.s_tir.meta_schedule.Database`` (a ``JSONDatabase`` in ``work_dir``); pass it
@@ -225,7 +239,6 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     """
     from tvm.s_tir.meta_schedule import CostModel, MeasureCallback, SearchStrategy, TuneContext
     from tvm.s_tir.meta_schedule import tune_tasks
-    from tvm.s_tir.meta_schedule.logging import get_loggers_from_work_dir
 
     from .space import template_space
 
@@ -299,7 +312,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
                               search_strategy=strat, task_name=task.name,
                               rand_state=-1 if seed is None else seed + done,
                               num_threads=1,
-                              logger=get_loggers_from_work_dir(wd.path, [task.name])[0]).clone()
+                              logger=_task_logger(wd.path, task.name, verbose)).clone()
             state = {"measured": 0, "best": math.inf, "errors": 0}
             tune_tasks(tasks=[ctx], task_weights=[1.0], work_dir=wd.path,
                        max_trials_global=n, max_trials_per_task=n, num_trials_per_iter=n,
