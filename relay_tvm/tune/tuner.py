@@ -290,6 +290,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
                 progress({"event": "skip", "index": i, "tasks": len(plan), "task": task.name,
                           "trials": done, "planned": want})
             continue
+        st.pop("stopped", None)
         model = (cost_model if isinstance(cost_model, CostModel)
                  else CostModel.create(cost_model, num_tuning_cores=1))
         while done < want:

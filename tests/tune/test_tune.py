@@ -169,6 +169,45 @@ def test_use_meta_schedule_without_database_warns():
     assert not [k for k in lib.kernels.values() if k.schedule_rule.startswith("database")]
 
 
+@pytest.mark.slow
+def test_kernel_without_template_searches_the_default_space(tmp_path):
+    from relay_tvm.tune.space import knob_space
+
+    x = relay.var("x", shape=(8, 100))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(
+        relay.Function([x], relay.nn.softmax(x))))
+    (task,) = tune.extract_tasks(mod, "llvm")
+    assert knob_space(task, tvm.target.Target("llvm")) is None  # no template: meta_schedule's
+    db = tune.tune_relay(mod, {}, "llvm", str(tmp_path), 4, num_trials_per_iter=4, seed=0,
+                         evaluator=FAST)
+    recs = db.get_all_tuning_records()
+    assert len(recs) == 5 and [record_spec(r)["rule"] for r in recs if record_spec(r)] == \
+        ["generic"]  # 4 meta_schedule schedules + the untuned (generic) one
+    lib = _build(mod, {}, db)
+    (k,) = lib.kernels.values()
+    best = db.get_top_k(db.commit_workload(task.mod), 1)[0]
+    assert k.schedule_rule == ("database:generic" if record_spec(best) else "database")
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    xv = np.random.default_rng(4).standard_normal((8, 100)).astype("float32")
+    gm.set_input("x", xv)
+    gm.run()
+    e = np.exp(xv - xv.max(1, keepdims=True))
+    np.testing.assert_allclose(gm.get_output(0).numpy(), e / e.sum(1, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_time_budget_stops_before_searching(tmp_path):
+    mod, params = _model(8)
+    events = []
+    db = tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, time_budget_s=1e-3,
+                         evaluator=FAST, progress=events.append)
+    assert {e["event"] for e in events} == {"untuned", "task"}
+    with open(tmp_path / MANIFEST) as f:
+        states = json.load(f)["tasks"].values()
+    assert all(s["trials"] == 0 and s["stopped"] == "time budget" for s in states)
+    assert len(db) == 2  # the untuned measurement of each kernel
+
+
 # ---- which record a build applies (no measurement: records with given times) ---------------
 
 
