@@ -157,4 +157,5 @@ def untuned_candidate(task, target):
     return sch
 
 
-__all__ = ["measured_knobs", "knob_space", "assignments", "template_space", "untuned_candidate", "apply_template"]
+__all__ = ["measured_knobs", "knob_space", "assignments", "template_space", "untuned_candidate",
+           "apply_template"]

@@ -294,14 +294,14 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
         model = (cost_model if isinstance(cost_model, CostModel)
                  else CostModel.create(cost_model, num_tuning_cores=1))
         while done < want:
+            if time_budget_s is not None and time.monotonic() - t_start > time_budget_s:
+                st["stopped"] = "time budget"
+                break
             templ = template_space(task, tgt, db, max_space_points, seed or 0)
             if templ is not None and templ[1] == 0:  # every knob assignment measured
                 st["exhausted"] = True
                 break
             space = templ[0] if templ is not None else "post-order-apply"
-            if time_budget_s is not None and time.monotonic() - t_start > time_budget_s:
-                st["stopped"] = "time budget"
-                break
             n = min(num_trials_per_iter, want - done)
             if strategy == "evolutionary":
                 strat = SearchStrategy.create("evolutionary", population_size=64,
