@@ -119,7 +119,9 @@ def template_space(task, target, database=None, max_points: int = 48, seed: int 
         return None
     _, space = found
     done = measured_knobs(database, task) if database is not None else []
-    points = [p for p in assignments(space, max_points, seed)[1:] if p not in done]
+    # a larger space is sampled afresh (another seed) once its sample is measured
+    points = [p for p in assignments(space, max_points + len(done), seed + len(done))[1:]
+              if p not in done][:max_points]
 
     def fn(sch):
         out = []

@@ -208,6 +208,20 @@ def test_time_budget_stops_before_searching(tmp_path):
     assert len(db) == 2  # the untuned measurement of each kernel
 
 
+def test_knob_assignments():
+    from relay_tvm.tune.space import assignments
+
+    space = [("a", [4, 8, 16], 8), ("b", [1, 2], 1)]
+    full = assignments(space)
+    assert full[0] == {"a": 8, "b": 1} and len(full) == 6
+    assert sorted((p["a"], p["b"]) for p in full) == [(a, b) for a in (4, 8, 16) for b in (1, 2)]
+    big = [(f"k{i}", [1, 2, 3], 1) for i in range(6)]  # 729 assignments
+    some = assignments(big, max_points=10, seed=3)
+    assert len(some) == 10 and some[0] == {f"k{i}": 1 for i in range(6)}
+    assert len({tuple(sorted(p.items())) for p in some}) == 10
+    assert some == assignments(big, max_points=10, seed=3) != assignments(big, 10, seed=4)
+
+
 # ---- which record a build applies (no measurement: records with given times) ---------------
 
 
