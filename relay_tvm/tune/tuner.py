@@ -280,67 +280,81 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     load_tensor_intrinsics(tgt)
     builder = builder if builder is not None else in_process_builder()
     runner_obj = make_runner(runner, evaluator or evaluator_config())
-    _measure_untuned(todo, tgt, builder, runner_obj, db, wd, progress)
-    callbacks = MeasureCallback.create("default")
-    for i, (task, want) in enumerate(plan):
-        st = wd.task_state(task_key(task))
-        done = int(st.get("trials", 0))
-        if done >= want or st.get("exhausted"):
-            if progress is not None:
-                progress({"event": "skip", "index": i, "tasks": len(plan), "task": task.name,
-                          "trials": done, "planned": want})
-            continue
-        st.pop("stopped", None)
-        model = (cost_model if isinstance(cost_model, CostModel)
-                 else CostModel.create(cost_model, num_tuning_cores=1))
-        while done < want:
-            if time_budget_s is not None and time.monotonic() - t_start > time_budget_s:
-                st["stopped"] = "time budget"
-                break
-            templ = template_space(task, tgt, db, max_space_points, seed or 0)
-            if templ is not None and templ[1] == 0:  # every knob assignment measured
-                st["exhausted"] = True
-                break
-            space = templ[0] if templ is not None else "post-order-apply"
-            n = min(num_trials_per_iter, want - done)
-            if strategy == "evolutionary":
-                strat = SearchStrategy.create("evolutionary", population_size=64,
-                                              init_measured_ratio=0.0,
-                                              init_min_unmeasured=1, max_fail_count=3)
-            else:
-                strat = strategy
-            ctx = TuneContext(mod=task.mod, target=tgt, space_generator=space,
-                              search_strategy=strat, task_name=task.name,
-                              rand_state=-1 if seed is None else seed + done,
-                              num_threads=1,
-                              logger=_task_logger(wd.path, task.name, verbose)).clone()
-            state = {"measured": 0, "best": math.inf, "errors": 0}
-            tune_tasks(tasks=[ctx], task_weights=[1.0], work_dir=wd.path,
-                       max_trials_global=n, max_trials_per_task=n, num_trials_per_iter=n,
-                       builder=builder, runner=runner_obj, database=db, cost_model=model,
-                       measure_callbacks=[_measure_callback(state), *callbacks],
-                       task_scheduler="round-robin")
-            done += state["measured"]
-            st["trials"] = done
-            st["errors"] = st.get("errors", 0) + state["errors"]
-            if state.get("last_error"):
-                st["last_error"] = state["last_error"]
-            st["best_s"] = min(st.get("best_s", math.inf), state["best"])
+    try:
+        _measure_untuned(todo, tgt, builder, runner_obj, db, wd, progress)
+        callbacks = MeasureCallback.create("default")
+        for i, (task, want) in enumerate(plan):
+            st = wd.task_state(task_key(task))
+            done = int(st.get("trials", 0))
+            if done >= want or st.get("exhausted"):
+                if progress is not None:
+                    progress({"event": "skip", "index": i, "tasks": len(plan), "task": task.name,
+                              "trials": done, "planned": want})
+                continue
+            st.pop("stopped", None)
+            model = (cost_model if isinstance(cost_model, CostModel)
+                     else CostModel.create(cost_model, num_tuning_cores=1))
+            while done < want:
+                if time_budget_s is not None and time.monotonic() - t_start > time_budget_s:
+                    st["stopped"] = "time budget"
+                    break
+                templ = template_space(task, tgt, db, max_space_points, seed or 0)
+                if templ is not None and templ[1] == 0:  # every knob assignment measured
+                    st["exhausted"] = True
+                    break
+                space = templ[0] if templ is not None else "post-order-apply"
+                n = min(num_trials_per_iter, want - done)
+                if strategy == "evolutionary":
+                    strat = SearchStrategy.create("evolutionary", population_size=64,
+                                                  init_measured_ratio=0.0,
+                                                  init_min_unmeasured=1, max_fail_count=3)
+                else:
+                    strat = strategy
+                ctx = TuneContext(mod=task.mod, target=tgt, space_generator=space,
+                                  search_strategy=strat, task_name=task.name,
+                                  rand_state=-1 if seed is None else seed + done,
+                                  num_threads=1,
+                                  logger=_task_logger(wd.path, task.name, verbose)).clone()
+                state = {"measured": 0, "best": math.inf, "errors": 0}
+                tune_tasks(tasks=[ctx], task_weights=[1.0], work_dir=wd.path,
+                           max_trials_global=n, max_trials_per_task=n, num_trials_per_iter=n,
+                           builder=builder, runner=runner_obj, database=db, cost_model=model,
+                           measure_callbacks=[_measure_callback(state), *callbacks],
+                           task_scheduler="round-robin")
+                done += state["measured"]
+                st["trials"] = done
+                st["errors"] = st.get("errors", 0) + state["errors"]
+                if state.get("last_error"):
+                    st["last_error"] = state["last_error"]
+                st["best_s"] = min(st.get("best_s", math.inf), state["best"])
+                wd.save()
+                if progress is not None:
+                    progress({"event": "batch", "index": i, "tasks": len(plan), "task": task.name,
+                              "trials": done, "planned": want, "best_ms": st["best_s"] * 1e3,
+                              "untuned_ms": st.get("untuned_s", math.nan) * 1e3,
+                              "gain": _gain(wd, tasks)})
+                if state["measured"] == 0:
+                    st["exhausted"] = True
+                    wd.save()
+                    break
             wd.save()
             if progress is not None:
-                progress({"event": "batch", "index": i, "tasks": len(plan), "task": task.name,
-                          "trials": done, "planned": want, "best_ms": st["best_s"] * 1e3,
-                          "untuned_ms": st.get("untuned_s", math.nan) * 1e3,
-                          "gain": _gain(wd, tasks)})
-            if state["measured"] == 0:
-                st["exhausted"] = True
-                wd.save()
-                break
-        wd.save()
-        if progress is not None:
-            progress({"event": "task", "index": i, "tasks": len(plan), "task": task.name,
-                      "trials": done, "planned": want})
+                progress({"event": "task", "index": i, "tasks": len(plan), "task": task.name,
+                          "trials": done, "planned": want})
+    finally:
+        if runner_obj is not runner:  # ours: stop its worker processes
+            _shutdown(runner_obj)
     return db
+
+
+def _shutdown(runner) -> None:
+    """Stop a meta_schedule runner's worker pool (its workers outlive the process otherwise)."""
+    pool = getattr(runner, "pool", None)
+    if pool is not None:
+        try:
+            pool.shutdown(wait=False)
+        except Exception as e:  # already down
+            warnings.warn(f"tune_relay: stopping the runner's workers: {e}", stacklevel=2)
 
 
 def _gain(wd, tasks) -> float:

@@ -381,12 +381,24 @@ def _wait_port(port, timeout=120):
 
 
 def _stop(p):
-    p.terminate()
-    try:
-        p.wait(20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
+    """Stop a process started in its own session and its children (tracker and server run
+    in a popen_worker child)."""
+    import signal
+
+    for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, None)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(wait)
+            if sig == signal.SIGTERM:
+                os.killpg(p.pid, signal.SIGKILL)  # children that outlive the parent
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            return
 
 
 @pytest.fixture(scope="module")
@@ -396,7 +408,8 @@ def rpc_tracker():
     env = dict(os.environ)
     tracker = subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_tracker", "--host",
                                 "127.0.0.1", "--port", str(port), "--port-end", str(port + 1)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                               start_new_session=True)
     server = None
     try:
         _wait_port(port)
@@ -405,7 +418,8 @@ def rpc_tracker():
                                    "127.0.0.1", "--port", str(sport), "--port-end",
                                    str(sport + 1), "--tracker",
                                    f"127.0.0.1:{port}", "--key", "relay-test"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                                  start_new_session=True)
         t0 = time.monotonic()
         while True:
             try:
