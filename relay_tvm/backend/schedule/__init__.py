@@ -1,7 +1,10 @@
 """Schedules for lowered kernels, chosen in this order (as Relay's op strategy did, with
 meta-schedule's database in front):
 
-1. a tuning database (``tvm.s_tir.meta_schedule.Database``) holding a record for the kernel;
+1. a tuning database (``tvm.s_tir.meta_schedule.Database``) holding a record for the kernel:
+   its fastest record, which ``relay_tvm.tune`` makes sure includes the untuned schedule's
+   time (so a slower tuned record loses); a record of a template (:data:`TEMPLATE_ANNOTATION`)
+   re-runs the template with the record's knobs;
 2. the target's schedule rule for the anchor operator's ``schedule`` name (``"conv2d"``,
    ``"dense"``, ...) or its fusion pattern kind (``cpu.py``);
 3. the generic fallback (``generic.py``).
