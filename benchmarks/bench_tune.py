@@ -26,27 +26,11 @@ import time
 
 import numpy as np
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # the relay_tvm of this checkout
+import _machine  # noqa: E402
+
 MODELS = ["resnet18_v1", "mobilenet1.0"]
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-
-    return platform.processor() or "unknown CPU"
 
 
 def export_model(name: str, size: int, out_dir: str) -> dict:
@@ -124,10 +108,10 @@ def worker(engine: str, files: dict, work_dir: str, repeat: int, out: str) -> No
 
 def _run_worker(engine, files, work_dir, repeat, tmp):
     out = os.path.join(tmp, f"{engine}.json")
-    env = dict(os.environ)
-    cores = str(_cores())
-    env.setdefault("OMP_NUM_THREADS", cores)
-    env.setdefault("MXNET_CPU_WORKER_NTHREADS", cores)
+    cores = _machine.usable_cores()[0]
+    env = {k: v for k, v in os.environ.items() if k not in _machine.THREAD_VARS}
+    env.update(_machine.thread_env(cores))
+    env["MXNET_CPU_WORKER_NTHREADS"] = str(cores)
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", engine, "--files",
            json.dumps(files), "--work-dir", work_dir, "--repeat", str(repeat), "--out", out]
     subprocess.run(cmd, check=True, env=env)
@@ -191,8 +175,9 @@ def main(argv=None):
                 r["err"] = float(np.abs(y - ref).max() / max(float(np.abs(ref).max()), 1e-30))
                 res[engine] = r
             rows.append((name, res, tune_s, trials))
-    print(f"\nCPU: {_cpu_name()}, {_cores()} cores used by each engine; batch 1, "
-          f"{args.size}x{args.size}, median of {args.repeat}\n")
+    print("\n" + _machine.header(_machine.machine()))
+    print(f"each engine in its own process on every usable core; batch 1, {args.size}x"
+          f"{args.size}, median of {args.repeat}\n")
     print("| model | untuned ms | tuned ms | MXNet ms | tuned vs untuned | tuned vs MXNet | "
           "tuning | max rel. err (untuned / tuned / MXNet-vs-itself) |")
     print("|---|---|---|---|---|---|---|---|")
