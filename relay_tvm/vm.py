@@ -65,7 +65,10 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     from .backend.target import make_target
     from .backend.vm_codegen import VMCompiler
 
+    from .backend.schedule import database_in_scope
+
     tgt = make_target(target, target_host)
+    database = database_in_scope(database)
     opt = run_passes(mod, params)
     comp = VMCompiler(opt, tgt, "vm", database)
     ib, funcs = comp.compile()

@@ -228,8 +228,10 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         mod_name: name of the module's entry (``lib[mod_name](dev)``) and kernel-name prefix.
         executor, runtime: accepted for tvm.relay's signature; the graph executor is the only
             one ``build`` makes (``relay.vm.compile`` makes VM programs).
-        database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules; when None,
-            the ``PassContext`` config ``"relay.backend.tuning_database"`` is used if set.
+        database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules (e.g. from
+            :func:`relay_tvm.tune.tune_relay`); when None, the ``PassContext`` config
+            ``"relay.backend.tuning_database"``, or with ``"relay.backend.use_meta_schedule"``
+            the database of an enclosing ``with database:`` (tvm.relay 0.19's idiom).
 
     Returns:
         :class:`GraphExecutorFactoryModule`.
@@ -251,10 +253,9 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
             raise BuildError("build: heterogeneous targets are not supported")
         target = next(iter(target.values()))
     tgt = make_target(target, target_host)
-    if database is None:
-        from ..transform.pass_infra import PassContext
+    from .schedule import database_in_scope
 
-        database = PassContext.current().config.get("relay.backend.tuning_database")
+    database = database_in_scope(database)
     # seconds per phase, wall clock (``*_s``) and CPU time of this process (``*_cpu_s``, all
     # threads): on a shared machine the two differ, and the CPU time is what the phase costs
     stats = {}
