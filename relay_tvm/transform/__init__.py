@@ -41,3 +41,4 @@ from .lambda_lift import (  # noqa: F401
     LambdaLift,
     RemoveUnusedFunctions,
 )
+from .gradient import FirstOrderGradient, gradient  # noqa: F401
