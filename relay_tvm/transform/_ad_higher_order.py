@@ -18,7 +18,6 @@ from ..errors import GradientError
 from ..ir.adt import Clause, Constructor, Match, PatternConstructor, PatternTuple, PatternVar
 from ..ir.expr import (
     Call,
-    Constant,
     Function,
     GlobalVar,
     If,

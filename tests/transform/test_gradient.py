@@ -25,7 +25,8 @@ def _mlp():
     x, w1, b1, w2 = _v("x", (4, 6)), _v("w1", (5, 6)), _v("b1", (5,)), _v("w2", (3, 5))
     h = relay.nn.relu(relay.nn.bias_add(relay.nn.dense(x, w1), b1))
     out = relay.nn.log_softmax(relay.nn.dense(h, w2))
-    return relay.Function([x, w1, b1, w2], relay.sum(out * out)), [_n(4, 6), _n(5, 6), _n(5), _n(3, 5)]
+    inputs = [_n(4, 6), _n(5, 6), _n(5), _n(3, 5)]
+    return relay.Function([x, w1, b1, w2], relay.sum(out * out)), inputs
 
 
 def _convnet():
