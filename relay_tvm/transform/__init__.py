@@ -42,3 +42,4 @@ from .lambda_lift import (  # noqa: F401
     RemoveUnusedFunctions,
 )
 from .gradient import FirstOrderGradient, gradient  # noqa: F401
+from .partial_eval import PartialEvaluate  # noqa: F401
