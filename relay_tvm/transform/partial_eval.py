@@ -40,6 +40,7 @@ from ..ir.expr import (
     TupleGetItem,
     Var,
 )
+from ..ir.types import FuncType, IncompleteType, RefType, TupleType, TypeCall, TypeVar
 from .pass_infra import FunctionPass, PassInfo
 
 MAX_UNROLL = 64
@@ -69,6 +70,32 @@ class _PV:
 
     def __init__(self, kind, data, dyn=None):
         self.kind, self.data, self.dyn, self.scope = kind, data, dyn, None
+
+
+def _mono(t):
+    """``t``, or None when it mentions type variables: code inlined from a polymorphic function
+    would carry the callee's type variables, so inference fills those annotations in."""
+    stack = [t]
+    while stack:
+        u = stack.pop()
+        if isinstance(u, (TypeVar, IncompleteType)):
+            return None
+        if isinstance(u, TupleType):
+            stack.extend(u.fields)
+        elif isinstance(u, FuncType):
+            if u.type_params:
+                return None
+            stack.extend(u.arg_types)
+            stack.append(u.ret_type)
+        elif isinstance(u, RefType):
+            stack.append(u.value)
+        elif isinstance(u, TypeCall):
+            stack.extend(u.args)
+    return t
+
+
+def _ty(v):
+    return _mono(v.checked_type)
 
 
 def _dyn(e):
@@ -105,7 +132,7 @@ class PartialEvaluator:
 
     # ---- residual code ---------------------------------------------------------------------
     def emit(self, name, value, ty):
-        v = Var(name, ty)
+        v = Var(name, None if ty is None else _mono(ty))
         self.lists[-1].append((v, value))
         return v
 
@@ -160,9 +187,9 @@ class PartialEvaluator:
         if f.is_primitive:
             return f
         self.materialize_all()  # the closure may run at any time: its cells must be real
-        var = Var("f", f.checked_type)
+        var = Var("f", _mono(f.checked_type))
         pv.dyn, pv.scope = var, self.lists[-1]
-        params = [Var(p.name_hint, p.checked_type) for p in f.params]
+        params = [Var(p.name_hint, _ty(p)) for p in f.params]
         env = _Env(c.env)
         for p, q in zip(f.params, params):
             env.vals[p] = _dyn(q)
@@ -172,8 +199,8 @@ class PartialEvaluator:
             body = self.block(lambda: self.eval_body(f.body, env))
         finally:
             self.dyn_branches = saved
-        self.lists[-1].append((var, Function(params, body, f.ret_type, f.type_params, f.attrs,
-                                             f.span)))
+        ret = None if f.ret_type is None or f.type_params else _mono(f.ret_type)
+        self.lists[-1].append((var, Function(params, body, ret, f.type_params, f.attrs, f.span)))
         return var
 
     # ---- evaluation ------------------------------------------------------------------------
@@ -423,7 +450,7 @@ class PartialEvaluator:
 
     def fresh_pattern(self, p, env):
         if isinstance(p, PatternVar):
-            v = Var(p.var.name_hint, p.var.checked_type)
+            v = Var(p.var.name_hint, _ty(p.var))
             env.vals[p.var] = _dyn(v)
             return PatternVar(v, p.span)
         if isinstance(p, PatternConstructor):
