@@ -166,3 +166,52 @@ def test_deep_let_chain():
     mod = _pe(relay.Function([x], y))
     xs = np.array([0.5, 1.0, 2.0])
     np.testing.assert_allclose(relay.create_executor(mod=mod).evaluate()(xs).numpy(), xs)
+
+
+def _lazy(func):
+    seq = relay.transform.Sequential([
+        relay.transform.InferType(), relay.transform.LazyGradientInit(),
+        relay.transform.DeadCodeElimination(), relay.transform.InferType()])
+    return seq(relay.IRModule.from_expr(func))["main"]
+
+
+def test_lazy_gradient_init_before_expected():
+    x, y = _v("x"), _v("y")
+    z, o, s = relay.var("z"), relay.var("o"), relay.var("s")
+    before = relay.Function([x, y], relay.Let(z, relay.zeros_like(x), relay.Let(
+        o, relay.ones_like(y), relay.Let(s, relay.add(z, relay.exp(y)),
+                                         relay.multiply(s, o) + relay.subtract(x, z)))))
+    x2, y2, s2 = _v("x"), _v("y"), relay.var("s", T3)
+    want = _expect([x2, y2], [(s2, relay.exp(y2))], s2 + x2)
+    assert structural_equal(_lazy(before), want), _lazy(before)
+
+
+def test_lazy_gradient_init_keeps_broadcasting_additions():
+    x, y = _v("x", (2, 3)), _v("y", (3,))
+    before = relay.Function([x, y], relay.add(relay.zeros_like(x), y))  # broadcasts y
+    got = _lazy(before)
+    xs, ys = np.ones((2, 3)), np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(relay.create_executor().evaluate(got)(xs, ys).numpy(),
+                               np.broadcast_to(ys, (2, 3)))
+
+
+def test_gradient_partial_evaluate_lazy_init_mlp():
+    x, w1, w2 = _v("x", (4, 6)), _v("w1", (5, 6)), _v("w2", (3, 5))
+    y = relay.nn.dense(relay.sigmoid(relay.nn.dense(x, w1)), w2)
+    func = run_infer_type(relay.Function([x, w1, w2], relay.sum(y * y)))
+    grad = relay.transform.gradient(func)
+    mod = relay.transform.Sequential([
+        relay.transform.InferType(), relay.transform.PartialEvaluate(),
+        relay.transform.LazyGradientInit(), relay.transform.DeadCodeElimination(),
+        relay.transform.InferType()])(relay.IRModule.from_expr(grad))
+    names = set()
+    relay.analysis.post_order_visit(mod["main"], lambda e: names.add(
+        getattr(getattr(e, "op", None), "name", None)))
+    assert "zeros_like" not in names and "collapse_sum_like" not in names, mod
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal(s) for s in ((4, 6), (5, 6), (3, 5))]
+    ref_fwd, ref_grads = relay.create_executor().evaluate(grad)(*xs)
+    fwd, grads = relay.create_executor("graph", mod=mod).evaluate()(*xs)
+    np.testing.assert_allclose(fwd.numpy(), ref_fwd.numpy(), rtol=1e-12)
+    for a, b in zip(grads, ref_grads):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
