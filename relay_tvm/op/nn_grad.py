@@ -293,7 +293,7 @@ def _conv2d_grad(orig, grad):
     n, c, h, w = _shape(data)
     o, i, kh, kw = _shape(weight)
     oh, ow = _shape(orig)[2:]
-    if a.groups not in (1, c) or (a.groups == c and o != c):
+    if a.groups != 1 and (a.groups != c or o != c):
         raise RelayError("gradient of nn.conv2d: only groups=1 and depthwise (multiplier 1)")
     s = ntuple(a.strides, 2, "strides", "")
     d = ntuple(a.dilation, 2, "dilation", "")

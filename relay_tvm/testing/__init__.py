@@ -13,6 +13,7 @@ import numpy as np
 from . import dcgan, init, layers, lstm, mlp, mobilenet, resnet, squeezenet, vgg  # noqa: F401
 from .init import Xavier, create_workload  # noqa: F401
 from .grad import check_grad  # noqa: F401
+from .train import lenet_loss, mlp_loss, synthetic_classification, train_sgd  # noqa: F401
 from ..transform.gradient import gradient  # noqa: F401
 
 
@@ -54,4 +55,4 @@ def rand(shape, dtype="float32", seed=None):
 
 
 __all__ = ["run_infer_type", "run_opt_pass", "rand", "create_workload", "Xavier", "check_grad",
-           "gradient"]
+           "gradient", "train_sgd", "mlp_loss", "lenet_loss", "synthetic_classification"]

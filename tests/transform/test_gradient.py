@@ -259,3 +259,11 @@ def test_deep_chain():
     for mode in ("first_order", "higher_order"):
         g = relay.transform.gradient(func, mode=mode)
         assert isinstance(g.checked_type, relay.FuncType)
+
+
+def test_conv2d_single_input_channel():
+    # bug: the conv2d rule took groups=1 with one input channel for a depthwise convolution
+    x, w = _v("x", (2, 1, 5, 5)), _v("w", (3, 1, 3, 3))
+    y = relay.nn.conv2d(x, w, channels=3, kernel_size=(3, 3))
+    check_grad(relay.Function([x, w], relay.sum(relay.tanh(y))), [_n(2, 1, 5, 5), _n(3, 1, 3, 3)],
+               atol=1e-6, rtol=1e-5, mode="first_order")
