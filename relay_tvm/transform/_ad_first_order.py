@@ -31,10 +31,12 @@ def _kind(e) -> str:
     return type(e).__name__
 
 
-def first_order_gradient(func: Function) -> Function:
+def first_order_gradient(func: Function, seed=None) -> Function:
     """``fn(x1..xn) -> t`` to ``fn(x1..xn) -> (t, (dx1..dxn))`` for a typed dataflow function
     (operator calls, tuples, tuple fields, ``let``, variables, constants). The output gradient
-    seed is one for every tensor of ``t`` (the gradient of the sum of the outputs).
+    seed is one for every tensor of ``t`` (the gradient of the sum of the outputs), or
+    ``seed(path, forward_leaf)`` (a vector-Jacobian product: how gradient rules written by
+    decomposition use it).
 
     Raises:
         GradientError: the body holds ``if``, closures, references, ``match`` or calls of
@@ -130,7 +132,8 @@ def first_order_gradient(func: Function) -> Function:
     orig_of = dict(calls)
     root = canon(func.body)
     for path, ty in leaf_paths(out_type, "the function's result"):
-        add_adj(root, path, ones_like(project(fwd[root], path)), ty)
+        leaf = project(fwd[root], path)
+        add_adj(root, path, ones_like(leaf) if seed is None else seed(path, leaf), ty)
 
     for e in reversed(order):
         t = type(e)

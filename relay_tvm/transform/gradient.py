@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..errors import GradientError
 from ..ir.expr import Function, GlobalVar
+from . import _ad_rules  # noqa: F401  (registers the rules written here)
 from ._ad_first_order import first_order_gradient
 from ._ad_higher_order import higher_order_gradient
 from .pass_infra import ModulePass, PassInfo
