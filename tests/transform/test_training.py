@@ -54,3 +54,15 @@ def test_unknown_weight_is_an_error():
         assert "w9" in str(e)
     else:
         raise AssertionError("expected a RelayError")
+
+
+def test_tutorial_runs_and_loss_falls():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "tutorials" / "train_mlp.py"
+    spec = importlib.util.spec_from_file_location("train_mlp_tutorial", path)
+    tut = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tut)
+    losses = tut.main(epochs=3, verbose=False)
+    assert np.mean(losses[-8:]) < 0.7 * np.mean(losses[:8]), losses
