@@ -34,3 +34,25 @@ def test_resnet18_first_order_directional_derivative():
         num = (float(fwd(*plus).numpy()) - float(fwd(*minus).numpy())) / (2 * eps)
         ana = sum(float(np.sum(grads[i].numpy() * vs[i])) for i in idx)
         np.testing.assert_allclose(ana, num, rtol=1e-5, err_msg=f"parameters *_{kind}")
+
+
+def test_resnet18_higher_order_partially_evaluated_equals_first_order():
+    mod, params = resnet.get_workload(batch_size=1, num_classes=10, image_shape=(3, 32, 32),
+                                      dtype="float64")
+    func = mod["main"]
+    ho = relay.IRModule.from_expr(relay.transform.gradient(func))
+    ho = relay.transform.Sequential([
+        relay.transform.InferType(), relay.transform.PartialEvaluate(),
+        relay.transform.LazyGradientInit(), relay.transform.DeadCodeElimination(),
+        relay.transform.InferType()])(ho)
+    kinds = set()
+    relay.analysis.post_order_visit(ho["main"].body, lambda e: kinds.add(type(e).__name__))
+    assert not {"RefCreate", "RefRead", "RefWrite", "Function", "If"} & kinds
+    fo = relay.transform.gradient(func, mode="first_order")
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((1, 3, 32, 32)) if p.name_hint == "data"
+            else np.asarray(params[p.name_hint]) for p in func.params]
+    _, a = relay.create_executor(mod=ho).evaluate()(*args)
+    _, b = relay.create_executor().evaluate(fo)(*args)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-10, atol=1e-12)
