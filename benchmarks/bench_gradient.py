@@ -99,8 +99,8 @@ def run_relay(name, shape, repeat, out):
         lib = relay.build(relay.IRModule.from_expr(func), target="llvm")
         res[f"{label}_compile_s"] = time.perf_counter() - t0
         gm = GraphModule(lib["default"](tvm.cpu(0)))
-        for i, n in enumerate(names):
-            gm.set_input(i, x if n == "data" else np.asarray(params[n]))
+        for n in names:
+            gm.set_input(n, x if n == "data" else np.asarray(params[n]))
         res[f"{label}_ms"] = _median_ms(gm.run, repeat)
         if label == "grad":
             np.save(out, gm.get_output(1 + names.index("data")).numpy())

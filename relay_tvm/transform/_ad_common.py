@@ -128,5 +128,20 @@ def result_type(func_type: FuncType, param_types) -> TupleType:
     return TupleType([func_type.ret_type, TupleType(list(param_types))])
 
 
+def infer(expr, mod=None):
+    """``infer_expr(expr, mod)``, type-checking ``mod`` only when ``expr`` mentions one of its
+    globals or constructors (re-checking a whole module for a self-contained function costs
+    more than the function)."""
+    from ..ir.adt import Constructor, Match
+    from ..ir.expr import GlobalVar
+    from ..ir.functor import post_order
+    from ..typing.infer import infer_expr
+
+    if mod is not None and not any(isinstance(e, (GlobalVar, Constructor, Match))
+                                   for e in post_order(expr)):
+        mod = None
+    return infer_expr(expr, mod)
+
+
 __all__ = ["is_float", "leaf_paths", "project", "build", "check_params", "apply_rule",
-           "typed_call", "result_type"]
+           "typed_call", "result_type", "infer"]

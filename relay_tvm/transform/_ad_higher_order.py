@@ -44,6 +44,21 @@ from ..ir.types import (
 from ._ad_common import apply_rule, build, check_params, is_float, leaf_paths, project, typed_call
 
 UNIT = TupleType([])
+
+
+def _peel(binds, e):
+    """Append the bindings of the let chain ``e`` to ``binds``; its final body. Keeps the
+    transformed program's let chains flat (nesting them makes every scope analysis deep)."""
+    while type(e) is Let:
+        binds.append((e.var, e.value))
+        e = e.body
+    return e
+
+
+def _wrap(binds, body):
+    for var, value in reversed(binds):
+        body = Let(var, value, body)
+    return body
 BP_TYPE = RefType(FuncType([], UNIT))
 
 
@@ -166,7 +181,10 @@ class _Reverse(ExprFunctor):
         return TupleGetItem(self.visit(e.tuple_value), e.index, e.span)
 
     def visit_let(self, e):
-        return Let(self.visit(e.var), self.visit(e.value), self.visit(e.body), e.span)
+        binds = []
+        value = _peel(binds, self.visit(e.value))
+        binds.append((self.visit(e.var), value))
+        return _wrap(binds, self.visit(e.body))
 
     def visit_if(self, e):
         return If(TupleGetItem(self.visit(e.cond), 0), self.visit(e.true_branch),
@@ -226,7 +244,7 @@ class _Reverse(ExprFunctor):
 
         def let(name, value, t=None):
             v = Var(name, t)
-            binds.append((v, value))
+            binds.append((v, _peel(binds, value)))
             return v
 
         arg_types = [a.checked_type for a in e.args]
@@ -262,10 +280,7 @@ class _Reverse(ExprFunctor):
             for var, value in reversed(steps):
                 body = Let(var, value, body)
             let("_", RefWrite(self.bp, Function([], body, UNIT)))
-        res = out
-        for var, value in reversed(binds):
-            res = Let(var, value, res)
-        return res
+        return _wrap(binds, out)
 
 
 def _seed_and_run(res, out_t, bp):
@@ -294,6 +309,7 @@ def higher_order_gradient(func: Function, mod=None) -> Function:
     """
     from ..op.tensor import zeros_like
 
+    func = _anf(func, mod)
     param_types = check_params(func)
     out_t = func.body.checked_type
     leaf_paths(out_t, "the function's result")
@@ -308,7 +324,7 @@ def higher_order_gradient(func: Function, mod=None) -> Function:
         rev.memo_map[p] = pv
         binds.append((pv, lifted))
     res = Var("res", ctx.lift(out_t))
-    binds.append((res, rev.visit(func.body)))
+    binds.append((res, _peel(binds, rev.visit(func.body))))
     binds.extend(_seed_and_run(res, out_t, bp))
     fwd = build(out_t, lambda path, ty: TupleGetItem(project(res, path), 0))
     grads = Tuple([build(t, lambda path, ty, p=p: RefRead(TupleGetItem(project(
@@ -320,10 +336,19 @@ def higher_order_gradient(func: Function, mod=None) -> Function:
     return Function(func.params, body, None, func.type_params, None, func.span)
 
 
+def _anf(func, mod):
+    """``func`` in A-normal form, typed: every shared value is let-bound once, so each
+    transformed operator call (and its backpropagator) is emitted once."""
+    from ._ad_common import infer
+    from .normal_forms import to_normal_form
+
+    return infer(to_normal_form(func, "anf"), mod)
+
+
 def _transform_globals(ctx: _Ctx):
     while ctx.todo:
         gv = ctx.todo.pop()
-        f = ctx.mod[gv]
+        f = _anf(ctx.mod[gv], ctx.mod)
         bp = Var("bp", BP_TYPE)
         rev = _Reverse(ctx, bp)
         params = [rev.visit(p) for p in f.params]

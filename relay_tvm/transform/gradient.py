@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..errors import GradientError
 from ..ir.expr import Function, GlobalVar
 from . import _ad_rules  # noqa: F401  (registers the rules written here)
+from ._ad_common import infer
 from ._ad_first_order import first_order_gradient
 from ._ad_higher_order import higher_order_gradient
 from .pass_infra import ModulePass, PassInfo
@@ -29,9 +30,7 @@ MODES = ("higher_order", "first_order")
 def _typed(func: Function, mod):
     if getattr(func, "_checked_type", None) is not None:
         return func
-    from ..typing.infer import infer_expr
-
-    return infer_expr(func, mod)
+    return infer(func, mod)
 
 
 def gradient(expr, mod=None, mode: str = "higher_order") -> Function:
@@ -76,9 +75,7 @@ def gradient(expr, mod=None, mode: str = "higher_order") -> Function:
         out = first_order_gradient(func)
     else:
         out = higher_order_gradient(func, mod)
-    from ..typing.infer import infer_expr
-
-    return infer_expr(out, mod)
+    return infer(out, mod)
 
 
 def FirstOrderGradient():  # noqa: N802 - Relay's name

@@ -210,6 +210,9 @@ class PartialEvaluator:
         try:
             while True:
                 if type(e) is Let:
+                    if e.body is e.var and type(e.value) is Call:
+                        e = e.value  # `let v = f(..); v` (A-normal form): a tail call
+                        continue
                     pv = self.eval(e.value, env, e.var)
                     env.vals[e.var] = pv
                     e = e.body
@@ -471,11 +474,10 @@ class PartialEvaluator:
 
 def partial_evaluate(func: Function, mod=None) -> Function:
     """Partially evaluate the typed function ``func`` (globals looked up in ``mod``)."""
-    from ..typing.infer import infer_expr
+    from ._ad_common import infer
     from .normal_forms import to_normal_form
 
-    anf = to_normal_form(func, "anf")
-    anf = infer_expr(anf, mod) if mod is not None else infer_expr(anf)
+    anf = infer(to_normal_form(func, "anf"), mod)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))  # nesting of non-tail inlined calls
     try:
