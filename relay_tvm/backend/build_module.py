@@ -71,19 +71,24 @@ def run_passes(mod, params=None) -> IRModule:
     mod = _as_module(mod)
     if "main" not in mod:
         raise BuildError("build: the module has no @main function")
+    from ..transform._rewrite import forget_functions
+
     mod = _infer(_bind_params(mod, params))
     ctx = PassContext.current()
-    pipeline = getattr(transform, "default_pipeline", None)
-    if pipeline is not None:
-        mod = pipeline(fuse=False)(mod)
-    else:
-        for name in _PIPELINE:
-            p = getattr(transform, name, None)
-            if p is not None and ctx.pass_enabled(p().info):
-                mod = p()(mod)
-    fuse = getattr(transform, "FuseOps", None)
-    if fuse is not None:
-        mod = fuse(fuse_opt_level=0)(mod) if ctx.opt_level == 0 else fuse()(mod)
+    try:
+        pipeline = getattr(transform, "default_pipeline", None)
+        if pipeline is not None:
+            mod = pipeline(fuse=False)(mod)
+        else:
+            for name in _PIPELINE:
+                p = getattr(transform, name, None)
+                if p is not None and ctx.pass_enabled(p().info):
+                    mod = p()(mod)
+        fuse = getattr(transform, "FuseOps", None)
+        if fuse is not None:
+            mod = fuse(fuse_opt_level=0)(mod) if ctx.opt_level == 0 else fuse()(mod)
+    finally:
+        forget_functions()  # the model's constants are not kept alive by the passes' memos
     return _infer(mod)
 
 
@@ -93,8 +98,8 @@ def optimize(mod, target=None, params=None) -> IRModule:
 
     Args:
         mod: ``IRModule`` (or a ``Function``, taken as ``main``).
-        target: the target (unused by the target-independent passes; kept for tvm.relay's
-            signature).
+        target: the target, current while the passes run (AlterOpLayout's Winograd choice
+            reads its vector width); None: the host.
         params: ``name -> array`` bound to ``main``'s parameters as constants.
 
     Returns:
@@ -102,7 +107,13 @@ def optimize(mod, target=None, params=None) -> IRModule:
     """
     from .partition import partition_each_op
 
-    mod = run_passes(mod, params)
+    if target is not None:
+        from .target import make_target
+
+        with make_target(target):  # target-dependent passes (AlterOpLayout) read it
+            mod = run_passes(mod, params)
+    else:
+        mod = run_passes(mod, params)
     main = partition_each_op(mod["main"])
     if main is not mod["main"]:
         mod = mod.shallow_copy()
@@ -217,8 +228,10 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         mod_name: name of the module's entry (``lib[mod_name](dev)``) and kernel-name prefix.
         executor, runtime: accepted for tvm.relay's signature; the graph executor is the only
             one ``build`` makes (``relay.vm.compile`` makes VM programs).
-        database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules; when None,
-            the ``PassContext`` config ``"relay.backend.tuning_database"`` is used if set.
+        database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules (e.g. from
+            :func:`relay_tvm.tune.tune_relay`); when None, the ``PassContext`` config
+            ``"relay.backend.tuning_database"``, or with ``"relay.backend.use_meta_schedule"``
+            the database of an enclosing ``with database:`` (tvm.relay 0.19's idiom).
 
     Returns:
         :class:`GraphExecutorFactoryModule`.
@@ -240,21 +253,24 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
             raise BuildError("build: heterogeneous targets are not supported")
         target = next(iter(target.values()))
     tgt = make_target(target, target_host)
-    if database is None:
-        from ..transform.pass_infra import PassContext
+    from .schedule import database_in_scope
 
-        database = PassContext.current().config.get("relay.backend.tuning_database")
+    database = database_in_scope(database)
+    # seconds per phase, wall clock (``*_s``) and CPU time of this process (``*_cpu_s``, all
+    # threads): on a shared machine the two differ, and the CPU time is what the phase costs
     stats = {}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     opt = optimize(ir_mod, tgt, params)
     stats["optimize_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    stats["optimize_cpu_s"] = time.process_time() - c0
+    t0, c0 = time.perf_counter(), time.process_time()
     cache = LowerCache(tgt, mod_name, database)
     prog = build_graph(opt["main"], cache)
     stats["lower_s"] = time.perf_counter() - t0
+    stats["lower_cpu_s"] = time.process_time() - c0
     stats["num_primitive_calls"] = cache.lookups
     stats["num_kernels"] = len(cache.funcs)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ib, meta = emit_vm(prog, mod_name=mod_name)
     tir_mod = cache.ir_module()
     try:
@@ -263,6 +279,7 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     except Exception as e:
         raise BuildError(f"build: compiling the kernels for {tgt} failed: {e}") from e
     stats["codegen_s"] = time.perf_counter() - t0
+    stats["codegen_cpu_s"] = time.process_time() - c0
     params_out = {k: tvm.runtime.tensor(v) for k, v in prog.params.items()}
     return GraphExecutorFactoryModule(lib, meta, params_out, tgt, mod_name,
                                       dict(prog.kernels), stats, tir_mod, opt)
