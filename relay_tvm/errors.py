@@ -13,6 +13,7 @@ wrong, where (a span or a node name) and what was expected::
     │                           an importer met operators it cannot convert (lists all of them)
     ├── ConversionError         an importer met a malformed model or parameter file
     ├── InterpreterError        the reference interpreter failed (non-exhaustive match at run time)
+    ├── GradientError           ``transform.gradient`` met a program or operator it cannot differentiate
     └── BuildError              lowering or compiling failed, or a runtime input is wrong
         └── InputError          an argument or bound parameter does not match the declared type
 """
@@ -79,6 +80,12 @@ class InterpreterError(RelayError):
     """The reference interpreter could not evaluate a program (e.g. no match clause applies)."""
 
 
+class GradientError(RelayError):
+    """Automatic differentiation (``transform.gradient``) cannot differentiate the program: an
+    operator without a gradient rule on floating-point data, an integer parameter, a construct the
+    chosen mode does not support."""
+
+
 class BuildError(RelayError):
     """Lowering, scheduling or compiling failed, or a compiled module got a bad input."""
 
@@ -95,6 +102,7 @@ class TuningError(RelayError):
 
 
 __all__ = [
+    "GradientError",
     "TuningError",
     "InputError",
     "RelayError",

@@ -12,6 +12,9 @@ import numpy as np
 
 from . import dcgan, init, layers, lstm, mlp, mobilenet, resnet, squeezenet, vgg  # noqa: F401
 from .init import Xavier, create_workload  # noqa: F401
+from .grad import check_grad  # noqa: F401
+from .train import lenet_loss, mlp_loss, synthetic_classification, train_sgd  # noqa: F401
+from ..transform.gradient import gradient  # noqa: F401
 
 
 def run_infer_type(expr):
@@ -51,4 +54,5 @@ def rand(shape, dtype="float32", seed=None):
     return rng.integers(0, 10, size=shape).astype(dtype)
 
 
-__all__ = ["run_infer_type", "run_opt_pass", "rand", "create_workload", "Xavier"]
+__all__ = ["run_infer_type", "run_opt_pass", "rand", "create_workload", "Xavier", "check_grad",
+           "gradient", "train_sgd", "mlp_loss", "lenet_loss", "synthetic_classification"]

@@ -41,3 +41,7 @@ from .lambda_lift import (  # noqa: F401
     LambdaLift,
     RemoveUnusedFunctions,
 )
+from .gradient import FirstOrderGradient, gradient  # noqa: F401
+from .partial_eval import PartialEvaluate  # noqa: F401
+from .lazy_gradient_init import LazyGradientInit  # noqa: F401
+from .mixed_precision import ToMixedPrecision  # noqa: F401
