@@ -84,6 +84,12 @@ def __getattr__(name):
         return getattr(_lazy("backend").param_dict, name)
     if name == "Prelude":
         return _lazy("prelude").Prelude
+    from .compat.alias import MODULE_PATHS
+
+    if name in MODULE_PATHS:  # tvm.relay 0.19 module paths (relay.ty, relay.expr, ...)
+        import importlib
+
+        return importlib.import_module(MODULE_PATHS[name])
     raise AttributeError(f"module 'relay_tvm' has no attribute {name!r}")
 
 
@@ -97,3 +103,8 @@ def __dir__():
 
 
 __version__ = "0.1.0"
+
+from . import compat as _compat  # noqa: E402
+
+if _compat.enabled():
+    _compat.install()

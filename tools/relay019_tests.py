@@ -1,0 +1,172 @@
+"""Run TVM v0.19.0's own Relay tests (tests/python/relay) against relay_tvm.
+
+Not part of CI: it needs TVM's v0.19.0 sources (a checkout, or a git directory holding the
+tag). The tests are extracted to a temporary directory next to a conftest.py that imports
+relay_tvm (which makes ``tvm.relay`` resolve to relay_tvm) and records every test's outcome;
+each file runs in its own process under ``timeout``. Prints passed/collected per file and the
+total, and writes a JSON report with every failure's first message line.
+
+    python tools/relay019_tests.py PATH [--files GLOB ...] [--timeout S] [--json OUT]
+
+PATH is a TVM checkout (with tests/python/relay) or a git directory that has the tag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TAG = "v0.19.0"
+SUB = "tests/python/relay"
+
+# Files that need TVM subsystems removed after 0.19 (or hardware), with the reason; they are
+# run like the others but reported apart from the goal figure.
+REMOVED = {
+    "test_auto_scheduler_*.py": "auto_scheduler was removed from TVM",
+    "test_autotvm_task_extraction.py": "autotvm was removed from TVM",
+    "test_pass_plan_devices.py": "VirtualDevice / device planning was removed from TVM",
+    "test_external_codegen.py": "BYOC toolchains (external codegen) were removed from TVM",
+    "test_json_runtime.py": "BYOC JSON runtime was removed from TVM",
+    "test_pass_partition_graph.py": "BYOC toolchains (external codegen) were removed from TVM",
+    "test_pass_collage_partition.py": "Collage (BYOC) was removed from TVM",
+    "collage/*": "Collage (BYOC) was removed from TVM",
+    "opencl_texture/*": "needs an OpenCL device",
+    "test_pass_legalize_tensorcore.py": "needs CUDA tensor cores",
+    "test_pipeline_executor.py": "the pipeline executor was removed from TVM",
+    "test_custom_datatypes.py": "the custom datatype (Posit) library was removed from TVM",
+    "test_used_memory_annotator.py": "VirtualDevice / device planning was removed from TVM",
+    "test_target_hooks.py": "the target-hook (RelayToTIR) codegen was removed from TVM",
+    "test_link_params.py": "link-params / AOT was removed from TVM",
+}
+
+CONFTEST = '''
+import json, os, sys
+sys.path.insert(0, {repo!r})
+import relay_tvm  # noqa: F401  (installs the tvm.relay alias)
+pytest_plugins = ["relay_tvm.compat.pytest_plugin"]
+_OUT = os.environ["RELAY019_RESULT"]
+_rows = []
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":
+        msg = ""
+        if report.outcome == "failed":
+            msg = str(getattr(report.longrepr, "reprcrash", None) and
+                      report.longrepr.reprcrash.message or report.longrepr)[:300]
+        _rows.append([report.nodeid, report.when, report.outcome, msg])
+
+def pytest_collectreport(report):
+    if report.outcome == "failed":
+        _rows.append([report.nodeid, "collect", "failed", str(report.longrepr)[-600:]])
+
+def pytest_sessionfinish(session):
+    with open(_OUT, "w") as f:
+        json.dump(_rows, f)
+'''
+
+
+def extract(src: Path, dest: Path) -> Path:
+    """Copy tests/python/relay of ``src`` (checkout or git dir) under ``dest``."""
+    if (src / SUB).is_dir():
+        shutil.copytree(src / SUB, dest / SUB)
+    else:
+        archive = subprocess.run(["git", "--git-dir", str(src), "archive", f"refs/tags/{TAG}",
+                                  SUB], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "x", "-C", str(dest)], input=archive, check=True)
+    (dest / "conftest.py").write_text(CONFTEST.format(repo=str(REPO)))
+    return dest / SUB
+
+
+def removed_reason(rel: str) -> str | None:
+    for pat, why in REMOVED.items():
+        if fnmatch.fnmatch(rel, pat):
+            return why
+    return None
+
+
+def summarize(rows):
+    """passed, failed (incl. errors), skipped, collection failure message or None."""
+    per = collections.OrderedDict()
+    collect_err = None
+    for nodeid, when, outcome, msg in rows:
+        if when == "collect":
+            collect_err = msg.strip().splitlines()[-1] if msg.strip() else "collection error"
+            continue
+        cur = per.get(nodeid)
+        if outcome == "failed" or cur is None or cur == "passed" and outcome == "skipped":
+            per[nodeid] = outcome if cur != "failed" else cur
+    counts = collections.Counter(per.values())
+    return counts["passed"], counts["failed"], counts["skipped"], collect_err
+
+
+def run_file(root: Path, test: Path, timeout: float):
+    out = Path(tempfile.mkstemp(suffix=".json")[1])
+    env = dict(os.environ, RELAY019_RESULT=str(out), PYTHONPATH=str(REPO), TVM_NUM_THREADS="1")
+    t0 = time.time()
+    proc = subprocess.run(["timeout", str(timeout), sys.executable, "-m", "pytest",
+                           "-p", "no:cacheprovider", "-q", "-o", "addopts=",
+                           str(test.relative_to(root))], cwd=root, env=env,
+                          capture_output=True, text=True)
+    secs = time.time() - t0
+    try:
+        rows = json.loads(out.read_text() or "[]")
+    except json.JSONDecodeError:
+        rows = []
+    out.unlink(missing_ok=True)
+    p, f, s, cerr = summarize(rows)
+    if proc.returncode == 124:
+        cerr = cerr or f"timed out after {timeout:.0f} s"
+    return dict(file=str(test.relative_to(root / SUB)), passed=p, failed=f, skipped=s,
+                collect_error=cerr, seconds=round(secs, 1), timed_out=proc.returncode == 124,
+                failures=[r for r in rows if r[2] == "failed"][:200])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("src", type=Path, help="TVM checkout or git directory with tag v0.19.0")
+    ap.add_argument("--files", nargs="*", default=["*.py"],
+                    help="glob(s) relative to tests/python/relay (default: top-level *.py)")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per file")
+    ap.add_argument("--json", type=Path, help="write the per-file report here")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="relay019_") as tmp:
+        root = Path(tmp)
+        tests = extract(args.src.resolve(), root)
+        files = sorted({p for g in args.files for p in tests.glob(g)
+                        if p.name.startswith("test_") and p.suffix == ".py"})
+        report = []
+        tot = collections.Counter()
+        for path in files:
+            r = run_file(root, path, args.timeout)
+            r["removed_subsystem"] = removed_reason(r["file"])
+            report.append(r)
+            coll = r["passed"] + r["failed"] + r["skipped"]
+            key = "removed" if r["removed_subsystem"] else "main"
+            tot[key + "_passed"] += r["passed"]
+            tot[key + "_collected"] += coll
+            tot[key + "_import_fail"] += bool(r["collect_error"]) and coll == 0
+            note = f"  IMPORT: {r['collect_error'][:110]}" if r["collect_error"] else ""
+            print(f"{r['passed']:5d}/{coll:<5d} {r['file']}"
+                  f"{'  [removed subsystem]' if r['removed_subsystem'] else ''}{note}",
+                  flush=True)
+            if args.json:
+                args.json.write_text(json.dumps(report, indent=1))
+    mp, mc = tot["main_passed"], tot["main_collected"]
+    print(f"TOTAL (not needing removed subsystems): {mp}/{mc} passed "
+          f"({100 * mp / max(mc, 1):.1f}%), {tot['main_import_fail']} files fail at import")
+    print(f"needing removed subsystems: {tot['removed_passed']}/{tot['removed_collected']} passed, "
+          f"{tot['removed_import_fail']} files fail at import")
+
+
+if __name__ == "__main__":
+    main()
