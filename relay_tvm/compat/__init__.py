@@ -7,6 +7,9 @@
   (:mod:`.alias`).
 - ``tvm.testing`` regains 0.19's test decorators it lost (:mod:`.tvm_testing`); with
   ``pytest_plugins = ["relay_tvm.compat.pytest_plugin"]`` a conftest gets ``target``/``dev``.
+- TVM 0.19 names that 0.27 removed (``tvm.nd``, ``tvm.tir``, ``tvm.contrib.graph_executor``,
+  ...) and ``tvm.IRModule`` / ``tvm.ir.structural_equal`` accepting Relay content
+  (:mod:`.tvm_shims`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ def enabled() -> bool:
 def install() -> None:
     """Install the ``tvm.relay`` alias (idempotent)."""
     alias.install()
+    from . import tvm_shims
+
+    tvm_shims.install()
     from . import tvm_testing
 
     tvm_testing.install()

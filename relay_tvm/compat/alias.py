@@ -30,8 +30,8 @@ MODULE_PATHS = {
     "build_module": "relay_tvm.backend.build_module",
     "param_dict": "relay_tvm.backend.param_dict",
     "backend.interpreter": "relay_tvm.runtime.interpreter",
-    "backend.executor": "relay_tvm.compat.executor_runtime",
-    "backend.runtime": "relay_tvm.compat.executor_runtime",
+    "backend.executor": "relay_tvm.backend.executor_runtime",
+    "backend.runtime": "relay_tvm.backend.executor_runtime",
     "op.op": "relay_tvm.op.registry",
     "op.nn.nn": "relay_tvm.op.nn",
     "op.tensor": "relay_tvm.op.tensor",
@@ -46,10 +46,17 @@ MODULE_PATHS = {
 
 _PREFIXES = ("tvm.relay", "relay_tvm")
 
+#: Other module aliases (old path -> module), filled by :func:`install` with those of
+#: :data:`relay_tvm.compat.tvm_shims.MODULE_ALIASES` whose old path TVM does not have.
+EXTRA: dict[str, str] = {}
+
 
 def target_of(fullname: str) -> str | None:
     """The relay_tvm module that ``fullname`` (``tvm.relay...`` or ``relay_tvm...``) names, or
     ``None`` when it is neither an alias nor a 0.19 path."""
+    for old, new in EXTRA.items():
+        if fullname == old or fullname.startswith(old + "."):
+            return new + fullname[len(old):]
     for prefix in _PREFIXES:
         if fullname == prefix:
             return "relay_tvm"
@@ -77,9 +84,15 @@ class _AliasLoader(importlib.abc.Loader):
 
 
 class RelayAliasFinder(importlib.abc.MetaPathFinder):
-    """Resolves ``tvm.relay[.X]`` to ``relay_tvm[.X]`` and the 0.19 module paths."""
+    """Resolves ``tvm.relay[.X]`` to ``relay_tvm[.X]``, the 0.19 module paths and
+    :data:`EXTRA`."""
+
+    def __init__(self, relay: bool = True):
+        self.relay = relay
 
     def find_spec(self, fullname, path=None, target=None):
+        if not self.relay and fullname.startswith("tvm.relay"):
+            return None
         real = target_of(fullname)
         if real is None or real == fullname:
             return None
@@ -104,7 +117,17 @@ def install() -> bool:
     (then nothing is changed)."""
     if any(isinstance(f, RelayAliasFinder) for f in sys.meta_path):
         return True
+    from .tvm_shims import MODULE_ALIASES
+
+    for old, new in MODULE_ALIASES.items():
+        try:
+            missing = importlib.util.find_spec(old) is None
+        except ModuleNotFoundError:
+            missing = True
+        if missing:
+            EXTRA[old] = new
     if _tvm_has_own_relay():
+        sys.meta_path.insert(0, RelayAliasFinder(relay=False))
         return False
     sys.meta_path.insert(0, RelayAliasFinder())
     return True
