@@ -38,8 +38,6 @@ MODULE_PATHS = {
     "op.reduce": "relay_tvm.op.reduce",
     "op.transform": "relay_tvm.op.transform",
     "op.image.image": "relay_tvm.op.image",
-    "testing.temp_op_attr": "relay_tvm.testing.helpers",
-    "testing.synthetic": "relay_tvm.testing.synthetic",
     "transform.transform": "relay_tvm.transform",
     "analysis.analysis": "relay_tvm.analysis",
 }
