@@ -32,7 +32,6 @@ MODULE_PATHS = {
     "backend.interpreter": "relay_tvm.runtime.interpreter",
     "backend.executor": "relay_tvm.backend.executor_runtime",
     "backend.runtime": "relay_tvm.backend.executor_runtime",
-    "op.op": "relay_tvm.op.registry",
     "op.nn.nn": "relay_tvm.op.nn",
     "op.tensor": "relay_tvm.op.tensor",
     "op.reduce": "relay_tvm.op.reduce",

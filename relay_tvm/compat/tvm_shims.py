@@ -190,6 +190,32 @@ def install() -> None:
     if not hasattr(tvm.tirx, "Any"):
         tvm.tirx.Any = Any
     _install_module_source()
+    import tvm.te
+
+    if not hasattr(tvm.te, "size_var"):
+        # TVM 0.27 has no SizeVar: a plain variable (shape functions only see it as a dim)
+        tvm.te.size_var = lambda name="size", dtype="int32", span=None: tvm.te.var(
+            name, dtype, span)
+    _install_device()
+
+
+def _install_device():
+    """``tvm.device("llvm")`` (0.19 took target kind names): the CPU; other names unchanged."""
+    import tvm
+
+    orig = tvm.device
+    if getattr(orig, "_relay_tvm", False):
+        return
+    kinds = {"llvm": "cpu", "c": "cpu", "stackvm": "cpu", "nvptx": "cuda"}
+
+    @functools.wraps(orig)
+    def device(dev_type, dev_id=0):
+        if isinstance(dev_type, str) and dev_type.split()[0] in kinds:
+            dev_type = kinds[dev_type.split()[0]]
+        return orig(dev_type, dev_id)
+
+    device._relay_tvm = True
+    tvm.device = device
 
 
 def _install_module_source():
