@@ -74,7 +74,8 @@ def _lazy(name):
 
 def __getattr__(name):
     # Parts built on TVM's compiler (text format, backend, frontends, ...) load on first use.
-    if name in ("text", "backend", "frontend", "testing", "vm", "prelude", "cli"):
+    if name in ("text", "backend", "frontend", "testing", "vm", "prelude", "cli",
+                "dataflow_pattern"):
         return _lazy(name)
     if name in ("astext", "parse", "parse_expr", "fromtext", "SourceName"):
         return getattr(_lazy("text"), name)
@@ -93,7 +94,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'relay_tvm' has no attribute {name!r}")
 
 
-_LAZY = ("text", "backend", "frontend", "testing", "vm", "prelude", "cli", "astext",
+_LAZY = ("text", "backend", "frontend", "testing", "vm", "prelude", "cli", "dataflow_pattern",
+         "astext",
          "parse", "parse_expr", "fromtext", "SourceName", "build", "optimize", "build_module",
          "save_param_dict", "load_param_dict", "Prelude")
 

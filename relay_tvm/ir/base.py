@@ -120,6 +120,32 @@ class RelayExpr(Node):
 
         return op.divide(self, _lift(other, self))
 
+    def __rtruediv__(self, other):
+        from .. import op
+
+        return op.divide(_lift(other, self), self)
+
+    # comparisons build calls, as in tvm.relay (expressions compare by identity with ==)
+    def __lt__(self, other):
+        from .. import op
+
+        return op.less(self, _lift(other, self))
+
+    def __gt__(self, other):
+        from .. import op
+
+        return op.greater(self, _lift(other, self))
+
+    def __le__(self, other):
+        from .. import op
+
+        return op.less_equal(self, _lift(other, self))
+
+    def __ge__(self, other):
+        from .. import op
+
+        return op.greater_equal(self, _lift(other, self))
+
     def __neg__(self):
         from .. import op
 
