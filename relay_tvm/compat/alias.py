@@ -123,11 +123,42 @@ def install() -> bool:
             missing = True
         if missing:
             EXTRA[old] = new
+    _bind_aliases()
     if _tvm_has_own_relay():
         sys.meta_path.insert(0, RelayAliasFinder(relay=False))
         return False
     sys.meta_path.insert(0, RelayAliasFinder())
     return True
+
+
+def _bind_aliases() -> None:
+    """Make ``tvm.nd`` / ``tvm.tir`` attributes right away (scripts use them after a bare
+    ``import tvm``); the others on first attribute access of their parent package."""
+    lazy: dict = {}
+    for old in EXTRA:
+        parent, _, child = old.rpartition(".")
+        if old in ("tvm.nd", "tvm.tir"):
+            importlib.import_module(old)
+        else:
+            lazy.setdefault(parent, set()).add(child)
+    for parent, names in lazy.items():
+        try:
+            mod = importlib.import_module(parent)
+        except ImportError:
+            continue
+        prev = vars(mod).get("__getattr__")
+        if getattr(prev, "_relay_tvm", False):
+            continue
+
+        def __getattr__(name, _parent=parent, _names=frozenset(names), _prev=prev):
+            if name in _names:
+                return importlib.import_module(f"{_parent}.{name}")
+            if _prev is not None:
+                return _prev(name)
+            raise AttributeError(f"module {_parent!r} has no attribute {name!r}")
+
+        __getattr__._relay_tvm = True
+        mod.__getattr__ = __getattr__
 
 
 def uninstall() -> None:

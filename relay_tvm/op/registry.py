@@ -86,13 +86,14 @@ class Op(RelayExpr):
 
     def get_attr(self, key: str):
         """Relay-style access: ``TOpPattern``, ``FTVMCompute``, ``FTypeRelation``, ..."""
-        return {
+        value = {
             "TOpPattern": int(self.pattern),
             "FTVMCompute": self.compute,
             "FTypeRelation": self.type_rel,
             "FReference": self.ref_impl,
             "FPrimalGradient": self.gradient,
-        }.get(key) or _user_attr(self.name, key)
+        }.get(key)
+        return value if value is not None else _user_attr(self.name, key)
 
     def make_attrs(self, **values) -> Attrs | None:
         if not self.attrs_schema.fields:
