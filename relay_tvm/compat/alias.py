@@ -123,12 +123,10 @@ def install() -> bool:
             missing = True
         if missing:
             EXTRA[old] = new
+    own = _tvm_has_own_relay()
+    sys.meta_path.insert(0, RelayAliasFinder(relay=not own))
     _bind_aliases()
-    if _tvm_has_own_relay():
-        sys.meta_path.insert(0, RelayAliasFinder(relay=False))
-        return False
-    sys.meta_path.insert(0, RelayAliasFinder())
-    return True
+    return not own
 
 
 def _bind_aliases() -> None:
