@@ -146,12 +146,14 @@ def _caller_uses_relay() -> bool:
     return relay is not None and any(v is relay for v in frame.f_globals.values())
 
 
-def _from_expr(expr, functions=None, type_defs=None):
+def _from_expr(expr, *args, **kwargs):
     from ..ir.module import IRModule
 
+    functions = args[0] if args else kwargs.get("functions")
     if is_relay(expr) or any(is_relay(v) for v in (functions or {}).values()):
+        type_defs = args[1] if len(args) > 1 else kwargs.get("type_defs")
         return IRModule.from_expr(expr, functions, type_defs)
-    return _IRModuleMeta._tvm_cls.from_expr(expr, functions, type_defs)
+    return _IRModuleMeta._tvm_cls.from_expr(expr, *args, **kwargs)
 
 
 def _install_irmodule():
