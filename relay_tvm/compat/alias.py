@@ -30,6 +30,7 @@ MODULE_PATHS = {
     "build_module": "relay_tvm.backend.build_module",
     "param_dict": "relay_tvm.backend.param_dict",
     "backend.interpreter": "relay_tvm.runtime.interpreter",
+    "backend.vm": "relay_tvm.vm",
     "backend.executor": "relay_tvm.backend.executor_runtime",
     "backend.runtime": "relay_tvm.backend.executor_runtime",
     "op.nn.nn": "relay_tvm.op.nn",

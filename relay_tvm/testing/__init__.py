@@ -81,6 +81,23 @@ def rand(*args, seed=None):
     return rng.integers(0, 10, size=shape).astype(dtype)
 
 
+def check_grad(func, inputs=None, test_inputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, scale=None,
+               mean=0, mode="higher_order", target_devices=None, executor_kind="debug"):
+    """Compare ``func``'s gradient with finite differences (tvm.relay.testing.check_grad).
+
+    Raises:
+        OpNotImplemented: relay_tvm has no ``relay.transform.gradient`` yet to check.
+    """
+    from .. import transform
+
+    if not hasattr(transform, "gradient"):
+        from ..errors import UnsupportedOperatorError
+
+        raise UnsupportedOperatorError(
+            "check_grad: relay_tvm.transform.gradient (the AD pass) is not available yet")
+    raise NotImplementedError("check_grad: gradient exists but this helper is not written")
+
+
 def count_ops(expr) -> dict:
     """``operator name -> number of calls`` in ``expr`` (primitive functions included)."""
     from ..analysis import post_order_visit
