@@ -9,6 +9,7 @@ own objects to TVM's function unchanged and handles only relay_tvm objects itsel
 ``tvm.nd.array/empty/NDArray``                ``tvm.runtime.tensor/empty/Tensor``
 ``tvm.contrib.graph_executor``                :mod:`relay_tvm.runtime.graph_executor`
 ``tvm.contrib.nvcc``                          ``tvm.support.nvcc``
+``tvm._ffi`` (``base.TVMError``, ...)         :mod:`relay_tvm.compat.ffi`
 ``tvm.ir.structural_equal/_hash``,            relay_tvm's alpha-equivalence
 ``tvm.ir.assert_structural_equal``            (:mod:`relay_tvm.analysis.structural`) for Relay
                                               nodes and modules
@@ -30,6 +31,7 @@ MODULE_ALIASES = {
     "tvm.contrib.graph_executor": "relay_tvm.runtime.graph_executor",
     "tvm.contrib.nvcc": "tvm.support.nvcc",
     "tvm.script.tir": "tvm.script.tirx",
+    "tvm._ffi": "relay_tvm.compat.ffi",
 }
 
 
@@ -199,6 +201,28 @@ def install() -> None:
         tvm.te.size_var = lambda name="size", dtype="int32", span=None: tvm.te.var(
             name, dtype, span)
     _install_device()
+    _install_make_node()
+
+
+def _install_make_node():
+    """``tvm.ir.make_node("DictAttrs", **fields)``: Relay's free-form attributes (TVM 0.27 has
+    no such node type); other type keys go to TVM unchanged."""
+    import tvm.ir
+
+    orig = tvm.ir.make_node
+    if getattr(orig, "_relay_tvm", False):
+        return
+
+    @functools.wraps(orig)
+    def make_node(type_key, **kwargs):
+        if type_key == "DictAttrs":
+            from ..ir.attrs import DictAttrs
+
+            return DictAttrs(kwargs)
+        return orig(type_key, **kwargs)
+
+    make_node._relay_tvm = True
+    tvm.ir.make_node = make_node
 
 
 def _install_device():

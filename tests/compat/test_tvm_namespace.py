@@ -206,3 +206,14 @@ def test_tvm_testing_019_decorators():
     assert len(marks) == 1 and not marks[0].args[0]  # llvm is there: no skip
     assert tvm.testing.requires_hexagon.marks()[0].args[0]  # skipped here
     assert tvm.testing.requires_some_future_feature.marks()[0].args[0]
+
+
+def test_tvm_ffi_and_make_node_dict_attrs():
+    from tvm._ffi.base import TVMError, py_str
+
+    assert TVMError is tvm.error.TVMError and py_str(b"relay") == "relay"
+    assert tvm._ffi.get_global_func("runtime.GetDeviceAttr") is not None
+    attrs = tvm.ir.make_node("DictAttrs", Composite="dense", Primitive=1)
+    x = relay.var("x", shape=(2,))
+    f = relay.Function([x], relay.nn.relu(x), attrs=attrs)
+    assert dict(f.attrs.items()) == {"Composite": "dense", "Primitive": 1}
