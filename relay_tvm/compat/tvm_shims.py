@@ -14,6 +14,7 @@ own objects to TVM's function unchanged and handles only relay_tvm objects itsel
 ``tvm.ir.assert_structural_equal``            (:mod:`relay_tvm.analysis.structural`) for Relay
                                               nodes and modules
 ``tvm.IRModule`` / ``tvm.ir.IRModule``        see :class:`_IRModuleMeta`
+``tvm.target.Target("llvm -mcpu=...")``      0.19's command-line target strings translated
 ``tvm.error.TVMError``                        ``RuntimeError`` (0.19's TVMError derived from it;
                                               relay_tvm's ``RelayError`` does too)
 ============================================  ==================================================
@@ -202,6 +203,44 @@ def install() -> None:
             name, dtype, span)
     _install_device()
     _install_make_node()
+    _install_target()
+
+
+class _TargetMeta(type):
+    """``tvm.target.Target`` also taking 0.19's command-line strings (``"llvm -mcpu=..."``,
+    ``"llvm -mtriple=aarch64-linux-gnu"``), which TVM 0.27 rejects: those are translated by
+    :func:`relay_tvm.backend.target.make_target`; everything else goes to TVM unchanged.
+    ``isinstance(t, tvm.target.Target)`` holds for TVM's targets."""
+
+    _tvm_cls = None
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls._tvm_cls)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, cls._tvm_cls)
+
+    def __call__(cls, target, host=None):
+        if isinstance(target, str) and " -" in target.strip():
+            from ..backend.target import make_target
+
+            return make_target(target, host)
+        if host is None:
+            return cls._tvm_cls(target)
+        return cls._tvm_cls(target, host)
+
+    def __getattr__(cls, name):
+        return getattr(cls._tvm_cls, name)
+
+
+def _install_target():
+    import tvm.target
+
+    if isinstance(tvm.target.Target, _TargetMeta):
+        return
+    _TargetMeta._tvm_cls = tvm.target.Target
+    tvm.target.Target = _TargetMeta("Target", (), {"__doc__": _TargetMeta.__doc__,
+                                                   "__module__": "tvm.target"})
 
 
 def _install_make_node():

@@ -217,3 +217,13 @@ def test_tvm_ffi_and_make_node_dict_attrs():
     x = relay.var("x", shape=(2,))
     f = relay.Function([x], relay.nn.relu(x), attrs=attrs)
     assert dict(f.attrs.items()) == {"Composite": "dense", "Primitive": 1}
+
+
+def test_target_takes_019_command_line_strings():
+    t = tvm.target.Target("llvm -mtriple=aarch64-linux-gnu -mattr=+neon")
+    assert isinstance(t, tvm.target.Target)
+    assert str(t.kind) == "llvm" and t.attrs["mtriple"] == "aarch64-linux-gnu"
+    assert list(t.attrs["mattr"]) == ["+neon"]
+    with tvm.target.Target("llvm -mcpu=skylake"):
+        assert tvm.target.Target.current().attrs["mcpu"] == "skylake"
+    assert tvm.target.Target({"kind": "llvm"}).kind.name == "llvm"
