@@ -142,8 +142,11 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="relay019_") as tmp:
         root = Path(tmp)
         tests = extract(args.src.resolve(), root)
-        files = sorted({p for g in args.files for p in tests.glob(g)
-                        if p.name.startswith("test_") and p.suffix == ".py"})
+        files = []  # in the order given (a glob's matches sorted)
+        for g in args.files:
+            for p in sorted(tests.glob(g)):
+                if p.name.startswith("test_") and p.suffix == ".py" and p not in files:
+                    files.append(p)
         report = []
         tot = collections.Counter()
         for path in files:
