@@ -72,3 +72,19 @@ def test_extract_intermediate_expr_computes_that_value():
     assert relay.analysis.structural_equal(last["main"].body, mod["main"].body)
     with pytest.raises(RelayError, match="out of range"):
         extract_intermdeiate_expr(mod, 4)
+
+
+def test_annotate_spans_gives_lines_of_the_printed_text():
+    x = relay.var("x", shape=(2,))
+    c = relay.const(np.array([1, -2], "float32"))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x + c)))
+    out = relay.transform.AnnotateSpans()(mod)
+    assert relay.analysis.structural_equal(mod, out)
+    text = relay.astext(mod, show_meta_data=True).splitlines()
+    body = out["main"].body
+    assert body.span.source_name == "GeneratedSource"
+    assert "nn.relu" in text[body.span.line - 1]
+    assert "add" in text[body.args[0].span.line - 1]
+    a = np.array([3, 1], "float32")
+    res = relay.create_executor("debug", mod=out).evaluate()(a).numpy()
+    np.testing.assert_array_equal(res, np.maximum(a + [1, -2], 0))
