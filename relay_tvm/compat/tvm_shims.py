@@ -33,6 +33,7 @@ MODULE_ALIASES = {
     "tvm.contrib.nvcc": "tvm.support.nvcc",
     "tvm.script.tir": "tvm.script.tirx",
     "tvm._ffi": "relay_tvm.compat.ffi",
+    "tvm.ir.diagnostics": "relay_tvm.compat.diagnostics",
 }
 
 
@@ -188,6 +189,10 @@ def install() -> None:
         tvm.error.TVMError = RuntimeError
     if not hasattr(tvm, "TVMError"):
         tvm.TVMError = tvm.error.TVMError
+    if not hasattr(tvm, "register_func"):
+        import tvm_ffi
+
+        tvm.register_func = tvm_ffi.register_global_func
     import tvm.tirx
 
     from ..ir.types import Any

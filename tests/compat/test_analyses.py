@@ -88,3 +88,29 @@ def test_annotate_spans_gives_lines_of_the_printed_text():
     a = np.array([3, 1], "float32")
     res = relay.create_executor("debug", mod=out).evaluate()(a).numpy()
     np.testing.assert_array_equal(res, np.maximum(a + [1, -2], 0))
+
+
+def test_span_check_after_annotate_spans():
+    x = relay.var("x", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x], x + x))
+    with pytest.raises(relay.WellFormedError, match="2 nodes have no span"):
+        relay.SpanCheck()(mod)
+    checked = relay.SpanCheck()(relay.transform.AnnotateSpans()(mod))
+    assert relay.analysis.structural_equal(checked, mod)
+
+
+def test_diagnostics_renderer_hooks_and_register_func():
+    import tvm
+    from tvm.ir.diagnostics import get_renderer, override_renderer
+
+    default = get_renderer()
+    override_renderer(lambda ctx: None)
+    assert get_renderer() is not default
+    override_renderer(None)
+    assert get_renderer() is default
+
+    @tvm.register_func("relay_tvm.test.twice", override=True)
+    def twice(v):
+        return v * 2
+
+    assert tvm.get_global_func("relay_tvm.test.twice")(21) == 42

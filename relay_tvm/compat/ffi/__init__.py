@@ -11,7 +11,5 @@ register_object = tvm_ffi.register_object
 
 
 def register_func(func_name, f=None, override=False):
-    """``tvm.register_func`` (a decorator when ``f`` is None)."""
-    import tvm
-
-    return tvm.register_func(func_name, f, override=override)
+    """Register a global function (a decorator when ``f`` is None)."""
+    return tvm_ffi.register_global_func(func_name, f, override=override)
