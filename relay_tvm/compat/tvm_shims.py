@@ -8,7 +8,7 @@ own objects to TVM's function unchanged and handles only relay_tvm objects itsel
                                               ``Any`` (a dimension known at run time)
 ``tvm.nd.array/empty/NDArray``                ``tvm.runtime.tensor/empty/Tensor``
 ``tvm.contrib.graph_executor``                :mod:`relay_tvm.runtime.graph_executor`
-``tvm.contrib.nvcc``                          ``tvm.support.nvcc``
+``tvm.contrib.nvcc/utils/cc/tar``             ``tvm.support.*``
 ``tvm._ffi`` (``base.TVMError``, ...)         :mod:`relay_tvm.compat.ffi`
 ``tvm.ir.structural_equal/_hash``,            relay_tvm's alpha-equivalence
 ``tvm.ir.assert_structural_equal``            (:mod:`relay_tvm.analysis.structural`) for Relay
@@ -31,6 +31,10 @@ MODULE_ALIASES = {
     "tvm.nd": "relay_tvm.compat.nd",
     "tvm.contrib.graph_executor": "relay_tvm.runtime.graph_executor",
     "tvm.contrib.nvcc": "tvm.support.nvcc",
+    "tvm.contrib.utils": "tvm.support.utils",
+    "tvm.contrib.cc": "tvm.support.cc",
+    "tvm.contrib.tar": "tvm.support.tar",
+    "tvm.contrib.popen_pool": "tvm.support.popen_pool",
     "tvm.script.tir": "tvm.script.tirx",
     "tvm._ffi": "relay_tvm.compat.ffi",
     "tvm.ir.diagnostics": "relay_tvm.compat.diagnostics",

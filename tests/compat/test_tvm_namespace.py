@@ -65,6 +65,10 @@ def test_tvm_nd_and_tir_names():
     from tvm.contrib import nvcc
 
     assert nvcc.have_fp16("6.0") and not nvcc.have_fp16("5.0")
+    from tvm.contrib import utils
+
+    tmp = utils.tempdir()
+    assert os.path.isdir(os.path.dirname(tmp.relpath("x.so")))
 
 
 def test_irmodule_from_expr_and_constructor_take_relay():
