@@ -3,7 +3,8 @@
 Not part of CI: it needs TVM's v0.19.0 sources (a checkout, or a git directory holding the
 tag). The tests are extracted to a temporary directory next to a conftest.py that imports
 relay_tvm (which makes ``tvm.relay`` resolve to relay_tvm) and records every test's outcome;
-each file runs in its own process under ``timeout``. Prints passed/collected per file and the
+each file runs in its own process under ``timeout`` (results so far count when it expires; an
+expected failure, ``xfail``, that fails as declared counts as passed). Prints passed/collected per file and the
 total, and writes a JSON report with every failure's first message line.
 
     python tools/relay019_tests.py PATH [--files GLOB ...] [--timeout S] [--json OUT]
@@ -55,23 +56,27 @@ sys.path.insert(0, {repo!r})
 import relay_tvm  # noqa: F401  (installs the tvm.relay alias)
 pytest_plugins = ["relay_tvm.compat.pytest_plugin"]
 _OUT = os.environ["RELAY019_RESULT"]
-_rows = []
+
+def _row(row):
+    # one JSON line per report, so a file killed by the timeout still leaves its results
+    with open(_OUT, "a") as f:
+        f.write(json.dumps(row) + "\\n")
 
 def pytest_runtest_logreport(report):
     if report.when == "call" or report.outcome != "passed":
         msg = ""
+        if hasattr(report, "wasxfail") and report.outcome == "skipped":
+            # an expected failure that failed as declared: the test's expectation holds
+            _row([report.nodeid, report.when, "passed", "xfail"])
+            return
         if report.outcome == "failed":
             msg = str(getattr(report.longrepr, "reprcrash", None) and
                       report.longrepr.reprcrash.message or report.longrepr)[:300]
-        _rows.append([report.nodeid, report.when, report.outcome, msg])
+        _row([report.nodeid, report.when, report.outcome, msg])
 
 def pytest_collectreport(report):
     if report.outcome == "failed":
-        _rows.append([report.nodeid, "collect", "failed", str(report.longrepr)[-600:]])
-
-def pytest_sessionfinish(session):
-    with open(_OUT, "w") as f:
-        json.dump(_rows, f)
+        _row([report.nodeid, "collect", "failed", str(report.longrepr)[-600:]])
 '''
 
 
@@ -118,16 +123,17 @@ def run_file(root: Path, test: Path, timeout: float):
                            str(test.relative_to(root))], cwd=root, env=env,
                           capture_output=True, text=True)
     secs = time.time() - t0
-    try:
-        rows = json.loads(out.read_text() or "[]")
-    except json.JSONDecodeError:
-        rows = []
+    rows = []
+    for line in out.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:  # the last line of a killed run may be cut
+            pass
     out.unlink(missing_ok=True)
     p, f, s, cerr = summarize(rows)
-    if proc.returncode == 124:
-        cerr = cerr or f"timed out after {timeout:.0f} s"
+    timed_out = proc.returncode == 124
     return dict(file=str(test.relative_to(root / SUB)), passed=p, failed=f, skipped=s,
-                collect_error=cerr, seconds=round(secs, 1), timed_out=proc.returncode == 124,
+                collect_error=cerr, seconds=round(secs, 1), timed_out=timed_out,
                 failures=[r for r in rows if r[2] == "failed"][:200])
 
 
@@ -159,6 +165,8 @@ def main(argv=None):
             tot[key + "_collected"] += coll
             tot[key + "_import_fail"] += bool(r["collect_error"]) and coll == 0
             note = f"  IMPORT: {r['collect_error'][:110]}" if r["collect_error"] else ""
+            if r["timed_out"]:
+                note += f"  TIMEOUT after {args.timeout:.0f} s (counts so far)"
             print(f"{r['passed']:5d}/{coll:<5d} {r['file']}"
                   f"{'  [removed subsystem]' if r['removed_subsystem'] else ''}{note}",
                   flush=True)
