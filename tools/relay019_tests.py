@@ -4,8 +4,8 @@ Not part of CI: it needs TVM's v0.19.0 sources (a checkout, or a git directory h
 tag). The tests are extracted to a temporary directory next to a conftest.py that imports
 relay_tvm (which makes ``tvm.relay`` resolve to relay_tvm) and records every test's outcome;
 each file runs in its own process under ``timeout`` (results so far count when it expires; an
-expected failure, ``xfail``, that fails as declared counts as passed). Prints passed/collected per file and the
-total, and writes a JSON report with every failure's first message line.
+expected failure, ``xfail``, that fails as declared counts as passed). Prints passed/collected
+per file and the total, and writes a JSON report with every failure's first message line.
 
     python tools/relay019_tests.py PATH [--files GLOB ...] [--timeout S] [--json OUT]
 

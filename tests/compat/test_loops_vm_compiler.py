@@ -48,3 +48,13 @@ def test_vm_compiler_steps_match_numpy():
     a = np.array([0.0, 1.0, -1.0, 0.5], "float32")
     out = vm.run(a).numpy()
     np.testing.assert_allclose(out, np.exp(a) * wv, rtol=1e-5)
+
+
+def test_quantize_names_import_and_refuse_clearly():
+    from tvm.relay.quantize._annotate import QAnnotateKind, attach_simulated_quantize
+
+    from relay_tvm.errors import UnsupportedOperatorError
+
+    assert QAnnotateKind.WEIGHT == 2
+    with pytest.raises(UnsupportedOperatorError, match="quantization is not implemented"):
+        attach_simulated_quantize(relay.var("x"), QAnnotateKind.INPUT)
