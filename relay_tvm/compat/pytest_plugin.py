@@ -44,7 +44,9 @@ def pytest_generate_tests(metafunc):
     for name in names:
         fixdefs = metafunc._arg2fixturedefs.get(name) or ()
         for fd in fixdefs[-1:]:
-            info = getattr(fd.func, _tt._PARAM_GROUP, None)
+            func = getattr(fd.func, "__func__", fd.func)
+            info = getattr(func, _tt._PARAM_GROUP, None) or getattr(
+                getattr(func, "__wrapped__", None), _tt._PARAM_GROUP, None)
             if info is not None:
                 groups.setdefault(id(info[0]), (info, []))[1].append((info[1], name))
     for (_g, _i, value_sets, ids), members in groups.values():

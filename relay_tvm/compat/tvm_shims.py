@@ -274,8 +274,16 @@ def _install_make_node():
 
 
 def _install_device():
-    """``tvm.device("llvm")`` (0.19 took target kind names): the CPU; other names unchanged."""
+    """``tvm.device("llvm")`` (0.19 took target kind names): the CPU; other names unchanged.
+    ``dev.device_type`` / ``dev.device_id``: 0.19's names of ``dlpack_device_type()`` /
+    ``index``."""
     import tvm
+
+    dev_cls = type(tvm.cpu(0))
+    if not hasattr(dev_cls, "device_type"):
+        dev_cls.device_type = property(lambda self: int(self.dlpack_device_type()))
+    if not hasattr(dev_cls, "device_id"):
+        dev_cls.device_id = property(lambda self: int(self.index))
 
     orig = tvm.device
     if getattr(orig, "_relay_tvm", False):

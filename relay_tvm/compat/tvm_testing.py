@@ -147,12 +147,12 @@ def parameters(*value_sets, ids=None):
     n = len(value_sets[0]) if value_sets else 0
     out = []
     for i in range(n):
-        @pytest.fixture
         def _param(*_cls):
             raise RuntimeError("tvm.testing.parameters needs relay_tvm.compat.pytest_plugin")
 
+        # on the function itself: pytest's fixture definition keeps it as ``func``
         setattr(_param, _PARAM_GROUP, (group, i, value_sets, ids))
-        out.append(_param)
+        out.append(pytest.fixture(_param))
     return tuple(out)
 
 

@@ -59,6 +59,7 @@ def test_tvm_nd_and_tir_names():
     assert tvm.tir.IntImm is tvm.tirx.IntImm
     assert tvm.tir.Any is relay.Any
     assert tvm.device("llvm") == tvm.cpu(0)
+    assert tvm.cpu(0).device_type == 1 and tvm.cpu(3).device_id == 3  # kDLCPU
     from tvm.contrib import graph_executor
 
     assert graph_executor.GraphModule is relay.runtime.GraphModule
@@ -231,3 +232,20 @@ def test_target_takes_019_command_line_strings():
     with tvm.target.Target("llvm -mcpu=skylake"):
         assert tvm.target.Target.current().attrs["mcpu"] == "skylake"
     assert tvm.target.Target({"kind": "llvm"}).kind.name == "llvm"
+
+
+def test_tvm_testing_parameters_and_targets_with_the_plugin(tmp_path):
+    (tmp_path / "conftest.py").write_text(
+        "import relay_tvm\npytest_plugins = ['relay_tvm.compat.pytest_plugin']\n")
+    (tmp_path / "test_p.py").write_text(
+        "import tvm, tvm.testing\n"
+        "a, b = tvm.testing.parameters((1, 2), (3, 4))\n"
+        "size = tvm.testing.parameter(5, 6)\n"
+        "def test_corr(a, b, size):\n    assert b == a + 1 and size in (5, 6)\n"
+        "@tvm.testing.parametrize_targets('llvm')\n"
+        "def test_targets(target, dev):\n    assert target == 'llvm' and dev == tvm.cpu(0)\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(tmp_path)], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=root), cwd=tmp_path)
+    assert "5 passed" in out.stdout, out.stdout + out.stderr  # 2 pairs x 2 sizes + 1 target
