@@ -213,6 +213,34 @@ def install() -> None:
     _install_device()
     _install_make_node()
     _install_target()
+    _install_vm()
+
+
+def _install_vm():
+    """``tvm.runtime.vm.VirtualMachine(exe, dev)`` of a relay_tvm VM executable (0.19 scripts
+    build with ``relay.vm.compile`` and run with TVM's class): relay_tvm's VirtualMachine;
+    TVM's own executables are unchanged."""
+    import tvm.runtime.vm as tvm_vm
+
+    cls = tvm_vm.VirtualMachine
+    if getattr(cls, "_relay_tvm", False):
+        return
+    orig_new = cls.__new__
+
+    def __new__(klass, rt_mod=None, *args, **kwargs):
+        from ..runtime.vm import Executable, VirtualMachine
+
+        if isinstance(rt_mod, Executable):
+            device = args[0] if args else kwargs.get("device")
+            if isinstance(device, (list, tuple)):
+                device = device[0]
+            return VirtualMachine(rt_mod, device)
+        if orig_new is object.__new__:
+            return orig_new(klass)
+        return orig_new(klass, rt_mod, *args, **kwargs)
+
+    cls.__new__ = __new__
+    cls._relay_tvm = True
 
 
 class _TargetMeta(type):

@@ -58,3 +58,14 @@ def test_quantize_names_import_and_refuse_clearly():
     assert QAnnotateKind.WEIGHT == 2
     with pytest.raises(UnsupportedOperatorError, match="quantization is not implemented"):
         attach_simulated_quantize(relay.var("x"), QAnnotateKind.INPUT)
+
+
+def test_tvm_runtime_vm_class_runs_relay_executables():
+    import tvm
+    from tvm import runtime
+
+    x = relay.var("x", shape=(3,))
+    exe = relay.vm.compile(tvm.IRModule.from_expr(relay.Function([x], relay.exp(x) + x)), "llvm")
+    vm = runtime.vm.VirtualMachine(exe, tvm.cpu())
+    a = np.array([0.0, 1.0, -2.0], "float32")
+    np.testing.assert_allclose(vm.run(a).numpy(), np.exp(a) + a, rtol=1e-6)
