@@ -136,7 +136,7 @@ def _bind_aliases() -> None:
     lazy: dict = {}
     for old in EXTRA:
         parent, _, child = old.rpartition(".")
-        if old in ("tvm.nd", "tvm.tir"):
+        if old in ("tvm.nd", "tvm.tir", "tvm.runtime.container"):
             importlib.import_module(old)
         else:
             lazy.setdefault(parent, set()).add(child)

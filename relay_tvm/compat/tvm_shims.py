@@ -38,6 +38,7 @@ MODULE_ALIASES = {
     "tvm.script.tir": "tvm.script.tirx",
     "tvm._ffi": "relay_tvm.compat.ffi",
     "tvm.ir.diagnostics": "relay_tvm.compat.diagnostics",
+    "tvm.runtime.container": "relay_tvm.compat.container",
 }
 
 

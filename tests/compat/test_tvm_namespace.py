@@ -20,6 +20,11 @@ def _interp(func, *args):
     return relay.create_executor("debug", mod=mod).evaluate()(*args).numpy()
 
 
+def _interp_mod(func, *args):
+    mod = relay.IRModule.from_expr(func)
+    return relay.create_executor("debug", mod=mod).evaluate()(*args)
+
+
 def test_tvm_relay_is_relay_tvm_with_019_module_paths():
     import tvm.relay
     import tvm.relay.testing
@@ -66,6 +71,10 @@ def test_tvm_nd_and_tir_names():
     from tvm.contrib import nvcc
 
     assert nvcc.have_fp16("6.0") and not nvcc.have_fp16("5.0")
+    x = relay.var("x", shape=(2,))
+    res = _interp_mod(relay.Function([x], relay.Tuple([x, x + x])), np.ones(2, "float32"))
+    assert isinstance(res, tvm.runtime.container.ADT)
+    np.testing.assert_array_equal(res[1].numpy(), [2, 2])
     from tvm.contrib import utils
 
     tmp = utils.tempdir()
