@@ -53,9 +53,10 @@ def pytest_generate_tests(metafunc):
         members.sort()
         argnames = [n for _, n in members]
         values = [tuple(vs[i] for i, _ in members) for vs in value_sets]
-        if len(argnames) == 1:
-            values = [v[0] for v in values]
-        metafunc.parametrize(argnames, values, ids=ids)
+        if len(argnames) == 1:  # one name: pass it as a string so values are not unpacked
+            metafunc.parametrize(argnames[0], [v[0] for v in values], ids=ids)
+        else:
+            metafunc.parametrize(argnames, values, ids=ids)
 
 
 @pytest.fixture

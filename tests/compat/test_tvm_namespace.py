@@ -251,10 +251,13 @@ def test_tvm_testing_parameters_and_targets_with_the_plugin(tmp_path):
         "a, b = tvm.testing.parameters((1, 2), (3, 4))\n"
         "size = tvm.testing.parameter(5, 6)\n"
         "def test_corr(a, b, size):\n    assert b == a + 1 and size in (5, 6)\n"
+        "c, d = tvm.testing.parameters(([3, 5], 1), ([4], 2))\n"
+        "def test_one_of_pair(c):\n    assert isinstance(c, list)\n"
         "@tvm.testing.parametrize_targets('llvm')\n"
         "def test_targets(target, dev):\n    assert target == 'llvm' and dev == tvm.cpu(0)\n")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           str(tmp_path)], capture_output=True, text=True, timeout=600,
                          env=dict(os.environ, PYTHONPATH=root), cwd=tmp_path)
-    assert "5 passed" in out.stdout, out.stdout + out.stderr  # 2 pairs x 2 sizes + 1 target
+    # 2 pairs x 2 sizes + 2 lists + 1 target
+    assert "7 passed" in out.stdout, out.stdout + out.stderr
