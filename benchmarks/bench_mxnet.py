@@ -60,9 +60,14 @@ def input_shape(model):
 
 # ----------------------------------------------------------------------------- worker side
 
+CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
+_clock = time.perf_counter
+
+
 def _time(fn, warmup, repeat, warmup_s=1.0):
     # At least `warmup` runs and `warmup_s` seconds (at most 100 runs): MXNet's oneDNN creates
     # its primitives over the first few calls, OpenVINO and TVM warm their thread pools.
+    clock = _clock
     t0 = time.perf_counter()
     for i in range(100):
         if i >= warmup and time.perf_counter() - t0 >= warmup_s:
@@ -70,9 +75,9 @@ def _time(fn, warmup, repeat, warmup_s=1.0):
         fn()
     times = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = clock()
         fn()
-        times.append(time.perf_counter() - t)
+        times.append(clock() - t)
     times.sort()
     return {"median_ms": times[len(times) // 2] * 1e3, "min_ms": times[0] * 1e3}
 
@@ -224,6 +229,9 @@ WORKERS = {"export": work_export, "mxnet": work_mxnet, "relay_tvm": work_relay,
 def worker_main(a):
     import warnings
 
+    global _clock
+    _clock = CLOCK[a.clock]
+
     warnings.filterwarnings("ignore")
     res, out = WORKERS[a.engine](a)
     if out is not None:
@@ -283,7 +291,7 @@ def run_worker(engine, model, d, a, python, threads):
     cmd = [python, os.path.abspath(__file__), "--worker", engine, "--dir", d,
            "--models", model, "--threads", str(threads), "--repeat", str(a.repeat),
            "--warmup", str(a.warmup), "--warmup-s", str(a.warmup_s),
-           "--opt-level", str(a.opt_level), "--target", a.target]
+           "--opt-level", str(a.opt_level), "--target", a.target, "--clock", a.clock]
     try:
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout)
     except subprocess.TimeoutExpired:
@@ -407,6 +415,10 @@ def parse_args(argv):
     ap.add_argument("--warmup-s", type=float, default=1.0,
                     help="and at least this many seconds of untimed runs")
     ap.add_argument("--opt-level", type=int, default=3)
+    ap.add_argument("--clock", choices=sorted(CLOCK), default="wall",
+                    help="wall: latency (default). cpu: the process's CPU seconds per run, for "
+                         "comparing the work each engine does on a busy machine; only "
+                         "meaningful with --threads 1 (spinning pool threads count as CPU time)")
     ap.add_argument("--target", default="llvm", help="relay_tvm target (default: the host)")
     ap.add_argument("--mcpu", default=None, help="build relay_tvm for this LLVM CPU "
                     "(e.g. haswell: AVX2 code on an AVX-512 machine)")
@@ -440,7 +452,9 @@ def main(argv=None):
     print(_machine.header(m))
     print(f"batch 1, median of {a.repeat} runs after >= {a.warmup} warm-up runs and "
           f">= {a.warmup_s:g} s, each engine in its "
-          f"own process; relay_tvm opt level {a.opt_level}", flush=True)
+          f"own process; relay_tvm opt level {a.opt_level}; clock: "
+          f"{'wall (latency)' if a.clock == 'wall' else 'process CPU time (work, not latency)'}",
+          flush=True)
     peers, skip = peers_python(a) if any(e in PEERS for e in a.engines) else ({}, {})
     for p, why in skip.items():
         if p in a.engines:

@@ -60,7 +60,9 @@ class RelayExpr(Node):
     carries its type in :attr:`checked_type` (the one field inference fills in, as in Relay).
     """
 
-    __slots__ = ("_checked_type",)
+    # ``_type_sealed``: set by type inference on a node whose type follows from the node alone
+    # (see relay_tvm.typing.infer), so that a later inference may reuse it without re-walking it.
+    __slots__ = ("_checked_type", "_type_sealed")
 
     @property
     def checked_type(self):
@@ -81,8 +83,9 @@ class RelayExpr(Node):
     def type_annotation_or_none(self):
         return None
 
-    def _set_checked_type(self, ty) -> None:
+    def _set_checked_type(self, ty, sealed: bool = False) -> None:
         object.__setattr__(self, "_checked_type", ty)
+        object.__setattr__(self, "_type_sealed", sealed)
 
     # Operator sugar, as tvm.relay.Expr had it.
     def __add__(self, other):
@@ -175,6 +178,7 @@ def _lift(value, like):
     return const(value, dtype)
 
 
+_VALID_DTYPES: set = set()  # dtype strings already checked (type construction is hot)
 _DTYPE_RE = re.compile(r"^(?:(?:float|int|uint)(?:8|16|32|64)|bfloat16|bool|handle)(?:x\d+)?$")
 
 
@@ -184,6 +188,8 @@ def check_dtype(dtype, what: str = "dtype") -> str:
     Raises:
         RelayError: the string is not a dtype Relay knows.
     """
+    if type(dtype) is str and dtype in _VALID_DTYPES:  # the common case, checked once
+        return dtype
     if hasattr(dtype, "name") and not isinstance(dtype, str):  # numpy dtype objects
         dtype = dtype.name
     dtype = str(dtype)
@@ -191,6 +197,8 @@ def check_dtype(dtype, what: str = "dtype") -> str:
         raise RelayError(
             f"{what}: {dtype!r} is not a dtype (expected e.g. float32, float16, int8, int64, bool)"
         )
+    if len(_VALID_DTYPES) < 1024:
+        _VALID_DTYPES.add(dtype)
     return dtype
 
 

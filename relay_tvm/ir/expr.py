@@ -98,8 +98,16 @@ class Constant(Expr):
 
 
 def _np_dtype_name(dt) -> str:
-    dt = np.dtype(dt)
-    return "bool" if dt == np.bool_ else dt.name
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        d = np.dtype(dt)
+        name = "bool" if d == np.bool_ else d.name
+        if isinstance(dt, np.dtype):
+            _DTYPE_NAMES[dt] = name
+    return name
+
+
+_DTYPE_NAMES: dict = {}  # numpy dtype -> Relay dtype name (comparing dtypes is slow)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -26,7 +26,7 @@ from ..ir.expr import Constant
 from ..ir.types import TensorType
 from ..op import nn_contrib  # noqa: F401  (registers nn.contrib_conv2d_NCHWc)
 from ..op.registry import OpPattern, make_call
-from ._rewrite import Rewriter, op_name
+from ._rewrite import Rewriter, called_ops, op_name
 from .pass_infra import FunctionPass, PassInfo
 
 _BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power"}
@@ -260,11 +260,15 @@ def _finish(out, mod):
 
 
 def alter_op_layout(func, mod=None):
+    if "nn.conv2d" not in called_ops(func):
+        return func
     out = _Alter().rewrite(func)
     return func if out is func else _finish(out, mod)
 
 
 def convert_layout(func, desired, mod=None):
+    if "nn.conv2d" not in called_ops(func) or "nn.conv2d" not in desired:
+        return func
     out = _Convert(desired).rewrite(func)
     return func if out is func else _finish(out, mod)
 
