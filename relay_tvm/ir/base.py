@@ -41,6 +41,10 @@ class Node:
 
         return astext(self, show_meta_data=show_meta_data)
 
+    def same_as(self, other) -> bool:
+        """Whether ``other`` is this very object (TVM's reference equality)."""
+        return self is other
+
     def __str__(self) -> str:
         try:
             from ..text import astext

@@ -114,3 +114,10 @@ def test_diagnostics_renderer_hooks_and_register_func():
         return v * 2
 
     assert tvm.get_global_func("relay_tvm.test.twice")(21) == 42
+
+
+def test_same_as_is_identity():
+    x = relay.var("x")
+    assert x.same_as(x) and not x.same_as(relay.var("x"))
+    t = relay.TensorType((2,), "float32")
+    assert t.same_as(t)
