@@ -186,3 +186,25 @@ def test_partition_skips_matches_used_outside_and_honours_check():
     e = relay.exp(x + y)
     assert relay.analysis.structural_equal(partition(pat, e, check=lambda pre: False), e)
     assert isinstance(partition(pat, e).op, relay.Function)
+
+
+def test_merge_composite_marks_functions_and_keeps_numbers():
+    x = relay.var("x", shape=(2, 3))
+    w = relay.var("w", shape=(4, 3))
+    b = relay.var("b", shape=(4,))
+    out = relay.nn.relu(relay.nn.bias_add(relay.nn.dense(x, w), b))
+    table = [("dense_bias_relu", is_op("nn.relu")(is_op("nn.bias_add")(
+        is_op("nn.dense")(wildcard(), wildcard()), wildcard()))),
+        ("dense", is_op("nn.dense")(wildcard(), wildcard()))]
+    mod = relay.IRModule.from_expr(relay.Function([x, w, b], out))
+    merged = relay.transform.MergeComposite(table)(mod)
+    call = merged["main"].body
+    attrs = dict(call.op.attrs.items())
+    assert attrs["Composite"] == "dense_bias_relu"
+    assert attrs["PartitionedFromPattern"] == "nn.dense_nn.bias_add_nn.relu_"
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(s).astype("float32") for s in ((2, 3), (4, 3), (4,))]
+    run = relay.create_executor("debug", mod=merged).evaluate()(*args).numpy()
+    np.testing.assert_allclose(run, np.maximum(args[0] @ args[1].T + args[2], 0), rtol=1e-5)
+    with pytest.raises(RelayError, match="pattern table entry"):
+        relay.transform.MergeComposite([("only_name",)])(mod)
