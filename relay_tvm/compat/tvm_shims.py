@@ -459,3 +459,24 @@ def _install_transform():
 
     Sequential._relay_tvm = True
     tvm.transform.Sequential = Sequential
+
+    # isinstance(relay_pass, tvm.transform.Pass) holds (0.19 helpers assert it)
+    tvm_pass = tvm.transform.Pass
+
+    class _PassMeta(type):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, tvm_pass) or _is_relay_pass(obj)
+
+        def __subclasscheck__(cls, sub):
+            from ..transform.pass_infra import Pass
+
+            return issubclass(sub, (tvm_pass, Pass))
+
+        def __call__(cls, *args, **kwargs):
+            return tvm_pass(*args, **kwargs)
+
+        def __getattr__(cls, name):
+            return getattr(tvm_pass, name)
+
+    tvm.transform.Pass = _PassMeta("Pass", (), {"__doc__": tvm_pass.__doc__,
+                                                "__module__": "tvm.ir.transform"})

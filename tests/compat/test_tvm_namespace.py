@@ -140,6 +140,8 @@ def test_tvm_pass_context_opt_level_drives_relay_build():
 def test_tvm_pass_context_relay_config_and_disabled_pass():
     seq = tvm.transform.Sequential([relay.transform.InferType(), relay.transform.FoldConstant()])
     assert isinstance(seq, relay.transform.Sequential)
+    assert isinstance(relay.transform.FoldConstant(), tvm.transform.Pass)
+    assert not isinstance(relay.var("x"), tvm.transform.Pass)
     mod = tvm.IRModule.from_expr(_foldable())
     with tvm.transform.PassContext(opt_level=3, disabled_pass=["FoldConstant"],
                                    config={"relay.FuseOps.max_depth": 7}) as ctx:
