@@ -36,6 +36,8 @@ REMOVED = {
     "test_auto_scheduler_*.py": "auto_scheduler was removed from TVM",
     "test_autotvm_task_extraction.py": "autotvm was removed from TVM",
     "test_op_level2.py": "imports autotvm (removed from TVM) at module level",
+    "test_executor.py": "parametrized over the AOT executor (removed from TVM with microTVM)",
+    "test_runtime.py": "parametrized over the C runtime, CRT (removed from TVM with microTVM)",
     "test_relay_te_compiler.py": "imports autotvm (removed from TVM) and the TE compiler",
     "test_pass_plan_devices.py": "VirtualDevice / device planning was removed from TVM",
     "test_external_codegen.py": "BYOC toolchains (external codegen) were removed from TVM",
