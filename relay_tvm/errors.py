@@ -93,7 +93,14 @@ class InputError(BuildError, ValueError):
     and shape its parameter declares (nothing is cast or broadcast)."""
 
 
+class TuningError(RelayError):
+    """Autotuning (``relay_tvm.tune``) cannot start or continue: an unknown target, a work
+    directory holding another model's or target's database, a corrupted database file, an RPC
+    tracker that is down or a device key nobody serves, a budget that is not a positive number."""
+
+
 __all__ = [
+    "TuningError",
     "InputError",
     "RelayError",
     "TypeInferenceError",

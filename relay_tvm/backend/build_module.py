@@ -98,8 +98,8 @@ def optimize(mod, target=None, params=None) -> IRModule:
 
     Args:
         mod: ``IRModule`` (or a ``Function``, taken as ``main``).
-        target: the target (unused by the target-independent passes; kept for tvm.relay's
-            signature).
+        target: the target, current while the passes run (AlterOpLayout's Winograd choice
+            reads its vector width); None: the host.
         params: ``name -> array`` bound to ``main``'s parameters as constants.
 
     Returns:
@@ -107,7 +107,13 @@ def optimize(mod, target=None, params=None) -> IRModule:
     """
     from .partition import partition_each_op
 
-    mod = run_passes(mod, params)
+    if target is not None:
+        from .target import make_target
+
+        with make_target(target):  # target-dependent passes (AlterOpLayout) read it
+            mod = run_passes(mod, params)
+    else:
+        mod = run_passes(mod, params)
     main = partition_each_op(mod["main"])
     if main is not mod["main"]:
         mod = mod.shallow_copy()
@@ -259,8 +265,10 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         executor, runtime: :class:`~.executor_runtime.Executor` / ``Runtime`` or their names;
             the graph executor on the C++ runtime is the only one ``build`` makes
             (``relay.vm.compile`` makes VM programs); others raise :class:`BuildError`.
-        database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules; when None,
-            the ``PassContext`` config ``"relay.backend.tuning_database"`` is used if set.
+        database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules (e.g. from
+            :func:`relay_tvm.tune.tune_relay`); when None, the ``PassContext`` config
+            ``"relay.backend.tuning_database"``, or with ``"relay.backend.use_meta_schedule"``
+            the database of an enclosing ``with database:`` (tvm.relay 0.19's idiom).
 
     Returns:
         :class:`GraphExecutorFactoryModule`.
@@ -286,10 +294,9 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
             raise BuildError("build: heterogeneous targets are not supported")
         target = next(iter(target.values()))
     tgt = make_target(target, target_host)
-    if database is None:
-        from ..transform.pass_infra import PassContext
+    from .schedule import database_in_scope
 
-        database = PassContext.current().config.get("relay.backend.tuning_database")
+    database = database_in_scope(database)
     # seconds per phase, wall clock (``*_s``) and CPU time of this process (``*_cpu_s``, all
     # threads): on a shared machine the two differ, and the CPU time is what the phase costs
     stats = {}

@@ -83,6 +83,8 @@ class Constant(Expr):
 
     def __post_init__(self):
         d = self.data
+        if isinstance(d, _ConstData) and not d.flags.writeable:
+            return  # another Constant's data: immutable already, share it (weights can be big)
         if hasattr(d, "numpy") and not isinstance(d, np.ndarray):
             d = d.numpy()
         arr = np.array(d, copy=True)
