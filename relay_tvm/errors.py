@@ -21,8 +21,13 @@ wrong, where (a span or a node name) and what was expected::
 from __future__ import annotations
 
 
-class RelayError(Exception):
+class RelayError(RuntimeError):
     """Base class of all errors raised by relay_tvm.
+
+    A ``RuntimeError``, as tvm.relay 0.19's ``TVMError`` was: TVM 0.27 has no ``TVMError``
+    class (its FFI errors are ``RuntimeError`` and other built-ins), and relay_tvm's
+    compatibility layer names ``RuntimeError`` ``tvm.error.TVMError``, so 0.19-era
+    ``pytest.raises(tvm.error.TVMError)`` catches relay_tvm's errors.
 
     Args:
         message: what went wrong and what was expected.

@@ -87,4 +87,39 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     return Executable(lib, meta, tgt, ctors)
 
 
-__all__ = ["compile", "VirtualMachine", "Executable", "load_executable"]
+class VMCompiler:
+    """tvm.relay 0.19's step-wise VM compiler: ``set_params``, ``lower(mod, target)`` (compile),
+    ``codegen()`` (nothing left to do), ``get_exec()``, and ``optimize(mod, target, params)``
+    giving the optimized module and the parameters."""
+
+    def __init__(self):
+        self._params: dict = {}
+        self._exec = None
+
+    def set_params(self, params: dict) -> None:
+        self._params = dict(params or {})
+
+    def get_params(self) -> dict:
+        return dict(self._params)
+
+    def lower(self, mod, target=None, target_host=None):
+        self._exec = compile(mod, target, target_host, self._params or None)
+
+    def codegen(self):
+        if self._exec is None:
+            raise BuildError("VMCompiler.codegen: call lower(mod, target) first")
+
+    def get_exec(self):
+        if self._exec is None:
+            raise BuildError("VMCompiler.get_exec: call lower(mod, target) first")
+        return self._exec
+
+    def optimize(self, mod, target=None, target_host=None, params=None):
+        from .backend.build_module import run_passes
+
+        if params is not None:
+            self.set_params(params)
+        return run_passes(mod, self._params or None), self.get_params()
+
+
+__all__ = ["compile", "VirtualMachine", "Executable", "load_executable", "VMCompiler"]

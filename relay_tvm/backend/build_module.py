@@ -182,6 +182,18 @@ class GraphExecutorFactoryModule:
     def get_lib(self):
         return self.lib
 
+    def get_source(self, fmt: str = "") -> str:
+        """The generated code of the kernels (tvm.relay's ``lib.get_source``).
+
+        Args:
+            fmt: ``""`` or ``"ll"`` for LLVM IR, ``"asm"`` for assembly (LLVM targets); ``"cu"``
+                / ``""`` for CUDA source; what TVM's ``Module.inspect_source`` accepts.
+
+        Raises:
+            BuildError: no kernel module can show source in ``fmt``.
+        """
+        return kernel_source(self.lib, fmt)
+
     def get_executor_config(self) -> str:
         return self.graph_json
 
@@ -215,6 +227,30 @@ class GraphExecutorFactoryModule:
         return iter([self.graph_json, self.lib, self.params])
 
 
+def kernel_source(lib, fmt: str = "") -> str:
+    """The source (``fmt`` as for ``tvm.runtime.Module.inspect_source``) of every kernel module
+    under ``lib`` (a ``relax`` VM executable or a runtime module), concatenated."""
+    mod = getattr(lib, "mod", lib)
+    out, seen, stack = [], set(), [mod]
+    while stack:
+        m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        if m.kind not in ("relax.VMExecutable", "static_library"):
+            try:
+                text = m.inspect_source(fmt)
+            except Exception:  # noqa: BLE001 - a module kind without source in this format
+                text = ""
+            if text:
+                out.append(text)
+        stack.extend(reversed(list(m.imports)))
+    if not out:
+        raise BuildError(f"get_source: no kernel module of {type(lib).__name__} shows source "
+                         f"in format {fmt!r}")
+    return "\n".join(out)
+
+
 def build(ir_mod, target=None, target_host=None, params=None, mod_name="default",
           executor=None, runtime=None, database=None):
     """Compile a Relay module for the graph executor (tvm.relay.build).
@@ -226,8 +262,9 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         target_host: host target for device targets.
         params: ``name -> array`` bound to ``main``'s parameters as constants.
         mod_name: name of the module's entry (``lib[mod_name](dev)``) and kernel-name prefix.
-        executor, runtime: accepted for tvm.relay's signature; the graph executor is the only
-            one ``build`` makes (``relay.vm.compile`` makes VM programs).
+        executor, runtime: :class:`~.executor_runtime.Executor` / ``Runtime`` or their names;
+            the graph executor on the C++ runtime is the only one ``build`` makes
+            (``relay.vm.compile`` makes VM programs); others raise :class:`BuildError`.
         database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules (e.g. from
             :func:`relay_tvm.tune.tune_relay`); when None, the ``PassContext`` config
             ``"relay.backend.tuning_database"``, or with ``"relay.backend.use_meta_schedule"``
@@ -247,6 +284,10 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     from .lower import LowerCache
     from .target import make_target
 
+    from .executor_runtime import Executor, Runtime
+
+    Executor.check(executor)
+    Runtime.check(runtime)
     if isinstance(target, dict) and target and "kind" not in target:
         # tvm.relay accepted {device: target}; take the single target.
         if len(target) != 1:

@@ -41,6 +41,10 @@ class Node:
 
         return astext(self, show_meta_data=show_meta_data)
 
+    def same_as(self, other) -> bool:
+        """Whether ``other`` is this very object (TVM's reference equality)."""
+        return self is other
+
     def __str__(self) -> str:
         try:
             from ..text import astext
@@ -122,6 +126,32 @@ class RelayExpr(Node):
         from .. import op
 
         return op.divide(self, _lift(other, self))
+
+    def __rtruediv__(self, other):
+        from .. import op
+
+        return op.divide(_lift(other, self), self)
+
+    # comparisons build calls, as in tvm.relay (expressions compare by identity with ==)
+    def __lt__(self, other):
+        from .. import op
+
+        return op.less(self, _lift(other, self))
+
+    def __gt__(self, other):
+        from .. import op
+
+        return op.greater(self, _lift(other, self))
+
+    def __le__(self, other):
+        from .. import op
+
+        return op.less_equal(self, _lift(other, self))
+
+    def __ge__(self, other):
+        from .. import op
+
+        return op.greater_equal(self, _lift(other, self))
 
     def __neg__(self):
         from .. import op

@@ -214,6 +214,10 @@ class GlobalTypeVar(Type):
     kind: TypeKind = TypeKind.AdtHandle
     span: Span | None = None
 
+    def __call__(self, *args):
+        """``List(t)``: this type applied to type arguments, a :class:`TypeCall`."""
+        return TypeCall(self, tuple(args))
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class IncompleteType(Type):

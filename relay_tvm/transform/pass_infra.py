@@ -73,6 +73,10 @@ class PassContext:
         """The innermost active context (a default ``opt_level=2`` one when none is active)."""
         if PassContext._stack:
             return PassContext._stack[-1]
+        if _OUTER_CONTEXT is not None:  # a tvm.transform.PassContext the user entered
+            ctx = _OUTER_CONTEXT()
+            if ctx is not None:
+                return ctx
         return _DEFAULT
 
     def pass_enabled(self, info: PassInfo) -> bool:
@@ -84,6 +88,9 @@ class PassContext:
 
 
 _DEFAULT = PassContext()
+#: Set by relay_tvm.compat: ``() -> PassContext | None`` mirroring an entered
+#: ``tvm.transform.PassContext``, so relay passes and relay.build honour it.
+_OUTER_CONTEXT = None
 
 
 class Pass:
