@@ -312,7 +312,7 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     stats["num_primitive_calls"] = cache.lookups
     stats["num_kernels"] = len(cache.funcs)
     t0, c0 = time.perf_counter(), time.process_time()
-    ib, meta = emit_vm(prog, mod_name=mod_name)
+    ib, meta = emit_vm(prog, mod_name=mod_name, bound_params=list(params or ()))
     tir_mod = cache.ir_module()
     try:
         with _codegen_context(tgt):

@@ -256,7 +256,8 @@ def graph_json(prog: GraphProgram) -> str:
 # ---- VM bytecode -------------------------------------------------------------------------------
 
 
-def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default"):
+def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default",
+            bound_params=()):
     """The VM bytecode of the graph (an ``ExecBuilder`` not yet linked).
 
     Functions: ``main(inputs..., params...) -> tuple of outputs``, ``__relay_meta() -> str``,
@@ -318,6 +319,9 @@ def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default"
         "output_structure": prog.output_structure,
         "memory": prog.plan.summary(),
         "mod_name": mod_name,
+        # names of the parameters bound at build time (tvm.relay scripts pass them to
+        # set_input again; those are already in the library)
+        "bound_params": sorted(bound_params),
     }
     with ib.function("__relay_meta", num_inputs=0):
         ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))], dst=ib.r(0))

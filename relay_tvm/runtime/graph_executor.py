@@ -19,7 +19,7 @@ import json
 
 import numpy as np
 
-from ..errors import BuildError
+from ..errors import BuildError, InputError
 
 
 def _dtype_of(value) -> str:
@@ -103,22 +103,22 @@ class GraphModule:
     def _index(self, key) -> int:
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             if not 0 <= key < len(self._input_names):
-                raise BuildError(f"set_input: input index {key} out of range; the module has "
+                raise InputError(f"set_input: input index {key} out of range; the module has "
                                  f"{len(self._input_names)} inputs {self._input_names}")
             return int(key)
         if isinstance(key, str):
             if key not in self._input_index:
-                raise BuildError(f"set_input: unknown input {key!r}; inputs are "
+                raise InputError(f"set_input: unknown input {key!r}; inputs are "
                                  f"{self._input_names}")
             return self._input_index[key]
-        raise BuildError(f"set_input: key must be an input name or index, got {key!r}")
+        raise InputError(f"set_input: key must be an input name or index, got {key!r}")
 
     def set_input(self, key=None, value=None, **params):
         """Set input ``key`` (name or index) to ``value`` (NumPy array or tvm Tensor), and each
         ``name=value`` of ``params``.
 
         Raises:
-            BuildError: unknown name, index out of range, or shape/dtype different from the
+            InputError: unknown name, index out of range, or shape/dtype different from the
                 graph's (no implicit cast or broadcast).
         """
         import tvm
@@ -126,26 +126,32 @@ class GraphModule:
         items = []
         if key is not None:
             items.append((key, value))
-        items.extend(params.items())
+        bound = set(self._meta.get("bound_params", ()))
+        for k, v in params.items():
+            # tvm.relay idiom: set_input(**params) with the params given to relay.build; those
+            # are bound in the library already (a name that is neither is still an error)
+            if k in bound and k not in self._input_index:
+                continue
+            items.append((k, v))
         for k, v in items:
             i = self._index(k)
             name = self._input_names[i]
             shape, dtype = self._input_types[i]
             if v is None:
-                raise BuildError(f"set_input: no value given for input {name!r}")
+                raise InputError(f"set_input: no value given for input {name!r}")
             if not isinstance(v, np.ndarray) and not hasattr(v, "numpy"):
                 if isinstance(v, (bool, int, float, np.generic, list)):
-                    raise BuildError(f"set_input {name!r}: expected a NumPy array or tvm Tensor of "
+                    raise InputError(f"set_input {name!r}: expected a NumPy array or tvm Tensor of "
                                      f"shape {shape} and dtype {dtype}, got {type(v).__name__} "
                                      f"(no implicit conversion)")
-                raise BuildError(f"set_input {name!r}: unsupported value {type(v).__name__}")
+                raise InputError(f"set_input {name!r}: unsupported value {type(v).__name__}")
             got_dtype = _dtype_of(v)
             got_shape = tuple(int(d) for d in v.shape)
             if got_dtype != dtype:
-                raise BuildError(f"set_input {name!r}: got dtype {got_dtype}, expected {dtype} "
+                raise InputError(f"set_input {name!r}: got dtype {got_dtype}, expected {dtype} "
                                  f"(no implicit cast)")
             if got_shape != shape:
-                raise BuildError(f"set_input {name!r}: got shape {got_shape}, expected {shape}")
+                raise InputError(f"set_input {name!r}: got shape {got_shape}, expected {shape}")
             if isinstance(v, np.ndarray):
                 t = tvm.runtime.tensor(np.array(v, order="C"), self.device)
             elif v.device == self.device:
@@ -181,7 +187,7 @@ class GraphModule:
     def _check_ready(self):
         missing = [n for n, v in zip(self._input_names, self._inputs) if v is None]
         if missing:
-            raise BuildError(f"run: inputs {missing} were not set (set_input)")
+            raise InputError(f"run: inputs {missing} were not set (set_input)")
 
     def run(self, **input_dict):
         """Run the graph (after setting ``input_dict`` if given)."""
@@ -197,9 +203,9 @@ class GraphModule:
     def get_output(self, index: int, out=None):
         """Output ``index`` of the last run (copied into ``out`` when given)."""
         if not self._outputs:
-            raise BuildError("get_output: the module has not run yet (run())")
+            raise InputError("get_output: the module has not run yet (run())")
         if not 0 <= index < len(self._outputs):
-            raise BuildError(f"get_output: index {index} out of range; the module has "
+            raise InputError(f"get_output: index {index} out of range; the module has "
                              f"{len(self._outputs)} outputs")
         res = self._outputs[index]
         if out is not None:
@@ -315,6 +321,24 @@ class GraphModule:
 
     def get_graph_json(self) -> str:
         return self._meta["graph_json"]
+
+    @property
+    def module(self):
+        """The runtime module (tvm.relay scripts call ``m.module.time_evaluator("run", dev)``
+        and ``m.module["set_input"]``); here the GraphModule itself serves both."""
+        return self
+
+    def time_evaluator(self, func_name, dev=None, number=1, repeat=1, min_repeat_ms=0, **_):
+        """``f()`` timing ``func_name`` (only ``"run"``) as
+        ``tvm.runtime.Module.time_evaluator`` did; returns a BenchmarkResult (seconds).
+
+        Raises:
+            BuildError: a function other than ``run``.
+        """
+        if func_name != "run":
+            raise BuildError(f"time_evaluator: only 'run' can be timed, got {func_name!r}")
+        return lambda *args: self.benchmark(dev, "run", repeat=repeat, number=number,
+                                            min_repeat_ms=min_repeat_ms)
 
     def __getitem__(self, name):  # module["set_input"](...) as with a tvm runtime module
         fn = {"set_input": self.set_input, "run": self.run, "get_output": self.get_output,

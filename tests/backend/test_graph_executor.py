@@ -142,3 +142,28 @@ def test_factory_rejects_bad_devices():
     if not tvm.cuda(0).exist:
         with pytest.raises(relay.BuildError, match="does not exist on this machine"):
             lib["default"](tvm.cuda(0))
+
+
+def test_relay_era_set_input_of_bound_params_and_time_evaluator():
+    """tvm.relay 0.19 scripts do ``m.set_input(**params)`` with the params given to
+    relay.build (already bound: skipped) and time with ``m.module.time_evaluator``."""
+    import tvm
+
+    x = relay.var("x", shape=(2, 4))
+    w = relay.var("weight", shape=(3, 4))
+    f = relay.Function([x, w], relay.nn.relu(relay.nn.dense(x, w)))
+    params = {"weight": np.random.default_rng(1).standard_normal((3, 4)).astype("float32")}
+    xv = np.random.default_rng(2).standard_normal((2, 4)).astype("float32")
+    lib = relay.build(relay.IRModule.from_expr(f), target="llvm", params=params)
+    m = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    m.set_input(**params)
+    m.set_input("x", xv)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(),
+                               np.maximum(xv @ params["weight"].T, 0), rtol=1e-5, atol=1e-6)
+    with pytest.raises(relay.BuildError, match="unknown input 'wieght'"):
+        m.set_input(wieght=params["weight"])
+    res = m.module.time_evaluator("run", tvm.cpu(0), number=2, repeat=2)()
+    assert len(res.results) == 2 and res.mean > 0
+    with pytest.raises(relay.BuildError, match="only 'run'"):
+        m.module.time_evaluator("get_output", tvm.cpu(0))
