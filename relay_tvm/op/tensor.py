@@ -23,6 +23,9 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
 from ._common import broadcast_rel, dtype_kinds, identity_rel, shape_str, tensor_args
+from ._ieee import broadcast as ieee_broadcast
+from ._ieee import elementwise as ieee_elementwise
+from ._ieee import is_float, nan_max, nan_min
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 _FLOAT = ("float", "bfloat")
@@ -52,6 +55,11 @@ def _topi(name):
         if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here
             q = topi.divide(*inputs)
             return q if out_type.dtype.startswith(("int", "uint")) else topi.trunc(q)
+        if name in ("maximum", "minimum") and is_float(inputs[0].dtype):
+            # topi.maximum/minimum drop NaN; numpy.maximum/minimum propagate it
+            fn = nan_max if name == "maximum" else nan_min
+            return ieee_broadcast(lambda a, b: fn(a, b, out_type.dtype), *inputs,
+                                  out_type.shape, name)
         if name in ("equal", "not_equal") and inputs[0].dtype == "bool":
             # TVM 0.27's LLVM codegen emits a float compare for 1-bit operands; compare as int8.
             inputs = [topi.cast(t, "int8") for t in inputs]
@@ -136,7 +144,7 @@ _BINARY = [
     ("trunc_mod", np.fmod, "mod", None, _NUM),
     ("floor_mod", np.mod, "floor_mod", None, _NUM),
     ("power", np.power, "power", None, _FLOAT),
-    ("maximum", np.maximum, "maximum", None, _NUM),
+    ("maximum", np.maximum, "maximum", None, _NUM),  # NaN propagates (numpy), not topi's
     ("minimum", np.minimum, "minimum", None, _NUM),
     ("equal", np.equal, "equal", "bool", None),
     ("not_equal", np.not_equal, "not_equal", "bool", None),
@@ -253,6 +261,16 @@ def _clip_ref(args, attrs, out_type):
     return np.clip(x, lo, hi).astype(x.dtype)
 
 
+def _clip_compute(attrs, inputs, out_type):
+    from tvm import tirx, topi
+
+    x = inputs[0]
+    if not is_float(x.dtype):
+        return topi.clip(x, attrs.a_min, attrs.a_max)
+    lo, hi = tirx.const(attrs.a_min, x.dtype), tirx.const(attrs.a_max, x.dtype)
+    return ieee_elementwise(lambda v: nan_min(nan_max(v, lo, x.dtype), hi, x.dtype), x, "clip")
+
+
 register_op(
     "clip",
     num_inputs=1,
@@ -260,11 +278,10 @@ register_op(
     attrs=("relay.attrs.ClipAttrs", [F("a_min", "float"), F("a_max", "float")]),
     rel=identity_rel("clip"),
     ref=_clip_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.clip(
-        inputs[0], attrs.a_min, attrs.a_max
-    ),
+    compute=_clip_compute,
     pattern=OpPattern.ELEMWISE,
-    doc="Clamp to [a_min, a_max] (topi.clip; the bounds are cast to the data dtype).",
+    doc="Clamp to [a_min, a_max] (numpy.clip: NaN stays NaN; the bounds are cast to the data "
+    "dtype as topi.clip does).",
     level=3,
 )
 

@@ -1,0 +1,147 @@
+"""TE building blocks with NumPy / IEEE-754 semantics on special values.
+
+TVM's ``tir.max``/``tir.min`` (and so ``topi.maximum``, ``topi.nn.relu``, ``topi.clip``,
+``topi.max``, ``topi.nn.pool*``, ``topi.argmax``) drop NaN, and topi's reductions start from the
+lowest/highest *finite* value. NumPy's ``maximum``/``max``/``argmax`` propagate NaN (the first
+NaN wins for ``argmax``) and a max over ``-inf`` values is ``-inf``. The helpers here give the
+NumPy semantics at the cost of one ``isnan`` test per element (integers are unaffected).
+"""
+
+from __future__ import annotations
+
+
+def is_float(dtype) -> bool:
+    return str(dtype).startswith(("float", "bfloat"))
+
+
+def lowest(dtype):
+    """``-inf`` for floats, the minimum for integers: the identity of max."""
+    from tvm import tirx
+
+    return tirx.const(float("-inf"), dtype) if is_float(dtype) else tirx.min_value(dtype)
+
+
+def highest(dtype):
+    """``+inf`` for floats, the maximum for integers: the identity of min."""
+    from tvm import tirx
+
+    return tirx.const(float("inf"), dtype) if is_float(dtype) else tirx.max_value(dtype)
+
+
+def nan_max(a, b, dtype):
+    """``numpy.maximum(a, b)`` on scalars of ``dtype``: NaN if either is NaN."""
+    from tvm import tirx
+
+    if not is_float(dtype):
+        return tirx.max(a, b)
+    return tirx.Select(tirx.isnan(a) | (a > b), a, b)
+
+
+def nan_min(a, b, dtype):
+    """``numpy.minimum(a, b)`` on scalars of ``dtype``: NaN if either is NaN."""
+    from tvm import tirx
+
+    if not is_float(dtype):
+        return tirx.min(a, b)
+    return tirx.Select(tirx.isnan(a) | (a < b), a, b)
+
+
+def reducer(kind, dtype):
+    """``te.comm_reducer`` of ``numpy.max`` (``kind="max"``, identity ``-inf``) or ``numpy.min``
+    (identity ``+inf``) over ``dtype``: NaN propagates."""
+    from tvm import te
+
+    combine = nan_max if kind == "max" else nan_min
+    ident = lowest if kind == "max" else highest
+    return te.comm_reducer(lambda x, y: combine(x, y, dtype), lambda t: ident(t),
+                           name=f"nan_{kind}")
+
+
+def reduce(kind, x, axes, keepdims):
+    """``numpy.max``/``numpy.min`` of a tensor over ``axes`` (sorted ints) as a TE compute."""
+    from tvm import te
+
+    red = reducer(kind, x.dtype)
+    ndim = len(x.shape)
+    raxes = [te.reduce_axis((0, x.shape[a]), name=f"k{a}") for a in axes]
+    out_shape = [1 if i in axes else x.shape[i] for i in range(ndim) if keepdims or i not in axes]
+
+    def fcompute(*idx):
+        full, it, r = [], iter(idx), iter(raxes)
+        for i in range(ndim):
+            if i in axes:
+                if keepdims:
+                    next(it)
+                full.append(next(r))
+            else:
+                full.append(next(it))
+        return red(x(*full), axis=raxes)
+
+    return te.compute(out_shape, fcompute, name=f"{kind}_red", tag="comm_reduce")
+
+
+def arg_reduce(kind, x, axis, keepdims, select_last_index, index_dtype="int32"):
+    """``numpy.argmax``/``argmin`` of ``x`` along ``axis`` (the first NaN wins, then the first
+    extreme value; the last one with ``select_last_index``) as a TE compute."""
+    from tvm import te, tirx
+
+    big = tirx.max_value(index_dtype)
+    first_idx = tirx.const(-1, index_dtype) if select_last_index else big
+    better = (lambda a, b: a > b) if kind == "max" else (lambda a, b: a < b)
+    flt = is_float(x.dtype)
+
+    def combine(lhs, rhs):
+        (i1, v1), (i2, v2) = lhs, rhs
+        tie_first = (i1 > i2) if select_last_index else (i1 < i2)
+        if flt:
+            n1, n2 = tirx.isnan(v1), tirx.isnan(v2)
+            take1 = (n1 & (~n2 | tie_first)) | (
+                ~n1 & ~n2 & (better(v1, v2) | ((v1 == v2) & tie_first)))
+        else:
+            take1 = better(v1, v2) | ((v1 == v2) & tie_first)
+        return tirx.Select(take1, i1, i2), tirx.Select(take1, v1, v2)
+
+    def identity(t_idx, t_val):
+        val = lowest(t_val) if kind == "max" else highest(t_val)
+        return first_idx.astype(t_idx) if t_idx != index_dtype else first_idx, val
+
+    red = te.comm_reducer(combine, identity, name=f"nan_arg{kind}")
+    ndim = len(x.shape)
+    k = te.reduce_axis((0, x.shape[axis]), name="k")
+    out_shape = [1 if i == axis else x.shape[i] for i in range(ndim) if keepdims or i != axis]
+
+    def fcompute(*idx):
+        full, it = [], iter(idx)
+        for i in range(ndim):
+            if i == axis:
+                if keepdims:
+                    next(it)
+                full.append(k)
+            else:
+                full.append(next(it))
+        return red((k.var.astype(index_dtype), x(*full)), axis=k)
+
+    idx, _ = te.compute(out_shape, fcompute, name=f"arg{kind}_red", tag="comm_reduce_idx")
+    return idx
+
+
+def elementwise(fn, x, name="ieee"):
+    """``fn`` applied to each element of ``x`` (a TE compute of the same shape)."""
+    from tvm import te
+
+    return te.compute(x.shape, lambda *i: fn(x(*i)), name=name, tag="elemwise")
+
+
+def broadcast(fn, a, b, out_shape, name="ieee"):
+    """``fn(a, b)`` with NumPy broadcasting to the static ``out_shape``."""
+    from tvm import te
+
+    n = len(out_shape)
+
+    def index(t, idx):
+        off = n - len(t.shape)
+        return [0 if int(t.shape[j]) == 1 and int(out_shape[j + off]) != 1 else idx[j + off]
+                for j in range(len(t.shape))]
+
+    return te.compute([int(d) for d in out_shape],
+                      lambda *i: fn(a(*index(a, i)), b(*index(b, i))), name=name, tag="broadcast")
