@@ -14,6 +14,23 @@ def is_float(dtype) -> bool:
     return str(dtype).startswith(("float", "bfloat"))
 
 
+_NAN_BITS = {"float16": (16, 0x7FFF, 0x7C00), "float32": (32, 0x7FFFFFFF, 0x7F800000),
+             "float64": (64, 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000)}
+
+
+def _isnan(v, dtype):
+    """NaN test on the bits (exponent all ones, mantissa not zero). TVM 0.27 simplifies ``v != v``
+    to false, and its LLVM code for a vectorized ``tirx.isnan`` gives wrong lanes."""
+    from tvm import tirx
+
+    dtype = str(dtype)
+    if dtype not in _NAN_BITS:
+        return tirx.isnan(v)
+    bits, mask, inf = _NAN_BITS[dtype]
+    ity = f"int{bits}"
+    return (tirx.reinterpret(ity, v) & tirx.const(mask, ity)) > tirx.const(inf, ity)
+
+
 def lowest(dtype):
     """``-inf`` for floats, the minimum for integers: the identity of max."""
     from tvm import tirx
@@ -34,7 +51,7 @@ def nan_max(a, b, dtype):
 
     if not is_float(dtype):
         return tirx.max(a, b)
-    return tirx.Select(tirx.isnan(a) | (a > b), a, b)
+    return tirx.Select(_isnan(a, dtype) | (a > b), a, b)
 
 
 def nan_min(a, b, dtype):
@@ -43,7 +60,7 @@ def nan_min(a, b, dtype):
 
     if not is_float(dtype):
         return tirx.min(a, b)
-    return tirx.Select(tirx.isnan(a) | (a < b), a, b)
+    return tirx.Select(_isnan(a, dtype) | (a < b), a, b)
 
 
 def reducer(kind, dtype):
@@ -94,7 +111,7 @@ def arg_reduce(kind, x, axis, keepdims, select_last_index, index_dtype="int32"):
         (i1, v1), (i2, v2) = lhs, rhs
         tie_first = (i1 > i2) if select_last_index else (i1 < i2)
         if flt:
-            n1, n2 = tirx.isnan(v1), tirx.isnan(v2)
+            n1, n2 = _isnan(v1, x.dtype), _isnan(v2, x.dtype)
             take1 = (n1 & (~n2 | tie_first)) | (
                 ~n1 & ~n2 & (better(v1, v2) | ((v1 == v2) & tie_first)))
         else:
