@@ -162,3 +162,28 @@ def broadcast(fn, a, b, out_shape, name="ieee"):
 
     return te.compute([int(d) for d in out_shape],
                       lambda *i: fn(a(*index(a, i)), b(*index(b, i))), name=name, tag="broadcast")
+
+
+def opaque(x):
+    """``x`` (a float tensor) through a bit-cast round trip that TVM's simplifier cannot see
+    through: it treats float arithmetic as real arithmetic (``x - x -> 0``, ``x * 0 -> 0``) and
+    folds ``x / 0`` into a build error; IEEE-754 gives NaN/inf there."""
+    from tvm import te, tirx
+
+    dt = str(x.dtype)
+    if dt not in _NAN_BITS:
+        return x
+    ity = f"int{_NAN_BITS[dt][0]}"
+    return te.compute(x.shape, lambda *i: tirx.reinterpret(dt, tirx.reinterpret(ity, x(*i))),
+                      name="ieee_opaque", tag="elemwise")
+
+
+def to_bool(x):
+    """``x != 0`` (numpy's ``astype(bool)``: NaN is true); TVM folds a cast of a constant such as
+    2 to bool into a build error."""
+    from tvm import te, tirx
+
+    if str(x.dtype) == "bool":
+        return x
+    return te.compute(x.shape, lambda *i: x(*i) != tirx.const(0, x.dtype), name="to_bool",
+                      tag="elemwise")

@@ -25,7 +25,7 @@ from ..ir.types import TensorType
 from ._common import broadcast_rel, dtype_kinds, identity_rel, shape_str, tensor_args
 from ._ieee import broadcast as ieee_broadcast
 from ._ieee import elementwise as ieee_elementwise
-from ._ieee import is_float, nan_max, nan_min
+from ._ieee import is_float, nan_max, nan_min, opaque
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 _FLOAT = ("float", "bfloat")
@@ -48,6 +48,11 @@ def _np_floor_div(a, b):
     return np.floor(np.divide(a, b)).astype(a.dtype)
 
 
+# float arithmetic whose real-number identities TVM's simplifier would apply
+_IEEE_ARITH = {"subtract", "multiply", "divide", "floor_divide", "trunc_divide", "mod",
+               "floor_mod"}
+
+
 def _topi(name):
     def compute(attrs, inputs, out_type):
         from tvm import topi
@@ -55,6 +60,11 @@ def _topi(name):
         if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here
             q = topi.divide(*inputs)
             return q if out_type.dtype.startswith(("int", "uint")) else topi.trunc(q)
+        if name in _IEEE_ARITH and is_float(inputs[0].dtype):
+            # keep TVM from folding x-x, x/x, x*0, x/0: an opaque rhs (and lhs for x*y) makes
+            # the operands differ syntactically and hides constants
+            lhs = opaque(inputs[0]) if name == "multiply" else inputs[0]
+            inputs = [lhs, opaque(inputs[1])]
         if name in ("maximum", "minimum") and is_float(inputs[0].dtype):
             # topi.maximum/minimum drop NaN; numpy.maximum/minimum propagate it
             fn = nan_max if name == "maximum" else nan_min
