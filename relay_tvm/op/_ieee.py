@@ -185,5 +185,7 @@ def to_bool(x):
 
     if str(x.dtype) == "bool":
         return x
-    return te.compute(x.shape, lambda *i: x(*i) != tirx.const(0, x.dtype), name="to_bool",
+    # not (x == 0): LLVM's ordered x != 0 is false for NaN
+    zero, t, f = tirx.const(0, x.dtype), tirx.const(True, "bool"), tirx.const(False, "bool")
+    return te.compute(x.shape, lambda *i: tirx.Select(x(*i) == zero, f, t), name="to_bool",
                       tag="elemwise")
