@@ -45,13 +45,34 @@ def highest(dtype):
     return tirx.const(float("inf"), dtype) if is_float(dtype) else tirx.max_value(dtype)
 
 
+def _let(values, dtype, body):
+    """``body(*vars)`` with each non-trivial value bound once by a ``tirx.Let``: a select uses
+    its operands several times, and nested inlined selects would otherwise grow exponentially
+    (TVM's simplifier then never finishes)."""
+    from tvm import tirx
+
+    names, vals, args = [], [], []
+    for v in values:
+        if isinstance(v, (tirx.Var, tirx.FloatImm, tirx.IntImm)):
+            args.append(v)
+        else:
+            var = tirx.Var(f"ieee{len(names)}", dtype)
+            names.append(var)
+            vals.append(v)
+            args.append(var)
+    out = body(*args)
+    for var, v in reversed(list(zip(names, vals))):
+        out = tirx.Let(var, v, out)
+    return out
+
+
 def nan_max(a, b, dtype):
     """``numpy.maximum(a, b)`` on scalars of ``dtype``: NaN if either is NaN."""
     from tvm import tirx
 
     if not is_float(dtype):
         return tirx.max(a, b)
-    return tirx.Select(_isnan(a, dtype) | (a > b), a, b)
+    return _let([a, b], dtype, lambda a, b: tirx.Select(_isnan(a, dtype) | (a > b), a, b))
 
 
 def nan_min(a, b, dtype):
@@ -60,7 +81,7 @@ def nan_min(a, b, dtype):
 
     if not is_float(dtype):
         return tirx.min(a, b)
-    return tirx.Select(_isnan(a, dtype) | (a < b), a, b)
+    return _let([a, b], dtype, lambda a, b: tirx.Select(_isnan(a, dtype) | (a < b), a, b))
 
 
 def reducer(kind, dtype):

@@ -26,6 +26,23 @@ def _stable_order(x, axis, ascend):
     return n - 1 - idx
 
 
+# TVM's sort kernels take float16/32/64 and int32/64 only ("Unsupported input dtype: int8"):
+# narrower integers and bools are sorted as int32, which keeps their order and values.
+_WIDEN = ("int8", "int16", "uint8", "uint16", "bool")
+
+
+def _sortable(x):
+    from tvm import topi
+
+    return topi.cast(x, "int32") if str(x.dtype) in _WIDEN else x
+
+
+def _back(x, dtype):
+    from tvm import topi
+
+    return topi.cast(x, dtype) if str(x.dtype) != str(dtype) else x
+
+
 def _argsort_rel(types, attrs):
     ts = tensor_args(types, ("data",), "argsort")
     if ts is None:
@@ -47,7 +64,7 @@ register_op(
     rel=_argsort_rel,
     ref=lambda args, attrs, out_type: _stable_order(args[0], attrs.axis, attrs.is_ascend),
     compute=lambda attrs, inputs, out_type: __import__("tvm").topi.argsort(
-        inputs[0], axis=attrs.axis, is_ascend=attrs.is_ascend, dtype=out_type.dtype
+        _sortable(inputs[0]), axis=attrs.axis, is_ascend=attrs.is_ascend, dtype=out_type.dtype
     ),
     pattern=OpPattern.OPAQUE,
     doc="Indices that sort data along axis (topi.argsort).",
@@ -81,9 +98,9 @@ register_op(
     ref=lambda args, attrs, out_type: np.take_along_axis(
         args[0], _stable_order(args[0], attrs.axis, attrs.is_ascend), attrs.axis
     ),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.sort(
-        inputs[0], axis=attrs.axis, is_ascend=attrs.is_ascend
-    ),
+    compute=lambda attrs, inputs, out_type: _back(__import__("tvm").topi.sort(
+        _sortable(inputs[0]), axis=attrs.axis, is_ascend=attrs.is_ascend
+    ), inputs[0].dtype),
     pattern=OpPattern.OPAQUE,
     doc="data sorted along axis (topi.sort).",
     level=6,
@@ -142,7 +159,11 @@ def _topk_compute(attrs, inputs, out_type):
     from tvm import topi
 
     k = attrs.k if attrs.k is not None else 0
-    return topi.topk(inputs[0], k, attrs.axis, attrs.ret_type, attrs.is_ascend, attrs.dtype)
+    out = topi.topk(_sortable(inputs[0]), k, attrs.axis, attrs.ret_type, attrs.is_ascend,
+                    attrs.dtype)
+    if attrs.ret_type == "both":
+        return [_back(out[0], inputs[0].dtype), out[1]]
+    return _back(out, inputs[0].dtype) if attrs.ret_type == "values" else out
 
 
 register_op(

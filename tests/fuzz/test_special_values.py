@@ -121,3 +121,25 @@ def test_avg_pool_dilation_counts_taps():
             want[0, 0, i, j] = np.nanmean(w)
     _check(lambda x: relay.nn.avg_pool2d(x, pool_size=(2, 2), dilation=(2, 2), padding=(1, 1)),
            [data], want.astype("float32"))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8", "bool"])
+def test_sort_argsort_topk_narrow_dtypes(dtype):
+    data = np.array([[3, 1, 2, 0, 1], [0, 1, 1, 0, 2]]).astype(dtype)
+    order = np.argsort(data, axis=1, kind="stable").astype("int32")
+    _check(lambda x: relay.sort(x, axis=1), [data], np.sort(data, axis=1, kind="stable"))
+    _check(lambda x: relay.argsort(x, axis=1), [data], order)
+    _check(lambda x: relay.topk(x, k=2, axis=1, ret_type="values", is_ascend=True), [data],
+           np.take_along_axis(data, order[:, :2], 1))
+
+
+def test_fused_output_that_is_a_parameter():
+    # at opt level 1 the tuple (%a, exp(%b)) fuses; its field 0 is the group's own parameter
+    a = np.array([[1, 2, 3]], "float32")
+    xs = [relay.var("a", shape=(1, 3)), relay.var("b", shape=(1, 3))]
+    body = relay.Tuple([relay.TupleGetItem(relay.Tuple([xs[0], relay.exp(xs[1])]), 0), xs[1]])
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(xs, body)))
+    res = run_all(mod, [a, a + 1], PATHS)
+    for path, got in res.items():
+        assert not isinstance(got, Exception), f"{path}: {got}"
+        compare([a, a + 1], got, path)
