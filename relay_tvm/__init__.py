@@ -4,8 +4,12 @@
 Use it as ``import relay_tvm as relay``: the public names follow tvm.relay 0.19.
 """
 
-from . import analysis, errors, ir, op, transform, typing  # noqa: F401
-from .errors import *  # noqa: F401,F403
+from . import _threads
+
+_threads.set_default_threads()  # before TVM's thread pool exists: every usable core
+
+from . import analysis, errors, ir, op, transform, typing  # noqa: E402,F401
+from .errors import *  # noqa: E402,F401,F403
 from .ir import (  # noqa: F401
     Any,
     Attrs,

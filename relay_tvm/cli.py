@@ -222,7 +222,7 @@ def cmd_run(args):
         np.save(path, o)
         print(f"output {i}: shape {o.shape} {o.dtype} -> {path}")
     print(f"latency: mean {res.mean * 1e3:.3f} ms, median {res.median * 1e3:.3f} ms "
-          f"({args.repeat} runs)")
+          f"({args.repeat} runs, {gm.num_threads} threads)")
     return 0
 
 
@@ -298,8 +298,12 @@ def cmd_demo(args):
     print(f"output {out.shape}: max difference to MXNet {err:.2e} of max |y| = {scale:.1e} "
           f"({'OK' if ok else 'MISMATCH'})")
     print(f"compile time        : {compile_s:8.2f} s")
-    print(f"latency relay_tvm   : {ours * 1e3:8.2f} ms (median of {args.repeat})")
-    print(f"latency MXNet 1.9.1 : {theirs * 1e3:8.2f} ms (median of {args.repeat})")
+    # MXNet's engine runs its operators on OMP_NUM_THREADS threads, one when unset
+    mx_threads = os.environ.get("OMP_NUM_THREADS") or "1"
+    print(f"latency relay_tvm   : {ours * 1e3:8.2f} ms (median of {args.repeat}, "
+          f"{gm.num_threads} threads)")
+    print(f"latency MXNet 1.9.1 : {theirs * 1e3:8.2f} ms (median of {args.repeat}, "
+          f"{mx_threads} threads; set OMP_NUM_THREADS for more)")
     return 0 if ok else 1
 
 

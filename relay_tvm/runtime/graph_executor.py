@@ -44,6 +44,14 @@ class GraphModule:
         self._inputs = list(module._inputs)
         self._outputs = list(module._outputs)
 
+    @property
+    def num_threads(self) -> int:
+        """Threads a kernel runs on (TVM's pool: every usable core unless ``TVM_NUM_THREADS``
+        or ``OMP_NUM_THREADS`` says otherwise; see ``relay_tvm._threads``)."""
+        from .._threads import num_threads
+
+        return num_threads()
+
     @classmethod
     def _from_executable(cls, lib, dev, meta=None, params=None):
         import tvm

@@ -160,6 +160,13 @@ class VirtualMachine:
     def run(self, *args, **kwargs):
         return self.invoke("main", *args, **kwargs)
 
+    @property
+    def num_threads(self) -> int:
+        """Threads a kernel runs on (see :attr:`relay_tvm.runtime.GraphModule.num_threads`)."""
+        from .._threads import num_threads
+
+        return num_threads()
+
     def benchmark(self, device=None, *args, func_name="main", repeat=5, number=5, **kwargs):
         vals = self._args(func_name, args, kwargs)
         self._vm.save_function(func_name, "__relay_bench", *vals)

@@ -37,7 +37,7 @@ def _from_database(prim, target, database, name):
     return sch.mod["main"]
 
 
-def schedule_primfunc(prim, anchor, target, database=None, name: str = ""):
+def schedule_primfunc(prim, anchor, target, database=None, name: str = "", knobs=None):
     """Schedule ``prim`` (a PrimFunc straight from ``te.create_prim_func``).
 
     Args:
@@ -46,6 +46,7 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = ""):
         target: ``tvm.target.Target``.
         database: optional tuning database.
         name: kernel name, for error reports.
+        knobs: the template's decisions (``cpu.Knobs``); the analytic defaults when None.
 
     Returns:
         ``(scheduled PrimFunc, rule name, packs)``: ``packs`` maps kernel input indices to the
@@ -73,7 +74,8 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = ""):
         sch = tvm.s_tir.Schedule(prim)
         try:
             rule_fn, rule_name = rule
-            packs = rule_fn(sch, anchor, target) or {}
+            packs = rule_fn(sch, anchor, target, knobs if knobs is not None else cpu.Knobs())
+            packs = packs or {}
             return sch.mod["main"], rule_name, packs
         except Exception as e:  # a template that does not fit this instance: fall back
             _note(name, rule[1], e)

@@ -22,7 +22,10 @@ A template that does not fit an instance raises; the caller then uses the generi
 
 from __future__ import annotations
 
+import contextlib
+
 from . import generic
+from .cpu_model import cpu_features, divisors, register_tile
 
 _BY_NAME: dict = {}
 
@@ -56,20 +59,59 @@ class NotApplicable(Exception):
 
 def vector_lanes(target, dtype_bits: int = 32) -> int:
     """SIMD lanes of ``dtype_bits`` elements: 512-bit vectors with AVX-512, 256 with AVX2 and on
-    other x86, 128 on ARM."""
-    mcpu = str(target.attrs.get("mcpu", ""))
-    mattr = " ".join(str(a) for a in target.attrs.get("mattr", []))
-    triple = str(target.attrs.get("mtriple", ""))
-    avx512 = ("avx512" in mattr or "avx512" in mcpu or mcpu.startswith(("znver4", "znver5",
-              "sapphirerapids", "icelake", "cascadelake", "cooperlake", "tigerlake",
-              "skylake-avx512", "graniterapids", "emeraldrapids")))
-    if triple.startswith(("aarch64", "arm")):
-        bits = 128
-    elif avx512:
-        bits = 512
-    else:
-        bits = 256
-    return max(1, bits // dtype_bits)
+    other x86, 128 on ARM (:func:`~relay_tvm.backend.schedule.cpu_model.cpu_features`)."""
+    return cpu_features(target).lanes(dtype_bits)
+
+
+_OVERRIDE: list = []
+
+
+@contextlib.contextmanager
+def override_knobs(fixed: dict):
+    """Within the block, every template run without explicit knobs uses ``fixed`` (for knob
+    sweeps and tests: ``with override_knobs({"wb": 2}): relay.build(...)``). A value that does
+    not fit a kernel makes its template inapplicable (the generic schedule is used)."""
+    _OVERRIDE.append(dict(fixed))
+    try:
+        yield
+    finally:
+        _OVERRIDE.pop()
+
+
+class Knobs:
+    """The tunable decisions of a template run (tile sizes, unroll and packing widths).
+
+    A template asks ``knobs.pick(name, candidates, default)`` for each decision. ``Knobs()``
+    answers the default (the analytic model's choice: the untuned build); ``Knobs(fixed=...)``
+    answers the given values (a tuning record re-applied, or a tuner's sample). Every pick is
+    recorded, so a run of a template tells its design space.
+
+    Attributes:
+        fixed: ``{name: value}`` to answer instead of the defaults.
+        chosen: ``{name: value}`` of every pick made so far.
+        space: ``[(name, candidates, default)]`` of every pick made so far, in order.
+    """
+
+    def __init__(self, fixed: dict | None = None):
+        self.fixed = dict(_OVERRIDE[-1] if fixed is None and _OVERRIDE else fixed or {})
+        self.chosen: dict = {}
+        self.space: list = []
+
+    def pick(self, name: str, candidates, default: int) -> int:
+        """The value of knob ``name`` among ``candidates`` (``default`` is added if missing).
+
+        Raises:
+            NotApplicable: a fixed value that is not among this instance's candidates.
+        """
+        cands = list(dict.fromkeys(int(c) for c in candidates))
+        if int(default) not in cands:
+            cands.insert(0, int(default))
+        self.space.append((name, cands, int(default)))
+        value = int(self.fixed.get(name, default))
+        if value not in cands:
+            raise NotApplicable(f"knob {name}={value} is not among {cands}")
+        self.chosen[name] = value
+        return value
 
 
 def _root_blocks(sch):
@@ -194,10 +236,12 @@ def _vectorize_inner(sch, block, lanes):
 # ---- dense / matmul / batch_matmul ------------------------------------------------------------
 
 
-def _gemm(sch, target, *, batch: bool, weight_nk: bool):
+def _gemm(sch, target, knobs, *, batch: bool, weight_nk: bool):
     """Shared template of dense (weight [N, K]), matmul and batch_matmul.
 
     The anchor block iterates ``([b,] i, j, k)`` with ``out[b, i, j] += A[.., i, k] * W[..]``.
+    Knobs: ``nb`` (output columns per tile = packing width of the weight, whole vectors),
+    ``mb`` (output rows per tile, unrolled); defaults from :func:`cpu_model.register_tile`.
     """
     from ..lower import Pack
 
@@ -217,10 +261,19 @@ def _gemm(sch, target, *, batch: bool, weight_nk: bool):
         raise NotApplicable("symbolic extents")
     import tvm
 
-    lanes = vector_lanes(target, tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
+    feats = cpu_features(target)
+    lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     M, N, K = exts[-3], exts[-2], exts[-1]
-    nb = _pick(N, [2 * lanes, lanes, lanes // 2, 8, 4])
-    mb = _pick(M, [8, 6, 4, 7, 5, 3, 2]) if nb >= lanes else _pick(M, [4, 2])
+    m_choices = divisors(M, 16)
+    v_choices = [v for v in range(1, 9) if N % (v * lanes) == 0]
+    if v_choices:
+        mb0, v0 = register_tile(feats, m_choices, v_choices)
+        nb0 = v0 * lanes
+    else:  # fewer columns than a vector, or no multiple of one: part-vector tiles
+        nb0 = _pick(N, [lanes // 2, 8, 4])
+        mb0 = _pick(M, [4, 2])
+    nb = knobs.pick("nb", [v * lanes for v in v_choices] + divisors(N, lanes - 1)[1:], nb0)
+    mb = knobs.pick("mb", m_choices, mb0)
     packs = {}
     # Pack the weight to [N/nb, K, nb] (or [B, N/nb, K, nb]) when it is a kernel parameter.
     wbuf = _read_buffer(sch, block, 1)
@@ -271,46 +324,68 @@ def _gemm(sch, target, *, batch: bool, weight_nk: bool):
 
 
 @register("dense")
-def schedule_dense(sch, anchor, target):
-    return _gemm(sch, target, batch=False, weight_nk=True)
+def schedule_dense(sch, anchor, target, knobs=None):
+    return _gemm(sch, target, knobs or Knobs(), batch=False, weight_nk=True)
 
 
 @register("matmul")
-def schedule_matmul(sch, anchor, target):
+def schedule_matmul(sch, anchor, target, knobs=None):
     a = anchor.attrs
     if a is not None and a.get("transpose_a", False):
         raise NotApplicable("transpose_a")
-    return _gemm(sch, target, batch=False,
+    return _gemm(sch, target, knobs or Knobs(), batch=False,
                  weight_nk=bool(a.get("transpose_b", False)) if a is not None else False)
 
 
 @register("batch_matmul")
-def schedule_batch_matmul(sch, anchor, target):
+def schedule_batch_matmul(sch, anchor, target, knobs=None):
     a = anchor.attrs
     if a is not None and a.get("transpose_a", False):
         raise NotApplicable("transpose_a")
     x, y = (arg.checked_type for arg in anchor.args)
     if int(x.shape[0]) != int(y.shape[0]):
         raise NotApplicable("broadcast batch")
-    return _gemm(sch, target, batch=True,
+    return _gemm(sch, target, knobs or Knobs(), batch=True,
                  weight_nk=bool(a.get("transpose_b", True)) if a is not None else True)
 
 
 # ---- conv2d ----------------------------------------------------------------------------------
 
 
+def _channel_tile(feats, knobs, lanes, OC, OW):
+    """``(ob, wb)``: output channels (whole vectors where possible) x output columns of a
+    direct-convolution tile, from :func:`cpu_model.register_tile` unless ``knobs`` fix them."""
+    v_choices = [v for v in range(1, 5) if OC % (v * lanes) == 0]
+    w_choices = divisors(OW, 16)
+    if v_choices:
+        wb0, v0 = register_tile(feats, w_choices, v_choices)
+        ob0 = v0 * lanes
+    else:
+        ob0 = _pick(OC, [lanes // 2, 4])
+        wb0 = register_tile(feats, w_choices, [1])[0]
+    ob = knobs.pick("ob", [v * lanes for v in v_choices] + [c for c in (4, lanes // 2)
+                                                              if c >= 4 and OC % c == 0], ob0)
+    if ob < 4:
+        raise NotApplicable(f"{OC} output channels")
+    wb = knobs.pick("wb", w_choices, wb0)
+    return ob, wb
+
+
+
 @register("conv2d")
-def schedule_conv2d(sch, anchor, target):
-    """NCHW data, OIHW weight, groups 1 (what ResNet-style models use)."""
+def schedule_conv2d(sch, anchor, target, knobs=None):
+    """NCHW data, OIHW weight, groups 1 (what ResNet-style models use). Knobs: ``ob`` (output
+    channels per tile = weight packing width), ``wb`` (output columns per tile, unrolled)."""
     import tvm
 
     from ..lower import Pack
 
     a = anchor.attrs
+    knobs = knobs or Knobs()
     if a.groups != 1:
-        return schedule_window(sch, anchor, target)
+        return schedule_window(sch, anchor, target, knobs)
     if a.data_layout == "NHWC" and a.kernel_layout == "HWIO":
-        return _conv2d_nhwc(sch, anchor, target)
+        return _conv2d_nhwc(sch, anchor, target, knobs)
     if a.data_layout != "NCHW" or a.kernel_layout != "OIHW":
         raise NotApplicable(f"layout {a.data_layout}/{a.kernel_layout}")
     reds = _reduction_blocks(sch)
@@ -324,13 +399,11 @@ def schedule_conv2d(sch, anchor, target):
     _inline_all_but(sch, pad_names)
     block = _reduction_blocks(sch)[0]
     epi = _epilogue(sch, block)
-    lanes = vector_lanes(target, tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
+    feats = cpu_features(target)
+    lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     n, oc, oh, ow, ic, kh, kw = sch.get_loops(block)
     OC, OW = generic.loop_extent(sch, oc), generic.loop_extent(sch, ow)
-    ob = _pick(OC, [2 * lanes, lanes, lanes // 2, 4])
-    if ob < 4:
-        raise NotApplicable(f"{OC} output channels")
-    wb = _pick(OW, [8, 7, 14, 6, 4, 5, 3, 2]) if ob <= lanes else _pick(OW, [8, 7, 6, 4, 5, 3, 2])
+    ob, wb = _channel_tile(feats, knobs, lanes, OC, OW)
     packs = {}
     wbuf = _read_buffer(sch, block, 1)
     widx = _param_index(sch, wbuf)
@@ -365,11 +438,12 @@ def schedule_conv2d(sch, anchor, target):
 
 
 @register("conv2d_NCHWc")
-def schedule_conv2d_nchwc(sch, anchor, target):
+def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     """``nn.contrib_conv2d_NCHWc`` (what AlterOpLayout makes of NCHW convolutions): data
     ``NCHW[ic]c``, weight ``OIHW[ic]i[oc]o``, output ``NCHW[oc]c`` are blocked already, so the
-    tile is ``wb`` columns x the ``oc`` block (vector), the reduction runs over input-channel
-    blocks, then ``(kh, kw)``, then the contiguous channels of a block."""
+    tile is ``wb`` columns x ``cg`` output-channel blocks (vectors), the reduction runs over
+    input-channel blocks, then ``(kh, kw)``, then the contiguous channels of a block. Knobs:
+    ``wb``, ``cg``; defaults from :func:`cpu_model.register_tile`."""
     import tvm
 
     reds = _reduction_blocks(sch)
@@ -383,22 +457,38 @@ def schedule_conv2d_nchwc(sch, anchor, target):
     epi = _epilogue(sch, block)
     if isinstance(epi, tuple):
         raise NotApplicable("reshaping epilogue")
-    lanes = vector_lanes(target, tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
+    knobs = knobs or Knobs()
+    feats = cpu_features(target)
+    lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     n, occ, oh, ow, ocb, ic, kh, kw = sch.get_loops(block)
     OW, OB = generic.loop_extent(sch, ow), generic.loop_extent(sch, ocb)
     OCC = generic.loop_extent(sch, occ)
     ic_bn = int(_read_buffer(sch, block, 0).shape[-1])
     IC = generic.loop_extent(sch, ic)
-    # two output-channel blocks per tile when a block is one vector: 2 weight loads and wb
-    # input broadcasts feed 2*wb FMAs
-    cg = 2 if (OB <= lanes and OCC % 2 == 0) else 1
-    vecs = max(1, OB // lanes) * cg
-    wb = _pick(OW, [14, 8, 7, 12, 6, 4, 5, 3, 2]) if vecs == 1 else _pick(OW, [8, 7, 6, 4, 5, 3, 2])
+    # a tile is wb columns x cg blocks of OB channels; a block is OB/lanes vectors (or part of one)
+    per_block = max(1, OB // lanes)
+    cg_choices = divisors(OCC, 4)
+    wb0, v0 = register_tile(feats, divisors(OW, 16), [c * per_block for c in cg_choices])
+    cg = knobs.pick("cg", cg_choices, max(1, v0 // per_block))
+    wb = knobs.pick("wb", divisors(OW, 16), wb0)
     owo, owi = sch.split(ow, factors=[None, wb])
     occo, occi = sch.split(occ, factors=[None, cg])
-    if ic_bn > 1 and IC % ic_bn == 0:
+    # Reduction order: "spatial first" keeps a tile's accumulators in registers for the whole
+    # reduction but streams the tile's weights (cg*OB*IC*KH*KW floats) once per output tile;
+    # "channel block first" runs the input-channel blocks outermost, so one block's weights
+    # (cg*OB*ic_bn*KH*KW floats, L1-sized) serve every output position before the next block,
+    # and the partial sums go through the (L1/L2-resident) output tile.
+    split_ic = ic_bn > 1 and IC % ic_bn == 0
+    wbytes = cg * OB * IC * generic.loop_extent(sch, kh) * generic.loop_extent(sch, kw) * 4
+    out_bytes = OB * cg * generic.loop_extent(sch, oh) * OW * 4
+    rfirst0 = int(split_ic and wbytes > feats.l2_bytes // 2 and out_bytes <= feats.l2_bytes // 2)
+    rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0], rfirst0)
+    if split_ic:
         ico, ici = sch.split(ic, factors=[None, ic_bn])
-        sch.reorder(n, occo, oh, owo, ico, kh, kw, ici, owi, occi, ocb)
+        if rfirst:
+            sch.reorder(n, occo, ico, oh, owo, kh, kw, ici, owi, occi, ocb)
+        else:
+            sch.reorder(n, occo, oh, owo, ico, kh, kw, ici, owi, occi, ocb)
         red_outer = ico
     else:
         sch.reorder(n, occo, oh, owo, ic, kh, kw, owi, occi, ocb)
@@ -406,8 +496,12 @@ def schedule_conv2d_nchwc(sch, anchor, target):
     occ = occo
     if epi is None:
         epi = sch.cache_write(block, 0, "global")
-    sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
-    fused = sch.fuse(n, occ, oh)
+    if rfirst:
+        sch.reverse_compute_at(epi, occo, preserve_unit_loops=True)
+        fused = sch.fuse(n, occ)
+    else:
+        sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
+        fused = sch.fuse(n, occ, oh)
     sch.parallel(fused)
     sch.unroll(owi)
     sch.unroll(occi)
@@ -420,7 +514,51 @@ def schedule_conv2d_nchwc(sch, anchor, target):
     return {}
 
 
-def _conv2d_nhwc(sch, anchor, target):
+@register("depthwise_conv2d_NCHWc")
+def schedule_depthwise_nchwc(sch, anchor, target, knobs=None):
+    """``nn.contrib_depthwise_conv2d_NCHWc``: data ``NCHW[c]c``, weight ``OIHW1i[c]o``. Each
+    output is a ``kh x kw`` window of one channel, so the tile is ``wb`` columns x the channel
+    block (vectors): every window step loads ``wb`` data vectors and one weight vector into
+    ``wb`` independent accumulators (a 1-column tile would wait on the FMA latency at every
+    step). ``(n, channel block, row)`` run in parallel. Knob: ``wb``."""
+    import tvm
+
+    reds = _reduction_blocks(sch)
+    if len(reds) != 1:
+        raise NotApplicable(f"{len(reds)} reduction blocks")
+    pad_names = _padding_blocks(sch)
+    _inline_all_but(sch, pad_names)
+    block = _reduction_blocks(sch)[0]
+    if generic.iter_kinds(sch, block) != ["S"] * 5 + ["R"] * 2:
+        raise NotApplicable("not a 7-loop depthwise NCHWc convolution")
+    epi = _epilogue(sch, block)
+    if isinstance(epi, tuple):
+        raise NotApplicable("reshaping epilogue")
+    knobs = knobs or Knobs()
+    feats = cpu_features(target)
+    lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
+    n, cb, oh, ow, c, ri, rj = sch.get_loops(block)
+    OW, CB = generic.loop_extent(sch, ow), generic.loop_extent(sch, c)
+    wb0, _ = register_tile(feats, divisors(OW, 16), [max(1, CB // lanes)])
+    wb = knobs.pick("wb", divisors(OW, 16), wb0)
+    owo, owi = sch.split(ow, factors=[None, wb])
+    sch.reorder(n, cb, oh, owo, ri, rj, owi, c)
+    if epi is None:
+        epi = sch.cache_write(block, 0, "global")
+    sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
+    sch.parallel(sch.fuse(n, cb, oh))
+    sch.unroll(rj)
+    sch.unroll(owi)
+    sch.vectorize(c)
+    sch.decompose_reduction(block, ri)
+    _vectorize_inner(sch, epi, lanes)
+    for b in _root_blocks(sch):
+        if sch.get(b).name_hint in pad_names:
+            generic.parallel_vectorize(sch, b)
+    return {}
+
+
+def _conv2d_nhwc(sch, anchor, target, knobs):
     """NHWC data, HWIO weight: channels are innermost in output and weight already, so no
     packing: the tile is ``wb`` columns x ``ob`` channels (vector), the reduction
     ``(kh, kw, ic)`` runs inside it, ``(n, row, column block)`` run in parallel."""
@@ -437,13 +575,11 @@ def _conv2d_nhwc(sch, anchor, target):
     epi = _epilogue(sch, block)
     if isinstance(epi, tuple):
         raise NotApplicable("reshaping epilogue")
-    lanes = vector_lanes(target, tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
+    feats = cpu_features(target)
+    lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     n, oh, ow, oc, kh, kw, ic = sch.get_loops(block)
     OC, OW = generic.loop_extent(sch, oc), generic.loop_extent(sch, ow)
-    ob = _pick(OC, [2 * lanes, lanes, lanes // 2, 4])
-    if ob < 4:
-        raise NotApplicable(f"{OC} output channels")
-    wb = _pick(OW, [8, 7, 14, 6, 4, 5, 3, 2]) if ob <= lanes else _pick(OW, [8, 7, 6, 4, 5, 3, 2])
+    ob, wb = _channel_tile(feats, knobs, lanes, OC, OW)
     oco, oci = sch.split(oc, factors=[None, ob])
     owo, owi = sch.split(ow, factors=[None, wb])
     sch.reorder(n, oh, owo, oco, kh, kw, ic, owi, oci)
@@ -464,7 +600,7 @@ def _conv2d_nhwc(sch, anchor, target):
 
 
 @register("reduce")
-def schedule_reduce(sch, anchor, target):
+def schedule_reduce(sch, anchor, target, knobs=None):
     """Commutative reductions. When the input's innermost axis is kept (``sum(x, axis=1)`` of
     NCHW), the kept innermost axis is vectorized inside the reduction loops (the window rule);
     when the innermost axis is reduced, the kept axes run in parallel and the reduction stays a
@@ -480,14 +616,14 @@ def schedule_reduce(sch, anchor, target):
     inner = blk.reads[0].region[-1].min
     if not (hasattr(inner, "same_as") and inner.same_as(spatial_vars[-1])):
         raise NotApplicable("the innermost input axis is reduced")
-    return schedule_window(sch, anchor, target)
+    return schedule_window(sch, anchor, target, knobs)
 
 
 # ---- sliding-window reductions: pooling, depthwise / grouped convolution -----------------------
 
 
 @register("pool", "conv1d", "conv3d")
-def schedule_window(sch, anchor, target):
+def schedule_window(sch, anchor, target, knobs=None):
     """A single reduction block ``out[s0..sa] = reduce over r0..rb`` with small reduction loops
     (a window): the innermost spatial loop is split by the vector width and moved inside the
     window loops, so each window step is one vector operation; the padded input stays
@@ -517,6 +653,7 @@ def schedule_window(sch, anchor, target):
             vb = ext  # one (odd-width) vector for the whole row
         else:
             vb = _pick(ext, [4, 3, 2])
+    vb = (knobs or Knobs()).pick("vb", [d for d in divisors(ext, 4 * lanes) if d > 1], vb)
     if vb == 1:
         raise NotApplicable(f"innermost extent {ext}")
     so, si = sch.split(spatial[-1], factors=[None, vb])
@@ -540,4 +677,5 @@ def schedule_window(sch, anchor, target):
     return {}
 
 
-__all__ = ["select_rule", "register", "vector_lanes", "NotApplicable"]
+__all__ = ["select_rule", "register", "vector_lanes", "NotApplicable", "Knobs",
+           "override_knobs"]

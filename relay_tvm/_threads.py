@@ -1,0 +1,72 @@
+"""How many threads compiled modules run on: every core this process may use.
+
+TVM's runtime sizes its thread pool once, when the first parallel kernel runs, from
+``TVM_NUM_THREADS`` (then ``OMP_NUM_THREADS``), else ``hardware_concurrency() / 2`` on x86 — it
+assumes two hardware threads per core. On a machine without SMT (most cloud VMs: 2 vCPUs that
+are 2 cores) that leaves half the cores idle, and ``runtime.config_threadpool`` cannot raise the
+count later. So ``import relay_tvm`` sets ``TVM_NUM_THREADS`` to :func:`usable_cores` when the
+user set neither variable; a user's setting always wins.
+
+:func:`usable_cores` is what the process may run on: the CPU affinity mask
+(``os.sched_getaffinity``), capped by a cgroup CPU quota where one is set (containers limited with
+``--cpus``), rounded up.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+_ENV = ("TVM_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def _cgroup_quota() -> float | None:
+    """CPUs allowed by the cgroup (v2 ``cpu.max`` or v1 ``cfs_quota/period``), or None."""
+    try:
+        with open("/sys/fs/cgroup/cpu.max", encoding="ascii") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            return int(quota) / int(period)
+        return None
+    except (OSError, ValueError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", encoding="ascii") as f:
+            quota = int(f.read())
+        with open("/sys/fs/cgroup/cpu/cpu.cfs_period_us", encoding="ascii") as f:
+            period = int(f.read())
+        if quota > 0 and period > 0:
+            return quota / period
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def usable_cores() -> int:
+    """The number of CPUs this process may run on (affinity mask ∩ cgroup quota), at least 1."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    quota = _cgroup_quota()
+    if quota is not None:
+        n = min(n, max(1, math.ceil(quota)))
+    return max(1, n)
+
+
+def set_default_threads() -> None:
+    """Give TVM's thread pool :func:`usable_cores` threads unless ``TVM_NUM_THREADS`` or
+    ``OMP_NUM_THREADS`` is set. Effective only before the pool exists (the first parallel
+    kernel run in this process)."""
+    if not any(os.environ.get(k) for k in _ENV):
+        os.environ["TVM_NUM_THREADS"] = str(usable_cores())
+
+
+def num_threads() -> int:
+    """The number of threads TVM's runtime runs a parallel kernel on in this process."""
+    import tvm_ffi
+
+    return int(tvm_ffi.get_global_func("runtime.NumThreads")())
+
+
+__all__ = ["usable_cores", "set_default_threads", "num_threads"]

@@ -1,0 +1,135 @@
+"""A small analytic model of a CPU target, and the register-tile choice made from it.
+
+The CPU templates (``cpu.py``) all compute an output tile of ``m`` unrolled rows/columns times
+``v`` SIMD vectors in registers: each reduction step broadcasts ``m`` scalars of one operand,
+loads ``v`` vectors of the other and issues ``m * v`` FMAs into ``m * v`` accumulators. Such a
+micro-kernel runs at peak when
+
+- its registers fit: ``m * v`` accumulators + ``v`` loaded vectors + 1 broadcast <= the vector
+  register file (16 ymm on AVX2, 32 zmm with AVX-512, 32 q on NEON), else LLVM spills; with
+  ``m == 1`` each loaded vector feeds one FMA, which takes it as a memory operand, so only the
+  accumulators and the broadcast need registers;
+- there are enough independent accumulators to hide the FMA latency: ``m * v >= latency x
+  pipes`` (4 cycles x 2 pipes on Haswell..Zen 4 and Skylake-SP);
+- the loads keep up: ``m + v`` loads feed ``m * v`` FMAs, so a larger ``m * v / (m + v)`` leaves
+  the load ports idle more often.
+
+:func:`register_tile` picks ``(m, v)`` by these rules among the candidates a layer allows (the
+extents they must divide). The features come from the target (``mcpu``/``mattr``/``mtriple``),
+not from a CPU's marketing name, and the cache sizes from the host when the target is the host.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+_AVX512_CPUS = ("znver4", "znver5", "sapphirerapids", "icelake", "cascadelake", "cooperlake",
+                "tigerlake", "skylake-avx512", "graniterapids", "emeraldrapids", "rocketlake",
+                "cannonlake", "x86-64-v4", "knl", "knm")
+
+
+@dataclass(frozen=True)
+class CPUFeatures:
+    """What the templates need to know about a CPU target.
+
+    Attributes:
+        arch: ``"x86"`` or ``"arm"``.
+        vector_bits: SIMD width in bits (128 SSE/NEON, 256 AVX2, 512 AVX-512).
+        vector_registers: architectural SIMD registers (16 below AVX-512 on x86, 32 otherwise).
+        fma_latency: cycles from an FMA's issue to its result.
+        fma_pipes: FMAs issued per cycle.
+        l1d_bytes: L1 data cache per core.
+        l2_bytes: L2 cache per core.
+    """
+
+    arch: str
+    vector_bits: int
+    vector_registers: int
+    fma_latency: int
+    fma_pipes: int
+    l1d_bytes: int
+    l2_bytes: int
+
+    def lanes(self, dtype_bits: int = 32) -> int:
+        return max(1, self.vector_bits // dtype_bits)
+
+
+def _host_cache(level: int, default: int) -> int:
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for entry in sorted(os.listdir(base)):
+            d = os.path.join(base, entry)
+            with open(os.path.join(d, "level"), encoding="ascii") as f:
+                lv = int(f.read())
+            with open(os.path.join(d, "type"), encoding="ascii") as f:
+                kind = f.read().strip()
+            if lv != level or kind == "Instruction":
+                continue
+            with open(os.path.join(d, "size"), encoding="ascii") as f:
+                text = f.read().strip().upper()
+            mult = {"K": 1 << 10, "M": 1 << 20}.get(text[-1], 1)
+            return int(text.rstrip("KM")) * mult
+    except (OSError, ValueError):
+        pass
+    return default
+
+
+def cpu_features(target) -> CPUFeatures:
+    """The :class:`CPUFeatures` of an LLVM ``tvm.target.Target``."""
+    attrs = target.attrs
+    mcpu = str(attrs.get("mcpu", ""))
+    mattr = " ".join(str(a) for a in attrs.get("mattr", []))
+    triple = str(attrs.get("mtriple", ""))
+    if triple.startswith(("aarch64", "arm")):
+        return CPUFeatures("arm", 128, 32, 4, 2, 64 << 10, 512 << 10)
+    avx512 = ("+avx512f" in mattr or mcpu.startswith(_AVX512_CPUS)) and "-avx512f" not in mattr
+    if avx512:
+        feats = CPUFeatures("x86", 512, 32, 4, 2, 32 << 10, 1 << 20)
+    else:
+        feats = CPUFeatures("x86", 256, 16, 4, 2, 32 << 10, 256 << 10)
+    from ..target import host_cpu
+
+    if mcpu == host_cpu()[0]:
+        feats = CPUFeatures(feats.arch, feats.vector_bits, feats.vector_registers,
+                            feats.fma_latency, feats.fma_pipes,
+                            _host_cache(1, feats.l1d_bytes), _host_cache(2, feats.l2_bytes))
+    return feats
+
+
+def register_tile(feats: CPUFeatures, m_choices, v_choices) -> tuple:
+    """``(m, v)``: rows/columns unrolled x vectors of the micro-kernel tile (see the module doc).
+
+    Args:
+        feats: the target's features.
+        m_choices: allowed values of ``m`` (those dividing the unrolled extent).
+        v_choices: allowed values of ``v`` (vectors that divide the vectorized extent).
+
+    Returns:
+        The feasible pair with the most latency-hiding accumulators (up to latency x pipes),
+        then the most FMAs per load, then the most accumulators; ``(1, 1)`` when nothing fits.
+    """
+    need = feats.fma_latency * feats.fma_pipes
+    best, best_key = (1, 1), None
+    for v in v_choices:
+        for m in m_choices:
+            if m < 1 or v < 1 or tile_registers(m, v) > feats.vector_registers:
+                continue
+            acc = m * v
+            key = (min(acc, need), acc / (m + v), acc)
+            if best_key is None or key > best_key:
+                best, best_key = (m, v), key
+    return best
+
+
+def tile_registers(m: int, v: int) -> int:
+    """Vector registers an ``m x v`` tile needs (see the module doc)."""
+    return m * v + (v if m > 1 else 0) + 1
+
+
+def divisors(n: int, limit: int) -> list:
+    """Divisors of ``n`` up to ``limit``, ascending."""
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
+__all__ = ["CPUFeatures", "cpu_features", "register_tile", "tile_registers", "divisors"]

@@ -1,0 +1,62 @@
+"""A compiled module runs on every usable core by default (TVM alone takes half of them on x86),
+and a user's TVM_NUM_THREADS / OMP_NUM_THREADS wins. Each case runs in a fresh interpreter:
+TVM sizes its thread pool once per process."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+_PROBE = r"""
+import os, numpy as np, tvm, relay_tvm as relay
+from relay_tvm._threads import usable_cores
+x = relay.var("x", shape=(64, 64))
+lib = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x))), target="llvm")
+gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+gm.set_input("x", np.ones((64, 64), "float32"))
+gm.run()
+print(gm.num_threads, usable_cores(), len(os.sched_getaffinity(0)))
+"""
+
+
+def _probe(**env_over):
+    env = {k: v for k, v in os.environ.items() if k not in ("TVM_NUM_THREADS", "OMP_NUM_THREADS")}
+    env.update(env_over)
+    out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True,
+                         timeout=300, check=True).stdout.split()
+    return [int(v) for v in out[-3:]]
+
+
+def test_default_is_every_usable_core():
+    threads, usable, affinity = _probe()
+    assert usable >= 1 and usable <= affinity
+    assert threads == usable
+
+
+def test_user_setting_wins():
+    threads, _, _ = _probe(TVM_NUM_THREADS="1")
+    assert threads == 1
+    threads, _, _ = _probe(OMP_NUM_THREADS="1")
+    assert threads == 1
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable CPUs")
+def test_affinity_mask_limits_the_count():
+    # a process pinned to one CPU gets one thread, whatever the machine has
+    code = "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); " \
+           "exec(compile(open(0).read(), 'probe', 'exec'))"
+    env = {k: v for k, v in os.environ.items() if k not in ("TVM_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", code], input=_PROBE, env=env, capture_output=True,
+                         text=True, timeout=300, check=True).stdout.split()
+    threads, usable, affinity = (int(v) for v in out[-3:])
+    assert affinity == 1 and usable == 1 and threads == 1
+
+
+def test_cgroup_quota_caps_the_count(monkeypatch):
+    from relay_tvm import _threads
+
+    monkeypatch.setattr(_threads, "_cgroup_quota", lambda: 0.5)
+    assert _threads.usable_cores() == 1
+    monkeypatch.setattr(_threads, "_cgroup_quota", lambda: None)
+    assert _threads.usable_cores() == len(os.sched_getaffinity(0))
