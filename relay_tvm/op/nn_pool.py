@@ -27,6 +27,7 @@ from ._common import tensor_args
 from ._nn_common import (
     SPATIAL,
     check_positive,
+    check_window,
     check_rank,
     layout_axes,
     ntuple,
@@ -80,6 +81,7 @@ def _pool_params(attrs, nd, op):
     s = ntuple(attrs.strides, nd, "strides", op)
     d = ntuple(attrs.dilation, nd, "dilation", op)
     before, after = pad_before_after(attrs.padding, nd, op)
+    check_window(op, s, d, before, after, k)
     return k, s, d, before, after
 
 

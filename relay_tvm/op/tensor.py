@@ -25,7 +25,7 @@ from ..ir.types import TensorType
 from ._common import broadcast_rel, dtype_kinds, identity_rel, shape_str, tensor_args
 from ._ieee import broadcast as ieee_broadcast
 from ._ieee import elementwise as ieee_elementwise
-from ._ieee import is_float, nan_max, nan_min, opaque
+from ._ieee import is_float, nan_max, nan_min, opaque, to_bool
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 _FLOAT = ("float", "bfloat")
@@ -53,6 +53,28 @@ _IEEE_ARITH = {"subtract", "multiply", "divide", "floor_divide", "trunc_divide",
                "floor_mod"}
 
 
+def _float_not_equal(a, b, out_dtype, dtype):
+    """not (a == b): LLVM's ordered a != b is false when either is NaN; numpy's is true."""
+    from tvm import tirx
+
+    return tirx.Select(a == b, tirx.const(False, "bool"), tirx.const(True, "bool"))
+
+
+def _float_floor_mod(a, b, out_dtype, dtype):
+    """numpy.mod on floats (its npy_divmod): r = fmod(a, b), moved by b when the signs of r and
+    b differ (a zero stays zero); topi's a - floor(a/b)*b gives NaN for an infinite b."""
+    from tvm import tirx
+
+    zero = tirx.const(0, dtype)
+    r = tirx.Var("r", dtype)
+    differ = ((b < zero) & (r > zero)) | ((b > zero) & (r < zero))
+    body = tirx.Select(r == zero, r * zero, tirx.Select(differ, r + b, r))
+    return tirx.Let(r, tirx.truncmod(a, b), body)  # LLVM frem: C fmod
+
+
+_IEEE_BINARY = {"not_equal": _float_not_equal, "floor_mod": _float_floor_mod}
+
+
 def _topi(name):
     def compute(attrs, inputs, out_type):
         from tvm import topi
@@ -65,6 +87,10 @@ def _topi(name):
             # the operands differ syntactically and hides constants
             lhs = opaque(inputs[0]) if name == "multiply" else inputs[0]
             inputs = [lhs, opaque(inputs[1])]
+        if name in _IEEE_BINARY and is_float(inputs[0].dtype):
+            return ieee_broadcast(lambda a, b: _IEEE_BINARY[name](a, b, out_type.dtype,
+                                                                  inputs[0].dtype),
+                                  *inputs, out_type.shape, name)
         if name in ("maximum", "minimum") and is_float(inputs[0].dtype):
             # topi.maximum/minimum drop NaN; numpy.maximum/minimum propagate it
             fn = nan_max if name == "maximum" else nan_min
@@ -322,7 +348,10 @@ register_op(
     arguments=("condition", "x", "y"),
     rel=_where_rel,
     ref=lambda args, attrs, out_type: np.where(args[0].astype(bool), args[1], args[2]),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.where(*inputs),
+    # a non-bool condition is "nonzero" (tvm.relay's WhereRel takes any dtype; numpy's
+    # astype(bool)): NaN is true, which topi.where's ordered c != 0 would make false
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.where(
+        to_bool(inputs[0]), *inputs[1:]),
     pattern=OpPattern.BROADCAST,
     doc="Select x where condition is nonzero, else y; all three broadcast (topi.where).",
     level=4,

@@ -45,10 +45,10 @@ def _unary(draw, relay, a):
 
 
 def _binary(draw, relay, a, b):
-    # floor_mod is left out: with an infinite operand topi's a - floor(a/b)*b gives NaN where
-    # numpy.mod gives b or a signed value (a known difference, not fixed yet)
     name = draw("choice", ["add", "subtract", "multiply", "divide", "maximum", "minimum",
-                           "power"])
+                           "power", "floor_mod", "mod", "not_equal_f", "equal_f"])
+    if name.endswith("_f"):
+        return relay.cast(getattr(relay, name[:-2])(a, b), "float32")
     return getattr(relay, name)(a, b)
 
 

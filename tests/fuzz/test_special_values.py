@@ -143,3 +143,49 @@ def test_fused_output_that_is_a_parameter():
     for path, got in res.items():
         assert not isinstance(got, Exception), f"{path}: {got}"
         compare([a, a + 1], got, path)
+
+
+def test_sort_argsort_topk_put_nan_last():
+    data = np.array([[3, nan, 1, nan, -inf, 2, inf, 0, -0.0]], "float32")
+    order = np.argsort(data, axis=1, kind="stable").astype("int32")
+    _check(lambda x: relay.sort(x, axis=1), [data], np.sort(data, axis=1))
+    _check(lambda x: relay.argsort(x, axis=1), [data], order)
+    # descending: NaN first (the largest), ties in their original order
+    desc = (data.shape[1] - 1 - np.argsort(data[:, ::-1], axis=1, kind="stable"))[:, ::-1]
+    _check(lambda x: relay.argsort(x, axis=1, is_ascend=False), [data], desc.astype("int32"))
+    _check(lambda x: relay.topk(x, k=3, axis=1, ret_type="indices"), [data],
+           desc[:, :3].astype("int32"))
+    d64 = data.astype("float64")
+    _check(lambda x: relay.sort(x, axis=1), [d64], np.sort(d64, axis=1))
+
+
+def test_not_equal_where_floor_mod_on_special_values():
+    a = np.array([0, nan, 2, -0.0, -1, 1, inf], "float32")
+    b = np.array([0, 0, nan, 0, inf, -inf, 1], "float32")
+    _check(lambda x, y: relay.not_equal(x, y), [a, b], np.not_equal(a, b))
+    # a float condition means nonzero (tvm.relay's WhereRel takes any dtype); NaN is true
+    _check(lambda c, x: relay.where(c, x, relay.negative(x)), [a, b], np.where(a != 0, b, -b))
+    with np.errstate(all="ignore"):
+        _check(lambda x, y: relay.floor_mod(x, y), [a, b], np.mod(a, b))
+        _check(lambda x, y: relay.mod(x, y), [a, b], np.fmod(a, b))
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda x, w: relay.nn.max_pool2d(x, pool_size=(0, 0)), "pool_size must be >= 1"),
+    (lambda x, w: relay.nn.avg_pool2d(x, pool_size=(0, 2)), "pool_size must be >= 1"),
+    (lambda x, w: relay.nn.max_pool2d(x, strides=(0, 1)), "strides must be >= 1"),
+    (lambda x, w: relay.nn.conv2d(x, w, dilation=(0, 0)), "dilation must be >= 1"),
+    (lambda x, w: relay.nn.conv2d(x, w, strides=(0, 0)), "strides must be >= 1"),
+    (lambda x, w: relay.nn.conv2d(x, w, strides=(-1, 1)), r"strides must be >= 1 .*\(-1, 1\)"),
+    (lambda x, w: relay.nn.conv2d(x, w, padding=(-1, 0)), "padding must be >= 0"),
+    (lambda x, w: relay.nn.avg_pool2d(x, pool_size=(2, 2), padding=(-1, -1)),
+     "padding must be >= 0"),
+])
+def test_bad_window_attributes_are_type_errors(make, match):
+    from relay_tvm.errors import TypeInferenceError
+
+    x, w = relay.var("x", shape=(1, 1, 4, 4)), relay.var("w", shape=(1, 1, 3, 3))
+    e = make(x, w)
+    params = [v for v in (x, w) if v in relay.analysis.free_vars(e)]
+    with pytest.raises(TypeInferenceError, match=match):
+        relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(params, e)))
