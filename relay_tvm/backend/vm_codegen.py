@@ -25,7 +25,23 @@ from ..ir.types import TensorType, TupleType
 from .lower import LowerCache, flatten_type
 from .partition import make_primitive
 
-_CALL, _IF, _GOTO, _RET = range(4)
+_CALL, _IF, _GOTO, _RET, _RESTART = range(5)
+
+
+def _tail_calls(func: Function, self_name: str) -> set:
+    """Ids of the calls of ``@self_name`` in tail position of ``func``'s body (through ``let``
+    bodies and ``if`` branches): each becomes a jump to the function's start."""
+    out, stack = set(), [func.body]
+    while stack:
+        e = stack.pop()
+        if type(e) is Let:
+            stack.append(e.body)
+        elif type(e) is If:
+            stack.extend((e.true_branch, e.false_branch))
+        elif (type(e) is Call and isinstance(e.op, GlobalVar) and e.op.name_hint == self_name
+              and len(e.args) == len(func.params)):
+            out.add(id(e))
+    return out
 
 
 def _children(e) -> tuple:
@@ -55,6 +71,7 @@ class _FuncCompiler:
         self.nreg = len(func.params)
         self.let_vals = {}  # let-bound Var -> value expression, over the whole function
         self.inlining = set()  # ids of local functions being inlined (no local recursion)
+        self.tail = _tail_calls(func, name)  # self tail calls: loops, not VM frames
 
     def reg(self) -> int:
         r = self.nreg
@@ -190,6 +207,19 @@ class _FuncCompiler:
             callee = None
         if callee is not None:
             return self.inline(code, callee, node, memo)
+        if isinstance(op, GlobalVar) and id(node) in self.tail:
+            # a self tail call: the arguments go to the parameter registers (through fresh
+            # registers, as an argument may read a parameter) and control restarts at pc 0,
+            # so deep tail recursion runs in constant VM and C stack
+            tmps = []
+            for a in node.args:
+                t = self.reg()
+                code.append((_CALL, "vm.builtin.copy", [memo[id(a)]], t))
+                tmps.append(t)
+            for i, t in enumerate(tmps):
+                code.append((_CALL, "vm.builtin.copy", [("r", t)], i))
+            code.append((_RESTART,))
+            return ("r", tmps[0]) if tmps else ("c", None)
         if isinstance(op, GlobalVar):
             r = self.reg()
             self.owner.need_function(op)
@@ -334,8 +364,10 @@ def _emit(ib, code):
             return ib.convert_constant(a[1])
         raise AssertionError(a)
 
-    for ins in code:
-        if ins[0] == _CALL:
+    for pc, ins in enumerate(code):
+        if ins[0] == _RESTART:
+            ib.emit_goto(-pc)
+        elif ins[0] == _CALL:
             _, name, args, dst = ins
             ib.emit_call(name, args=[arg(a) for a in args],
                          dst=ib.r(dst) if dst is not None else None)

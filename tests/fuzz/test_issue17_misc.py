@@ -46,3 +46,40 @@ def test_dimension_beyond_int64_is_a_parse_error():
            'def @main(%x: Tensor[(99999999999999999999999, 2), float32]) { %x }')
     with pytest.raises(ParseError, match="99999999999999999999999 exceeds the int64 range"):
         relay.fromtext(src)
+
+
+def _countdown_module(tail=True):
+    """@f(i, a, b) = if i == 0 then (a, b) else @f(i - 1, b, a + b) (a Fibonacci pair; the
+    arguments swap, so each reads a parameter another overwrites); non-tail: 1 + @f(...)."""
+    mod = relay.IRModule()
+    f = relay.GlobalVar("f")
+    i = relay.var("i", shape=(), dtype="int32")
+    a, b = relay.var("a", shape=(), dtype="float64"), relay.var("b", shape=(), dtype="float64")
+    rec = relay.Call(f, [relay.subtract(i, relay.const(1, "int32")), b, relay.add(a, b)])
+    if not tail:
+        rec = relay.add(rec, relay.const(1.0, "float64"))
+    mod[f] = relay.Function([i, a, b], relay.If(relay.equal(i, relay.const(0, "int32")), a, rec))
+    n = relay.var("n", shape=(), dtype="int32")
+    mod["main"] = relay.Function([n], relay.Call(f, [n, relay.const(0.0, "float64"),
+                                                     relay.const(1.0, "float64")]))
+    return relay.transform.InferType()(mod)
+
+
+def test_vm_deep_tail_recursion_runs_as_a_loop():
+    mod = _countdown_module()
+    vm = relay.create_executor("vm", mod=mod, target="llvm").evaluate()
+    fib = [0.0, 1.0]
+    for _ in range(30):
+        fib.append(fib[-1] + fib[-2])
+    assert float(vm(np.int32(30)).numpy()) == fib[30]
+    assert float(relay.create_executor("debug", mod=mod).evaluate()(np.int32(30)).numpy()) \
+        == fib[30]
+    # 100,000 levels (3,000 crashed the process before): the float64 sum overflows to inf
+    assert float(vm(np.int32(100000)).numpy()) == np.inf
+
+
+def test_vm_non_tail_recursion_still_recurses():
+    mod = _countdown_module(tail=False)
+    vm = relay.create_executor("vm", mod=mod, target="llvm").evaluate()
+    ref = relay.create_executor("debug", mod=mod).evaluate()
+    assert float(vm(np.int32(50)).numpy()) == float(ref(np.int32(50)).numpy())
