@@ -408,6 +408,10 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> F
         # the union-find root of a group is its sink-most node (Relay's root_ref)
         return index[e] == g
 
+    # a group of only Tuple/TupleGetItem nodes computes nothing: it stays unfused (a function
+    # of it would be Primitive=0, which no backend runs)
+    kernels = {group(e) for e in graph.nodes if type(e) is Call and isinstance(e.op, Op)}
+
     for e in graph.nodes:
         t = type(e)
         if t is Call and isinstance(e.op, Op):
@@ -418,13 +422,13 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> F
             new[e] = nc
         elif t is Tuple:
             g = group(e)
-            if is_root(e, g):
-                new[e] = rebuild(e, [new[f] for f in e.fields])
+            if is_root(e, g) or g not in kernels:
+                new[e] = rebuild(e, [new.get(f, f) for f in e.fields])
             else:
                 new[e] = Tuple(new_args(e.fields, g), e.span)
         elif t is TupleGetItem and index.get(e.tuple_value) is not None:
             g = group(e)
-            if is_root(e, g) and group(e.tuple_value) != g:
+            if g not in kernels or (is_root(e, g) and group(e.tuple_value) != g):
                 new[e] = rebuild(e, [new[e.tuple_value]])
                 continue
             node = TupleGetItem(new_args([e.tuple_value], g)[0], e.index, e.span)

@@ -189,3 +189,20 @@ def test_bad_window_attributes_are_type_errors(make, match):
     params = [v for v in (x, w) if v in relay.analysis.free_vars(e)]
     with pytest.raises(TypeInferenceError, match=match):
         relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(params, e)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda a, b: relay.TupleGetItem(relay.Tuple([a, b]), 1),
+    lambda a, b: relay.Tuple([relay.TupleGetItem(relay.Tuple([a, b]), 1), a]),
+])
+def test_fused_group_of_only_tuples(make):
+    # opt level 1 grouped the Tuple and its projection alone into a Primitive=0 function
+    a = np.array([[1, 2, 3]], "float32")
+    xs = [relay.var("a", shape=(1, 3)), relay.var("b", shape=(1, 3))]
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(xs, make(*xs))))
+    res = run_all(mod, [a, a + 1], PATHS)
+    ref = res.pop("debug")
+    for path, got in res.items():
+        assert not isinstance(got, Exception), f"{path}: {got}"
+        compare(ref, got, path)
+    np.testing.assert_array_equal(ref[0], a + 1)
