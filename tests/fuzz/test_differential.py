@@ -25,11 +25,11 @@ def cases(draw):
             return draw(st.sampled_from(args[0]))
         return draw(st.booleans())
 
-    mod, n = fuzz.generate(source)
-    return mod, fuzz.inputs(source, n)
+    case = fuzz.generate(source)
+    return case.mod, fuzz.inputs(source, case), case.paths
 
 
-_QUICK = settings(max_examples=12, deadline=None, derandomize=True, database=None,
+_QUICK = settings(max_examples=20, deadline=None, derandomize=True, database=None,
                   suppress_health_check=list(HealthCheck))
 
 
