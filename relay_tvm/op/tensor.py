@@ -49,8 +49,9 @@ def _np_floor_div(a, b):
 
 
 # float arithmetic whose real-number identities TVM's simplifier would apply
+# (x == x, x <= x and x >= x are false for NaN; x != x is true)
 _IEEE_ARITH = {"subtract", "multiply", "divide", "floor_divide", "trunc_divide", "mod",
-               "floor_mod"}
+               "floor_mod", "equal", "not_equal", "less_equal", "greater_equal"}
 
 
 def _float_not_equal(a, b, out_dtype, dtype):
@@ -79,14 +80,14 @@ def _topi(name):
     def compute(attrs, inputs, out_type):
         from tvm import topi
 
-        if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here
-            q = topi.divide(*inputs)
-            return q if out_type.dtype.startswith(("int", "uint")) else topi.trunc(q)
         if name in _IEEE_ARITH and is_float(inputs[0].dtype):
-            # keep TVM from folding x-x, x/x, x*0, x/0: an opaque rhs (and lhs for x*y) makes
+            # keep TVM from folding x-x, x/x, x*0, x/0, x==x: an opaque rhs (lhs too for x*y) makes
             # the operands differ syntactically and hides constants
             lhs = opaque(inputs[0]) if name == "multiply" else inputs[0]
             inputs = [lhs, opaque(inputs[1])]
+        if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here
+            q = topi.divide(*inputs)
+            return q if out_type.dtype.startswith(("int", "uint")) else topi.trunc(q)
         if name in _IEEE_BINARY and is_float(inputs[0].dtype):
             return ieee_broadcast(lambda a, b: _IEEE_BINARY[name](a, b, out_type.dtype,
                                                                   inputs[0].dtype),
