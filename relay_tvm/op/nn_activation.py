@@ -36,10 +36,10 @@ def _relu_compute(attrs, inputs, out_type):
     x = inputs[0]
     if not is_float(x.dtype):
         return topi.nn.relu(x)
-    return ieee_elementwise(lambda v: nan_max(v, tirx_zero(x.dtype), x.dtype), x, "relu")
+    return ieee_elementwise(lambda v: nan_max(v, _zero(x.dtype), x.dtype), x, "relu")
 
 
-def tirx_zero(dtype):
+def _zero(dtype):
     from tvm import tirx
 
     return tirx.const(0, dtype)

@@ -4,7 +4,9 @@
 (int32 indices into the flattened reduced axes, ``select_last_index`` for ties), ``variance``
 (an operator of data and its mean, as Relay's) and the compositions ``std``, ``mean_variance``,
 ``mean_std``. Integer ``mean`` divides with truncation, as topi.divide does. TE computes are
-topi's; ``mean``/``variance`` are topi sums divided by the element count.
+topi's; ``mean``/``variance`` are topi sums divided by the element count; float ``max``/``min``
+and ``argmax``/``argmin`` use ``_ieee``'s reducers (numpy semantics: NaN propagates, the first
+NaN wins an arg reduction, the identity is -inf/+inf, not topi's lowest finite value).
 """
 
 from __future__ import annotations
