@@ -19,7 +19,8 @@ setup(
     ],
     extras_require={
         # MXNet 1.9.1 is the reference for imported models; it needs numpy < 1.24.
-        "mxnet": ["mxnet==1.9.1", "numpy==1.23.5"],
+        # onnx < 1.15 for mx.onnx.export_model (benchmarks/bench_mxnet.py's ONNX peers).
+        "mxnet": ["mxnet==1.9.1", "numpy==1.23.5", "onnx==1.14.1"],
         "test": ["pytest>=7", "hypothesis>=6", "ruff"],
     },
     entry_points={"console_scripts": ["relay-tvm=relay_tvm.cli:main"]},

@@ -8,22 +8,43 @@ transforms AlterOpLayout adds around the NCHWc convolution). The NumPy column ti
 with ``A: (O, C*k*k)`` and ``B: (C*k*k, OH*OW)``, the im2col matrix product of the same
 convolution (same FLOPs).
 
+Each layer is also given as a fraction of the machine's peak FP32 FLOP/s (``_machine.py``: FP32
+lanes of the code's ISA x FMA units x 2 x clock x threads, printed with its assumptions), for
+relay_tvm and for NumPy's BLAS. All relay layers are timed first, then all NumPy products, so
+one library's spinning thread pool does not run while the other is timed. Both use ``--threads``
+threads (default: every usable core; ``TVM_NUM_THREADS``, ``OMP_NUM_THREADS``,
+``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` are set before NumPy and TVM load).
+
 Usage::
 
-    python benchmarks/bench_ops.py            # all layers
-    python benchmarks/bench_ops.py --quick    # fewer repeats
+    python benchmarks/bench_ops.py                 # all layers, all usable cores
+    python benchmarks/bench_ops.py --quick         # fewer repeats
+    python benchmarks/bench_ops.py --threads 1     # one core (peak for one core)
+    python benchmarks/bench_ops.py --mcpu haswell  # AVX2 code (on an AVX-512 machine)
     python benchmarks/bench_ops.py --opt-level 3
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
-import numpy as np
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # the relay_tvm of this checkout
+import _machine  # noqa: E402
 
-import relay_tvm as relay
-from relay_tvm.runtime import GraphModule
+# Thread pools read their size when the libraries load: set it before importing them.
+_pre = argparse.ArgumentParser(add_help=False)
+_pre.add_argument("--threads", type=int, default=None)
+THREADS = _pre.parse_known_args()[0].threads or _machine.usable_cores()[0]
+os.environ.update(_machine.thread_env(THREADS))
+
+import numpy as np  # noqa: E402
+
+import relay_tvm as relay  # noqa: E402
+from relay_tvm.runtime import GraphModule  # noqa: E402
 
 # ResNet-18 (batch 1, 224x224) conv2d layers: (name, C, O, H, kernel, stride, pad)
 RESNET18_CONVS = [
@@ -52,10 +73,10 @@ def time_numpy(a, b, number, repeat) -> float:
     return float(np.median(best))
 
 
-def time_relay(func, params, inputs, number, repeat, opt_level=2):
+def time_relay(func, params, inputs, number, repeat, opt_level=2, target="llvm"):
     t = time.perf_counter()
     with relay.transform.PassContext(opt_level=opt_level):
-        lib = relay.build(relay.IRModule.from_expr(func), target="llvm", params=params)
+        lib = relay.build(relay.IRModule.from_expr(func), target=target, params=params)
     build_s = time.perf_counter() - t
     m = GraphModule(lib["default"]())
     for k, v in inputs.items():
@@ -81,13 +102,32 @@ def conv_case(C, O, H, k, s, p, rng):
     return f, params, {"x": xv}, flops, (O, C * k * k, oh * oh)
 
 
-def dense_case(n, rng):
-    x = relay.var("x", shape=(n, n))
-    w = relay.var("w", shape=(n, n))
+def dense_case(m, k, n, rng):
+    """``dense(x: (m, k), w: (n, k))`` with ``w`` bound; NumPy's product is ``(m, k) @ (k, n)``."""
+    x = relay.var("x", shape=(m, k))
+    w = relay.var("w", shape=(n, k))
     f = relay.Function([x, w], relay.nn.dense(x, w))
-    params = {"w": rng.standard_normal((n, n)).astype("float32")}
-    xv = rng.standard_normal((n, n)).astype("float32")
-    return f, params, {"x": xv}, 2.0 * n ** 3, (n, n, n)
+    params = {"w": rng.standard_normal((n, k)).astype("float32")}
+    xv = rng.standard_normal((m, k)).astype("float32")
+    return f, params, {"x": xv}, 2.0 * m * k * n, (m, k, n)
+
+
+GEMV = "dense 1x25088x4096"  # VGG-16's fc6 at batch 1: reads 411 MB of weights per call
+
+
+def _blas_name():
+    for key in ("blas_ilp64_opt_info", "blas_opt_info"):  # NumPy < 1.25's build record
+        try:
+            libs = np.__config__.get_info(key).get("libraries", [])
+        except Exception:
+            continue
+        if libs:
+            return ",".join(dict.fromkeys(libs))
+    return "unknown"
+
+
+def _pct(gflops, peak):
+    return f"{100 * gflops / peak:.0f}%" if peak else "n/a"
 
 
 def main(argv=None):
@@ -96,38 +136,77 @@ def main(argv=None):
     ap.add_argument("--check", action="store_true", help="also compare with NumPy results")
     ap.add_argument("--opt-level", type=int, default=2,
                     help="3 runs AlterOpLayout (NCHWc convolutions with layout transforms)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads for relay_tvm and NumPy's BLAS (default: all usable cores)")
+    ap.add_argument("--target", default="llvm", help="relay_tvm target (default: the host)")
+    ap.add_argument("--mcpu", default=None, help="build for this LLVM CPU (e.g. haswell)")
+    ap.add_argument("--no-gemv", action="store_true",
+                    help="skip the VGG-16 fc6 matrix-vector product (memory-bound, 411 MB)")
+    ap.add_argument("--fma-units", type=int, default=None,
+                    help="FMA units per core for the peak (default: guessed from the CPU)")
     args = ap.parse_args(argv)
+    target = f"{args.target} -mcpu={args.mcpu}" if args.mcpu else args.target
+    m = _machine.machine(THREADS, target, args.fma_units)
+    peak = m["peak_gflops"]
+    np_peak = _machine.machine(THREADS, "llvm", args.fma_units)["peak_gflops"]
+    print(_machine.header(m))
+    if np_peak != peak:
+        print(f"NumPy's BLAS uses the host ISA ({m['host_isa']}): its % peak is of {np_peak:.1f}"
+              f" GFLOP/s")
+    print(f"NumPy {np.__version__}, BLAS {_blas_name()}; relay_tvm opt level {args.opt_level}")
     number, repeat = (2, 3) if args.quick else (5, 5)
     rng = np.random.default_rng(0)
     cases = [(name, *conv_case(C, O, H, k, s, p, rng)) for name, C, O, H, k, s, p in RESNET18_CONVS]
-    cases.append(("dense 1024^3", *dense_case(1024, rng)))
-    hdr = f"{'layer':<16}{'GFLOP':>8}{'relay ms':>10}{'relay GF/s':>12}{'numpy GF/s':>12}" \
-          f"{'ratio':>8}{'build s':>9}  schedule"
-    print(hdr)
-    print("-" * len(hdr))
-    ratios = []
-    tot_relay = tot_np = 0.0
-    for name, f, params, inputs, flops, (m_, k_, n_) in cases:
+    cases.append(("dense 1024^3", *dense_case(1024, 1024, 1024, rng)))
+    if not args.no_gemv:
+        cases.append((GEMV, *dense_case(1, 25088, 4096, rng)))
+    relay_res = []
+    for name, f, params, inputs, flops, _ in cases:  # all relay layers first (see docstring)
         t_relay, build_s, out, rules = time_relay(f, params, inputs, number, repeat,
-                                                  args.opt_level)
-        a = rng.standard_normal((m_, k_)).astype("float32")
-        b = rng.standard_normal((k_, n_)).astype("float32")
-        t_np = time_numpy(a, b, number, repeat)
+                                                  args.opt_level, target)
         if args.check and name.startswith("dense"):
             ref = inputs["x"] @ params["w"].T
             np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-2)
+        relay_res.append((t_relay, build_s, rules))
+    hdr = f"{'layer':<20}{'GFLOP':>8}{'relay ms':>10}{'relay GF/s':>12}{'% peak':>8}" \
+          f"{'numpy GF/s':>12}{'% peak':>8}{'ratio':>8}{'build s':>9}  schedule"
+    print(hdr)
+    print("-" * len(hdr))
+    ratios, fracs, gbs = [], {}, None
+    tot_relay = tot_np = 0.0
+    for (name, f, params, inputs, flops, (m_, k_, n_)), (t_relay, build_s, rules) in \
+            zip(cases, relay_res):
+        a = rng.standard_normal((m_, k_)).astype("float32")
+        b = rng.standard_normal((k_, n_)).astype("float32")
+        t_np = time_numpy(a, b, number, repeat)
         g_relay, g_np = flops / t_relay / 1e9, flops / t_np / 1e9
         ratio = g_relay / g_np
+        if name == GEMV:  # bytes moved per second, not FLOP/s, is what bounds it
+            nbytes = 4.0 * (m_ * k_ + k_ * n_ + m_ * n_)
+            gbs = (nbytes / t_relay / 1e9, nbytes / t_np / 1e9)
+        if peak:
+            fracs[name] = g_relay / peak
         if not name.startswith("dense"):
             ratios.append(ratio)
             tot_relay += t_relay
             tot_np += t_np
-        print(f"{name:<16}{flops / 1e9:>8.3f}{t_relay * 1e3:>10.3f}{g_relay:>12.1f}{g_np:>12.1f}"
+        print(f"{name:<20}{flops / 1e9:>8.3f}{t_relay * 1e3:>10.3f}{g_relay:>12.1f}"
+              f"{_pct(g_relay, peak):>8}{g_np:>12.1f}{_pct(g_np, np_peak):>8}"
               f"{ratio:>8.2f}{build_s:>9.2f}  {','.join(rules)}")
     print("-" * len(hdr))
     print(f"ResNet-18 conv layers: total {tot_relay * 1e3:.2f} ms (relay) vs {tot_np * 1e3:.2f} ms "
           f"(numpy BLAS, same FLOPs); min ratio {min(ratios):.2f}, geomean "
           f"{float(np.exp(np.mean(np.log(ratios)))):.2f} (target >= 0.50)")
+    if gbs:
+        print(f"{GEMV} (memory-bound): relay {gbs[0]:.1f} GB/s, NumPy {gbs[1]:.1f} GB/s "
+              f"({gbs[0] / gbs[1]:.2f}x)")
+    if peak:
+        goal = [n for n in fracs if n.startswith("layer") and ("3x3" in n or "1x1" in n)]
+        low = [n for n in goal if fracs[n] < 0.7]
+        print(f"fraction of peak ({peak:.1f} GFLOP/s): ResNet-18 3x3/1x1 layers min "
+              f"{min(fracs[n] for n in goal):.0%}, geomean "
+              f"{float(np.exp(np.mean(np.log([fracs[n] for n in goal])))):.0%}; goal >= 70%: "
+              + ("met" if not low else f"NOT met on {len(low)} of {len(goal)} ({', '.join(low)})"))
 
 
 if __name__ == "__main__":

@@ -206,7 +206,11 @@ def cmd_run(args):
 
     bar = _progress(3, "load")
     with _step(bar, f"load {args.module}"):
-        gm = load_module(args.module)["default"](tvm.cpu(0))
+        dev = tvm.device(args.device, 0)
+        if not dev.exist:
+            raise CLIError(f"--device {args.device}: this machine has no {args.device} device "
+                           f"(or TVM's {args.device} runtime is missing)")
+        gm = load_module(args.module)["default"](dev)
     values = _load_inputs(args.input, gm, args.fill_random)
     with _step(bar, "run"):
         gm.set_input(**values)
@@ -342,6 +346,9 @@ def build_parser():
     p.add_argument("--repeat", type=_positive_int, default=10, help="timed runs (default 10)")
     p.add_argument("--fill-random", action="store_true",
                    help="run inputs that are not given on random values")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="device to run on (default cpu; cuda needs a library compiled with "
+                        "--target cuda)")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("show", help="print the Relay text of an imported model")
     _add_model_args(p)

@@ -258,13 +258,27 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     ib, meta = emit_vm(prog, mod_name=mod_name)
     tir_mod = cache.ir_module()
     try:
-        lib = _vmlink(ib, tgt, tir_mod if len(cache.funcs) else None)
+        with _codegen_context(tgt):
+            lib = _vmlink(ib, tgt, tir_mod if len(cache.funcs) else None)
     except Exception as e:
         raise BuildError(f"build: compiling the kernels for {tgt} failed: {e}") from e
     stats["codegen_s"] = time.perf_counter() - t0
     params_out = {k: tvm.runtime.tensor(v) for k, v in prog.params.items()}
     return GraphExecutorFactoryModule(lib, meta, params_out, tgt, mod_name,
                                       dict(prog.kernels), stats, tir_mod, opt)
+
+
+def _codegen_context(tgt):
+    """TVM's PassContext for code generation: the C target cannot print vector types
+    (``float8``), so its loops are scalarized (``tirx.disable_vectorize``)."""
+    import tvm
+
+    cur = tvm.transform.PassContext.current()
+    if tgt.kind.name != "c":
+        return cur
+    config = {str(k): v for k, v in cur.config.items()}
+    config["tirx.disable_vectorize"] = True
+    return tvm.transform.PassContext(opt_level=cur.opt_level, config=config)
 
 
 __all__ = ["build", "optimize", "GraphExecutorFactoryModule"]

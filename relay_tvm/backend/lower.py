@@ -88,8 +88,10 @@ class Pack:
     inverse: object
 
     def pack_numpy(self, arr: np.ndarray) -> np.ndarray:
-        grids = np.indices(self.new_shape, dtype=np.int64)
-        old = self.inverse(*grids)
+        # open (broadcasting) grids: a dense np.indices of a 100M-element weight would take
+        # gigabytes (VGG-16's fc6)
+        grids = np.indices(self.new_shape, dtype=np.int64, sparse=True)
+        old = np.broadcast_arrays(*self.inverse(*grids))
         return np.ascontiguousarray(arr[tuple(old)])
 
     def pack_te(self, tensor):

@@ -402,6 +402,15 @@ def load_module(path: str) -> LoadedFactory:
     try:
         lib = tvm.runtime.load_module(path)
     except Exception as e:
+        import re
+
+        m = re.search(r"created using \{?(\w+)\}? but a loader", str(e))
+        if m:
+            raise BuildError(
+                f"load_module: {path!r} holds {m.group(1)} kernels, and this machine's TVM "
+                f"runtime cannot load them (no {m.group(1)} support here: it needs the device "
+                f"and TVM's {m.group(1)} runtime). Run it where the device is, or compile for "
+                f"this machine (target 'llvm')") from e
         raise BuildError(f"load_module: cannot load {path!r}: {e}") from e
     fac = LoadedFactory(lib)
     try:

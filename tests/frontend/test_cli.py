@@ -34,6 +34,12 @@ def test_compile_and_run(exported, capsys):
     np.testing.assert_allclose(got, _numpy_conv_fc(x, params), rtol=1e-4, atol=1e-4)
     text = capsys.readouterr().out
     assert "latency: mean" in text and "output 0: shape (2, 3)" in text
+    assert "threads)" in text
+    import tvm
+
+    if not tvm.cuda(0).exist:  # a device the machine lacks: one clear line, exit status 2
+        assert main(["run", so, "--input", f"data={d / 'x.npy'}", "--device", "cuda"]) == 2
+        assert "this machine has no cuda device" in capsys.readouterr().err
 
 
 def test_show(exported, capsys):
@@ -70,6 +76,9 @@ def test_demo_default_command(capsys):
     assert main(["--model", "mobilenet0.25", "--size", "32", "--repeat", "2"]) == 0
     out = capsys.readouterr().out
     assert "(OK)" in out and "latency MXNet 1.9.1" in out and "latency relay_tvm" in out
+    from relay_tvm._threads import num_threads
+
+    assert f"{num_threads()} threads)" in out
 
 
 @pytest.mark.parametrize("argv, match", [

@@ -1,0 +1,243 @@
+"""What the benchmarks print about the machine: CPU model, ISA, usable cores, clock, peak FP32.
+
+Standard library only (the ONNX Runtime / OpenVINO workers of ``bench_mxnet.py`` import it from
+a second virtual environment). Everything is read from Linux's ``/proc/cpuinfo``,
+``os.sched_getaffinity``, the cgroup CPU quota and ``lscpu``; on other systems the fields are
+``"unknown"`` and the peak is not computed.
+
+Peak FP32 FLOP/s of one core = FP32 lanes per vector register (SSE 4, AVX2 8, AVX-512 16)
+x FMA units x 2 flops per FMA x clock. FMA units: 2 on Intel since Haswell (AVX2), on AMD
+Zen 2-5 (256-bit) and on AVX-512 server parts from Skylake-SP on, EXCEPT the Xeon Bronze/Silver/
+Gold 31xx-52xx of the Skylake-SP and Cascade Lake generations (1 AVX-512 FMA unit, save Gold 5122
+and 5222; recognised by the model name) and Zen 1/Zen+ (256-bit FMA split into two 128-bit
+halves: counted as 1). The clock is the maximum (turbo) clock where Linux reports one.
+Under a hypervisor the model name may hide the part; ``--fma-units`` overrides the guess.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+import shutil
+import subprocess
+
+# LLVM CPU names -> the widest FP32 vector ISA they enable (others: read the host).
+_AVX512_CPUS = ("skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client",
+                "icelake-server", "tigerlake", "rocketlake", "sapphirerapids", "emeraldrapids",
+                "graniterapids", "graniterapids-d", "diamondrapids", "knl", "knm", "znver4",
+                "znver5", "x86-64-v4")
+_AVX2_CPUS = ("haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake",
+              "arrowlake", "arrowlake-s", "lunarlake", "gracemont", "pantherlake", "znver1",
+              "znver2", "znver3", "bdver4", "x86-64-v3", "core-avx2")
+_LANES = {"avx512f": 16, "avx2": 8, "avx": 8, "sse": 4, "neon": 4}
+
+
+def read_cpuinfo(text: str | None = None) -> dict:
+    """The first processor's fields of ``/proc/cpuinfo`` (``{}`` if unreadable)."""
+    if text is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            return {}
+    info = {}
+    for line in text.splitlines():
+        if not line.strip():
+            if info:
+                break
+            continue
+        key, _, val = line.partition(":")
+        info.setdefault(key.strip(), val.strip())
+    return info
+
+
+def isa_of_flags(flags: str) -> str:
+    """The widest FP32 vector ISA named by a cpuinfo ``flags`` line: avx512f, avx2, avx, sse."""
+    fl = set(flags.split())
+    for isa in ("avx512f", "avx2", "avx"):
+        if isa in fl:
+            return isa
+    if "asimd" in fl or "neon" in fl:
+        return "neon"
+    return "sse"
+
+
+def isa_of_target(target: str, host_isa: str) -> str:
+    """The ISA code built for ``target`` (``"llvm -mcpu=haswell"``) uses on this host.
+
+    No ``-mcpu``: the host's (relay_tvm builds for the host CPU). A known LLVM CPU name caps it
+    at that CPU's ISA; ``-mattr=-avx512f`` caps it at AVX2. Unknown names keep the host's.
+    """
+    order = ["sse", "avx", "avx2", "avx512f"]
+    isa = host_isa
+    m = re.search(r"-mcpu=(\S+)", target)
+    if m:
+        cpu = m.group(1)
+        cap = "avx512f" if cpu in _AVX512_CPUS else "avx2" if cpu in _AVX2_CPUS else None
+        if cap and isa in order and order.index(cap) < order.index(isa):
+            isa = cap
+    if "-avx512f" in target and isa == "avx512f":
+        isa = "avx2"
+    return isa
+
+
+def usable_cores() -> tuple[int, str]:
+    """``(n, how)``: the cores this process may run on (affinity mask, capped by a cgroup quota)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+        how = "sched_getaffinity"
+    except (AttributeError, OSError):
+        n, how = os.cpu_count() or 1, "os.cpu_count"
+    quota = _cgroup_quota()
+    if quota is not None and quota < n:
+        return quota, f"{how} {n}, cgroup CPU quota {quota}"
+    return n, how
+
+
+def _cgroup_quota() -> int | None:
+    paths = [("/sys/fs/cgroup/cpu.max", None),
+             ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us")]
+    for qpath, ppath in paths:
+        try:
+            with open(qpath, encoding="utf-8") as f:
+                parts = f.read().split()
+            if ppath:
+                with open(ppath, encoding="utf-8") as f:
+                    parts.append(f.read().strip())
+        except OSError:
+            continue
+        if len(parts) >= 2 and parts[0] not in ("max", "-1"):
+            return max(1, -(-int(parts[0]) // int(parts[1])))
+    return None
+
+
+def clock_mhz(cpuinfo: dict | None = None, lscpu_text: str | None = None) -> dict:
+    """``{"max": MHz or None, "cpuinfo": MHz or None, "used": MHz or None, "source": str}``.
+
+    ``max`` is ``lscpu``'s "CPU max MHz" (else cpufreq's ``cpuinfo_max_freq``); ``cpuinfo`` is
+    ``/proc/cpuinfo``'s current "cpu MHz" (under a hypervisor often the nominal clock). The
+    maximum is used when known: a peak must not be exceeded by a turbo clock.
+    """
+    cpuinfo = read_cpuinfo() if cpuinfo is None else cpuinfo
+    if lscpu_text is None and shutil.which("lscpu"):
+        try:
+            lscpu_text = subprocess.run(["lscpu"], capture_output=True, text=True,
+                                        timeout=10, env={**os.environ, "LC_ALL": "C"}).stdout
+        except (OSError, subprocess.SubprocessError):
+            lscpu_text = None
+    mx = None
+    m = re.search(r"^CPU max MHz:\s*([\d.]+)", lscpu_text or "", re.M)
+    if m:
+        mx = float(m.group(1))
+    else:
+        try:
+            with open("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") as f:
+                mx = int(f.read()) / 1000.0
+        except (OSError, ValueError):
+            pass
+    cur = None
+    try:
+        cur = float(cpuinfo.get("cpu MHz", ""))
+    except ValueError:
+        pass
+    if mx:
+        return {"max": mx, "cpuinfo": cur, "used": mx, "source": "max MHz"}
+    return {"max": None, "cpuinfo": cur, "used": cur,
+            "source": "/proc/cpuinfo cpu MHz (no max MHz known)" if cur else "unknown"}
+
+
+def fma_units(cpuinfo: dict, isa: str) -> tuple[int, str]:
+    """``(units, why)``: FMA pipes per core for ``isa`` (see the module docstring)."""
+    name = cpuinfo.get("model name", "")
+    one = re.search(r"Xeon\(R\) (?:Bronze|Silver|Gold) ([345][12]\d\d)", name)
+    if isa == "avx512f" and one and one.group(1) not in ("5122", "5222"):
+        return 1, f"1 AVX-512 FMA unit (Xeon {one.group(1)}: Skylake-SP/Cascade Lake 3xxx-5xxx)"
+    if isa in ("avx", "sse") and "fma" not in cpuinfo.get("flags", "").split():
+        return 1, "no FMA: one add and one multiply pipe, counted as 1 FMA unit"
+    if cpuinfo.get("vendor_id") == "AuthenticAMD" and cpuinfo.get("cpu family") == "23":
+        try:
+            if int(cpuinfo.get("model", "0")) < 0x30:
+                return 1, "Zen 1/Zen+: 256-bit FMA as two 128-bit halves"
+        except ValueError:
+            pass
+    return 2, "2 FMA units per core (assumed)"
+
+
+def peak_gflops(threads: int, isa: str, mhz: float | None, units: int) -> float | None:
+    """Peak FP32 GFLOP/s: lanes x FMA units x 2 flops x GHz x threads (None if clock unknown)."""
+    if not mhz or isa not in _LANES:
+        return None
+    return _LANES[isa] * units * 2 * mhz / 1000.0 * threads
+
+
+def machine(threads: int | None = None, target: str = "llvm", units: int | None = None) -> dict:
+    """Everything the headers print, as a dict (``peak_gflops`` is for ``threads`` cores and
+    the ISA of ``target``'s code)."""
+    info = read_cpuinfo()
+    cores, cores_how = usable_cores()
+    threads = threads or cores
+    host_isa = isa_of_flags(info.get("flags", info.get("Features", "")))
+    code_isa = isa_of_target(target, host_isa)
+    flags = set(info.get("flags", "").split())
+    clock = clock_mhz(info)
+    u, why = fma_units(info, code_isa)
+    if units:
+        u, why = units, f"{units} FMA units per core (--fma-units)"
+    return {
+        "model": info.get("model name", "unknown"), "host_isa": host_isa, "code_isa": code_isa,
+        "flags": {f: f in flags for f in ("avx2", "avx512f", "fma")},
+        "cores": cores, "cores_how": cores_how, "threads": threads, "clock": clock,
+        "fma_units": u, "fma_why": why, "target": target,
+        "peak_gflops": peak_gflops(threads, code_isa, clock["used"], u),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def header(m: dict) -> str:
+    """The lines both benchmarks print first (a markdown-friendly block)."""
+    c = m["clock"]
+    fl = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in m["flags"].items())
+    lines = [
+        f"date: {m['date']}",
+        f"CPU: {m['model']}; ISA {m['host_isa']} ({fl})",
+        f"cores usable: {m['cores']} ({m['cores_how']}); threads used: {m['threads']}",
+        f"clock: max {_mhz(c['max'])}, /proc/cpuinfo {_mhz(c['cpuinfo'])}; used {_mhz(c['used'])}"
+        f" ({c['source']})",
+        f"target: {m['target']} -> {m['code_isa']} code",
+    ]
+    if m["peak_gflops"]:
+        lines.append(f"peak FP32: {_LANES[m['code_isa']]} lanes x {m['fma_units']} FMA x 2 flops x "
+                     f"{c['used'] / 1000:.2f} GHz x {m['threads']} threads = "
+                     f"{m['peak_gflops']:.1f} GFLOP/s ({m['fma_why']})")
+    else:
+        lines.append("peak FP32: unknown (no clock or ISA read)")
+    return "\n".join(lines)
+
+
+def _mhz(v):
+    return f"{v:.0f} MHz" if v else "n/a"
+
+
+def thread_env(threads: int | None) -> dict:
+    """Environment variables that set every runtime's thread pool to ``threads`` (an empty
+    dict for ``None``)."""
+    if not threads:
+        return {}
+    n = str(threads)
+    return {k: n for k in ("OMP_NUM_THREADS", "TVM_NUM_THREADS", "MKL_NUM_THREADS",
+                           "OPENBLAS_NUM_THREADS")}
+
+
+THREAD_VARS = ("OMP_NUM_THREADS", "TVM_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+               "MXNET_CPU_WORKER_NTHREADS")
+
+
+def git_revision(path: str) -> str:
+    """``git describe``-like short revision of the checkout holding ``path`` ("unknown")."""
+    try:
+        out = subprocess.run(["git", "-C", path, "log", "-1", "--format=%h %cd",
+                              "--date=short"], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
