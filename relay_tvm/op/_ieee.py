@@ -48,13 +48,22 @@ def highest(dtype):
 def _let(values, dtype, body):
     """``body(*vars)`` with each non-trivial value bound once by a ``tirx.Let``: a select uses
     its operands several times, and nested inlined selects would otherwise grow exponentially
-    (TVM's simplifier then never finishes)."""
+    (TVM's simplifier then never finishes). A float is bound as its bits (a reinterpret):
+    TVM 0.27 fails to vectorize a let whose value is a cast from bool ("IntImm can only take
+    scalar, but boolx4")."""
     from tvm import tirx
 
     names, vals, args = [], [], []
+    bits = _NAN_BITS.get(str(dtype))
     for v in values:
         if isinstance(v, (tirx.Var, tirx.FloatImm, tirx.IntImm)):
             args.append(v)
+        elif bits is not None:
+            ity = f"int{bits[0]}"
+            var = tirx.Var(f"ieee{len(names)}", ity)
+            names.append(var)
+            vals.append(tirx.reinterpret(ity, v))
+            args.append(tirx.reinterpret(str(dtype), var))
         else:
             var = tirx.Var(f"ieee{len(names)}", dtype)
             names.append(var)
@@ -66,12 +75,32 @@ def _let(values, dtype, body):
     return out
 
 
+def _llvm_target() -> bool:
+    """Whether the computes are built for an LLVM target (CPU, AArch64): ``lower`` enters the
+    build target; with none in scope, LLVM (the default target) is assumed."""
+    from tvm.target import Target
+
+    t = Target.current(allow_none=True)
+    return t is None or t.kind.name == "llvm"
+
+
+def _llvm(name, a, b, dtype):
+    """LLVM's IEEE 754-2019 ``llvm.maximum``/``llvm.minimum``: NaN-propagating, one reference
+    to each operand (a select names its operands up to three times, and chains of inlined
+    selects grow exponentially; TVM's simplifier then runs for minutes)."""
+    from tvm import tirx
+
+    return tirx.call_llvm_pure_intrin(str(dtype), name, a, b)
+
+
 def nan_max(a, b, dtype):
     """``numpy.maximum(a, b)`` on scalars of ``dtype``: NaN if either is NaN."""
     from tvm import tirx
 
     if not is_float(dtype):
         return tirx.max(a, b)
+    if _llvm_target():
+        return _llvm("llvm.maximum", a, b, dtype)
     return _let([a, b], dtype, lambda a, b: tirx.Select(_isnan(a, dtype) | (a > b), a, b))
 
 
@@ -81,6 +110,8 @@ def nan_min(a, b, dtype):
 
     if not is_float(dtype):
         return tirx.min(a, b)
+    if _llvm_target():
+        return _llvm("llvm.minimum", a, b, dtype)
     return _let([a, b], dtype, lambda a, b: tirx.Select(_isnan(a, dtype) | (a < b), a, b))
 
 

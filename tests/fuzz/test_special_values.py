@@ -214,3 +214,28 @@ def test_comparing_a_value_with_itself_keeps_nan_rules(name):
     data = np.array([1, nan, -inf, 0], "float32")
     _check(lambda x: getattr(relay, name)(relay.add(x, x), relay.add(x, x)), [data],
            getattr(np, name)(data + data, data + data))
+
+
+def test_nested_nan_selects_build_quickly():
+    # clip(clip(x)) / itself, compared with itself: select operands used 3 times each grew the
+    # inlined kernel exponentially (the build never finished) before they were let-bound
+    data = np.array([[1, nan, -3, 0.5]], "float32")
+
+    def body(x):
+        c = relay.clip(relay.clip(relay.clip(x, -1.0, 2.0), -1.0, 2.0), -1.0, 2.0)
+        d = relay.divide(c, c)
+        return relay.where(relay.greater(d, d), x, relay.maximum(d, relay.minimum(d, c)))
+
+    c = np.clip(data, -1, 2)
+    with np.errstate(all="ignore"):
+        d = c / c
+    _check(body, [data], np.where(d > d, data, np.maximum(d, np.minimum(d, c))))
+
+
+def test_nan_max_of_a_vectorized_bool_cast():
+    # relu(cast(x > c)) on the vectorized path: a let of a bool cast broke TVM's vectorizer
+    data = np.random.default_rng(2).normal(size=(2, 3, 4, 4)).astype("float32")
+    _check(lambda x: relay.nn.relu(relay.cast(relay.greater(x, relay.const(0.5)), "float32")),
+           [data], (data > 0.5).astype("float32"))
+    _check(lambda x: relay.minimum(x, relay.cast(relay.equal(x, x), "float32")), [data],
+           np.minimum(data, 1.0))
