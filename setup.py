@@ -16,6 +16,11 @@ setup(
         "apache-tvm-ffi==0.1.14.post1",
         "numpy>=1.23,<2.0",
         "tqdm",
+        # autotuning (relay_tvm.tune): meta_schedule's runners, RPC tracker and cost model
+        "cloudpickle",
+        "psutil",
+        "tornado",
+        "xgboost",
     ],
     extras_require={
         # MXNet 1.9.1 is the reference for imported models; it needs numpy < 1.24.

@@ -64,6 +64,7 @@ from .ir.scope_builder import ScopeBuilder  # noqa: F401
 from .op import *  # noqa: F401,F403
 from .op import image, nn  # noqa: F401
 from .runtime.executor import create_executor  # noqa: F401
+from .transform.span_check import SpanCheck  # noqa: F401,E402  (tvm.relay.SpanCheck)
 
 # tvm.relay names for the IR base classes
 RelayExpr = Expr
@@ -78,7 +79,8 @@ def _lazy(name):
 
 def __getattr__(name):
     # Parts built on TVM's compiler (text format, backend, frontends, ...) load on first use.
-    if name in ("text", "backend", "frontend", "testing", "vm", "prelude", "cli"):
+    if name in ("text", "backend", "frontend", "testing", "vm", "prelude", "cli",
+                "dataflow_pattern", "loops"):
         return _lazy(name)
     if name in ("astext", "parse", "parse_expr", "fromtext", "SourceName"):
         return getattr(_lazy("text"), name)
@@ -88,10 +90,17 @@ def __getattr__(name):
         return getattr(_lazy("backend").param_dict, name)
     if name == "Prelude":
         return _lazy("prelude").Prelude
+    from .compat.alias import MODULE_PATHS
+
+    if name in MODULE_PATHS:  # tvm.relay 0.19 module paths (relay.ty, relay.expr, ...)
+        import importlib
+
+        return importlib.import_module(MODULE_PATHS[name])
     raise AttributeError(f"module 'relay_tvm' has no attribute {name!r}")
 
 
-_LAZY = ("text", "backend", "frontend", "testing", "vm", "prelude", "cli", "astext",
+_LAZY = ("text", "backend", "frontend", "testing", "vm", "prelude", "cli", "dataflow_pattern",
+         "loops", "astext",
          "parse", "parse_expr", "fromtext", "SourceName", "build", "optimize", "build_module",
          "save_param_dict", "load_param_dict", "Prelude")
 
@@ -101,3 +110,8 @@ def __dir__():
 
 
 __version__ = "0.1.0"
+
+from . import compat as _compat  # noqa: E402
+
+if _compat.enabled():
+    _compat.install()

@@ -8,6 +8,8 @@
     relay-tvm compile --zoo resnet18_v1 --shape data=1,3,224,224 --opt-level 3 -o resnet18.so
     relay-tvm run m.so --input data=x.npy --output-dir out/ --repeat 20
     relay-tvm show --zoo resnet18_v1 --shape data=1,3,224,224 --after-passes
+    relay-tvm tune --zoo resnet18_v1 --trials 200 --work-dir r18-tuning/
+    relay-tvm compile --zoo resnet18_v1 --tuning-db r18-tuning/ -o r18.so
 
 Model files are read without MXNet; ``--zoo`` and ``demo`` need MXNet 1.9.1 (random weights:
 ``get_model(name, pretrained=False)``). Long steps show tqdm progress on stderr.
@@ -55,6 +57,16 @@ def _positive_int(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if v < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
+def _nonnegative_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
     return v
 
 
@@ -161,15 +173,82 @@ def cmd_compile(args):
     bar = _progress(3, "import")
     with _step(bar, "import"):
         mod, params = _import(args, shapes)
+    database = None
+    if getattr(args, "tuning_db", None):
+        from .backend.target import make_target
+        from .tune import load_database
+
+        database = load_database(args.tuning_db, str(make_target(args.target)))
     with _step(bar, f"compile (opt level {args.opt_level}, target {args.target})"):
         with transform.PassContext(opt_level=args.opt_level):
-            lib = build(mod, target=args.target, params=params)
+            lib = build(mod, target=args.target, params=params, database=database)
+    if database is not None:
+        tuned = sum(1 for k in lib.kernels.values() if k.schedule_rule.startswith("database"))
+        print(f"[relay-tvm] tuning database {args.tuning_db}: {tuned} of {len(lib.kernels)} "
+              f"kernels use a tuned record", file=sys.stderr)
     with _step(bar, f"export {args.output}"):
         lib.export_library(args.output)
     if bar is not None:
         bar.close()
     print(f"wrote {args.output}")
     return 0
+
+
+def _print_progress(e):
+    where = f"[tune] task {e.get('index', 0) + 1}/{e.get('tasks', '?')} {e['task']}"
+    if e["event"] == "untuned":
+        print(f"[tune] {e['task']}: untuned {e['ms']:.4f} ms", file=sys.stderr)
+    elif e["event"] == "batch":
+        print(f"{where}: {e['trials']}/{e['planned']} trials, best {e['best_ms']:.4f} ms "
+              f"(untuned {e['untuned_ms']:.4f} ms), estimated end-to-end gain "
+              f"{e['gain']:.2f}x", file=sys.stderr)
+    elif e["event"] == "skip" and e["planned"] == 0:
+        print(f"{where}: no trials left in the budget", file=sys.stderr)
+    elif e["event"] == "skip":
+        print(f"{where}: done already ({e['trials']} trials)", file=sys.stderr)
+
+
+def cmd_tune(args):
+    from . import tune
+    from .tune.measure import RPCSettings
+
+    shapes = _parse_shape(args.shape)
+    if args.trials is None and args.minutes is None:
+        raise CLIError("give a budget: --trials N (measurements in all) and/or --minutes M")
+    if (args.rpc_tracker is None) != (args.rpc_key is None):
+        raise CLIError("--rpc-tracker HOST:PORT and --rpc-key KEY go together")
+    runner = "local"
+    if args.rpc_tracker is not None:
+        runner = RPCSettings.parse(args.rpc_tracker, args.rpc_key)
+    mod, params = _import(args, shapes)
+    t0 = time.perf_counter()
+    try:
+        db = tune.tune_relay(
+            mod, params, args.target, args.work_dir,
+            args.trials if args.trials is not None else 1 << 30,
+            max_trials_per_task=args.per_task if args.per_task is not None else (
+                None if args.trials is not None else 64),
+            num_trials_per_iter=args.trials_per_iter, runner=runner, seed=args.seed,
+            time_budget_s=args.minutes * 60 if args.minutes is not None else None,
+            opt_level=args.opt_level, progress=_print_progress, verbose=args.verbose)
+    except KeyboardInterrupt:
+        print(f"\n[tune] interrupted: {args.work_dir} is consistent; run the same command "
+              f"again to resume", file=sys.stderr)
+        return 130
+    print(f"tuned in {time.perf_counter() - t0:.0f} s: {len(db)} records in {args.work_dir}; "
+          f"build with: relay-tvm compile ... --target '{args.target}' --opt-level "
+          f"{args.opt_level} --tuning-db {args.work_dir}")
+    return 0
+
+
+def _minutes(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {v}")
+    return v
 
 
 def _load_inputs(items, gm, fill_random=False):
@@ -338,7 +417,28 @@ def build_parser():
     p.add_argument("--weights-as-inputs", action="store_true",
                    help="without a .params file: compile the weights as runtime inputs")
     p.add_argument("-o", "--output", default="model.so", help="library to write (default model.so)")
+    p.add_argument("--tuning-db", metavar="DIR", help="apply the schedules of a relay-tvm tune "
+                   "work dir")
     p.set_defaults(func=cmd_compile)
+    p = sub.add_parser("tune", help="autotune the model's kernels (meta_schedule), resumable")
+    _add_model_args(p)
+    p.add_argument("--target", default="llvm", help="CPU target as for compile (default llvm)")
+    p.add_argument("--opt-level", type=_opt_level, default=3,
+                   help="opt level the model will be compiled at (default 3)")
+    p.add_argument("--trials", type=_nonnegative_int, help="measurements in all")
+    p.add_argument("--minutes", type=_minutes, help="stop starting new batches after M minutes")
+    p.add_argument("--per-task", type=_positive_int, help="at most N measurements per kernel "
+                   "(default: an even share; 64 with only --minutes)")
+    p.add_argument("--trials-per-iter", type=_positive_int, default=16,
+                   help="measurements per search batch (default 16)")
+    p.add_argument("--work-dir", required=True, help="database directory (resumes when it "
+                   "holds this model's tuning)")
+    p.add_argument("--rpc-tracker", metavar="HOST:PORT", help="measure on RPC servers")
+    p.add_argument("--rpc-key", metavar="KEY", help="the device key the servers registered")
+    p.add_argument("--seed", type=int, default=None, help="search seed")
+    p.add_argument("--verbose", action="store_true", help="print meta_schedule's log too")
+    p.add_argument("--weights-as-inputs", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_tune)
     p = sub.add_parser("run", help="run a compiled model on .npy inputs; report latency")
     p.add_argument("module", help="library written by relay-tvm compile / export_library")
     p.add_argument("--input", "-i", action="append", metavar="NAME=FILE.npy")

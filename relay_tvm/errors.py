@@ -13,6 +13,7 @@ wrong, where (a span or a node name) and what was expected::
     │                           an importer met operators it cannot convert (lists all of them)
     ├── ConversionError         an importer met a malformed model or parameter file
     ├── InterpreterError        the reference interpreter failed (non-exhaustive match at run time)
+    ├── GradientError           ``transform.gradient`` met a program or operator it cannot differentiate
     └── BuildError              lowering or compiling failed, or a runtime input is wrong
         └── InputError          an argument or bound parameter does not match the declared type
 """
@@ -20,8 +21,13 @@ wrong, where (a span or a node name) and what was expected::
 from __future__ import annotations
 
 
-class RelayError(Exception):
+class RelayError(RuntimeError):
     """Base class of all errors raised by relay_tvm.
+
+    A ``RuntimeError``, as tvm.relay 0.19's ``TVMError`` was: TVM 0.27 has no ``TVMError``
+    class (its FFI errors are ``RuntimeError`` and other built-ins), and relay_tvm's
+    compatibility layer names ``RuntimeError`` ``tvm.error.TVMError``, so 0.19-era
+    ``pytest.raises(tvm.error.TVMError)`` catches relay_tvm's errors.
 
     Args:
         message: what went wrong and what was expected.
@@ -79,6 +85,12 @@ class InterpreterError(RelayError):
     """The reference interpreter could not evaluate a program (e.g. no match clause applies)."""
 
 
+class GradientError(RelayError):
+    """Automatic differentiation (``transform.gradient``) cannot differentiate the program: an
+    operator without a gradient rule on floating-point data, an integer parameter, a construct the
+    chosen mode does not support."""
+
+
 class BuildError(RelayError):
     """Lowering, scheduling or compiling failed, or a compiled module got a bad input."""
 
@@ -88,7 +100,15 @@ class InputError(BuildError, ValueError):
     and shape its parameter declares (nothing is cast or broadcast)."""
 
 
+class TuningError(RelayError):
+    """Autotuning (``relay_tvm.tune``) cannot start or continue: an unknown target, a work
+    directory holding another model's or target's database, a corrupted database file, an RPC
+    tracker that is down or a device key nobody serves, a budget that is not a positive number."""
+
+
 __all__ = [
+    "GradientError",
+    "TuningError",
     "InputError",
     "RelayError",
     "TypeInferenceError",

@@ -2,8 +2,9 @@
 
 ``compile(mod, target, target_host, params)`` returns a :class:`relay_tvm.runtime.vm.Executable`;
 run it with :class:`relay_tvm.runtime.vm.VirtualMachine`. What the VM compiler supports is listed
-in :mod:`relay_tvm.backend.vm_codegen` (global functions, recursion, let, if, tuples; not yet
-closures, ADTs, references or dynamic shapes).
+in :mod:`relay_tvm.backend.vm_codegen`: the whole language (global and local functions,
+closures, recursion, let, if, tuples, ADTs and match, references, polymorphic functions) except
+dynamic shapes.
 """
 
 from __future__ import annotations
@@ -15,14 +16,34 @@ from .runtime.vm import Executable, VirtualMachine, load_executable  # noqa: F40
 
 
 def _signature(ty, name):
-    from .ir.types import TensorType, TupleType
+    """A parameter's type as JSON for argument checks: tensors and tuples are checked
+    exactly; ADT values, references and functions by kind."""
+    from .ir.types import FuncType, RefType, TensorType, TupleType, TypeCall
 
     if isinstance(ty, TensorType):
+        if not all(isinstance(d, int) for d in ty.shape):
+            raise BuildError(f"VM compiler: parameter %{name} has a dynamic shape {ty.shape}; "
+                             f"dynamic shapes are not supported yet")
         return [name, "tensor", [int(d) for d in ty.shape], ty.dtype]
     if isinstance(ty, TupleType):
         return [name, "tuple", [_signature(f, f"{name}.{i}") for i, f in enumerate(ty.fields)],
                 ""]
-    raise BuildError(f"VM compiler: parameter %{name} of type {ty} is not supported yet")
+    if isinstance(ty, TypeCall):
+        return [name, "adt", [], getattr(ty.func, "name_hint", str(ty.func))]
+    if isinstance(ty, RefType):
+        return [name, "ref", [], ""]
+    if isinstance(ty, FuncType):
+        return [name, "func", [], ""]
+    return [name, "any", [], str(ty)]
+
+
+def _constructors(mod) -> dict:
+    """``tag -> [type name, constructor name]`` of every ADT of ``mod``."""
+    out = {}
+    for gtv, data in mod.type_definitions.items():
+        for c in data.constructors:
+            out[str(c.tag)] = [getattr(gtv, "name_hint", str(gtv)), c.name_hint]
+    return out
 
 
 def compile(mod, target=None, target_host=None, params=None, database=None):  # noqa: A001
@@ -36,7 +57,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
         database: optional tuning database.
 
     Raises:
-        BuildError: an unsupported construct (closures, ADTs, references, dynamic shapes).
+        BuildError: an unsupported construct (dynamic shapes).
     """
     from tvm.relax.vm_build import _vmlink
 
@@ -44,12 +65,16 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     from .backend.target import make_target
     from .backend.vm_codegen import VMCompiler
 
+    from .backend.schedule import database_in_scope
+
     tgt = make_target(target, target_host)
+    database = database_in_scope(database)
     opt = run_passes(mod, params)
     comp = VMCompiler(opt, tgt, "vm", database)
     ib, funcs = comp.compile()
-    meta = {"signatures": {name: [_signature(p.checked_type, p.name_hint) for p in f.params]
-                           for name, (f, _) in funcs.items()}}
+    meta = {"signatures": {name: [_signature(p.checked_type, p.name_hint) for p in params]
+                           for name, (params,) in funcs.items()},
+            "constructors": _constructors(opt)}
     with ib.function("__relay_vm_meta", num_inputs=0):
         ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))],
                      dst=ib.r(0))
@@ -58,7 +83,43 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
         lib = _vmlink(ib, tgt, comp.cache.ir_module() if comp.cache.funcs else None)
     except Exception as e:
         raise BuildError(f"VM compile: compiling the kernels for {tgt} failed: {e}") from e
-    return Executable(lib, meta, tgt)
+    ctors = {c.tag: c for data in opt.type_definitions.values() for c in data.constructors}
+    return Executable(lib, meta, tgt, ctors)
 
 
-__all__ = ["compile", "VirtualMachine", "Executable", "load_executable"]
+class VMCompiler:
+    """tvm.relay 0.19's step-wise VM compiler: ``set_params``, ``lower(mod, target)`` (compile),
+    ``codegen()`` (nothing left to do), ``get_exec()``, and ``optimize(mod, target, params)``
+    giving the optimized module and the parameters."""
+
+    def __init__(self):
+        self._params: dict = {}
+        self._exec = None
+
+    def set_params(self, params: dict) -> None:
+        self._params = dict(params or {})
+
+    def get_params(self) -> dict:
+        return dict(self._params)
+
+    def lower(self, mod, target=None, target_host=None):
+        self._exec = compile(mod, target, target_host, self._params or None)
+
+    def codegen(self):
+        if self._exec is None:
+            raise BuildError("VMCompiler.codegen: call lower(mod, target) first")
+
+    def get_exec(self):
+        if self._exec is None:
+            raise BuildError("VMCompiler.get_exec: call lower(mod, target) first")
+        return self._exec
+
+    def optimize(self, mod, target=None, target_host=None, params=None):
+        from .backend.build_module import run_passes
+
+        if params is not None:
+            self.set_params(params)
+        return run_passes(mod, self._params or None), self.get_params()
+
+
+__all__ = ["compile", "VirtualMachine", "Executable", "load_executable", "VMCompiler"]

@@ -23,3 +23,9 @@ from .model_stats import (  # noqa: F401,E402
     extract_fused_functions,
     get_total_mac_number,
 )
+from .kinds_and_ops import (  # noqa: F401,E402
+    check_kind,
+    extract_intermdeiate_expr,
+    extract_intermediate_expr,
+    list_op_freqs,
+)

@@ -235,7 +235,28 @@ def _ctor_eq(a, b) -> bool:
 def _attrs_eq(a, b) -> bool:
     if a is None or b is None:
         return (a is None or len(a) == 0) and (b is None or len(b) == 0)
-    return a == b
+    if a == b:
+        return True
+    # TVM's structural equality compares float attributes with an absolute tolerance of 1e-9
+    # (epsilon=1e-5 equals the float32 constant 1e-5 read back as a double)
+    fa, fb = getattr(a, "_fields", None), getattr(b, "_fields", None)
+    if fa is None or fb is None or a.type_key != b.type_key or fa.keys() != fb.keys():
+        return False
+    return all(_close(fa[k], fb[k]) for k in fa)
+
+
+def _close(x, y) -> bool:
+    if isinstance(x, (tuple, list)) and isinstance(y, (tuple, list)):
+        return len(x) == len(y) and all(_close(p, q) for p, q in zip(x, y))
+    if isinstance(x, float) or isinstance(y, float):
+        try:
+            return abs(float(x) - float(y)) <= 1e-9
+        except (TypeError, ValueError):
+            return False
+    try:
+        return bool(x == y)
+    except Exception:  # noqa: BLE001 - incomparable values are different
+        return False
 
 
 def _typedata_eq(eq: _Equal, a: TypeData, b: TypeData) -> bool:

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from ..errors import WellFormedError
 from ..ir.adt import Match, pattern_vars
-from ..ir.expr import Function, Let, Var
+from ..ir.expr import (
+    Call,
+    Constant,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from ..ir.functor import children
 from ..ir.module import IRModule
 
@@ -31,23 +44,27 @@ def check_well_formed(expr, allow_free: bool = False, where: str = "") -> None:
         ever_bound.add(v)
         in_scope.add(v)
 
-    from .free import bound_vars
-
-    binders = set(bound_vars(expr))
-    stack = [("visit", expr)]
+    # The stack holds nodes to visit and, as tuples, (_UNBIND | _BIND, variables) actions; a
+    # Relay node is never a plain tuple. One visit per node: this runs before every inference.
+    stack = [expr]
+    pop, push = stack.pop, stack.append
     while stack:
-        action, e = stack.pop()
-        if action == "unbind":
-            in_scope.difference_update(e)
+        e = pop()
+        t = type(e)
+        if t is tuple:
+            action, vs = e
+            if action is _UNBIND:
+                in_scope.difference_update(vs)
+            else:
+                for v in vs:
+                    bind(v, "pattern")
             continue
-        if action == "bind":
-            for v in e:
-                bind(v, "pattern")
-            continue
-        if isinstance(e, Var):
+        if t is Var or (t not in _KNOWN and isinstance(e, Var)):
             if e in in_scope:
                 continue
-            if e in binders:
+            from .free import bound_vars  # only to word the error
+
+            if e in set(bound_vars(expr)):
                 raise WellFormedError(
                     f"variable %{e.name_hint} is used outside the scope of its binding{suffix}",
                     e.span,
@@ -59,29 +76,36 @@ def check_well_formed(expr, allow_free: bool = False, where: str = "") -> None:
                     e.span,
                 )
             continue
-        if id(e) in done:
+        if e in done:
             continue
-        done.add(id(e))
-        if isinstance(e, Function):
+        done.add(e)
+        if t is Function or (t not in _KNOWN and isinstance(e, Function)):
             for p in e.params:
                 bind(p, "function parameter")
-            stack.append(("unbind", list(e.params)))
-            stack.append(("visit", e.body))
-        elif isinstance(e, Let):
+            push((_UNBIND, list(e.params)))
+            push(e.body)
+        elif t is Let or (t not in _KNOWN and isinstance(e, Let)):
             bind(e.var, "let")
-            stack.append(("unbind", [e.var]))
-            stack.append(("visit", e.body))
-            stack.append(("visit", e.value))
-        elif isinstance(e, Match):
+            push((_UNBIND, [e.var]))
+            push(e.body)
+            push(e.value)
+        elif t is Match or (t not in _KNOWN and isinstance(e, Match)):
             for c in reversed(e.clauses):
                 pv = pattern_vars(c.lhs)
-                stack.append(("unbind", pv))
-                stack.append(("visit", c.rhs))
-                stack.append(("bind", pv))
-            stack.append(("visit", e.data))
+                push((_UNBIND, pv))
+                push(c.rhs)
+                push((_BIND, pv))
+            push(e.data)
         else:
-            for c in reversed(children(e)):
-                stack.append(("visit", c))
+            kids = children(e)
+            if kids:
+                stack.extend(reversed(kids))
+
+
+_UNBIND = object()
+_BIND = object()
+_KNOWN = frozenset({Call, Constant, Tuple, TupleGetItem, If, GlobalVar, RefCreate, RefRead,
+                    RefWrite, Var, Function, Let, Match})
 
 
 def well_formed(expr) -> bool:

@@ -71,19 +71,24 @@ def run_passes(mod, params=None) -> IRModule:
     mod = _as_module(mod)
     if "main" not in mod:
         raise BuildError("build: the module has no @main function")
+    from ..transform._rewrite import forget_functions
+
     mod = _infer(_bind_params(mod, params))
     ctx = PassContext.current()
-    pipeline = getattr(transform, "default_pipeline", None)
-    if pipeline is not None:
-        mod = pipeline(fuse=False)(mod)
-    else:
-        for name in _PIPELINE:
-            p = getattr(transform, name, None)
-            if p is not None and ctx.pass_enabled(p().info):
-                mod = p()(mod)
-    fuse = getattr(transform, "FuseOps", None)
-    if fuse is not None:
-        mod = fuse(fuse_opt_level=0)(mod) if ctx.opt_level == 0 else fuse()(mod)
+    try:
+        pipeline = getattr(transform, "default_pipeline", None)
+        if pipeline is not None:
+            mod = pipeline(fuse=False)(mod)
+        else:
+            for name in _PIPELINE:
+                p = getattr(transform, name, None)
+                if p is not None and ctx.pass_enabled(p().info):
+                    mod = p()(mod)
+        fuse = getattr(transform, "FuseOps", None)
+        if fuse is not None:
+            mod = fuse(fuse_opt_level=0)(mod) if ctx.opt_level == 0 else fuse()(mod)
+    finally:
+        forget_functions()  # the model's constants are not kept alive by the passes' memos
     return _infer(mod)
 
 
@@ -93,8 +98,8 @@ def optimize(mod, target=None, params=None) -> IRModule:
 
     Args:
         mod: ``IRModule`` (or a ``Function``, taken as ``main``).
-        target: the target (unused by the target-independent passes; kept for tvm.relay's
-            signature).
+        target: the target, current while the passes run (AlterOpLayout's Winograd choice
+            reads its vector width); None: the host.
         params: ``name -> array`` bound to ``main``'s parameters as constants.
 
     Returns:
@@ -102,7 +107,13 @@ def optimize(mod, target=None, params=None) -> IRModule:
     """
     from .partition import partition_each_op
 
-    mod = run_passes(mod, params)
+    if target is not None:
+        from .target import make_target
+
+        with make_target(target):  # target-dependent passes (AlterOpLayout) read it
+            mod = run_passes(mod, params)
+    else:
+        mod = run_passes(mod, params)
     main = partition_each_op(mod["main"])
     if main is not mod["main"]:
         mod = mod.shallow_copy()
@@ -171,6 +182,18 @@ class GraphExecutorFactoryModule:
     def get_lib(self):
         return self.lib
 
+    def get_source(self, fmt: str = "") -> str:
+        """The generated code of the kernels (tvm.relay's ``lib.get_source``).
+
+        Args:
+            fmt: ``""`` or ``"ll"`` for LLVM IR, ``"asm"`` for assembly (LLVM targets); ``"cu"``
+                / ``""`` for CUDA source; what TVM's ``Module.inspect_source`` accepts.
+
+        Raises:
+            BuildError: no kernel module can show source in ``fmt``.
+        """
+        return kernel_source(self.lib, fmt)
+
     def get_executor_config(self) -> str:
         return self.graph_json
 
@@ -204,6 +227,30 @@ class GraphExecutorFactoryModule:
         return iter([self.graph_json, self.lib, self.params])
 
 
+def kernel_source(lib, fmt: str = "") -> str:
+    """The source (``fmt`` as for ``tvm.runtime.Module.inspect_source``) of every kernel module
+    under ``lib`` (a ``relax`` VM executable or a runtime module), concatenated."""
+    mod = getattr(lib, "mod", lib)
+    out, seen, stack = [], set(), [mod]
+    while stack:
+        m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        if m.kind not in ("relax.VMExecutable", "static_library"):
+            try:
+                text = m.inspect_source(fmt)
+            except Exception:  # noqa: BLE001 - a module kind without source in this format
+                text = ""
+            if text:
+                out.append(text)
+        stack.extend(reversed(list(m.imports)))
+    if not out:
+        raise BuildError(f"get_source: no kernel module of {type(lib).__name__} shows source "
+                         f"in format {fmt!r}")
+    return "\n".join(out)
+
+
 def build(ir_mod, target=None, target_host=None, params=None, mod_name="default",
           executor=None, runtime=None, database=None):
     """Compile a Relay module for the graph executor (tvm.relay.build).
@@ -215,10 +262,13 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         target_host: host target for device targets.
         params: ``name -> array`` bound to ``main``'s parameters as constants.
         mod_name: name of the module's entry (``lib[mod_name](dev)``) and kernel-name prefix.
-        executor, runtime: accepted for tvm.relay's signature; the graph executor is the only
-            one ``build`` makes (``relay.vm.compile`` makes VM programs).
-        database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules; when None,
-            the ``PassContext`` config ``"relay.backend.tuning_database"`` is used if set.
+        executor, runtime: :class:`~.executor_runtime.Executor` / ``Runtime`` or their names;
+            the graph executor on the C++ runtime is the only one ``build`` makes
+            (``relay.vm.compile`` makes VM programs); others raise :class:`BuildError`.
+        database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules (e.g. from
+            :func:`relay_tvm.tune.tune_relay`); when None, the ``PassContext`` config
+            ``"relay.backend.tuning_database"``, or with ``"relay.backend.use_meta_schedule"``
+            the database of an enclosing ``with database:`` (tvm.relay 0.19's idiom).
 
     Returns:
         :class:`GraphExecutorFactoryModule`.
@@ -234,27 +284,34 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     from .lower import LowerCache
     from .target import make_target
 
+    from .executor_runtime import Executor, Runtime
+
+    Executor.check(executor)
+    Runtime.check(runtime)
     if isinstance(target, dict) and target and "kind" not in target:
         # tvm.relay accepted {device: target}; take the single target.
         if len(target) != 1:
             raise BuildError("build: heterogeneous targets are not supported")
         target = next(iter(target.values()))
     tgt = make_target(target, target_host)
-    if database is None:
-        from ..transform.pass_infra import PassContext
+    from .schedule import database_in_scope
 
-        database = PassContext.current().config.get("relay.backend.tuning_database")
+    database = database_in_scope(database)
+    # seconds per phase, wall clock (``*_s``) and CPU time of this process (``*_cpu_s``, all
+    # threads): on a shared machine the two differ, and the CPU time is what the phase costs
     stats = {}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     opt = optimize(ir_mod, tgt, params)
     stats["optimize_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    stats["optimize_cpu_s"] = time.process_time() - c0
+    t0, c0 = time.perf_counter(), time.process_time()
     cache = LowerCache(tgt, mod_name, database)
     prog = build_graph(opt["main"], cache)
     stats["lower_s"] = time.perf_counter() - t0
+    stats["lower_cpu_s"] = time.process_time() - c0
     stats["num_primitive_calls"] = cache.lookups
     stats["num_kernels"] = len(cache.funcs)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ib, meta = emit_vm(prog, mod_name=mod_name)
     tir_mod = cache.ir_module()
     try:
@@ -263,6 +320,7 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     except Exception as e:
         raise BuildError(f"build: compiling the kernels for {tgt} failed: {e}") from e
     stats["codegen_s"] = time.perf_counter() - t0
+    stats["codegen_cpu_s"] = time.process_time() - c0
     params_out = {k: tvm.runtime.tensor(v) for k, v in prog.params.items()}
     return GraphExecutorFactoryModule(lib, meta, params_out, tgt, mod_name,
                                       dict(prog.kernels), stats, tir_mod, opt)

@@ -64,7 +64,8 @@ class GraphExecutor(Executor):
 
 class VMExecutor(Executor):
     """Compiles with :func:`relay_tvm.vm.compile` and runs on the :class:`VirtualMachine`
-    (programs with ``if``, ``let`` and recursive global functions)."""
+    (the whole language but dynamic shapes: control flow, recursion, closures, ADTs and
+    ``match``, references, polymorphic functions)."""
 
     def __init__(self, mod, device=None, target="llvm", params=None):
         super().__init__(mod, device, target, params)

@@ -25,12 +25,20 @@ class KernelTask:
         mod: ``tvm.IRModule({"main": PrimFunc})``, unscheduled.
         weight: how many times the model calls it.
         anchor: the anchor operator's name.
+        func: the primitive ``Function`` it was lowered from (its anchor call chooses the
+            schedule template).
     """
 
     name: str
     mod: object
     weight: int
     anchor: str
+    func: object = None
+
+    @property
+    def anchor_call(self):
+        """The anchor operator ``Call`` of :attr:`func` (None for a kernel without one)."""
+        return anchor_op(self.func) if self.func is not None else None
 
 
 def extract_tasks(mod, target=None, params=None) -> list:
@@ -72,7 +80,7 @@ def extract_tasks(mod, target=None, params=None) -> list:
                if isinstance(n, Call) and isinstance(n.op, Op)]
         anchor = anchor_op(fn)
         task = KernelTask("fused_" + "_".join(ops), tvm.IRModule({"main": prim}), 1,
-                          anchor.op.name if anchor is not None else "")
+                          anchor.op.name if anchor is not None else "", fn)
         buckets.setdefault(key, []).append((fn, task))
         tasks.append(task)
     return tasks

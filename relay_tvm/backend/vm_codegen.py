@@ -1,77 +1,71 @@
 """The VM compiler: Relay functions with control flow → Relax VM bytecode + kernels.
 
-Supported: every global function of the module (each becomes a VM function; calls between them,
-recursion included, are VM calls), ``let``, ``if`` (the condition is a boolean scalar tensor),
-tuples and projections, constants, calls of primitive functions (fused kernels) and of operators
-(each wrapped into its own primitive function), and calls of local functions (inlined at the
-call site, closures over outer variables included). Values live in registers; a kernel's outputs
-get fresh storage from the VM's pooled allocator (no static plan: the set of live values depends
-on the path taken).
+Supported: the whole language except dynamic shapes. Every global function of the module
+becomes a VM function (calls between them, recursion included, are VM calls); ``let``, ``if``
+(the condition is a boolean scalar tensor), tuples of any nesting, constants, calls of primitive
+functions (fused kernels) and of operators (each wrapped into its own primitive function).
+Values live in registers; a kernel's outputs get fresh storage from the VM's pooled allocator
+(no static plan: the set of live values depends on the path taken).
 
-Not supported (clear ``BuildError``): function values that escape (stored in tuples, passed,
-returned), recursive local functions, ADTs and ``match``, references, and dynamic shapes.
+Run-time representation of the values that are not tensors (:mod:`relay_tvm.runtime.vm` turns
+them back into the interpreter's values):
 
-Code for ``if`` is generated into instruction lists first so jump offsets are known:
-``If(cond, false_offset)`` falls through into the true branch, which ends with
-``Goto(past the false branch)``.
+- a tuple is an ``ffi.Array`` of its fields;
+- an ADT value is an ``ffi.Array`` ``[tag, field0, field1, ...]`` whose first element is the
+  constructor's integer tag (Relay tuples never hold integers, which tells them apart when
+  results are handed back to the user); ``match`` compares tags with ``ffi.ArrayContains``;
+- a reference is a one-element ``ffi.List`` (mutable, shared by every holder);
+- a function value is a Relax ``VMClosure``: a local function is lambda-lifted into a VM
+  function whose parameters are its own followed by its free variables, and
+  ``vm.builtin.make_closure`` binds the free variables' values (the VM binds them last);
+  calls of unknown functions go through ``vm.builtin.invoke_closure``. A local function that
+  is only called and not recursive is inlined instead; a recursive one (``let f = fn ...
+  f(...)``) calls its lifted VM function directly and rebuilds its own closure when it is
+  used as a value.
+
+Polymorphic functions are compiled once, type-erased: registers are untyped and the kernels,
+the only code that needs concrete types, only ever see tensors of known shapes, so every use
+of ``@map[A, B]`` shares one VM function (what specialisation per use would give, without
+the code growth).
+
+Code for ``if`` and ``match`` is generated into instruction lists first so jump offsets are
+known: ``If(cond, false_offset)`` falls through into the true branch, which ends with
+``Goto(past the false branch)``; each ``match`` clause is a list of tag tests that jump to the
+next clause, the bindings, the body and a ``Goto`` past the remaining clauses. A call of the
+function itself in tail position (through ``let`` bodies, ``if`` branches and ``match``
+clauses) moves its arguments into the parameter registers and jumps back to the first
+instruction, so loops written as recursion run in constant stack; other recursion nests C++
+calls in the Relax VM, which :class:`relay_tvm.runtime.vm.VirtualMachine` runs on a thread
+with a 1 GiB stack.
 """
 
 from __future__ import annotations
 
 from ..errors import BuildError
-from ..ir.expr import Call, Constant, Function, GlobalVar, If, Let, Tuple, TupleGetItem, Var
-from ..ir.functor import post_order
+from ..ir.adt import Constructor, Match, PatternConstructor, PatternTuple, PatternVar
+from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, RefCreate, RefRead, RefWrite,
+                       Tuple, TupleGetItem, Var)
 from ..ir.types import TensorType, TupleType
-from .lower import LowerCache, flatten_type
+from .lower import LowerCache
 from .partition import make_primitive
-
-_CALL, _IF, _GOTO, _RET, _RESTART = range(5)
-
-
-def _tail_calls(func: Function, self_name: str) -> set:
-    """Ids of the calls of ``@self_name`` in tail position of ``func``'s body (through ``let``
-    bodies and ``if`` branches): each becomes a jump to the function's start."""
-    out, stack = set(), [func.body]
-    while stack:
-        e = stack.pop()
-        if type(e) is Let:
-            stack.append(e.body)
-        elif type(e) is If:
-            stack.extend((e.true_branch, e.false_branch))
-        elif (type(e) is Call and isinstance(e.op, GlobalVar) and e.op.name_hint == self_name
-              and len(e.args) == len(func.params)):
-            out.add(id(e))
-    return out
-
-
-def _children(e) -> tuple:
-    t = type(e)
-    if t is Call:
-        return e.args
-    if t is Tuple:
-        return e.fields
-    if t is TupleGetItem:
-        return (e.tuple_value,)
-    if t is Let:
-        return (e.value, e.body)
-    if t is If:
-        return (e.cond,)  # branches are compiled in their own scopes
-    return ()
-
-
-def _post_order(expr, memo) -> list:
-    return post_order(expr, _children, skip=memo.keys())
-
+from .vm_emit import (_CALL, _FAIL, _GOTO, _IF, _LOOP, _RET, _check_static, _check_static_result,
+                      _emit, _nbytes, _post_order, _tail_positions, _where)
 
 class _FuncCompiler:
-    def __init__(self, owner, func: Function, name: str):
+    """Compiles one VM function: a global function, or a lifted local one whose parameters are
+    its own followed by the ``captured`` free variables (``self_var`` names the function
+    itself inside a recursive one)."""
+
+    def __init__(self, owner, func: Function, name: str, captured=(), self_var=None):
         self.owner = owner
         self.func = func
         self.name = name
-        self.nreg = len(func.params)
+        self.captured = list(captured)
+        self.self_var = self_var
+        self.nreg = len(func.params) + len(self.captured)
         self.let_vals = {}  # let-bound Var -> value expression, over the whole function
-        self.inlining = set()  # ids of local functions being inlined (no local recursion)
-        self.tail = _tail_calls(func, name)  # self tail calls: loops, not VM frames
+        self.inlining = set()  # ids of local functions being inlined
+        self.tail = set()  # ids of the expressions in tail position (see _tail_positions)
 
     def reg(self) -> int:
         r = self.nreg
@@ -82,21 +76,65 @@ class _FuncCompiler:
         memo = {}
         for i, p in enumerate(self.func.params):
             memo[id(p)] = ("r", i)
+        n = len(self.func.params)
+        caps = [("r", n + j) for j in range(len(self.captured))]
+        for v, c in zip(self.captured, caps):
+            memo[id(v)] = c
+        if self.self_var is not None:
+            memo[id(self.self_var)] = ("self", self.name, caps)
+        self.tail = _tail_positions(self.func.body)
         code, res = self.expr(self.func.body, memo)
         code.append((_RET, self.as_reg(code, res)))
         return code
 
-    # An operand is ("r", reg) or ("c", tvm value) for constants.
+    # An operand is ("r", reg), ("c", tvm value) for constants, ("f", VM function name),
+    # ("fn", local Function, its scope's memo) or ("self", lifted name, captured operands).
+    def operand(self, code, opnd):
+        """``opnd`` as something an instruction can take: local functions become closures."""
+        kind = opnd[0]
+        if kind == "fn":
+            name, caps = self.lift(code, opnd[1], opnd[2])
+            r = self.reg()
+            code.append((_CALL, "vm.builtin.make_closure", [("f", name), *caps], r))
+            return ("r", r)
+        if kind == "self":
+            r = self.reg()
+            code.append((_CALL, "vm.builtin.make_closure", [("f", opnd[1]), *opnd[2]], r))
+            return ("r", r)
+        return opnd
+
     def as_reg(self, code, opnd):
+        opnd = self.operand(code, opnd)
         if opnd[0] == "r":
             return opnd[1]
-        if opnd[0] == "fn":
-            raise BuildError("VM compiler: function values that are passed around, stored or "
-                             "returned (closures) are not supported yet; only calls of local "
-                             "functions are", opnd[1].span)
         r = self.reg()
         code.append((_CALL, "vm.builtin.copy", [opnd], r))
         return r
+
+    def lookup(self, v, memo):
+        val = memo.get(id(v))
+        if val is None and v in self.let_vals:
+            val = memo.get(id(self.let_vals[v]))
+        if val is None:
+            raise BuildError(f"VM compiler: free variable %{v.name_hint} in @{self.name}"
+                             f"{_where(v)}")
+        return val
+
+    def lift(self, code, fn, memo):
+        """The lifted VM function of local function ``fn`` and the operands of its captured
+        variables in the current scope."""
+        info = self.owner.lifted.get(id(fn))
+        if info is None:
+            from ..analysis.free import free_vars
+
+            fv = free_vars(fn)
+            self_var = next((v for v in fv if self.let_vals.get(v) is fn), None)
+            captured = [v for v in fv if v is not self_var]
+            info = (self.owner.fresh(f"{self.name}_lifted"), captured)
+            self.owner.lifted[id(fn)] = info
+            self.owner.pending_lifted.append((info[0], fn, captured, self_var))
+        name, captured = info
+        return name, [self.operand(code, self.lookup(v, memo)) for v in captured]
 
     def expr(self, expr, memo):
         """Instructions computing ``expr`` and the operand holding its value."""
@@ -112,32 +150,61 @@ class _FuncCompiler:
                 if v is not None and id(v) in memo:
                     memo[id(node)] = memo[id(v)]
                 elif id(node) not in memo:
-                    raise BuildError(f"VM compiler: free variable %{node.name_hint}")
+                    raise BuildError(f"VM compiler: free variable %{node.name_hint} in "
+                                     f"@{self.name}{_where(node)}")
             elif t is Function:
-                # a local function value: calls of it are inlined (see emit_call)
-                memo[id(node)] = ("fn", node)
+                # a local function value: inlined where it is only called, else lifted
+                memo[id(node)] = ("fn", node, memo)
+            elif t is GlobalVar:
+                self.owner.need_function(node)
+                memo[id(node)] = ("f", node.name_hint)
+            elif t is Constructor:
+                memo[id(node)] = self.constructor_value(code, node)
             elif t is Constant:
                 memo[id(node)] = ("c", tvm.runtime.tensor(node.data.numpy()))
             elif t is Let:
                 memo[id(node)] = memo[id(node.body)]
             elif t is Tuple:
-                r = self.reg()
-                code.append((_CALL, "vm.builtin.make_tuple", [memo[id(f)] for f in node.fields], r))
-                memo[id(node)] = ("r", r)
+                memo[id(node)] = self.call(code, "vm.builtin.make_tuple",
+                                           [memo[id(f)] for f in node.fields])
             elif t is TupleGetItem:
-                r = self.reg()
                 src = self.as_reg(code, memo[id(node.tuple_value)])
-                code.append((_CALL, "vm.builtin.tuple_getitem", [("r", src), ("i", node.index)], r))
-                memo[id(node)] = ("r", r)
+                memo[id(node)] = self.call(code, "vm.builtin.tuple_getitem",
+                                           [("r", src), ("imm", node.index)])
             elif t is If:
                 memo[id(node)] = self.emit_if(code, node, memo)
+            elif t is Match:
+                memo[id(node)] = self.emit_match(code, node, memo)
+            elif t is RefCreate:
+                memo[id(node)] = self.call(code, "ffi.List", [memo[id(node.value)]])
+            elif t is RefRead:
+                memo[id(node)] = self.call(code, "ffi.ListGetItem",
+                                           [memo[id(node.ref)], ("imm", 0)])
+            elif t is RefWrite:
+                code.append((_CALL, "ffi.ListSetItem",
+                             [self.operand(code, memo[id(node.ref)]), ("imm", 0),
+                              self.operand(code, memo[id(node.value)])], None))
+                memo[id(node)] = self.call(code, "vm.builtin.make_tuple", [])
             elif t is Call:
                 memo[id(node)] = self.emit_call(code, node, memo)
             else:
-                raise BuildError(f"VM compiler: {t.__name__} is not supported yet (closures, ADTs, "
-                                 f"match and references run on the debug executor)",
+                raise BuildError(f"VM compiler: {t.__name__} is not supported{_where(node)}",
                                  getattr(node, "span", None))
         return code, memo[id(expr)]
+
+    def call(self, code, func, args):
+        """``func(args)`` into a fresh register (function values among ``args`` become
+        closures)."""
+        args = [self.operand(code, a) for a in args]
+        r = self.reg()
+        code.append((_CALL, func, args, r))
+        return ("r", r)
+
+    def constructor_value(self, code, ctor):
+        """A constructor used as a value: a nullary one is its value, others a closure."""
+        if not ctor.inputs:
+            return self.call(code, "vm.builtin.make_tuple", [("imm", ctor.tag)])
+        return ("f", self.owner.constructor_function(ctor))
 
     def emit_if(self, code, node, memo):
         cond = self.as_reg(code, memo[id(node.cond)])
@@ -145,26 +212,77 @@ class _FuncCompiler:
         code.append((_CALL, "vm.builtin.read_if_cond", [("r", cond)], c))
         res = self.reg()
         tcode, tval = self.expr(node.true_branch, dict(memo))
-        tcode.append((_CALL, "vm.builtin.copy", [tval], res))
+        tcode.append((_CALL, "vm.builtin.copy", [self.operand(tcode, tval)], res))
         fcode, fval = self.expr(node.false_branch, dict(memo))
-        fcode.append((_CALL, "vm.builtin.copy", [fval], res))
+        fcode.append((_CALL, "vm.builtin.copy", [self.operand(fcode, fval)], res))
         tcode.append((_GOTO, len(fcode) + 1))
         code.append((_IF, c, len(tcode) + 1))
         code.extend(tcode)
         code.extend(fcode)
         return ("r", res)
 
-    def inline(self, code, fn, node, memo):
-        """A call of a local function (a closure that is only called): its body is compiled at
-        the call site with the parameters bound to the arguments (beta reduction; arguments are
-        already evaluated, so evaluation order is Relay's)."""
-        if id(fn) in self.inlining:
-            raise BuildError("VM compiler: recursive local functions are not supported yet; "
-                             "make the function global (mod[GlobalVar(...)] = fn)", node.span)
+    def emit_match(self, code, node, memo):
+        """Clauses in order; the first whose pattern matches binds its variables and runs.
+        When none matches (only possible for ``match?``) the VM raises an error naming the
+        match (see ``VirtualMachine.invoke``)."""
+        data = self.as_reg(code, memo[id(node.data)])
+        res = self.reg()
+        clauses = []
+        for cl in node.clauses:
+            cc = []
+            inner = dict(memo)
+            self.emit_pattern(cc, cl.lhs, data, inner)
+            body, val = self.expr(cl.rhs, inner)
+            cc.extend(body)
+            cc.append((_CALL, "vm.builtin.copy", [self.operand(cc, val)], res))
+            cc.append((_GOTO, None))
+            clauses.append([(_IF, ins[1], len(cc) - k) if ins[0] == _FAIL else ins
+                            for k, ins in enumerate(cc)])
+        import tvm
+
+        msg = (f"relay_tvm VM: no clause of the match{_where(node)} in @{self.name} matches "
+               f"the value;")
+        fail = [(_CALL, "vm.builtin.check_tensor_info",
+                 [("r", data), ("imm", -1), ("c", tvm.DataType("float32")), ("c", msg)], None)]
+        rest = len(fail)
+        for cc in reversed(clauses):
+            cc[-1] = (_GOTO, 1 + rest)
+            rest += len(cc)
+        for cc in clauses:
+            code.extend(cc)
+        code.extend(fail)
+        return ("r", res)
+
+    def emit_pattern(self, cc, pattern, reg, memo):
+        """Tests (``_FAIL`` jumps) and bindings of ``pattern`` against register ``reg``."""
+        stack = [(pattern, reg)]
+        while stack:
+            p, r = stack.pop()
+            if isinstance(p, PatternVar):
+                memo[id(p.var)] = ("r", r)
+            elif isinstance(p, (PatternConstructor, PatternTuple)):
+                base = 0
+                if isinstance(p, PatternConstructor):
+                    tag = self.call(cc, "vm.builtin.tuple_getitem", [("r", r), ("imm", 0)])
+                    want = self.call(cc, "vm.builtin.make_tuple", [("imm", p.constructor.tag)])
+                    ok = self.call(cc, "ffi.ArrayContains", [want, tag])
+                    cc.append((_FAIL, ok[1]))
+                    base = 1
+                subs = []
+                for k, q in enumerate(p.patterns):
+                    if isinstance(q, (PatternVar, PatternConstructor, PatternTuple)):
+                        f = self.call(cc, "vm.builtin.tuple_getitem", [("r", r), ("imm", base + k)])
+                        subs.append((q, f[1]))
+                stack.extend(reversed(subs))
+
+    def inline(self, code, fn, node, memo, scope):
+        """A call of a local function that is only called: its body is compiled at the call
+        site with the parameters bound to the arguments (beta reduction; arguments are already
+        evaluated, so evaluation order is Relay's)."""
         if len(fn.params) != len(node.args):
             raise BuildError(f"VM compiler: local function of {len(fn.params)} parameters "
-                             f"called with {len(node.args)} arguments", node.span)
-        inner = dict(memo)
+                             f"called with {len(node.args)} arguments{_where(node)}", node.span)
+        inner = dict(scope)  # the function's free variables are those of where it was made
         for p, a in zip(fn.params, node.args):
             inner[id(p)] = memo[id(a)]
         self.inlining.add(id(fn))
@@ -173,10 +291,12 @@ class _FuncCompiler:
         finally:
             self.inlining.discard(id(fn))
         code.extend(sub)
-        if res[0] == "fn":
-            raise BuildError("VM compiler: a local function returning a function is not "
-                             "supported yet", node.span)
         return res
+
+    def recursive(self, fn) -> bool:
+        from ..analysis.free import free_vars
+
+        return any(self.let_vals.get(v) is fn for v in free_vars(fn))
 
     def flat_args(self, code, opnd, ty) -> list:
         if isinstance(ty, TensorType):
@@ -185,7 +305,7 @@ class _FuncCompiler:
         out = []
         for i, ft in enumerate(ty.fields):
             r = self.reg()
-            code.append((_CALL, "vm.builtin.tuple_getitem", [("r", src), ("i", i)], r))
+            code.append((_CALL, "vm.builtin.tuple_getitem", [("r", src), ("imm", i)], r))
             out.extend(self.flat_args(code, ("r", r), ft))
         return out
 
@@ -193,50 +313,60 @@ class _FuncCompiler:
         from ..op.registry import Op
 
         op = node.op
-        callee = None
-        if isinstance(op, Function) and not op.is_primitive:
-            callee = op
-        elif isinstance(op, Var):
-            val = memo.get(id(op))
-            if val is None and op in self.let_vals:
-                val = memo.get(id(self.let_vals[op]))
-            if val is not None and val[0] == "fn":
-                callee = val[1]
-        if callee is not None and callee.is_primitive:
-            op = callee
-            callee = None
-        if callee is not None:
-            return self.inline(code, callee, node, memo)
-        if isinstance(op, GlobalVar) and id(node) in self.tail:
-            # a self tail call: the arguments go to the parameter registers (through fresh
-            # registers, as an argument may read a parameter) and control restarts at pc 0,
-            # so deep tail recursion runs in constant VM and C stack
-            tmps = []
-            for a in node.args:
-                t = self.reg()
-                code.append((_CALL, "vm.builtin.copy", [memo[id(a)]], t))
-                tmps.append(t)
-            for i, t in enumerate(tmps):
-                code.append((_CALL, "vm.builtin.copy", [("r", t)], i))
-            code.append((_RESTART,))
-            return ("r", tmps[0]) if tmps else ("c", None)
+        args = [memo[id(a)] for a in node.args]
+        if isinstance(op, Constructor):
+            return self.call(code, "vm.builtin.make_tuple", [("imm", op.tag), *args])
         if isinstance(op, GlobalVar):
-            r = self.reg()
             self.owner.need_function(op)
-            code.append((_CALL, op.name_hint, [memo[id(a)] for a in node.args], r))
-            return ("r", r)
+            if op.name_hint == self.name and id(node) in self.tail:
+                return self.tail_call(code, args)
+            return self.call(code, op.name_hint, args)
         if isinstance(op, Op):
             node = make_primitive(node, list(node.args))
-            op = node.op
             from ..typing.infer import infer_expr
 
-            infer_expr(op)
-        if not (isinstance(op, Function) and op.is_primitive):
-            raise BuildError("VM compiler: calls of local functions (closures) are not supported "
-                             "yet; use global functions or the debug executor", node.span)
-        lowered = self.owner.cache.lower(op)
+            infer_expr(node.op)
+            return self.emit_kernel(code, node, memo)
+        if isinstance(op, Function) and op.is_primitive:
+            return self.emit_kernel(code, node, memo)
+        val = ("fn", op, memo) if isinstance(op, Function) else (
+            self.lookup(op, memo) if isinstance(op, Var) else memo[id(op)])
+        kind = val[0]
+        if kind == "fn":
+            fn = val[1]
+            if fn.is_primitive:
+                return self.emit_kernel(code, node, memo, fn)
+            if id(fn) not in self.inlining and not self.recursive(fn):
+                return self.inline(code, fn, node, memo, val[2])
+            name, caps = self.lift(code, fn, val[2])
+            return self.call(code, name, args + caps)
+        if kind == "self":
+            if id(node) in self.tail:
+                return self.tail_call(code, args)
+            return self.call(code, val[1], args + list(val[2]))
+        if kind == "f":
+            return self.call(code, val[1], args)
+        return self.call(code, "vm.builtin.invoke_closure", [("state",), val, *args])
+
+    def tail_call(self, code, args):
+        """A self call in tail position is a jump: the arguments move into the parameter
+        registers (through temporaries, as they may read them) and control goes back to the
+        first instruction, so loops written as recursion run in constant stack."""
+        tmp = [self.as_reg(code, a) for a in args]
+        if any(t < len(tmp) for t in tmp):  # an argument reads a parameter register
+            tmp = [self.call(code, "vm.builtin.copy", [("r", t)])[1] for t in tmp]
+        for i, t in enumerate(tmp):
+            code.append((_CALL, "vm.builtin.copy", [("r", t)], i))
+        code.append((_LOOP,))
+        return ("r", tmp[0]) if tmp else self.call(code, "vm.builtin.make_tuple", [])
+
+    def emit_kernel(self, code, node, memo, op=None):
+        """A call of a primitive function (a fused kernel)."""
         import tvm
 
+        fn = op if op is not None else node.op
+        _check_static_result(fn, node, self.name)
+        lowered = self.owner.cache.lower(fn)
         ins = []
         for a in node.args:
             ins.extend(self.flat_args(code, memo[id(a)], a.checked_type))
@@ -290,93 +420,78 @@ class _FuncCompiler:
         return build(ty)
 
 
-def _nbytes(t) -> int:
-    from .memory_plan import tensor_bytes
-
-    return tensor_bytes(t)
-
-
 class VMCompiler:
-    """Compiles the global functions of a typed, fused module reachable from ``main``."""
+    """Compiles the global functions of a typed, fused module reachable from ``main``, the
+    local functions they lift, and wrappers of constructors used as function values.
+
+    ``compile()`` returns the ``ExecBuilder`` and ``name -> (params, code)`` of the global
+    functions (``params`` are the Relay parameters).
+    """
 
     def __init__(self, mod, target, mod_name="vm", database=None):
         self.mod = mod
         self.cache = LowerCache(target, mod_name, database)
         self.pending = []
         self.done = set()
+        self.lifted = {}  # id(local Function) -> (VM function name, captured Vars)
+        self.pending_lifted = []
+        self.ctor_funcs = {}  # constructor tag -> (VM function name, arity)
+        self.names = set()
 
     def need_function(self, gv):
         if gv.name_hint not in self.done:
             self.done.add(gv.name_hint)
+            self.names.add(gv.name_hint)
             self.pending.append(gv)
+
+    def fresh(self, base) -> str:
+        k = 0
+        while f"{base}{k}" in self.names or f"{base}{k}" in self.mod:
+            k += 1
+        self.names.add(f"{base}{k}")
+        return f"{base}{k}"
+
+    def constructor_function(self, ctor) -> str:
+        """A VM function ``(fields...) -> ctor(fields...)`` for a constructor used as a
+        function value (e.g. ``@foldr(Cons, Nil, xs)``)."""
+        if ctor.tag not in self.ctor_funcs:
+            self.ctor_funcs[ctor.tag] = (self.fresh(f"ctor_{ctor.name_hint}_"), len(ctor.inputs))
+        return self.ctor_funcs[ctor.tag][0]
 
     def compile(self):
         from tvm import relax
         from tvm.relax.exec_builder import VMFuncKind
 
         self.need_function(self.mod.get_global_var("main"))
-        funcs = {}
-        while self.pending:
-            gv = self.pending.pop()
-            f = self.mod[gv]
-            for p in f.params:
-                for t in flatten_type(p.checked_type):
-                    if not all(isinstance(d, int) for d in t.shape):
-                        raise BuildError(f"VM compiler: @{gv.name_hint} parameter %{p.name_hint} "
-                                         f"has a dynamic shape {t.shape}; not supported yet")
-            funcs[gv.name_hint] = (f, _FuncCompiler(self, f, gv.name_hint).compile())
+        funcs, lifted = {}, {}
+        while self.pending or self.pending_lifted:
+            if self.pending:
+                gv = self.pending.pop()
+                f = self.mod[gv]
+                for p in f.params:
+                    _check_static(gv.name_hint, p)
+                funcs[gv.name_hint] = (f.params, _FuncCompiler(self, f, gv.name_hint).compile())
+            else:
+                name, fn, captured, self_var = self.pending_lifted.pop()
+                code = _FuncCompiler(self, fn, name, captured, self_var).compile()
+                lifted[name] = (len(fn.params) + len(captured), code)
+        for tag, (name, arity) in self.ctor_funcs.items():
+            lifted[name] = (arity, [(_CALL, "vm.builtin.make_tuple",
+                                     [("imm", tag)] + [("r", i) for i in range(arity)], arity),
+                                    (_RET, arity)])
         ib = relax.ExecBuilder()
         for k in self.cache.funcs:
             ib.declare_function(k.name)
-        for name in funcs:
+        for name in list(funcs) + list(lifted):
             ib.declare_function(name, VMFuncKind.VM_FUNC)
-        for name, (f, code) in funcs.items():
-            with ib.function(name, num_inputs=len(f.params),
-                             param_names=[p.name_hint for p in f.params]):
+        for name, (params, code) in funcs.items():
+            with ib.function(name, num_inputs=len(params),
+                             param_names=[p.name_hint for p in params]):
                 _emit(ib, code)
-        return ib, funcs
-
-
-def _emit(ib, code):
-    import tvm
-
-    def arg(a):
-        kind = a[0]
-        if kind == "fn":
-            raise BuildError("VM compiler: function values that are passed around, stored or "
-                             "returned (closures) are not supported yet; only calls of local "
-                             "functions are", a[1].span)
-        if kind == "r":
-            return ib.r(a[1])
-        if kind == "c":
-            return ib.convert_constant(a[1])
-        if kind == "i":
-            return ib.convert_constant(a[1])
-        if kind == "imm":
-            return ib.imm(a[1])
-        if kind == "state":
-            return ib.vm_state()
-        if kind == "shape":
-            return a[1]
-        if kind == "dt":
-            return tvm.DataType(a[1])
-        if kind == "str":
-            return ib.convert_constant(a[1])
-        raise AssertionError(a)
-
-    for pc, ins in enumerate(code):
-        if ins[0] == _RESTART:
-            ib.emit_goto(-pc)
-        elif ins[0] == _CALL:
-            _, name, args, dst = ins
-            ib.emit_call(name, args=[arg(a) for a in args],
-                         dst=ib.r(dst) if dst is not None else None)
-        elif ins[0] == _IF:
-            ib.emit_if(ib.r(ins[1]), ins[2])
-        elif ins[0] == _GOTO:
-            ib.emit_goto(ins[1])
-        elif ins[0] == _RET:
-            ib.emit_ret(ib.r(ins[1]))
+        for name, (n, code) in lifted.items():
+            with ib.function(name, num_inputs=n):
+                _emit(ib, code)
+        return ib, {k: (v[0],) for k, v in funcs.items()}
 
 
 __all__ = ["VMCompiler"]

@@ -41,6 +41,10 @@ class Node:
 
         return astext(self, show_meta_data=show_meta_data)
 
+    def same_as(self, other) -> bool:
+        """Whether ``other`` is this very object (TVM's reference equality)."""
+        return self is other
+
     def __str__(self) -> str:
         try:
             from ..text import astext
@@ -60,7 +64,9 @@ class RelayExpr(Node):
     carries its type in :attr:`checked_type` (the one field inference fills in, as in Relay).
     """
 
-    __slots__ = ("_checked_type",)
+    # ``_type_sealed``: set by type inference on a node whose type follows from the node alone
+    # (see relay_tvm.typing.infer), so that a later inference may reuse it without re-walking it.
+    __slots__ = ("_checked_type", "_type_sealed")
 
     @property
     def checked_type(self):
@@ -81,8 +87,9 @@ class RelayExpr(Node):
     def type_annotation_or_none(self):
         return None
 
-    def _set_checked_type(self, ty) -> None:
+    def _set_checked_type(self, ty, sealed: bool = False) -> None:
         object.__setattr__(self, "_checked_type", ty)
+        object.__setattr__(self, "_type_sealed", sealed)
 
     # Operator sugar, as tvm.relay.Expr had it.
     def __add__(self, other):
@@ -120,6 +127,32 @@ class RelayExpr(Node):
 
         return op.divide(self, _lift(other, self))
 
+    def __rtruediv__(self, other):
+        from .. import op
+
+        return op.divide(_lift(other, self), self)
+
+    # comparisons build calls, as in tvm.relay (expressions compare by identity with ==)
+    def __lt__(self, other):
+        from .. import op
+
+        return op.less(self, _lift(other, self))
+
+    def __gt__(self, other):
+        from .. import op
+
+        return op.greater(self, _lift(other, self))
+
+    def __le__(self, other):
+        from .. import op
+
+        return op.less_equal(self, _lift(other, self))
+
+    def __ge__(self, other):
+        from .. import op
+
+        return op.greater_equal(self, _lift(other, self))
+
     def __neg__(self):
         from .. import op
 
@@ -149,6 +182,7 @@ def _lift(value, like):
     return const(value, dtype)
 
 
+_VALID_DTYPES: set = set()  # dtype strings already checked (type construction is hot)
 _DTYPE_RE = re.compile(r"^(?:(?:float|int|uint)(?:8|16|32|64)|bfloat16|bool|handle)(?:x\d+)?$")
 
 
@@ -158,6 +192,8 @@ def check_dtype(dtype, what: str = "dtype") -> str:
     Raises:
         RelayError: the string is not a dtype Relay knows.
     """
+    if type(dtype) is str and dtype in _VALID_DTYPES:  # the common case, checked once
+        return dtype
     if hasattr(dtype, "name") and not isinstance(dtype, str):  # numpy dtype objects
         dtype = dtype.name
     dtype = str(dtype)
@@ -165,6 +201,8 @@ def check_dtype(dtype, what: str = "dtype") -> str:
         raise RelayError(
             f"{what}: {dtype!r} is not a dtype (expected e.g. float32, float16, int8, int64, bool)"
         )
+    if len(_VALID_DTYPES) < 1024:
+        _VALID_DTYPES.add(dtype)
     return dtype
 
 

@@ -83,6 +83,8 @@ class Constant(Expr):
 
     def __post_init__(self):
         d = self.data
+        if isinstance(d, _ConstData) and not d.flags.writeable:
+            return  # another Constant's data: immutable already, share it (weights can be big)
         if hasattr(d, "numpy") and not isinstance(d, np.ndarray):
             d = d.numpy()
         arr = np.array(d, copy=True)
@@ -98,8 +100,16 @@ class Constant(Expr):
 
 
 def _np_dtype_name(dt) -> str:
-    dt = np.dtype(dt)
-    return "bool" if dt == np.bool_ else dt.name
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        d = np.dtype(dt)
+        name = "bool" if d == np.bool_ else d.name
+        if isinstance(dt, np.dtype):
+            _DTYPE_NAMES[dt] = name
+    return name
+
+
+_DTYPE_NAMES: dict = {}  # numpy dtype -> Relay dtype name (comparing dtypes is slow)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -137,11 +137,12 @@ class TensorType(Type):
 
     def __post_init__(self):
         shape = self.shape
-        if isinstance(shape, int) or _is_prim_expr(shape):
-            shape = (shape,)
-        object.__setattr__(
-            self, "shape", tuple(normalize_dim(d, "TensorType shape") for d in shape)
-        )
+        if type(shape) is not tuple or not all(type(d) is int and d >= 0 for d in shape):
+            # anything but a tuple of plain non-negative ints (the common case) is normalized
+            if isinstance(shape, int) or _is_prim_expr(shape):
+                shape = (shape,)
+            shape = tuple(normalize_dim(d, "TensorType shape") for d in shape)
+            object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "dtype", check_dtype(self.dtype, "TensorType dtype"))
 
     def __eq__(self, other):
@@ -212,6 +213,10 @@ class GlobalTypeVar(Type):
     name_hint: str
     kind: TypeKind = TypeKind.AdtHandle
     span: Span | None = None
+
+    def __call__(self, *args):
+        """``List(t)``: this type applied to type arguments, a :class:`TypeCall`."""
+        return TypeCall(self, tuple(args))
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -29,6 +29,13 @@ from .indexing import *  # noqa: F401,F403,E402
 from .shape_ops import *  # noqa: F401,F403,E402
 from .transform_extra import *  # noqa: F401,F403,E402
 from ._common import TupleWrapper  # noqa: F401,E402
+from . import op  # noqa: F401,E402  (tvm.relay.op.op)
+from .op_attrs import (  # noqa: F401,E402
+    register_alter_op_layout,
+    register_convert_op_layout,
+    register_legalize,
+    register_op_attr,
+)
 
 from . import reduce as _reduce, tensor as _tensor, transform as _transform  # noqa: E402
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from . import nn_activation, nn_conv, nn_dense, nn_loss, nn_norm, nn_pool, nn_shape, nn_spatial
 from . import nn_grad  # noqa: E402  (gradient rules and pooling gradients)
+from . import nn_winograd  # noqa: E402  (Winograd convolution)
 from ._nn_common import TupleWrapper, pad_before_after
 from .nn_activation import *  # noqa: F401,F403
 from .nn_conv import *  # noqa: F401,F403
@@ -34,6 +35,7 @@ from .nn_norm import *  # noqa: F401,F403
 from .nn_pool import *  # noqa: F401,F403
 from .nn_shape import *  # noqa: F401,F403
 from .nn_spatial import *  # noqa: F401,F403
+from .nn_winograd import *  # noqa: F401,F403
 
 
 def pad4(padding, op_name="nn.conv2d"):
@@ -53,6 +55,7 @@ __all__ = [
     *nn_spatial.__all__,
     *nn_loss.__all__,
     *nn_grad.__all__,
+    *nn_winograd.__all__,
     "pad4",
     "TupleWrapper",
 ]

@@ -282,6 +282,29 @@ def _global_avg_pool2d_grad(orig, grad):
                padding=(0, 0, 0, 0), layout=layout, ceil_mode=False, count_include_pad=True)]
 
 
+def _conv2d_data_grad(grad, weight, groups, c, kernel, s, d, before, after, opad):
+    """The data gradient of a convolution: a convolution of the (stride-dilated) output gradient
+    with the spatially flipped, in/out-swapped weight, which the conv2d schedules run several
+    times faster than ``conv2d_transpose``; ``conv2d_transpose`` when a padding would be
+    negative."""
+    pads_b = [dd * (k - 1) - b for dd, k, b in zip(d, kernel, before)]
+    pads_a = [dd * (k - 1) - e + op for dd, k, e, op in zip(d, kernel, after, opad)]
+    if min(pads_b + pads_a) < 0:
+        # the forward OIHW weight, read as IOHW, is the transposed convolution's weight
+        return _c("nn.conv2d_transpose", grad, weight, strides=s, padding=before + after,
+                  dilation=d, groups=groups, channels=c, kernel_size=kernel, data_layout="NCHW",
+                  kernel_layout="IOHW", out_layout="", output_padding=opad, out_dtype="")
+    g = grad
+    if tuple(s) != (1, 1):
+        g = _c("nn.dilate", g, strides=(1, 1, s[0], s[1]), dilation_value=0.0)
+    flipped = _c("reverse", _c("reverse", weight, axis=2), axis=3)
+    if groups == 1:
+        flipped = _c("transpose", flipped, axes=(1, 0, 2, 3))  # (I, O, kh, kw)
+    return _c("nn.conv2d", g, flipped, strides=(1, 1), padding=tuple(pads_b + pads_a),
+              dilation=d, groups=groups, channels=c, kernel_size=kernel, data_layout="NCHW",
+              kernel_layout="OIHW", out_layout="", out_dtype="")
+
+
 @register_gradient("nn.conv2d")
 def _conv2d_grad(orig, grad):
     """Data: a transposed convolution of the output gradient; weight: the correlation of the
@@ -293,7 +316,7 @@ def _conv2d_grad(orig, grad):
     n, c, h, w = _shape(data)
     o, i, kh, kw = _shape(weight)
     oh, ow = _shape(orig)[2:]
-    if a.groups not in (1, c) or (a.groups == c and o != c):
+    if a.groups != 1 and (a.groups != c or o != c):
         raise RelayError("gradient of nn.conv2d: only groups=1 and depthwise (multiplier 1)")
     s = ntuple(a.strides, 2, "strides", "")
     d = ntuple(a.dilation, 2, "dilation", "")
@@ -303,10 +326,7 @@ def _conv2d_grad(orig, grad):
         (x + b + e - ((k - 1) * dd + 1)) - (y - 1) * ss
         for x, b, e, k, dd, y, ss in zip((h, w), before, after, (kh, kw), d, (oh, ow), s)
     )
-    # the forward OIHW weight, read as IOHW, is the transposed convolution's weight
-    dx = _c("nn.conv2d_transpose", grad, weight, strides=s, padding=before + after, dilation=d,
-            groups=a.groups, channels=c, kernel_size=(kh, kw), data_layout="NCHW",
-            kernel_layout="IOHW", out_layout="", output_padding=opad, out_dtype="")
+    dx = _conv2d_data_grad(grad, weight, a.groups, c, (kh, kw), s, d, before, after, opad)
     # dW[o, i, p, q] = sum_{n, y, z} g[n, o, y, z] * xpad[n, i, y*s + p*d, z*s + q*d]: a
     # convolution of the data (channels as batch) with the gradient (stride and dilation swap).
     full = tuple(

@@ -73,11 +73,10 @@ class Op(RelayExpr):
     schedule: str | None = None
     span: None = None
 
-    def __hash__(self):
-        return id(self)
-
-    def __eq__(self, other):
-        return self is other
+    # one object per name: identity (object's own C-level hash and ==, the fastest there is;
+    # operators are hashed in every pass's memo)
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
 
     def __repr__(self):
         return f"Op({self.name})"
@@ -86,13 +85,14 @@ class Op(RelayExpr):
 
     def get_attr(self, key: str):
         """Relay-style access: ``TOpPattern``, ``FTVMCompute``, ``FTypeRelation``, ..."""
-        return {
+        value = {
             "TOpPattern": int(self.pattern),
             "FTVMCompute": self.compute,
             "FTypeRelation": self.type_rel,
             "FReference": self.ref_impl,
             "FPrimalGradient": self.gradient,
         }.get(key)
+        return value if value is not None else _user_attr(self.name, key)
 
     def make_attrs(self, **values) -> Attrs | None:
         if not self.attrs_schema.fields:
@@ -106,6 +106,12 @@ class Op(RelayExpr):
 
 
 _REGISTRY: dict[str, Op] = {}
+
+
+def _user_attr(name, key):
+    from .op_attrs import get_op_attr  # attributes set with register_op_attr / hooks
+
+    return get_op_attr(name, key)
 
 
 def register_op(

@@ -6,7 +6,10 @@
     out = vm.invoke("main", x)          # or vm.run(x), or vm.set_input("main", x); vm.run()
 
 Arguments are checked against the function's parameter types (shape and dtype, no casts):
-a mismatch raises :class:`relay_tvm.errors.BuildError`.
+a mismatch raises :class:`relay_tvm.errors.BuildError`. Values are handed back as the reference
+interpreter gives them: tvm Tensors, tuples, ``ConstructorValue`` for ADT values, ``RefValue``
+for references; a function value comes back as the VM's closure object. ADT values and
+references may be passed in the same way (``ConstructorValue`` / ``RefValue``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import numpy as np
 
 from ..errors import BuildError
+from .interpreter import ConstructorValue, RefValue
 
 
 class Executable:
@@ -26,10 +30,38 @@ class Executable:
         signatures: ``function name -> [(param name, type string, shape, dtype)]``.
     """
 
-    def __init__(self, lib, meta: dict, target=None):
+    def __init__(self, lib, meta: dict, target=None, constructors=None):
         self.lib = lib
         self.meta = meta
         self.target = target
+        self._ctors = dict(constructors or {})  # tag -> Constructor
+
+    def tag_of(self, ctor, where="argument") -> int:
+        """The tag this executable uses for ``ctor``: its own when the executable was compiled
+        in this process from the same definitions, else found by type and constructor name
+        (tags are numbered per process)."""
+        if self._ctors.get(ctor.tag) is ctor:
+            return ctor.tag
+        key = [getattr(ctor.belong_to, "name_hint", str(ctor.belong_to)), ctor.name_hint]
+        for tag, names in self.meta.get("constructors", {}).items():
+            if names == key:
+                return int(tag)
+        raise BuildError(f"{where}: constructor {key[1]} of type {key[0]} is not one of this "
+                         f"executable's")
+
+    def constructor(self, tag: int):
+        """The constructor of ``tag`` (a stand-in with the right names after loading)."""
+        c = self._ctors.get(tag)
+        if c is None:
+            from ..ir.adt import Constructor
+            from ..ir.types import GlobalTypeVar
+
+            names = self.meta.get("constructors", {}).get(str(tag))
+            if names is None:
+                raise BuildError(f"VM result: unknown constructor tag {tag}")
+            c = Constructor(names[1], (), GlobalTypeVar(names[0]), tag=tag)
+            self._ctors[tag] = c
+        return c
 
     @property
     def signatures(self):
@@ -48,7 +80,47 @@ class Executable:
 
     @property
     def bytecode(self) -> str:
+        """The VM instructions as text (one block per function)."""
         return self.lib.as_text()
+
+    def save(self):
+        """Serialize (tvm.runtime.vm.Executable.save).
+
+        Returns:
+            ``(code, lib)``: ``code`` is a ``bytearray`` holding the VM functions, their
+            constants and the signatures; ``lib`` is the runtime module of the kernels (write
+            it with ``lib.export_library(path)``; None when the program has no kernels).
+        """
+        import os
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "code.bin")
+            self.lib.mod.write_to_file(path, "")
+            with open(path, "rb") as f:
+                code = bytearray(f.read())
+        imports = list(self.lib.mod.imports)
+        return code, (imports[0] if imports else None)
+
+    @staticmethod
+    def load_exec(code, lib) -> "Executable":
+        """Rebuild an executable from :meth:`save`'s ``code`` and the kernel module ``lib``
+        (the one ``save`` returned, or ``tvm.runtime.load_module`` of its export)."""
+        import tvm_ffi
+        from tvm import relax
+
+        try:
+            load = tvm_ffi.get_global_func("ffi.Module.load_from_bytes.relax.VMExecutable")
+            mod = load(bytearray(code))
+            if lib is not None:
+                mod.import_module(lib)
+            exe = relax.VMExecutable(mod)
+            vm = relax.VirtualMachine(exe, __import__("tvm").cpu(0))
+            meta = json.loads(vm["__relay_vm_meta"]())
+        except Exception as e:
+            raise BuildError(f"Executable.load_exec: not a relay_tvm VM executable's code and "
+                             f"kernels: {e}") from e
+        return Executable(exe, meta)
 
 
 def load_executable(path: str) -> Executable:
@@ -69,25 +141,125 @@ def load_executable(path: str) -> Executable:
     return Executable(lib, meta)
 
 
-def _to_user(v):
+def _to_user(v, exe, vm=None):
+    """A VM value as the interpreter gives it (see :mod:`relay_tvm.backend.vm_codegen` for the
+    representation: an ADT value is an array whose first element is its integer tag)."""
     import tvm
+    import tvm_ffi
 
     if isinstance(v, tvm.runtime.Tensor):
         return v
-    if hasattr(v, "__len__") and not isinstance(v, (str, bytes)):
-        return tuple(_to_user(x) for x in v)
+    if isinstance(v, tvm_ffi.List):
+        return VMRef(v, exe, vm)
+    if isinstance(v, tvm_ffi.Array):
+        if len(v) and isinstance(v[0], int) and not isinstance(v[0], bool):
+            return ConstructorValue(exe.constructor(int(v[0])),
+                                    [_to_user(x, exe, vm) for x in v[1:]])
+        return tuple(_to_user(x, exe, vm) for x in v)
+    if vm is not None and isinstance(v, tvm_ffi.Object):
+        return VMClosureValue(v, vm)
     return v
 
 
-def _check(value, sig, fname):
+class VMRef(RefValue):
+    """A reference handed back by the VM: a live view of the VM's cell, so writes by closures
+    called later are seen (as with the interpreter's shared ``RefValue``)."""
+
+    __slots__ = ("cell", "exe", "vm")
+
+    def __init__(self, cell, exe, vm):
+        self.cell, self.exe, self.vm = cell, exe, vm
+
+    @property
+    def value(self):
+        return _to_user(self.cell[0], self.exe, self.vm)
+
+    @value.setter
+    def value(self, v):
+        self.cell[0] = _to_vm(_plain(v), "RefValue", self.exe)
+
+
+class VMClosureValue:
+    """A function value handed back by the VM; call it with user values (as the interpreter's
+    ``Closure``): ``f(x)`` runs it on the VM that made it."""
+
+    __slots__ = ("closure", "vm")
+
+    def __init__(self, closure, vm):
+        self.closure = closure
+        self.vm = vm
+
+    def __call__(self, *args):
+        vals = [_to_vm(_plain(a), "VM closure argument", self.vm.exe) for a in args]
+        out = _call_with_big_stack(self.vm._vm.invoke_closure, [self.closure, *vals])
+        for u, v in zip(args, vals):
+            _write_back(u, v, self.vm.exe)
+        return _to_user(out, self.vm.exe, self.vm)
+
+    def __repr__(self):
+        return "VMClosureValue()"
+
+
+def _plain(v):
+    if isinstance(v, (bool, int, float, np.generic)):
+        return np.asarray(v)
+    if isinstance(v, VMClosureValue):
+        return v.closure
+    return v
+
+
+def _to_vm(v, where, exe):
+    """A user value (NumPy, tvm Tensor, tuple, ConstructorValue, RefValue) as a VM value."""
+    import tvm
+    import tvm_ffi
+
+    if isinstance(v, ConstructorValue):
+        return tvm_ffi.Array([exe.tag_of(v.constructor, where),
+                              *(_to_vm(f, where, exe) for f in v.fields)])
+    if isinstance(v, VMRef):
+        return v.cell
+    if isinstance(v, RefValue):
+        return tvm_ffi.List([_to_vm(v.value, where, exe)])
+    if isinstance(v, (tuple, list)):
+        return tvm_ffi.Array([_to_vm(f, where, exe) for f in v])
+    if isinstance(v, np.ndarray):
+        return tvm.runtime.tensor(np.array(v, order="C"))
+    if isinstance(v, (tvm.runtime.Tensor, tvm_ffi.Function, tvm_ffi.Object)):
+        return v
+    raise BuildError(f"{where}: unsupported value {type(v).__name__}")
+
+
+def _write_back(user, val, exe):
+    """Reference arguments are shared with the program (as in the interpreter): copy what the
+    program wrote into the caller's ``RefValue`` objects."""
+    import tvm_ffi
+
+    stack = [(user, val)]
+    while stack:
+        u, v = stack.pop()
+        if isinstance(u, RefValue) and isinstance(v, tvm_ffi.List):
+            u.value = _to_user(v[0], exe)
+        elif isinstance(u, ConstructorValue) and isinstance(v, tvm_ffi.Array):
+            stack.extend(zip(u.fields, list(v)[1:]))
+        elif isinstance(u, (tuple, list)) and isinstance(v, tvm_ffi.Array):
+            stack.extend(zip(u, v))
+
+
+def _check(value, sig, fname, exe):
     """``value`` (NumPy / tvm Tensor / nested tuple) against a parameter signature entry."""
     import tvm
 
     name, kind, shape, dtype = sig
+    if kind in ("adt", "ref", "func", "any"):
+        want = {"adt": ConstructorValue, "ref": RefValue}.get(kind)
+        if want is not None and not isinstance(value, want):
+            raise BuildError(f"@{fname} argument %{name}: expected a {want.__name__} "
+                             f"({kind} {dtype}), got {type(value).__name__}")
+        return _to_vm(_plain(value), f"@{fname} argument %{name}", exe)
     if kind == "tuple":
         if not isinstance(value, (tuple, list)) or len(value) != len(shape):
             raise BuildError(f"@{fname} argument %{name}: expected a tuple of {len(shape)} values")
-        return tuple(_check(v, s, fname) for v, s in zip(value, shape))
+        return tuple(_check(v, s, fname, exe) for v, s in zip(value, shape))
     if isinstance(value, (bool, int, float, np.generic)):
         value = np.asarray(value, dtype=dtype)
     if isinstance(value, np.ndarray):
@@ -107,6 +279,40 @@ def _check(value, sig, fname):
     return value
 
 
+_STACK_BYTES = 1 << 30
+
+
+def _call_with_big_stack(fn, args):
+    """Call ``fn(*args)`` on a thread with a 1 GiB stack (address space, touched only as used).
+
+    The Relax VM runs a call of a VM function as a nested C++ call, so recursion that is not
+    a tail call (``@map``, ``@length`` over a long list) uses C stack per level; the 8 MiB of
+    the main thread overflows (the process dies) after a few thousand levels. Self tail calls
+    are compiled into jumps and need no stack.
+    """
+    import threading
+
+    box = {}
+
+    def run():
+        try:
+            box["out"] = fn(*args)
+        except BaseException as e:  # re-raised in the caller's thread
+            box["err"] = e
+
+    old = threading.stack_size()
+    threading.stack_size(_STACK_BYTES)
+    try:
+        t = threading.Thread(target=run, name="relay_tvm-vm")
+        t.start()
+    finally:
+        threading.stack_size(old)
+    t.join()
+    if "err" in box:
+        raise box["err"]
+    return box["out"]
+
+
 class VirtualMachine:
     """Runs an :class:`Executable` (tvm.runtime.vm.VirtualMachine).
 
@@ -123,6 +329,7 @@ class VirtualMachine:
         self.device = device if device is not None else tvm.cpu(0)
         self._vm = relax.VirtualMachine(exe.lib, self.device)
         self._inputs: dict = {}
+        self._outputs = None
 
     def set_input(self, func_name="main", *args, **kwargs):
         """Remember the arguments of ``func_name`` for :meth:`run`."""
@@ -145,17 +352,39 @@ class VirtualMachine:
         if len(args) != len(sigs) or any(a is None for a in args):
             raise BuildError(f"@{func_name} takes {len(sigs)} argument(s) {names}, got "
                              f"{len([a for a in args if a is not None])}")
-        return [_check(a, s, func_name) for a, s in zip(args, sigs)]
+        return [_check(a, s, func_name, self.exe) for a, s in zip(args, sigs)]
 
     def invoke(self, func_name="main", *args, **kwargs):
         """Call ``func_name``; returns a tvm Tensor or a tuple of them."""
+        users = None
         if args or kwargs or func_name not in self._inputs:
             vals = self._args(func_name, args, kwargs)
+            users = list(args) + list(kwargs.values()) if not kwargs else None
         else:
             vals = self._inputs[func_name]
         vals = [v if not hasattr(v, "copyto") or v.device == self.device
                 else v.copyto(self.device) for v in vals]
-        return _to_user(self._vm[func_name](*vals))
+        try:
+            out = _call_with_big_stack(self._vm[func_name], vals)
+        except Exception as e:  # the VM's error for a match that has no matching clause
+            msg = str(e)
+            if "relay_tvm VM: no clause" in msg:
+                from ..errors import RelayError
+
+                raise RelayError(msg[msg.index("relay_tvm VM"):].split(";")[0]) from None
+            raise
+        for u, v in zip(users or (), vals):
+            _write_back(u, v, self.exe)
+        self._outputs = _to_user(out, self.exe, self)
+        return self._outputs
+
+    def get_outputs(self) -> list:
+        """The outputs of the last :meth:`invoke` / :meth:`run` as a list (the fields of a
+        tuple result, or the single value)."""
+        if self._outputs is None:
+            raise BuildError("VirtualMachine.get_outputs: nothing has run yet")
+        out = self._outputs
+        return list(out) if isinstance(out, tuple) else [out]
 
     def run(self, *args, **kwargs):
         return self.invoke("main", *args, **kwargs)

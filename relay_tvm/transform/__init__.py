@@ -33,6 +33,10 @@ from .fold_scale_axis import (  # noqa: F401
     ForwardFoldScaleAxis,
 )
 from .layout import AlterOpLayout, ConvertLayout  # noqa: F401
+from .legalize import Legalize  # noqa: F401
+from .annotate_spans import AnnotateSpans  # noqa: F401
+from .span_check import SpanCheck  # noqa: F401
+from .merge_composite import MergeComposite  # noqa: F401
 from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
 from .lambda_lift import (  # noqa: F401
     EtaExpand,
@@ -41,3 +45,7 @@ from .lambda_lift import (  # noqa: F401
     LambdaLift,
     RemoveUnusedFunctions,
 )
+from .gradient import FirstOrderGradient, gradient  # noqa: F401
+from .partial_eval import PartialEvaluate  # noqa: F401
+from .lazy_gradient_init import LazyGradientInit  # noqa: F401
+from .mixed_precision import ToMixedPrecision  # noqa: F401

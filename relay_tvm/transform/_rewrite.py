@@ -9,6 +9,8 @@ functions are not entered (they are kernels, already final), as in Relay's passe
 
 from __future__ import annotations
 
+import operator
+
 from ..ir.adt import Clause, Match
 from ..ir.expr import (
     Call,
@@ -24,6 +26,7 @@ from ..ir.expr import (
 )
 from ..ir.functor import children
 from ..ir.functor import post_order as _post_order
+from ..op.registry import Op
 
 
 def is_primitive(e) -> bool:
@@ -46,11 +49,14 @@ def _same(a, b) -> bool:
 def rebuild(node, new_children):
     """``node`` with its children (in :func:`children` order) replaced; ``node`` itself when all
     are the same objects. The span is kept."""
-    t = type(node)
-    old = children(node)
-    if _same(old, new_children):
+    if _same(children(node), new_children):
         return node
-    c = new_children
+    return _rebuild(node, new_children)
+
+
+def _rebuild(node, c):
+    """``node`` rebuilt from the new children ``c`` (at least one differs); the span is kept."""
+    t = type(node)
     if t is Call:
         return Call(c[0], c[1:], node.attrs, node.type_args, node.span)
     if t is Tuple:
@@ -85,6 +91,10 @@ class Rewriter:
     Subclasses override :meth:`post` (or the per-kind ``post_call`` ...) which receive the original
     node and the node rebuilt from rewritten children, and return the replacement. ``memo`` maps
     each original node to its replacement.
+
+    The walk does a small, constant amount of work per node: children are listed once, an
+    unchanged node is detected by identity and kept without rebuilding, and only the hooks a
+    subclass overrides are called (the base hooks return ``new`` unchanged).
     """
 
     enter_primitive = False
@@ -93,47 +103,83 @@ class Rewriter:
     def __init__(self):
         self.memo: dict = {}
 
+    def _hooks(self) -> dict | None:
+        """``type -> bound hook`` for the per-kind hooks this class overrides, or None when it
+        overrides :meth:`post` itself (then every node goes through ``post``)."""
+        cls = type(self)
+        if cls.post is not Rewriter.post:
+            return None
+        table = _HOOK_TABLES.get(cls)
+        if table is None:
+            table = {t: name for t, name in _HOOKS.items()
+                     if getattr(cls, name) is not getattr(Rewriter, name)}
+            _HOOK_TABLES[cls] = table
+        return {t: getattr(self, name) for t, name in table.items()}
+
     def rewrite(self, expr):
         memo = self.memo
         if expr in memo:
             return memo[expr]
-        stack = [(expr, False)]
+        hooks = self._hooks()
+        post = self.post
+        enter_primitive = self.enter_primitive
+        let_hook = self.has_let_hook
+        is_ = operator.is_
+        stack = [(expr, None)]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, ready = stack.pop()
-            if ready is _LET_HOOK:
+            node, kids = pop()
+            if kids is None:  # first visit
+                if node in memo:
+                    continue
+                t = type(node)
+                if t is Function and not enter_primitive and node.is_primitive:
+                    memo[node] = post(node, node)  # a leaf
+                    continue
+                kids = children(node)
+                if not kids:
+                    if hooks is None:
+                        memo[node] = post(node, node)
+                    else:
+                        h = hooks.get(t)
+                        memo[node] = node if h is None else h(node, node)
+                    continue
+                push((node, kids))
+                if t is Let and let_hook:
+                    # var, value, <hook>, body: the hook may give the bound variable a
+                    # replacement that the body then sees (how let-bound constants fold and GNF
+                    # inlines)
+                    if node.body not in memo:
+                        push((node.body, None))
+                    push((node, _LET_HOOK))
+                    for c in (node.value, node.var):
+                        if c not in memo:
+                            push((c, None))
+                    continue
+                for c in reversed(kids):
+                    if c not in memo:
+                        push((c, None))
+                continue
+            if kids is _LET_HOOK:
                 self.after_let_value(node, memo[node.value])
                 continue
             if node in memo:
                 continue
-            leaf = not self.enter_primitive and is_primitive(node)
-            if ready or leaf:
-                if leaf:
-                    memo[node] = self.post(node, node)
-                else:
-                    if type(node) is Let:
-                        # the binder stays a variable even when the hook replaced its uses
-                        binder = memo.get(node.var, node.var)
-                        if type(binder) is not Var:
-                            binder = node.var
-                        new = rebuild(node, [binder, memo[node.value], memo[node.body]])
-                    else:
-                        new = rebuild(node, [memo[c] for c in children(node)])
-                    memo[node] = self.post(node, new)
-                continue
-            stack.append((node, True))
-            if type(node) is Let and self.has_let_hook:
-                # var, value, <hook>, body: the hook may give the bound variable a replacement
-                # that the body then sees (how let-bound constants fold and GNF inlines)
-                if node.body not in memo:
-                    stack.append((node.body, False))
-                stack.append((node, _LET_HOOK))
-                for c in (node.value, node.var):
-                    if c not in memo:
-                        stack.append((c, False))
-                continue
-            for c in reversed(children(node)):
-                if c not in memo:
-                    stack.append((c, False))
+            t = type(node)
+            if t is Let:
+                # the binder stays a variable even when the hook replaced its uses
+                binder = memo.get(node.var, node.var)
+                if type(binder) is not Var:
+                    binder = node.var
+                new_kids = [binder, memo[node.value], memo[node.body]]
+            else:
+                new_kids = [memo[c] for c in kids]
+            new = node if all(map(is_, new_kids, kids)) else _rebuild(node, new_kids)
+            if hooks is None:
+                memo[node] = post(node, new)
+            else:
+                h = hooks.get(t)
+                memo[node] = new if h is None else h(node, new)
         return memo[expr]
 
     def after_let_value(self, let, new_value):
@@ -165,6 +211,8 @@ class Rewriter:
         return new
 
 
+_HOOK_TABLES: dict = {}
+
 _LET_HOOK = object()
 
 _HOOKS = {
@@ -179,8 +227,6 @@ _HOOKS = {
 
 def op_name(call) -> str | None:
     """The operator name of ``call`` when it calls a registered operator, else ``None``."""
-    from ..op.registry import Op
-
     if type(call) is Call and isinstance(call.op, Op):
         return call.op.name
     return None
@@ -196,8 +242,45 @@ def typed(mod_or_expr):
     return infer_expr(mod_or_expr)
 
 
+def called_ops(func) -> frozenset:
+    """Names of the operators called anywhere in ``func`` (inside primitive functions too).
+
+    A pass that only rewrites calls of certain operators returns ``func`` as it is when none of
+    them occurs; the answer is remembered per function object (functions are immutable), so the
+    passes of one pipeline that leave a function unchanged share one walk over it.
+    """
+    hit = _CALLED_OPS.get(id(func))
+    if hit is not None and hit[0] is func:
+        return hit[1]
+    names = frozenset(n.op.name for n in _post_order(func)
+                      if type(n) is Call and isinstance(n.op, Op))
+    remember(_CALLED_OPS, id(func), (func, names))  # holding func keeps its id from being reused
+    return names
+
+
+def remember(cache: dict, key, value, size: int = 8) -> None:
+    """Put ``key: value`` in a small per-process cache of recent functions, dropping the oldest
+    entry past ``size`` (a remembered function stays alive, constants and all, until dropped or
+    :func:`forget_functions`)."""
+    if len(cache) >= size:
+        del cache[next(iter(cache))]
+    cache[key] = value
+
+
+def forget_functions() -> None:
+    """Drop the functions the passes remember (``relay.build`` calls this when done)."""
+    from .fold_constant import _FIXPOINTS
+
+    _CALLED_OPS.clear()
+    _FIXPOINTS.clear()
+
+
+_CALLED_OPS: dict = {}
+
+
 def has_type(e) -> bool:
     return getattr(e, "_checked_type", None) is not None
 
 
-__all__ = ["post_order", "rebuild", "Rewriter", "op_name", "is_primitive", "typed", "has_type"]
+__all__ = ["post_order", "rebuild", "Rewriter", "op_name", "is_primitive", "typed", "has_type",
+           "called_ops"]

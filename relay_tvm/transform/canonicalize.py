@@ -8,7 +8,7 @@ fusion can merge into the producing convolution or dense kernel.
 from __future__ import annotations
 
 from ..op.registry import make_call
-from ._rewrite import Rewriter, op_name
+from ._rewrite import Rewriter, called_ops, op_name
 from .pass_infra import FunctionPass, PassInfo
 from .simplify_inference import expand_to_axis
 
@@ -24,6 +24,8 @@ class _Canonicalize(Rewriter):
 
 
 def canonicalize_ops(func):
+    if "nn.bias_add" not in called_ops(func):
+        return func
     return _Canonicalize().rewrite(func)
 
 

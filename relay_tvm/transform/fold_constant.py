@@ -18,7 +18,7 @@ import numpy as np
 from ..ir.expr import Call, Constant, If, Let, Tuple
 from ..ir.types import TensorType, TupleType
 from ..op.registry import Op
-from ._rewrite import Rewriter, has_type
+from ._rewrite import Rewriter, has_type, remember
 from .pass_infra import FunctionPass, PassInfo
 
 # Operators never folded: their value is not a function of their arguments alone.
@@ -134,7 +134,18 @@ FoldConstantExpr = fold_constant_expr
 
 
 def _fold(func, mod, ctx):
-    return fold_constant_expr(func, mod)
+    # Relay's pipeline folds twice; a function the first run left as it was (nothing folds: a
+    # fixpoint) would be walked again for nothing when the passes between changed nothing
+    hit = _FIXPOINTS.get(id(func))
+    if hit is not None and hit is func:
+        return func
+    out = fold_constant_expr(func, mod)
+    if out is func:
+        remember(_FIXPOINTS, id(func), func)  # holding func keeps its id from being reused
+    return out
+
+
+_FIXPOINTS: dict = {}  # id -> function that FoldConstant returned unchanged
 
 
 def FoldConstant(fold_qnn: bool = False):  # noqa: N802 - Relay's name

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..ir.expr import Constant
 from ..ir.functor import children
 from ..op.registry import make_call
-from ._rewrite import Rewriter, op_name, post_order
+from ._rewrite import Rewriter, called_ops, op_name, post_order
 from .fold_constant import fold_constant_expr
 from .pass_infra import FunctionPass, PassInfo
 
@@ -125,6 +125,8 @@ class _Fold(Rewriter):
 
 
 def fold_scale_axis(func, mod=None):
+    if "nn.conv2d" not in called_ops(func):  # both directions fold into a convolution
+        return func
     out = _Fold(_uses(func)).rewrite(func)
     if out is func:
         return func

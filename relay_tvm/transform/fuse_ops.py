@@ -46,8 +46,9 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.functor import children
-from ..ir.types import TensorType, TupleType, dim_equal
+from ..ir.types import FuncType, TensorType, TupleType, dim_equal
 from ..op.registry import Op, OpPattern
+from ..typing.infer import _closed, adopt_type
 from ._rewrite import is_primitive, post_order, rebuild
 from .pass_infra import Pass, PassContext, PassInfo
 
@@ -68,6 +69,8 @@ _SIMPLE_CONST_DTYPES = frozenset({"int32", "int64", "float32", "float64", "bool"
 
 
 def _same_shape(a, b) -> bool:
+    if a is b:  # one type object (relation results are shared): no need to compare dimensions
+        return isinstance(a, TensorType)
     return (
         isinstance(a, TensorType) and isinstance(b, TensorType) and len(a.shape) == len(b.shape)
         and all(dim_equal(x, y) for x, y in zip(a.shape, b.shape))
@@ -107,21 +110,27 @@ class IndexedForwardGraph:
             else:
                 outputs[ci].append((parent, pat))
 
+        op_patterns: dict = {}
         for i, e in enumerate(nodes):
             t = type(e)
             if t is Call:
-                if isinstance(e.op, Op):
-                    op_pat = int(e.op.pattern)
+                op = e.op
+                if isinstance(op, Op):
+                    op_pat = op_patterns.get(op)
+                    if op_pat is None:
+                        op_pat = op_patterns[op] = int(op.pattern)
                 else:
                     op_pat = kOpaque
-                    update(e.op, i, kOpaque)
+                    update(op, i, kOpaque)
                 pattern[i] = op_pat
-                rtype = _ctype(e)
+                rtype = getattr(e, "_checked_type", None)
                 for a in e.args:
                     edge = op_pat
-                    if edge == kBroadcast and _same_shape(rtype, _ctype(a)):
+                    if edge == kBroadcast and _same_shape(rtype, getattr(a, "_checked_type", None)):
                         edge = kElemWise
-                    update(a, i, edge)
+                    ai = index.get(a)
+                    if ai is not None:  # update(a, i, edge), inlined: the hottest loop here
+                        outputs[ai].append((i, edge))
             elif t is Tuple:
                 pattern[i] = kTuple
                 for f in e.fields:
@@ -304,8 +313,8 @@ class GraphPartitioner:
             dparent = tree.parent[nid]
             if dparent < 0:
                 continue
-            if self._count_with_new_child(nid, dparent) > self.max_depth:
-                continue
+            # Relay checks the group size first; every condition here is free of side effects,
+            # so the walk that counts the group's nodes runs last, only for a possible fusion
             if phase == 2:
                 if gpat > kInjective:
                     continue
@@ -313,7 +322,8 @@ class GraphPartitioner:
                 if self.gpattern[dom_root] == kTuple:
                     continue
                 if self.gpattern[dparent] == kTuple and self.gpattern[dom_root] <= kInjective:
-                    if self._check_path(nid, dparent, upto_injective):
+                    if (self._count_with_new_child(nid, dparent) <= self.max_depth
+                            and self._check_path(nid, dparent, upto_injective)):
                         self._commit(nid, dparent)
                 continue
             if self.find(nid) == self.find(dparent):
@@ -321,29 +331,35 @@ class GraphPartitioner:
             if self.gpattern[dparent] == kTuple:  # do not fuse into a tuple (yet)
                 continue
             if gpat == kOutEWiseFusable:
-                if phase != 0:
+                if phase != 0 or tree.pattern[nid] != kElemWise:
                     continue
-                if tree.pattern[nid] == kElemWise:
-                    if self._check_path(nid, dparent, upto_broadcast):
-                        self._commit(nid, dparent)
+                cond = upto_broadcast
             elif gpat <= kBroadcast:
                 dpat = tree.pattern[nid]
-                if dpat <= kInjective or dpat == kCommReduce:
-                    if self._check_path(nid, dparent, into_anchor):
-                        self._commit(nid, dparent)
+                if not (dpat <= kInjective or dpat == kCommReduce):
+                    continue
+                cond = into_anchor
             elif gpat in (kInjective, kTuple):
                 if phase != 1:
                     continue
-                if self._check_path(nid, dparent, upto_injective):
-                    self._commit(nid, dparent)
+                cond = upto_injective
+            else:
+                continue
+            if (self._count_with_new_child(nid, dparent) <= self.max_depth
+                    and self._check_path(nid, dparent, cond)):
+                self._commit(nid, dparent)
 
 
 def fused_function_name(body) -> str:
     """Relay's kernel name for a fused function body: ``fused_`` + the operator names in post
     order, dots as underscores; past 80 characters, truncated with a hash of the full name."""
+    return _name_of_calls([n for n in post_order(body) if type(n) is Call])
+
+
+def _name_of_calls(calls) -> str:
     names = ["fused"]
-    for n in post_order(body):
-        if type(n) is Call and isinstance(n.op, Op):
+    for n in calls:
+        if isinstance(n.op, Op):
             names.append(n.op.name.replace(".", "_"))
     name = "_".join(names)
     if len(name) > MAX_FUNC_NAME_LENGTH:
@@ -364,6 +380,8 @@ class _GroupInfo:
         p = self.by_arg.get(new_arg)
         if p is None:
             p = Var(f"p{len(self.params)}", ty)
+            if ty is not None:
+                p._set_checked_type(ty)  # a parameter's type is its annotation
             self.params.append(p)
             self.arguments.append(new_arg)
             self.by_arg[new_arg] = p
@@ -372,12 +390,18 @@ class _GroupInfo:
 
 def _make_function(info: _GroupInfo, body, span):
     calls = [n for n in post_order(body) if type(n) is Call]
-    attrs = {"Primitive": 1 if calls else 0, "func_name": fused_function_name(body)}
+    attrs = {"Primitive": 1 if calls else 0, "func_name": _name_of_calls(calls)}
     if calls and all(isinstance(c.op, Op) and c.op.name in _RESHAPE_OPS for c in calls):
         attrs["relay.reshape_only"] = 1
     # ret_type stays unannotated, as a hand-written primitive function; inference types it
     fn = Function(info.params, body, None, (), DictAttrs(attrs), span)
-    return Call(fn, info.arguments, None, (), span)
+    body_type = _ctype(body)
+    if body_type is not None:
+        # the types inference would give: (parameter annotations) -> body type, and the call
+        # returns the body's type (see adopt_type)
+        fn._set_checked_type(FuncType([p.type_annotation for p in info.params], body_type),
+                             _closed(fn))
+    return adopt_type(Call(fn, info.arguments, None, (), span), body)
 
 
 def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> Function:
@@ -412,33 +436,37 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> F
     # of it would be Primitive=0, which no backend runs)
     kernels = {group(e) for e in graph.nodes if type(e) is Call and isinstance(e.op, Op)}
 
+    # Every node built here has the type of the node it replaces, with children of the same
+    # types (parameters are annotated with their arguments' types): it adopts that type, so the
+    # inference after fusion does not walk the program again (see typing.infer.adopt_type).
     for e in graph.nodes:
         t = type(e)
         if t is Call and isinstance(e.op, Op):
             g = group(e)
-            nc = Call(e.op, new_args(e.args, g), e.attrs, e.type_args, e.span)
+            nc = adopt_type(Call(e.op, new_args(e.args, g), e.attrs, e.type_args, e.span), e)
             if is_root(e, g):
                 nc = _make_function(ginfo.setdefault(g, _GroupInfo()), nc, e.span)
             new[e] = nc
         elif t is Tuple:
             g = group(e)
             if is_root(e, g) or g not in kernels:
-                new[e] = rebuild(e, [new.get(f, f) for f in e.fields])
+                new[e] = adopt_type(rebuild(e, [new.get(f, f) for f in e.fields]), e)
             else:
-                new[e] = Tuple(new_args(e.fields, g), e.span)
+                new[e] = adopt_type(Tuple(new_args(e.fields, g), e.span), e)
         elif t is TupleGetItem and index.get(e.tuple_value) is not None:
             g = group(e)
             if g not in kernels or (is_root(e, g) and group(e.tuple_value) != g):
-                new[e] = rebuild(e, [new[e.tuple_value]])
+                new[e] = adopt_type(rebuild(e, [new[e.tuple_value]]), e)
                 continue
-            node = TupleGetItem(new_args([e.tuple_value], g)[0], e.index, e.span)
+            node = adopt_type(TupleGetItem(new_args([e.tuple_value], g)[0], e.index, e.span), e)
             if is_root(e, g):
                 node = _make_function(ginfo.setdefault(g, _GroupInfo()), node, e.span)
             new[e] = node
         elif is_primitive(e) or t in (Var, GlobalVar, Constant, Constructor):
             new[e] = e
         else:
-            new[e] = rebuild(e, [c if isinstance(c, Op) else new[c] for c in children(e)])
+            new[e] = adopt_type(
+                rebuild(e, [c if isinstance(c, Op) else new[c] for c in children(e)]), e)
     return new[func]
 
 

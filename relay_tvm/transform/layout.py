@@ -7,6 +7,10 @@ appears only at the boundaries of a region.
   ``OIHW{ic}i{oc}o`` weights (a depthwise one, ``groups == C == O``, becomes
   ``nn.contrib_depthwise_conv2d_NCHWc`` with ``OIHW1i{c}o`` weights), the blocks being the largest factors of the channel counts up to
   16 (one AVX-512 vector of float32, the x86 default schedule's choice).
+  A stride-1 3x3 ``nn.conv2d`` with a constant weight becomes Winograd instead
+  (``nn.contrib_conv2d_winograd_without_weight_transform`` of the transformed, packed weight,
+  on the same blocked layouts) where the cost model of :mod:`.winograd_choice` says it is
+  faster; the weight transform is folded by the FoldConstant that follows.
 - **ConvertLayout** (``convert_layout.cc``): ``nn.conv2d`` converts to the desired data layout
   (``{"nn.conv2d": ["NHWC", "default"]}``; NCHW<->NHWC, kernels OIHW / HWIO).
 
@@ -26,7 +30,8 @@ from ..ir.expr import Constant
 from ..ir.types import TensorType
 from ..op import nn_contrib  # noqa: F401  (registers nn.contrib_conv2d_NCHWc)
 from ..op.registry import OpPattern, make_call
-from ._rewrite import Rewriter, op_name
+from ._rewrite import Rewriter, called_ops, op_name
+from .winograd_choice import winograd_conv, winograd_decider
 from .pass_infra import FunctionPass, PassInfo
 
 _BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power"}
@@ -178,9 +183,42 @@ def _nchwc_conv(orig, new):
     return _lt(conv, ol, "NCHW", new.span)
 
 
+def _user_hook(key, orig, new, *extra):
+    """A user's per-operator hook (``relay.op.register_alter_op_layout`` / ``..._convert_...``),
+    with layout_transforms added where it changed the call's data / kernel layout."""
+    from ..op.op_attrs import apply_hook
+
+    out = apply_hook(key, new, orig, *extra)
+    if out is None or type(out) is not type(new) or not hasattr(out.attrs, "data_layout"):
+        return out
+    a, b = new.attrs, out.attrs
+    if not hasattr(a, "data_layout") or a.data_layout == b.data_layout:
+        return out
+    args = list(out.args)
+    if args and args[0] is new.args[0]:
+        args[0] = _lt(args[0], a.data_layout, b.data_layout)
+    kl_old, kl_new = getattr(a, "kernel_layout", None), getattr(b, "kernel_layout", None)
+    if len(args) > 1 and args[1] is new.args[1] and kl_old and kl_new and kl_old != kl_new:
+        args[1] = _lt(args[1], kl_old, kl_new)
+    call = type(out)(out.op, args, out.attrs, out.type_args, out.span)
+    produced = getattr(b, "out_layout", "") or b.data_layout
+    wanted = getattr(a, "out_layout", "") or a.data_layout
+    return _lt(call, produced, wanted, new.span) if produced != wanted else call
+
+
 class _Alter(Rewriter):
+    def __init__(self, winograd):
+        super().__init__()
+        self.winograd = winograd
+
     def post_call(self, orig, new):
+        hooked = _user_hook("FTVMAlterOpLayout", orig, new)
+        if hooked is not None:
+            return hooked
         if op_name(new) == "nn.conv2d":
+            tile = self.winograd(orig, new)
+            if tile:
+                return winograd_conv(orig, new, tile)
             return _nchwc_conv(orig, new)
         return new
 
@@ -194,6 +232,11 @@ class _Convert(Rewriter):
         self.desired = desired
 
     def post_call(self, orig, new):
+        if op_name(new) in self.desired:
+            hooked = _user_hook("FTVMConvertOpLayout", orig, new,
+                                self.desired[op_name(new)])
+            if hooked is not None:
+                return hooked
         if op_name(new) != "nn.conv2d" or "nn.conv2d" not in self.desired:
             return new
         want = self.desired["nn.conv2d"]
@@ -228,18 +271,30 @@ def _finish(out, mod):
     return eliminate_common_subexpr(out, lambda c: c.op.name != "layout_transform")
 
 
-def alter_op_layout(func, mod=None):
-    out = _Alter().rewrite(func)
+def alter_op_layout(func, mod=None, winograd=None):
+    """AlterOpLayout on one function. ``winograd(orig, new) -> tile size or None`` decides
+    which convolutions become Winograd (default: :func:`winograd_choice` with the current
+    target and ``PassContext`` config)."""
+    if "nn.conv2d" not in called_ops(func):
+        return func
+    if winograd is None:
+        winograd = winograd_decider()
+    out = _Alter(winograd).rewrite(func)
     return func if out is func else _finish(out, mod)
 
 
 def convert_layout(func, desired, mod=None):
+    if "nn.conv2d" not in called_ops(func) or "nn.conv2d" not in desired:
+        return func
     out = _Convert(desired).rewrite(func)
     return func if out is func else _finish(out, mod)
 
 
 def AlterOpLayout():  # noqa: N802 - Relay's name
-    """conv2d NCHW -> NCHW{c}c blocked convolutions for x86 (opt level 3)."""
+    """conv2d NCHW -> NCHW{c}c blocked convolutions for x86 (opt level 3); stride-1 3x3 ones
+    with a constant weight -> Winograd convolutions where the cost model of
+    :mod:`relay_tvm.transform.winograd_choice` says they are faster (``PassContext`` config
+    ``"relay.AlterOpLayout.winograd"``: ``"auto"``, ``"never"``, 2 or 4)."""
     return FunctionPass(lambda f, m, c: alter_op_layout(f, m),
                         PassInfo(3, "AlterOpLayout", ("InferType",)))
 

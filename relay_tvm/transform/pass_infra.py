@@ -73,6 +73,10 @@ class PassContext:
         """The innermost active context (a default ``opt_level=2`` one when none is active)."""
         if PassContext._stack:
             return PassContext._stack[-1]
+        if _OUTER_CONTEXT is not None:  # a tvm.transform.PassContext the user entered
+            ctx = _OUTER_CONTEXT()
+            if ctx is not None:
+                return ctx
         return _DEFAULT
 
     def pass_enabled(self, info: PassInfo) -> bool:
@@ -84,6 +88,9 @@ class PassContext:
 
 
 _DEFAULT = PassContext()
+#: Set by relay_tvm.compat: ``() -> PassContext | None`` mirroring an entered
+#: ``tvm.transform.PassContext``, so relay passes and relay.build honour it.
+_OUTER_CONTEXT = None
 
 
 class Pass:
@@ -127,13 +134,22 @@ class Pass:
 
 def _check_after(name: str, mod: IRModule) -> None:
     from ..analysis.well_formed import check_well_formed
-    from ..typing.infer import infer_module
+    from ..ir.functor import post_order
+    from ..typing.infer import infer_module, short
 
+    # the types a later inference would reuse without looking (sealed expressions) must be the
+    # ones a fresh inference finds
+    kept = [(e, e._checked_type) for f in mod.functions.values() for e in post_order(f)
+            if getattr(e, "_type_sealed", False)]
     try:
         check_well_formed(mod)
-        infer_module(mod)
+        infer_module(mod, reuse=False)  # type everything again: the check trusts nothing
     except RelayError as e:
         raise RelayError(f"pass {name} left an ill-formed or ill-typed module: {e}") from e
+    for e, t in kept:
+        if e.checked_type != t:
+            raise RelayError(f"pass {name} left {short(e)} with the type {t}; inference gives "
+                             f"{e.checked_type}")
 
 
 def _required_pass(name: str) -> Pass:
@@ -219,17 +235,22 @@ def function_pass(pass_func=None, opt_level=None, name=None, required=None):
 
 
 class PassTimingInstrument:
-    """Records the wall time of each pass run; ``render()`` prints a table."""
+    """Records the wall time of each pass run (``records``: ``(name, seconds)``) and its CPU
+    time (``cpu_records``, the same order: on a shared machine the wall time also counts the
+    waits for a core); ``render()`` prints a table."""
 
     def __init__(self):
         self.records: list = []
+        self.cpu_records: list = []
         self._start: list = []
 
     def run_before_pass(self, mod, info):
-        self._start.append(time.perf_counter())
+        self._start.append((time.perf_counter(), time.process_time()))
 
     def run_after_pass(self, mod, info):
-        self.records.append((info.name, time.perf_counter() - self._start.pop()))
+        wall, cpu = self._start.pop()
+        self.records.append((info.name, time.perf_counter() - wall))
+        self.cpu_records.append((info.name, time.process_time() - cpu))
 
     def render(self) -> str:
         lines = [f"{'pass':<32} {'ms':>10}"]

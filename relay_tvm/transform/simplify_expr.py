@@ -34,7 +34,12 @@ def _ty(e):
 
 
 def _is_value(e, v) -> bool:
-    return type(e) is Constant and e.data.size > 0 and bool(np.all(e.data == v))
+    if type(e) is not Constant:
+        return False
+    d = e.data
+    if d.size == 1:  # a scalar: compare without NumPy's array machinery
+        return bool(d.item() == v)
+    return d.size > 0 and bool(np.all(d == v))
 
 
 def _static(t):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..ir.expr import Call, Constant, TupleGetItem
 from ..ir.types import TensorType
 from ..op.registry import make_call
-from ._rewrite import Rewriter, op_name
+from ._rewrite import Rewriter, called_ops, op_name
 from .pass_infra import FunctionPass, PassInfo
 
 
@@ -149,8 +149,13 @@ def _with_span(e, span):
     return Call(e.op, e.args, e.attrs, e.type_args, span)
 
 
+_TRIGGERS = frozenset({"nn.batch_norm", "nn.dropout", *_UNPACK})
+
+
 def simplify_inference(func, mod=None, ctx=None):
     """Apply SimplifyInference to one typed function."""
+    if _TRIGGERS.isdisjoint(called_ops(func)):
+        return func
     return _Simplify().rewrite(func)
 
 

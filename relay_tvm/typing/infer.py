@@ -11,6 +11,12 @@ per module, so (mutual) recursion through ``GlobalVar`` s type-checks.
 Constraint generation is an iterative post-order walk, and each relation runs a bounded number
 of times, so inference is linear in program size. Afterwards every expression's
 ``checked_type`` is set.
+
+Inference runs before nearly every pass, so it avoids repeating itself: an expression whose type
+follows from the expression alone is *sealed* once typed, and a later inference takes its type
+without walking it (a pass that changes a few nodes of a 100,000-node program re-types only the
+path from them to the root); a module whose functions are all sealed is not walked at all; and
+relation results are cached per (operator, attributes, argument types).
 """
 
 from __future__ import annotations
@@ -271,6 +277,31 @@ def _has_incomplete(t) -> bool:
     return False
 
 
+# (relation, id(attrs), *argument types) -> (attrs, relation result), for complete tensor
+# arguments
+_REL_CACHE: dict = {}
+_REL_CACHE_SIZE = 65536
+
+# Kinds of node whose type is fixed by the node itself once its children's are: everything but
+# variables (a binding decides their type), globals and constructors (the module decides) and
+# match (exhaustiveness depends on the module's type definitions). A node of these kinds whose
+# children are all sealed (annotated variables with complete types, or sealed nodes) is sealed
+# after a successful inference; a later inference takes its ``checked_type`` as it is, without
+# walking it again. Nodes are immutable, so a sealed node's type can never become stale; setting
+# ``checked_type`` by any other path unseals the node.
+_SEALABLE = frozenset({Call, Constant, Tuple, TupleGetItem, Let, If, Function, RefCreate, RefRead,
+                       RefWrite})
+
+
+def _complete_result(res) -> bool:
+    """Whether a relation's result holds no incomplete type (sharing one between calls would
+    tie their unknowns together)."""
+    if isinstance(res, tuple):
+        out, fill = res
+        return not _has_incomplete(out) and not any(_has_incomplete(t) for t in fill.values())
+    return not _has_incomplete(res)
+
+
 class _Pending:
     __slots__ = ("call", "kind")
 
@@ -282,14 +313,22 @@ class _Pending:
 class TypeInferencer:
     """Infers the types of the functions of a module (or of one bare expression)."""
 
-    def __init__(self, mod: IRModule | None = None, allow_free_vars: bool = False):
+    def __init__(self, mod: IRModule | None = None, allow_free_vars: bool = False,
+                 reuse: bool = True):
         self.mod = mod
         self.allow_free_vars = allow_free_vars
+        self.reuse = reuse
         self.solver = TypeSolver()
         self.types: dict = {}
         self.global_types: dict = {}
         self.pending: list = []
         self.match_nodes: list = []
+        # nodes whose type follows from the node alone (see _SEALABLE), and nodes whose type a
+        # previous inference sealed and this one reuses without walking them again
+        self.sealable: set = set()
+        self.reused: set = set()
+        # every binding of a variable without a type annotation, in binding order
+        self.unannotated: list = []
 
     # ---- errors ----
     def _unify(self, a, b, expr, what: str):
@@ -340,11 +379,18 @@ class TypeInferencer:
 
     # ---- traversal ----
     def _bind(self, v: Var):
+        ann = v.type_annotation
+        if ann is None:
+            self.unannotated.append(v)
         if v not in self.types:
-            self.types[v] = v.type_annotation if v.type_annotation is not None else IncompleteType()
+            self.types[v] = IncompleteType() if ann is None else ann
+        if ann is not None and not _has_incomplete(ann):
+            self.sealable.add(v)
 
     def visit(self, root):
         types = self.types
+        sealable = self.sealable
+        reuse = self.reuse
         stack = [(root, 0)]
         while stack:
             e, stage = stack.pop()
@@ -352,6 +398,12 @@ class TypeInferencer:
                 if e in types:
                     continue
                 t = type(e)
+                if reuse and t is not Var and getattr(e, "_type_sealed", False):
+                    # typed before, and its type depends on nothing outside it: reuse it
+                    types[e] = e._checked_type
+                    sealable.add(e)
+                    self.reused.add(e)
+                    continue
                 if t is Var:
                     if not self.allow_free_vars:
                         from ..errors import WellFormedError
@@ -383,6 +435,14 @@ class TypeInferencer:
             else:
                 if e not in types:
                     types[e] = self.type_of(e)
+                t = type(e)
+                if t in _SEALABLE:
+                    cs = e.args if t is Call and isinstance(e.op, Op) else children(e)
+                    for c in cs:
+                        if c not in sealable:
+                            break
+                    else:
+                        sealable.add(e)
 
     def pattern(self, p, expected, match):
         if isinstance(p, PatternWildcard):
@@ -463,8 +523,6 @@ class TypeInferencer:
             for c in e.clauses:
                 self._unify(types[c.rhs], out, e, "all match clauses must have one type; clause")
             return out
-        from ..op.registry import Op
-
         if isinstance(e, Op):
             raise TypeInferenceError(
                 f"operator {e.name} is used as a value; operators can only be called", e.span
@@ -472,8 +530,6 @@ class TypeInferencer:
         raise TypeInferenceError(f"cannot type a {t.__name__}", getattr(e, "span", None))
 
     def call_type(self, call: Call):
-        from ..op.registry import Op
-
         types = self.types
         op = call.op
         if isinstance(op, Op):
@@ -485,11 +541,18 @@ class TypeInferencer:
                     f"({', '.join(op.arguments)}), got {len(call.args)}\n  in expression: {short(call)}",
                     call.span,
                 )
-            out = IncompleteType()
-            types[call] = out
-            if not self._solve_relation(call):
+            res = self._relation(call)
+            if res is None:  # not enough known yet: solved later, with the call's type a hole
+                out = IncompleteType()
+                types[call] = out
                 self.pending.append(_Pending(call, "rel"))
-            return out
+                return out
+            if isinstance(res, tuple):
+                out, fill = res
+                for i, ty in fill.items():
+                    self._unify(types[call.args[i]], ty, call, f"argument {i} of {op.name}")
+                return out
+            return res
         ft = self.solver.find(types[op])
         if isinstance(ft, IncompleteType):
             ft = FuncType([IncompleteType() for _ in call.args], IncompleteType())
@@ -531,11 +594,41 @@ class TypeInferencer:
         return True
 
     def _solve_relation(self, call) -> bool:
+        """Run the relation of a pending call; unify its result with the call's type."""
+        res = self._relation(call)
+        if res is None:
+            return False
+        op = call.op
+        if isinstance(res, tuple):
+            out, fill = res
+            for i, ty in fill.items():
+                self._unify(self.types[call.args[i]], ty, call, f"argument {i} of {op.name}")
+        else:
+            out = res
+        self._unify(self.types[call], out, call, f"result of {op.name}")
+        return True
+
+    def _relation(self, call):
+        """The operator's relation on the call's current argument types: ``None`` (not known
+        yet), the result type, or ``(result type, {argument index: type})``."""
         op = call.op
         resolve = self.solver.resolve
         arg_types = [resolve(self.types[a]) for a in call.args]
+        attrs = call.attrs
+        key = None
+        for t in arg_types:
+            if type(t) is not TensorType:
+                break
+        else:
+            # a relation is a function of its argument types and attributes: a chain of the same
+            # operator on the same shapes, or a program typed again after a pass, asks the same
+            # question many times
+            key = (op.type_rel, id(attrs), *arg_types)  # the relation itself: it may be replaced
+            hit = _REL_CACHE.get(key)
+            if hit is not None and hit[0] is attrs:
+                return hit[1]
         try:
-            res = op.type_rel(arg_types, call.attrs)
+            res = op.type_rel(arg_types, attrs)
         except TypeInferenceError as err:
             raise TypeInferenceError(f"{err}\n  in expression: {short(call)}", call.span) from None
         except RelayError:
@@ -547,16 +640,11 @@ class TypeInferencer:
                 f"  in expression: {short(call)}",
                 call.span,
             ) from err
-        if res is None:
-            return False
-        if isinstance(res, tuple):
-            out, fill = res
-            for i, ty in fill.items():
-                self._unify(self.types[call.args[i]], ty, call, f"argument {i} of {op.name}")
-        else:
-            out = res
-        self._unify(self.types[call], out, call, f"result of {op.name}")
-        return True
+        if res is not None and key is not None and _complete_result(res):
+            if len(_REL_CACHE) >= _REL_CACHE_SIZE:
+                _REL_CACHE.clear()
+            _REL_CACHE[key] = (attrs, res)  # holding attrs keeps its id from being reused
+        return res
 
     def solve_pending(self):
         while self.pending:
@@ -589,7 +677,11 @@ class TypeInferencer:
             if m.complete:
                 check_exhaustive(m, self)
         resolve = self.solver.resolve
+        reused, sealable = self.reused, self.sealable
+        done = []
         for e, t in self.types.items():
+            if e in reused:
+                continue
             rt = resolve(t)
             if _has_incomplete(rt) and not isinstance(e, (GlobalVar, Constructor)):
                 raise TypeInferenceError(
@@ -597,7 +689,10 @@ class TypeInferencer:
                     f"add a type annotation",
                     getattr(e, "span", None),
                 )
-            e._set_checked_type(rt)
+            done.append((e, rt))
+        # seal only once every type is known to be complete: a failed inference seals nothing
+        for e, rt in done:
+            e._set_checked_type(rt, e in sealable and type(e) is not Var)
 
 
 # ---- exhaustiveness (usefulness of a wildcard after all clauses) -----------------------------
@@ -675,38 +770,56 @@ def check_exhaustive(m: Match, inf: TypeInferencer) -> None:
 
 # ---- entry points ------------------------------------------------------------------------------
 
-def infer_module(mod: IRModule) -> IRModule:
+def infer_module(mod: IRModule, reuse: bool = True) -> IRModule:
     """Type-check every function of ``mod`` (jointly, so globals may call each other); fills in
     ``checked_type`` everywhere and returns a new module holding the same functions.
+
+    Args:
+        reuse: take the types of sealed expressions (typed before, see ``_SEALABLE``) as they
+            are; ``False`` types every expression again (the ``relay.debug.check_each_pass``
+            check, and tests that the reused types are right).
 
     Raises:
         TypeInferenceError: with the expression, expected and actual types and the span.
         WellFormedError: a function uses a variable it does not bind.
     """
     with paused_gc():
-        return _infer_module(mod)
+        return _infer_module(mod, reuse)
 
 
-def _infer_module(mod: IRModule) -> IRModule:
+def _infer_module(mod: IRModule, reuse: bool = True) -> IRModule:
     from ..analysis.well_formed import check_well_formed
 
-    for gv, f in mod.functions.items():
-        check_well_formed(f, False, f"@{gv.name_hint}")
-    inf = TypeInferencer(mod)
-    for gv, f in mod.functions.items():
+    funcs = mod.functions
+
+    def sealed(f):
+        return reuse and getattr(f, "_type_sealed", False)
+
+    if all(sealed(f) for f in funcs.values()):
+        # every function was type-checked before and refers to no global: nothing can have
+        # changed (a sealed function was well formed too, and it is immutable)
+        return mod.copy()
+    for gv, f in funcs.items():
+        if not sealed(f):
+            check_well_formed(f, False, f"@{gv.name_hint}")
+    inf = TypeInferencer(mod, reuse=reuse)
+    missing = {}
+    for gv, f in funcs.items():
         sig = inf.global_type(gv)
+        start = len(inf.unannotated)
         inf.visit(f)
+        missing[gv] = inf.unannotated[start:]
         inf._unify(inf.types[f], sig, f, f"the type of @{gv.name_hint}")
     inf.finish()
     out = mod.copy()
-    for gv, f in mod.functions.items():
-        nf = annotate_missing(f)
+    for gv, f in funcs.items():
+        nf = annotate_missing(f, missing[gv])
         if nf is not f:
             out[gv] = nf
     return out
 
 
-def annotate_missing(func):
+def annotate_missing(func, missing=None):
     """A copy of a type-checked ``func`` whose variables bound without an annotation carry their
     inferred type (Relay's ``update_missing_type_annotation``), with ``checked_type`` set on
     every rebuilt node. The caller's own expression is left as it was.
@@ -714,14 +827,23 @@ def annotate_missing(func):
     This is what lets a later pass remove the operator that determined a parameter's type
     (SimplifyInference dropping ``nn.batch_norm``, ...) and still leave a typeable program.
     Returns ``func`` itself when every variable is annotated already.
+
+    Args:
+        missing: the variables ``func`` binds without an annotation, when the caller knows
+            them already (the inferencer records them); found by a walk over ``func`` if None.
     """
-    from ..analysis.free import bound_vars
     from ..ir.functor import ExprMutator
 
-    missing = [v for v in bound_vars(func) if v.type_annotation is None]
+    if missing is None:
+        from ..analysis.free import bound_vars
+
+        missing = [v for v in bound_vars(func) if v.type_annotation is None]
     if not missing:
         return func
-    fresh = {v: Var(v.name_hint, v.checked_type, v.span) for v in missing}
+    fresh = {}
+    for v in missing:
+        nv = fresh[v] = Var(v.name_hint, v.checked_type, v.span)
+        nv._set_checked_type(v.checked_type)  # sealed parents are not walked again
 
     class _Annotate(ExprMutator):
         def visit_var(self, v):
@@ -745,12 +867,47 @@ def annotate_missing(func):
 
     m = _Annotate()
     out = m.visit(func)
+    # memo_map holds children before parents: a rebuilt node is sealed when its children are
+    # (its variables now carry the complete types inference found for them)
     for old, new in m.memo_map.items():
         if new is not old:
             t = getattr(old, "_checked_type", None)
             if t is not None:
-                new._set_checked_type(t)
+                new._set_checked_type(t, _closed(new))
     return out
+
+
+def adopt_type(new, old):
+    """Give ``new`` the checked type of ``old`` and return ``new``.
+
+    For a pass that rebuilds ``old`` as ``new`` of the same kind, with the same operator and
+    attributes, and with children whose types are those of ``old``'s children (FuseOps moving
+    operators into primitive functions: a parameter annotated with the argument's type takes
+    the argument's place). Inference would find ``old``'s type again, so ``new`` carries it, and
+    is sealed when its children are (a later inference does not walk it). Nothing is set when
+    ``old`` has no type.
+    """
+    t = getattr(old, "_checked_type", None)
+    if t is not None and new is not old:
+        new._set_checked_type(t, not _has_incomplete(t) and _closed(new))
+    return new
+
+
+def _closed(e) -> bool:
+    """Whether ``e`` may be sealed: its kind is sealable and every child is a variable annotated
+    with a complete type or a sealed node."""
+    t = type(e)
+    if t not in _SEALABLE:
+        return False
+    cs = e.args if t is Call and isinstance(e.op, Op) else children(e)
+    for c in cs:
+        if type(c) is Var:
+            ann = c.type_annotation
+            if ann is None or _has_incomplete(ann):
+                return False
+        elif not getattr(c, "_type_sealed", False):
+            return False
+    return True
 
 
 def infer_expr(expr, mod: IRModule | None = None):

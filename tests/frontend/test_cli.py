@@ -113,3 +113,44 @@ def test_run_requires_every_input(exported, capsys):
     assert "inputs not given: conv_weight" in capsys.readouterr().err
     assert main(["run", so, "--input", f"data={d / 'x.npy'}", "-o", str(d), "--fill-random",
                  "--repeat", "1"]) == 0
+
+
+@pytest.mark.slow
+def test_tune_then_compile_with_the_database(exported, capsys):
+    d, params = exported
+    sym, wd, so = str(d / "m-symbol.json"), str(d / "tuning"), str(d / "tuned.so")
+    assert main(["tune", sym, "--shape", "data=2,2,5,5", "--trials", "4", "--trials-per-iter",
+                 "2", "--seed", "0", "--work-dir", wd]) == 0
+    err = capsys.readouterr().err
+    assert "[tune]" in err and "untuned" in err
+    assert main(["compile", sym, "--shape", "data=2,2,5,5", "--tuning-db", wd, "-o", so]) == 0
+    assert "kernels use a tuned record" in capsys.readouterr().err
+    x = np.random.default_rng(1).standard_normal((2, 2, 5, 5)).astype("float32")
+    np.save(d / "x.npy", x)
+    assert main(["run", so, "--input", f"data={d / 'x.npy'}", "--output-dir", str(d / "o"),
+                 "--repeat", "1"]) == 0
+    np.testing.assert_allclose(np.load(d / "o" / "output_0.npy"), _numpy_conv_fc(x, params),
+                               rtol=1e-4, atol=1e-4)
+    # the same command again resumes: nothing left to measure
+    assert main(["tune", sym, "--shape", "data=2,2,5,5", "--trials", "4", "--trials-per-iter",
+                 "2", "--seed", "0", "--work-dir", wd]) == 0
+    assert "untuned" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, status, match", [
+    (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w"], 2,
+     "give a budget"),
+    (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
+      "--rpc-tracker", "127.0.0.1:9190"], 2, "go together"),
+    (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
+      "--rpc-tracker", "nowhere", "--rpc-key", "k"], 1, "expected HOST:PORT"),
+    (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
+      "--target", "cuda"], 1, "measures CPU (llvm) targets"),
+    (["compile", "m-symbol.json", "--shape", "data=2,2,5,5", "--tuning-db", "nothere"], 1,
+     "TuningError: tuning database 'nothere': no such directory"),
+])
+def test_tune_usage_errors(exported, capsys, monkeypatch, argv, status, match):
+    d, _ = exported
+    monkeypatch.chdir(d)
+    assert main(argv) == status
+    assert match in capsys.readouterr().err

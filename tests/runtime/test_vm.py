@@ -142,23 +142,52 @@ def test_local_functions_are_inlined():
     _assert_same(*_both(mod, np.array([1.0, -2.0, 0.5], "float32")))
 
 
-def test_closure_values_and_local_recursion_are_clear_errors():
+def test_closure_values_and_local_recursion_run():
+    # formerly rejected ("closures", "recursive local functions"): now lifted to VM closures
     x = relay.var("x", shape=(2,))
     y = relay.var("y", shape=(2,))
     f = relay.Function([y], relay.add(x, y))
-    mod = relay.IRModule.from_expr(relay.Function([x], relay.Tuple([f, x])))
-    with pytest.raises(relay.BuildError, match="closures"):
-        relay.vm.compile(mod)
+    t = relay.var("t")
+    body = relay.Let(t, relay.Tuple([f, x]),
+                     relay.Call(relay.TupleGetItem(t, 0), [relay.TupleGetItem(t, 1)]))
+    mod = relay.IRModule.from_expr(relay.Function([x], body))
+    _assert_same(*_both(mod, np.array([1.0, 2.5], "float32")))
     # let rec: a local function that calls itself
     n = relay.var("n", shape=(), dtype="int32")
     loop = relay.var("loop")
     body = relay.If(relay.less(n, relay.const(3, "int32")),
                     relay.Call(loop, [relay.add(n, relay.const(1, "int32"))]), n)
     prog = relay.Let(loop, relay.Function([n], body), relay.Call(loop, [relay.const(0, "int32")]))
-    with pytest.raises(relay.BuildError, match="recursive local functions"):
-        relay.vm.compile(relay.IRModule.from_expr(relay.Function([], prog)))
+    ref, got = _both(relay.IRModule.from_expr(relay.Function([], prog)))
+    _assert_same(ref, got)
+    assert int(got.numpy()) == 3
 
 
 def test_load_executable_errors(tmp_path):
     with pytest.raises(relay.BuildError, match="no such file"):
         load_executable(str(tmp_path / "none.so"))
+
+
+def test_save_and_load_exec_in_a_new_process(tmp_path):
+    exe = relay.vm.compile(_loop_module())
+    code, lib = exe.save()
+    x = np.array([[0.0, 1.0], [2.0, -1.0]], "float32")
+    want = relay.create_executor("debug", _loop_module()).evaluate()(x).numpy()
+    again = relay.vm.Executable.load_exec(code, lib)
+    np.testing.assert_allclose(VirtualMachine(again).run(x).numpy(), want, rtol=1e-5)
+    (tmp_path / "code.bin").write_bytes(bytes(code))
+    lib.export_library(str(tmp_path / "kernels.so"))
+    prog = (
+        "import numpy as np, tvm\n"
+        "from relay_tvm.runtime.vm import Executable, VirtualMachine\n"
+        f"code = open({str(tmp_path / 'code.bin')!r}, 'rb').read()\n"
+        f"lib = tvm.runtime.load_module({str(tmp_path / 'kernels.so')!r})\n"
+        "vm = VirtualMachine(Executable.load_exec(code, lib))\n"
+        "x = np.array([[0.0, 1.0], [2.0, -1.0]], 'float32')\n"
+        f"np.save({str(tmp_path / 'o.npy')!r}, vm.run(x).numpy())\n"
+    )
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    np.testing.assert_allclose(np.load(tmp_path / "o.npy"), want, rtol=1e-5)
+    with pytest.raises(relay.BuildError, match="load_exec"):
+        relay.vm.Executable.load_exec(b"not code", lib)

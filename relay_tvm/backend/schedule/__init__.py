@@ -1,7 +1,10 @@
 """Schedules for lowered kernels, chosen in this order (as Relay's op strategy did, with
 meta-schedule's database in front):
 
-1. a tuning database (``tvm.s_tir.meta_schedule.Database``) holding a record for the kernel;
+1. a tuning database (``tvm.s_tir.meta_schedule.Database``) holding a record for the kernel:
+   its fastest record, which ``relay_tvm.tune`` makes sure includes the untuned schedule's
+   time (so a slower tuned record loses); a record of a template (:data:`TEMPLATE_ANNOTATION`)
+   re-runs the template with the record's knobs;
 2. the target's schedule rule for the anchor operator's ``schedule`` name (``"conv2d"``,
    ``"dense"``, ...) or its fusion pattern kind (``cpu.py``);
 3. the generic fallback (``generic.py``).
@@ -11,6 +14,8 @@ used, so a kernel always gets a correct schedule.
 """
 
 from __future__ import annotations
+
+import json
 
 from . import generic
 
@@ -22,19 +27,144 @@ def _note(name, rule, err):
     del LAST_ERRORS[:-100]
 
 
-def _from_database(prim, target, database, name):
+# Root-block annotation of schedules made by a template (or the generic rule) during tuning:
+# JSON ``{"rule": name, "knobs": {knob: value}}``. Replaying a trace does not re-run the template's
+# Python (its packed weight layouts, the Packs), so applying such a record re-runs the template
+# with these knobs fixed instead.
+TEMPLATE_ANNOTATION = "relay_tvm.template"
+
+
+def template_spec(rule: str, knobs: dict, untuned: bool = False) -> str:
+    """The :data:`TEMPLATE_ANNOTATION` value of a schedule made by ``rule`` with ``knobs``."""
+    spec = {"rule": rule, "knobs": {k: int(v) for k, v in sorted(knobs.items())}}
+    if untuned:
+        spec["untuned"] = True
+    return json.dumps(spec, sort_keys=True)
+
+
+def record_spec(record) -> dict | None:
+    """The template annotation in a tuning record's trace (the last one when annotated more
+    than once), or None (a meta_schedule schedule)."""
+    spec = None
+    for inst in record.trace.insts:
+        if inst.kind.name == "Annotate" and inst.attrs and str(inst.attrs[0]) == \
+                TEMPLATE_ANNOTATION:
+            try:
+                spec = json.loads(str(inst.inputs[1]))
+            except (ValueError, IndexError):
+                spec = None
+    return spec
+
+
+def untuned_schedule(prim, anchor, target, name: str = "", knobs=None):
+    """The schedule a CPU kernel gets without a database: the target's template rule for the
+    anchor (with ``knobs``, the analytic defaults when None), else the generic rule.
+
+    Returns:
+        ``(tvm.s_tir.Schedule, rule name, packs, cpu.Knobs or None)``.
+    """
+    import tvm
+
+    from . import cpu
+
+    rule = cpu.select_rule(anchor)
+    if rule is not None:
+        rule_fn, rule_name = rule
+        sch = tvm.s_tir.Schedule(prim)
+        k = knobs if knobs is not None else cpu.Knobs()
+        try:
+            packs = rule_fn(sch, anchor, target, k) or {}
+            return sch, rule_name, packs, k
+        except Exception as e:  # a template that does not fit this instance: fall back
+            _note(name, rule_name, e)
+    sch = tvm.s_tir.Schedule(prim)
+    generic.cpu_fallback(sch)
+    return sch, "generic", {}, None
+
+
+def _from_database(prim, anchor, target, database, name):
+    """``(PrimFunc, rule, packs)`` of the best record for ``prim`` in ``database``, or None.
+
+    A record made by a template (annotated, see :data:`TEMPLATE_ANNOTATION`) is applied by
+    re-running that template with the record's knobs, which also gives its weight packs; a
+    record whose template no longer takes those knobs is skipped (noted in LAST_ERRORS)."""
     if database is None:
         return None
     import tvm
 
     mod = tvm.IRModule({"main": prim})
     try:
+        record = database.query_tuning_record(mod, target, workload_name="main")
+    except Exception as e:
+        _note(name, "database", e)
+        return None
+    if record is None:
+        return None
+    spec = record_spec(record)
+    if spec is not None and not tgt_mod_is_gpu(target):
+        from . import cpu
+
+        if spec.get("rule") == "generic":
+            sch = tvm.s_tir.Schedule(prim)
+            generic.cpu_fallback(sch)
+            return sch.mod["main"], "database:generic", {}
+        rule = cpu.select_rule(anchor)
+        if rule is None or rule[1] != spec.get("rule"):
+            _note(name, "database", f"record of template {spec.get('rule')!r}, kernel's is "
+                  f"{rule[1] if rule else None!r}")
+            return None
+        fixed = dict(spec.get("knobs", {}))
+        knobs = cpu.Knobs(fixed=fixed)
+        sch = tvm.s_tir.Schedule(prim)
+        try:
+            packs = rule[0](sch, anchor, target, knobs) or {}
+        except Exception as e:
+            _note(name, "database", e)
+            return None
+        if knobs.chosen != fixed:
+            _note(name, "database", f"template {rule[1]} now picks {knobs.chosen}, the record "
+                  f"has {fixed}")
+            return None
+        return sch.mod["main"], f"database:{rule[1]}", packs
+    try:
         sch = database.query_schedule(mod, target, workload_name="main")
-    except Exception:
+    except Exception as e:
+        _note(name, "database", e)
         return None
     if sch is None:
         return None
-    return sch.mod["main"]
+    return sch.mod["main"], "database", {}
+
+
+def tgt_mod_is_gpu(target) -> bool:
+    from .. import target as tgt_mod
+
+    return tgt_mod.is_gpu(target)
+
+
+def database_in_scope(database=None):
+    """The tuning database a build applies: ``database`` when given, else the ``PassContext``
+    config ``"relay.backend.tuning_database"``, else -- when the config
+    ``"relay.backend.use_meta_schedule"`` is true, tvm.relay 0.19's idiom ``with database,
+    PassContext(config={"relay.backend.use_meta_schedule": True})`` -- the meta_schedule
+    ``Database`` of the enclosing ``with`` (a warning when there is none)."""
+    if database is not None:
+        return database
+    from ...transform.pass_infra import PassContext
+
+    config = PassContext.current().config
+    database = config.get("relay.backend.tuning_database")
+    if database is None and config.get("relay.backend.use_meta_schedule"):
+        from tvm.s_tir.meta_schedule import Database
+
+        database = Database.current()
+        if database is None:
+            import warnings
+
+            warnings.warn("relay.backend.use_meta_schedule is set but no meta_schedule Database "
+                          "is in scope (with database, PassContext(...)): building untuned",
+                          stacklevel=3)
+    return database
 
 
 def schedule_primfunc(prim, anchor, target, database=None, name: str = "", knobs=None):
@@ -50,16 +180,16 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = "", knobs
 
     Returns:
         ``(scheduled PrimFunc, rule name, packs)``: ``packs`` maps kernel input indices to the
-        :class:`relay_tvm.backend.lower.Pack` layouts the rule chose for them.
+        :class:`relay_tvm.backend.lower.Pack` layouts the rule chose for them. The rule name is
+        ``"database"`` for a meta_schedule record and ``"database:<rule>"`` for a tuned template
+        record.
     """
-    import tvm
-
-    from .. import target as tgt_mod
-
-    tuned = _from_database(prim, target, database, name)
+    tuned = _from_database(prim, anchor, target, database, name)
     if tuned is not None:
-        return tuned, "database", {}
-    if tgt_mod.is_gpu(target):
+        return tuned
+    if tgt_mod_is_gpu(target):
+        import tvm
+
         mod = tvm.IRModule({"main": prim})
         try:
             mod = generic.gpu_fallback(mod, target)
@@ -67,21 +197,9 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = "", knobs
         except Exception as e:
             _note(name, "dlight", e)
             raise
-    from . import cpu
-
-    rule = cpu.select_rule(anchor)
-    if rule is not None:
-        sch = tvm.s_tir.Schedule(prim)
-        try:
-            rule_fn, rule_name = rule
-            packs = rule_fn(sch, anchor, target, knobs if knobs is not None else cpu.Knobs())
-            packs = packs or {}
-            return sch.mod["main"], rule_name, packs
-        except Exception as e:  # a template that does not fit this instance: fall back
-            _note(name, rule[1], e)
-    sch = tvm.s_tir.Schedule(prim)
-    generic.cpu_fallback(sch)
-    return sch.mod["main"], "generic", {}
+    sch, rule_name, packs, _ = untuned_schedule(prim, anchor, target, name, knobs)
+    return sch.mod["main"], rule_name, packs
 
 
-__all__ = ["schedule_primfunc", "LAST_ERRORS"]
+__all__ = ["schedule_primfunc", "untuned_schedule", "database_in_scope", "record_spec",
+           "template_spec", "TEMPLATE_ANNOTATION", "LAST_ERRORS"]

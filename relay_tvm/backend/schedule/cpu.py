@@ -668,3 +668,5 @@ def schedule_window(sch, anchor, target, knobs=None):
 
 __all__ = ["select_rule", "register", "vector_lanes", "NotApplicable", "Knobs",
            "override_knobs"]
+
+from . import winograd  # noqa: E402,F401  (registers the "conv2d_winograd" rule)

@@ -1,0 +1,121 @@
+"""The VM's overheads: per-iteration cost of a loop written as recursion (VM vs the reference
+interpreter), a list workload (build / map / foldl over 10,000 elements), and optionally
+ResNet-18 at batch 1 on the VM vs the graph executor (static shapes: dynamic batch is not
+supported by the VM yet).
+
+Usage::
+
+    python benchmarks/bench_vm.py [--iters 10000] [--resnet] [--repeat 5]
+
+Timings are the best of ``--repeat`` runs after one warm-up; on a shared machine they are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+import relay_tvm as relay
+from relay_tvm.prelude import Prelude
+from relay_tvm.text import parse
+
+LOOP = """#[version = "0.0.5"]
+def @loop(%i: int32, %n: int32, %acc: Tensor[(4), float32]) -> Tensor[(4), float32] {
+  if (less(%i, %n)) { @loop(add(%i, 1), %n, add(%acc, 1f)) } else { %acc }
+}
+def @main(%n: int32, %x: Tensor[(4), float32]) { @loop(0, %n, %x) }
+"""
+
+LISTS = """#[version = "0.0.5"]
+def @build(%n: int32, %acc: List[int32]) -> List[int32] {
+  if (less(%n, 1)) { %acc } else { @build(subtract(%n, 1), Cons(%n, %acc)) }
+}
+def @main(%n: int32) {
+  %0 = @map(fn (%i: int32) { multiply(%i, 2) }, @build(%n, Nil));
+  @foldl(fn (%a: int32, %b: int32) { add(%a, %b) }, 0, %0)
+}
+"""
+
+
+def _best(fn, repeat):
+    fn()
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return min(ts)
+
+
+def bench_loop(iters, repeat):
+    mod = parse(LOOP)
+    n, x = np.array(iters, "int32"), np.zeros(4, "float32")
+    vm = relay.create_executor("vm", mod).evaluate()
+    assert float(vm(n, x).numpy()[0]) == iters
+    t_vm = _best(lambda: vm(n, x), repeat)
+    interp = relay.create_executor("debug", mod).evaluate()
+    t_it = _best(lambda: interp(n, x), 1)
+    instrs = sum(1 for line in relay.vm.compile(mod).bytecode.split("@loop:")[1]
+                 .split("\n\n")[0].splitlines() if line.strip())
+    print(f"loop x{iters}: VM {t_vm / iters * 1e6:.2f} us/iteration "
+          f"(~{instrs - 4} instructions/iteration, "
+          f"{t_vm / iters / max(1, instrs - 4) * 1e9:.0f} ns/instruction incl. 3 kernels); "
+          f"interpreter {t_it / iters * 1e6:.1f} us/iteration ({t_it / t_vm:.0f}x)")
+
+
+def bench_lists(n, repeat):
+    mod = relay.IRModule()
+    Prelude(mod)
+    mod = parse(LISTS, init_module=mod)
+    arg = np.array(n, "int32")
+    vm = relay.create_executor("vm", mod).evaluate()
+    assert int(vm(arg).numpy()) == (n * (n + 1)) % (1 << 32) - (1 << 32) * (
+        (n * (n + 1)) % (1 << 32) >= 1 << 31)
+    t_vm = _best(lambda: vm(arg), repeat)
+    interp = relay.create_executor("debug", mod).evaluate()
+    t_it = _best(lambda: interp(arg), 1)
+    print(f"build+map+foldl over {n} elements: VM {t_vm * 1e3:.1f} ms, interpreter "
+          f"{t_it * 1e3:.1f} ms ({t_it / t_vm:.0f}x)")
+
+
+def bench_resnet(repeat):
+    sys.path.insert(0, os.path.dirname(__file__))
+    from bench_resnet import get_model
+
+    import tvm
+
+    from relay_tvm.runtime import GraphModule
+    from relay_tvm.runtime.vm import VirtualMachine
+
+    (mod, params), _ = get_model("resnet18")
+    x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype("float32")
+    lib = relay.build(mod, target="llvm", params=params)
+    gm = GraphModule(lib["default"](tvm.cpu()))
+    gm.set_input(0, x)
+    t_graph = _best(gm.run, repeat)
+    vm = VirtualMachine(relay.vm.compile(mod, target="llvm", params=params))
+    np.testing.assert_allclose(vm.run(x).numpy(), (gm.run(), gm.get_output(0).numpy())[1],
+                               rtol=1e-4, atol=1e-4)
+    t_vm = _best(lambda: vm.run(x), repeat)
+    print(f"ResNet-18 batch 1: graph executor {t_graph * 1e3:.2f} ms, VM {t_vm * 1e3:.2f} ms "
+          f"({t_vm / t_graph:.2f}x)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--iters", type=int, default=10000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--resnet", action="store_true")
+    a = ap.parse_args(argv)
+    bench_loop(a.iters, a.repeat)
+    bench_lists(a.iters, a.repeat)
+    if a.resnet:
+        bench_resnet(a.repeat)
+
+
+if __name__ == "__main__":
+    main()

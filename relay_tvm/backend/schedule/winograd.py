@@ -1,0 +1,172 @@
+"""CPU schedule of ``nn.contrib_conv2d_winograd_without_weight_transform`` (rule
+``"conv2d_winograd"``, registered in :mod:`.cpu`).
+
+The kernel (``relay_tvm.op.nn_winograd.winograd_compute``) has four stages, each a root block
+scheduled on its own:
+
+- ``data_pad``: the padded input, materialized in parallel (no branch in the transform);
+- ``data_pack`` ``[a, b, p, c]``: the input transform ``B^T d B`` of tile ``p``; the loops
+  ``(p, c / lanes)`` run in parallel, ``(a, b)`` are unrolled (so the transform's
+  ``if_then_else`` over the tile position folds to the element's own nonzero terms) and the
+  input channels, contiguous in ``NCHW{c}c`` data, are the vector lanes; the one-sided product
+  ``data_tmp = B^T d`` is computed under the same loops (one tile, one channel vector);
+- ``bgemm`` ``[a, b, p, o]``: ``alpha^2`` independent GEMMs ``(P x C) (C x O)`` with the
+  register-blocked tile of the dense template: ``mb`` tiles (unrolled, their ``data_pack``
+  value broadcast) x ``nb`` output channels (one or two vectors, read contiguously from the
+  ``(alpha, alpha, O/k, C, k)`` packed weight), the reduction over ``C`` inside, the tiles in
+  parallel. ``mb`` and ``nb`` come from the target's register model (``cpu_model``: the
+  accumulators, loaded vectors and broadcast fit the register file, enough accumulators to
+  hide the FMA latency);
+- the output ``A^T M A`` (with the fused epilogue, bias / activation, inlined into it): the rows
+  and columns are split by the tile size and unrolled (the inverse transform folds the same
+  way, and ``inverse_tmp = A^T M`` is computed per tile under it), the output-channel block is
+  the vector, ``(n, channel block, tile row)`` in parallel.
+"""
+
+from __future__ import annotations
+
+from . import generic
+from .cpu import Knobs, NotApplicable, _pick, _write_buffer, register, vector_lanes
+from .cpu_model import cpu_features, divisors, register_tile
+
+
+def _blocks(sch):
+    return {sch.get(b).name_hint: b for b in sch.get_child_blocks(sch.get_sblock("root"))}
+
+
+def _inline_epilogue(sch, keep) -> None:
+    """Inline every injective block except ``keep`` and the output (the epilogue's operations
+    and the inverse transform end up in the output block)."""
+    root = sch.get_sblock("root")
+    changed = True
+    while changed:
+        changed = False
+        outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)}
+        for b in sch.get_child_blocks(root):
+            name = sch.get(b).name_hint
+            if name in outputs or name in keep or "R" in generic.iter_kinds(sch, b):
+                continue
+            try:
+                sch.compute_inline(b)
+            except Exception as e:  # noqa: BLE001 - TVM's ScheduleError
+                raise NotApplicable(f"cannot inline {name}: {e}") from e
+            changed = True
+            break
+
+
+def gemm_tile(p: int, ob: int, feats):
+    """``(mb, nb)``: rows (tiles) and columns (output channels) of the register tile of the
+    batched GEMM, from the target's model (:func:`.cpu_model.register_tile`): ``mb`` divides
+    ``P``, ``nb`` is whole vectors dividing the weight's channel block ``ob`` (contiguous)."""
+    lanes = feats.lanes(32)
+    vs = [v for v in (1, 2, 3, 4) if ob % (v * lanes) == 0]
+    if not vs:  # a block narrower than a vector: one partial vector
+        return _pick(p, [8, 7, 6, 5, 4, 3, 2]), ob
+    m, v = register_tile(feats, divisors(p, 16), vs)
+    return m, v * lanes
+
+
+def _tmp_at(sch, block, loop, vector):
+    """Compute a one-sided transform product under ``loop`` (one tile), its tile axes unrolled
+    and its innermost (channel) loop vectorized."""
+    sch.compute_at(block, loop, preserve_unit_loops=True)
+    loops = sch.get_loops(block)
+    inner = loops[-4:]
+    sch.unroll(inner[0])
+    sch.unroll(inner[1])
+    if vector and (generic.loop_extent(sch, inner[3]) or 1) > 1:
+        sch.vectorize(inner[3])
+
+
+@register("conv2d_winograd")
+def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
+    """The four stages above. Knobs: ``mb`` and ``nb`` of the batched GEMM's register tile
+    (defaults from :func:`gemm_tile`)."""
+    import tvm
+
+    names = _blocks(sch)
+    for need in ("data_tmp", "data_pack", "bgemm", "inverse_tmp"):
+        if need not in names:
+            raise NotApplicable(f"no {need} block")
+    pad_cond = "data_pad" in names and "if_then_else" in str(
+        getattr(sch.get(names["data_pad"]).body, "value", ""))
+    keep = {"data_tmp", "data_pack", "bgemm", "inverse_tmp"} | ({"data_pad"} if pad_cond else set())
+    _inline_epilogue(sch, keep)
+    names = _blocks(sch)
+    root = sch.get_sblock("root")
+    outs = sch.get_output_blocks(root)
+    if len(outs) != 1:
+        raise NotApplicable(f"{len(outs)} output blocks")
+    out = outs[0]
+    a = anchor.attrs
+    m = int(a.tile_size)
+    dtype = str(_write_buffer(sch, names["bgemm"]).dtype)
+    lanes = vector_lanes(target, tvm.DataType(dtype).bits)
+
+    # input transform: (p, c/lanes) parallel, (a, b) unrolled, channels vectorized; the
+    # one-sided product data_tmp is computed per tile and channel vector, in registers
+    dp = names["data_pack"]
+    la, lb, lp, lc = sch.get_loops(dp)
+    c_ext = generic.loop_extent(sch, lc)
+    blocked_in = a.data_layout != "NCHW"
+    ic = int(a.data_layout[4:-1]) if blocked_in else 1
+    vc = _pick(ic, [lanes, lanes // 2, 4]) if blocked_in else 1
+    if vc > 1 and c_ext % vc == 0:
+        lco, lci = sch.split(lc, factors=[None, vc])
+        sch.reorder(lp, lco, la, lb, lci)
+        at, outer = lco, (lp, lco)
+        sch.vectorize(lci)
+    else:
+        sch.reorder(lc, lp, la, lb)
+        at, outer = lp, (lc, lp)
+    sch.unroll(la)
+    sch.unroll(lb)
+    _tmp_at(sch, names["data_tmp"], at, vector=vc > 1)
+    sch.parallel(sch.fuse(*outer))
+
+    # batched GEMM
+    bg = names["bgemm"]
+    la, lb, lp, lo, lk = sch.get_loops(bg)
+    p_ext = generic.loop_extent(sch, lp)
+    kl = a.kernel_layout
+    ob = int(kl[4:-1]) if kl != "OIHW" else 1
+    mb0, nb0 = gemm_tile(p_ext, ob, cpu_features(target))
+    knobs = knobs or Knobs()
+    mb = knobs.pick("mb", divisors(p_ext, 16), mb0)
+    nb = knobs.pick("nb", [d for d in divisors(ob, 4 * lanes) if d % 4 == 0 or d == ob], nb0)
+    po, pi = sch.split(lp, factors=[None, mb])
+    oo, oi = sch.split(lo, factors=[None, nb])
+    sch.reorder(la, lb, oo, po, lk, pi, oi)
+    sch.parallel(sch.fuse(la, lb, oo, po))
+    sch.unroll(pi)
+    if nb > 1:
+        sch.vectorize(oi)
+    sch.decompose_reduction(bg, lk)
+
+    # output: inverse transform (+ epilogue), rows/columns split by the tile and unrolled
+    loops = sch.get_loops(out)
+    if len(loops) not in (4, 5):
+        raise NotApplicable(f"output of rank {len(loops)}")
+    n, oc, y, x = loops[:4]
+    yo, yi = sch.split(y, factors=[None, m])
+    xo, xi = sch.split(x, factors=[None, m])
+    if len(loops) == 5:
+        c = loops[4]
+        sch.reorder(n, oc, yo, xo, yi, xi, c)
+        c_ext = generic.loop_extent(sch, c)
+        if c_ext > 2 * lanes and c_ext % lanes == 0:
+            _, c = sch.split(c, factors=[None, lanes])
+        if not generic.touches_bool(sch, out):
+            sch.vectorize(c)
+    else:
+        sch.reorder(n, oc, yo, xo, yi, xi)
+    _tmp_at(sch, _blocks(sch)["inverse_tmp"], xo, vector=len(loops) == 5)
+    sch.parallel(sch.fuse(n, oc, yo))
+    sch.unroll(yi)
+    sch.unroll(xi)
+    if "data_pad" in _blocks(sch):
+        generic.parallel_vectorize(sch, _blocks(sch)["data_pad"])
+    return {}
+
+
+__all__ = ["schedule_conv2d_winograd", "gemm_tile"]

@@ -1,0 +1,170 @@
+"""``tvm.relay`` as an alias of relay_tvm, and tvm.relay 0.19's module paths.
+
+TVM 0.20 removed ``tvm.relay``. After :func:`install`, ``from tvm import relay``,
+``import tvm.relay.testing`` or ``from tvm.relay.transform import InferType`` give relay_tvm's
+modules: ``tvm.relay.X.Y`` is ``relay_tvm.X.Y``, except for the 0.19 module paths that live
+elsewhere here (:data:`MODULE_PATHS`, e.g. ``tvm.relay.ty`` is :mod:`relay_tvm.ir.types`).
+The same paths also work under ``relay_tvm`` (``relay_tvm.ty``, ``import relay_tvm.expr``).
+
+The alias is a :class:`importlib.abc.MetaPathFinder`; it never shadows a module TVM itself
+ships (TVM 0.27 has no ``tvm.relay``, and the finder gives way if a future TVM has one).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+#: tvm.relay 0.19 module path (relative to the package) -> the relay_tvm module holding it.
+MODULE_PATHS = {
+    "ty": "relay_tvm.ir.types",
+    "expr": "relay_tvm.ir.expr",
+    "function": "relay_tvm.ir.expr",
+    "adt": "relay_tvm.ir.adt",
+    "base": "relay_tvm.ir.base",
+    "expr_functor": "relay_tvm.ir.functor",
+    "type_functor": "relay_tvm.ir.functor",
+    "scope_builder": "relay_tvm.ir.scope_builder",
+    "build_module": "relay_tvm.backend.build_module",
+    "param_dict": "relay_tvm.backend.param_dict",
+    "backend.interpreter": "relay_tvm.runtime.interpreter",
+    "backend.vm": "relay_tvm.vm",
+    "backend.executor": "relay_tvm.backend.executor_runtime",
+    "backend.runtime": "relay_tvm.backend.executor_runtime",
+    "op.nn.nn": "relay_tvm.op.nn",
+    "op.tensor": "relay_tvm.op.tensor",
+    "op.reduce": "relay_tvm.op.reduce",
+    "op.transform": "relay_tvm.op.transform",
+    "op.image.image": "relay_tvm.op.image",
+    "transform.transform": "relay_tvm.transform",
+    "analysis.analysis": "relay_tvm.analysis",
+}
+
+_PREFIXES = ("tvm.relay", "relay_tvm")
+
+#: Other module aliases (old path -> module), filled by :func:`install` with those of
+#: :data:`relay_tvm.compat.tvm_shims.MODULE_ALIASES` whose old path TVM does not have.
+EXTRA: dict[str, str] = {}
+
+
+def target_of(fullname: str) -> str | None:
+    """The relay_tvm module that ``fullname`` (``tvm.relay...`` or ``relay_tvm...``) names, or
+    ``None`` when it is neither an alias nor a 0.19 path."""
+    for old, new in EXTRA.items():
+        if fullname == old or fullname.startswith(old + "."):
+            return new + fullname[len(old):]
+    for prefix in _PREFIXES:
+        if fullname == prefix:
+            return "relay_tvm"
+        if fullname.startswith(prefix + "."):
+            rel = fullname[len(prefix) + 1:]
+            if rel in MODULE_PATHS:
+                return MODULE_PATHS[rel]
+            if prefix == "tvm.relay":
+                return "relay_tvm." + rel
+            return None
+    return None
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, target: str):
+        self.target = target
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        # The import system returns whatever sys.modules holds under the name afterwards:
+        # the real module, so both names give the same object.
+        sys.modules[module.__name__] = importlib.import_module(self.target)
+
+
+class RelayAliasFinder(importlib.abc.MetaPathFinder):
+    """Resolves ``tvm.relay[.X]`` to ``relay_tvm[.X]``, the 0.19 module paths and
+    :data:`EXTRA`."""
+
+    def __init__(self, relay: bool = True):
+        self.relay = relay
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not self.relay and fullname.startswith("tvm.relay"):
+            return None
+        real = target_of(fullname)
+        if real is None or real == fullname:
+            return None
+        try:
+            if importlib.util.find_spec(real) is None:
+                return None
+        except ModuleNotFoundError:
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(real),
+                                               is_package=True)
+
+
+def _tvm_has_own_relay() -> bool:
+    # Called before the finder is on sys.meta_path, so only TVM's own files can answer.
+    import tvm  # noqa: F401
+
+    return importlib.util.find_spec("tvm.relay") is not None
+
+
+def install() -> bool:
+    """Install the finder (idempotent). Returns ``False`` when TVM ships its own ``tvm.relay``
+    (then nothing is changed)."""
+    if any(isinstance(f, RelayAliasFinder) for f in sys.meta_path):
+        return True
+    from .tvm_shims import MODULE_ALIASES
+
+    for old, new in MODULE_ALIASES.items():
+        try:
+            missing = importlib.util.find_spec(old) is None
+        except ModuleNotFoundError:
+            missing = True
+        if missing:
+            EXTRA[old] = new
+    own = _tvm_has_own_relay()
+    sys.meta_path.insert(0, RelayAliasFinder(relay=not own))
+    _bind_aliases()
+    return not own
+
+
+def _bind_aliases() -> None:
+    """Make ``tvm.nd`` / ``tvm.tir`` attributes right away (scripts use them after a bare
+    ``import tvm``); the others on first attribute access of their parent package."""
+    lazy: dict = {}
+    for old in EXTRA:
+        parent, _, child = old.rpartition(".")
+        if old in ("tvm.nd", "tvm.tir", "tvm.runtime.container"):
+            importlib.import_module(old)
+        else:
+            lazy.setdefault(parent, set()).add(child)
+    for parent, names in lazy.items():
+        try:
+            mod = importlib.import_module(parent)
+        except ImportError:
+            continue
+        prev = vars(mod).get("__getattr__")
+        if getattr(prev, "_relay_tvm", False):
+            continue
+
+        def __getattr__(name, _parent=parent, _names=frozenset(names), _prev=prev):
+            if name in _names:
+                return importlib.import_module(f"{_parent}.{name}")
+            if _prev is not None:
+                return _prev(name)
+            raise AttributeError(f"module {_parent!r} has no attribute {name!r}")
+
+        __getattr__._relay_tvm = True
+        mod.__getattr__ = __getattr__
+
+
+def uninstall() -> None:
+    """Remove the finder and the ``tvm.relay`` entries it made."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, RelayAliasFinder)]
+    for name in [n for n in sys.modules if n == "tvm.relay" or n.startswith("tvm.relay.")]:
+        del sys.modules[name]
+    tvm = sys.modules.get("tvm")
+    if tvm is not None and getattr(tvm, "relay", None) is sys.modules.get("relay_tvm"):
+        delattr(tvm, "relay")

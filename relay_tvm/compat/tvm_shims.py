@@ -1,0 +1,482 @@
+"""TVM 0.19 names that TVM 0.27 removed or narrowed, which Relay-era scripts rely on.
+
+Each is installed by :func:`install` only where TVM lacks it, or as a wrapper that hands TVM's
+own objects to TVM's function unchanged and handles only relay_tvm objects itself:
+
+============================================  ==================================================
+``tvm.tir`` (and ``tvm.tir.X``)               TVM 0.27's ``tvm.tirx``; ``tvm.tir.Any`` is Relay's
+                                              ``Any`` (a dimension known at run time)
+``tvm.nd.array/empty/NDArray``                ``tvm.runtime.tensor/empty/Tensor``
+``tvm.contrib.graph_executor``                :mod:`relay_tvm.runtime.graph_executor`
+``tvm.contrib.nvcc/utils/cc/tar``             ``tvm.support.*``
+``tvm._ffi`` (``base.TVMError``, ...)         :mod:`relay_tvm.compat.ffi`
+``tvm.ir.structural_equal/_hash``,            relay_tvm's alpha-equivalence
+``tvm.ir.assert_structural_equal``            (:mod:`relay_tvm.analysis.structural`) for Relay
+                                              nodes and modules
+``tvm.IRModule`` / ``tvm.ir.IRModule``        see :class:`_IRModuleMeta`
+``tvm.target.Target("llvm -mcpu=...")``      0.19's command-line target strings translated
+``tvm.error.TVMError``                        ``RuntimeError`` (0.19's TVMError derived from it;
+                                              relay_tvm's ``RelayError`` does too)
+============================================  ==================================================
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+#: Module aliases: old path -> module here (used only when TVM has no module of that name).
+MODULE_ALIASES = {
+    "tvm.tir": "tvm.tirx",
+    "tvm.nd": "relay_tvm.compat.nd",
+    "tvm.contrib.graph_executor": "relay_tvm.runtime.graph_executor",
+    "tvm.contrib.nvcc": "tvm.support.nvcc",
+    "tvm.contrib.utils": "tvm.support.utils",
+    "tvm.contrib.cc": "tvm.support.cc",
+    "tvm.contrib.tar": "tvm.support.tar",
+    "tvm.contrib.popen_pool": "tvm.support.popen_pool",
+    "tvm.script.tir": "tvm.script.tirx",
+    "tvm._ffi": "relay_tvm.compat.ffi",
+    "tvm.ir.diagnostics": "relay_tvm.compat.diagnostics",
+    "tvm.runtime.container": "relay_tvm.compat.container",
+}
+
+
+def is_relay(obj) -> bool:
+    """Whether ``obj`` is a relay_tvm IR object (expression, type, ADT, module)."""
+    from ..ir.base import Node
+
+    if isinstance(obj, (list, tuple)) and obj:
+        return any(is_relay(x) for x in obj)
+    return isinstance(obj, Node)
+
+
+def _wrap_structural():
+    import tvm.ir
+    import tvm_ffi
+
+    from ..analysis import structural as st
+
+    # TVM 0.27 keeps structural_equal/_hash in tvm_ffi only.
+    orig_eq = getattr(tvm.ir, "structural_equal", tvm_ffi.structural_equal)
+    orig_hash = getattr(tvm.ir, "structural_hash", tvm_ffi.structural_hash)
+    orig_assert = tvm.ir.assert_structural_equal
+    if getattr(orig_assert, "_relay_tvm", False):
+        return
+
+    def _seq(lhs, rhs, map_free_vars):
+        if isinstance(lhs, (list, tuple)) or isinstance(rhs, (list, tuple)):
+            if not (isinstance(lhs, (list, tuple)) and isinstance(rhs, (list, tuple))):
+                return False
+            return len(lhs) == len(rhs) and all(
+                st.structural_equal(a, b, map_free_vars) for a, b in zip(lhs, rhs))
+        return st.structural_equal(lhs, rhs, map_free_vars)
+
+    @functools.wraps(orig_eq)
+    def structural_equal(lhs, rhs, map_free_vars=False):
+        if is_relay(lhs) or is_relay(rhs):
+            return _seq(lhs, rhs, map_free_vars)
+        return orig_eq(lhs, rhs, map_free_vars)
+
+    @functools.wraps(orig_assert)
+    def assert_structural_equal(lhs, rhs, map_free_vars=False):
+        if is_relay(lhs) or is_relay(rhs):
+            if not _seq(lhs, rhs, map_free_vars):
+                from ..errors import RelayError
+
+                raise RelayError("structural mismatch:\n--- lhs ---\n"
+                                 f"{lhs}\n--- rhs ---\n{rhs}")
+            return None
+        return orig_assert(lhs, rhs, map_free_vars)
+
+    @functools.wraps(orig_hash)
+    def structural_hash(node, map_free_vars=False):
+        if is_relay(node):
+            return st.structural_hash(node, map_free_vars)
+        return orig_hash(node, map_free_vars)
+
+    for f in (structural_equal, assert_structural_equal, structural_hash):
+        f._relay_tvm = True
+        setattr(tvm.ir, f.__name__, f)
+        if hasattr(tvm, f.__name__):
+            setattr(tvm, f.__name__, f)
+
+
+class _IRModuleMeta(type):
+    """``tvm.IRModule`` accepting Relay content.
+
+    ``tvm.IRModule(functions, type_definitions)`` makes a relay_tvm :class:`IRModule` when a
+    function or type definition is a Relay one, and TVM's module otherwise. An empty
+    ``tvm.IRModule()`` / ``tvm.IRModule({})`` is a Relay module when called from code that
+    imported ``tvm.relay`` (its globals bind ``relay`` to relay_tvm) and TVM's otherwise, so
+    TVM's own code and TVM-only scripts get TVM's module. ``tvm.IRModule.from_expr`` of a
+    Relay expression is relay_tvm's. ``isinstance(m, tvm.IRModule)`` holds for both kinds.
+    """
+
+    _tvm_cls = None
+
+    def __instancecheck__(cls, obj):
+        from ..ir.module import IRModule
+
+        return isinstance(obj, (cls._tvm_cls, IRModule))
+
+    def __subclasscheck__(cls, sub):
+        from ..ir.module import IRModule
+
+        return issubclass(sub, (cls._tvm_cls, IRModule))
+
+    def __call__(cls, *args, **kwargs):
+        from ..ir.module import IRModule
+
+        functions = args[0] if args else kwargs.get("functions")
+        type_defs = kwargs.get("type_definitions")
+        if type_defs is None and len(args) > 1 and isinstance(args[1], dict):
+            type_defs = args[1]
+        content = list((functions or {}).values()) + list((type_defs or {}).values())
+        relay = any(is_relay(v) for v in content)
+        if not relay and not content and len(args) <= 1 and not kwargs:
+            relay = _caller_uses_relay()
+        if relay:
+            return IRModule(functions, type_defs)
+        return cls._tvm_cls(*args, **kwargs)
+
+    def __getattr__(cls, name):
+        return getattr(cls._tvm_cls, name)
+
+
+def _caller_uses_relay() -> bool:
+    relay = sys.modules.get("relay_tvm")
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+            ("relay_tvm.compat",)):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    return relay is not None and any(v is relay for v in frame.f_globals.values())
+
+
+def _from_expr(expr, *args, **kwargs):
+    from ..ir.module import IRModule
+
+    functions = args[0] if args else kwargs.get("functions")
+    if is_relay(expr) or any(is_relay(v) for v in (functions or {}).values()):
+        type_defs = args[1] if len(args) > 1 else kwargs.get("type_defs")
+        return IRModule.from_expr(expr, functions, type_defs)
+    return _IRModuleMeta._tvm_cls.from_expr(expr, *args, **kwargs)
+
+
+def _install_irmodule():
+    import tvm
+    import tvm.ir
+
+    if isinstance(tvm.IRModule, _IRModuleMeta):
+        return
+    _IRModuleMeta._tvm_cls = tvm.IRModule
+    compat = _IRModuleMeta("IRModule", (), {
+        "__doc__": _IRModuleMeta.__doc__,
+        "from_expr": staticmethod(_from_expr),
+        "__module__": "tvm.ir",
+    })
+    tvm.IRModule = compat
+    tvm.ir.IRModule = compat
+
+
+def install() -> None:
+    """Install the names of the table above where TVM lacks them (idempotent)."""
+    import tvm
+    import tvm.error
+    import tvm.ir
+
+    _wrap_structural()
+    _install_irmodule()
+    _install_transform()
+    if not hasattr(tvm.error, "TVMError"):
+        tvm.error.TVMError = RuntimeError
+    if not hasattr(tvm, "TVMError"):
+        tvm.TVMError = tvm.error.TVMError
+    if not hasattr(tvm, "register_func"):
+        import tvm_ffi
+
+        tvm.register_func = tvm_ffi.register_global_func
+    import tvm.tirx
+
+    from ..ir.types import Any
+
+    if not hasattr(tvm.tirx, "Any"):
+        tvm.tirx.Any = Any
+    _install_module_source()
+    import tvm.te
+
+    if not hasattr(tvm.te, "size_var"):
+        # TVM 0.27 has no SizeVar: a plain variable (shape functions only see it as a dim)
+        tvm.te.size_var = lambda name="size", dtype="int32", span=None: tvm.te.var(
+            name, dtype, span)
+    _install_device()
+    _install_make_node()
+    _install_target()
+    _install_vm()
+
+
+def _install_vm():
+    """``tvm.runtime.vm.VirtualMachine(exe, dev)`` of a relay_tvm VM executable (0.19 scripts
+    build with ``relay.vm.compile`` and run with TVM's class): relay_tvm's VirtualMachine;
+    TVM's own executables are unchanged."""
+    import tvm.runtime.vm as tvm_vm
+
+    cls = tvm_vm.VirtualMachine
+    if getattr(cls, "_relay_tvm", False):
+        return
+    orig_new = cls.__new__
+
+    def __new__(klass, rt_mod=None, *args, **kwargs):
+        from ..runtime.vm import Executable, VirtualMachine
+
+        if isinstance(rt_mod, Executable):
+            device = args[0] if args else kwargs.get("device")
+            if isinstance(device, (list, tuple)):
+                device = device[0]
+            return VirtualMachine(rt_mod, device)
+        if orig_new is object.__new__:
+            return orig_new(klass)
+        return orig_new(klass, rt_mod, *args, **kwargs)
+
+    cls.__new__ = __new__
+    cls._relay_tvm = True
+
+
+class _TargetMeta(type):
+    """``tvm.target.Target`` also taking 0.19's command-line strings (``"llvm -mcpu=..."``,
+    ``"llvm -mtriple=aarch64-linux-gnu"``), which TVM 0.27 rejects: those are translated by
+    :func:`relay_tvm.backend.target.make_target`; everything else goes to TVM unchanged.
+    ``isinstance(t, tvm.target.Target)`` holds for TVM's targets."""
+
+    _tvm_cls = None
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls._tvm_cls)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, cls._tvm_cls)
+
+    def __call__(cls, target, host=None):
+        if isinstance(target, str) and " -" in target.strip():
+            from ..backend.target import make_target
+
+            return make_target(target, host)
+        if host is None:
+            return cls._tvm_cls(target)
+        return cls._tvm_cls(target, host)
+
+    def __getattr__(cls, name):
+        return getattr(cls._tvm_cls, name)
+
+
+def _install_target():
+    import tvm.target
+
+    if isinstance(tvm.target.Target, _TargetMeta):
+        return
+    _TargetMeta._tvm_cls = tvm.target.Target
+    tvm.target.Target = _TargetMeta("Target", (), {"__doc__": _TargetMeta.__doc__,
+                                                   "__module__": "tvm.target"})
+
+
+def _install_make_node():
+    """``tvm.ir.make_node("DictAttrs", **fields)``: Relay's free-form attributes (TVM 0.27 has
+    no such node type); other type keys go to TVM unchanged."""
+    import tvm.ir
+
+    orig = tvm.ir.make_node
+    if getattr(orig, "_relay_tvm", False):
+        return
+
+    @functools.wraps(orig)
+    def make_node(type_key, **kwargs):
+        if type_key == "DictAttrs":
+            from ..ir.attrs import DictAttrs
+
+            return DictAttrs(kwargs)
+        return orig(type_key, **kwargs)
+
+    make_node._relay_tvm = True
+    tvm.ir.make_node = make_node
+
+
+def _install_device():
+    """``tvm.device("llvm")`` (0.19 took target kind names): the CPU; other names unchanged.
+    ``dev.device_type`` / ``dev.device_id``: 0.19's names of ``dlpack_device_type()`` /
+    ``index``."""
+    import tvm
+
+    dev_cls = type(tvm.cpu(0))
+    if not hasattr(dev_cls, "device_type"):
+        dev_cls.device_type = property(lambda self: int(self.dlpack_device_type()))
+    if not hasattr(dev_cls, "device_id"):
+        dev_cls.device_id = property(lambda self: int(self.index))
+
+    orig = tvm.device
+    if getattr(orig, "_relay_tvm", False):
+        return
+    kinds = {"llvm": "cpu", "c": "cpu", "stackvm": "cpu", "nvptx": "cuda"}
+
+    @functools.wraps(orig)
+    def device(dev_type, dev_id=0):
+        if isinstance(dev_type, str) and dev_type.split()[0] in kinds:
+            dev_type = kinds[dev_type.split()[0]]
+        return orig(dev_type, dev_id)
+
+    device._relay_tvm = True
+    tvm.device = device
+
+
+def _install_module_source():
+    """``Module.get_source(fmt)`` / ``imported_modules`` (0.19's names of 0.27's
+    ``inspect_source`` / ``imports``), also on the relax VM executable that ``relay.build``'s
+    ``lib.lib`` is."""
+    import tvm.runtime
+    from tvm.relax.vm_build import VMExecutable
+
+    from ..backend.build_module import kernel_source
+
+    mod_cls = tvm.runtime.Module
+    if not hasattr(mod_cls, "get_source"):
+        mod_cls.get_source = lambda self, fmt="": self.inspect_source(fmt)
+    if not hasattr(mod_cls, "imported_modules"):
+        mod_cls.imported_modules = property(lambda self: list(self.imports))
+    if not hasattr(VMExecutable, "get_source"):
+        VMExecutable.get_source = lambda self, fmt="": kernel_source(self, fmt)
+    if not hasattr(VMExecutable, "imported_modules"):
+        VMExecutable.imported_modules = property(lambda self: list(self.mod.imports))
+
+
+# ---- tvm.transform: one PassContext, Sequential of Relay passes ---------------------------------
+
+_SIDE: dict = {}  # TVM PassContext handle -> (relay-only config, relay instruments)
+_MIRROR: dict = {}  # TVM PassContext handle -> the relay_tvm PassContext mirroring it
+
+
+def _tvm_config_key(key: str) -> str:
+    """TVM 0.27 renamed ``tir.X`` options to ``tirx.X`` / ``s_tir.X``."""
+    import tvm
+
+    known = tvm.transform.PassContext.list_configs() if hasattr(
+        tvm.transform.PassContext, "list_configs") else {}
+    if key in known or not key.startswith("tir."):
+        return key
+    for prefix in ("tirx.", "s_tir."):
+        if prefix + key[4:] in known:
+            return prefix + key[4:]
+    return key
+
+
+def _make_pass_context_class(base):
+    class PassContext(base):
+        """``tvm.transform.PassContext`` that also carries Relay's options.
+
+        ``relay.*`` config keys and relay_tvm instruments stay on the Python side (TVM 0.27
+        rejects keys it does not know); ``tir.X`` keys are renamed to TVM 0.27's ``tirx.X`` /
+        ``s_tir.X``. While entered, relay passes and ``relay.build`` run under this context
+        (``relay_tvm.transform.PassContext.current()`` mirrors it).
+        """
+
+        __slots__ = ()
+
+        def __init__(self, opt_level=2, required_pass=None, disabled_pass=None,
+                     instruments=None, config=None, trace=None):
+            import tvm.ir.instrument
+
+            tvm_cfg, relay_cfg = {}, {}
+            for key, val in (config or {}).items():
+                if str(key).startswith("relay."):
+                    relay_cfg[key] = val
+                else:
+                    tvm_cfg[_tvm_config_key(key)] = val
+            ins = list(instruments or ())
+            tvm_ins = [i for i in ins if isinstance(i, tvm.ir.instrument.PassInstrument)]
+            relay_ins = [i for i in ins if not isinstance(i, tvm.ir.instrument.PassInstrument)]
+            super().__init__(opt_level, required_pass, disabled_pass, tvm_ins or None,
+                             tvm_cfg or None)
+            _SIDE[hash(self)] = (relay_cfg, relay_ins)
+
+    PassContext.__module__ = "tvm.ir.transform"
+    return PassContext
+
+
+def _outer_context():
+    import tvm
+
+    from ..transform.pass_infra import PassContext as RelayCtx
+
+    cur = tvm.transform.PassContext.current()
+    key = hash(cur)
+    if key not in _SIDE and cur.same_as(_DEFAULT_TVM_CTX[0]):
+        return None
+    mirror = _MIRROR.get(key)
+    if mirror is None or mirror[0] is not cur and not mirror[0].same_as(cur):
+        relay_cfg, relay_ins = _SIDE.get(key, ({}, []))
+        cfg = {str(k): v for k, v in dict(cur.config).items()}
+        cfg.update(relay_cfg)
+        ctx = RelayCtx(opt_level=int(cur.opt_level), required_pass=list(cur.required_pass),
+                       disabled_pass=list(cur.disabled_pass), config=cfg,
+                       instruments=relay_ins)
+        mirror = _MIRROR[key] = (cur, ctx)
+    return mirror[1]
+
+
+_DEFAULT_TVM_CTX: list = []
+
+
+def _is_relay_pass(p) -> bool:
+    from ..transform.pass_infra import Pass
+
+    return isinstance(p, Pass)
+
+
+def _install_transform():
+    import tvm
+    import tvm.ir.transform  # noqa: F401  (tvm.transform is this module)
+
+    from ..transform import pass_infra
+
+    base = tvm.transform.PassContext
+    if getattr(base, "_relay_tvm", False):
+        return
+    _DEFAULT_TVM_CTX.append(base.current())
+    ctx_cls = _make_pass_context_class(base)
+    ctx_cls._relay_tvm = True
+    tvm.transform.PassContext = ctx_cls
+    pass_infra._OUTER_CONTEXT = _outer_context
+
+    tvm_seq = tvm.transform.Sequential
+
+    def Sequential(passes=None, opt_level=0, name="sequential", required=None, **kwargs):
+        """``tvm.transform.Sequential``; of Relay passes it is relay_tvm's ``Sequential``."""
+        if passes and any(_is_relay_pass(p) for p in passes):
+            from ..transform import Sequential as RelaySeq
+
+            return RelaySeq(passes, opt_level=opt_level, name=name, required=required)
+        return tvm_seq(passes, opt_level, name, required, **kwargs)
+
+    Sequential._relay_tvm = True
+    tvm.transform.Sequential = Sequential
+
+    # isinstance(relay_pass, tvm.transform.Pass) holds (0.19 helpers assert it)
+    tvm_pass = tvm.transform.Pass
+
+    class _PassMeta(type):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, tvm_pass) or _is_relay_pass(obj)
+
+        def __subclasscheck__(cls, sub):
+            from ..transform.pass_infra import Pass
+
+            return issubclass(sub, (tvm_pass, Pass))
+
+        def __call__(cls, *args, **kwargs):
+            return tvm_pass(*args, **kwargs)
+
+        def __getattr__(cls, name):
+            return getattr(tvm_pass, name)
+
+    tvm.transform.Pass = _PassMeta("Pass", (), {"__doc__": tvm_pass.__doc__,
+                                                "__module__": "tvm.ir.transform"})

@@ -1,0 +1,226 @@
+"""Which convolutions AlterOpLayout turns into Winograd convolutions, and the rewrite.
+
+A ``nn.conv2d`` is eligible when it is NCHW/OIHW, float32, 3x3, stride 1, dilation 1, groups 1,
+with static shapes and a constant weight (a bound parameter: FoldConstant then transforms it
+once at build time; a weight computed at run time would pay the transform on every call).
+
+Among the eligible ones a small analytic model of the target picks F(4x4, 3x3), F(2x2, 3x3) or
+the direct (NCHW{c}c) convolution, counting vector instructions per output:
+
+- direct: ``9 C`` FMAs per output element, at the rate the direct template reaches, and its
+  weight streamed from memory once;
+- Winograd F(m, 3): per ``m x m`` output tile (the last ones padded when ``m`` does not divide
+  the output), ``alpha^2 C O`` FMAs of the batched GEMM, the input transform (its nonzero
+  terms per element, ``C`` channels) and the output transform (``O`` channels), at the rate the
+  Winograd stages reach; plus the transformed weight, ``alpha^2 C O`` floats (4x the direct
+  weight for F(4x4), what favours F(2x2) when few tiles share each weight), streamed once; and
+  a fixed start-up cost per extra stage (what keeps tiny convolutions direct).
+
+The costs are in vector FMA slots, so they scale with the vector width (the only target input:
+lanes of float32 from ``mcpu`` / ``mattr``, no CPU names). The constants were calibrated on
+ResNet-18's 3x3 layers on an AVX2 machine, F(4x4) and F(2x2) timed against the direct template
+in the same process.
+
+``PassContext`` config ``"relay.AlterOpLayout.winograd"``: ``"auto"`` (default, the model),
+``"never"``, or ``2`` / ``4`` to force that tile size on every eligible convolution (with or
+without a constant weight: tests and benchmarks).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..errors import RelayError
+from ..ir.expr import Constant
+from ..ir.types import TensorType
+from ..op import nn_winograd
+from ..op.registry import make_call
+
+CONFIG_KEY = "relay.AlterOpLayout.winograd"
+
+# Calibration (ResNet-18's 3x3 layers, batch 1, AVX2; F(4x4), F(2x2) and the direct NCHW{c}c
+# template timed alternately in one process, medians; three runs, 1 and 2 threads; slots are in
+# units of the direct template's FMA rate): the Winograd stages issue their FMAs at ~0.71 of the
+# direct template's rate (shorter GEMM reductions, transforms that are load/store bound), times
+# the register-tile efficiency of the GEMM (P = 49 tiles allow only a 7 x 1-vector tile on
+# AVX2); weights stream at ~1.5 bytes per lane-slot; each extra kernel stage costs ~10k slots of
+# start-up (a parallel launch; 6x6 and 8x8 layers take tens of microseconds either way).
+_DIRECT_EFF = 1.0
+_WINOGRAD_EFF = 0.71
+_BYTES_PER_LANE_SLOT = 1.5
+_STAGE_OVERHEAD = 10000.0
+
+
+def _ty(e):
+    return getattr(e, "_checked_type", None)
+
+
+@functools.lru_cache(maxsize=None)
+def transform_terms(tile: int) -> tuple:
+    """``(input terms per element of B^T d B, output terms per output element of A^T M A)``:
+    the nonzero products the two-sided transforms compute one side at a time, averaged over
+    the tile."""
+    a, b, _ = nn_winograd.transform_matrices(tile, 3)
+    alpha = tile + 2
+    nb = float((b != 0).sum(axis=0).mean())
+    na = float((a != 0).sum(axis=0).mean())
+    return 2 * nb, na * (alpha / tile + 1)
+
+
+def gemm_tile_efficiency(p, ob, feats) -> float:
+    """Fraction of the FMA rate the batched GEMM's register tile allows (the tile the schedule
+    picks, :func:`relay_tvm.backend.schedule.cpu_model.register_tile`, over the ``p`` tiles and
+    the weight's ``ob``-channel block): too few accumulators leave FMA latency exposed, too
+    few FMAs per load leave the FMA units waiting for the load ports."""
+    from ..backend.schedule.cpu_model import divisors, register_tile
+
+    lanes = feats.lanes(32)
+    vs = [v for v in (1, 2, 3, 4) if ob % (v * lanes) == 0]
+    if not vs:
+        return 0.5
+    m, v = register_tile(feats, divisors(p, 16), vs)
+    need = feats.fma_latency * feats.fma_pipes
+    return min(m * v, need) / need * min(1.0, m * v / (m + v))
+
+
+def winograd_cost(n, c, oh, ow, o, lanes, tile, feats=None):
+    """Estimated vector-FMA slots of F(tile x tile, 3x3) for this layer: the batched GEMM (at
+    its register tile's efficiency) and the transforms at the Winograd stages' rate, the
+    transformed weight's bytes at the streaming rate, and the start-up of three more stages
+    than the direct kernel."""
+    from .layout import block_size
+
+    alpha = tile + 2
+    p = n * -(-oh // tile) * -(-ow // tile)
+    t_in, t_out = transform_terms(tile)
+    tile_eff = gemm_tile_efficiency(p, block_size(o), feats or _default_features(lanes))
+    gemm = alpha * alpha * p * c * o / tile_eff
+    trans = alpha * alpha * p * c * t_in + tile * tile * p * o * t_out
+    weight_bytes = alpha * alpha * c * o * 4
+    return ((gemm + trans) / lanes / _WINOGRAD_EFF
+            + weight_bytes / (_BYTES_PER_LANE_SLOT * lanes) + 3 * _STAGE_OVERHEAD)
+
+
+def _default_features(lanes):
+    """x86-like features for ``lanes`` float32 lanes (16 registers below AVX-512, 32 with it)."""
+    from ..backend.schedule.cpu_model import CPUFeatures
+
+    return CPUFeatures("x86", lanes * 32, 32 if lanes >= 16 else 16, 4, 2, 32768, 524288)
+
+
+def direct_cost(n, c, oh, ow, o, lanes):
+    """Estimated vector-FMA slots of the direct NCHW{c}c 3x3 convolution (its FMAs and its
+    weight, ``9 C O`` floats, streamed once)."""
+    return n * o * oh * ow * c * 9 / lanes / _DIRECT_EFF + \
+        9 * c * o * 4 / (_BYTES_PER_LANE_SLOT * lanes)
+
+
+def winograd_tile(n, c, h, w, o, lanes, pad=(1, 1, 1, 1), feats=None):
+    """The tile size (4 or 2) the model prefers for a stride-1 3x3 convolution of (n, c, h, w)
+    data into ``o`` channels with ``lanes`` float32 vector lanes and ``pad`` (top, left,
+    bottom, right), or None for the direct convolution (always for fewer channels than
+    lanes). ``feats``: the target's ``CPUFeatures`` (registers, FMA latency) for the GEMM tile;
+    x86-like defaults for ``lanes`` when None."""
+    oh, ow = h + pad[0] + pad[2] - 2, w + pad[1] + pad[3] - 2
+    if oh < 1 or ow < 1 or c < lanes or o < lanes:
+        # the stages vectorize over channels: fewer than a vector's worth leaves them scalar
+        return None
+    best, best_cost = None, direct_cost(n, c, oh, ow, o, lanes)
+    for tile in (4, 2):
+        cost = winograd_cost(n, c, oh, ow, o, lanes, tile, feats)
+        if cost < best_cost:
+            best, best_cost = tile, cost
+    return best
+
+
+def eligible(orig, new, need_constant=True) -> bool:
+    """Whether ``new`` (a ``nn.conv2d`` call; ``orig`` its typed original) can be Winograd."""
+    a = new.attrs
+    t_in, t_w = _ty(orig.args[0]), _ty(orig.args[1])
+    if not (isinstance(t_in, TensorType) and isinstance(t_w, TensorType)):
+        return False
+    if len(t_in.shape) != 4 or len(t_w.shape) != 4 or \
+            not all(isinstance(d, int) for d in (*t_in.shape, *t_w.shape)):
+        return False
+    if (a.data_layout, a.kernel_layout, a.out_layout) != ("NCHW", "OIHW", ""):
+        return False
+    if tuple(t_w.shape[2:]) != (3, 3) or a.groups != 1 or tuple(a.strides) != (1, 1) or \
+            tuple(a.dilation) not in ((1, 1), (1,)):
+        return False
+    if t_in.dtype != "float32" or t_w.dtype != "float32" or a.out_dtype not in ("", "float32"):
+        return False
+    return not need_constant or type(new.args[1]) is Constant
+
+
+def _target_features():
+    """``CPUFeatures`` of the current target (host LLVM when none is set), or None for a target
+    that is not a CPU."""
+    import tvm
+
+    # the ISA model lives with the CPU schedules (AlterOpLayout is a target-dependent pass)
+    from ..backend.schedule.cpu_model import cpu_features
+    from ..backend.target import make_target
+
+    tgt = tvm.target.Target.current(allow_none=True) or make_target(None)
+    if tgt.kind.name != "llvm":
+        return None
+    return cpu_features(tgt)
+
+
+def winograd_decider():
+    """``decide(orig, new) -> tile or None`` under the current PassContext and target.
+
+    Raises:
+        RelayError: the config value is not ``"auto"``, ``"never"``, 2 or 4.
+    """
+    from .pass_infra import PassContext
+
+    mode = PassContext.current().config.get(CONFIG_KEY, "auto")
+    if mode not in ("auto", "never", 2, 4):
+        raise RelayError(f"PassContext config {CONFIG_KEY!r} must be 'auto', 'never', 2 or 4, "
+                         f"got {mode!r}")
+    if mode == "never":
+        return lambda orig, new: None
+    if mode in (2, 4):
+        return lambda orig, new: mode if eligible(orig, new, need_constant=False) else None
+    feats = _target_features()
+    if feats is None:
+        return lambda orig, new: None
+    lanes = feats.lanes(32)
+
+    def decide(orig, new):
+        if not eligible(orig, new):
+            return None
+        n, c, h, w = _ty(orig.args[0]).shape
+        o = _ty(orig.args[1]).shape[0]
+        pad = nn_winograd._pad4(new.attrs.padding)
+        return winograd_tile(n, c, h, w, o, lanes, pad, feats)
+
+    return decide
+
+
+def winograd_conv(orig, new, tile):
+    """``nn.conv2d`` -> layout_transform to ``NCHW{ic}c``, Winograd convolution of the weight
+    transformed and packed to ``(alpha, alpha, O/oc, I, oc)``, layout_transform back (the blocks
+    as the direct path chooses them, so the transforms between layers cancel)."""
+    from .layout import block_size
+
+    a = new.attrs
+    c = _ty(orig.args[0]).shape[1]
+    o = _ty(orig.args[1]).shape[0]
+    ic, oc = block_size(c), block_size(o)
+    alpha = tile + 2
+    dl, ol = f"NCHW{ic}c", f"NCHW{oc}c"
+    data = make_call("layout_transform", [new.args[0]], src_layout="NCHW", dst_layout=dl)
+    u = nn_winograd.contrib_conv2d_winograd_weight_transform(new.args[1], tile)
+    u = make_call("reshape", [u], newshape=(alpha, alpha, o // oc, oc, c))
+    u = make_call("transpose", [u], axes=(0, 1, 2, 4, 3))
+    conv = make_call(nn_winograd.OP, [data, u], span=new.span, tile_size=tile, strides=(1, 1),
+                     padding=tuple(nn_winograd._pad4(a.padding)), dilation=(1, 1), groups=1,
+                     channels=o, kernel_size=(3, 3), data_layout=dl, kernel_layout=f"OIHW{oc}o",
+                     out_layout=ol, out_dtype=a.out_dtype)
+    return make_call("layout_transform", [conv], span=new.span, src_layout=ol, dst_layout="NCHW")
+
+
+__all__ = ["winograd_tile", "winograd_cost", "direct_cost", "gemm_tile_efficiency", "eligible", "winograd_decider",
+           "winograd_conv", "CONFIG_KEY"]

@@ -1,0 +1,394 @@
+"""``tune_relay`` / ``compile_relay``: tuning a Relay model with ``tvm.s_tir.meta_schedule``.
+
+The names and arguments are tvm.relay 0.19's ``meta_schedule.relay_integration``. The run:
+
+1. extract the distinct kernels (:func:`extract_tasks`, as ``relay.build`` compiles them);
+2. open the work directory (:class:`~relay_tvm.tune.workdir.WorkDir`): same model and target,
+   or a :class:`~relay_tvm.errors.TuningError`; resuming counts the trials already done;
+3. measure every task's untuned schedule (template defaults or the generic rule) once and
+   commit it to the database, so a build never picks a tuned record slower than it;
+4. tune the tasks one after another, largest estimated cost first, in batches of
+   ``num_trials_per_iter`` trials: template kernels search their knob space
+   (:mod:`relay_tvm.tune.space`), the others meta_schedule's default space for the target.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+from ..errors import RelayError, TuningError
+from .measure import (RPCSettings, evaluator_config, in_process_builder, load_tensor_intrinsics,
+                      make_runner, remove_artifact)
+from .workdir import WorkDir, fingerprint, task_key
+
+
+def _target(target):
+    from ..backend.target import make_target
+
+    try:
+        return make_target(target)
+    except RelayError as e:
+        raise TuningError(f"tuning target {target!r}: {e}") from None
+    except Exception as e:  # TVM's own target parser
+        raise TuningError(f"tuning target {target!r} is not a target TVM knows: {e}") from None
+
+
+def tuning_target(tgt):
+    """``tgt`` with ``num-cores`` set (meta_schedule's default CPU space needs it): the cores
+    this process may run on."""
+    import os
+
+    import tvm
+
+    if tgt.kind.name != "llvm" or "num-cores" in tgt.attrs:
+        return tgt
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    conf = dict(tgt.export())
+    conf["num-cores"] = cores
+    return tvm.target.Target(conf)
+
+
+def has_reduction(task) -> bool:
+    """Whether the kernel has a reduction (convolution, matmul, pooling, softmax ...): the
+    kernels tuning can speed up; copies and elementwise kernels keep the generic schedule."""
+    import tvm
+
+    from ..backend.schedule import generic
+
+    sch = tvm.s_tir.Schedule(task.mod)
+    blocks = sch.get_child_blocks(sch.get_sblock("root"))
+    return any("R" in generic.iter_kinds(sch, b) for b in blocks)
+
+
+def extract_tasks(mod, target, params=None, opt_level: int = 3) -> list:
+    """The distinct kernels ``relay.build(mod, target, params)`` compiles at ``opt_level``.
+
+    Args:
+        mod: a Relay ``IRModule`` (or ``Function``).
+        target: as for ``relay.build``.
+        params: ``name -> array`` bound as constants (weights), as ``build`` binds them.
+        opt_level: the ``PassContext`` opt level the build will use (fusion depends on it).
+
+    Returns:
+        ``[KernelTask]`` (``name``, ``mod`` = ``IRModule({"main": PrimFunc})`` unscheduled,
+        ``weight`` = calls in the model, ``anchor``), in first-call order.
+
+    Raises:
+        TuningError: an unknown target.
+    """
+    from ..backend.tasks import extract_tasks as _extract
+    from ..transform.pass_infra import PassContext
+
+    tgt = _target(target)
+    with PassContext(opt_level=opt_level):
+        return _extract(mod, tgt, params)
+
+
+def _flops(task) -> float:
+    try:
+        from tvm.s_tir.analysis import estimate_tir_flops
+
+        return float(estimate_tir_flops(task.mod))
+    except Exception:
+        return 1.0
+
+
+def _measure_callback(state):
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
+
+    @derived_object
+    class Count(PyMeasureCallback):
+        def apply(self, task_scheduler, task_id, measure_candidates, builder_results,
+                  runner_results):
+            for b, r in zip(builder_results, runner_results):
+                state["measured"] += 1
+                if b.error_msg is None and r.error_msg is None and r.run_secs:
+                    secs = sum(float(s) for s in r.run_secs) / len(r.run_secs)
+                    state["best"] = min(state["best"], secs)
+                else:
+                    state["errors"] += 1
+                    state["last_error"] = (b.error_msg or r.error_msg or "")[:300]
+
+    return Count()
+
+
+def _measure_untuned(tasks, tgt, builder, runner, db, wd, progress):
+    """Build and run each task's untuned schedule; commit the records."""
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+    from tvm.s_tir.meta_schedule.builder import BuilderInput
+    from tvm.s_tir.meta_schedule.database import TuningRecord
+    from tvm.s_tir.meta_schedule.runner import RunnerInput
+
+    from .space import untuned_candidate
+
+    for task in tasks:
+        st = wd.task_state(task_key(task))
+        sch = untuned_candidate(task, tgt)
+        args = ArgInfo.from_prim_func(sch.mod["main"])
+        (built,) = builder.build([BuilderInput(sch.mod, tgt)])
+        if built.error_msg is not None:
+            warnings.warn(f"tuning {task.name}: the untuned schedule does not build: "
+                          f"{built.error_msg[:300]}", stacklevel=3)
+            continue
+        try:
+            (fut,) = runner.run([RunnerInput(built.artifact_path, _device_type(tgt), args)])
+            res = fut.result()
+        finally:
+            remove_artifact(built.artifact_path)
+        if res.error_msg is not None or not res.run_secs:
+            warnings.warn(f"tuning {task.name}: the untuned schedule failed to run: "
+                          f"{(res.error_msg or '')[:300]}", stacklevel=3)
+            continue
+        secs = [float(s) for s in res.run_secs]
+        db.commit_tuning_record(TuningRecord(sch.trace, db.commit_workload(task.mod), secs, tgt,
+                                             args))
+        st["baseline"] = True
+        st["untuned_s"] = sum(secs) / len(secs)
+        st["best_s"] = min(st.get("best_s", math.inf), st["untuned_s"])
+        wd.save()
+        if progress is not None:
+            progress({"event": "untuned", "task": task.name, "ms": st["untuned_s"] * 1e3})
+
+
+def _task_logger(work_dir: str, name: str, verbose: bool):
+    """meta_schedule's per-task file logger in ``work_dir/logs``; its console output (a
+    table per batch, DEBUG lines of the cost model) only when ``verbose``."""
+    import logging
+
+    from tvm.s_tir.meta_schedule.logging import get_loggers_from_work_dir
+
+    # create_loggers sets the console handler's level from this logger's level
+    logging.getLogger("tvm.s_tir.meta_schedule").setLevel(
+        logging.INFO if verbose else logging.WARNING)
+    return get_loggers_from_work_dir(work_dir, [name])[0]
+
+
+def _device_type(tgt) -> str:
+    return "cpu" if tgt.kind.name == "llvm" else tgt.kind.name
+
+
+def _plan(tasks, max_trials_global, max_trials_per_task):
+    """Trials per task: an even share of the global budget (capped per task), largest
+    estimated cost (calls x FLOPs) first."""
+    order = sorted(tasks, key=lambda t: -t.weight * _flops(t))
+    share = math.ceil(max_trials_global / max(1, len(tasks)))
+    if max_trials_per_task is not None:
+        share = min(share, max_trials_per_task)
+    plan, left = [], max_trials_global
+    for t in order:
+        n = min(share, left)
+        plan.append((t, n))
+        left -= n
+    return plan
+
+
+def _check_int(name, v, allow_none=False):
+    if v is None and allow_none:
+        return
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise TuningError(f"{name} must be an integer >= 0, got {v!r}")
+
+
+def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
+               max_trials_per_task: int | None = None, num_trials_per_iter: int = 64,
+               runner="local", builder=None, cost_model="xgb", strategy="evolutionary",
+               seed: int | None = None, time_budget_s: float | None = None,
+               opt_level: int = 3, evaluator=None, max_space_points: int = 48,
+               progress=None, verbose: bool = False):
+    """Tune the kernels of a Relay model; the result is a meta_schedule database in
+    ``work_dir`` (tvm.relay 0.19's ``meta_schedule.relay_integration.tune_relay``).
+
+    Args:
+        mod: Relay ``IRModule`` with ``main``.
+        params: ``name -> array`` (weights) bound as ``build`` binds them.
+        target: as for ``relay.build`` (``"llvm"``, ``"llvm -mtriple=aarch64-linux-gnu"``, ...).
+        work_dir: directory of the database (created; an existing one of the same model and
+            target resumes).
+        max_trials_global: measurements in all (the untuned measurement of each task not
+            counted). 0 measures nothing (a warning) and returns the database as it is.
+        max_trials_per_task: at most this many per task (default: an even share).
+        num_trials_per_iter: candidates measured per search iteration (and between progress
+            reports and manifest saves).
+        runner: ``"local"``, an :class:`~relay_tvm.tune.measure.RPCSettings`, or a
+            meta_schedule ``Runner``.
+        builder: a meta_schedule ``Builder`` (default: builds in this process).
+        cost_model: ``"xgb"``, ``"random"`` or a meta_schedule ``CostModel``.
+        strategy: ``"evolutionary"`` or ``"replay-trace"`` (meta_schedule's names).
+        seed: random seed of the search (None: random).
+        time_budget_s: stop starting new batches after this many seconds.
+        opt_level: the ``PassContext`` opt level the model will be built at.
+        evaluator: meta_schedule ``EvaluatorConfig`` of each measurement.
+        max_space_points: knob assignments per template space.
+        progress: called with a dict per event (``"untuned"``, ``"batch"``, ``"task"``,
+            ``"skip"``); see ``relay-tvm tune`` for a printer.
+        verbose: also print meta_schedule's own log (always written to ``work_dir/logs``).
+
+    Returns:
+        the ``tvm.s_tir.meta_schedule.Database`` (a ``JSONDatabase`` in ``work_dir``); pass it
+        to :func:`compile_relay` or ``relay.build(..., database=db)``.
+
+    Raises:
+        TuningError: unknown target, negative budget, a work dir of another model or target, a
+            corrupted database line, an RPC tracker that is down or a key nobody serves.
+    """
+    from tvm.s_tir.meta_schedule import CostModel, MeasureCallback, SearchStrategy, TuneContext
+    from tvm.s_tir.meta_schedule import tune_tasks
+
+    from .space import template_space
+
+    tgt = _target(target)
+    _check_int("max_trials_global", max_trials_global)
+    _check_int("max_trials_per_task", max_trials_per_task, allow_none=True)
+    if not isinstance(num_trials_per_iter, int) or num_trials_per_iter < 1:
+        raise TuningError(f"num_trials_per_iter must be an integer >= 1, got "
+                          f"{num_trials_per_iter!r}")
+    if time_budget_s is not None and not time_budget_s > 0:
+        raise TuningError(f"time_budget_s must be > 0 seconds, got {time_budget_s!r}")
+    if tgt.kind.name != "llvm":
+        raise TuningError(f"tuning target {tgt}: relay_tvm.tune measures CPU (llvm) targets; "
+                          f"GPU tuning is not supported yet")
+    t_start = time.monotonic()
+    tasks = [t for t in extract_tasks(mod, tgt, params, opt_level) if has_reduction(t)]
+    wd = WorkDir(work_dir, fingerprint(tasks), str(tgt))
+    tgt = tuning_target(tgt)
+    db = wd.database
+    for t in tasks:
+        st = wd.task_state(task_key(t))
+        st["name"], st["weight"] = t.name, t.weight
+    wd.save()
+    if max_trials_global == 0 or max_trials_per_task == 0:
+        warnings.warn("tune_relay: a budget of 0 trials: nothing measured, the database is "
+                      "returned as it is", stacklevel=2)
+        return db
+    plan = _plan(tasks, max_trials_global, max_trials_per_task)
+    todo = [t for t in tasks if not wd.task_state(task_key(t)).get("baseline")]
+    left = [t for t, want in plan if int(wd.task_state(task_key(t)).get("trials", 0)) < want
+            and not wd.task_state(task_key(t)).get("exhausted")]
+    if not todo and not left:  # resumed after the last trial: measure nothing
+        if progress is not None:
+            for i, (t, want) in enumerate(plan):
+                progress({"event": "skip", "index": i, "tasks": len(plan), "task": t.name,
+                          "trials": wd.task_state(task_key(t)).get("trials", 0),
+                          "planned": want})
+        return db
+    load_tensor_intrinsics(tgt)
+    builder = builder if builder is not None else in_process_builder()
+    runner_obj = make_runner(runner, evaluator or evaluator_config())
+    try:
+        _measure_untuned(todo, tgt, builder, runner_obj, db, wd, progress)
+        callbacks = MeasureCallback.create("default")
+        for i, (task, want) in enumerate(plan):
+            st = wd.task_state(task_key(task))
+            done = int(st.get("trials", 0))
+            if done >= want or st.get("exhausted"):
+                if progress is not None:
+                    progress({"event": "skip", "index": i, "tasks": len(plan), "task": task.name,
+                              "trials": done, "planned": want})
+                continue
+            st.pop("stopped", None)
+            model = (cost_model if isinstance(cost_model, CostModel)
+                     else CostModel.create(cost_model, num_tuning_cores=1))
+            while done < want:
+                if time_budget_s is not None and time.monotonic() - t_start > time_budget_s:
+                    st["stopped"] = "time budget"
+                    break
+                templ = template_space(task, tgt, db, max_space_points, seed or 0)
+                if templ is not None and templ[1] == 0:  # every knob assignment measured
+                    st["exhausted"] = True
+                    break
+                space = templ[0] if templ is not None else "post-order-apply"
+                n = min(num_trials_per_iter, want - done)
+                if strategy == "evolutionary":
+                    strat = SearchStrategy.create("evolutionary", population_size=64,
+                                                  init_measured_ratio=0.0,
+                                                  init_min_unmeasured=1, max_fail_count=3)
+                else:
+                    strat = strategy
+                ctx = TuneContext(mod=task.mod, target=tgt, space_generator=space,
+                                  search_strategy=strat, task_name=task.name,
+                                  rand_state=-1 if seed is None else seed + done,
+                                  num_threads=1,
+                                  logger=_task_logger(wd.path, task.name, verbose)).clone()
+                state = {"measured": 0, "best": math.inf, "errors": 0}
+                tune_tasks(tasks=[ctx], task_weights=[1.0], work_dir=wd.path,
+                           max_trials_global=n, max_trials_per_task=n, num_trials_per_iter=n,
+                           builder=builder, runner=runner_obj, database=db, cost_model=model,
+                           measure_callbacks=[_measure_callback(state), *callbacks],
+                           task_scheduler="round-robin")
+                done += state["measured"]
+                st["trials"] = done
+                st["errors"] = st.get("errors", 0) + state["errors"]
+                if state.get("last_error"):
+                    st["last_error"] = state["last_error"]
+                st["best_s"] = min(st.get("best_s", math.inf), state["best"])
+                wd.save()
+                if progress is not None:
+                    progress({"event": "batch", "index": i, "tasks": len(plan), "task": task.name,
+                              "trials": done, "planned": want, "best_ms": st["best_s"] * 1e3,
+                              "untuned_ms": st.get("untuned_s", math.nan) * 1e3,
+                              "gain": _gain(wd, tasks)})
+                if state["measured"] == 0:
+                    st["exhausted"] = True
+                    wd.save()
+                    break
+            wd.save()
+            if progress is not None:
+                progress({"event": "task", "index": i, "tasks": len(plan), "task": task.name,
+                          "trials": done, "planned": want})
+    finally:
+        if runner_obj is not runner:  # ours: stop its worker processes
+            _shutdown(runner_obj)
+    return db
+
+
+def _shutdown(runner) -> None:
+    """Stop a meta_schedule runner's worker pool (its workers outlive the process otherwise)."""
+    pool = getattr(runner, "pool", None)
+    if pool is not None:
+        try:
+            pool.shutdown(wait=False)
+        except Exception as e:  # already down
+            warnings.warn(f"tune_relay: stopping the runner's workers: {e}", stacklevel=2)
+
+
+def _gain(wd, tasks) -> float:
+    """Estimated end-to-end speedup: sum of calls x untuned time over calls x best time."""
+    before = after = 0.0
+    for t in tasks:
+        st = wd.task_state(task_key(t))
+        u = st.get("untuned_s")
+        if u is None:
+            continue
+        before += t.weight * u
+        after += t.weight * min(u, st.get("best_s", u))
+    return before / after if after > 0 else 1.0
+
+
+def compile_relay(database, mod, target, params=None, opt_level: int = 3):
+    """Build ``mod`` with the schedules of ``database`` (tvm.relay 0.19's ``compile_relay``).
+
+    Args:
+        database: a meta_schedule ``Database`` (from :func:`tune_relay`) or a work directory.
+        mod, target, params: as for ``relay.build``.
+        opt_level: the ``PassContext`` opt level (use the one tuned for).
+
+    Returns:
+        the factory module ``relay.build`` returns.
+    """
+    from ..backend.build_module import build
+    from ..transform.pass_infra import PassContext
+    from .workdir import load_database
+
+    if isinstance(database, str):
+        database = load_database(database)
+    with PassContext(opt_level=opt_level):
+        return build(mod, target=target, params=params, database=database)
+
+
+__all__ = ["extract_tasks", "tune_relay", "compile_relay", "RPCSettings"]

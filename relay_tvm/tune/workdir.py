@@ -1,0 +1,185 @@
+"""The tuning work directory: meta_schedule's JSON database plus relay_tvm's manifest.
+
+Layout of ``work_dir``::
+
+    database_workload.json        one JSON line per kernel (meta_schedule's JSONDatabase)
+    database_tuning_record.json   one JSON line per measured schedule (appended as measured)
+    relay_tvm_tuning.json         the manifest: model fingerprint, target, trials done per task
+    logs/                         meta_schedule's per-task logs
+
+The manifest is rewritten atomically after every batch of measurements and the database is
+append-only, so a run stopped at any point (Ctrl-C, kill) leaves a directory that resumes: the
+trials the manifest counts are in the database. A record line cut short by a kill is dropped
+with a warning; any other unreadable line is a :class:`~relay_tvm.errors.TuningError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+
+from ..errors import TuningError
+
+MANIFEST = "relay_tvm_tuning.json"
+WORKLOADS = "database_workload.json"
+RECORDS = "database_tuning_record.json"
+
+
+def _check_lines(path: str, what: str) -> int:
+    """Validate a JSON-lines file; drop a cut-off last line. Returns the number of lines."""
+    if not os.path.exists(path):
+        return 0
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    ends_clean = data.endswith(b"\n") or not data
+    body = lines[:-1] if ends_clean else lines
+    good = 0
+    for i, raw in enumerate(body):
+        if not raw.strip():
+            continue
+        try:
+            json.loads(raw)
+            good += 1
+            continue
+        except ValueError as e:
+            last = i == len(body) - 1
+            if last and not ends_clean:
+                warnings.warn(f"{path}: the last line is cut short (a tuning run killed while "
+                              f"writing it); dropping it", stacklevel=3)
+                with open(path, "wb") as f:
+                    f.write(b"\n".join(body[:-1]) + (b"\n" if len(body) > 1 else b""))
+                return good
+            raise TuningError(f"{path} line {i + 1}: not valid JSON ({e}); the {what} file is "
+                              f"corrupted: delete that line (losing one record) or the whole "
+                              f"work directory") from None
+    return good
+
+
+def fingerprint(tasks) -> str:
+    """A stable identity of a model's kernels: the sorted structural hashes of the tasks."""
+    import hashlib
+
+    keys = sorted(task_key(t) for t in tasks)
+    return hashlib.sha1(",".join(keys).encode()).hexdigest()[:16]
+
+
+def task_key(task) -> str:
+    import tvm_ffi
+
+    return f"{tvm_ffi.structural_hash(task.mod) & 0xFFFFFFFFFFFFFFFF:016x}"
+
+
+class WorkDir:
+    """A work directory opened for one model and target.
+
+    Args:
+        path: the directory (created when missing).
+        model: :func:`fingerprint` of the model's tasks, or None to open any database (building
+            with a database made for another model is harmless: kernels not in it are untuned).
+        target: ``str`` of the ``tvm.target.Target``, or None to accept any.
+
+    Raises:
+        TuningError: the directory holds a database of another model or target, a database
+            not made by relay_tvm.tune (no manifest), or a corrupted database line.
+    """
+
+    def __init__(self, path: str, model: str | None, target: str | None):
+        self.path = os.path.abspath(path)
+        if os.path.exists(self.path) and not os.path.isdir(self.path):
+            raise TuningError(f"work dir {path!r} is a file, not a directory")
+        os.makedirs(self.path, exist_ok=True)
+        mpath = os.path.join(self.path, MANIFEST)
+        has_db = any(os.path.exists(os.path.join(self.path, f)) for f in (WORKLOADS, RECORDS))
+        if os.path.exists(mpath):
+            try:
+                with open(mpath) as f:
+                    self.manifest = json.load(f)
+            except ValueError as e:
+                raise TuningError(f"{mpath}: not valid JSON ({e}); delete the work directory "
+                                  f"to start over") from None
+        elif has_db and model is not None:
+            raise TuningError(f"work dir {path!r} holds a meta_schedule database that "
+                              f"relay_tvm.tune did not make ({MANIFEST} is missing): use another "
+                              f"work dir")
+        else:
+            self.manifest = {"version": 1, "model": model, "target": target, "tasks": {}}
+        if model is not None and self.manifest.get("model") not in (None, model):
+            raise TuningError(f"work dir {path!r} holds the tuning database of another model "
+                              f"(fingerprint {self.manifest['model']}, this model's is {model}): "
+                              f"use another work dir per model")
+        if target is not None and self.manifest.get("target") not in (None, target):
+            raise TuningError(f"work dir {path!r} was tuned for target "
+                              f"{self.manifest['target']}, not {target}: use another work dir "
+                              f"per target")
+        if model is not None:
+            self.manifest["model"] = model
+        if target is not None:
+            self.manifest["target"] = target
+        n_wkl = _check_lines(os.path.join(self.path, WORKLOADS), "workload")
+        _check_lines(os.path.join(self.path, RECORDS), "tuning record")
+        self._check_record_indices(n_wkl)
+        self._db = None
+
+    def _check_record_indices(self, n_wkl: int) -> None:
+        path = os.path.join(self.path, RECORDS)
+        if not os.path.exists(path):
+            return
+        with open(path) as f:
+            for i, line in enumerate(f):
+                if not line.strip():
+                    continue
+                rec = json.loads(line)
+                if not (isinstance(rec, list) and len(rec) == 2 and isinstance(rec[0], int)
+                        and 0 <= rec[0] < n_wkl):
+                    raise TuningError(f"{path} line {i + 1}: expected [workload index < "
+                                      f"{n_wkl}, record], got {line[:60]!r}...; the database is "
+                                      f"corrupted: delete that line or the work directory")
+
+    @property
+    def database(self):
+        """The meta_schedule ``JSONDatabase`` of this directory (structural module equality)."""
+        if self._db is None:
+            from tvm.s_tir.meta_schedule.database import JSONDatabase
+
+            try:
+                self._db = JSONDatabase(work_dir=self.path, module_equality="structural")
+            except Exception as e:
+                raise TuningError(f"work dir {self.path}: meta_schedule cannot read the "
+                                  f"database: {e}") from None
+        return self._db
+
+    def task_state(self, key: str) -> dict:
+        return self.manifest["tasks"].setdefault(key, {"trials": 0, "baseline": False})
+
+    def save(self) -> None:
+        """Write the manifest atomically."""
+        mpath = os.path.join(self.path, MANIFEST)
+        tmp = mpath + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.manifest, f, indent=1, sort_keys=True)
+        os.replace(tmp, mpath)
+
+
+def load_database(path: str, target: str | None = None):
+    """Open a tuning work directory made by :func:`relay_tvm.tune.tune_relay` for building.
+
+    Raises:
+        TuningError: ``path`` does not exist, holds no database, or a line is corrupted.
+    """
+    if not os.path.isdir(path):
+        raise TuningError(f"tuning database {path!r}: no such directory (give the --work-dir "
+                          f"of relay-tvm tune)")
+    if not os.path.exists(os.path.join(path, WORKLOADS)):
+        raise TuningError(f"tuning database {path!r}: no {WORKLOADS} in it (not a tuning work "
+                          f"directory)")
+    wd = WorkDir(path, None, None)
+    tuned_for = wd.manifest.get("target")
+    if target is not None and tuned_for not in (None, target):
+        warnings.warn(f"tuning database {path!r} was tuned for {tuned_for}; building for "
+                      f"{target} (the schedules apply, their speed may differ)", stacklevel=2)
+    return wd.database
+
+
+__all__ = ["WorkDir", "load_database", "fingerprint", "task_key"]

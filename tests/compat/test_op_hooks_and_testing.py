@@ -1,0 +1,144 @@
+"""Per-operator hooks (alter/convert layout, legalize, register_op_attr) and the
+tvm.relay.testing helpers; results checked against the reference interpreter / NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from relay_tvm.errors import RelayError
+from relay_tvm.testing import count_ops, run_infer_type, run_opt_pass
+from relay_tvm.testing.temp_op_attr import TempOpAttr
+
+
+def _eval(func, *args):
+    mod = relay.IRModule.from_expr(func)
+    return relay.create_executor("debug", mod=mod).evaluate()(*args).numpy()
+
+
+def _conv_net():
+    x = relay.var("x", shape=(1, 4, 6, 6))
+    w = relay.var("w", shape=(8, 4, 3, 3))
+    return relay.Function([x, w], relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1))))
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((1, 4, 6, 6)).astype("float32"),
+            rng.standard_normal((8, 4, 3, 3)).astype("float32"))
+
+
+def _nhwc(attrs, inputs, tinfos, out_type_or_desired):
+    fields = dict(attrs.items())
+    fields.update(data_layout="NHWC", kernel_layout="HWIO")
+    return relay.nn.conv2d(inputs[0], inputs[1], **fields)
+
+
+def test_alter_op_layout_hook_inserts_layout_transforms_and_keeps_numbers():
+    f = _conv_net()
+    seen = {}
+
+    def hook(attrs, inputs, tinfos, out_type):
+        seen["shapes"] = [tuple(t.shape) for t in tinfos]
+        seen["out"] = tuple(out_type.shape)
+        return _nhwc(attrs, inputs, tinfos, out_type)
+
+    with TempOpAttr("nn.conv2d", "FTVMAlterOpLayout", hook):
+        g = run_opt_pass(f, relay.transform.AlterOpLayout())
+    assert seen == {"shapes": [(1, 4, 6, 6), (8, 4, 3, 3)], "out": (1, 8, 6, 6)}
+    ops = count_ops(g)
+    assert ops["layout_transform"] == 3 and ops["nn.conv2d"] == 1
+    x, w = _data()
+    np.testing.assert_allclose(_eval(g, x, w), _eval(f, x, w), rtol=1e-5, atol=1e-5)
+    # outside the block the built-in rule is back (x86 NCHWc blocking)
+    h = run_opt_pass(f, relay.transform.AlterOpLayout())
+    assert "nn.contrib_conv2d_NCHWc" in count_ops(h)
+
+
+def test_alter_hook_returning_none_keeps_the_builtin_rule():
+    with TempOpAttr("nn.conv2d", "FTVMAlterOpLayout", lambda *a: None):
+        g = run_opt_pass(_conv_net(), relay.transform.AlterOpLayout())
+    assert "nn.contrib_conv2d_NCHWc" in count_ops(g)
+
+
+def test_convert_op_layout_hook_gets_desired_layouts():
+    got = []
+
+    def hook(attrs, inputs, tinfos, desired):
+        got.append(list(desired))
+        return _nhwc(attrs, inputs, tinfos, desired)
+
+    f = _conv_net()
+    with TempOpAttr("nn.conv2d", "FTVMConvertOpLayout", hook):
+        g = run_opt_pass(f, relay.transform.ConvertLayout({"nn.conv2d": ["NHWC", "default"]}))
+    assert got == [["NHWC", "default"]]
+    x, w = _data(1)
+    np.testing.assert_allclose(_eval(g, x, w), _eval(f, x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_legalize_hook_and_registration_levels():
+    x = relay.var("x", shape=(5,))
+    f = relay.Function([x], relay.nn.relu(x))
+
+    def relu_as_max(attrs, inputs, types):
+        assert [tuple(t.shape) for t in types] == [(5,), (5,)]  # argument and result
+        return relay.maximum(inputs[0], relay.const(0.0))
+
+    with TempOpAttr("nn.relu", "FTVMLegalize", relu_as_max):
+        g = run_opt_pass(f, relay.transform.Legalize())
+    assert count_ops(g) == {"maximum": 1}
+    a = np.array([-2, -0.5, 0, 0.5, 2], "float32")
+    np.testing.assert_array_equal(_eval(g, a), np.maximum(a, 0))
+    assert count_ops(run_opt_pass(f, relay.transform.Legalize())) == {"nn.relu": 1}
+
+    from relay_tvm.op.op_attrs import get_op_attr, reset_op_attr
+
+    try:
+        relay.op.register_legalize("nn.relu", relu_as_max, level=11)
+        relay.op.register_legalize("nn.relu", lambda *a: None, level=10)  # lower: ignored
+        assert get_op_attr("nn.relu", "FTVMLegalize") is relu_as_max
+        with pytest.raises(RelayError, match="already registered at level 11"):
+            relay.op.register_legalize("nn.relu", lambda *a: None, level=11)
+    finally:
+        reset_op_attr("nn.relu", "FTVMLegalize")
+    with pytest.raises(RelayError, match="no operator named 'nn.nope'"):
+        relay.op.register_alter_op_layout("nn.nope", relu_as_max)
+
+
+def test_hook_must_return_an_expression():
+    with TempOpAttr("nn.relu", "FTVMLegalize", lambda *a: 3):
+        with pytest.raises(RelayError, match="returned int"):
+            run_opt_pass(relay.nn.relu(relay.var("x", shape=(2,))), relay.transform.Legalize())
+
+
+def test_op_get_attr_reads_user_attributes():
+    op = relay.op.get("sqrt")
+    assert op.get_attr("TOpPattern") == int(relay.op.OpPattern.ELEMWISE)
+    with TempOpAttr("sqrt", "ftest", 7):
+        assert op.get_attr("ftest") == 7
+    assert op.get_attr("ftest") is None
+
+
+def test_run_opt_pass_body_and_run_infer_type():
+    x = relay.var("x", shape=(2,))
+    body = relay.add(relay.const(1.0), relay.const(2.0)) * x
+    out = run_opt_pass(body, relay.transform.FoldConstant())
+    assert isinstance(out, relay.Call) and count_ops(out) == {"multiply": 1}
+    typed = run_infer_type(body)
+    assert typed.checked_type == relay.TensorType((2,), "float32")
+
+
+def test_rand_and_nat_helpers():
+    import tvm
+
+    t = relay.testing.rand("float32", 2, 3)
+    assert isinstance(t, tvm.runtime.Tensor) and t.shape == (2, 3)
+    a = relay.testing.rand((4,), "int32", seed=1)
+    assert a.dtype == np.int32 and a.shape == (4,)
+    mod = relay.IRModule()
+    p = relay.Prelude(mod)
+    three = relay.testing.make_nat_expr(p, 3)
+    val = relay.create_executor("debug", mod=mod).evaluate(three)
+    assert relay.testing.count(p, val) == 3
+    assert relay.testing.count(p, relay.testing.make_nat_value(p, 5)) == 5

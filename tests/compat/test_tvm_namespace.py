@@ -1,0 +1,265 @@
+"""0.19-era scripts on TVM 0.27: the tvm.relay alias and the TVM names relay_tvm restores."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tvm
+
+import relay_tvm as relay
+from relay_tvm.analysis import post_order_visit
+from relay_tvm.errors import BuildError, RelayError
+
+
+def _interp(func, *args):
+    mod = relay.IRModule.from_expr(func)
+    return relay.create_executor("debug", mod=mod).evaluate()(*args).numpy()
+
+
+def _interp_mod(func, *args):
+    mod = relay.IRModule.from_expr(func)
+    return relay.create_executor("debug", mod=mod).evaluate()(*args)
+
+
+def test_tvm_relay_is_relay_tvm_with_019_module_paths():
+    import tvm.relay
+    import tvm.relay.testing
+    from tvm.relay.expr_functor import ExprMutator
+    from tvm.relay.scope_builder import ScopeBuilder
+    from tvm.relay.transform import InferType
+
+    assert tvm.relay is relay
+    assert tvm.relay.testing is relay.testing
+    assert relay.ty.TensorType is relay.TensorType
+    assert relay.expr.Call is relay.Call
+    assert ExprMutator is relay.ExprMutator and ScopeBuilder is relay.ScopeBuilder
+    assert InferType is relay.transform.InferType
+    import relay_tvm.expr_functor as ef
+
+    assert ef.ExprVisitor is relay.ExprVisitor
+
+
+def test_alias_opt_out_by_environment_variable():
+    env = dict(os.environ, RELAY_TVM_NO_TVM_ALIAS="1")
+    code = ("import relay_tvm, tvm\n"
+            "try:\n    import tvm.relay\nexcept ModuleNotFoundError:\n    print('absent')\n"
+            "print(hasattr(tvm, 'nd'))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+                         timeout=300)
+    assert out.stdout.split() == ["absent", "False"], out.stderr
+
+
+def test_tvm_nd_and_tir_names():
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    t = tvm.nd.array(a)
+    assert isinstance(t, tvm.nd.NDArray)
+    np.testing.assert_array_equal(t.numpy(), a)
+    e = tvm.nd.empty((4,), "int32")
+    assert e.shape == (4,) and str(e.dtype) == "int32"
+    assert tvm.tir.IntImm is tvm.tirx.IntImm
+    assert tvm.tir.Any is relay.Any
+    assert tvm.device("llvm") == tvm.cpu(0)
+    assert tvm.cpu(0).device_type == 1 and tvm.cpu(3).device_id == 3  # kDLCPU
+    from tvm.contrib import graph_executor
+
+    assert graph_executor.GraphModule is relay.runtime.GraphModule
+    from tvm.contrib import nvcc
+
+    assert nvcc.have_fp16("6.0") and not nvcc.have_fp16("5.0")
+    x = relay.var("x", shape=(2,))
+    res = _interp_mod(relay.Function([x], relay.Tuple([x, x + x])), np.ones(2, "float32"))
+    assert isinstance(res, tvm.runtime.container.ADT)
+    np.testing.assert_array_equal(res[1].numpy(), [2, 2])
+    from tvm.contrib import utils
+
+    tmp = utils.tempdir()
+    assert os.path.isdir(os.path.dirname(tmp.relpath("x.so")))
+
+
+def test_irmodule_from_expr_and_constructor_take_relay():
+    x = relay.var("x", shape=(3,))
+    f = relay.Function([x], relay.exp(x) * x)
+    mod = tvm.IRModule.from_expr(f)
+    assert isinstance(mod, relay.IRModule) and isinstance(mod, tvm.IRModule)
+    a = np.array([0.5, -1.0, 2.0], "float32")
+    np.testing.assert_allclose(_interp(mod["main"], a), np.exp(a) * a, rtol=1e-6)
+    m2 = tvm.IRModule()  # called from a module that imported relay: a Relay module
+    m2["main"] = f
+    assert isinstance(m2, relay.IRModule)
+    gv = relay.GlobalVar("main")
+    assert isinstance(tvm.IRModule({gv: f}), relay.IRModule)
+
+
+def test_irmodule_keeps_tvm_modules_for_tvm_content():
+    from tvm import te
+
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1.0, name="B")
+    prim = te.create_prim_func([A, B])
+    mod = tvm.IRModule({"main": prim})
+    assert type(mod) is tvm.ir.module.IRModule
+    assert isinstance(tvm.IRModule.from_expr(prim), tvm.ir.module.IRModule)
+
+
+def _count_calls(mod, name):
+    n = [0]
+
+    def visit(e):
+        if isinstance(e, relay.Call) and getattr(e.op, "name", None) == name:
+            n[0] += 1
+
+    for _, f in mod.functions.items():
+        post_order_visit(f, visit)
+    return n[0]
+
+
+def _foldable():
+    x = relay.var("x", shape=(4,))
+    return relay.Function([x], x * relay.add(relay.const(1.0), relay.const(2.0)))
+
+
+def test_tvm_pass_context_opt_level_drives_relay_build():
+    a = np.arange(4, dtype="float32")
+    counts = {}
+    for level in (0, 3):
+        with tvm.transform.PassContext(opt_level=level):
+            lib = relay.build(tvm.IRModule.from_expr(_foldable()), target="llvm")
+        counts[level] = _count_calls(lib.optimized_mod, "add")
+        gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+        gm.set_input("x", a)
+        gm.run()
+        np.testing.assert_allclose(gm.get_output(0).numpy(), a * 3.0)
+    assert counts == {0: 1, 3: 0}  # FoldConstant (opt level 2) ran only at 3
+
+
+def test_tvm_pass_context_relay_config_and_disabled_pass():
+    seq = tvm.transform.Sequential([relay.transform.InferType(), relay.transform.FoldConstant()])
+    assert isinstance(seq, relay.transform.Sequential)
+    assert isinstance(relay.transform.FoldConstant(), tvm.transform.Pass)
+    assert not isinstance(relay.var("x"), tvm.transform.Pass)
+    mod = tvm.IRModule.from_expr(_foldable())
+    with tvm.transform.PassContext(opt_level=3, disabled_pass=["FoldConstant"],
+                                   config={"relay.FuseOps.max_depth": 7}) as ctx:
+        assert relay.transform.PassContext.current().config["relay.FuseOps.max_depth"] == 7
+        assert _count_calls(seq(mod), "add") == 1
+        assert ctx.opt_level == 3
+    with tvm.transform.PassContext(opt_level=3):
+        assert _count_calls(seq(mod), "add") == 0
+    assert relay.transform.PassContext.current().opt_level == 2  # nothing left entered
+
+
+def test_tvm_pass_context_rejects_unknown_tvm_keys():
+    with pytest.raises(Exception, match="Invalid config option"):
+        tvm.transform.PassContext(config={"no.such.option": 1})
+
+
+def test_structural_equal_on_relay_and_tvm_nodes():
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    f = relay.Function([x], x + x)
+    tvm.ir.assert_structural_equal(f, relay.Function([y], y + y))
+    assert not tvm.ir.structural_equal(f, relay.Function([y], y * y))
+    with pytest.raises(RelayError, match="structural mismatch"):
+        tvm.ir.assert_structural_equal(f, relay.Function([y], y * y))
+    assert tvm.ir.structural_hash(f) == tvm.ir.structural_hash(relay.Function([y], y + y))
+    tvm.ir.assert_structural_equal(tvm.tirx.const(3), tvm.tirx.const(3))
+
+
+def test_relay_errors_are_tvm_errors():
+    with pytest.raises(tvm.error.TVMError):
+        relay.transform.PassContext(opt_level=9)
+    assert issubclass(relay.TypeInferenceError, RuntimeError)
+
+
+def test_get_source_of_built_library():
+    x = relay.var("x", shape=(8,))
+    lib = relay.build(tvm.IRModule.from_expr(relay.Function([x], relay.sigmoid(x))),
+                      target="llvm")
+    ll = lib.get_source()
+    asm = lib.get_source("asm")
+    assert "define" in ll and "sigmoid" in ll
+    assert "sigmoid" in asm and "define" not in asm
+    assert lib.lib.get_source("asm") == asm
+    assert "sigmoid" in lib.lib.imported_modules[0].get_source()
+
+
+def test_executor_and_runtime_options():
+    from tvm.relay.backend import Executor, Runtime
+
+    x = relay.var("x", shape=(3,))
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.abs(x)))
+    lib = relay.build(mod, target="llvm", executor=Executor("graph"), runtime=Runtime("cpp"))
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    gm.set_input("x", np.array([-1, 2, -3], "float32"))
+    gm.run()
+    np.testing.assert_array_equal(gm.get_output(0).numpy(), [1, 2, 3])
+    with pytest.raises(BuildError, match="'aot' is not available"):
+        Executor("aot")
+    with pytest.raises(BuildError, match="'crt' is not available"):
+        relay.build(mod, target="llvm", runtime="crt")
+    with pytest.raises(BuildError, match="unknown option 'interface-api'"):
+        Executor("graph", {"interface-api": "c"})
+
+
+def test_global_type_var_applies_to_types():
+    p = relay.Prelude()
+    t = relay.TensorType((2,), "float32")
+    assert p.list(t) == relay.TypeCall(p.list, (t,))
+
+
+def test_tvm_testing_019_decorators():
+    import tvm.testing
+
+    def f():
+        return 1
+
+    assert tvm.testing.uses_gpu(f) is f
+    marks = tvm.testing.requires_llvm.marks()
+    assert len(marks) == 1 and not marks[0].args[0]  # llvm is there: no skip
+    assert tvm.testing.requires_hexagon.marks()[0].args[0]  # skipped here
+    assert tvm.testing.requires_some_future_feature.marks()[0].args[0]
+
+
+def test_tvm_ffi_and_make_node_dict_attrs():
+    from tvm._ffi.base import TVMError, py_str
+
+    assert TVMError is tvm.error.TVMError and py_str(b"relay") == "relay"
+    assert tvm._ffi.get_global_func("runtime.GetDeviceAttr") is not None
+    attrs = tvm.ir.make_node("DictAttrs", Composite="dense", Primitive=1)
+    x = relay.var("x", shape=(2,))
+    f = relay.Function([x], relay.nn.relu(x), attrs=attrs)
+    assert dict(f.attrs.items()) == {"Composite": "dense", "Primitive": 1}
+
+
+def test_target_takes_019_command_line_strings():
+    t = tvm.target.Target("llvm -mtriple=aarch64-linux-gnu -mattr=+neon")
+    assert isinstance(t, tvm.target.Target)
+    assert str(t.kind) == "llvm" and t.attrs["mtriple"] == "aarch64-linux-gnu"
+    assert list(t.attrs["mattr"]) == ["+neon"]
+    with tvm.target.Target("llvm -mcpu=skylake"):
+        assert tvm.target.Target.current().attrs["mcpu"] == "skylake"
+    assert tvm.target.Target({"kind": "llvm"}).kind.name == "llvm"
+
+
+def test_tvm_testing_parameters_and_targets_with_the_plugin(tmp_path):
+    (tmp_path / "conftest.py").write_text(
+        "import relay_tvm\npytest_plugins = ['relay_tvm.compat.pytest_plugin']\n")
+    (tmp_path / "test_p.py").write_text(
+        "import tvm, tvm.testing\n"
+        "a, b = tvm.testing.parameters((1, 2), (3, 4))\n"
+        "size = tvm.testing.parameter(5, 6)\n"
+        "def test_corr(a, b, size):\n    assert b == a + 1 and size in (5, 6)\n"
+        "c, d = tvm.testing.parameters(([3, 5], 1), ([4], 2))\n"
+        "def test_one_of_pair(c):\n    assert isinstance(c, list)\n"
+        "@tvm.testing.parametrize_targets('llvm')\n"
+        "def test_targets(target, dev):\n    assert target == 'llvm' and dev == tvm.cpu(0)\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(tmp_path)], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=root), cwd=tmp_path)
+    # 2 pairs x 2 sizes + 2 lists + 1 target
+    assert "7 passed" in out.stdout, out.stdout + out.stderr

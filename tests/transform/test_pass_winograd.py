@@ -1,0 +1,134 @@
+"""AlterOpLayout's Winograd rewrite: an eligible nn.conv2d (3x3, stride 1, dilation 1, groups 1,
+constant weight) becomes the weight transform + Winograd convolution pair where the cost model
+says so (the transform folded by FoldConstant), and nothing else does."""
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from relay_tvm import transform
+from relay_tvm.errors import RelayError
+from relay_tvm.transform.winograd_choice import CONFIG_KEY, winograd_tile
+
+from pass_util import assert_same_result, run_opt_pass
+
+RNG = np.random.default_rng(3)
+WINO = "nn.contrib_conv2d_winograd_without_weight_transform"
+
+
+def conv_net(c=64, o=64, h=28, k=3, **conv):
+    x = relay.var("x", shape=(1, c, h, h))
+    w = relay.const((RNG.standard_normal((o, c // conv.get("groups", 1), k, k)) * 0.1)
+                    .astype("float32"))
+    conv.setdefault("padding", (k // 2, k // 2))
+    return relay.Function([x], relay.nn.relu(relay.nn.conv2d(x, w, **conv)))
+
+
+def op_names(func):
+    names = []
+    relay.analysis.post_order_visit(
+        func, lambda n: names.append(n.op.name)
+        if isinstance(n, relay.Call) and isinstance(n.op, relay.op.Op) else None)
+    return names
+
+
+def alter(func, config=None):
+    return run_opt_pass(func, [transform.AlterOpLayout(), transform.FoldConstant()],
+                        config=config)
+
+
+def test_eligible_conv_becomes_winograd_with_folded_weight():
+    before = conv_net()
+    after = alter(before)
+    names = op_names(after)
+    assert WINO in names and "nn.conv2d" not in names and "nn.contrib_conv2d_NCHWc" not in names
+    # the transform, reshape and transpose of the constant weight are folded away
+    assert "nn.contrib_conv2d_winograd_weight_transform" not in names
+    assert names.count("layout_transform") == 2
+    call = [n for n in _calls(after) if n.op.name == WINO][0]
+    assert call.attrs.tile_size == winograd_tile(1, 64, 28, 28, 64, 8)
+    alpha = call.attrs.tile_size + 2
+    assert call.args[1].data.shape == (alpha, alpha, 4, 64, 16)  # (a, a, O/16, I, 16)
+    assert_same_result(before, after, atol=1e-4, rtol=1e-4)
+
+
+def _calls(func):
+    out = []
+    relay.analysis.post_order_visit(
+        func, lambda n: out.append(n)
+        if isinstance(n, relay.Call) and isinstance(n.op, relay.op.Op) else None)
+    return out
+
+
+def test_folded_weight_is_g_w_gt_packed():
+    from tvm.topi.nn.winograd_util import _cook_toom_convolution, _interpolation_points
+
+    before = conv_net(c=16, o=32, h=12)
+    after = alter(before, {CONFIG_KEY: 2})
+    w = [n for n in _calls(before) if n.op.name == "nn.conv2d"][0].args[1].data
+    _, _, g = _cook_toom_convolution(_interpolation_points(3), 2, 3)
+    u = np.einsum("ar,oirs,bs->aboi", g, w.astype("float64"), g)  # (4, 4, 32, 16)
+    packed = u.reshape(4, 4, 2, 16, 16).transpose(0, 1, 2, 4, 3)
+    call = [n for n in _calls(after) if n.op.name == WINO][0]
+    np.testing.assert_allclose(call.args[1].data, packed, rtol=1e-5, atol=1e-6)
+    assert_same_result(before, after, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("conv, why", [
+    (dict(strides=(2, 2)), "strided"),
+    (dict(dilation=(2, 2), padding=(2, 2)), "dilated"),
+    (dict(groups=4), "grouped"),
+    (dict(k=5), "5x5"),
+    (dict(k=1), "1x1"),
+])
+def test_ineligible_conv_is_not_winograd(conv, why):
+    before = conv_net(**conv)
+    for config in (None, {CONFIG_KEY: 4}):
+        names = op_names(alter(before, config))
+        assert WINO not in names, why
+        expected = "nn.contrib_conv2d_NCHWc" if conv.get("groups", 1) == 1 else "nn.conv2d"
+        assert expected in names, (why, names)
+
+
+def test_weight_that_is_not_constant_stays_direct_unless_forced():
+    x = relay.var("x", shape=(1, 64, 28, 28))
+    w = relay.var("w", shape=(64, 64, 3, 3))
+    f = relay.Function([x, w], relay.nn.conv2d(x, w, padding=(1, 1)))
+    assert WINO not in op_names(alter(f))
+    forced = alter(f, {CONFIG_KEY: 4})
+    names = op_names(forced)
+    # forced: the transform runs in the program (the weight is an input)
+    assert WINO in names and "nn.contrib_conv2d_winograd_weight_transform" in names
+    assert_same_result(f, forced, atol=1e-4, rtol=1e-4)
+
+
+def test_small_conv_stays_direct_and_never_disables():
+    assert WINO not in op_names(alter(conv_net(c=16, o=32, h=6)))
+    assert WINO not in op_names(alter(conv_net(), {CONFIG_KEY: "never"}))
+    with pytest.raises(RelayError, match="must be 'auto', 'never', 2 or 4"):
+        alter(conv_net(), {CONFIG_KEY: 3})
+
+
+def test_cost_model_choices():
+    from relay_tvm.backend.schedule.cpu_model import cpu_features
+    from relay_tvm.backend.target import make_target
+
+    avx2 = cpu_features(make_target("llvm -mcpu=haswell"))
+    avx512 = cpu_features(make_target("llvm -mcpu=skylake-avx512"))
+    # ResNet-18's 3x3 layers: F(4x4, 3x3) on AVX2
+    for c, h in ((64, 56), (128, 28), (256, 14), (512, 7)):
+        assert winograd_tile(1, c, h, h, c, 8, feats=avx2) == 4, (c, h)
+    for c, h in ((64, 56), (128, 28), (256, 14)):
+        assert winograd_tile(1, c, h, h, c, 16, feats=avx512) == 4, (c, h)
+    # AVX-512, 512 channels at 7x7: F(4x4) has 4 tiles, a 4 x 1-vector GEMM tile (too few
+    # accumulators for the FMA latency); F(2x2) has 16
+    assert winograd_tile(1, 512, 7, 7, 512, 16, feats=avx512) == 2
+    # 6x6 and 4x4 outputs: F(4x4)'s tiles would be mostly padding, F(2x2)'s fit exactly
+    assert winograd_tile(1, 256, 6, 6, 256, 8, feats=avx2) == 2
+    assert winograd_tile(1, 512, 4, 4, 512, 8, feats=avx2) == 2
+    # fewer channels than vector lanes, or a few microseconds of work: direct
+    assert winograd_tile(1, 3, 224, 224, 64, 8) is None
+    assert winograd_tile(1, 8, 32, 32, 8, 16) is None
+    assert winograd_tile(1, 16, 6, 6, 32, 8) is None
+    # no room for a 3x3 window
+    assert winograd_tile(1, 64, 1, 1, 64, 8, pad=(0, 0, 0, 0)) is None

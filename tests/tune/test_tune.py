@@ -1,0 +1,477 @@
+"""relay_tvm.tune: tuning with meta_schedule, applying the database, bad input.
+
+The measured tests tune a 2-kernel model (conv2d + relu, dense) for 8 trials per kernel on the
+local runner, and the same over a loopback TVM RPC tracker + server. Timings are never asserted
+(the machine is shared); what is asserted is which record a build applies and that every
+build computes what NumPy computes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+
+import relay_tvm as relay
+from relay_tvm import tune
+from relay_tvm.backend.schedule import TEMPLATE_ANNOTATION, record_spec, template_spec
+from relay_tvm.errors import TuningError
+from relay_tvm.tune.measure import RPCSettings, evaluator_config
+from relay_tvm.tune.space import untuned_candidate
+from relay_tvm.tune.workdir import MANIFEST, RECORDS
+
+FAST = evaluator_config(number=2, repeat=1, min_repeat_ms=5)
+
+
+def _model(channels=16):
+    x = relay.var("x", shape=(1, 8, 14, 14))
+    w = relay.var("w", shape=(channels, 8, 3, 3))
+    w2 = relay.var("w2", shape=(32, channels * 14 * 14))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))
+    y = relay.nn.dense(relay.reshape(y, (1, -1)), w2)
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x, w, w2], y)))
+    rng = np.random.default_rng(0)
+    params = {"w": rng.standard_normal((channels, 8, 3, 3)).astype("float32"),
+              "w2": rng.standard_normal((32, channels * 14 * 14)).astype("float32")}
+    return mod, params
+
+
+def _numpy_ref(x, params):
+    w, w2 = params["w"], params["w2"]
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((1, w.shape[0], 14, 14), "float64")
+    for i in range(3):
+        for j in range(3):
+            out += np.einsum("nchw,oc->nohw", xp[:, :, i:i + 14, j:j + 14], w[:, :, i, j])
+    return np.maximum(out, 0).reshape(1, -1) @ w2.T.astype("float64")
+
+
+def _run(lib, x):
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    gm.set_input("x", x)
+    gm.run()
+    return gm.get_output(0).numpy()
+
+
+def _build(mod, params, database=None):
+    with relay.transform.PassContext(opt_level=3):
+        return relay.build(mod, "llvm", params=params, database=database)
+
+
+def _x():
+    return np.random.default_rng(1).standard_normal((1, 8, 14, 14)).astype("float32")
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    mod, params = _model()
+    wd = str(tmp_path_factory.mktemp("tune"))
+    events = []
+    db = tune.tune_relay(mod, params, "llvm", wd, 16, max_trials_per_task=8,
+                         num_trials_per_iter=8, seed=0, evaluator=FAST, progress=events.append)
+    return mod, params, wd, db, events
+
+
+def _best_specs(db, mod, params):
+    """{kernel task name: knobs of the database's best record}."""
+    out = {}
+    for t in tune.extract_tasks(mod, "llvm", params):
+        rec = db.query_tuning_record(t.mod, tvm.target.Target("llvm"), "main")
+        if rec is not None:
+            out[t.name] = record_spec(rec)
+    return out
+
+
+@pytest.mark.slow
+def test_tuning_measures_and_build_applies_the_best(tuned):
+    mod, params, wd, db, events = tuned
+    with open(os.path.join(wd, MANIFEST)) as f:
+        manifest = json.load(f)
+    states = list(manifest["tasks"].values())
+    assert sorted(s["name"] for s in states) == ["fused_nn_contrib_conv2d_NCHWc_nn_relu",
+                                                "fused_nn_dense"]
+    for s in states:
+        assert s["baseline"] and s["errors"] == 0
+        # 8 trials, or every point of a smaller knob space
+        assert s["trials"] == 8 or s.get("exhausted")
+    # every tuned kernel: all its measured records hold distinct knob assignments
+    for t in tune.extract_tasks(mod, "llvm", params):
+        if not db.has_workload(t.mod):
+            continue
+        recs = db.get_top_k(db.commit_workload(t.mod), 1000)
+        tuned_knobs = [json.dumps(record_spec(r)["knobs"], sort_keys=True) for r in recs
+                       if not record_spec(r).get("untuned")]
+        assert len(tuned_knobs) == len(set(tuned_knobs)) >= 4
+    untuned, tuned_lib = _build(mod, params), _build(mod, params, db)
+    best = _best_specs(db, mod, params)
+    assert sorted(best) == ["fused_nn_contrib_conv2d_NCHWc_nn_relu", "fused_nn_dense"]
+    for name, k in tuned_lib.kernels.items():
+        base = untuned.kernels[name]
+        task = name.replace("tvmgen_default_", "")
+        if task not in best:
+            assert k.schedule_rule == base.schedule_rule
+            continue
+        assert k.schedule_rule == "database:" + best[task]["rule"]
+        if best[task].get("untuned"):  # the template defaults measured fastest
+            assert tvm_ffi.structural_equal(k.prim_func, base.prim_func)
+    x = _x()
+    a, b = _run(untuned, x), _run(tuned_lib, x)
+    np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5 * float(np.abs(a).max()))
+    np.testing.assert_allclose(b, _numpy_ref(x, params), rtol=1e-4, atol=1e-4)
+    assert [e for e in events if e["event"] == "untuned"]
+
+
+@pytest.mark.slow
+def test_resume_measures_nothing_new(tuned):
+    mod, params, wd, db, _ = tuned
+    with open(os.path.join(wd, RECORDS)) as f:
+        before = f.read()
+    events = []
+    db2 = tune.tune_relay(mod, params, "llvm", wd, 16, max_trials_per_task=8,
+                          num_trials_per_iter=8, seed=0, evaluator=FAST, progress=events.append)
+    with open(os.path.join(wd, RECORDS)) as f:
+        assert f.read() == before
+    assert {e["event"] for e in events} == {"skip"}
+    assert len(db2) == len(db)
+
+
+@pytest.mark.slow
+def test_pass_context_idiom_applies_the_database(tuned):
+    mod, params, _, db, _ = tuned
+    with db, relay.transform.PassContext(opt_level=3,
+                                         config={"relay.backend.use_meta_schedule": True}):
+        lib = relay.build(mod, "llvm", params=params)
+    rules = sorted(k.schedule_rule for k in lib.kernels.values())
+    assert [r for r in rules if r.startswith("database:")] == ["database:conv2d_NCHWc",
+                                                                "database:dense"]
+    # without the config, `with db` alone is not a request to use it (tvm.relay 0.19)
+    with db, relay.transform.PassContext(opt_level=3):
+        plain = relay.build(mod, "llvm", params=params)
+    assert not [k for k in plain.kernels.values() if k.schedule_rule.startswith("database")]
+    x = _x()
+    np.testing.assert_allclose(_run(lib, x), _numpy_ref(x, params), rtol=1e-4, atol=1e-4)
+
+
+def test_use_meta_schedule_without_database_warns():
+    mod, params = _model(8)
+    with pytest.warns(UserWarning, match="no meta_schedule Database"):
+        with relay.transform.PassContext(opt_level=3,
+                                         config={"relay.backend.use_meta_schedule": True}):
+            lib = relay.build(mod, "llvm", params=params)
+    assert not [k for k in lib.kernels.values() if k.schedule_rule.startswith("database")]
+
+
+@pytest.mark.slow
+def test_kernel_without_template_searches_the_default_space(tmp_path):
+    from relay_tvm.tune.space import knob_space
+
+    x = relay.var("x", shape=(8, 100))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(
+        relay.Function([x], relay.nn.softmax(x))))
+    (task,) = tune.extract_tasks(mod, "llvm")
+    assert knob_space(task, tvm.target.Target("llvm")) is None  # no template: meta_schedule's
+    db = tune.tune_relay(mod, {}, "llvm", str(tmp_path), 4, num_trials_per_iter=4, seed=0,
+                         evaluator=FAST)
+    recs = db.get_all_tuning_records()
+    assert len(recs) == 5 and [record_spec(r)["rule"] for r in recs if record_spec(r)] == \
+        ["generic"]  # 4 meta_schedule schedules + the untuned (generic) one
+    lib = _build(mod, {}, db)
+    (k,) = lib.kernels.values()
+    best = db.get_top_k(db.commit_workload(task.mod), 1)[0]
+    assert k.schedule_rule == ("database:generic" if record_spec(best) else "database")
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    xv = np.random.default_rng(4).standard_normal((8, 100)).astype("float32")
+    gm.set_input("x", xv)
+    gm.run()
+    e = np.exp(xv - xv.max(1, keepdims=True))
+    np.testing.assert_allclose(gm.get_output(0).numpy(), e / e.sum(1, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_time_budget_stops_before_searching(tmp_path):
+    mod, params = _model(8)
+    events = []
+    db = tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, time_budget_s=1e-3,
+                         evaluator=FAST, progress=events.append)
+    assert {e["event"] for e in events} == {"untuned", "task"}
+    with open(tmp_path / MANIFEST) as f:
+        states = json.load(f)["tasks"].values()
+    assert all(s["trials"] == 0 and s["stopped"] == "time budget" for s in states)
+    assert len(db) == 2  # the untuned measurement of each kernel
+
+
+def test_knob_assignments():
+    from relay_tvm.tune.space import assignments
+
+    space = [("a", [4, 8, 16], 8), ("b", [1, 2], 1)]
+    full = assignments(space)
+    assert full[0] == {"a": 8, "b": 1} and len(full) == 6
+    assert sorted((p["a"], p["b"]) for p in full) == [(a, b) for a in (4, 8, 16) for b in (1, 2)]
+    big = [(f"k{i}", [1, 2, 3], 1) for i in range(6)]  # 729 assignments
+    some = assignments(big, max_points=10, seed=3)
+    assert len(some) == 10 and some[0] == {f"k{i}": 1 for i in range(6)}
+    assert len({tuple(sorted(p.items())) for p in some}) == 10
+    assert some == assignments(big, max_points=10, seed=3) != assignments(big, 10, seed=4)
+
+
+# ---- which record a build applies (no measurement: records with given times) ---------------
+
+
+def _conv_task(mod, params):
+    return [t for t in tune.extract_tasks(mod, "llvm", params) if "conv2d" in t.name][0]
+
+
+def _record(db, task, sch, secs):
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+    from tvm.s_tir.meta_schedule.database import TuningRecord
+
+    tgt = tvm.target.Target("llvm")
+    db.commit_tuning_record(TuningRecord(sch.trace, db.commit_workload(task.mod), [secs], tgt,
+                                         ArgInfo.from_prim_func(sch.mod["main"])))
+
+
+def _other_knobs(task):
+    from relay_tvm.tune.space import assignments, knob_space
+
+    _, space = knob_space(task, tvm.target.Target("llvm"))
+    return assignments(space)[1]
+
+
+def _tuned_candidate(task, knobs):
+    from relay_tvm.tune.space import apply_template
+
+    sch = tvm.s_tir.Schedule(task.mod)
+    apply_template(sch, task, tvm.target.Target("llvm"), knobs)
+    return sch
+
+
+@pytest.mark.parametrize("tuned_secs, used", [(2e-4, False), (0.5e-4, True)])
+def test_a_slower_tuned_record_is_not_used(tuned_secs, used):
+    from tvm.s_tir.meta_schedule.database import MemoryDatabase
+
+    mod, params = _model()
+    task = _conv_task(mod, params)
+    knobs = _other_knobs(task)
+    db = MemoryDatabase()
+    _record(db, task, untuned_candidate(task, tvm.target.Target("llvm")), 1e-4)
+    _record(db, task, _tuned_candidate(task, knobs), tuned_secs)
+    lib, base = _build(mod, params, db), _build(mod, params)
+    name = "tvmgen_default_" + task.name
+    assert lib.kernels[name].schedule_rule == "database:conv2d_NCHWc"
+    same = tvm_ffi.structural_equal(lib.kernels[name].prim_func, base.kernels[name].prim_func)
+    assert same == (not used)
+    x = _x()
+    np.testing.assert_allclose(_run(lib, x), _run(base, x), rtol=1e-5,
+                               atol=1e-5 * float(np.abs(_run(base, x)).max()))
+
+
+def test_record_of_a_template_that_no_longer_fits_is_skipped():
+    from tvm.s_tir.meta_schedule.database import MemoryDatabase
+
+    mod, params = _model()
+    task = _conv_task(mod, params)
+    db = MemoryDatabase()
+    sch = untuned_candidate(task, tvm.target.Target("llvm"))
+    # a record claiming knob values this instance does not offer
+    sch.annotate(sch.get_sblock("root"), TEMPLATE_ANNOTATION,
+                 template_spec("conv2d_NCHWc", {"wb": 999}))
+    _record(db, task, sch, 1e-9)
+    lib, base = _build(mod, params, db), _build(mod, params)
+    name = "tvmgen_default_" + task.name
+    assert lib.kernels[name].schedule_rule == base.kernels[name].schedule_rule
+
+
+# ---- bad input ---------------------------------------------------------------------------
+
+
+def test_unknown_target(tmp_path):
+    mod, params = _model(8)
+    with pytest.raises(TuningError, match="target"):
+        tune.tune_relay(mod, params, "llvmx -mcpu=nothing", str(tmp_path), 4)
+    with pytest.raises(TuningError, match="target"):
+        tune.extract_tasks(mod, "no-such-target", params)
+
+
+def test_budget_zero_warns_and_measures_nothing(tmp_path):
+    mod, params = _model(8)
+    with pytest.warns(UserWarning, match="budget of 0"):
+        db = tune.tune_relay(mod, params, "llvm", str(tmp_path), 0)
+    assert len(db) == 0
+    with pytest.raises(TuningError, match="max_trials_global must be an integer >= 0"):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), -3)
+    with pytest.raises(TuningError, match="time_budget_s"):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 4, time_budget_s=0)
+
+
+def test_work_dir_of_another_model_or_target(tmp_path):
+    mod, params = _model(8)
+    with pytest.warns(UserWarning):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 0)
+    other, oparams = _model(16)
+    with pytest.raises(TuningError, match="another model"):
+        tune.tune_relay(other, oparams, "llvm", str(tmp_path), 0)
+    with pytest.raises(TuningError, match="was tuned for target"):
+        tune.tune_relay(mod, params, "llvm -mcpu=skylake-avx512", str(tmp_path), 0)
+
+
+def test_corrupted_database_lines(tmp_path):
+    from relay_tvm.tune.workdir import WORKLOADS, load_database
+
+    mod, params = _model(8)
+    with pytest.warns(UserWarning):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 0)
+    task = _conv_task(mod, params)
+    db = load_database(str(tmp_path))
+    _record(db, task, untuned_candidate(task, tvm.target.Target("llvm")), 1e-4)
+    rec_path = tmp_path / RECORDS
+    good = rec_path.read_text()
+    assert good.count("\n") == 1
+    # a run killed while writing: the cut-off last line is dropped with a warning
+    rec_path.write_text(good + good[: len(good) // 2])
+    with pytest.warns(UserWarning, match="cut short"):
+        db = load_database(str(tmp_path))
+    assert len(db) == 1 and rec_path.read_text() == good
+    # a damaged line in the middle is an error naming the file and line
+    rec_path.write_text("[0, {not json\n" + good)
+    with pytest.raises(TuningError, match=r"database_tuning_record.json line 1: not valid JSON"):
+        load_database(str(tmp_path))
+    rec_path.write_text("[7, {}]\n")
+    with pytest.raises(TuningError, match="line 1: expected \\[workload index"):
+        load_database(str(tmp_path))
+    (tmp_path / WORKLOADS).write_text("garbage\n")
+    with pytest.raises(TuningError, match="database_workload.json line 1"):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 0)
+
+
+def test_load_database_of_nothing(tmp_path):
+    from relay_tvm.tune.workdir import load_database
+
+    with pytest.raises(TuningError, match="no such directory"):
+        load_database(str(tmp_path / "missing"))
+    with pytest.raises(TuningError, match="not a tuning work directory"):
+        load_database(str(tmp_path))
+
+
+# ---- RPC --------------------------------------------------------------------------------
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_port(port, timeout=120):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
+
+
+def _stop(p):
+    """Stop a process started in its own session and its children (tracker and server run
+    in a popen_worker child)."""
+    import signal
+
+    for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, None)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(wait)
+            if sig == signal.SIGTERM:
+                os.killpg(p.pid, signal.SIGKILL)  # children that outlive the parent
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            return
+
+
+@pytest.fixture(scope="module")
+def rpc_tracker():
+    """A TVM RPC tracker and one server (key relay-test) on 127.0.0.1, stopped afterwards."""
+    port = _free_port()
+    env = dict(os.environ)
+    tracker = subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_tracker", "--host",
+                                "127.0.0.1", "--port", str(port), "--port-end", str(port + 1)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                               start_new_session=True)
+    server = None
+    try:
+        _wait_port(port)
+        sport = _free_port()
+        server = subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_server", "--host",
+                                   "127.0.0.1", "--port", str(sport), "--port-end",
+                                   str(sport + 1), "--tracker",
+                                   f"127.0.0.1:{port}", "--key", "relay-test"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                                  start_new_session=True)
+        t0 = time.monotonic()
+        while True:
+            try:
+                tune.check_rpc(RPCSettings("127.0.0.1", port, "relay-test"))
+                break
+            except TuningError:
+                if time.monotonic() - t0 > 120 or server.poll() is not None:
+                    raise
+                time.sleep(1)
+        yield port
+    finally:
+        if server is not None:
+            _stop(server)
+        _stop(tracker)
+
+
+@pytest.mark.slow
+def test_rpc_loopback_measures_every_trial(rpc_tracker, tmp_path):
+    x = relay.var("x", shape=(4, 64))
+    w = relay.var("w", shape=(48, 64))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(
+        relay.Function([x, w], relay.nn.dense(x, w))))
+    params = {"w": np.random.default_rng(2).standard_normal((48, 64)).astype("float32")}
+    rpc = RPCSettings("127.0.0.1", rpc_tracker, "relay-test")
+    db = tune.tune_relay(mod, params, "llvm", str(tmp_path), 4, num_trials_per_iter=4, seed=0,
+                         runner=rpc, evaluator=FAST)
+    with open(tmp_path / MANIFEST) as f:
+        (state,) = json.load(f)["tasks"].values()
+    assert state["baseline"] and state["errors"] == 0
+    assert state["trials"] == 4 or state.get("exhausted")
+    recs = db.get_all_tuning_records()
+    assert len(recs) == state["trials"] + 1  # + the untuned measurement
+    assert all(0 < float(r.run_secs[0]) < 1.0 for r in recs)
+    lib = _build(mod, params, db)
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    xv = np.random.default_rng(3).standard_normal((4, 64)).astype("float32")
+    gm.set_input("x", xv)
+    gm.run()
+    np.testing.assert_allclose(gm.get_output(0).numpy(), xv @ params["w"].T, rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_rpc_key_nobody_serves(rpc_tracker):
+    with pytest.raises(TuningError, match="no server serves key 'nobody'"):
+        tune.check_rpc(RPCSettings("127.0.0.1", rpc_tracker, "nobody"))
+
+
+def test_rpc_tracker_down(tmp_path):
+    mod, params = _model(8)
+    port = _free_port()
+    with pytest.raises(TuningError, match="not reachable"):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 4,
+                        runner=RPCSettings("127.0.0.1", port, "k"))
+    with pytest.raises(TuningError, match="HOST:PORT"):
+        RPCSettings.parse("localhost", "k")
