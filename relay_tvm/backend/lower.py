@@ -233,10 +233,15 @@ def to_te(func: Function, where: str = "primitive function"):
     in_set = set(inputs)
     for o in outputs:
         if o in in_set or o in seen or isinstance(o.op, te.PlaceholderOp):
-            o = te.compute(o.shape, lambda *i, _o=o: _o(*i), name="copy")
+            o = te.compute(o.shape, _copy_of(o), name="copy")
         seen.add(o)
         final.append(o)
     return inputs, final, lifted
+
+
+def _copy_of(t):
+    """The fcompute of a copy of ``t`` (te.compute rejects keyword-argument lambdas)."""
+    return lambda *i: t(*i)
 
 
 class LowerCache:

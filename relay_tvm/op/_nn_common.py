@@ -44,6 +44,27 @@ def pad_before_after(padding, nd: int, op: str):
     raise TypeInferenceError(f"{op}: padding must have 1, {nd} or {2 * nd} values, got {p}")
 
 
+def check_window(op: str, strides, dilation, before, after, kernel=None,
+                 kernel_name: str = "pool_size") -> None:
+    """Sliding-window attributes as tvm.relay's relations and topi accept them: ``strides``,
+    ``dilation`` and the kernel (``pool_size``) at least 1, every padding at least 0.
+
+    Raises:
+        TypeInferenceError: naming the attribute and its value.
+    """
+    checks = [("strides", strides, 1), ("dilation", dilation, 1)]
+    if kernel is not None:
+        checks.append((kernel_name, kernel, 1))
+    for name, vals, least in checks:
+        bad = [v for v in vals if isinstance(v, int) and v < least]
+        if bad:
+            raise TypeInferenceError(
+                f"{op}: {name} must be >= {least} in every dimension, got {tuple(vals)}")
+    pads = tuple(before) + tuple(after)
+    if any(isinstance(v, int) and v < 0 for v in pads):
+        raise TypeInferenceError(f"{op}: padding must be >= 0 on every side, got {pads}")
+
+
 def dims_match(a, b) -> bool:
     """Whether two dimensions may be equal (``Any`` matches everything)."""
     return isinstance(a, AnyDim) or isinstance(b, AnyDim) or dim_equal(a, b)

@@ -1,7 +1,9 @@
 """Sorting operators (tvm.relay.op.algorithm): ``sort``, ``argsort`` and ``topk``.
 
 Both are opaque to fusion (kOpaque) and lower to topi's extern sort kernels. Ties keep the
-original order (a stable sort, as TVM's CPU kernels and ``numpy.argsort(kind="stable")``).
+original order (a stable sort, as TVM's CPU kernels and ``numpy.argsort(kind="stable")``); NaN
+sorts last (largest), as in numpy, and -0.0 ties with 0.0; int8/int16/uint8/uint16/bool data
+is sorted as int32.
 """
 
 from __future__ import annotations
@@ -26,6 +28,59 @@ def _stable_order(x, axis, ascend):
     return n - 1 - idx
 
 
+# TVM's sort kernels take float16/32/64 and int32/64 only ("Unsupported input dtype: int8"):
+# narrower integers and bools are sorted as int32, which keeps their order and values. Its
+# float comparator puts NaN before inf; numpy puts NaN last (largest). Floats are therefore
+# sorted by an integer key in the same total order as numpy's: the bits of the value with NaN
+# made one positive NaN (above +inf) and -0.0 made +0.0, negative values' bits flipped.
+_WIDEN = ("int8", "int16", "uint8", "uint16", "bool")
+_KEY = {"float16": ("int16", 0x7FFF, 0x7E00), "float32": ("int32", 0x7FFFFFFF, 0x7FC00000),
+        "float64": ("int64", 0x7FFFFFFFFFFFFFFF, 0x7FF8000000000000)}
+
+
+def _sortable(x):
+    """The tensor topi sorts in ``x``'s stead (``x`` itself for int32/int64)."""
+    from tvm import te, tirx, topi
+
+    dt = str(x.dtype)
+    if dt in _WIDEN:
+        return topi.cast(x, "int32")
+    if dt not in _KEY:
+        return x
+    ity, flip, qnan = _KEY[dt]
+
+    def key(*i):
+        v = x(*i)
+        b = tirx.reinterpret(ity, v)
+        isnan = (b & tirx.const(flip, ity)) > tirx.const(_NAN_INF[dt], ity)
+        b = tirx.Select(isnan, tirx.const(qnan, ity),
+                        tirx.Select(v == tirx.const(0, dt), tirx.const(0, ity), b))
+        return tirx.Select(b < tirx.const(0, ity), b ^ tirx.const(flip, ity), b)
+
+    k = te.compute(x.shape, key, name="sort_key", tag="elemwise")
+    return topi.cast(k, "int32") if ity == "int16" else k
+
+
+_NAN_INF = {"float16": 0x7C00, "float32": 0x7F800000, "float64": 0x7FF0000000000000}
+
+
+def _back(x, dtype):
+    from tvm import topi
+
+    return topi.cast(x, dtype) if str(x.dtype) != str(dtype) else x
+
+
+def _sort_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    x = inputs[0]
+    if str(x.dtype) not in _KEY:
+        return _back(topi.sort(_sortable(x), axis=attrs.axis, is_ascend=attrs.is_ascend),
+                     x.dtype)
+    idx = topi.argsort(_sortable(x), axis=attrs.axis, is_ascend=attrs.is_ascend, dtype="int32")
+    return topi.gather(x, attrs.axis % len(x.shape), idx)
+
+
 def _argsort_rel(types, attrs):
     ts = tensor_args(types, ("data",), "argsort")
     if ts is None:
@@ -47,7 +102,7 @@ register_op(
     rel=_argsort_rel,
     ref=lambda args, attrs, out_type: _stable_order(args[0], attrs.axis, attrs.is_ascend),
     compute=lambda attrs, inputs, out_type: __import__("tvm").topi.argsort(
-        inputs[0], axis=attrs.axis, is_ascend=attrs.is_ascend, dtype=out_type.dtype
+        _sortable(inputs[0]), axis=attrs.axis, is_ascend=attrs.is_ascend, dtype=out_type.dtype
     ),
     pattern=OpPattern.OPAQUE,
     doc="Indices that sort data along axis (topi.argsort).",
@@ -81,9 +136,7 @@ register_op(
     ref=lambda args, attrs, out_type: np.take_along_axis(
         args[0], _stable_order(args[0], attrs.axis, attrs.is_ascend), attrs.axis
     ),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.sort(
-        inputs[0], axis=attrs.axis, is_ascend=attrs.is_ascend
-    ),
+    compute=_sort_compute,
     pattern=OpPattern.OPAQUE,
     doc="data sorted along axis (topi.sort).",
     level=6,
@@ -142,7 +195,15 @@ def _topk_compute(attrs, inputs, out_type):
     from tvm import topi
 
     k = attrs.k if attrs.k is not None else 0
-    return topi.topk(inputs[0], k, attrs.axis, attrs.ret_type, attrs.is_ascend, attrs.dtype)
+    x = inputs[0]
+    if str(x.dtype) in _KEY:  # the indices of the keys' top k, then the values gathered
+        idx = topi.topk(_sortable(x), k, attrs.axis, "indices", attrs.is_ascend, attrs.dtype)
+        vals = topi.gather(x, attrs.axis % len(x.shape), idx)
+        return {"both": [vals, idx], "values": vals, "indices": idx}[attrs.ret_type]
+    out = topi.topk(_sortable(x), k, attrs.axis, attrs.ret_type, attrs.is_ascend, attrs.dtype)
+    if attrs.ret_type == "both":
+        return [_back(out[0], inputs[0].dtype), out[1]]
+    return _back(out, inputs[0].dtype) if attrs.ret_type == "values" else out
 
 
 register_op(

@@ -13,6 +13,8 @@ from ..ir.attrs import AttrField as F
 from ..ir.types import IncompleteType, TensorType, TupleType
 from ._common import identity_rel, normalize_axis, tensor_args
 from ._nn_common import TupleWrapper, check_float, vector_params
+from ._ieee import elementwise as ieee_elementwise
+from ._ieee import is_float, nan_max
 from .registry import OpPattern, make_call, register_op
 
 
@@ -27,15 +29,31 @@ def _topi_nn(name, **kw):
 
 # ---- relu, leaky_relu ------------------------------------------------------------------------
 
+
+def _relu_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    x = inputs[0]
+    if not is_float(x.dtype):
+        return topi.nn.relu(x)
+    return ieee_elementwise(lambda v: nan_max(v, _zero(x.dtype), x.dtype), x, "relu")
+
+
+def _zero(dtype):
+    from tvm import tirx
+
+    return tirx.const(0, dtype)
+
+
 register_op(
     "nn.relu",
     num_inputs=1,
     arguments=("data",),
     rel=identity_rel("nn.relu"),
     ref=lambda args, attrs, out_type: np.maximum(args[0], np.zeros((), args[0].dtype)),
-    compute=_topi_nn("relu"),
+    compute=_relu_compute,
     pattern=OpPattern.ELEMWISE,
-    doc="Rectified linear unit max(x, 0) (topi.nn.relu).",
+    doc="Rectified linear unit numpy.maximum(x, 0): NaN stays NaN (topi.nn.relu drops it).",
     level=1,
 )
 

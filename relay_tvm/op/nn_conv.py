@@ -23,6 +23,7 @@ from ._nn_common import (
     SPATIAL,
     check_positive,
     check_rank,
+    check_window,
     dims_match,
     layout_axes,
     np_acc,
@@ -89,6 +90,7 @@ def _conv_rel(nd: int, transpose: bool):
         strides = ntuple(attrs.strides, nd, "strides", op)
         dil = ntuple(attrs.dilation, nd, "dilation", op)
         before, after = pad_before_after(attrs.padding, nd, op)
+        check_window(op, strides, dil, before, after)
         inferred = None
         # Kernel letters: for a convolution O = output channels, I = input channels / groups;
         # for a transposed one (Relay's IOHW) I = input channels, O = output channels / groups.

@@ -103,8 +103,10 @@ def _batch_norm_compute(attrs, inputs, out_type):
     out = topi.nn.batch_norm(data, gamma, beta, mean, var, axis=attrs.axis % len(data.shape),
                              epsilon=attrs.epsilon, center=attrs.center, scale=attrs.scale,
                              training=False)
+    # topi computes float16 in float32 and returns field 0 so; the type says data's dtype.
+    y = out[0] if out[0].dtype == data.dtype else topi.cast(out[0], data.dtype)
     # Outputs must be computed tensors, not the inputs themselves.
-    return [out[0], topi.identity(mean), topi.identity(var)]
+    return [y, topi.identity(mean), topi.identity(var)]
 
 
 register_op(

@@ -4,11 +4,14 @@
 Semantics (Relay's Pool relations and topi's pool_impl_nd): the window of output ``o`` covers
 the taps ``o * stride - pad_before + j * dilation``; ``ceil_mode`` rounds the output size up, but
 the last window must still start inside the input or its leading padding (PyTorch's rule, which
-topi.nn.pool applies); taps past the padded input are ignored. Max pooling ignores padding. Average pooling divides by the number of taps inside the padded input
+topi.nn.pool applies); taps past the padded input are ignored. Max pooling ignores padding
+(a window wholly outside the input gives -inf) and propagates NaN, as numpy.max does. Average
+pooling divides by the number of taps inside the padded input
 (``count_include_pad=True``) or inside the input itself (``False``). Adaptive pooling over
 output ``o`` of ``O`` covers input ``[floor(o*S/O), ceil((o+1)*S/O))``. Layouts: any permutation
 of ``N``, ``C`` and the spatial letters (NCHW, NHWC, ...). All are kOutEWiseFusable, as in Relay.
-TE computes: ``topi.nn.pool{1,2,3}d``, ``topi.nn.global_pool``, ``topi.nn.adaptive_pool*``.
+TE computes: ``_pool_te`` (window pooling, adaptive/global max pooling: topi's drop NaN and
+miscount dilated average windows), ``topi.nn.global_pool``, ``topi.nn.adaptive_pool*`` (avg).
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ from ._common import tensor_args
 from ._nn_common import (
     SPATIAL,
     check_positive,
+    check_window,
     check_rank,
     layout_axes,
     ntuple,
     out_size,
     pad_before_after,
 )
+from ._pool_te import adaptive_max_pool, window_pool
 from .registry import OpPattern, make_call, register_op
 
 _LAYOUT = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
@@ -76,6 +81,7 @@ def _pool_params(attrs, nd, op):
     s = ntuple(attrs.strides, nd, "strides", op)
     d = ntuple(attrs.dilation, nd, "dilation", op)
     before, after = pad_before_after(attrs.padding, nd, op)
+    check_window(op, s, d, before, after, k)
     return k, s, d, before, after
 
 
@@ -127,8 +133,8 @@ def pool_reference(x, kind, k, s, d, before, after, ceil_mode, count_include_pad
              for i in range(nd)]
     widths = [(0, 0), (0, 0)] + [(before[i], after[i] + extra[i]) for i in range(nd)]
     if kind == "max":
-        # topi pads with the lowest finite value; a window past the input (ceil_mode) gives it
-        low = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        # taps outside the input never win: pad with max's identity (-inf, as numpy.max's)
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         xp = np.pad(x, widths, constant_values=low)
         return _window_reduce(xp, k, s, d, osz, np.maximum)
     xp = np.pad(x.astype("float64"), widths)
@@ -155,12 +161,10 @@ def _pool_ref(nd, kind, op):
 
 def _pool_compute(nd, kind, op):
     def compute(attrs, inputs, out_type):
-        from tvm import topi
-
         k, s, d, before, after = _pool_params(attrs, nd, op)
-        fn = getattr(topi.nn, f"pool{nd}d")
-        return fn(inputs[0], list(k), list(s), list(d), list(before + after), kind,
-                  attrs.ceil_mode, attrs.layout, kind == "avg" and attrs.count_include_pad)
+        return window_pool(inputs[0], kind, attrs.layout, SPATIAL[nd], k, s, d, before, after,
+                           [int(v) for v in out_type.shape],
+                           kind == "avg" and attrs.count_include_pad)
 
     return compute
 
@@ -286,6 +290,12 @@ def _adaptive_compute(nd, kind, op, global_):
         from tvm import topi
 
         x = inputs[0]
+        if kind == "max":
+            axes = [attrs.layout.index(c) for c in SPATIAL[nd]]
+            osz = ((1,) * nd if global_
+                   else _adaptive_size(attrs, nd, [int(x.shape[a]) for a in axes], op))
+            return adaptive_max_pool(x, attrs.layout, SPATIAL[nd], osz,
+                                     [int(v) for v in out_type.shape])
         if global_ and nd == 2:
             return topi.nn.global_pool(x, kind, attrs.layout)
         axes = [attrs.layout.index(c) for c in SPATIAL[nd]]

@@ -4,7 +4,9 @@
 (int32 indices into the flattened reduced axes, ``select_last_index`` for ties), ``variance``
 (an operator of data and its mean, as Relay's) and the compositions ``std``, ``mean_variance``,
 ``mean_std``. Integer ``mean`` divides with truncation, as topi.divide does. TE computes are
-topi's; ``mean``/``variance`` are topi sums divided by the element count.
+topi's; ``mean``/``variance`` are topi sums divided by the element count; float ``max``/``min``
+and ``argmax``/``argmin`` use ``_ieee``'s reducers (numpy semantics: NaN propagates, the first
+NaN wins an arg reduction, the identity is -inf/+inf, not topi's lowest finite value).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from ..ir.attrs import AttrField as F
 from ..errors import TypeInferenceError
 from ..ir.types import TensorType
 from ._common import normalize_axis, tensor_args
+from ._ieee import arg_reduce, is_float
+from ._ieee import reduce as ieee_reduce
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 REDUCE_ATTRS = (
@@ -87,6 +91,9 @@ def _topi_reduce(name):
         from tvm import topi
 
         axes = reduce_axes(attrs, len(inputs[0].shape), name)
+        if name in ("max", "min") and is_float(inputs[0].dtype):
+            # topi.max/min drop NaN and start from the lowest/highest finite value
+            return ieee_reduce(name, inputs[0], axes, attrs.keepdims)
         return getattr(topi, name)(inputs[0], axis=list(axes), keepdims=attrs.keepdims)
 
     return compute
@@ -128,8 +135,10 @@ _REDUCES = [
         reduce_rel("mean"),
         "Mean: sum / count (truncating for ints).",
     ),
-    ("max", np.max, _topi_reduce("max"), reduce_rel("max"), "Maximum (topi.max)."),
-    ("min", np.min, _topi_reduce("min"), reduce_rel("min"), "Minimum (topi.min)."),
+    ("max", np.max, _topi_reduce("max"), reduce_rel("max"),
+     "Maximum (numpy.max: NaN propagates, -inf is the identity)."),
+    ("min", np.min, _topi_reduce("min"), reduce_rel("min"),
+     "Minimum (numpy.min: NaN propagates, +inf is the identity)."),
     ("prod", np.prod, _topi_reduce("prod"), reduce_rel("prod"), "Product (topi.prod)."),
     (
         "all",
@@ -218,29 +227,20 @@ def _arg_compute(name):
         x = inputs[0]
         ndim = len(x.shape)
         axes = reduce_axes(attrs, ndim, name)
+        kind = name[3:]
         if len(axes) == 1:
-            out = getattr(topi, name)(
-                x,
-                axis=axes[0],
-                keepdims=attrs.keepdims,
-                select_last_index=attrs.select_last_index,
-            )
-        else:  # flatten the reduced axes (last) into one, as the flattened index is returned
-            rest = [i for i in range(ndim) if i not in axes]
-            y = (
-                topi.transpose(x, rest + list(axes))
-                if rest + list(axes) != list(range(ndim))
-                else x
-            )
-            y = topi.reshape(
-                y, [int(x.shape[i]) for i in rest] + [_count([int(d) for d in x.shape], axes)]
-            )
-            out = getattr(topi, name)(
-                y, axis=len(rest), keepdims=False, select_last_index=attrs.select_last_index
-            )
-            if attrs.keepdims:
-                out = topi.reshape(out, [int(d) for d in out_type.shape])
-        return topi.cast(out, out_type.dtype) if out.dtype != out_type.dtype else out
+            return arg_reduce(kind, x, axes[0], attrs.keepdims, attrs.select_last_index,
+                              out_type.dtype)
+        # flatten the reduced axes (last) into one, as the flattened index is returned
+        rest = [i for i in range(ndim) if i not in axes]
+        y = topi.transpose(x, rest + list(axes)) if rest + list(axes) != list(range(ndim)) else x
+        y = topi.reshape(
+            y, [int(x.shape[i]) for i in rest] + [_count([int(d) for d in x.shape], axes)]
+        )
+        out = arg_reduce(kind, y, len(rest), False, attrs.select_last_index, out_type.dtype)
+        if attrs.keepdims:
+            out = topi.reshape(out, [int(d) for d in out_type.shape])
+        return out
 
     return compute
 
@@ -256,7 +256,7 @@ for _name, _np_fn in (("argmax", np.argmax), ("argmin", np.argmin)):
         compute=_arg_compute(_name),
         pattern=OpPattern.COMM_REDUCE,
         doc=f"int32 index of the {_name[3:]} over axis (flattened over several axes; "
-        f"topi.{_name}).",
+        f"numpy.{_name}: the first NaN wins, then the first extreme value).",
         level=4,
     )
 
@@ -400,12 +400,15 @@ def mean_std(data, axis=None, keepdims=False, exclude=False, unbiased=False):
 
 def logsumexp(data, axis=None, keepdims=False):
     """``log(sum(exp(data)))`` over ``axis``, computed stably as
-    ``max + log(sum(exp(data - max)))`` (tvm.relay's composition)."""
-    from .tensor import add, exp, log, subtract
+    ``max + log(sum(exp(data - max)))`` (tvm.relay's composition), with an infinite max
+    replaced by 0 so that a row of ``-inf`` gives ``-inf`` and one holding ``+inf`` gives
+    ``+inf`` (as ``numpy.logaddexp.reduce``), not NaN."""
+    from .tensor import add, exp, isinf, log, subtract, where, zeros_like
     from .transform import squeeze
 
     axis = _axis_tuple(axis)
     m = max(data, axis, keepdims=True)
+    m = where(isinf(m), zeros_like(m), m)
     s = sum(exp(subtract(data, m)), axis, keepdims=keepdims)
     if not keepdims:
         m = squeeze(m, axis) if axis is not None else squeeze(m)

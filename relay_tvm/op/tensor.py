@@ -23,6 +23,9 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
 from ._common import broadcast_rel, dtype_kinds, identity_rel, shape_str, tensor_args
+from ._ieee import broadcast as ieee_broadcast
+from ._ieee import elementwise as ieee_elementwise
+from ._ieee import is_float, nan_max, nan_min, opaque, to_bool
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 _FLOAT = ("float", "bfloat")
@@ -45,13 +48,55 @@ def _np_floor_div(a, b):
     return np.floor(np.divide(a, b)).astype(a.dtype)
 
 
+# float arithmetic whose real-number identities TVM's simplifier would apply
+# (x == x, x <= x and x >= x are false for NaN; x != x is true)
+_IEEE_ARITH = {"subtract", "multiply", "divide", "floor_divide", "trunc_divide", "mod",
+               "floor_mod", "equal", "not_equal", "less_equal", "greater_equal"}
+
+
+def _float_not_equal(a, b, out_dtype, dtype):
+    """not (a == b): LLVM's ordered a != b is false when either is NaN; numpy's is true."""
+    from tvm import tirx
+
+    return tirx.Select(a == b, tirx.const(False, "bool"), tirx.const(True, "bool"))
+
+
+def _float_floor_mod(a, b, out_dtype, dtype):
+    """numpy.mod on floats (its npy_divmod): r = fmod(a, b), moved by b when the signs of r and
+    b differ (a zero stays zero); topi's a - floor(a/b)*b gives NaN for an infinite b."""
+    from tvm import tirx
+
+    zero = tirx.const(0, dtype)
+    r = tirx.Var("r", dtype)
+    differ = ((b < zero) & (r > zero)) | ((b > zero) & (r < zero))
+    body = tirx.Select(r == zero, r * zero, tirx.Select(differ, r + b, r))
+    return tirx.Let(r, tirx.truncmod(a, b), body)  # LLVM frem: C fmod
+
+
+_IEEE_BINARY = {"not_equal": _float_not_equal, "floor_mod": _float_floor_mod}
+
+
 def _topi(name):
     def compute(attrs, inputs, out_type):
         from tvm import topi
 
+        if name in _IEEE_ARITH and is_float(inputs[0].dtype):
+            # keep TVM from folding x-x, x/x, x*0, x/0, x==x: an opaque rhs (lhs too for x*y) makes
+            # the operands differ syntactically and hides constants
+            lhs = opaque(inputs[0]) if name == "multiply" else inputs[0]
+            inputs = [lhs, opaque(inputs[1])]
         if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here
             q = topi.divide(*inputs)
             return q if out_type.dtype.startswith(("int", "uint")) else topi.trunc(q)
+        if name in _IEEE_BINARY and is_float(inputs[0].dtype):
+            return ieee_broadcast(lambda a, b: _IEEE_BINARY[name](a, b, out_type.dtype,
+                                                                  inputs[0].dtype),
+                                  *inputs, out_type.shape, name)
+        if name in ("maximum", "minimum") and is_float(inputs[0].dtype):
+            # topi.maximum/minimum drop NaN; numpy.maximum/minimum propagate it
+            fn = nan_max if name == "maximum" else nan_min
+            return ieee_broadcast(lambda a, b: fn(a, b, out_type.dtype), *inputs,
+                                  out_type.shape, name)
         if name in ("equal", "not_equal") and inputs[0].dtype == "bool":
             # TVM 0.27's LLVM codegen emits a float compare for 1-bit operands; compare as int8.
             inputs = [topi.cast(t, "int8") for t in inputs]
@@ -136,7 +181,7 @@ _BINARY = [
     ("trunc_mod", np.fmod, "mod", None, _NUM),
     ("floor_mod", np.mod, "floor_mod", None, _NUM),
     ("power", np.power, "power", None, _FLOAT),
-    ("maximum", np.maximum, "maximum", None, _NUM),
+    ("maximum", np.maximum, "maximum", None, _NUM),  # NaN propagates (numpy), not topi's
     ("minimum", np.minimum, "minimum", None, _NUM),
     ("equal", np.equal, "equal", "bool", None),
     ("not_equal", np.not_equal, "not_equal", "bool", None),
@@ -253,6 +298,16 @@ def _clip_ref(args, attrs, out_type):
     return np.clip(x, lo, hi).astype(x.dtype)
 
 
+def _clip_compute(attrs, inputs, out_type):
+    from tvm import tirx, topi
+
+    x = inputs[0]
+    if not is_float(x.dtype):
+        return topi.clip(x, attrs.a_min, attrs.a_max)
+    lo, hi = tirx.const(attrs.a_min, x.dtype), tirx.const(attrs.a_max, x.dtype)
+    return ieee_elementwise(lambda v: nan_min(nan_max(v, lo, x.dtype), hi, x.dtype), x, "clip")
+
+
 register_op(
     "clip",
     num_inputs=1,
@@ -260,11 +315,10 @@ register_op(
     attrs=("relay.attrs.ClipAttrs", [F("a_min", "float"), F("a_max", "float")]),
     rel=identity_rel("clip"),
     ref=_clip_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.clip(
-        inputs[0], attrs.a_min, attrs.a_max
-    ),
+    compute=_clip_compute,
     pattern=OpPattern.ELEMWISE,
-    doc="Clamp to [a_min, a_max] (topi.clip; the bounds are cast to the data dtype).",
+    doc="Clamp to [a_min, a_max] (numpy.clip: NaN stays NaN; the bounds are cast to the data "
+    "dtype as topi.clip does).",
     level=3,
 )
 
@@ -295,7 +349,10 @@ register_op(
     arguments=("condition", "x", "y"),
     rel=_where_rel,
     ref=lambda args, attrs, out_type: np.where(args[0].astype(bool), args[1], args[2]),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.where(*inputs),
+    # a non-bool condition is "nonzero" (tvm.relay's WhereRel takes any dtype; numpy's
+    # astype(bool)): NaN is true, which topi.where's ordered c != 0 would make false
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.where(
+        to_bool(inputs[0]), *inputs[1:]),
     pattern=OpPattern.BROADCAST,
     doc="Select x where condition is nonzero, else y; all three broadcast (topi.where).",
     level=4,

@@ -17,6 +17,7 @@ from ._common import (
     tensor_args,
     tuple_or_tensors,
 )
+from ._ieee import to_bool
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 # ---- cast --------------------------------------------------------------------------------------
@@ -36,7 +37,9 @@ register_op(
     attrs=("relay.attrs.CastAttrs", [F("dtype", "dtype")]),
     rel=_cast_rel,
     ref=lambda args, attrs, out_type: args[0].astype(attrs.dtype),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.cast(inputs[0], attrs.dtype),
+    compute=lambda attrs, inputs, out_type: (
+        to_bool(inputs[0]) if attrs.dtype == "bool"
+        else __import__("tvm").topi.cast(inputs[0], attrs.dtype)),
     pattern=OpPattern.ELEMWISE,
     doc="Convert the elements to ``dtype`` (topi.cast); float to int truncates toward zero.",
     level=3,
@@ -344,7 +347,9 @@ register_op(
     arguments=("data", "dtype_like"),
     rel=_cast_like_rel,
     ref=lambda args, attrs, out_type: args[0].astype(out_type.dtype),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.cast(inputs[0], out_type.dtype),
+    compute=lambda attrs, inputs, out_type: (
+        to_bool(inputs[0]) if out_type.dtype == "bool"
+        else __import__("tvm").topi.cast(inputs[0], out_type.dtype)),
     pattern=OpPattern.ELEMWISE,
     doc="Cast data to the dtype of dtype_like (topi.cast).",
     level=3,

@@ -101,6 +101,12 @@ def _dim_call(name):
 
 _DIM_FUNCS = {n: _dim_call(n) for n in ("floordiv", "floormod", "max", "min")}
 _FLOAT_MAX = {d: float(np.finfo(d).max) for d in ("float16", "float32", "float64")}
+_DIM_MAX = 2**63 - 1
+
+
+def _overflows(v: float, dtype: str) -> bool:
+    with np.errstate(over="ignore"):
+        return bool(np.isinf(np.array(v).astype(dtype)))
 
 
 class _Abort(Exception):
@@ -560,7 +566,10 @@ class Parser:
                 self.error(t, f"bad number {t.text}: out of range for {dtype} [{info.min}, {info.max}]")
                 v = 0
             return Constant(np.array(v, dtype=dtype), self.span(t))
-        if abs(v) > _FLOAT_MAX[dtype] and v == v and abs(v) != float("inf"):
+        # out of range means it rounds to infinity: the printer's shortest repr of the largest
+        # finite value (3.4028235e+38f) is a little above it and must parse back to it
+        if abs(v) > _FLOAT_MAX[dtype] and v == v and abs(v) != float("inf") and _overflows(
+                v, dtype):
             self.error(t, f"bad number {t.text}: out of range for {dtype}")
             v = 0.0
         return Constant(np.array(v, dtype=dtype), self.span(t))
@@ -921,6 +930,10 @@ class Parser:
                 d = self.dim_sum()
                 if isinstance(d, int) and d < 0:  # reported; parsing goes on to find more errors
                     self.error(t, f"bad shape: dimension {d} is negative")
+                    d = 0
+                elif isinstance(d, int) and d > _DIM_MAX:  # TVM shapes are int64
+                    self.error(t, f"bad shape: dimension {d} exceeds the int64 range of TVM "
+                                  f"shapes (at most {_DIM_MAX})")
                     d = 0
                 dims.append(d)
             if not self.accept_p(","):

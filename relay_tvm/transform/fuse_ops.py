@@ -432,6 +432,10 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> F
         # the union-find root of a group is its sink-most node (Relay's root_ref)
         return index[e] == g
 
+    # a group of only Tuple/TupleGetItem nodes computes nothing: it stays unfused (a function
+    # of it would be Primitive=0, which no backend runs)
+    kernels = {group(e) for e in graph.nodes if type(e) is Call and isinstance(e.op, Op)}
+
     # Every node built here has the type of the node it replaces, with children of the same
     # types (parameters are annotated with their arguments' types): it adopts that type, so the
     # inference after fusion does not walk the program again (see typing.infer.adopt_type).
@@ -445,13 +449,13 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> F
             new[e] = nc
         elif t is Tuple:
             g = group(e)
-            if is_root(e, g):
-                new[e] = adopt_type(rebuild(e, [new[f] for f in e.fields]), e)
+            if is_root(e, g) or g not in kernels:
+                new[e] = adopt_type(rebuild(e, [new.get(f, f) for f in e.fields]), e)
             else:
                 new[e] = adopt_type(Tuple(new_args(e.fields, g), e.span), e)
         elif t is TupleGetItem and index.get(e.tuple_value) is not None:
             g = group(e)
-            if is_root(e, g) and group(e.tuple_value) != g:
+            if g not in kernels or (is_root(e, g) and group(e.tuple_value) != g):
                 new[e] = adopt_type(rebuild(e, [new[e.tuple_value]]), e)
                 continue
             node = adopt_type(TupleGetItem(new_args([e.tuple_value], g)[0], e.index, e.span), e)

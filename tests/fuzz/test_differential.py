@@ -1,0 +1,56 @@
+"""Differential fuzzing (issue 17): random well-typed programs (``relay_tvm.testing.fuzz``)
+give the interpreter's values on the graph executor at opt levels 0 and 3 and on the VM.
+
+CI runs a small fixed-seed budget; the long sweep is ``FUZZ_EXAMPLES=10000 FUZZ_SEED=<n>
+python -m pytest -q -m fuzz tests/fuzz`` (hypothesis, not derandomized when a seed is given).
+"""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from relay_tvm.testing import fuzz
+
+
+@st.composite
+def cases(draw):
+    """A program and its inputs, every choice drawn through hypothesis (so it shrinks)."""
+
+    def source(kind, *args):
+        if kind == "int":
+            return draw(st.integers(args[0], args[1]))
+        if kind == "choice":
+            return draw(st.sampled_from(args[0]))
+        return draw(st.booleans())
+
+    case = fuzz.generate(source)
+    return case.mod, fuzz.inputs(source, case), case.paths
+
+
+_QUICK = settings(max_examples=20, deadline=None, derandomize=True, database=None,
+                  suppress_health_check=list(HealthCheck))
+
+
+@_QUICK
+@given(cases())
+def test_compiled_paths_agree_with_interpreter(case):
+    fuzz.run_case(*case)
+
+
+_LONG = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "10000")), deadline=None,
+                 database=None, suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.fuzz
+@seed(int(os.environ.get("FUZZ_SEED", "17")))
+@_LONG
+@given(cases())
+def test_fuzz_sweep(case):
+    fuzz.run_case(*case)
+
+
+def test_numpy_draw_sweep_fixed_seed():
+    """The hypothesis-free generator (``fuzz.sweep``) on a few fixed programs."""
+    assert fuzz.sweep(20261201, 4, log=lambda m: None) == []
