@@ -38,8 +38,16 @@ _BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power
 
 
 def block_size(n: int, limit: int = 16) -> int:
-    """The largest factor of ``n`` not above ``limit``."""
-    return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)
+    """The channel block for ``n`` channels: the largest factor of ``n`` not above ``limit``
+    that is a whole number of SIMD vectors (a multiple of 8 float32 lanes, else of 4), else the
+    largest factor. A block of 10 or 12 channels would be one vector and a ragged part of
+    another in every inner loop (1000 classes: 8, not 10; 24 channels: 8, not 12)."""
+    divs = [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+    for unit in (8, 4):
+        whole = [d for d in divs if d % unit == 0]
+        if whole:
+            return max(whole)
+    return max(divs)
 
 
 def _lt(x, src, dst, span=None):
