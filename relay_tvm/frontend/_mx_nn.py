@@ -53,6 +53,9 @@ def convolution(ins, a, c):
     channels = a.get_int("num_filter")
     dshape = c.shape(data)
     cin = dshape[layout.index("C")]
+    if groups < 1 or (isinstance(cin, int) and cin % groups) or (channels and channels % groups):
+        raise c.error(f"num_group={groups} must be >= 1 and divide both the {cin} input channels "
+                      f"and num_filter={channels}")
     if layout.startswith("NC"):
         c.expect(weight, (channels, cin // groups) + tuple(kernel), "the weight")
     fn = {1: "nn.conv1d", 2: "nn.conv2d", 3: "nn.conv3d"}[nd]

@@ -226,3 +226,16 @@ def test_wrong_input_rank_names_the_failing_node():
     with pytest.raises(ConversionError, match=r"node 'conv' \(found while converting") as info:
         relay.frontend.from_mxnet(json.dumps(_conv_fc()), shape={"data": (2, 2, 5)})
     assert "nn.conv2d: data must be 4-d" in str(info.value)
+
+
+def test_convolution_num_group_must_divide_the_channels():
+    # 16 input channels, num_group=3: named as such (not as a weight of 16 // 3 channels)
+    sym = {"nodes": [
+        {"op": "null", "name": "data", "inputs": []},
+        {"op": "null", "name": "w", "inputs": []},
+        {"op": "Convolution", "name": "conv", "inputs": [[0, 0, 0], [1, 0, 0]],
+         "attrs": {"kernel": "(1, 1)", "num_filter": "30", "num_group": "3", "no_bias": "True"}},
+    ], "arg_nodes": [0, 1], "heads": [[2, 0, 0]]}
+    with pytest.raises(ConversionError, match=r"num_group=3 must be >= 1 and divide both the 16 "
+                                              r"input channels"):
+        relay.frontend.from_mxnet(json.dumps(sym), shape={"data": (1, 16, 4, 4)})
