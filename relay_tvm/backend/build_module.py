@@ -212,6 +212,8 @@ class GraphExecutorFactoryModule:
             cc = cross_compiler(self.target)
             if cc is not None:
                 kwargs["cc"] = cc
+        if self.target.kind.name == "c" and "fcompile" not in kwargs:
+            kwargs["options"] = list(kwargs.get("options") or []) + C_TARGET_OPTIONS
         self.lib.export_library(path, **kwargs)
 
     def __getitem__(self, name):
@@ -324,6 +326,12 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     params_out = {k: tvm.runtime.tensor(v) for k, v in prog.params.items()}
     return GraphExecutorFactoryModule(lib, meta, params_out, tgt, mod_name,
                                       dict(prog.kernels), stats, tir_mod, opt)
+
+
+# TVM 0.27's C code generator prints an infinite float constant as ``inff`` (max/min
+# reductions start from -inf), which is no C; the compiler gets it defined. -O2: the C target
+# is scalar code and unoptimized it is another 3-5x slower.
+C_TARGET_OPTIONS = ["-Dinff=__builtin_inff()", "-O2"]
 
 
 def _codegen_context(tgt):

@@ -197,8 +197,12 @@ def _topk_compute(attrs, inputs, out_type):
     k = attrs.k if attrs.k is not None else 0
     x = inputs[0]
     if str(x.dtype) in _KEY:  # the indices of the keys' top k, then the values gathered
-        idx = topi.topk(_sortable(x), k, attrs.axis, "indices", attrs.is_ascend, attrs.dtype)
+        # gather needs integer indices; the result's index dtype may be a float (MXNet's topk
+        # returns float32 indices by default)
+        idx = topi.topk(_sortable(x), k, attrs.axis, "indices", attrs.is_ascend, "int32")
         vals = topi.gather(x, attrs.axis % len(x.shape), idx)
+        if str(attrs.dtype) != "int32":
+            idx = topi.cast(idx, attrs.dtype)
         return {"both": [vals, idx], "values": vals, "indices": idx}[attrs.ret_type]
     out = topi.topk(_sortable(x), k, attrs.axis, attrs.ret_type, attrs.is_ascend, attrs.dtype)
     if attrs.ret_type == "both":

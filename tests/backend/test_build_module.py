@@ -524,7 +524,9 @@ def test_c_target_exports_compiles_as_c_and_runs(tmp_path):
         inc = [os.path.join(os.path.dirname(tvm.__file__), "include"),
                os.path.join(os.path.dirname(tvm_ffi.__file__), "include")]
         (tmp_path / "k.c").write_text(src)
-        subprocess.run([cc, "-std=c11", "-c", "-fPIC", *[f"-I{i}" for i in inc],
+        from relay_tvm.backend.build_module import C_TARGET_OPTIONS
+
+        subprocess.run([cc, "-std=c11", "-c", "-fPIC", *C_TARGET_OPTIONS, *[f"-I{i}" for i in inc],
                         str(tmp_path / "k.c"), "-o", str(tmp_path / "k.o")], check=True)
     path = str(tmp_path / "c.so")
     lib.export_library(path)

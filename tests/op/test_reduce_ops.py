@@ -241,3 +241,21 @@ def test_patterns():
         assert relay.op.get(name).pattern == OpPattern.COMM_REDUCE
     assert relay.op.get("argsort").pattern == OpPattern.OPAQUE
     assert relay.op.get("topk").pattern == OpPattern.OPAQUE
+
+
+def test_topk_float_index_dtype_compiled():
+    """topk with float32 indices (MXNet's default) on float data: compiled indices equal
+    NumPy's stable descending order (the gather of the values needs integer indices)."""
+    import tvm
+
+    xv = np.array([[0.5, 3.0, -1.0, 2.0], [7.0, 1.0, 1.5, -2.0]], "float32")
+    x = relay.var("x", shape=xv.shape)
+    f = relay.Function([x], relay.topk(x, k=2, axis=1, ret_type="both", dtype="float32").astuple())
+    lib = relay.build(relay.IRModule.from_expr(f), target="llvm")
+    m = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    m.set_input("x", xv)
+    m.run()
+    order = np.argsort(-xv, axis=1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(m.get_output(0).numpy(), np.take_along_axis(xv, order, 1))
+    assert m.get_output(1).numpy().dtype == np.float32
+    np.testing.assert_array_equal(m.get_output(1).numpy(), order.astype("float32"))
