@@ -138,8 +138,9 @@ def _read_buffer(sch, block, i):
     return getattr(r, "buffer", None) or r.source
 
 
-def _inline_all_but(sch, keep_names) -> None:
-    """Inline every injective non-output block not named in ``keep_names`` into its consumers."""
+def _inline_all_but(sch, keep_names, strict: bool = False) -> None:
+    """Inline every injective non-output block not named in ``keep_names`` into its consumers;
+    a block that cannot be inlined stays, or with ``strict`` makes the template inapplicable."""
     root = sch.get_sblock("root")
     changed = True
     while changed:
@@ -153,7 +154,9 @@ def _inline_all_but(sch, keep_names) -> None:
                 sch.compute_inline(b)
                 changed = True
                 break
-            except Exception:
+            except Exception as e:  # TVM's ScheduleError
+                if strict:
+                    raise NotApplicable(f"cannot inline {name}: {e}") from e
                 continue
 
 

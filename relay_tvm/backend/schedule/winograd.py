@@ -26,32 +26,13 @@ scheduled on its own:
 from __future__ import annotations
 
 from . import generic
-from .cpu import Knobs, NotApplicable, _pick, _write_buffer, register, vector_lanes
+from .cpu import (Knobs, NotApplicable, _inline_all_but, _pick, _write_buffer, register,
+                  vector_lanes)
 from .cpu_model import cpu_features, divisors, register_tile
 
 
 def _blocks(sch):
     return {sch.get(b).name_hint: b for b in sch.get_child_blocks(sch.get_sblock("root"))}
-
-
-def _inline_epilogue(sch, keep) -> None:
-    """Inline every injective block except ``keep`` and the output (the epilogue's operations
-    and the inverse transform end up in the output block)."""
-    root = sch.get_sblock("root")
-    changed = True
-    while changed:
-        changed = False
-        outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)}
-        for b in sch.get_child_blocks(root):
-            name = sch.get(b).name_hint
-            if name in outputs or name in keep or "R" in generic.iter_kinds(sch, b):
-                continue
-            try:
-                sch.compute_inline(b)
-            except Exception as e:  # noqa: BLE001 - TVM's ScheduleError
-                raise NotApplicable(f"cannot inline {name}: {e}") from e
-            changed = True
-            break
 
 
 def gemm_tile(p: int, ob: int, feats):
@@ -91,7 +72,7 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
     pad_cond = "data_pad" in names and "if_then_else" in str(
         getattr(sch.get(names["data_pad"]).body, "value", ""))
     keep = {"data_tmp", "data_pack", "bgemm", "inverse_tmp"} | ({"data_pad"} if pad_cond else set())
-    _inline_epilogue(sch, keep)
+    _inline_all_but(sch, keep, strict=True)  # epilogue and inverse transform into the output
     names = _blocks(sch)
     root = sch.get_sblock("root")
     outs = sch.get_output_blocks(root)
