@@ -80,7 +80,7 @@ def _lazy(name):
 def __getattr__(name):
     # Parts built on TVM's compiler (text format, backend, frontends, ...) load on first use.
     if name in ("text", "backend", "frontend", "testing", "vm", "prelude", "cli",
-                "dataflow_pattern", "loops"):
+                "dataflow_pattern", "loops", "quantize"):
         return _lazy(name)
     if name in ("astext", "parse", "parse_expr", "fromtext", "SourceName"):
         return getattr(_lazy("text"), name)
@@ -100,7 +100,7 @@ def __getattr__(name):
 
 
 _LAZY = ("text", "backend", "frontend", "testing", "vm", "prelude", "cli", "dataflow_pattern",
-         "loops", "astext",
+         "loops", "quantize", "astext",
          "parse", "parse_expr", "fromtext", "SourceName", "build", "optimize", "build_module",
          "save_param_dict", "load_param_dict", "Prelude")
 
