@@ -51,12 +51,18 @@ def kl_objective(hist, half_width: int, num_quantized_bins: int) -> float:
     p[-1] += hist[stop:].sum()
     n = sliced.size
     merged = n // num_quantized_bins
-    group = np.minimum(np.arange(n) // merged, num_quantized_bins - 1)
-    qbins = np.bincount(group, weights=sliced, minlength=num_quantized_bins)
-    norm = np.bincount(group, weights=(sliced != 0).astype(np.float64),
-                       minlength=num_quantized_bins)
-    per_bin = np.divide(qbins, norm, out=np.zeros_like(qbins), where=norm > 0)[group]
-    q = np.where((p != 0) & (norm[group] > 0), per_bin, 0.0)
+    body = num_quantized_bins * merged
+    # the last group also takes the bins left over by the even split
+    qbins = sliced[:body].reshape(num_quantized_bins, merged).sum(axis=1)
+    qbins[-1] += sliced[body:].sum()
+    nz = sliced != 0
+    norm = nz[:body].reshape(num_quantized_bins, merged).sum(axis=1).astype(np.float64)
+    norm[-1] += nz[body:].sum()
+    per_group = np.divide(qbins, norm, out=np.zeros_like(qbins), where=norm > 0)
+    per_bin = np.empty(n)
+    per_bin[:body] = np.repeat(per_group, merged)
+    per_bin[body:] = per_group[-1]
+    q = np.where(p != 0, per_bin, 0.0)
     ps, qs = smooth_distribution(p), smooth_distribution(q)
     if qs is None or ps is None:
         return float("inf")
