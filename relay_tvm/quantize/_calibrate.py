@@ -5,7 +5,8 @@ A field of ``n`` bits (signed) with threshold ``t`` gets ``dom_scale = t / 2**(n
 bounds ``+-(2**(n-1) - 1)``. Weights: ``t = max|w|`` ("max") or that rounded up to a power of
 two ("power2"). Inputs and activations: ``global_scale`` ("global_scale"), or from their values
 on the calibration set: the KL-optimal threshold ("kl_divergence", see
-:mod:`.kl_divergence`) or the 99.999th percentile of ``|x|`` ("percentile"). The values are
+:mod:`.kl_divergence`) or the 99.999th percentile of ``|x|`` ("percentile"); a value that is
+0 on the whole calibration set falls back to ``global_scale``. The values are
 collected by running the annotated program, compiled with every ``simulated_quantize`` made
 the identity and its input added to the outputs.
 """
@@ -114,6 +115,8 @@ def _data_scales(mod, dataset, find):
     for samples in collect_stats(mod, dataset, cfg.calibrate_chunk_by):
         scales += [find(s) for s in samples]
     calls = [c for c in _sq_calls(mod["main"]) if int(c.attrs.kind) != QAnnotateKind.WEIGHT]
+    # a value that was 0 on the whole calibration set gives no threshold: use global_scale
+    scales = [float(s) if s > 0 and np.isfinite(s) else cfg.global_scale for s in scales]
     return dict(zip(calls, scales))
 
 
@@ -131,7 +134,8 @@ def _power2_scale(call):
 
 
 def _max_scale(call):
-    return float(_weight_value(call).max(initial=0.0))
+    val = float(_weight_value(call).max(initial=0.0))
+    return val if val > 0 else 1.0  # an all-zero weight (e.g. a folded zero bias): any scale
 
 
 def set_params(mod, input_scale, weight_scale):

@@ -186,3 +186,34 @@ def test_errors_are_clear():
             relay.quantize.quantize(_net(), _params())
     with pytest.raises(RelayError, match="constant weight"):
         relay.quantize.quantize(_net(), {})  # weights left as parameters
+
+
+def test_all_zero_calibration_value_falls_back_to_global_scale():
+    # relu of a negative-only value is 0 on every calibration input: no threshold to find
+    x = relay.var("data", shape=(1, 2, 6, 6))
+    w0, w1 = relay.var("w0"), relay.var("w1")
+    y = relay.nn.relu(relay.nn.conv2d(x, w0, channels=4, kernel_size=(1, 1)) - relay.const(50.0))
+    y = relay.nn.conv2d(y, w1, channels=4, kernel_size=(1, 1))
+    mod = relay.IRModule.from_expr(relay.Function([x, w0, w1], y))
+    p = {"w0": np.full((4, 2, 1, 1), 0.1, "float32"), "w1": np.full((4, 4, 1, 1), 0.2, "float32")}
+    cal = [{"data": np.ones((1, 2, 6, 6), "float32")}]
+    with relay.quantize.qconfig(calibrate_mode="percentile", global_scale=2.0):
+        qmod = relay.quantize.quantize(mod, p, dataset=cal)
+    out = relay.create_executor("graph", mod=qmod).evaluate()(cal[0]["data"]).numpy()
+    np.testing.assert_array_equal(out, np.zeros((1, 4, 6, 6), "float32"))
+    assert "0.015625f" in str(qmod)  # 2.0 / 128 rescales the conv's int8 data
+
+
+@pytest.mark.parametrize("weight_scale", ["power2", "max"])
+def test_all_zero_weight_and_bias(weight_scale):
+    # a batch norm with beta = mean = 0 folds into a zero bias: scale 1.0, values exact
+    p = _params()
+    p["b1"] = np.zeros(16, "float32")
+    p["w2"] = np.zeros((16, 16, 3, 3), "float32")
+    with relay.quantize.qconfig(weight_scale=weight_scale, global_scale=4.0):
+        qmod = relay.quantize.quantize(_net(), p)
+    x = _data(2, 1)[0]["data"]
+    ref = relay.create_executor("graph", mod=_net()).evaluate()(
+        x, p["w0"], p["w1"], p["b1"], p["w2"]).numpy()
+    out = relay.create_executor("graph", mod=qmod).evaluate()(x).numpy()
+    assert np.isfinite(out).all() and np.abs(out - ref).max() < 0.08 * np.abs(ref).max()
