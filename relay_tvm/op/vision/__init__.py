@@ -1,0 +1,8 @@
+"""Vision operators (tvm.relay.vision, also ``relay.op.vision``): SSD's multibox operators,
+box selection (get_valid_counts, non_max_suppression, all_class_non_max_suppression),
+R-CNN's roi_align, roi_pool and proposal, and YOLO's reorg."""
+
+from . import nms  # noqa: F401  (registers the operators)
+from .nms import *  # noqa: F401,F403
+
+__all__ = [*nms.__all__]
