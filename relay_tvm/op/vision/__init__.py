@@ -2,8 +2,9 @@
 box selection (get_valid_counts, non_max_suppression, all_class_non_max_suppression),
 R-CNN's roi_align, roi_pool and proposal, and YOLO's reorg."""
 
-from . import multibox, nms  # noqa: F401  (registers the operators)
+from . import multibox, nms, rcnn  # noqa: F401  (registers the operators)
 from .multibox import *  # noqa: F401,F403
 from .nms import *  # noqa: F401,F403
+from .rcnn import *  # noqa: F401,F403
 
-__all__ = [*multibox.__all__, *nms.__all__]
+__all__ = [*multibox.__all__, *nms.__all__, *rcnn.__all__]
