@@ -59,7 +59,6 @@ def test_numpy_draw_sweep_fixed_seed():
 def test_batched_sweep_localises_a_failure(monkeypatch):
     """A batch that disagrees is re-run program by program: the failing index is reported, as
     with ``batch=1``. A wrong reference for ``nn.softmax`` stands in for a compiler bug."""
-    import numpy as np
 
     from relay_tvm.op import registry
 
