@@ -1,4 +1,4 @@
-"""MXNet converters of the detection operators: SSD's MultiBox operators, box_nms,
+"""MXNet converters of the detection operators: SSD's MultiBox operators, box_nms, box_decode,
 ROIAlign, ROIPooling, DeformableConvolution and Correlation.
 
 Semantics and attribute defaults are MXNet 1.9.1's (the ``mx.nd.contrib`` operator docs).
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.expr import const
 from ._mx_util import R
 
 
@@ -65,6 +66,42 @@ def box_nms(ins, a, c):
     return R("reshape")(out, shape) if len(shape) != 3 else out
 
 
+def box_decode(ins, a, c):
+    # MXNet 1.9.1's default anchor format is "center" (x, y, w, h); Relay 0.19's converter
+    # assumed "corner" and decoded default-format graphs wrongly
+    data, anchors = ins
+    dt = c.dtype(data)
+
+    def k(v):
+        return const(np.array(v, dt), dt)
+
+    def split4(x):
+        return [R("strided_slice")(x, begin=[i], end=[i + 1], axes=[-1]) for i in range(4)]
+
+    an = split4(anchors)
+    fmt = a.get_str("format", "center")
+    if fmt == "corner":
+        aw, ah = R("subtract")(an[2], an[0]), R("subtract")(an[3], an[1])
+        ax = R("add")(an[0], R("multiply")(aw, k(0.5)))
+        ay = R("add")(an[1], R("multiply")(ah, k(0.5)))
+    elif fmt == "center":
+        ax, ay, aw, ah = an
+    else:
+        raise c.error(f"format={fmt!r}: expected 'center' or 'corner'")
+    p = split4(data)
+    stds = [a.get_float(f"std{i}", 1.0) for i in range(4)]
+    ox = R("add")(R("multiply")(R("multiply")(p[0], k(stds[0])), aw), ax)
+    oy = R("add")(R("multiply")(R("multiply")(p[1], k(stds[1])), ah), ay)
+    dw, dh = R("multiply")(p[2], k(stds[2])), R("multiply")(p[3], k(stds[3]))
+    clip = a.get_float("clip", -1.0)
+    if clip > 0:
+        dw, dh = R("minimum")(dw, k(clip)), R("minimum")(dh, k(clip))
+    hw = R("multiply")(R("multiply")(R("exp")(dw), aw), k(0.5))
+    hh = R("multiply")(R("multiply")(R("exp")(dh), ah), k(0.5))
+    return R("concatenate")([R("subtract")(ox, hw), R("subtract")(oy, hh), R("add")(ox, hw),
+                             R("add")(oy, hh)], axis=-1)
+
+
 def roi_align(ins, a, c):
     if a.get_bool("position_sensitive", False):
         raise c.error("position_sensitive=True is not supported")
@@ -113,6 +150,7 @@ VISION_CONVERTERS = {
     "_contrib_MultiBoxDetection": multibox_detection,
     "_contrib_box_nms": box_nms,
     "_contrib_box_non_maximum_suppression": box_nms,
+    "_contrib_box_decode": box_decode,
     "_contrib_ROIAlign": roi_align,
     "ROIPooling": roi_pooling,
     "_contrib_DeformableConvolution": deformable_convolution,

@@ -32,8 +32,6 @@ CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS, **VISION
 EXCLUDED = {
     **{n: "region proposal op (vision.proposal is not implemented yet)" for n in (
         "_contrib_MultiProposal", "_contrib_Proposal")},
-    "_contrib_box_decode": "box_decode: Relay 0.19's decoding formula disagrees with MXNet 1.9.1's "
-                           "output; not converted until it is matched",
     **{n: "quantized op" for n in (
         "_contrib_quantize_v2", "_contrib_dequantize", "_contrib_quantized_act",
         "_contrib_quantized_batch_norm", "_contrib_quantized_concat",

@@ -60,6 +60,21 @@ def test_box_nms_iou_equal_to_threshold_is_kept_as_in_mxnet():
     assert (want[0, 2] == -1).all()
 
 
+def test_box_decode_matches_mxnet():
+    rng = np.random.default_rng(1)
+    data = rng.normal(0, 0.5, (2, 7, 4)).astype("float32")
+    anchors = np.sort(rng.uniform(0, 1, (1, 7, 4)).astype("float32"), axis=-1)
+    # the default format is "center" (anchors as x, y, w, h)
+    for kw in ({}, {"format": "corner"},
+               {"std0": 0.1, "std1": 0.1, "std2": 0.2, "std3": 0.2, "clip": 0.3}):
+        sym = mx.sym.contrib.box_decode(mx.sym.var("d"), mx.sym.var("a"), **kw)
+        _check(sym, {"d": data, "a": anchors})
+    zero = np.zeros((1, 1, 4), "float32")
+    got = _check(mx.sym.contrib.box_decode(mx.sym.var("d"), mx.sym.var("a")),
+                 {"d": zero, "a": np.array([[[0, 0, 2, 4]]], "float32")})
+    np.testing.assert_allclose(got, [[[-1, -2, 1, 2]]])
+
+
 def test_multibox_prior_and_detection_match_mxnet():
     rng = np.random.default_rng(2)
     feat = np.zeros((1, 2, 3, 4), "float32")
