@@ -253,3 +253,24 @@ def test_correlation_values():
     np.testing.assert_allclose(out[0, 4], (a * b).mean(1)[0], rtol=1e-5)
     # displacement (dy, dx) = (1, 0) is channel 7: a[y, x] * b[y + 1, x]
     np.testing.assert_allclose(out[0, 7, :4], (a[0, :, :4] * b[0, :, 1:]).mean(0), rtol=1e-5)
+
+
+def test_all_class_nms_values_both_formats():
+    boxes = np.array([[[0, 0, 10, 10], [1, 1, 10, 10], [50, 50, 60, 60]]], "float32")
+    # class 0: a tie between boxes 0 and 1 (IoU 0.81), the first is kept; class 1: box 0 is
+    # below the score threshold
+    scores = np.array([[[0.8, 0.8, 0.3], [0.1, 0.9, 0.6]]], "float32")
+    bx, sc = relay.var("b", shape=boxes.shape), relay.var("s", shape=scores.shape)
+    f = relay.Function([bx, sc], vision.all_class_non_max_suppression(
+        bx, sc, 2, 0.5, 0.2).astuple())
+    sel, total = _both(f, [boxes, scores])
+    np.testing.assert_array_equal(total, [4])
+    np.testing.assert_array_equal(sel[:4], [[0, 0, 0], [0, 0, 2], [0, 1, 1], [0, 1, 2]])
+    assert (sel[4:] == 0).all()
+    f = relay.Function([bx, sc], vision.all_class_non_max_suppression(
+        bx, sc, 1, 0.5, 0.2, output_format="tensorflow").astuple())
+    sel, score, count = _both(f, [boxes, scores])
+    np.testing.assert_array_equal(count, [2])
+    np.testing.assert_array_equal(sel[0, :2], [[0, 0], [1, 1]])
+    np.testing.assert_allclose(score[0, :2], [0.8, 0.9])
+    assert (sel[0, 2:] == 0).all() and (score[0, 2:] == 0).all()
