@@ -1,5 +1,5 @@
 """MXNet converters of the detection operators: SSD's MultiBox operators, box_nms, box_decode,
-ROIAlign, ROIPooling, DeformableConvolution and Correlation.
+ROIAlign, ROIPooling, Proposal, MultiProposal, DeformableConvolution and Correlation.
 
 Semantics and attribute defaults are MXNet 1.9.1's (the ``mx.nd.contrib`` operator docs).
 Where MXNet differs from the Relay operator the converter says how it bridges the gap:
@@ -118,6 +118,18 @@ def roi_pooling(ins, a, c):
                                 spatial_scale=a.get_float("spatial_scale"), layout="NCHW")
 
 
+def proposal(ins, a, c):
+    if a.get_bool("output_score", False):
+        raise c.error("output_score=True is not supported (vision.proposal returns the boxes)")
+    return R("vision.proposal")(
+        ins[0], ins[1], ins[2], scales=a.get_float_tuple("scales", (4.0, 8.0, 16.0, 32.0)),
+        ratios=a.get_float_tuple("ratios", (0.5, 1.0, 2.0)),
+        feature_stride=a.get_int("feature_stride", 16), threshold=a.get_float("threshold", 0.7),
+        rpn_pre_nms_top_n=a.get_int("rpn_pre_nms_top_n", 6000),
+        rpn_post_nms_top_n=a.get_int("rpn_post_nms_top_n", 300),
+        rpn_min_size=a.get_int("rpn_min_size", 16), iou_loss=a.get_bool("iou_loss", False))
+
+
 def deformable_convolution(ins, a, c):
     kernel = a.get_tuple("kernel")
     if len(kernel) != 2:
@@ -155,6 +167,8 @@ VISION_CONVERTERS = {
     "ROIPooling": roi_pooling,
     "_contrib_DeformableConvolution": deformable_convolution,
     "Correlation": correlation,
+    "_contrib_Proposal": proposal,
+    "_contrib_MultiProposal": proposal,
 }
 
 __all__ = ["VISION_CONVERTERS"]

@@ -30,8 +30,6 @@ CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS, **VISION
 
 # Operators of the last Relay-era importer that are deliberately left out (a later issue).
 EXCLUDED = {
-    **{n: "region proposal op (vision.proposal is not implemented yet)" for n in (
-        "_contrib_MultiProposal", "_contrib_Proposal")},
     **{n: "quantized op" for n in (
         "_contrib_quantize_v2", "_contrib_dequantize", "_contrib_quantized_act",
         "_contrib_quantized_batch_norm", "_contrib_quantized_concat",

@@ -203,3 +203,18 @@ def test_gluon_ssd_detector_matches_mxnet():
     for kind in ("debug", "graph"):
         got = run_mod(mod, params, {"data": x}, kind=kind)[0]
         _same_detections(got, want)
+
+
+def test_proposal_and_multiproposal_match_mxnet():
+    rng = np.random.default_rng(6)
+    cls = rng.uniform(0, 1, (2, 12, 5, 6)).astype("float32")
+    bbox = rng.normal(0, 0.3, (2, 24, 5, 6)).astype("float32")
+    info = np.array([[80, 90, 1.0], [70, 96, 1.0]], "float32")
+    kw = {"scales": (2.0, 4.0), "ratios": (0.5, 1.0, 2.0), "feature_stride": 16,
+          "threshold": 0.5, "rpn_pre_nms_top_n": 100, "rpn_post_nms_top_n": 20,
+          "rpn_min_size": 4}
+    args = [mx.sym.var(n) for n in "cbi"]
+    _check(mx.sym.contrib.MultiProposal(*args, **kw), {"c": cls, "b": bbox, "i": info},
+           kinds=("debug", "graph"), rtol=1e-5, atol=1e-4)
+    _check(mx.sym.contrib.Proposal(*args, **kw), {"c": cls[:1], "b": bbox[:1], "i": info[:1]},
+           rtol=1e-5, atol=1e-4)

@@ -274,3 +274,27 @@ def test_all_class_nms_values_both_formats():
     np.testing.assert_array_equal(sel[0, :2], [[0, 0], [1, 1]])
     np.testing.assert_allclose(score[0, :2], [0.8, 0.9])
     assert (sel[0, 2:] == 0).all() and (score[0, 2:] == 0).all()
+
+
+def test_proposal_values_and_compiled():
+    # one position, one anchor (scale 1, ratio 1, stride 4: the square [0, 0, 3, 3]), zero
+    # deltas; a second position is outside the image height and scores -1
+    cls = np.array([[[[0.1, 0.2]], [[0.9, 0.8]]]], "float32")  # (1, 2, 1, 2)
+    bbox = np.zeros((1, 4, 1, 2), "float32")
+    info = np.array([[4, 8, 1.0]], "float32")
+    c, b, i = (relay.var(n, shape=v.shape) for n, v in (("c", cls), ("b", bbox), ("i", info)))
+    f = relay.Function([c, b, i], vision.proposal(
+        c, b, i, scales=(1.0,), ratios=(1.0,), feature_stride=4, threshold=0.7,
+        rpn_pre_nms_top_n=2, rpn_post_nms_top_n=3, rpn_min_size=1))
+    out = _both(f, [cls, bbox, info])[0]
+    # both boxes kept (IoU 0), in score order, then the list repeats
+    np.testing.assert_allclose(out, [[0, 0, 0, 3, 3], [0, 4, 0, 7, 3], [0, 0, 0, 3, 3]])
+    rng = np.random.default_rng(7)
+    cls = rng.uniform(0, 1, (2, 12, 3, 4)).astype("float32")
+    bbox = rng.normal(0, 0.3, (2, 24, 3, 4)).astype("float32")
+    info = np.array([[40, 64, 1.0], [48, 50, 1.5]], "float32")
+    c, b, i = (relay.var(n, shape=v.shape) for n, v in (("c", cls), ("b", bbox), ("i", info)))
+    f = relay.Function([c, b, i], vision.proposal(
+        c, b, i, scales=(2.0, 4.0), ratios=(0.5, 1.0, 2.0), feature_stride=16, threshold=0.5,
+        rpn_pre_nms_top_n=40, rpn_post_nms_top_n=10, rpn_min_size=8))
+    _both(f, [cls, bbox, info])
