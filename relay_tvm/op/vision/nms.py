@@ -471,3 +471,5 @@ def non_max_suppression(data, valid_count, indices, max_output_size=-1, iou_thre
     return TupleWrapper(call, 2) if return_indices else call
 
 __all__ = ["get_valid_counts", "non_max_suppression"]
+
+from .all_class_nms import all_class_non_max_suppression  # noqa: E402,F401  (0.19 had it here)

@@ -323,3 +323,5 @@ def yolo_reorg(data, stride):
 
 
 __all__ = ["roi_align", "roi_pool", "yolo_reorg"]
+
+from .proposal import proposal  # noqa: E402,F401  (tvm.relay.op.vision.rcnn had it)
