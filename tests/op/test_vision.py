@@ -303,3 +303,17 @@ def test_proposal_values_and_compiled():
         c, b, i, scales=(2.0, 4.0), ratios=(0.5, 1.0, 2.0), feature_stride=16, threshold=0.5,
         rpn_pre_nms_top_n=40, rpn_post_nms_top_n=10, rpn_min_size=8))
     _both(f, [cls, bbox, info])
+
+
+def test_vision_calls_print_and_parse_back():
+    d = relay.var("d", shape=(1, 5, 6))
+    r = vision.get_valid_counts(d, 0.1)
+    o = vision.non_max_suppression(r[1], r[0], r[2], return_indices=False, top_k=3)
+    p = vision.multibox_prior(relay.var("f", shape=(1, 2, 3, 3)), sizes=(0.5,), ratios=(1, 2))
+    body = relay.Tuple([o, p])
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(
+        relay.Function(relay.analysis.free_vars(body), body)))
+    text = mod.astext()
+    assert "vision.non_max_suppression(" in text and "top_k=3" in text
+    back = relay.transform.InferType()(relay.parse(text))
+    assert relay.analysis.structural_equal(mod["main"], back["main"])
