@@ -19,7 +19,6 @@ What you should see: the operators of the imported model, the files written, and
 """
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -96,5 +95,3 @@ err = float(np.abs(out - mx_out).max() / np.abs(mx_out).max())
 print(f"output {out.shape}: top class {int(out.argmax())} (MXNet: {int(mx_out.argmax())})")
 print(f"max |relay_tvm - MXNet| / max |MXNet| = {err:.2e}")
 assert err < 1e-4, "relay_tvm and MXNet disagree"
-
-shutil.rmtree(workdir)  # comment this out to keep the files
