@@ -13,9 +13,9 @@ This page
 3. shows the error the graph executor gives for such a program;
 4. checks every result against NumPy and the reference interpreter.
 
-Run: ``python tutorials/control_flow_vm.py`` (``--small`` / ``RELAY_TVM_TUTORIAL_SMALL=1``: shorter
-vectors). What you should see: the program text with closures (``fn``) and list constructors, the Prelude's
-``@map`` (a recursive ``match``), the list results,
+Run: ``python tutorials/control_flow_vm.py`` (``--small`` / ``RELAY_TVM_TUTORIAL_SMALL=1``:
+shorter vectors). What you should see: the program text with closures (``fn``) and list
+constructors, the Prelude's ``@map`` (a recursive ``match``), the list results,
 Newton's error falling with the iteration count, and ``max error vs NumPy`` below 1e-5.
 """
 

@@ -82,7 +82,7 @@ with open(params_path, "wb") as f:
     f.write(relay.save_param_dict(params))
 print(f"wrote {graph_path} ({len(nodes)} nodes) and {params_path}")
 
-# ---- 2. Import and compile ------------------------------------------------------------------------
+# ---- 2. Import and compile -----------------------------------------------------------------------
 # ``from_nnvm`` takes the JSON (a path, the text, or an object with ``json()``) and the parameters
 # (a path, the bytes or a dict); every operator without a converter would be listed at once in
 # an UnsupportedOperatorError.
@@ -97,7 +97,7 @@ gm.set_input("data", x)
 gm.run()
 prob = gm.get_output(0).numpy()
 
-# ---- 3. The same network in NumPy -------------------------------------------------------------
+# ---- 3. The same network in NumPy ----------------------------------------------------------------
 p = params
 xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
 y = sum(np.einsum("nchw,oc->nohw", xp[:, :, i:i + H, j:j + H], p["conv1_weight"][:, :, i, j])

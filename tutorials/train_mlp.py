@@ -51,7 +51,7 @@ def main(epochs=8, verbose=True):
     args = [x[:batch], y[:batch], *weights.values()]
     a = relay.create_executor("graph", mod=relay.IRModule.from_expr(cleaned)).evaluate()(*args)
     b = relay.create_executor("graph", mod=relay.IRModule.from_expr(fo)).evaluate()(*args)
-    for ga, gb in zip(a[1], b[1]):
+    for ga, gb in zip(a[1], b[1], strict=True):
         np.testing.assert_allclose(ga.numpy(), gb.numpy(), rtol=1e-4, atol=1e-6)
     if verbose:
         print(f"higher-order gradient after PartialEvaluate: {len(str(cleaned).splitlines())} "

@@ -245,7 +245,7 @@ class _Drawer:
         fn = call.op
         name = fn.get_attr("func_name") or "primitive"
         self.dot.open_cluster(str(name), style="rounded", color="#1f5fbf", fontcolor="#1f5fbf")
-        for p, a in zip(fn.params, call.args):
+        for p, a in zip(fn.params, call.args, strict=True):
             self.port[id(p)] = self.port[id(a)]
         out = self.draw(fn.body)
         self.dot.close_cluster()
