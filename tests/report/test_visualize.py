@@ -162,3 +162,14 @@ def test_deep_chain_is_drawn_iteratively():
     dot = relay.visualize(relay.Function([x], y), fused=False)
     assert dot.count('label="negative"') == n
     assert dot.count(" -> ") == n + 1  # x into the chain, each call into the next, the result
+
+
+def test_already_fused_module_is_drawn_as_it_is():
+    """relay.optimize's output (what build compiles) keeps its groups; fusing again changes
+    nothing."""
+    opt = relay.optimize(basic_block())
+    dot = relay.visualize(opt)
+    assert dot == relay.visualize(opt, fused=False)
+    n_groups = sum(1 for n in post_order(opt["main"])
+                   if isinstance(n, relay.Function) and n.is_primitive)
+    assert len(clusters(dot)) == n_groups == 4
