@@ -200,7 +200,11 @@ class _Drawer:
             return self.port[id(e.body)]
         if t is Constant:
             arr = e.data
-            label = f"const {arr.item()!r}" if arr.ndim == 0 else f"const\n{_type_text(_typed(e))}"
+            if arr.ndim == 0:  # a scalar shows its value (float32 printed to 6 digits)
+                v = arr.item()
+                label = f"const {v:.6g}" if isinstance(v, float) else f"const {v!r}"
+            else:
+                label = f"const\n{_type_text(_typed(e))}"
             return dot.node(label, shape="box", style="dashed")
         if t is GlobalVar:
             return dot.node(f"@{e.name_hint}", shape="ellipse", style="solid")
