@@ -36,6 +36,7 @@ from ..ir.expr import (
     TupleGetItem,
     Var,
 )
+from ..ir import Expr
 from ..ir.functor import children, post_order
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType
@@ -281,7 +282,7 @@ _SIMPLE = {
 def _as_module(mod_or_expr) -> IRModule:
     if isinstance(mod_or_expr, IRModule):
         return mod_or_expr
-    if isinstance(mod_or_expr, Function) or hasattr(mod_or_expr, "span"):
+    if isinstance(mod_or_expr, Expr) and not isinstance(mod_or_expr, Op):
         return IRModule.from_expr(mod_or_expr)
     raise RelayError(f"visualize: expected an IRModule or a Relay expression, got "
                      f"{type(mod_or_expr).__name__}")
@@ -301,9 +302,11 @@ def to_dot(mod_or_expr, *, fused: bool = True) -> str:
     dot = _Dot()
     functions = sorted(mod.functions.items(), key=lambda kv: kv[0].name_hint != "main")
     for gv, fn in functions:
-        if not isinstance(fn, Function):
-            continue  # an external (already compiled) function has no Relay body to draw
         boxed = len(functions) > 1
+        if not isinstance(fn, Function):  # e.g. an external, compiled function: no Relay body
+            dot.node(f"@{gv.name_hint}\n({type(fn).__name__}, not drawn)", shape="box",
+                     style="dashed")
+            continue
         if boxed:
             dot.open_cluster(f"def @{gv.name_hint}", style="solid", color="#444444")
         drawer = _Drawer(dot, _let_values(fn))
