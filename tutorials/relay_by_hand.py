@@ -23,6 +23,7 @@ import numpy as np
 import tvm
 
 import relay_tvm as relay
+from relay_tvm.ir.functor import post_order
 
 SMALL = "--small" in sys.argv or os.environ.get("RELAY_TVM_TUTORIAL_SMALL") == "1"
 H = 8 if SMALL else 32
@@ -71,19 +72,12 @@ with relay.transform.PassContext(opt_level=3):
 
 # What FuseOps did: ``main`` now calls primitive functions (``Primitive=1``), one per kernel. The
 # convolution absorbed everything elementwise after it, so the whole block is one kernel.
-def operators(fn):
-    """The operator names called in ``fn``'s body, in evaluation order."""
-    names = []
-    relay.analysis.post_order_visit(fn.body, lambda e: names.append(e.op.name) if isinstance(
-        e, relay.Call) and isinstance(e.op, relay.op.Op) else None)
-    return names
-
-
-groups = []
-relay.analysis.post_order_visit(fused["main"], lambda e: groups.append(e) if isinstance(
-    e, relay.Function) and e.is_primitive else None)
+# ``post_order`` lists every sub-expression once, operands before their users.
+groups = [e for e in post_order(fused["main"]) if isinstance(e, relay.Function) and e.is_primitive]
 for g in groups:
-    print(f"kernel {g.get_attr('func_name')}: {', '.join(operators(g))}")
+    ops = [e.op.name for e in post_order(g.body)
+           if isinstance(e, relay.Call) and isinstance(e.op, relay.op.Op)]
+    print(f"kernel {g.get_attr('func_name')}: {', '.join(ops)}")
 print(f"fused groups: {len(groups)}")
 
 # ---- 3. A picture -----------------------------------------------------------------------------
