@@ -317,3 +317,17 @@ def test_vision_calls_print_and_parse_back():
     assert "vision.non_max_suppression(" in text and "top_k=3" in text
     back = relay.transform.InferType()(relay.parse(text))
     assert relay.analysis.structural_equal(mod["main"], back["main"])
+
+
+def test_nms_thresholds_as_run_time_inputs():
+    d = relay.var("d", shape=BOXES.shape)
+    mo = relay.var("mo", shape=(), dtype="int32")
+    thr = relay.var("thr", shape=(), dtype="float32")
+    r = vision.get_valid_counts(d, 0.0)
+    f = relay.Function([d, mo, thr], vision.non_max_suppression(
+        r[1], r[0], r[2], max_output_size=mo, iou_threshold=thr).astuple())
+    idx, count = _both(f, [BOXES, np.array(2, "int32"), np.array(0.5, "float32")])
+    np.testing.assert_array_equal(idx[0, :3], [2, 0, -1])
+    np.testing.assert_array_equal(count, [[2]])
+    idx, count = _ref(f, [BOXES, np.array(-1, "int32"), np.array(0.95, "float32")])
+    np.testing.assert_array_equal(idx[0, :6], [2, 0, 1, 3, 4, -1])  # nothing overlaps >= 0.95
