@@ -79,7 +79,7 @@ def requantize_expr(x, ndim, iscale, izp, izp_rank, oscale, ozp, axis, rounding,
         if not _is_zero(izp):
             t = _c("subtract", t, along_expr(_c("cast", izp, dtype="int64")
                                              if not isinstance(izp, Constant) else
-                                             const(np.asarray(izp.data).astype("int64")),
+                                             const(np.asarray(izp.data).astype("int64"), "int64"),
                                              izp_rank, ndim, axis))
         sig, shift = _arith.fixed_point(m)
         lshift = np.maximum(shift, 0)
@@ -96,7 +96,7 @@ def requantize_expr(x, ndim, iscale, izp, izp_rank, oscale, ozp, axis, rounding,
         if rounding == "UPWARD":
             t = _c("add", t, vec(pos))
         else:
-            t = _c("add", t, _c("where", _c("greater_equal", t, const(np.int64(0))), vec(pos),
+            t = _c("add", t, _c("where", _c("greater_equal", t, const(np.asarray(0, "int64"), "int64")), vec(pos),
                                 vec(pos - 1)))
         t = _c("cast", _c("right_shift", t, vec(total)), dtype="int32")
         if not _is_zero(ozp):
@@ -107,9 +107,9 @@ def requantize_expr(x, ndim, iscale, izp, izp_rank, oscale, ozp, axis, rounding,
     fdt = compute_dtype
     t = _c("cast", x, dtype=fdt)
     t = _c("subtract", t, along_expr(_c("cast", izp, dtype=fdt), izp_rank, ndim, axis))
-    t = _c("multiply", const(np.ascontiguousarray(_arith.along(m, ndim, axis).astype(fdt))), t)
+    t = _c("multiply", const(np.ascontiguousarray(_arith.along(m, ndim, axis).astype(fdt)), fdt), t)
     t = _c("add", t, _c("cast", ozp, dtype=fdt))
-    half = const(np.asarray(0.5, fdt))
+    half = const(np.asarray(0.5, fdt), fdt)
     if rounding == "UPWARD":
         t = _c("floor", _c("add", t, half))
     else:
