@@ -139,7 +139,9 @@ def requantize(ins, a, c):
     if out_type == "auto":
         out_type = "uint8" if cal[0] >= 0 else "int8"
     s_in = scale_of("int32", _num(ins[1], c, "min_range"), _num(ins[2], c, "max_range"))
-    q = _qnn().requantize(x, _f32(s_in), _i32(0), _f32(scale_of(out_type, *cal)), _i32(0),
+    # requantize uses 127 / 255 quanta (not MKLDNN's 127.5 / 255.5), as MXNet 1.9.1 measures
+    s_out = np.float32(max(abs(cal[0]), abs(cal[1])) / (255 if out_type == "uint8" else 127))
+    q = _qnn().requantize(x, _f32(s_in), _i32(0), _f32(s_out), _i32(0),
                           rounding="TONEAREST", out_dtype=out_type)
     return [q, _range_const(cal[0]), _range_const(cal[1])]
 
@@ -214,8 +216,9 @@ def quantized_concat(ins, a, c):
     os_ = scale_of(out_dt, omin, omax)
     parts = []
     for x, dt, mn, mx in zip(data, dts, mins, maxs):
-        s = scale_of(dt, mn, mx)
-        parts.append(_to_int32_at(x, dt, s, os_))
+        # MKLDNN rescales each input in float32 and rounds half to even
+        m = np.float32(scale_of(dt, mn, mx) / os_)
+        parts.append(R("round")(R("multiply")(R("cast")(x, "float32"), _f32(m))))
     out = _saturate(R("concatenate")(parts, axis=axis), out_dt)
     return [out, _range_const(omin), _range_const(omax)]
 

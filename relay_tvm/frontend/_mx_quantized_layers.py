@@ -257,10 +257,22 @@ def _quantized_dense(ins, fa, a, c, relu, fused):
                               _i32(0), axis=-1, rounding="TONEAREST", out_dtype=out_dt)
         return [q, _range_const(cal[0]), _range_const(cal[1])]
     real = np.float32(np.max(acc_scale) * _INT32_MAX)
-    if np.size(acc_scale) > 1:
+    if not fused:
+        # the int32 range MXNet 1.9.1 reports: data over 255 (uint8) / 127 (int8) quanta,
+        # weight over 127 (the int32 values themselves are the exact accumulators)
+        real = _mx_int32_range(ins[i:i + 4], c, np.float32(255 if ddt == "uint8" else 127))
+    elif np.size(acc_scale) > 1:
         acc = _qnn().requantize(acc, _f32(acc_scale), _i32(0), _f32(real / _INT32_MAX),
                                 _i32(0), axis=-1, rounding="TONEAREST", out_dtype="int32")
     return [acc, _range_const(-real), _range_const(real)]
+
+
+def _mx_int32_range(rng, c, data_quanta):
+    """MXNet's float32 formula of the int32 range of a quantized product."""
+    f = np.float32
+    dmax = max(abs(_num(rng[0], c, "data min")), abs(_num(rng[1], c, "data max")))
+    wmax = max(abs(_num(rng[2], c, "weight min")), abs(_num(rng[3], c, "weight max")))
+    return f(f(f(dmax) / data_quanta) * f(f(wmax) / f(127))) * _INT32_MAX
 
 
 def quantized_fully_connected(ins, a, c):
@@ -291,7 +303,8 @@ def quantized_conv(ins, a, c):
         b = _qnn().requantize(b, _f32(b_scale), _i32(0), _f32(acc_scale), _i32(0),
                               rounding="TONEAREST", out_dtype="int32")
         acc = R("nn.bias_add")(acc, b, axis=1)
-    real = np.float32(acc_scale * _INT32_MAX)
+    # the int32 range MXNet 1.9.1 reports: data and weight ranges over 127 quanta each
+    real = _mx_int32_range(ins[i:i + 4], c, np.float32(127))
     return [acc, _range_const(-real), _range_const(real)]
 
 
