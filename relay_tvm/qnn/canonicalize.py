@@ -189,8 +189,11 @@ def _product(nn_name, kaxis_of):
         attrs = dict(new.attrs.items())
         out_dtype = attrs.get("out_dtype") or "int32"
         attrs["out_dtype"] = out_dtype
-        if dt.dtype == kt.dtype and _is_zero(izp) and _is_zero(kzp):
+        if nn_name != "nn.conv2d" and dt.dtype == kt.dtype and _is_zero(izp) and \
+                _is_zero(kzp):
             return make_call(nn_name, [data, kernel], **attrs)
+        # convolutions always get int16 operands: the x86 template multiplies int16 pairs
+        # (vpmaddwd), the generic one is indifferent
         zr = _rank(orig.args[2].checked_type)
         kr = _rank(orig.args[3].checked_type)
         d = _shift16(data, izp, zr, _rank(dt), 0)

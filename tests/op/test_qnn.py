@@ -293,3 +293,21 @@ def test_text_round_trip():
     mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], y)))
     back = relay.parse(str(mod))
     assert relay.analysis.structural_equal(back["main"], mod["main"])
+
+
+@pytest.mark.parametrize("kernel,pad,stride", [(3, 1, 1), (1, 0, 2)])
+def test_conv2d_x86_int16_template(kernel, pad, stride):
+    # 16 output / 6 input channels: the AVX2 vpmaddwd template (packed NCHW2c data, OIHW8o2i
+    # weight), with the padded input materialized (3x3) or read through a packing copy (1x1)
+    rng = np.random.default_rng(5)
+    xv = rng.integers(0, 256, (1, 6, 9, 9)).astype("uint8")
+    wv = rng.integers(-128, 128, (16, 6, kernel, kernel)).astype("int8")
+    x = relay.var("x", shape=xv.shape, dtype="uint8")
+    w = relay.var("w", shape=wv.shape, dtype="int8")
+    acc = qnn.conv2d(x, w, i32(7), i32(0), f32(0.1), f32(0.2), kernel_size=(kernel, kernel),
+                     channels=16, padding=(pad, pad), strides=(stride, stride))
+    y = qnn.requantize(acc, f32(0.02), i32(0), f32(1.5), i32(3), out_dtype="int8")
+    exp_acc = _np_conv(xv, wv, 7, np.zeros(16, "int64"), pad, stride)
+    real = exp_acc.astype("float64") * (np.float64(np.float32(0.02)) / np.float64(np.float32(1.5)))
+    exp = np.clip(np.floor(real + 0.5) + 3, -128, 127).astype("int8")
+    check_op(relay.Tuple([acc, y]), [xv, wv], (exp_acc, exp))
