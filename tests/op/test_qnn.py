@@ -311,3 +311,21 @@ def test_conv2d_x86_int16_template(kernel, pad, stride):
     real = exp_acc.astype("float64") * (np.float64(np.float32(0.02)) / np.float64(np.float32(1.5)))
     exp = np.clip(np.floor(real + 0.5) + 3, -128, 127).astype("int8")
     check_op(relay.Tuple([acc, y]), [xv, wv], (exp_acc, exp))
+
+
+def test_vm_runs_qnn_program():
+    # the VM compiler runs the same qnn lowering as relay.build
+    xv = np.array([[-1.26, 0.74, 3.0, -3.0]], "float32")
+    x = relay.var("x", shape=xv.shape)
+    q = qnn.quantize(x, f32(0.5), i32(0), out_dtype="int8")
+    d = qnn.dense(q, relay.const(np.array([[1, -2, 3, 4]], "int8"), "int8"), i32(1), i32(0),
+                  f32(0.5), f32(1.0), units=1)
+    y = qnn.dequantize(qnn.requantize(d, f32(0.5), i32(0), f32(0.25), i32(0)), f32(0.25), i32(0))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], y)))
+    got = relay.create_executor("vm", mod=mod, target="llvm").evaluate()(xv).numpy()
+    qv = np.array([-3, 1, 6, -6])  # round half to even of x / 0.5
+    acc = int(((qv - 1) * np.array([1, -2, 3, 4])).sum())  # -4 + 0 + 15 - 28 = -17
+    exp = np.array([[np.clip(np.floor(acc * 2 + 0.5), -128, 127) * 0.25]], "float32")
+    np.testing.assert_array_equal(got, exp)
+    np.testing.assert_array_equal(relay.create_executor("debug", mod=mod).evaluate()(xv).numpy(),
+                                  exp)
