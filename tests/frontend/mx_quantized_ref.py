@@ -157,11 +157,33 @@ def small_net():
     return net
 
 
+def fused_float(net, shape, out_dir, name):
+    """The MKLDNN subgraph backend's float fusion (``_sg_mkldnn_conv`` with BN/ReLU/sum,
+    ``_sg_mkldnn_fully_connected``) of a Gluon block, and MXNet's output."""
+    import mxnet as mx
+
+    x = np.random.RandomState(3).uniform(size=shape).astype("float32")
+    net.hybridize()
+    net(mx.nd.array(x))
+    net.export(os.path.join(out_dir, name + "_plain"))
+    sym, args, aux = mx.model.load_checkpoint(os.path.join(out_dir, name + "_plain"), 0)
+    fused = sym.get_backend_symbol("MKLDNN")
+    ex = fused.bind(mx.cpu(), {"data": mx.nd.array(x), **args}, aux_states=aux)
+    out = ex.forward()[0].asnumpy()
+    with open(os.path.join(out_dir, f"{name}-symbol.json"), "w") as f:
+        f.write(fused.tojson())
+    mx.nd.save(os.path.join(out_dir, f"{name}-0000.params"),
+               {**{"arg:" + k: v for k, v in args.items()},
+                **{"aux:" + k: v for k, v in aux.items()}})
+    np.savez(os.path.join(out_dir, f"{name}.npz"), **{"in:data": x, "out:0": out})
+
+
 def main():
     os.environ["MXNET_MKLDNN_ENABLED"] = "1"
     out_dir = sys.argv[1]
     build_cases(out_dir)
     quantized_gluon(small_net(), (1, 3, 8, 8), out_dir, "small_net")
+    fused_float(small_net(), (1, 3, 8, 8), out_dir, "small_net_fused_float")
     from mxnet.gluon.model_zoo import vision
     import mxnet as mx
 

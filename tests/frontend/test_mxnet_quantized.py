@@ -110,6 +110,19 @@ def test_quantized_resnet18_32px(refs):
     _check_net(refs, "resnet18_v1_32", compiled=False)
 
 
+def test_mkldnn_fused_float_subgraphs(refs):
+    # MKLDNN's float fusion: _sg_mkldnn_conv (BN, ReLU, sum) and _sg_mkldnn_fully_connected
+    text = open(os.path.join(refs, "small_net_fused_float-symbol.json")).read()
+    assert "_sg_mkldnn_conv" in text and "with_sum" in text
+    ins, _, outs, _ = _load(refs, "small_net_fused_float")
+    mod, params = relay.frontend.from_mxnet(
+        os.path.join(refs, "small_net_fused_float-symbol.json"),
+        shape={"data": ins["data"].shape},
+        arg_params=os.path.join(refs, "small_net_fused_float-0000.params"))
+    (got,) = run_mod(mod, params, ins)
+    np.testing.assert_allclose(got, outs[0], rtol=1e-4, atol=1e-4 * np.abs(outs[0]).max())
+
+
 @pytest.mark.sweep
 def test_quantized_resnet18_224px(tmp_path):
     d = _make_refs(tmp_path, "--sweep")
