@@ -329,3 +329,21 @@ def test_vm_runs_qnn_program():
     np.testing.assert_array_equal(got, exp)
     np.testing.assert_array_equal(relay.create_executor("debug", mod=mod).evaluate()(xv).numpy(),
                                   exp)
+
+
+def test_qnn_legalize_runs_user_hooks():
+    from relay_tvm.op.op_attrs import temp_op_attr
+
+    x = relay.var("x", shape=(3,), dtype="int32")
+    y = qnn.requantize(x, f32(1.0), i32(0), f32(1.0), i32(0), out_dtype="int32")
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], y)))
+    seen = []
+
+    def hook(attrs, inputs, types):
+        seen.append([t.dtype for t in types])
+        return relay.add(inputs[0], i32(1))
+
+    with temp_op_attr("qnn.requantize", "FTVMQnnLegalize", hook):
+        out = relay.qnn.transform.Legalize()(mod)
+    assert seen == [["int32", "float32", "int32", "float32", "int32", "int32"]]
+    assert "qnn.requantize" not in str(out) and "add" in str(out)
