@@ -100,6 +100,7 @@ def __getattr__(name):
         return importlib.import_module(MODULE_PATHS[name])
     raise AttributeError(f"module 'relay_tvm' has no attribute {name!r}")
 
+from . import qnn  # noqa: E402,F401  (registers the qnn.* operators: the parser knows them)
 
 _LAZY = ("text", "backend", "frontend", "testing", "vm", "prelude", "cli", "dataflow_pattern",
          "loops", "astext",
