@@ -331,3 +331,30 @@ def test_nms_thresholds_as_run_time_inputs():
     np.testing.assert_array_equal(count, [[2]])
     idx, count = _ref(f, [BOXES, np.array(-1, "int32"), np.array(0.95, "float32")])
     np.testing.assert_array_equal(idx[0, :6], [2, 0, 1, 3, 4, -1])  # nothing overlaps >= 0.95
+
+
+def test_nms_leaves_non_positive_scores_and_keep_background():
+    # Relay 0.19: a row with score <= 0 is neither suppressed nor counted; it stays in place
+    d = np.array([[[0, 0.9, 0, 0, 1, 1], [0, 0.0, 0, 0, 1, 1], [0, 0.5, 0, 0, 1, 1]]],
+                 "float32")
+    v = relay.var("d", shape=d.shape)
+    vc = relay.const(np.array([3], "int32"))
+    ind = relay.const(np.arange(3, dtype="int32")[None])
+    f = relay.Function([v], vision.non_max_suppression(v, vc, ind, iou_threshold=0.5,
+                                                       return_indices=False))
+    out = _both(f, [d])[0][0]
+    np.testing.assert_array_equal(out[0], d[0, 0])
+    np.testing.assert_array_equal(out[1], -np.ones(6))  # 0.5: suppressed by the 0.9 box
+    np.testing.assert_array_equal(out[2], d[0, 1])  # score 0: same box, sorted last, left alone
+    # keep_background: every anchor kept, class ids unshifted (0 = background)
+    cls = np.array([[[0.7, 0.1], [0.3, 0.9]]], "float32")
+    loc = np.zeros((1, 8), "float32")
+    anchor = np.array([[[0.1, 0.1, 0.3, 0.5], [0.5, 0.5, 0.9, 0.7]]], "float32")
+    c, lv, an = (relay.var(n, shape=x.shape) for n, x in (("c", cls), ("l", loc),
+                                                         ("a", anchor)))
+    f = relay.Function([c, lv, an], vision.multibox_transform_loc(
+        c, lv, an, keep_background=True).astuple())
+    out, count = _both(f, [cls, loc, anchor])
+    np.testing.assert_array_equal(count, [2])
+    np.testing.assert_allclose(out[0, :, :2], [[0, 0.7], [1, 0.9]])
+    np.testing.assert_allclose(out[0, :, 2:], anchor[0], atol=1e-6)
