@@ -6,7 +6,7 @@ useless check). The inputs here are noise images with a random colour cast (per-
 ~ N(0, 2) plus U(-1, 1) pixels), which spread over several classes; calibration uses 8 more of
 them. Agreement is measured on the *decisive* inputs: those whose fp32 top-1 logit leads the
 second by at least 3% of the logit range (max - min); the int8 logits differ from fp32's by
-1-3% of that range. The agreement on all inputs drawn is printed too. CI runs 32x32 images and
+1-3% of that range. The agreement on all inputs drawn is printed too. CI runs 64x64 images and
 10 decisive inputs; the 200-input check at 224x224 with KL
 calibration is the ``sweep`` marker's.
 """
@@ -83,7 +83,7 @@ def _agreement(size, n_decisive, mode, n_cal=8, max_candidates=None):
 
 
 def test_resnet18_int8_top1_agrees_small():
-    agree, n, classes = _agreement(32, 10, "percentile", n_cal=8, max_candidates=600)
+    agree, n, classes = _agreement(64, 10, "percentile", n_cal=8, max_candidates=600)
     assert n == 10 and len(classes) >= 2
     assert agree >= 9
 
