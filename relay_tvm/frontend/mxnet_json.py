@@ -30,6 +30,7 @@ class GraphNode:
     inputs: list  # [(node index, output index)]
     attrs: dict = field(default_factory=dict)
     var_attrs: dict = field(default_factory=dict)  # __shape__, __dtype__, ... of variables
+    subgraphs: list = field(default_factory=list)  # Graphs of _cond/_foreach/_while_loop bodies
 
 
 @dataclass
@@ -79,6 +80,9 @@ def _entry(x, where: str, n_nodes: int, limit: int):
 def parse_graph(symbol, what: str = "MXNet symbol") -> Graph:
     """Parse and validate symbol JSON given as a dict, JSON text or a path.
 
+    A node's ``"subgraphs"`` (the bodies of MXNet's ``_cond``, ``_foreach``, ``_while_loop``,
+    each a graph of the same layout) are parsed into :attr:`GraphNode.subgraphs`.
+
     Raises:
         ConversionError: the text is not JSON, or a field is missing or malformed (names the
             node and field).
@@ -125,7 +129,15 @@ def parse_graph(symbol, what: str = "MXNet symbol") -> Graph:
         op_attrs = {k: v for k, v in attrs.items() if k not in var_attrs}
         if rn["op"] == "null" and ins:
             raise ConversionError(f"{where}: a variable node cannot have inputs")
-        nodes.append(GraphNode(i, rn["op"], rn["name"], ins, op_attrs, var_attrs))
+        subs = rn.get("subgraphs", [])
+        if not isinstance(subs, list) or not all(isinstance(g, dict) for g in subs):
+            raise ConversionError(f"{where}: \"subgraphs\" must be a list of graph objects")
+        subgraphs = []
+        for k, g in enumerate(subs):
+            sub = parse_graph(g, f"{what} (subgraph {k} of node {rn['name']!r})")
+            sub.source = f"{source}: subgraph {k} of node {rn['name']!r}"
+            subgraphs.append(sub)
+        nodes.append(GraphNode(i, rn["op"], rn["name"], ins, op_attrs, var_attrs, subgraphs))
     heads_raw = data.get("heads")
     if not isinstance(heads_raw, list) or not heads_raw:
         raise ConversionError(f"{source}: {what} JSON has no \"heads\" list (the outputs)")

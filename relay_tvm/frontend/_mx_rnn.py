@@ -1,0 +1,2 @@
+"""placeholder"""
+RNN_CONVERTERS = {}
