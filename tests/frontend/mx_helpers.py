@@ -8,12 +8,15 @@ import relay_tvm as relay
 
 
 def run_mod(mod, params, inputs: dict, kind="debug", opt_level=3):
-    """Run ``mod['main']`` on ``inputs`` (by name) with the interpreter or the graph executor;
-    returns a list of NumPy outputs."""
+    """Run ``mod['main']`` on ``inputs`` (by name) with the interpreter (``"debug"``), the VM
+    (``"vm"``) or the graph executor (``"graph"``); returns a list of NumPy outputs."""
     names = [p.name_hint for p in mod["main"].params if p.name_hint not in params]
     args = [inputs[n] for n in names]
     if kind == "debug":
         f = relay.create_executor("debug", mod=mod, params=params).evaluate()
+    elif kind == "vm":
+        with relay.transform.PassContext(opt_level=opt_level):
+            f = relay.create_executor("vm", mod=mod, params=params, target="llvm").evaluate()
     else:
         with relay.transform.PassContext(opt_level=opt_level):
             f = relay.create_executor("graph", mod=mod, params=params, target="llvm").evaluate()
