@@ -48,3 +48,56 @@ def assert_close(actual, expected, rtol=1e-4, atol=None):
     if atol is None:
         atol = rtol * max(float(np.abs(expected).max()) if expected.size else 0.0, 1e-6)
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+_WORKER_CODE = r"""
+import os, pickle, sys
+import mxnet as mx
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+sys.stdout = sys.stderr  # MXNet's messages must not mix with the replies
+while True:
+    try:
+        sym_json, feed = pickle.load(inp)
+    except EOFError:
+        break
+    try:
+        sym = mx.sym.load_json(sym_json)
+        ex = sym.bind(mx.cpu(), {k: mx.nd.array(v, dtype=v.dtype) for k, v in feed.items()})
+        reply = [o.asnumpy() for o in ex.forward()]
+    except Exception as e:  # reported to the test
+        reply = RuntimeError(f"MXNet failed: {e}")
+    pickle.dump(reply, out)
+    out.flush()
+"""
+
+
+class MXNetOneDNN:
+    """MXNet forward passes in a worker process with oneDNN (MKLDNN) on, MXNet's default CPU
+    build. The test process runs MXNet with MKLDNN off (``conftest.py``), and MXNet 1.9.1's
+    native CPU ``RNN`` then fails its own input/output count checks for ``lstm`` and for
+    ``state_outputs=True``; the oneDNN kernel is the reference for the RNN tests."""
+
+    def __init__(self):
+        import os
+        import subprocess
+        import sys
+
+        env = dict(os.environ, MXNET_MKLDNN_ENABLED="1")
+        self.proc = subprocess.Popen([sys.executable, "-c", _WORKER_CODE], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def forward(self, sym, feed: dict) -> list:
+        """Outputs of ``sym`` (a Symbol or its JSON) bound to ``feed`` (name -> NumPy)."""
+        import pickle
+
+        text = sym if isinstance(sym, str) else sym.tojson()
+        pickle.dump((text, {k: np.asarray(v) for k, v in feed.items()}), self.proc.stdin)
+        self.proc.stdin.flush()
+        reply = pickle.load(self.proc.stdout)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
