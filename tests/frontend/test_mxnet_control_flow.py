@@ -204,3 +204,44 @@ def test_gluon_block_with_foreach():
         got = run_mod(mod, params, {"x": x, "h": h, "c": c}, kind=kind)
         for g, r in zip(got, ref):
             assert_close(g, r, rtol=RTOL)
+
+
+def _char_rnn(vocab, embed, hidden, eos, max_iterations):
+    """Greedy decoding with an LSTM cell: feed back the arg-max token until ``eos`` comes out,
+    at most ``max_iterations`` steps. Loop variables: step counter, token, h, c."""
+    i, tok, h, c = S.var("i"), S.var("tok"), S.var("h"), S.var("c")
+    emb, wx, wh, b, wo, bo = (S.var(n) for n in ("emb", "wx", "wh", "b", "wo", "bo"))
+
+    def step(i, tok, h, c):
+        e = S.Embedding(tok, emb, input_dim=vocab, output_dim=embed)
+        g = (S.FullyConnected(e, wx, b, num_hidden=4 * hidden)
+             + S.FullyConnected(h, wh, no_bias=True, num_hidden=4 * hidden))
+        gi, gf, gg, go = S.split(g, num_outputs=4, axis=1)
+        c2 = S.sigmoid(gf) * c + S.sigmoid(gi) * S.tanh(gg)
+        h2 = S.sigmoid(go) * S.tanh(c2)
+        logits = S.FullyConnected(h2, wo, bo, num_hidden=vocab)
+        nxt = S.argmax(logits, axis=1)
+        return [nxt, logits], [i + 1, nxt, h2, c2]
+
+    outs, final = S.contrib.while_loop(lambda i, tok, h, c: tok != eos, step, [i, tok, h, c],
+                                       max_iterations=max_iterations)
+    return S.Group(outs + final)
+
+
+def test_char_rnn_greedy_decoding_of_data_dependent_length():
+    vocab, embed, hidden, max_it = 7, 4, 8, 12
+    sym = _char_rnn(vocab, embed, hidden, eos=0, max_iterations=max_it)
+    rng = np.random.default_rng(0)
+    w = {"emb": rng.standard_normal((vocab, embed)),
+         "wx": rng.standard_normal((4 * hidden, embed)) * 0.5,
+         "wh": rng.standard_normal((4 * hidden, hidden)) * 0.5,
+         "b": rng.standard_normal(4 * hidden) * 0.1, "wo": rng.standard_normal((vocab, hidden)),
+         "bo": rng.standard_normal(vocab) * 0.5}
+    feeds = []
+    for start in (2, 3, 1):
+        h = np.random.default_rng(start).standard_normal((1, hidden))
+        feed = dict(w, i=np.zeros(1), tok=np.array([start]), h=h, c=np.zeros((1, hidden)))
+        feeds.append({k: v.astype("float32") for k, v in feed.items()})
+    trips = [int(_mx_run(sym, f)[2][0]) for f in feeds]
+    assert 0 < trips[0] < trips[1] < trips[2] == max_it, trips  # stops at EOS, or at the cap
+    _check(sym, feeds, compare=_compare_padded(2))
