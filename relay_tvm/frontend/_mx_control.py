@@ -20,6 +20,8 @@ parameters, and a loop is a recursive local function (``let %loop = fn (i, state
 { if (...) { %loop(i + 1, ...) } else { (buffers..., state...) } }``) whose step counter ``i``
 indexes the data (``take``) and selects the row of each output buffer written at that step
 (``where(arange == i, output, buffer)``). These programs run on the interpreter and the VM.
+With ``from_mxnet(..., unroll_foreach=True)`` a ``_foreach`` (whose length is static) becomes
+one copy of its body per step instead, plain dataflow that the graph executor also runs.
 """
 
 from __future__ import annotations
@@ -169,14 +171,14 @@ def foreach(ins, a, c):
     steps = lengths.pop()
     n_args = nd + ns + len(remain_locs)
 
-    def step(i, state):
+    def step(i, state, src=p):
         args = [None] * n_args
         for k, loc in enumerate(data_locs):
-            args[loc] = R("take")(p[k], i, axis=0)
+            args[loc] = R("take")(src[k], i, axis=0)
         for k, loc in enumerate(state_locs):
             args[loc] = state[k]
         for k, loc in enumerate(remain_locs):
-            args[loc] = p[nd + ns + k]
+            args[loc] = src[nd + ns + k]
         if any(x is None for x in args) or len(set(data_locs + state_locs + remain_locs)) != n_args:
             raise c.error(f"in_data_locs={data_locs}, in_state_locs={state_locs} and "
                           f"remain_locs={remain_locs} are not a permutation of 0..{n_args - 1}")
@@ -184,8 +186,11 @@ def foreach(ins, a, c):
         if len(heads) != n:
             raise c.error(f"the body has {len(heads)} outputs, num_outputs={n}")
         for k, (new, old) in enumerate(zip(heads[n_out:], state)):
-            _same_type(new, old.type_annotation, c, f"loop state {k}")
+            _same_type(new, infer_type(old), c, f"loop state {k}")
         return heads[:n_out], heads[n_out:]
+
+    if c.options.get("unroll_foreach"):
+        return _unrolled(ins, p, nd, ns, steps, n_out, step, c)
 
     def test(i, state):
         return [R("less")(i, const(np.int32(steps), "int32"))]
@@ -193,6 +198,17 @@ def foreach(ins, a, c):
     res = _loop(c.node_name, const(np.int32(0), "int32"), p[nd:nd + ns], steps, step, test)
     body = Tuple([TupleGetItem(res, k) for k in range(n)])
     return _wrap(p, _tuple(list(body.fields)), ins, n)
+
+
+def _unrolled(ins, p, nd, ns, steps, n_out, step, c):
+    """``_foreach`` as dataflow: the body converted once per step on the node's inputs
+    directly, the step index a constant; outputs stacked along a new axis 0."""
+    state = list(ins[nd:nd + ns])
+    outs = []
+    for t in range(steps):
+        o, state = step(const(np.int32(t), "int32"), state, list(ins))
+        outs.append(o)
+    return [R("stack")([o[k] for o in outs], axis=0) for k in range(n_out)] + list(state)
 
 
 def while_loop(ins, a, c):

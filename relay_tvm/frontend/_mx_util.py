@@ -39,13 +39,14 @@ class Ctx:
     queries of already-built expressions."""
 
     def __init__(self, node_name: str, op_name: str, frontend: str = "MXNet", node=None,
-                 convert_subgraph=None, input_nodes=()):
+                 convert_subgraph=None, input_nodes=(), options=None):
         self.node_name = node_name
         self.op_name = op_name
         self.frontend = frontend
         self.node = node  # the GraphNode (its subgraphs), when converting a parsed graph
         self.input_nodes = list(input_nodes)  # the GraphNode of each input
         self._convert_subgraph = convert_subgraph
+        self.options = dict(options or {})  # conversion options of from_mxnet
 
     @property
     def subgraphs(self) -> list:

@@ -123,7 +123,8 @@ def _operator_names(graph) -> list:
     return out
 
 
-def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=None):
+def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=None, *,
+               unroll_foreach=False):
     """Convert an MXNet model to a Relay module.
 
     Args:
@@ -137,6 +138,16 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
             dropped) or a path to a ``.params`` file, whose ``arg:`` and ``aux:`` entries are
             both used.
         aux_params: the same for auxiliary states (BatchNorm moving mean/var).
+        unroll_foreach: convert each ``_foreach`` (its sequence length is static) into
+            straight-line dataflow, one copy of the body per step, which the graph executor
+            runs; by default it becomes a Relay loop (a recursive local function) for the VM
+            and the interpreter.
+
+    Control flow (``_cond``, ``_foreach``, ``_while_loop``) becomes Relay ``If`` and recursive
+    local functions, run by ``relay.vm`` and the interpreter (see
+    :mod:`relay_tvm.frontend._mx_control`, including ``while_loop``'s padding); the fused
+    ``RNN`` operator is unrolled over its static sequence length into dataflow (see
+    :mod:`relay_tvm.frontend._mx_rnn`).
 
     Returns:
         ``(mod, params)``: an :class:`IRModule` whose ``main`` takes the inputs then the
@@ -166,12 +177,13 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
          "(relay-tvm --format nnvm)"))
     params_given = arg_params is not None or aux_params is not None
     params = {**_load_params(arg_params, "arg_params"), **_load_params(aux_params, "aux_params")}
-    mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS, "MXNet")
+    mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS, "MXNet",
+                              options={"unroll_foreach": bool(unroll_foreach)})
     return mod, used
 
 
 def convert_graph(graph, shape, dtype, params, params_given, converters, frontend,
-                  attr_hook=None):
+                  attr_hook=None, options=None):
     """Convert a parsed symbol graph (shared by the MXNet and NNVM frontends)."""
     var_names = [n.name for n in graph.nodes if n.op == "null"]
     unknown = [k for k in shape if k not in var_names]
@@ -218,7 +230,7 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             v = Var(node.name, ann, span)
             inputs.append(v)
         table[node.index] = [v]
-    heads = _convert_nodes(graph, table, converters, frontend)
+    heads = _convert_nodes(graph, table, converters, frontend, options or {})
     body = heads[0] if len(heads) == 1 else Tuple(heads)
     func = Function(inputs + param_vars, body)
     mod = IRModule.from_expr(func)
@@ -233,7 +245,7 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
     return mod, used
 
 
-def _convert_nodes(graph, table, converters, frontend):
+def _convert_nodes(graph, table, converters, frontend, options):
     """Convert the operator nodes of ``graph`` in order; ``table`` maps the index of each variable
     node to ``[expr]`` and receives the outputs of every node. Returns the heads' expressions.
     A converter reaches its node's subgraphs through ``ctx.convert_subgraph``."""
@@ -244,7 +256,7 @@ def _convert_nodes(graph, table, converters, frontend):
             raise ctx.error(f"its subgraph has {len(var_nodes)} inputs "
                             f"{[n.name for n in var_nodes]}, but {len(args)} are given")
         sub_table = {n.index: [a] for n, a in zip(var_nodes, args)}
-        return _convert_nodes(sub, sub_table, converters, frontend)
+        return _convert_nodes(sub, sub_table, converters, frontend, options)
 
     for node in graph.nodes:
         if node.op == "null":
@@ -259,7 +271,7 @@ def _convert_nodes(graph, table, converters, frontend):
             ins.append(outs[out])
         attrs = StrAttrs(node.attrs, node.op, node.name)
         ctx = Ctx(node.name, node.op, frontend, node, convert_subgraph,
-                  [graph.nodes[nid] for nid, _ in node.inputs])
+                  [graph.nodes[nid] for nid, _ in node.inputs], options)
         try:
             res = converters[node.op](ins, attrs, ctx)
         except (ConversionError, UnsupportedOperatorError):

@@ -204,6 +204,14 @@ def test_gluon_block_with_foreach():
         got = run_mod(mod, params, {"x": x, "h": h, "c": c}, kind=kind)
         for g, r in zip(got, ref):
             assert_close(g, r, rtol=RTOL)
+    # the static-length scan unrolled into dataflow runs on the graph executor too
+    mod, params = relay.frontend.from_mxnet(net, shape={"x": x.shape, "h": h.shape,
+                                                        "c": c.shape}, unroll_foreach=True)
+    assert "if (" not in mod.astext()
+    for kind in ("debug", "graph"):
+        got = run_mod(mod, params, {"x": x, "h": h, "c": c}, kind=kind)
+        for g, r in zip(got, ref):
+            assert_close(g, r, rtol=RTOL)
 
 
 def _char_rnn(vocab, embed, hidden, eos, max_iterations):
