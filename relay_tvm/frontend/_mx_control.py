@@ -196,8 +196,7 @@ def foreach(ins, a, c):
         return [R("less")(i, const(np.int32(steps), "int32"))]
 
     res = _loop(c.node_name, const(np.int32(0), "int32"), p[nd:nd + ns], steps, step, test)
-    body = Tuple([TupleGetItem(res, k) for k in range(n)])
-    return _wrap(p, _tuple(list(body.fields)), ins, n)
+    return _wrap(p, _tuple([TupleGetItem(res, k) for k in range(n)]), ins, n)
 
 
 def _unrolled(ins, p, nd, ns, steps, n_out, step, c):
@@ -252,8 +251,7 @@ def while_loop(ins, a, c):
 
     res = _loop(c.node_name, const(np.int32(0), "int32"), [p[k] for k in var_inputs], max_it,
                 step, test)
-    body = Tuple([TupleGetItem(res, k) for k in range(n)])
-    return _wrap(p, _tuple(list(body.fields)), ins, n)
+    return _wrap(p, _tuple([TupleGetItem(res, k) for k in range(n)]), ins, n)
 
 
 CONTROL_CONVERTERS = {"_cond": cond, "_foreach": foreach, "_while_loop": while_loop}

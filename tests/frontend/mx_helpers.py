@@ -7,11 +7,11 @@ import numpy as np
 import relay_tvm as relay
 
 
-def run_mod(mod, params, inputs: dict, kind="debug", opt_level=3):
-    """Run ``mod['main']`` on ``inputs`` (by name) with the interpreter (``"debug"``), the VM
-    (``"vm"``) or the graph executor (``"graph"``); returns a list of NumPy outputs."""
+def runner(mod, params, kind="debug", opt_level=3):
+    """``mod['main']`` compiled once for the interpreter (``"debug"``), the VM (``"vm"``) or
+    the graph executor (``"graph"``): a function of ``{input name: array}`` returning the list
+    of NumPy outputs."""
     names = [p.name_hint for p in mod["main"].params if p.name_hint not in params]
-    args = [inputs[n] for n in names]
     if kind == "debug":
         f = relay.create_executor("debug", mod=mod, params=params).evaluate()
     elif kind == "vm":
@@ -20,9 +20,19 @@ def run_mod(mod, params, inputs: dict, kind="debug", opt_level=3):
     else:
         with relay.transform.PassContext(opt_level=opt_level):
             f = relay.create_executor("graph", mod=mod, params=params, target="llvm").evaluate()
-    out = f(*args)
-    outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    return [np.asarray(o.numpy() if hasattr(o, "numpy") else o) for o in outs]
+
+    def run(inputs: dict) -> list:
+        out = f(*[inputs[n] for n in names])
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        return [np.asarray(o.numpy() if hasattr(o, "numpy") else o) for o in outs]
+
+    return run
+
+
+def run_mod(mod, params, inputs: dict, kind="debug", opt_level=3):
+    """Run ``mod['main']`` on ``inputs`` (by name) with the interpreter (``"debug"``), the VM
+    (``"vm"``) or the graph executor (``"graph"``); returns a list of NumPy outputs."""
+    return runner(mod, params, kind, opt_level)(inputs)
 
 
 def randomize_block(net, seed=0):

@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from mx_helpers import assert_close, randomize_block, run_mod
+from mx_helpers import assert_close, randomize_block, run_mod, runner
 
 mx = pytest.importorskip("mxnet", reason="MXNet 1.9.1 is the reference for the importer tests")
 import relay_tvm as relay  # noqa: E402
@@ -36,10 +36,11 @@ def _convert(sym, inputs):
 def _check(sym, inputs, kinds=("debug", "vm"), mod=None, compare=None):
     """Convert once, run every input set on each executor, compare with MXNet."""
     mod, params = mod or _convert(sym, inputs[0])
+    refs = [_mx_run(sym, feed) for feed in inputs]
     for kind in kinds:
-        for feed in inputs:
-            ref = _mx_run(sym, feed)
-            got = run_mod(mod, params, feed, kind=kind)
+        run = runner(mod, params, kind)
+        for feed, ref in zip(inputs, refs):
+            got = run(feed)
             assert len(got) == len(ref)
             if compare is not None:
                 compare(got, ref, kind)
@@ -115,8 +116,9 @@ def test_while_loop_data_dependent_trip_count_and_padding():
     assert 0 < trips[1] < trips[2] < 9 and trips[3] == 9, trips
     mod, params = _convert(sym, feeds[0])
     for kind in ("debug", "vm"):
+        run = runner(mod, params, kind)
         for feed, steps in zip(feeds, trips):
-            got = run_mod(mod, params, feed, kind=kind)
+            got = run(feed)
             if steps == 0:
                 assert got[0].shape == (9, 4) and got[1].shape == (9, 1)
                 assert not got[0].any() and not got[1].any()
