@@ -190,7 +190,7 @@ def foreach(ins, a, c):
         return heads[:n_out], heads[n_out:]
 
     if c.options.get("unroll_foreach"):
-        return _unrolled(ins, p, nd, ns, steps, n_out, step, c)
+        return _unrolled(ins, nd, ns, steps, n_out, step)
 
     def test(i, state):
         return [R("less")(i, const(np.int32(steps), "int32"))]
@@ -199,7 +199,7 @@ def foreach(ins, a, c):
     return _wrap(p, _tuple([TupleGetItem(res, k) for k in range(n)]), ins, n)
 
 
-def _unrolled(ins, p, nd, ns, steps, n_out, step, c):
+def _unrolled(ins, nd, ns, steps, n_out, step):
     """``_foreach`` as dataflow: the body converted once per step on the node's inputs
     directly, the step index a constant; outputs stacked along a new axis 0."""
     state = list(ins[nd:nd + ns])
