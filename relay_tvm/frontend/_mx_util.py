@@ -46,11 +46,17 @@ class Ctx:
         self.node = node  # the GraphNode (its subgraphs), when converting a parsed graph
         self.input_nodes = list(input_nodes)  # the GraphNode of each input
         self._convert_subgraph = convert_subgraph
+        self._subgraphs = None
         self.options = dict(options or {})  # conversion options of from_mxnet
 
     @property
     def subgraphs(self) -> list:
-        return list(getattr(self.node, "subgraphs", []) or [])
+        """The node's bodies (control flow) as parsed graphs."""
+        if self._subgraphs is None:
+            from .mxnet_json import parse_subgraphs
+
+            self._subgraphs = parse_subgraphs(self.node) if self.node is not None else []
+        return self._subgraphs
 
     def convert_subgraph(self, k: int, args: list) -> list:
         """Convert subgraph ``k`` of this node with its variables (in order) bound to ``args``;

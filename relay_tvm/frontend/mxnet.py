@@ -19,16 +19,17 @@ from ..ir.module import IRModule
 from ..ir.types import TensorType
 from ._mx_control import CONTROL_CONVERTERS
 from ._mx_nn import NN_CONVERTERS
+from ._mx_quantized import QUANTIZED_CONVERTERS
 from ._mx_rnn import RNN_CONVERTERS
 from ._mx_shape import SHAPE_CONVERTERS
 from ._mx_tensor import TENSOR_CONVERTERS
 from ._mx_util import Ctx, outputs_of
 from .common import StrAttrs, as_param, report_unsupported, set_spans, to_numpy
-from .mxnet_json import parse_graph
+from .mxnet_json import parse_graph, parse_subgraphs
 from .mxnet_params import load_ndarray_file, split_arg_aux
 
-CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS, **CONTROL_CONVERTERS,
-              **RNN_CONVERTERS}
+CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS, **QUANTIZED_CONVERTERS,
+              **CONTROL_CONVERTERS, **RNN_CONVERTERS}
 
 # Operators of the last Relay-era importer that are deliberately left out (a later issue).
 EXCLUDED = {
@@ -37,10 +38,7 @@ EXCLUDED = {
         "_contrib_Proposal", "_contrib_ROIAlign", "_contrib_box_decode", "_contrib_box_nms",
         "ROIPooling", "Correlation", "_contrib_DeformableConvolution")},
     **{n: "quantized op" for n in (
-        "_contrib_quantize_v2", "_contrib_dequantize", "_contrib_quantized_act",
-        "_contrib_quantized_batch_norm", "_contrib_quantized_concat",
-        "_contrib_quantized_flatten", "_contrib_quantized_pooling",
-        "_contrib_quantized_ring_buffer", "_sg_mkldnn_conv", "_sg_mkldnn_fully_connected")},
+        "_contrib_quantized_batch_norm", "_contrib_quantized_ring_buffer")},
 }
 
 
@@ -112,14 +110,15 @@ def _var_shape_attr(node):
 
 
 def _operator_names(graph) -> list:
-    """The operator of every node, in the subgraphs (control-flow bodies) too."""
+    """The operator of every node, in the bodies of control-flow nodes too."""
     out, stack = [], [graph]
     while stack:
         g = stack.pop()
         for n in g.nodes:
             if n.op != "null":
                 out.append(n.op)
-            stack.extend(reversed(n.subgraphs))
+            if n.op in CONTROL_CONVERTERS:
+                stack.extend(reversed(parse_subgraphs(n, g.source)))
     return out
 
 
@@ -230,7 +229,7 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             v = Var(node.name, ann, span)
             inputs.append(v)
         table[node.index] = [v]
-    heads = _convert_nodes(graph, table, converters, frontend, options or {})
+    heads = _convert_nodes(graph, table, converters, frontend, options or {}, params)
     body = heads[0] if len(heads) == 1 else Tuple(heads)
     func = Function(inputs + param_vars, body)
     mod = IRModule.from_expr(func)
@@ -245,7 +244,7 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
     return mod, used
 
 
-def _convert_nodes(graph, table, converters, frontend, options):
+def _convert_nodes(graph, table, converters, frontend, options, params):
     """Convert the operator nodes of ``graph`` in order; ``table`` maps the index of each variable
     node to ``[expr]`` and receives the outputs of every node. Returns the heads' expressions.
     A converter reaches its node's subgraphs through ``ctx.convert_subgraph``."""
@@ -256,7 +255,7 @@ def _convert_nodes(graph, table, converters, frontend, options):
             raise ctx.error(f"its subgraph has {len(var_nodes)} inputs "
                             f"{[n.name for n in var_nodes]}, but {len(args)} are given")
         sub_table = {n.index: [a] for n, a in zip(var_nodes, args)}
-        return _convert_nodes(sub, sub_table, converters, frontend, options)
+        return _convert_nodes(sub, sub_table, converters, frontend, options, params)
 
     for node in graph.nodes:
         if node.op == "null":
@@ -272,6 +271,7 @@ def _convert_nodes(graph, table, converters, frontend, options):
         attrs = StrAttrs(node.attrs, node.op, node.name)
         ctx = Ctx(node.name, node.op, frontend, node, convert_subgraph,
                   [graph.nodes[nid] for nid, _ in node.inputs], options)
+        ctx.params = params  # the quantized converters read it
         try:
             res = converters[node.op](ins, attrs, ctx)
         except (ConversionError, UnsupportedOperatorError):

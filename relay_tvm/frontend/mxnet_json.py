@@ -30,7 +30,8 @@ class GraphNode:
     inputs: list  # [(node index, output index)]
     attrs: dict = field(default_factory=dict)
     var_attrs: dict = field(default_factory=dict)  # __shape__, __dtype__, ... of variables
-    subgraphs: list = field(default_factory=list)  # Graphs of _cond/_foreach/_while_loop bodies
+    # raw JSON of the bodies: fused ops' (_sg_mkldnn_*), control flow's (parse_subgraphs)
+    subgraphs: list = field(default_factory=list)
 
 
 @dataclass
@@ -80,9 +81,6 @@ def _entry(x, where: str, n_nodes: int, limit: int):
 def parse_graph(symbol, what: str = "MXNet symbol") -> Graph:
     """Parse and validate symbol JSON given as a dict, JSON text or a path.
 
-    A node's ``"subgraphs"`` (the bodies of MXNet's ``_cond``, ``_foreach``, ``_while_loop``,
-    each a graph of the same layout) are parsed into :attr:`GraphNode.subgraphs`.
-
     Raises:
         ConversionError: the text is not JSON, or a field is missing or malformed (names the
             node and field).
@@ -129,14 +127,9 @@ def parse_graph(symbol, what: str = "MXNet symbol") -> Graph:
         op_attrs = {k: v for k, v in attrs.items() if k not in var_attrs}
         if rn["op"] == "null" and ins:
             raise ConversionError(f"{where}: a variable node cannot have inputs")
-        subs = rn.get("subgraphs", [])
-        if not isinstance(subs, list) or not all(isinstance(g, dict) for g in subs):
+        subgraphs = rn.get("subgraphs") or []
+        if not isinstance(subgraphs, list) or not all(isinstance(g, dict) for g in subgraphs):
             raise ConversionError(f"{where}: \"subgraphs\" must be a list of graph objects")
-        subgraphs = []
-        for k, g in enumerate(subs):
-            sub = parse_graph(g, f"{what} (subgraph {k} of node {rn['name']!r})")
-            sub.source = f"{source}: subgraph {k} of node {rn['name']!r}"
-            subgraphs.append(sub)
         nodes.append(GraphNode(i, rn["op"], rn["name"], ins, op_attrs, var_attrs, subgraphs))
     heads_raw = data.get("heads")
     if not isinstance(heads_raw, list) or not heads_raw:
@@ -146,4 +139,19 @@ def parse_graph(symbol, what: str = "MXNet symbol") -> Graph:
     return Graph(nodes, heads, source, gattrs if isinstance(gattrs, dict) else {})
 
 
-__all__ = ["GraphNode", "Graph", "parse_graph", "read_json_text"]
+def parse_subgraphs(node: GraphNode, source: str = "<symbol json>") -> list:
+    """The bodies of a ``_cond`` / ``_foreach`` / ``_while_loop`` node as parsed :class:`Graph` s
+    (same layout as the top-level graph).
+
+    Raises:
+        ConversionError: a body is malformed (names the node and the subgraph).
+    """
+    out = []
+    for k, g in enumerate(node.subgraphs):
+        sub = parse_graph(g, f"MXNet symbol (subgraph {k} of node {node.name!r})")
+        sub.source = f"{source}: subgraph {k} of node {node.name!r}"
+        out.append(sub)
+    return out
+
+
+__all__ = ["GraphNode", "Graph", "parse_graph", "parse_subgraphs", "read_json_text"]
