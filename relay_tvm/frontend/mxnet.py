@@ -24,19 +24,16 @@ from ._mx_rnn import RNN_CONVERTERS
 from ._mx_shape import SHAPE_CONVERTERS
 from ._mx_tensor import TENSOR_CONVERTERS
 from ._mx_util import Ctx, outputs_of
+from ._mx_vision import VISION_CONVERTERS
 from .common import StrAttrs, as_param, report_unsupported, set_spans, to_numpy
 from .mxnet_json import parse_graph, parse_subgraphs
 from .mxnet_params import load_ndarray_file, split_arg_aux
 
 CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS, **QUANTIZED_CONVERTERS,
-              **CONTROL_CONVERTERS, **RNN_CONVERTERS}
+              **VISION_CONVERTERS, **CONTROL_CONVERTERS, **RNN_CONVERTERS}
 
 # Operators of the last Relay-era importer that are deliberately left out (a later issue).
 EXCLUDED = {
-    **{n: "detection/vision contrib op" for n in (
-        "_contrib_MultiBoxDetection", "_contrib_MultiBoxPrior", "_contrib_MultiProposal",
-        "_contrib_Proposal", "_contrib_ROIAlign", "_contrib_box_decode", "_contrib_box_nms",
-        "ROIPooling", "Correlation", "_contrib_DeformableConvolution")},
     **{n: "quantized op" for n in (
         "_contrib_quantized_batch_norm", "_contrib_quantized_ring_buffer")},
 }
