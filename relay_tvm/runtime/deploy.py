@@ -14,10 +14,13 @@ of outputs; ``__relay_meta`` returns a JSON string with ``graph_json``, ``input_
 Command line::
 
     python deploy.py LIB.so INPUTS.npz OUTPUTS.npz [--repeat N]
+    python deploy.py --batch JOBS.json
+
 
 reads the inputs by name from ``INPUTS.npz`` (``numpy.savez``), runs ``main`` on the CPU and writes
 the outputs as ``out0``, ``out1``, ... to ``OUTPUTS.npz``; ``--repeat N`` also prints the mean time
-of N more runs in milliseconds. Errors (a missing input, a wrong shape or dtype) exit with status 2
+of N more runs in milliseconds. ``--batch`` runs several libraries in one process (TVM's import is
+the slow part under an emulator): ``JOBS.json`` is a list of ``[LIB, INPUTS, OUTPUTS]``. Errors (a missing input, a wrong shape or dtype) exit with status 2
 and a message naming the input, the expected and the given shape and dtype.
 """
 
@@ -113,6 +116,14 @@ def main(argv=None):
     import numpy as np
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) == 2 and argv[0] == "--batch":
+        with open(argv[1]) as f:
+            jobs = json.load(f)
+        for lib, inp, out in jobs:
+            status = main([lib, inp, out])
+            if status:
+                return status
+        return 0
     repeat = 0
     if "--repeat" in argv:
         i = argv.index("--repeat")
@@ -127,7 +138,7 @@ def main(argv=None):
     try:
         outs, mean_ms = ExportedGraph(lib).run(inputs, repeat)
     except DeployError as e:
-        print(f"deploy: {e}", file=sys.stderr)
+        print(f"deploy: {lib}: {e}", file=sys.stderr)
         return 2
     np.savez(out, **{f"out{i}": o for i, o in enumerate(outs)})
     if mean_ms is not None:
