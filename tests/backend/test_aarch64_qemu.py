@@ -107,7 +107,8 @@ def _inputs_of(params_vars, seed):
 
 @pytest.fixture(scope="module")
 def op_table(tmp_path_factory):
-    """Per op: (arm outputs, x86 outputs, reference-interpreter output). The weights are bound
+    """Per op: (arm outputs, x86 outputs, reference-interpreter output, library path, data
+    inputs). The weights are bound
     parameters (inside the library), the data input ``x`` is passed at run time."""
     tmp = tmp_path_factory.mktemp("aarch64_ops")
     jobs, refs = [], {}
@@ -124,16 +125,29 @@ def op_table(tmp_path_factory):
             *[vals[v.name_hint] for v in params_vars]).numpy()
         refs[name] = (_x86(mod, bound, data), interp)
     arm = aarch64.run_exported_many(jobs)
-    return {name: (arm[i],) + refs[name] for i, name in enumerate(OPS)}
+    return {name: (arm[i],) + refs[name] + jobs[i] for i, name in enumerate(OPS)}
 
 
 @pytest.mark.parametrize("name", list(OPS))
 def test_op_runs_under_qemu_and_equals_x86(op_table, name):
-    arm, x86, interp = op_table[name]
+    arm, x86, interp, _, _ = op_table[name]
     assert len(arm) == len(x86) == 1
     _close(arm[0], x86[0], f"{name}: aarch64 vs x86")
     np.testing.assert_allclose(arm[0], interp, rtol=1e-4, atol=1e-4 * np.abs(interp).max(),
                                err_msg=f"{name}: aarch64 vs the reference interpreter")
+
+
+def test_rpc_server_under_qemu_runs_uploaded_libraries(op_table):
+    # The board's way: TVM's RPC server (python -m tvm.exec.rpc_server) runs in the arm64
+    # Python; this process uploads the exported libraries and runs them remotely.
+    with aarch64.QemuRPCServer() as server:
+        remote = server.connect()
+        for name in ("conv3x3_s2_odd", "dense_b4", "max_pool3x3_s2"):
+            _, x86, _, path, data = op_table[name]
+            (got,) = aarch64.run_over_rpc(remote, path, data)
+            _close(got, x86[0], f"{name} over RPC: aarch64 vs x86")
+        with pytest.raises(relay.BuildError, match=r"input 'x': expected \(4, 96\) float32"):
+            aarch64.run_over_rpc(remote, op_table["dense_b4"][3], {"x": np.zeros((4, 95), "f")})
 
 
 def test_resnet18_runs_under_qemu_and_equals_x86(tmp_path):
