@@ -16,7 +16,7 @@ from relay_tvm.testing import aarch64, resnet
 
 from backend_util import rand
 
-pytestmark = pytest.mark.skipif(aarch64.unavailable_reason() is not None,
+needs_qemu = pytest.mark.skipif(aarch64.unavailable_reason() is not None,
                                 reason=str(aarch64.unavailable_reason()))
 
 # Both builds run the same schedules with the same reduction order and FMA contraction on both
@@ -128,6 +128,7 @@ def op_table(tmp_path_factory):
     return {name: (arm[i],) + refs[name] + jobs[i] for i, name in enumerate(OPS)}
 
 
+@needs_qemu
 @pytest.mark.parametrize("name", list(OPS))
 def test_op_runs_under_qemu_and_equals_x86(op_table, name):
     arm, x86, interp, _, _ = op_table[name]
@@ -137,6 +138,7 @@ def test_op_runs_under_qemu_and_equals_x86(op_table, name):
                                err_msg=f"{name}: aarch64 vs the reference interpreter")
 
 
+@needs_qemu
 def test_rpc_server_under_qemu_runs_uploaded_libraries(op_table):
     # The board's way: TVM's RPC server (python -m tvm.exec.rpc_server) runs in the arm64
     # Python; this process uploads the exported libraries and runs them remotely.
@@ -150,6 +152,7 @@ def test_rpc_server_under_qemu_runs_uploaded_libraries(op_table):
             aarch64.run_over_rpc(remote, op_table["dense_b4"][3], {"x": np.zeros((4, 95), "f")})
 
 
+@needs_qemu
 def test_resnet18_runs_under_qemu_and_equals_x86(tmp_path):
     # Full-size ImageNet ResNet-18 at batch 1. The logits (the input of the final softmax) are
     # compared: softmax of Xavier-initialized logits is nearly uniform and would hide errors.
@@ -167,6 +170,7 @@ def test_resnet18_runs_under_qemu_and_equals_x86(tmp_path):
     assert int(arm.argmax()) == int(x86.argmax())
 
 
+@needs_qemu
 def test_wrong_input_is_named_by_the_arm_loader(tmp_path):
     x = relay.var("x", shape=(2, 3))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
