@@ -139,6 +139,14 @@ def anchor_op(func: Function):
     return best
 
 
+def _scalar_const(value, dtype):
+    """A 0-d TE tensor holding ``value`` (binds the value outside any loop)."""
+    import tvm
+    from tvm import te
+
+    return te.compute((), lambda: tvm.tirx.const(value, dtype), name="const")
+
+
 def to_te(func: Function, where: str = "primitive function"):
     """Build the TE graph of a primitive function.
 
@@ -150,14 +158,13 @@ def to_te(func: Function, where: str = "primitive function"):
         BuildError: an operator has no TE compute, a shape is dynamic, or the body uses a
             construct that is not an operator call, tuple, projection, variable or constant.
     """
-    import tvm
     from tvm import te
 
     from ..op.registry import Op
 
     inputs, lifted = [], []
     env: dict = {}
-    for i, p in enumerate(func.params):
+    for p in func.params:
         ty = p.checked_type if hasattr(p, "_checked_type") else p.type_annotation
         if ty is None:
             raise BuildError(f"{where}: parameter %{p.name_hint} has no type")
@@ -178,8 +185,7 @@ def to_te(func: Function, where: str = "primitive function"):
             arr = np.asarray(node.data)
             dtype = "bool" if arr.dtype == np.bool_ else arr.dtype.name
             if arr.ndim == 0:
-                value = arr.item()
-                vals[id(node)] = te.compute((), lambda: tvm.tirx.const(value, dtype), name="const")
+                vals[id(node)] = _scalar_const(arr.item(), dtype)
             else:
                 ph = te.placeholder(arr.shape, dtype, name=f"c{len(lifted)}")
                 lifted.append(np.array(arr))

@@ -243,7 +243,7 @@ def test_max_depth_on_100k_chain():
     sizes = set()
     for fn in fns:
         k = [0]
-        relay.analysis.post_order_visit(fn.body, lambda e: k.__setitem__(0, k[0] + isinstance(e, relay.Call)))
+        relay.analysis.post_order_visit(fn.body, lambda e, k=k: k.__setitem__(0, k[0] + isinstance(e, relay.Call)))
         sizes.add(k[0])
     assert sizes == {100}
 
