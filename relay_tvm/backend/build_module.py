@@ -282,11 +282,10 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     import tvm
     from tvm.relax.vm_build import _vmlink
 
+    from .executor_runtime import Executor, Runtime
     from .graph_codegen import build_graph, emit_vm
     from .lower import LowerCache
     from .target import make_target
-
-    from .executor_runtime import Executor, Runtime
 
     Executor.check(executor)
     Runtime.check(runtime)

@@ -12,8 +12,19 @@ from __future__ import annotations
 
 from ..errors import BuildError
 from ..ir.adt import Constructor, Match
-from ..ir.expr import (Call, Function, GlobalVar, If, Let, RefCreate, RefRead, RefWrite, Tuple,
-                       TupleGetItem, Var)
+from ..ir.expr import (
+    Call,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from ..ir.functor import post_order
 from ..ir.types import TensorType, TupleType
 

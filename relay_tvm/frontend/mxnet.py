@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 
-
 from ..errors import ConversionError, RelayError, UnsupportedOperatorError
 from ..ir.base import Span, check_dtype
 from ..ir.expr import Function, Tuple, Var

@@ -4,8 +4,31 @@
 (``relay.add``, ``relay.nn.conv2d``, ...) build calls with checked attributes.
 """
 
-from . import nn, reduce, tensor, transform  # noqa: F401  (registers the operators)
-from . import image  # noqa: F401,E402
+# importing the operator families registers their operators
+from . import (  # noqa: F401
+    algorithm,
+    image,
+    indexing,
+    nn,
+    op,  # tvm.relay.op.op
+    reduce,
+    shape_ops,
+    tensor,
+    transform,
+    transform_extra,
+)
+from . import reduce as _reduce
+from . import tensor as _tensor
+from . import transform as _transform
+from ._common import TupleWrapper  # noqa: F401
+from .algorithm import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .op_attrs import (  # noqa: F401
+    register_alter_op_layout,
+    register_convert_op_layout,
+    register_legalize,
+    register_op_attr,
+)
 from .reduce import *  # noqa: F401,F403
 from .registry import (  # noqa: F401
     Op,
@@ -21,23 +44,10 @@ from .registry import (  # noqa: F401
     register_ref,
     register_rel,
 )
+from .shape_ops import *  # noqa: F401,F403
 from .tensor import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
-from . import algorithm, indexing, shape_ops, transform_extra  # noqa: F401,E402  (registers)
-from .algorithm import *  # noqa: F401,F403,E402
-from .indexing import *  # noqa: F401,F403,E402
-from .shape_ops import *  # noqa: F401,F403,E402
-from .transform_extra import *  # noqa: F401,F403,E402
-from ._common import TupleWrapper  # noqa: F401,E402
-from . import op  # noqa: F401,E402  (tvm.relay.op.op)
-from .op_attrs import (  # noqa: F401,E402
-    register_alter_op_layout,
-    register_convert_op_layout,
-    register_legalize,
-    register_op_attr,
-)
-
-from . import reduce as _reduce, tensor as _tensor, transform as _transform  # noqa: E402
+from .transform_extra import *  # noqa: F401,F403
 
 __all__ = [
     *_tensor.__all__,

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
-from ._common import int_dtype_check, static_value, normalize_axis, shape_str, tensor_args
+from ._common import int_dtype_check, normalize_axis, shape_str, static_value, tensor_args
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 # ---- strided_slice -----------------------------------------------------------------------------
@@ -689,9 +689,9 @@ def _reverse_sequence_grad(orig, g):
 
 @register_gradient("slice_like")
 def _slice_like_grad(orig, g):
+    from ..ir.expr import const
     from .tensor import zeros_like
     from .transform_extra import scatter_nd
-    from ..ir.expr import const
 
     x, like = orig.args
     out = orig.checked_type.concrete_shape

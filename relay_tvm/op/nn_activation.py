@@ -12,9 +12,9 @@ import numpy as np
 from ..ir.attrs import AttrField as F
 from ..ir.types import IncompleteType, TensorType, TupleType
 from ._common import identity_rel, normalize_axis, tensor_args
-from ._nn_common import TupleWrapper, check_float, vector_params
 from ._ieee import elementwise as ieee_elementwise
 from ._ieee import is_float, nan_max
+from ._nn_common import TupleWrapper, check_float, vector_params
 from .registry import OpPattern, make_call, register_op
 
 

@@ -27,8 +27,8 @@ from ._common import tensor_args
 from ._nn_common import (
     SPATIAL,
     check_positive,
-    check_window,
     check_rank,
+    check_window,
     layout_axes,
     ntuple,
     out_size,

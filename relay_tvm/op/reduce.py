@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.attrs import AttrField as F
 from ..errors import TypeInferenceError
+from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
 from ._common import normalize_axis, tensor_args
 from ._ieee import arg_reduce, is_float

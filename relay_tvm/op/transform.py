@@ -11,9 +11,9 @@ from ._common import (
     as_tuple_expr,
     dim_add,
     dim_mul,
-    static_value,
     normalize_axis,
     shape_str,
+    static_value,
     tensor_args,
     tuple_or_tensors,
 )
@@ -832,9 +832,8 @@ __all__ = [
 # tvm.relay.op.transform also held these operators; here they live in their own modules.
 from .indexing import *  # noqa: F401,F403,E402
 from .shape_ops import *  # noqa: F401,F403,E402
-from .transform_extra import *  # noqa: F401,F403,E402
 from .tensor import full, full_like, where  # noqa: F401,E402
-
+from .transform_extra import *  # noqa: F401,F403,E402
 
 # ---- gradients (FPrimalGradient) --------------------------------------------------------------
 

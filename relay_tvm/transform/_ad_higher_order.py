@@ -32,13 +32,13 @@ from ..ir.expr import (
 from ..ir.functor import _METHOD, ExprFunctor
 from ..ir.types import (
     FuncType,
+    GlobalTypeVar,
     IncompleteType,
     RefType,
     TensorType,
     TupleType,
     TypeCall,
     TypeVar,
-    GlobalTypeVar,
     type_str,
 )
 from ._ad_common import apply_rule, build, check_params, is_float, leaf_paths, project, typed_call
@@ -237,8 +237,8 @@ class _Reverse(ExprFunctor):
         return Call(self.visit(op), args, None, (), e.span)
 
     def _op_call(self, e, args):
-        from ..op.tensor import zeros_like
         from ..op.registry import get
+        from ..op.tensor import zeros_like
 
         binds = []
 

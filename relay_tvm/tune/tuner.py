@@ -19,8 +19,14 @@ import time
 import warnings
 
 from ..errors import RelayError, TuningError
-from .measure import (RPCSettings, evaluator_config, in_process_builder, load_tensor_intrinsics,
-                      make_runner, remove_artifact)
+from .measure import (
+    RPCSettings,
+    evaluator_config,
+    in_process_builder,
+    load_tensor_intrinsics,
+    make_runner,
+    remove_artifact,
+)
 from .workdir import WorkDir, fingerprint, task_key
 
 
@@ -237,8 +243,13 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
         TuningError: unknown target, negative budget, a work dir of another model or target, a
             corrupted database line, an RPC tracker that is down or a key nobody serves.
     """
-    from tvm.s_tir.meta_schedule import CostModel, MeasureCallback, SearchStrategy, TuneContext
-    from tvm.s_tir.meta_schedule import tune_tasks
+    from tvm.s_tir.meta_schedule import (
+        CostModel,
+        MeasureCallback,
+        SearchStrategy,
+        TuneContext,
+        tune_tasks,
+    )
 
     from .space import template_space
 

@@ -46,7 +46,6 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.functor import children
-from ..op.registry import Op
 from ..ir.module import IRModule
 from ..ir.types import (
     AnyDim,
@@ -61,6 +60,7 @@ from ..ir.types import (
     TypeVar,
     type_str,
 )
+from ..op.registry import Op
 
 
 class _UnifyError(Exception):

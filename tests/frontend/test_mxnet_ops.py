@@ -3,7 +3,6 @@ relay_tvm's interpreter (and, for some, the compiled graph executor) must agree.
 
 import numpy as np
 import pytest
-
 from mx_helpers import assert_close, run_mod
 
 mx = pytest.importorskip("mxnet", reason="MXNet 1.9.1 is the reference for the importer tests")

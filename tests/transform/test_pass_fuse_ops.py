@@ -2,13 +2,12 @@
 
 import numpy as np
 import pytest
+from pass_util import assert_equal_structure, assert_same_result, prim, run_opt_pass
 
 import relay_tvm as relay
 from relay_tvm import transform
 from relay_tvm.errors import RelayError
 from relay_tvm.transform.fuse_ops import fused_function_name
-
-from pass_util import assert_equal_structure, assert_same_result, prim, run_opt_pass
 
 
 def fuse(f, level=2, config=None):

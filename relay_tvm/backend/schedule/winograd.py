@@ -26,8 +26,7 @@ scheduled on its own:
 from __future__ import annotations
 
 from . import generic
-from .cpu import (Knobs, NotApplicable, _inline_all_but, _pick, _write_buffer, register,
-                  vector_lanes)
+from .cpu import Knobs, NotApplicable, _inline_all_but, _pick, _write_buffer, register, vector_lanes
 from .cpu_model import cpu_features, divisors, register_tile
 
 
