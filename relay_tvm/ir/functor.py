@@ -93,13 +93,15 @@ _METHOD = {
 }
 
 
+def register_expr_kind(cls: type, method: str) -> None:
+    """Dispatch nodes of ``cls`` (an expression kind defined above the IR, such as
+    :class:`relay_tvm.op.Op`) to the functors' ``method``."""
+    _METHOD[cls] = method
+
+
 def _method_name(node) -> str:
     name = _METHOD.get(type(node))
     if name is None:
-        from ..op.registry import Op
-
-        if isinstance(node, Op):
-            return "visit_op"
         for cls, n in _METHOD.items():
             if isinstance(node, cls):
                 return n

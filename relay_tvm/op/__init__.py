@@ -6,10 +6,12 @@
 
 # importing the operator families registers their operators
 from . import (  # noqa: F401
+    _sugar,
     algorithm,
     image,
     indexing,
     nn,
+    nn_contrib,  # nn.contrib_conv2d_NCHWc (AlterOpLayout's blocked convolution)
     op,  # tvm.relay.op.op
     reduce,
     shape_ops,
@@ -48,6 +50,8 @@ from .shape_ops import *  # noqa: F401,F403
 from .tensor import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
 from .transform_extra import *  # noqa: F401,F403
+
+_sugar.attach()  # x + y, x < 1, -x, x.astype(...) on expressions
 
 __all__ = [
     *_tensor.__all__,

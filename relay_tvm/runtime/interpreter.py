@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError, InterpreterError, RelayError
+from ..errors import InterpreterError, RelayError
 from ..ir.adt import (
     Constructor,
     Match,
@@ -39,7 +39,8 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.module import IRModule
-from ..ir.types import TensorType, type_str
+from ..ir.types import TensorType
+from ..transform.bind_params import check_arg  # noqa: F401  (exported here too)
 
 
 class Env:
@@ -313,26 +314,6 @@ def _match(p, v, binds) -> bool:
     if isinstance(p, PatternTuple):
         return all(_match(q, f, binds) for q, f in zip(p.patterns, v))
     return False
-
-
-def check_arg(value, ty, where: str):
-    """Check a user argument against a parameter type: no silent cast or broadcast.
-
-    Raises:
-        InputError: dtype or shape differs.
-    """
-    if isinstance(ty, TensorType) and isinstance(value, np.ndarray):
-        want = ty.dtype
-        got = "bool" if value.dtype == np.bool_ else value.dtype.name
-        if got != want:
-            raise InputError(f"{where}: got dtype {got}, expected {want} (no implicit cast)")
-        shape = ty.shape
-        if len(shape) != value.ndim or any(
-            isinstance(d, int) and d != s for d, s in zip(shape, value.shape)
-        ):
-            raise InputError(
-                f"{where}: got shape {tuple(value.shape)}, expected {type_str(ty)}"
-            )
 
 
 def to_user(v):

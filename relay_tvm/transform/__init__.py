@@ -43,9 +43,24 @@ from .pass_infra import (  # noqa: F401
     PassTimingInstrument,
     Sequential,
     function_pass,
+    get_pass,
+    list_passes,
     module_pass,
+    register_pass,
 )
 from .pipeline import default_pipeline  # noqa: F401
 from .simplify_expr import SimplifyExpr  # noqa: F401
 from .simplify_inference import SimplifyInference  # noqa: F401
 from .span_check import SpanCheck  # noqa: F401
+
+# The pass registry (pass_infra.get_pass): every pass of this package under its Relay name.
+for _factory in (
+    AlterOpLayout, AnnotateSpans, BackwardFoldScaleAxis, CanonicalizeOps, CombineParallelConv2D,
+    CombineParallelDense, ConvertLayout, DeadCodeElimination, EliminateCommonSubexpr, EtaExpand,
+    FastMath, FirstOrderGradient, FoldConstant, FoldScaleAxis, ForwardFoldScaleAxis, FuseOps,
+    Inline, InlineGlobals, InferType, LambdaLift, LazyGradientInit, Legalize, MergeComposite,
+    PartialEvaluate, RemoveUnusedFunctions, SimplifyExpr, SimplifyInference, SpanCheck,
+    ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm, ToMixedPrecision,
+):
+    register_pass(_factory.__name__, _factory)
+del _factory

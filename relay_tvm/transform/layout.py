@@ -28,7 +28,6 @@ import numpy as np
 from ..errors import RelayError
 from ..ir.expr import Constant
 from ..ir.types import TensorType
-from ..op import nn_contrib  # noqa: F401  (registers nn.contrib_conv2d_NCHWc)
 from ..op.registry import OpPattern, make_call
 from ._rewrite import Rewriter, called_ops, op_name
 from .pass_infra import FunctionPass, PassInfo
