@@ -64,6 +64,7 @@ from ..ir.expr import (
     TupleGetItem,
     Var,
 )
+from ..ir.functor import value_children
 from ..ir.module import IRModule
 from ..ir.types import (
     AnyDim,
@@ -110,31 +111,6 @@ def _is_atomic(e) -> bool:
 
 
 _COMPOUND = (Call, Function, Let, If, Tuple, TupleGetItem, RefCreate, RefRead, RefWrite, Match)
-
-
-def _kids(e) -> tuple:
-    t = type(e)
-    if t is Call:
-        return (e.op, *e.args)
-    if t is Tuple:
-        return e.fields
-    if t is TupleGetItem:
-        return (e.tuple_value,)
-    if t is Let:
-        return (e.value, e.body)
-    if t is Function:
-        return (e.body,)
-    if t is If:
-        return (e.cond, e.true_branch, e.false_branch)
-    if t is Match:
-        return (e.data, *(c.rhs for c in e.clauses))
-    if t is RefCreate:
-        return (e.value,)
-    if t is RefRead:
-        return (e.ref,)
-    if t is RefWrite:
-        return (e.ref, e.value)
-    return ()
 
 
 class _Block:
@@ -440,7 +416,7 @@ class Printer:
                 continue
             seen.add(id(n))
             stack.append((n, True))
-            for c in reversed(_kids(n)):
+            for c in reversed(value_children(n)):
                 if not _is_atomic(c) and id(c) not in seen:
                     stack.append((c, False))
         uses = {id(root): [(block, _TAIL)]}
@@ -472,7 +448,7 @@ class Printer:
                 own[id(n)] = bs
                 edges = ((n.data, h, _ARG), *((c.rhs, b, _TAIL) for c, b in zip(n.clauses, bs)))
             else:
-                edges = tuple((c, h, _ARG) for c in _kids(n))
+                edges = tuple((c, h, _ARG) for c in value_children(n))
             for c, b, k in edges:
                 if not _is_atomic(c):
                     uses.setdefault(id(c), []).append((b, k))
@@ -506,7 +482,7 @@ class Printer:
                     for c in reversed(n.args):
                         stack.append((0, c))
                 else:
-                    for c in reversed(_kids(n)):
+                    for c in reversed(value_children(n)):
                         stack.append((0, c))
             elif step == 2:  # the let line
                 val = self._ref(ref, n.value)

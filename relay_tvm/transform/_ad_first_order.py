@@ -9,22 +9,9 @@ from __future__ import annotations
 
 from ..errors import GradientError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
-from ..ir.functor import post_order
+from ..ir.functor import dataflow_children, post_order
 from ..ir.types import TensorType, TupleType
 from ._ad_common import apply_rule, build, check_params, is_float, leaf_paths, project, typed_call
-
-
-def _kids(e):
-    t = type(e)
-    if t is Call:
-        return e.args
-    if t is Tuple:
-        return e.fields
-    if t is TupleGetItem:
-        return (e.tuple_value,)
-    if t is Let:
-        return (e.value, e.body)
-    return ()
 
 
 def _kind(e) -> str:
@@ -50,7 +37,7 @@ def first_order_gradient(func: Function, seed=None) -> Function:
     leaf_paths(out_type, "the function's result")
     params = set(func.params)
     let_of = {}
-    order = post_order(func.body, kids=_kids)
+    order = post_order(func.body, kids=dataflow_children)
     for e in order:
         t = type(e)
         if t is Let:
