@@ -29,6 +29,21 @@ from .cpu_model import cpu_features, divisors, register_tile
 
 _BY_NAME: dict = {}
 
+# Op.schedule names whose kernels get the generic schedule on purpose (no template yet: the
+# generic rule's inlining, parallel outer loops and vectorized inner loop are what they get).
+GENERIC_BY_DESIGN = frozenset({
+    "adaptive_pool",
+    "conv1d_transpose",
+    "conv2d_transpose",
+    "conv3d_transpose",
+})
+
+
+def rule_names() -> frozenset:
+    """The ``Op.schedule`` names that have a CPU rule (winograd.py's included: it is imported at
+    the end of this module)."""
+    return frozenset(_BY_NAME)
+
 
 def register(*names):
     def deco(fn):
