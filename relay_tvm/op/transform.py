@@ -30,6 +30,14 @@ def _cast_rel(types, attrs):
     return TensorType(ts[0].shape, attrs.dtype)
 
 
+def _cast_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    if attrs.dtype == "bool":
+        return to_bool(inputs[0])
+    return topi.cast(inputs[0], attrs.dtype)
+
+
 register_op(
     "cast",
     num_inputs=1,
@@ -37,9 +45,7 @@ register_op(
     attrs=("relay.attrs.CastAttrs", [F("dtype", "dtype")]),
     rel=_cast_rel,
     ref=lambda args, attrs, out_type: args[0].astype(attrs.dtype),
-    compute=lambda attrs, inputs, out_type: (
-        to_bool(inputs[0]) if attrs.dtype == "bool"
-        else __import__("tvm").topi.cast(inputs[0], attrs.dtype)),
+    compute=_cast_compute,
     pattern=OpPattern.ELEMWISE,
     doc="Convert the elements to ``dtype`` (topi.cast); float to int truncates toward zero.",
     level=3,
@@ -185,6 +191,14 @@ def _reshape_rel(types, attrs):
     return TensorType(infer_reshape(ishape, attrs.newshape), ts[0].dtype)
 
 
+def _reshape_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.reshape(
+        inputs[0], out_type.shape
+    )
+
+
 register_op(
     "reshape",
     num_inputs=1,
@@ -194,9 +208,7 @@ register_op(
     ref=lambda args, attrs, out_type: args[0].reshape(
         _reshape_rel([TensorType(args[0].shape, out_type.dtype)], attrs).concrete_shape
     ),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(
-        inputs[0], out_type.shape
-    ),
+    compute=_reshape_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Reshape with Relay's codes 0/-1/-2/-3/-4 (topi.reshape).",
     level=3,
@@ -240,6 +252,14 @@ def _reverse_reshape_rel(types, attrs):
     return TensorType(out[::-1], ts[0].dtype)
 
 
+def _contrib_reverse_reshape_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.reshape(
+        inputs[0], out_type.shape
+    )
+
+
 register_op(
     "contrib_reverse_reshape",
     num_inputs=1,
@@ -249,9 +269,7 @@ register_op(
     ref=lambda args, attrs, out_type: args[0].reshape(
         _reverse_reshape_rel([TensorType(args[0].shape, out_type.dtype)], attrs).concrete_shape
     ),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(
-        inputs[0], out_type.shape
-    ),
+    compute=_contrib_reverse_reshape_compute,
     pattern=OpPattern.INJECTIVE,
     doc="reshape with the special codes applied from right to left (MXNet reverse=True).",
     level=10,
@@ -308,6 +326,12 @@ def _concat_rel(types, attrs):
     return TensorType(shape, dtype)
 
 
+def _concatenate_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.concatenate(inputs, attrs.axis)
+
+
 register_op(
     "concatenate",
     num_inputs=1,
@@ -315,7 +339,7 @@ register_op(
     attrs=("relay.attrs.ConcatenateAttrs", [F("axis", "int", 0)]),
     rel=_concat_rel,
     ref=lambda args, attrs, out_type: np.concatenate(list(args[0]), axis=attrs.axis),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.concatenate(inputs, attrs.axis),
+    compute=_concatenate_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Join a tuple of tensors along ``axis`` (topi.concatenate).",
     level=1,
@@ -341,15 +365,21 @@ def _cast_like_rel(types, attrs):
     return TensorType(ts[0].shape, ts[1].dtype)
 
 
+def _cast_like_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    if out_type.dtype == "bool":
+        return to_bool(inputs[0])
+    return topi.cast(inputs[0], out_type.dtype)
+
+
 register_op(
     "cast_like",
     num_inputs=2,
     arguments=("data", "dtype_like"),
     rel=_cast_like_rel,
     ref=lambda args, attrs, out_type: args[0].astype(out_type.dtype),
-    compute=lambda attrs, inputs, out_type: (
-        to_bool(inputs[0]) if out_type.dtype == "bool"
-        else __import__("tvm").topi.cast(inputs[0], out_type.dtype)),
+    compute=_cast_like_compute,
     pattern=OpPattern.ELEMWISE,
     doc="Cast data to the dtype of dtype_like (topi.cast).",
     level=3,
@@ -388,6 +418,14 @@ def _reshape_like_rel(types, attrs):
     return TensorType(shape, data.dtype)
 
 
+def _reshape_like_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.reshape(
+        inputs[0], out_type.shape
+    )
+
+
 register_op(
     "reshape_like",
     num_inputs=2,
@@ -405,9 +443,7 @@ register_op(
     ref=lambda args, attrs, out_type: args[0].reshape(
         _reshape_like_rel([TensorType(a.shape, a.dtype.name) for a in args], attrs).concrete_shape
     ),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(
-        inputs[0], out_type.shape
-    ),
+    compute=_reshape_like_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Reshape data to (part of) the shape of shape_like (topi.reshape).",
     level=10,
@@ -453,6 +489,14 @@ def _transpose_rel(types, attrs):
     return TensorType([ts[0].shape[a] for a in axes], ts[0].dtype)
 
 
+def _transpose_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.transpose(
+        inputs[0], list(_transpose_axes(attrs, len(inputs[0].shape)))
+    )
+
+
 register_op(
     "transpose",
     num_inputs=1,
@@ -460,9 +504,7 @@ register_op(
     attrs=("relay.attrs.TransposeAttrs", [F("axes", "ints?", None)]),
     rel=_transpose_rel,
     ref=lambda args, attrs, out_type: np.transpose(args[0], _transpose_axes(attrs, args[0].ndim)),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.transpose(
-        inputs[0], list(_transpose_axes(attrs, len(inputs[0].shape)))
-    ),
+    compute=_transpose_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Permute the axes (reverse them when axes is None) (topi.transpose).",
     level=3,
@@ -505,6 +547,14 @@ def _squeeze_rel(types, attrs):
     return TensorType([d for i, d in enumerate(ts[0].shape) if i not in axes], ts[0].dtype)
 
 
+def _squeeze_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.reshape(
+        inputs[0], out_type.shape
+    )
+
+
 register_op(
     "squeeze",
     num_inputs=1,
@@ -512,9 +562,7 @@ register_op(
     attrs=("relay.attrs.SqueezeAttrs", [F("axis", "ints?", None)]),
     rel=_squeeze_rel,
     ref=lambda args, attrs, out_type: np.squeeze(args[0], _squeeze_axes(attrs, args[0].shape)),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(
-        inputs[0], out_type.shape
-    ),
+    compute=_squeeze_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Remove dimensions of size 1 (those in axis, or all when None).",
     level=3,
@@ -540,6 +588,14 @@ def _expand_dims_rel(types, attrs):
     return TensorType(shape[:axis] + [1] * attrs.num_newaxis + shape[axis:], ts[0].dtype)
 
 
+def _expand_dims_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.reshape(
+        inputs[0], out_type.shape
+    )
+
+
 register_op(
     "expand_dims",
     num_inputs=1,
@@ -549,9 +605,7 @@ register_op(
     ref=lambda args, attrs, out_type: args[0].reshape(
         _expand_dims_rel([TensorType(args[0].shape, out_type.dtype)], attrs).concrete_shape
     ),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reshape(
-        inputs[0], out_type.shape
-    ),
+    compute=_expand_dims_compute,
     pattern=OpPattern.BROADCAST,
     doc="Insert num_newaxis size-1 dimensions at axis (in [-ndim-1, ndim]).",
     level=1,
@@ -689,6 +743,12 @@ def _stack_rel(types, attrs):
     return TensorType(shape[:axis] + [len(fields)] + shape[axis:], f0.dtype)
 
 
+def _stack_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.stack(inputs, attrs.axis)
+
+
 register_op(
     "stack",
     num_inputs=1,
@@ -696,7 +756,7 @@ register_op(
     attrs=("relay.attrs.StackAttrs", [F("axis", "int", 0)]),
     rel=_stack_rel,
     ref=lambda args, attrs, out_type: np.stack(list(args[0]), axis=attrs.axis),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.stack(inputs, attrs.axis),
+    compute=_stack_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Stack a tuple of same-shaped tensors along a new axis (topi.stack).",
     level=3,
@@ -728,6 +788,14 @@ def _tile_rel(types, attrs):
     )
 
 
+def _tile_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.tile(
+        inputs[0], list(attrs.reps)
+    )
+
+
 register_op(
     "tile",
     num_inputs=1,
@@ -735,9 +803,7 @@ register_op(
     attrs=("relay.attrs.TileAttrs", [F("reps", "ints")]),
     rel=_tile_rel,
     ref=lambda args, attrs, out_type: np.tile(args[0], attrs.reps),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.tile(
-        inputs[0], list(attrs.reps)
-    ),
+    compute=_tile_compute,
     pattern=OpPattern.BROADCAST,
     doc="Repeat the whole tensor reps times per axis (numpy.tile semantics; topi.tile).",
     level=3,
@@ -763,6 +829,14 @@ def _repeat_rel(types, attrs):
     return TensorType(shape, ts[0].dtype)
 
 
+def _repeat_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.repeat(
+        inputs[0], attrs.repeats, attrs.axis
+    )
+
+
 register_op(
     "repeat",
     num_inputs=1,
@@ -770,9 +844,7 @@ register_op(
     attrs=("relay.attrs.RepeatAttrs", [F("repeats", "int"), F("axis", "int")]),
     rel=_repeat_rel,
     ref=lambda args, attrs, out_type: np.repeat(args[0], attrs.repeats, axis=attrs.axis),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.repeat(
-        inputs[0], attrs.repeats, attrs.axis
-    ),
+    compute=_repeat_compute,
     pattern=OpPattern.BROADCAST,
     doc="Repeat each element repeats times along axis (numpy.repeat; topi.repeat).",
     level=3,
@@ -792,6 +864,12 @@ def _reverse_rel(types, attrs):
     return ts[0]
 
 
+def _reverse_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.flip(inputs[0], attrs.axis)
+
+
 register_op(
     "reverse",
     num_inputs=1,
@@ -799,7 +877,7 @@ register_op(
     attrs=("relay.attrs.ReverseAttrs", [F("axis", "int")]),
     rel=_reverse_rel,
     ref=lambda args, attrs, out_type: np.flip(args[0], axis=attrs.axis),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.flip(inputs[0], attrs.axis),
+    compute=_reverse_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Reverse the order of elements along axis (topi.flip).",
     level=3,
