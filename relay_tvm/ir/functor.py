@@ -1,11 +1,14 @@
 """Functors over expressions and types: ``ExprFunctor``, ``ExprVisitor``, ``ExprMutator``,
 ``TypeFunctor``, ``TypeVisitor``, ``TypeMutator``, and :func:`post_order_visit`.
 
-Deep programs are normal, so visiting is iterative: before a node's ``visit_*`` method runs, its
-children are visited (post-order, with an explicit stack) and memoized, so the default methods'
-``self.visit(child)`` calls return at once. A subclass that overrides ``visit_call`` (say) keeps
-full control of calls: their children are not visited ahead of the override, which then recurses
-as it chooses. Memoization is by node identity, as in Relay.
+Deep programs are normal, so visiting is iterative: ``ExprVisitor.visit`` and
+``ExprMutator.visit`` first walk the expression with an explicit stack, children before parents
+(the order of :func:`children`), and call each node's ``visit_*`` method once its children are
+memoized, so every ``self.visit(child)`` inside a ``visit_*`` method returns at once. This is the
+same whichever methods a subclass overrides: every sub-expression is visited exactly once,
+before its parent (an override cannot hide a sub-expression from the walk; it decides what the
+parent becomes). ``ExprFunctor`` itself only dispatches (``visit`` calls ``visit_<kind>``), for
+functors that direct their own recursion. Memoization is by node identity, as in Relay.
 
 Mutators rebuild a node only when a child changed, keep its span, and otherwise return the same
 object.
@@ -139,23 +142,26 @@ def _method_name(node) -> str:
 
 
 class ExprFunctor:
-    """Dispatch on the expression kind to ``visit_<kind>``, memoized by identity."""
+    """Dispatch on the expression kind to ``visit_<kind>``, memoized by identity.
 
-    _expandable_cache: dict = {}
+    ``visit`` on a node not seen yet calls its ``visit_*`` method directly: the method directs
+    the recursion. :class:`ExprVisitor` and :class:`ExprMutator` walk children first instead,
+    iteratively: ``_children_first`` is ``True`` there (every kind), and a functor may declare a
+    frozenset of the node kinds whose children it wants visited first (a class attribute, the
+    same whichever methods a subclass overrides).
+    """
+
+    _children_first = False
 
     def __init__(self):
         self.memo_map = {}
-
-    def _expandable(self) -> frozenset:
-        """Node kinds whose ``visit_*`` is the default of a deep-safe base class."""
-        return frozenset()
 
     def visit(self, expr):
         memo = self.memo_map
         if expr in memo:
             return memo[expr]
-        expandable = self._expandable()
-        if not expandable:
+        first = self._children_first
+        if first is False or (first is not True and type(expr) not in first):
             res = getattr(self, _method_name(expr))(expr)
             memo[expr] = res
             return res
@@ -164,7 +170,7 @@ class ExprFunctor:
             node, ready = stack.pop()
             if node in memo:
                 continue
-            if ready or type(node) not in expandable:
+            if ready or (first is not True and type(node) not in first):
                 memo[node] = getattr(self, _method_name(node))(node)
                 continue
             stack.append((node, True))
@@ -219,21 +225,11 @@ class ExprFunctor:
         raise NotImplementedError
 
 
-def _defaults(cls, base) -> frozenset:
-    key = (cls, base)
-    cached = ExprFunctor._expandable_cache.get(key)
-    if cached is None:
-        kinds = [k for k, m in _METHOD.items() if getattr(cls, m) is getattr(base, m)]
-        cached = frozenset(kinds)
-        ExprFunctor._expandable_cache[key] = cached
-    return cached
-
-
 class ExprVisitor(ExprFunctor):
-    """Visits every sub-expression once; override ``visit_*`` to act on some kinds."""
+    """Visits every sub-expression once, children before parents; override ``visit_*`` to act
+    on some kinds."""
 
-    def _expandable(self):
-        return _defaults(type(self), ExprVisitor)
+    _children_first = True
 
     def visit_var(self, e):
         pass
@@ -303,10 +299,9 @@ def _same(a, b) -> bool:
 
 class ExprMutator(ExprFunctor):
     """Rebuilds expressions bottom-up; a node whose children did not change is returned as is.
-    Spans are kept."""
+    Spans are kept. Children are rewritten before their parent (see the module docstring)."""
 
-    def _expandable(self):
-        return _defaults(type(self), ExprMutator)
+    _children_first = True
 
     def visit_var(self, e):
         return e

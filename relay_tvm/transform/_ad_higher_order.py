@@ -29,7 +29,7 @@ from ..ir.expr import (
     TupleGetItem,
     Var,
 )
-from ..ir.functor import _METHOD, ExprFunctor
+from ..ir.functor import ExprFunctor
 from ..ir.types import (
     FuncType,
     GlobalTypeVar,
@@ -148,8 +148,7 @@ class _Reverse(ExprFunctor):
         super().__init__()
         self.ctx, self.bp = ctx, bp
 
-    def _expandable(self):
-        return frozenset(_METHOD)
+    _children_first = True
 
     def fresh(self, name, t):
         return Var(name, t)
