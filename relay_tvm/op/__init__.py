@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     tensor,
     transform,
     transform_extra,
+    transform_grad,  # gradients of the shape operators
 )
 from . import reduce as _reduce
 from . import tensor as _tensor
