@@ -79,21 +79,7 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
         elif s == -4:
             if i + 2 >= len(newshape) or src >= len(ishape):
                 raise TypeInferenceError(f"{op_name}: code -4 must be followed by two values")
-            d = ishape[src]
-            a, b = newshape[i + 1], newshape[i + 2]
-            if a == -1 and b == -1:
-                raise TypeInferenceError(f"{op_name}: code -4 split cannot have both values -1")
-            if isinstance(d, int):
-                if a == -1:
-                    a = d // b
-                if b == -1:
-                    b = d // a
-                if a * b != d:
-                    raise TypeInferenceError(
-                        f"{op_name}: code -4 splits dimension {d} into {a} x {b}"
-                    )
-            else:
-                a, b = (AnyDim() if v == -1 else v for v in (a, b))
+            a, b = _split_dim(ishape[src], newshape[i + 1], newshape[i + 2], op_name)
             used_in.add(src)
             used_out.update((len(out), len(out) + 1))
             out.extend([a, b])
@@ -107,25 +93,7 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
         # -1 covers the input dims not copied, divided by the output dims not copied
         free_in = [d for j, d in enumerate(ishape) if j not in used_in]
         rest = [d for j, d in enumerate(out) if j != infer_at and j not in used_out]
-        if all(isinstance(d, int) for d in free_in + rest):
-            total = int(np.prod(free_in, dtype=np.int64))
-            denom = int(np.prod(rest, dtype=np.int64))
-            if denom == 0 or total % denom:
-                raise TypeInferenceError(
-                    f"{op_name}: cannot reshape {shape_str(ishape)} into {tuple(newshape)}"
-                )
-            out[infer_at] = total // denom
-        elif not any(isinstance(d, AnyDim) for d in free_in + rest):
-            import tvm
-
-            total, denom = 1, 1
-            for d in free_in:
-                total = dim_mul(total, d)
-            for d in rest:
-                denom = dim_mul(denom, d)
-            out[infer_at] = tvm.sym.Analyzer().simplify(tvm.tirx.floordiv(total, denom))
-        else:
-            out[infer_at] = AnyDim()
+        out[infer_at] = _inferred_dim(free_in, rest, ishape, newshape, op_name)
     if known_in and all(isinstance(d, int) for d in out):
         if int(np.prod(ishape, dtype=np.int64)) != int(np.prod(out, dtype=np.int64)):
             raise TypeInferenceError(
@@ -134,6 +102,46 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
                 f"{tuple(out)} ({int(np.prod(out))} elements)"
             )
     return tuple(out)
+
+
+def _split_dim(d, a, b, op_name):
+    """The two dimensions code ``-4`` splits the input dimension ``d`` into (``a`` or ``b`` may
+    be ``-1``: inferred)."""
+    if a == -1 and b == -1:
+        raise TypeInferenceError(f"{op_name}: code -4 split cannot have both values -1")
+    if not isinstance(d, int):
+        return tuple(AnyDim() if v == -1 else v for v in (a, b))
+    if a == -1:
+        a = d // b
+    if b == -1:
+        b = d // a
+    if a * b != d:
+        raise TypeInferenceError(f"{op_name}: code -4 splits dimension {d} into {a} x {b}")
+    return a, b
+
+
+def _inferred_dim(free_in, rest, ishape, newshape, op_name):
+    """The dimension a ``-1`` code stands for: the product of the input dimensions not copied
+    (``free_in``) over the product of the other output dimensions not copied (``rest``);
+    symbolic when they are, ``Any`` when one of them is."""
+    if all(isinstance(d, int) for d in free_in + rest):
+        total = int(np.prod(free_in, dtype=np.int64))
+        denom = int(np.prod(rest, dtype=np.int64))
+        if denom == 0 or total % denom:
+            raise TypeInferenceError(
+                f"{op_name}: cannot reshape {shape_str(ishape)} into {tuple(newshape)}"
+            )
+        return total // denom
+    if any(isinstance(d, AnyDim) for d in free_in + rest):
+        return AnyDim()
+    import tvm
+
+    total, denom = 1, 1
+    for d in free_in:
+        total = dim_mul(total, d)
+    for d in rest:
+        denom = dim_mul(denom, d)
+    return tvm.sym.Analyzer().simplify(tvm.tirx.floordiv(total, denom))
 
 
 def _reshape_rel(types, attrs):
