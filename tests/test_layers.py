@@ -39,6 +39,7 @@ LAYERS = {
     "relay_tvm.tune": 8,
     "relay_tvm.quantize": 8,
     "relay_tvm.frontend": 9,
+    "relay_tvm.report": 10,  # pictures and statistics of built models (visualize, show --stats)
     "relay_tvm.testing": 10,
     "relay_tvm.compat": 10,
     "relay_tvm.cli": 10,
