@@ -61,7 +61,7 @@ from .ir import (  # noqa: F401
     var,
 )
 from .op import *  # noqa: F401,F403
-from .op import image, nn  # noqa: F401
+from .op import image, nn, vision  # noqa: F401
 from .runtime.executor import create_executor  # noqa: F401
 from .scope_builder import ScopeBuilder  # noqa: F401
 from .transform.span_check import SpanCheck  # noqa: F401,E402  (tvm.relay.SpanCheck)
@@ -100,6 +100,7 @@ def __getattr__(name):
         return importlib.import_module(MODULE_PATHS[name])
     raise AttributeError(f"module 'relay_tvm' has no attribute {name!r}")
 
+from . import qnn  # noqa: E402,F401  (registers the qnn.* operators: the parser knows them)
 
 _LAZY = ("text", "backend", "frontend", "testing", "vm", "prelude", "cli", "dataflow_pattern",
          "loops", "astext",

@@ -29,6 +29,8 @@ LAYERS = {
     "relay_tvm.text": 4,
     "relay_tvm.scope_builder": 4,
     "relay_tvm.transform": 5,
+    "relay_tvm.qnn": 5,  # quantized operators lowered to integer Relay (qnn.transform)
+    "relay_tvm.qnn.op": 2,  # the qnn operators themselves
     "relay_tvm.analysis.model_stats": 5,
     "relay_tvm.dataflow_pattern": 5,
     "relay_tvm.loops": 5,

@@ -36,52 +36,8 @@ def _var_shape_attr(node):
 
 
 def convert_graph(graph, shape, dtype, params, params_given, converters, frontend,
-                  attr_hook=None):
-    """Convert a parsed symbol graph (shared by the MXNet and NNVM frontends).
-
-    Args:
-        graph: the parsed graph (:func:`relay_tvm.frontend.mxnet_json.parse_graph`).
-        shape: ``{input name: shape}``; dtype: a dtype or ``{input name: dtype}``.
-        params: ``{name: array}`` of the parameters; params_given: whether the caller passed
-            parameters (then a variable with neither a value nor a shape is an error).
-        converters: ``op name -> converter(inputs, attrs, ctx)``; frontend: its name in errors.
-
-    Returns:
-        ``(mod, used)``: the typed module (``main`` takes the inputs then the parameters) and
-        ``{name: array}`` of the parameters it uses.
-
-    Raises:
-        ConversionError: shapes or dtypes for inputs the graph lacks, a missing parameter, a
-            node that fails to convert (named), or a module that does not type-check.
-    """
-    _check_names(graph, shape, dtype)
-    table, inputs, param_vars, used = _variables(graph, shape, dtype, params, params_given,
-                                                 frontend)
-    for node in graph.nodes:
-        if node.op != "null":
-            table[node.index] = _convert_node(graph, node, table, converters, frontend)
-    heads = []
-    for nid, out in graph.heads:
-        outs = table[nid]
-        if out >= len(outs):
-            raise ConversionError(f"head refers to output {out} of node "
-                                  f"{graph.nodes[nid].name!r}, which has {len(outs)}")
-        heads.append(outs[out])
-    body = heads[0] if len(heads) == 1 else Tuple(heads)
-    mod = IRModule.from_expr(Function(inputs + param_vars, body))
-    try:
-        from ..typing.infer import infer_module
-
-        mod = infer_module(mod)
-    except RelayError as e:
-        raise ConversionError(
-            f"the converted {frontend} graph does not type-check (a parameter shape may not "
-            f"match the graph): {e}") from e
-    return mod, used
-
-
-def _check_names(graph, shape, dtype) -> None:
-    """Every name in ``shape`` (and a ``dtype`` dict) is a variable of the graph."""
+                  attr_hook=None, options=None):
+    """Convert a parsed symbol graph (shared by the MXNet and NNVM frontends)."""
     var_names = [n.name for n in graph.nodes if n.op == "null"]
     unknown = [k for k in shape if k not in var_names]
     if unknown:
@@ -92,11 +48,6 @@ def _check_names(graph, shape, dtype) -> None:
         bad = [k for k in dtype if k not in var_names]
         if bad:
             raise ConversionError(f"dtype given for {bad}, but the graph has no such input")
-
-
-def _variables(graph, shape, dtype, params, params_given, frontend):
-    """``(table, inputs, param_vars, used)``: a Relay variable per variable node (an input or
-    a parameter), ``table`` mapping the node index to ``[variable]``."""
     table = {}
     inputs, param_vars, used = [], [], {}
     for node in graph.nodes:
@@ -132,42 +83,78 @@ def _variables(graph, shape, dtype, params, params_given, frontend):
             v = Var(node.name, ann, span)
             inputs.append(v)
         table[node.index] = [v]
-    return table, inputs, param_vars, used
+    heads = _convert_nodes(graph, table, converters, frontend, options or {}, params)
+    body = heads[0] if len(heads) == 1 else Tuple(heads)
+    func = Function(inputs + param_vars, body)
+    mod = IRModule.from_expr(func)
+    try:
+        from ..typing.infer import infer_module
+
+        mod = infer_module(mod)
+    except RelayError as e:
+        raise ConversionError(
+            f"the converted {frontend} graph does not type-check (a parameter shape may not "
+            f"match the graph): {e}") from e
+    return mod, used
 
 
-def _convert_node(graph, node, table, converters, frontend) -> list:
-    """The outputs of the operator node ``node`` (tuples flattened), spans set to its name."""
-    ins = []
-    for nid, out in node.inputs:
+def _convert_nodes(graph, table, converters, frontend, options, params):
+    """Convert the operator nodes of ``graph`` in order; ``table`` maps the index of each variable
+    node to ``[expr]`` and receives the outputs of every node. Returns the heads' expressions.
+    A converter reaches its node's subgraphs through ``ctx.convert_subgraph``."""
+
+    def convert_subgraph(sub, args, ctx):
+        var_nodes = [n for n in sub.nodes if n.op == "null"]
+        if len(var_nodes) != len(args):
+            raise ctx.error(f"its subgraph has {len(var_nodes)} inputs "
+                            f"{[n.name for n in var_nodes]}, but {len(args)} are given")
+        sub_table = {n.index: [a] for n, a in zip(var_nodes, args)}
+        return _convert_nodes(sub, sub_table, converters, frontend, options, params)
+
+    for node in graph.nodes:
+        if node.op == "null":
+            continue
+        ins = []
+        for nid, out in node.inputs:
+            outs = table[nid]
+            if out >= len(outs):
+                raise ConversionError(
+                    f"{node.op} node {node.name!r}: input refers to output {out} of node "
+                    f"{graph.nodes[nid].name!r}, which has {len(outs)} output(s)")
+            ins.append(outs[out])
+        attrs = StrAttrs(node.attrs, node.op, node.name)
+        ctx = Ctx(node.name, node.op, frontend, node, convert_subgraph,
+                  [graph.nodes[nid] for nid, _ in node.inputs], options)
+        ctx.params = params  # the quantized converters read it
+        try:
+            res = converters[node.op](ins, attrs, ctx)
+        except (ConversionError, UnsupportedOperatorError):
+            raise
+        except RelayError as e:
+            failed = getattr(getattr(e, "span", None), "source_name", None)
+            if failed and failed != node.name:
+                # the error surfaced here but belongs to an earlier node (types are inferred lazily)
+                where = (f"node {failed!r} (found while converting {node.op} node {node.name!r}, "
+                         f"node {node.index})")
+            else:
+                where = f"{node.op} node {node.name!r} (node {node.index})"
+            raise ConversionError(f"{where}: {e}") from e
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
+            raise ConversionError(
+                f"{node.op} node {node.name!r} (node {node.index}): cannot convert with "
+                f"attributes {node.attrs}: {type(e).__name__}: {e}") from e
+        outs = list(res) if isinstance(res, (list, tuple)) else [res]
+        outs = [o for x in outs for o in ([x] if not hasattr(x, "astuple") else [x.astuple()])]
+        set_spans(outs, Span(node.name))
+        table[node.index] = outs
+    heads = []
+    for nid, out in graph.heads:
         outs = table[nid]
         if out >= len(outs):
-            raise ConversionError(
-                f"{node.op} node {node.name!r}: input refers to output {out} of node "
-                f"{graph.nodes[nid].name!r}, which has {len(outs)} output(s)")
-        ins.append(outs[out])
-    attrs = StrAttrs(node.attrs, node.op, node.name)
-    ctx = Ctx(node.name, node.op, frontend)
-    try:
-        res = converters[node.op](ins, attrs, ctx)
-    except (ConversionError, UnsupportedOperatorError):
-        raise
-    except RelayError as e:
-        failed = getattr(getattr(e, "span", None), "source_name", None)
-        if failed and failed != node.name:
-            # the error surfaced here but belongs to an earlier node (types are inferred lazily)
-            where = (f"node {failed!r} (found while converting {node.op} node {node.name!r}, "
-                     f"node {node.index})")
-        else:
-            where = f"{node.op} node {node.name!r} (node {node.index})"
-        raise ConversionError(f"{where}: {e}") from e
-    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
-        raise ConversionError(
-            f"{node.op} node {node.name!r} (node {node.index}): cannot convert with "
-            f"attributes {node.attrs}: {type(e).__name__}: {e}") from e
-    outs = list(res) if isinstance(res, (list, tuple)) else [res]
-    outs = [o for x in outs for o in ([x] if not hasattr(x, "astuple") else [x.astuple()])]
-    set_spans(outs, Span(node.name))
-    return outs
+            raise ConversionError(f"head refers to output {out} of node "
+                                  f"{graph.nodes[nid].name!r}, which has {len(outs)}")
+        heads.append(outs[out])
+    return heads
 
 
 __all__ = ["convert_graph"]

@@ -12,30 +12,26 @@ from __future__ import annotations
 import os
 
 from ..errors import ConversionError
+from ._mx_control import CONTROL_CONVERTERS
 from ._mx_nn import NN_CONVERTERS
+from ._mx_quantized import QUANTIZED_CONVERTERS
+from ._mx_rnn import RNN_CONVERTERS
 from ._mx_shape import SHAPE_CONVERTERS
 from ._mx_tensor import TENSOR_CONVERTERS
 from ._mx_util import outputs_of
+from ._mx_vision import VISION_CONVERTERS
 from .common import report_unsupported, to_numpy
 from .graph_converter import _dtype_of, convert_graph
-from .mxnet_json import parse_graph
+from .mxnet_json import parse_graph, parse_subgraphs
 from .mxnet_params import load_ndarray_file, split_arg_aux
 
-CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS}
+CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS, **QUANTIZED_CONVERTERS,
+              **VISION_CONVERTERS, **CONTROL_CONVERTERS, **RNN_CONVERTERS}
 
 # Operators of the last Relay-era importer that are deliberately left out (a later issue).
 EXCLUDED = {
-    **{n: "detection/vision contrib op" for n in (
-        "_contrib_MultiBoxDetection", "_contrib_MultiBoxPrior", "_contrib_MultiProposal",
-        "_contrib_Proposal", "_contrib_ROIAlign", "_contrib_box_decode", "_contrib_box_nms",
-        "ROIPooling", "Correlation", "_contrib_DeformableConvolution")},
     **{n: "quantized op" for n in (
-        "_contrib_quantize_v2", "_contrib_dequantize", "_contrib_quantized_act",
-        "_contrib_quantized_batch_norm", "_contrib_quantized_concat",
-        "_contrib_quantized_flatten", "_contrib_quantized_pooling",
-        "_contrib_quantized_ring_buffer", "_sg_mkldnn_conv", "_sg_mkldnn_fully_connected")},
-    "RNN": "recurrent layers are not supported yet",
-    "_cond": "control flow is not supported yet",
+        "_contrib_quantized_batch_norm", "_contrib_quantized_ring_buffer")},
 }
 
 
@@ -89,7 +85,21 @@ def _load_params(value, what):
     return out
 
 
-def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=None):
+def _operator_names(graph) -> list:
+    """The operator of every node, in the bodies of control-flow nodes too."""
+    out, stack = [], [graph]
+    while stack:
+        g = stack.pop()
+        for n in g.nodes:
+            if n.op != "null":
+                out.append(n.op)
+            if n.op in CONTROL_CONVERTERS:
+                stack.extend(reversed(parse_subgraphs(n, g.source)))
+    return out
+
+
+def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=None, *,
+               unroll_foreach=False):
     """Convert an MXNet model to a Relay module.
 
     Args:
@@ -103,6 +113,16 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
             dropped) or a path to a ``.params`` file, whose ``arg:`` and ``aux:`` entries are
             both used.
         aux_params: the same for auxiliary states (BatchNorm moving mean/var).
+        unroll_foreach: convert each ``_foreach`` (its sequence length is static) into
+            straight-line dataflow, one copy of the body per step, which the graph executor
+            runs; by default it becomes a Relay loop (a recursive local function) for the VM
+            and the interpreter.
+
+    Control flow (``_cond``, ``_foreach``, ``_while_loop``) becomes Relay ``If`` and recursive
+    local functions, run by ``relay.vm`` and the interpreter (see
+    :mod:`relay_tvm.frontend._mx_control`, including ``while_loop``'s padding); the fused
+    ``RNN`` operator is unrolled over its static sequence length into dataflow (see
+    :mod:`relay_tvm.frontend._mx_rnn`).
 
     Returns:
         ``(mod, params)``: an :class:`IRModule` whose ``main`` takes the inputs then the
@@ -127,12 +147,13 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
     from .nnvm import CONVERTERS as NNVM_CONVERTERS
 
     report_unsupported(
-        [n.op for n in graph.nodes if n.op != "null"], CONVERTERS, "MXNet", EXCLUDED,
+        _operator_names(graph), CONVERTERS, "MXNet", EXCLUDED,
         (NNVM_CONVERTERS, "This looks like an NNVM graph: use relay.frontend.from_nnvm "
          "(relay-tvm --format nnvm)"))
     params_given = arg_params is not None or aux_params is not None
     params = {**_load_params(arg_params, "arg_params"), **_load_params(aux_params, "aux_params")}
-    mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS, "MXNet")
+    mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS, "MXNet",
+                              options={"unroll_foreach": bool(unroll_foreach)})
     return mod, used
 
 

@@ -19,6 +19,7 @@ from . import (  # noqa: F401
     transform,
     transform_extra,
     transform_grad,  # gradients of the shape operators
+    vision,
 )
 from . import reduce as _reduce
 from . import tensor as _tensor

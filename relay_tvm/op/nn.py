@@ -32,6 +32,7 @@ from . import (
     nn_pool,
     nn_shape,
     nn_spatial,
+    nn_vision,  # noqa: E402  (deformable_conv2d, correlation)
     nn_winograd,  # noqa: E402  (Winograd convolution)
 )
 from ._nn_common import TupleWrapper, pad_before_after
@@ -44,6 +45,7 @@ from .nn_norm import *  # noqa: F401,F403
 from .nn_pool import *  # noqa: F401,F403
 from .nn_shape import *  # noqa: F401,F403
 from .nn_spatial import *  # noqa: F401,F403
+from .nn_vision import *  # noqa: F401,F403
 from .nn_winograd import *  # noqa: F401,F403
 
 
@@ -65,6 +67,7 @@ __all__ = [
     *nn_loss.__all__,
     *nn_grad.__all__,
     *nn_winograd.__all__,
+    *nn_vision.__all__,
     "pad4",
     "TupleWrapper",
 ]
