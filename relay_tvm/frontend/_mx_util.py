@@ -119,7 +119,6 @@ def first(x):
     if isinstance(x, (list, tuple)):
         return x[0]
     from ..ir.types import TupleType
-
     from .common import infer_type
 
     if isinstance(infer_type(x), TupleType):

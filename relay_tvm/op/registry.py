@@ -29,6 +29,7 @@ from ..errors import RelayError
 from ..ir.attrs import Attrs, AttrsSchema
 from ..ir.base import RelayExpr
 from ..ir.expr import Call
+from ..ir.functor import register_expr_kind
 
 
 class OpPattern(enum.IntEnum):
@@ -104,6 +105,8 @@ class Op(RelayExpr):
     def __call__(self, *args, **attrs):
         return Call(self, list(args), self.make_attrs(**attrs))
 
+
+register_expr_kind(Op, "visit_op")  # functors dispatch operators to visit_op
 
 _REGISTRY: dict[str, Op] = {}
 

@@ -346,6 +346,13 @@ def _where_rel(types, attrs):
     return TensorType(shape, dtype)
 
 
+def _where_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.where(
+        to_bool(inputs[0]), *inputs[1:])
+
+
 register_op(
     "where",
     num_inputs=3,
@@ -354,8 +361,7 @@ register_op(
     ref=lambda args, attrs, out_type: np.where(args[0].astype(bool), args[1], args[2]),
     # a non-bool condition is "nonzero" (tvm.relay's WhereRel takes any dtype; numpy's
     # astype(bool)): NaN is true, which topi.where's ordered c != 0 would make false
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.where(
-        to_bool(inputs[0]), *inputs[1:]),
+    compute=_where_compute,
     pattern=OpPattern.BROADCAST,
     doc="Select x where condition is nonzero, else y; all three broadcast (topi.where).",
     level=4,

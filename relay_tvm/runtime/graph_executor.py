@@ -448,3 +448,12 @@ def load_module(path: str) -> LoadedFactory:
 
 
 __all__ = ["GraphModule", "load_module", "LoadedFactory", "create"]
+
+
+def _register_with_the_factory() -> None:
+    from ..backend.build_module import GraphExecutorFactoryModule
+
+    GraphExecutorFactoryModule.module_class = GraphModule  # lib["default"](dev) -> GraphModule
+
+
+_register_with_the_factory()

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dcgan, init, layers, lstm, mlp, mobilenet, resnet, squeezenet, vgg  # noqa: F401
-from .init import Xavier, create_workload  # noqa: F401
-from .grad import check_grad  # noqa: F401
-from .train import lenet_loss, mlp_loss, synthetic_classification, train_sgd  # noqa: F401
 from ..transform.gradient import gradient  # noqa: F401
+from . import dcgan, init, layers, lstm, mlp, mobilenet, resnet, squeezenet, vgg  # noqa: F401
+from .grad import check_grad  # noqa: F401
+from .init import Xavier, create_workload  # noqa: F401
+from .train import lenet_loss, mlp_loss, synthetic_classification, train_sgd  # noqa: F401
 
 
 def run_infer_type(expr, mod=None):

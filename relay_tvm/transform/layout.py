@@ -28,11 +28,10 @@ import numpy as np
 from ..errors import RelayError
 from ..ir.expr import Call, Constant
 from ..ir.types import TensorType
-from ..op import nn_contrib  # noqa: F401  (registers nn.contrib_conv2d_NCHWc)
 from ..op.registry import OpPattern, make_call
 from ._rewrite import Rewriter, called_ops, op_name
-from .winograd_choice import winograd_conv, winograd_decider
 from .pass_infra import FunctionPass, PassInfo
+from .winograd_choice import winograd_conv, winograd_decider
 
 _BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
            "right_shift", "left_shift"}

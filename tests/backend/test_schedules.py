@@ -3,9 +3,9 @@ interpreter), and are actually chosen for the anchors they target."""
 
 import numpy as np
 import pytest
+from backend_util import assert_same, rand, run_both
 
 import relay_tvm as relay
-from backend_util import assert_same, rand, run_both
 
 
 def _build(func, params=None, opt_level=2):

@@ -5,9 +5,9 @@ import json
 
 import numpy as np
 import pytest
+from mx_helpers import run_mod
 
 import relay_tvm as relay
-from mx_helpers import run_mod
 from relay_tvm.errors import ConversionError, OpNotImplemented
 from relay_tvm.frontend.mxnet_params import save_ndarray_file
 

@@ -11,7 +11,6 @@ import itertools
 
 import numpy as np
 import pytest
-
 from mx_helpers import MXNetOneDNN, assert_close, randomize_block, run_mod
 
 mx = pytest.importorskip("mxnet", reason="MXNet 1.9.1 is the reference for the importer tests")
