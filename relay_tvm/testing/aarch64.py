@@ -271,13 +271,12 @@ def run_over_rpc(remote, lib_path, inputs):
         InputError: an input is missing, unknown, or has the wrong shape or dtype.
     """
     import json
+    import uuid
 
     import tvm
     from tvm.runtime.vm import VirtualMachine
 
     from ..errors import InputError
-
-    import uuid
 
     # A fresh name each time: overwriting a library the server has loaded would crash it.
     name = f"{uuid.uuid4().hex[:12]}_{os.path.basename(lib_path)}"

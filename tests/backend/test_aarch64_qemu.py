@@ -9,12 +9,11 @@ with the reason.
 
 import numpy as np
 import pytest
+from backend_util import rand
 
 import relay_tvm as relay
 from relay_tvm.runtime import GraphModule
 from relay_tvm.testing import aarch64, resnet
-
-from backend_util import rand
 
 needs_qemu = pytest.mark.skipif(aarch64.unavailable_reason() is not None,
                                 reason=str(aarch64.unavailable_reason()))
