@@ -187,7 +187,8 @@ class GraphExecutorFactoryModule:
         is given.
 
         Raises:
-            BuildError: cross-compiling and no cross compiler is installed.
+            BuildError: cross-compiling and no cross compiler is installed; the folder of
+                ``path`` does not exist; the compiler or linker fails.
         """
         if "cc" not in kwargs and "fcompile" not in kwargs:
             cc = cross_compiler(self.target)
@@ -195,7 +196,16 @@ class GraphExecutorFactoryModule:
                 kwargs["cc"] = cc
         if self.target.kind.name == "c" and "fcompile" not in kwargs:
             kwargs["options"] = list(kwargs.get("options") or []) + C_TARGET_OPTIONS
-        self.lib.export_library(path, **kwargs)
+        import os
+
+        folder = os.path.dirname(os.path.abspath(str(path)))
+        if not os.path.isdir(folder):
+            raise BuildError(f"export_library: the folder {folder!r} of {str(path)!r} does not "
+                             f"exist")
+        try:
+            self.lib.export_library(path, **kwargs)
+        except Exception as e:  # the linker's message (missing tools, unwritable file) is in e
+            raise BuildError(f"export_library: writing {str(path)!r} failed: {e}") from e
 
     def __getitem__(self, name):
         if name != self.libmod_name:

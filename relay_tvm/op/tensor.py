@@ -63,13 +63,13 @@ def _float_not_equal(a, b, out_dtype, dtype):
 
 def _float_floor_mod(a, b, out_dtype, dtype):
     """numpy.mod on floats (its npy_divmod): r = fmod(a, b), moved by b when the signs of r and
-    b differ (a zero stays zero); topi's a - floor(a/b)*b gives NaN for an infinite b."""
+    b differ, a zero taking b's sign; topi's a - floor(a/b)*b gives NaN for an infinite b."""
     from tvm import tirx
 
     zero = tirx.const(0, dtype)
     r = tirx.Var("r", dtype)
     differ = ((b < zero) & (r > zero)) | ((b > zero) & (r < zero))
-    body = tirx.Select(r == zero, r * zero, tirx.Select(differ, r + b, r))
+    body = tirx.Select(r == zero, tirx.copysign(zero, b), tirx.Select(differ, r + b, r))
     return tirx.Let(r, tirx.truncmod(a, b), body)  # LLVM frem: C fmod
 
 
