@@ -163,9 +163,7 @@ def _reshape_rel(types, attrs):
 def _reshape_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.reshape(
-        inputs[0], out_type.shape
-    )
+    return topi.reshape(inputs[0], out_type.shape)
 
 
 register_op(
@@ -221,14 +219,6 @@ def _reverse_reshape_rel(types, attrs):
     return TensorType(out[::-1], ts[0].dtype)
 
 
-def _contrib_reverse_reshape_compute(attrs, inputs, out_type):
-    from tvm import topi
-
-    return topi.reshape(
-        inputs[0], out_type.shape
-    )
-
-
 register_op(
     "contrib_reverse_reshape",
     num_inputs=1,
@@ -238,7 +228,7 @@ register_op(
     ref=lambda args, attrs, out_type: args[0].reshape(
         _reverse_reshape_rel([TensorType(args[0].shape, out_type.dtype)], attrs).concrete_shape
     ),
-    compute=_contrib_reverse_reshape_compute,
+    compute=_reshape_compute,  # the output type holds the resolved shape
     pattern=OpPattern.INJECTIVE,
     doc="reshape with the special codes applied from right to left (MXNet reverse=True).",
     level=10,
@@ -284,9 +274,7 @@ def _reshape_like_rel(types, attrs):
 def _reshape_like_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.reshape(
-        inputs[0], out_type.shape
-    )
+    return topi.reshape(inputs[0], out_type.shape)
 
 
 register_op(
@@ -359,9 +347,7 @@ def _squeeze_rel(types, attrs):
 def _squeeze_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.reshape(
-        inputs[0], out_type.shape
-    )
+    return topi.reshape(inputs[0], out_type.shape)
 
 
 register_op(
@@ -400,9 +386,7 @@ def _expand_dims_rel(types, attrs):
 def _expand_dims_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.reshape(
-        inputs[0], out_type.shape
-    )
+    return topi.reshape(inputs[0], out_type.shape)
 
 
 register_op(
