@@ -3,8 +3,9 @@
 ``compile(mod, target, target_host, params)`` returns a :class:`relay_tvm.runtime.vm.Executable`;
 run it with :class:`relay_tvm.runtime.vm.VirtualMachine`. What the VM compiler supports is listed
 in :mod:`relay_tvm.backend.vm_codegen`: the whole language (global and local functions,
-closures, recursion, let, if, tuples, ADTs and match, references, polymorphic functions) except
-dynamic shapes.
+closures, recursion, let, if, tuples, ADTs and match, references, polymorphic functions) and
+dynamic shapes (``relay.Any()`` dimensions, the ``dyn.*`` operators; see
+:mod:`relay_tvm.backend.shape_func`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ def _signature(ty, name):
     from .ir.types import FuncType, RefType, TensorType, TupleType, TypeCall
 
     if isinstance(ty, TensorType):
-        if not all(isinstance(d, int) for d in ty.shape):
-            raise BuildError(f"VM compiler: parameter %{name} has a dynamic shape {ty.shape}; "
-                             f"dynamic shapes are not supported yet")
-        return [name, "tensor", [int(d) for d in ty.shape], ty.dtype]
+        # -1: a dimension known only at run time (Any, or a symbolic one)
+        return [name, "tensor", [int(d) if isinstance(d, int) else -1 for d in ty.shape],
+                ty.dtype]
     if isinstance(ty, TupleType):
         return [name, "tuple", [_signature(f, f"{name}.{i}") for i, f in enumerate(ty.fields)],
                 ""]
@@ -57,7 +57,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
         database: optional tuning database.
 
     Raises:
-        BuildError: an unsupported construct (dynamic shapes).
+        BuildError: an unsupported construct, or a kernel that does not compile.
     """
     from tvm.relax.vm_build import _vmlink
 

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
-from ._common import int_dtype_check, static_value, normalize_axis, shape_str, tensor_args
+from ._common import int_dtype_check, static_value, normalize_axis, shape_str, tensor_args, out_dims
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 # ---- strided_slice -----------------------------------------------------------------------------
@@ -108,7 +108,7 @@ def _strided_slice_compute(attrs, inputs, out_type):
             starts.append(start)
             steps.append(step)
     return te.compute(
-        [int(d) for d in out_type.shape],
+        out_dims(out_type.shape),
         lambda *i: x(*[st + ii * sp for ii, st, sp in zip(i, starts, steps)]),
         name="strided_slice",
     )
@@ -201,7 +201,7 @@ def _slice_like_compute(attrs, inputs, out_type):
     from tvm import te
 
     x = inputs[0]
-    return te.compute([int(d) for d in out_type.shape], lambda *i: x(*i), name="slice_like")
+    return te.compute(out_dims(out_type.shape), lambda *i: x(*i), name="slice_like")
 
 
 register_op(

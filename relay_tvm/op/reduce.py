@@ -16,7 +16,7 @@ import numpy as np
 from ..ir.attrs import AttrField as F
 from ..errors import TypeInferenceError
 from ..ir.types import TensorType
-from ._common import normalize_axis, tensor_args
+from ._common import normalize_axis, tensor_args, out_dims
 from ._ieee import arg_reduce, is_float
 from ._ieee import reduce as ieee_reduce
 from .registry import OpPattern, make_call, register_gradient, register_op
@@ -239,7 +239,7 @@ def _arg_compute(name):
         )
         out = arg_reduce(kind, y, len(rest), False, attrs.select_last_index, out_type.dtype)
         if attrs.keepdims:
-            out = topi.reshape(out, [int(d) for d in out_type.shape])
+            out = topi.reshape(out, out_dims(out_type.shape))
         return out
 
     return compute

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType, dim_equal
-from ._common import broadcast_shapes, shape_str, static_value, tensor_args
+from ._common import broadcast_shapes, shape_str, static_value, tensor_args, out_dims
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 # ---- broadcast_to / broadcast_to_like ----------------------------------------------------------
@@ -48,7 +48,7 @@ def _broadcast_to_like_rel(types, attrs):
 def _broadcast_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.broadcast_to(inputs[0], [int(d) for d in out_type.shape])
+    return topi.broadcast_to(inputs[0], out_dims(out_type.shape))
 
 
 def _broadcast_ref(args, attrs, out_type):
@@ -127,7 +127,7 @@ def _collapse_ref(args, attrs, out_type):
 def _collapse_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.collapse_sum(inputs[0], [int(d) for d in out_type.shape])
+    return topi.collapse_sum(inputs[0], out_dims(out_type.shape))
 
 
 register_op(
@@ -426,7 +426,7 @@ def _arange_compute(attrs, inputs, out_type):
 
     start, _, step = inputs
     return te.compute(
-        [int(d) for d in out_type.shape],
+        out_dims(out_type.shape),
         lambda i: (start() + i.astype(start.dtype) * step()).astype(out_type.dtype),
         name="arange",
     )

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import broadcast_rel, dtype_kinds, identity_rel, shape_str, tensor_args
+from ._common import broadcast_rel, dtype_kinds, identity_rel, shape_str, tensor_args, out_dims
 from ._ieee import broadcast as ieee_broadcast
 from ._ieee import elementwise as ieee_elementwise
 from ._ieee import is_float, nan_max, nan_min, opaque, to_bool
@@ -387,7 +387,7 @@ def _fill_compute(value):
     def compute(attrs, inputs, out_type):
         from tvm import topi
 
-        return topi.full([int(d) for d in out_type.shape], out_type.dtype, value)
+        return topi.full(out_dims(out_type.shape), out_type.dtype, value)
 
     return compute
 
@@ -445,7 +445,7 @@ def _fill_from_scalar(attrs, inputs, out_type):
 
     fill = inputs[-1]
     return te.compute(
-        [int(d) for d in out_type.shape], lambda *i: fill().astype(out_type.dtype), name="full"
+        out_dims(out_type.shape), lambda *i: fill().astype(out_type.dtype), name="full"
     )
 
 
