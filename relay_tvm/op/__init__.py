@@ -24,6 +24,7 @@ from .registry import (  # noqa: F401
 from .tensor import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
 from . import algorithm, indexing, shape_ops, transform_extra  # noqa: F401,E402  (registers)
+from . import dyn  # noqa: F401,E402  (the dyn.* operators)
 from .algorithm import *  # noqa: F401,F403,E402
 from .indexing import *  # noqa: F401,F403,E402
 from .shape_ops import *  # noqa: F401,F403,E402

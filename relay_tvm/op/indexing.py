@@ -147,6 +147,19 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
         strides: per axis (1 when missing; one value applies to all axes); may be negative.
         axes: the axes sliced (default: the first ``len(begin)`` axes).
     """
+    from . import dyn
+
+    if any(dyn.is_dynamic_arg(v) for v in (begin, end, strides)):
+        if axes is not None:
+            from ..errors import RelayError
+
+            raise RelayError("strided_slice: axes cannot be given with computed begin/end/strides "
+                             "(dyn.strided_slice slices the leading axes)")
+        if strides is None:
+            from .tensor import ones_like
+
+            strides = ones_like(begin)
+        return dyn.strided_slice(data, begin, end, strides, slice_mode)
     begin, end, strides, axes = (
         static_value(v, n, "strided_slice")
         for v, n in ((begin, "begin"), (end, "end"), (strides, "strides"), (axes, "axes"))
@@ -450,6 +463,10 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
 
     Indices outside ``[0, depth)`` give rows of ``off_value``.
     """
+    from . import dyn
+
+    if dyn.is_dynamic_arg(depth):
+        return dyn.one_hot(indices, on_value, off_value, depth, axis, dtype)
     depth = static_value(depth, "depth", "one_hot")
     return make_call("one_hot", [indices, on_value, off_value], depth=depth, axis=axis, dtype=dtype)
 

@@ -84,6 +84,10 @@ register_op(
 
 def broadcast_to(data, shape):
     """Broadcast ``data`` to ``shape`` (NumPy rules; the result has exactly ``shape``)."""
+    from . import dyn
+
+    if dyn.is_dynamic_arg(shape):
+        return dyn.broadcast_to(data, shape)
     shape = static_value(shape, "shape", "broadcast_to")
     return make_call(
         "broadcast_to", [data], shape=(shape,) if isinstance(shape, int) else tuple(shape)

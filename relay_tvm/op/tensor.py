@@ -411,12 +411,20 @@ for _name, _value in (("zeros", 0), ("ones", 1)):
 
 
 def zeros(shape, dtype):
-    """A tensor of zeros of ``shape`` and ``dtype``."""
+    """A tensor of zeros of ``shape`` and ``dtype`` (a computed ``shape``: ``dyn.zeros``)."""
+    from . import dyn
+
+    if dyn.is_dynamic_arg(shape):
+        return dyn.zeros(shape, dtype)
     return make_call("zeros", [], shape=_shape_attr(shape), dtype=dtype)
 
 
 def ones(shape, dtype):
-    """A tensor of ones of ``shape`` and ``dtype``."""
+    """A tensor of ones of ``shape`` and ``dtype`` (a computed ``shape``: ``dyn.ones``)."""
+    from . import dyn
+
+    if dyn.is_dynamic_arg(shape):
+        return dyn.ones(shape, dtype)
     return make_call("ones", [], shape=_shape_attr(shape), dtype=dtype)
 
 
@@ -475,6 +483,10 @@ def full(fill_value, shape=(), dtype=""):
         from ..ir.expr import const
 
         fill_value = const(fill_value, dtype or None)
+    from . import dyn
+
+    if dyn.is_dynamic_arg(shape):
+        return dyn.full(fill_value, shape, dtype)
     return make_call("full", [fill_value], shape=_shape_attr(shape), dtype=dtype)
 
 

@@ -223,6 +223,10 @@ def reshape(data, newshape, allowzero=False):
             naming both shapes.
         RelayError: ``newshape`` is a computed expression (dynamic reshape is not supported).
     """
+    from . import dyn
+
+    if dyn.is_dynamic_arg(newshape):
+        return dyn.reshape(data, newshape, allowzero)
     newshape = static_value(newshape, "newshape", "reshape")
     if isinstance(newshape, int):
         newshape = (newshape,)
@@ -746,6 +750,10 @@ register_op(
 
 def tile(data, reps):
     """Tile ``data`` by ``reps`` (numpy.tile: the shorter of rank and reps is padded with 1s)."""
+    from . import dyn
+
+    if dyn.is_dynamic_arg(reps):
+        return dyn.tile(data, reps)
     reps = static_value(reps, "reps", "tile")
     return make_call("tile", [data], reps=(reps,) if isinstance(reps, int) else tuple(reps))
 
