@@ -46,6 +46,20 @@ def _constructors(mod) -> dict:
     return out
 
 
+def _dynamic_to_static(mod):
+    """``transform.DynamicToStatic`` when ``mod`` calls a ``dyn.*`` operator (as tvm.relay's VM
+    compiler ran it): a constant shape argument gives a static, fusable kernel."""
+    from .backend.build_module import _as_module
+    from .transform._rewrite import called_ops
+
+    mod = _as_module(mod)
+    if not any(o.startswith("dyn.") for f in mod.functions.values() for o in called_ops(f)):
+        return mod
+    from .transform.dynamic_to_static import dynamic_to_static
+
+    return dynamic_to_static(mod)
+
+
 def compile(mod, target=None, target_host=None, params=None, database=None):  # noqa: A001
     """Compile ``mod`` (its ``main`` and every global function it calls) for the VM.
 
@@ -69,6 +83,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
 
     tgt = make_target(target, target_host)
     database = database_in_scope(database)
+    mod = _dynamic_to_static(mod)
     opt = run_passes(mod, params)
     comp = VMCompiler(opt, tgt, "vm", database)
     ib, funcs = comp.compile()

@@ -25,6 +25,7 @@ from .normal_forms import (  # noqa: F401
 from .dead_code import DeadCodeElimination  # noqa: F401
 from .cse import EliminateCommonSubexpr  # noqa: F401
 from .canonicalize import CanonicalizeOps  # noqa: F401
+from .dynamic_to_static import DynamicToStatic  # noqa: F401
 from .simplify_expr import SimplifyExpr  # noqa: F401
 from .fast_math import FastMath  # noqa: F401
 from .fold_scale_axis import (  # noqa: F401
