@@ -66,6 +66,8 @@ def broadcast_shapes(a, b, what: str = "operands"):
             import tvm
 
             out.append(tvm.te.max(da, db))
+        elif LOWERING[0]:
+            out.append(da if isinstance(da, int) else db)  # a static size against an Any one
         else:
             raise TypeInferenceError(
                 f"{what}: shapes {shape_str(a)} and {shape_str(b)} do not broadcast "
