@@ -170,3 +170,23 @@ print('OK')
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
                          timeout=300)
     assert res.returncode == 0 and "OK" in res.stdout, res.stderr[-2000:]
+
+
+def test_resnet18_dynamic_batch_one_executable_equals_static_build():
+    """ResNet-18 with batch Any compiled once; batch 1, 3 and 8 equal relay.build per batch."""
+    from relay_tvm.runtime import GraphModule
+    from relay_tvm.testing import resnet
+
+    shape = (3, 32, 32)
+    mod, params = resnet.get_workload(num_layers=18, batch_size=relay.Any(), image_shape=shape)
+    exe = relay.vm.compile(mod, target="llvm", params=params)
+    vm = relay.vm.VirtualMachine(exe, tvm.cpu())
+    for n in (1, 3, 8):
+        smod, sparams = resnet.get_workload(num_layers=18, batch_size=n, image_shape=shape)
+        g = GraphModule(relay.build(smod, target="llvm", params=sparams)["default"](tvm.cpu()))
+        x = np.random.default_rng(n).standard_normal((n, *shape)).astype("float32")
+        g.set_input("data", x)
+        g.run()
+        got = vm.run(x).numpy()
+        assert got.shape == (n, 1000)
+        np.testing.assert_allclose(got, g.get_output(0).numpy(), rtol=1e-5, atol=1e-6)
