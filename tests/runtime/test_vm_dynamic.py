@@ -172,6 +172,7 @@ print('OK')
     assert res.returncode == 0 and "OK" in res.stdout, res.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_resnet18_dynamic_batch_one_executable_equals_static_build():
     """ResNet-18 with batch Any compiled once; batch 1, 3 and 8 equal relay.build per batch."""
     from relay_tvm.runtime import GraphModule
