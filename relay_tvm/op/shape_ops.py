@@ -14,7 +14,7 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType, dim_equal
 from ._common import broadcast_shapes, shape_str, static_value, tensor_args, out_dims
-from .registry import OpPattern, make_call, register_gradient, register_op
+from .registry import register_shape_func, OpPattern, make_call, register_gradient, register_op
 
 # ---- broadcast_to / broadcast_to_like ----------------------------------------------------------
 
@@ -456,6 +456,19 @@ register_op(
     doc="Evenly spaced values in [start, stop) by step; length ceil((stop - start) / step).",
     level=3,
 )
+
+
+def _arange_shape(attrs, inputs, out_type):
+    """Length ``max(0, ceil((stop - start) / step))`` from the scalar inputs' values (computed
+    in float64, as the NumPy reference does)."""
+    from tvm import te, tirx
+
+    start, stop, step = (x().astype("float64") for x in inputs)
+    n = tirx.max(tirx.ceil((stop - start) / step), tirx.const(0.0, "float64")).astype("int64")
+    return [te.compute((1,), lambda i: n, name="shape")]
+
+
+register_shape_func("arange", _arange_shape)
 
 
 def arange(start, stop=None, step=None, dtype="float32"):
