@@ -82,7 +82,10 @@ def _call_batch_wise(node) -> bool:
     from ..op.registry import OpPattern
 
     if op.pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST) and name not in _ROWS:
-        return all(len(t.shape) == len(outs[0].shape) for t in dyn_args)
+        # a static operand must broadcast along the batch axis: of lower rank, or size 1 there
+        rank = len(outs[0].shape)
+        static_ok = all(len(t.shape) < rank or t.shape[0] == 1 for t in args if _static(t))
+        return static_ok and all(len(t.shape) == rank for t in dyn_args)
     a = node.attrs
     if name in _WINDOW:
         layout = getattr(a, "data_layout", None) or getattr(a, "layout", None) or "NCHW"

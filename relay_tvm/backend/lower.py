@@ -353,7 +353,10 @@ class LowerCache:
         except Exception as e:
             raise BuildError(f"{name}: te.create_prim_func failed: {e}") from e
         anchor = anchor_op(func)
-        prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name)
+        if symbols.vars or symbols.data_dependent:
+            prim, rule, packs = _schedule_symbolic(prim, self.target), "symbolic", {}
+        else:
+            prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name)
         prim = prim.with_attr("global_symbol", name)
         in_types = [symbolic_type(t) for t in inputs]
         out_types = [symbolic_type(t) for t in outputs]
@@ -420,6 +423,24 @@ class LowerCache:
         funcs.update((f.shape_func_name, f.shape_func) for f in self.funcs
                      if f.shape_func is not None)
         return tvm.IRModule(funcs)
+
+
+def _schedule_symbolic(prim, target):
+    """The schedule of a kernel with symbolic dimensions: the templates need static extents,
+    and inlining chains of reshapes over symbolic shapes grows index expressions exponentially
+    (each level reads the flat index twice), so every block stays materialized and only gets
+    the generic loop parallelization (GPU: dlight, which handles symbolic extents)."""
+    import tvm
+
+    from .schedule import generic
+
+    if generic.is_gpu_target(target):
+        return generic.gpu_fallback(tvm.IRModule({"main": prim}), target)["main"]
+    sch = tvm.s_tir.Schedule(prim)
+    if generic._has_root(sch):
+        for b in sch.get_child_blocks(sch.get_sblock("root")):
+            generic.parallel_vectorize(sch, b, dtype_bytes=generic._dtype_bytes(sch, b))
+    return sch.mod["main"]
 
 
 def _sig(func: Function) -> str:

@@ -191,3 +191,15 @@ def test_resnet18_dynamic_batch_one_executable_equals_static_build():
         got = vm.run(x).numpy()
         assert got.shape == (n, 1000)
         np.testing.assert_allclose(got, g.get_output(0).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_any_vector_plus_static_vector_is_not_batch_wise():
+    """Found by the random dynamic-shape programs: ``(?,) + (3,)`` is not a batch-wise kernel
+    (the static operand is indexed along the dynamic axis); it ran the batch-1 kernel per row."""
+    b = relay.var("b", shape=(3,))
+    p = relay.var("p", shape=(relay.Any(),))
+    f = relay.Function([b, p], relay.add(p, relay.add(relay.add(b, b), relay.tanh(b))))
+    vm = _vm(f)
+    bv = np.array([0.5, -1.5, 2.0], "float32")
+    pv = np.array([1.0, 2.0, 3.0], "float32")
+    np.testing.assert_allclose(vm.run(bv, pv).numpy(), pv + 2 * bv + np.tanh(bv), rtol=1e-6)
