@@ -354,7 +354,10 @@ class LowerCache:
             raise BuildError(f"{name}: te.create_prim_func failed: {e}") from e
         anchor = anchor_op(func)
         if symbols.vars or symbols.data_dependent:
+            from .shape_func import with_checks
+
             prim, rule, packs = _schedule_symbolic(prim, self.target), "symbolic", {}
+            prim = with_checks(prim, symbols.checks)
         else:
             prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name)
         prim = prim.with_attr("global_symbol", name)

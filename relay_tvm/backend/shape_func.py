@@ -47,6 +47,7 @@ class SymbolicDims:
     def __init__(self):
         self.vars: list = []  # bound by input buffers
         self.data_dependent: list = []  # (var, producer TE tensor of its shape vector, index)
+        self.checks: list = []  # (condition, message): run-time checks of the kernel
 
     def fresh(self, prefix="n"):
         from tvm import tirx
@@ -91,16 +92,17 @@ def output_type(node, args_te, symbols: SymbolicDims, where: str):
 
     res = None
     _common.LOWERING[0] = True
+    del _common.LOWERING_CHECKS[:]
     try:
         arg_types = [_sym_type(v, a.checked_type) for v, a in zip(args_te, node.args)]
         res = op.type_rel(arg_types, node.attrs) if op.type_rel is not None else None
-    except Exception as e:  # the relation cannot work on symbolic dimensions: data-dependent
-        import os
-        if os.environ.get("RELAY_TVM_DEBUG_SHAPES"):
-            print("relation failed", op.name, type(e).__name__, e)
+    except Exception:  # the relation cannot work on symbolic dimensions: data-dependent
         res = None
     finally:
         _common.LOWERING[0] = False
+        if res is not None:
+            symbols.checks.extend(_common.LOWERING_CHECKS)
+        del _common.LOWERING_CHECKS[:]
     if isinstance(res, tuple):
         res = res[0]
     if res is None or not isinstance(res, (TensorType, TupleType)):
@@ -182,6 +184,26 @@ def _select_of(exprs):
         return e
 
     return fcompute
+
+
+def with_checks(prim, checks):
+    """``prim`` with ``assert`` s of ``checks`` ((condition, message) pairs) before its body."""
+    import tvm
+    from tvm import tirx
+
+    conds = [(c, m) for c, m in checks if not (hasattr(c, "value") and bool(c.value))]
+    if not conds:
+        return prim
+    # the FFI constructor takes (condition, kind, message parts); TVM 0.27's Python wrapper
+    # names them in another order but passes them through positionally
+    stmts = [tirx.AssertStmt(c, tvm.ir.StringImm("ValueError"), [tvm.ir.StringImm(m)])
+             for c, m in conds]
+    root = prim.body
+    blk = root.block
+    new_blk = tvm.s_tir.SBlock(blk.iter_vars, blk.reads, blk.writes, blk.name_hint,
+                               tirx.SeqStmt(stmts + [blk.body]), blk.init, blk.alloc_buffers,
+                               blk.match_buffers, blk.annotations)
+    return prim.with_body(tvm.s_tir.SBlockRealize(root.iter_values, root.predicate, new_blk))
 
 
 def symbolic_type(t) -> TensorType:

@@ -1,11 +1,15 @@
 """The VM compiler: Relay functions with control flow → Relax VM bytecode + kernels.
 
-Supported: the whole language except dynamic shapes. Every global function of the module
+Supported: the whole language, dynamic shapes included. Every global function of the module
 becomes a VM function (calls between them, recursion included, are VM calls); ``let``, ``if``
 (the condition is a boolean scalar tensor), tuples of any nesting, constants, calls of primitive
 functions (fused kernels) and of operators (each wrapped into its own primitive function).
 Values live in registers; a kernel's outputs get fresh storage from the VM's pooled allocator
-(no static plan: the set of live values depends on the path taken).
+(no static plan: the set of live values depends on the path taken). An output of dynamic shape
+(``Any``) is allocated from the shape its kernel's shape function computes at run time: the
+shape function writes an int64 vector, ``vm.builtin.tensor_to_shape`` makes it a shape, and
+``alloc_storage``/``alloc_tensor`` take it (see :mod:`relay_tvm.backend.shape_func` and
+:mod:`relay_tvm.backend.batch_loop`).
 
 Run-time representation of the values that are not tensors (:mod:`relay_tvm.runtime.vm` turns
 them back into the interpreter's values):

@@ -35,8 +35,11 @@ def shape_str(shape) -> str:
     return f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
 
 
-# True while the backend recomputes types over symbolic dimensions (relay_tvm.backend.shape_func)
+# True while the backend recomputes types over symbolic dimensions (relay_tvm.backend.shape_func);
+# the broadcasts that assume two dimensions equal at run time add (condition, message) here, and
+# the kernel checks them
 LOWERING = [False]
+LOWERING_CHECKS: list = []
 
 
 def broadcast_shapes(a, b, what: str = "operands"):
@@ -66,8 +69,14 @@ def broadcast_shapes(a, b, what: str = "operands"):
             import tvm
 
             out.append(tvm.te.max(da, db))
+            LOWERING_CHECKS.append((da == db, f"{what}: dimension {i} differs ({shape_str(a)} "
+                                              f"vs {shape_str(b)}); broadcasting of Any "
+                                              f"dimensions needs equal sizes here"))
         elif LOWERING[0]:
             out.append(da if isinstance(da, int) else db)  # a static size against an Any one
+            LOWERING_CHECKS.append((da == db, f"{what}: dimension {i} must be "
+                                              f"{da if isinstance(da, int) else db} "
+                                              f"({shape_str(a)} vs {shape_str(b)})"))
         else:
             raise TypeInferenceError(
                 f"{what}: shapes {shape_str(a)} and {shape_str(b)} do not broadcast "

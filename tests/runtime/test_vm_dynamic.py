@@ -203,3 +203,16 @@ def test_any_vector_plus_static_vector_is_not_batch_wise():
     bv = np.array([0.5, -1.5, 2.0], "float32")
     pv = np.array([1.0, 2.0, 3.0], "float32")
     np.testing.assert_allclose(vm.run(bv, pv).numpy(), pv + 2 * bv + np.tanh(bv), rtol=1e-6)
+
+
+def test_any_against_static_broadcast_checks_the_size_at_run_time():
+    """``(?,) + (3,)``: the kernel assumes the Any size is 3 (topi's broadcast) and checks it;
+    size 1 (which Relay's rule would broadcast) is refused rather than read out of bounds."""
+    b = relay.var("b", shape=(3,))
+    p = relay.var("p", shape=(relay.Any(),))
+    vm = _vm(relay.Function([b, p], relay.add(p, relay.tanh(b))))
+    bv = np.array([0.5, -1.5, 2.0], "float32")
+    np.testing.assert_allclose(vm.run(bv, np.ones(3, "float32")).numpy(), 1 + np.tanh(bv),
+                               rtol=1e-6)
+    with pytest.raises(Exception, match=r"dimension 0 must be 3"):
+        vm.run(bv, np.ones(1, "float32"))
