@@ -17,29 +17,25 @@ from ..ir.base import Span, check_dtype
 from ..ir.expr import Function, Tuple, Var
 from ..ir.module import IRModule
 from ..ir.types import TensorType
+from ._mx_control import CONTROL_CONVERTERS
 from ._mx_nn import NN_CONVERTERS
+from ._mx_quantized import QUANTIZED_CONVERTERS
+from ._mx_rnn import RNN_CONVERTERS
 from ._mx_shape import SHAPE_CONVERTERS
 from ._mx_tensor import TENSOR_CONVERTERS
 from ._mx_util import Ctx, outputs_of
+from ._mx_vision import VISION_CONVERTERS
 from .common import StrAttrs, as_param, report_unsupported, set_spans, to_numpy
-from .mxnet_json import parse_graph
+from .mxnet_json import parse_graph, parse_subgraphs
 from .mxnet_params import load_ndarray_file, split_arg_aux
 
-CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS}
+CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS, **QUANTIZED_CONVERTERS,
+              **VISION_CONVERTERS, **CONTROL_CONVERTERS, **RNN_CONVERTERS}
 
 # Operators of the last Relay-era importer that are deliberately left out (a later issue).
 EXCLUDED = {
-    **{n: "detection/vision contrib op" for n in (
-        "_contrib_MultiBoxDetection", "_contrib_MultiBoxPrior", "_contrib_MultiProposal",
-        "_contrib_Proposal", "_contrib_ROIAlign", "_contrib_box_decode", "_contrib_box_nms",
-        "ROIPooling", "Correlation", "_contrib_DeformableConvolution")},
     **{n: "quantized op" for n in (
-        "_contrib_quantize_v2", "_contrib_dequantize", "_contrib_quantized_act",
-        "_contrib_quantized_batch_norm", "_contrib_quantized_concat",
-        "_contrib_quantized_flatten", "_contrib_quantized_pooling",
-        "_contrib_quantized_ring_buffer", "_sg_mkldnn_conv", "_sg_mkldnn_fully_connected")},
-    "RNN": "recurrent layers are not supported yet",
-    "_cond": "control flow is not supported yet",
+        "_contrib_quantized_batch_norm", "_contrib_quantized_ring_buffer")},
 }
 
 
@@ -110,7 +106,21 @@ def _var_shape_attr(node):
     return shp if shp and all(d > 0 for d in shp) else None
 
 
-def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=None):
+def _operator_names(graph) -> list:
+    """The operator of every node, in the bodies of control-flow nodes too."""
+    out, stack = [], [graph]
+    while stack:
+        g = stack.pop()
+        for n in g.nodes:
+            if n.op != "null":
+                out.append(n.op)
+            if n.op in CONTROL_CONVERTERS:
+                stack.extend(reversed(parse_subgraphs(n, g.source)))
+    return out
+
+
+def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=None, *,
+               unroll_foreach=False):
     """Convert an MXNet model to a Relay module.
 
     Args:
@@ -124,6 +134,16 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
             dropped) or a path to a ``.params`` file, whose ``arg:`` and ``aux:`` entries are
             both used.
         aux_params: the same for auxiliary states (BatchNorm moving mean/var).
+        unroll_foreach: convert each ``_foreach`` (its sequence length is static) into
+            straight-line dataflow, one copy of the body per step, which the graph executor
+            runs; by default it becomes a Relay loop (a recursive local function) for the VM
+            and the interpreter.
+
+    Control flow (``_cond``, ``_foreach``, ``_while_loop``) becomes Relay ``If`` and recursive
+    local functions, run by ``relay.vm`` and the interpreter (see
+    :mod:`relay_tvm.frontend._mx_control`, including ``while_loop``'s padding); the fused
+    ``RNN`` operator is unrolled over its static sequence length into dataflow (see
+    :mod:`relay_tvm.frontend._mx_rnn`).
 
     Returns:
         ``(mod, params)``: an :class:`IRModule` whose ``main`` takes the inputs then the
@@ -148,17 +168,18 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
     from .nnvm import CONVERTERS as NNVM_CONVERTERS
 
     report_unsupported(
-        [n.op for n in graph.nodes if n.op != "null"], CONVERTERS, "MXNet", EXCLUDED,
+        _operator_names(graph), CONVERTERS, "MXNet", EXCLUDED,
         (NNVM_CONVERTERS, "This looks like an NNVM graph: use relay.frontend.from_nnvm "
          "(relay-tvm --format nnvm)"))
     params_given = arg_params is not None or aux_params is not None
     params = {**_load_params(arg_params, "arg_params"), **_load_params(aux_params, "aux_params")}
-    mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS, "MXNet")
+    mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS, "MXNet",
+                              options={"unroll_foreach": bool(unroll_foreach)})
     return mod, used
 
 
 def convert_graph(graph, shape, dtype, params, params_given, converters, frontend,
-                  attr_hook=None):
+                  attr_hook=None, options=None):
     """Convert a parsed symbol graph (shared by the MXNet and NNVM frontends)."""
     var_names = [n.name for n in graph.nodes if n.op == "null"]
     unknown = [k for k in shape if k not in var_names]
@@ -205,6 +226,34 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             v = Var(node.name, ann, span)
             inputs.append(v)
         table[node.index] = [v]
+    heads = _convert_nodes(graph, table, converters, frontend, options or {}, params)
+    body = heads[0] if len(heads) == 1 else Tuple(heads)
+    func = Function(inputs + param_vars, body)
+    mod = IRModule.from_expr(func)
+    try:
+        from ..typing.infer import infer_module
+
+        mod = infer_module(mod)
+    except RelayError as e:
+        raise ConversionError(
+            f"the converted {frontend} graph does not type-check (a parameter shape may not "
+            f"match the graph): {e}") from e
+    return mod, used
+
+
+def _convert_nodes(graph, table, converters, frontend, options, params):
+    """Convert the operator nodes of ``graph`` in order; ``table`` maps the index of each variable
+    node to ``[expr]`` and receives the outputs of every node. Returns the heads' expressions.
+    A converter reaches its node's subgraphs through ``ctx.convert_subgraph``."""
+
+    def convert_subgraph(sub, args, ctx):
+        var_nodes = [n for n in sub.nodes if n.op == "null"]
+        if len(var_nodes) != len(args):
+            raise ctx.error(f"its subgraph has {len(var_nodes)} inputs "
+                            f"{[n.name for n in var_nodes]}, but {len(args)} are given")
+        sub_table = {n.index: [a] for n, a in zip(var_nodes, args)}
+        return _convert_nodes(sub, sub_table, converters, frontend, options, params)
+
     for node in graph.nodes:
         if node.op == "null":
             continue
@@ -217,7 +266,9 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
                     f"{graph.nodes[nid].name!r}, which has {len(outs)} output(s)")
             ins.append(outs[out])
         attrs = StrAttrs(node.attrs, node.op, node.name)
-        ctx = Ctx(node.name, node.op, frontend)
+        ctx = Ctx(node.name, node.op, frontend, node, convert_subgraph,
+                  [graph.nodes[nid] for nid, _ in node.inputs], options)
+        ctx.params = params  # the quantized converters read it
         try:
             res = converters[node.op](ins, attrs, ctx)
         except (ConversionError, UnsupportedOperatorError):
@@ -246,18 +297,7 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             raise ConversionError(f"head refers to output {out} of node "
                                   f"{graph.nodes[nid].name!r}, which has {len(outs)}")
         heads.append(outs[out])
-    body = heads[0] if len(heads) == 1 else Tuple(heads)
-    func = Function(inputs + param_vars, body)
-    mod = IRModule.from_expr(func)
-    try:
-        from ..typing.infer import infer_module
-
-        mod = infer_module(mod)
-    except RelayError as e:
-        raise ConversionError(
-            f"the converted {frontend} graph does not type-check (a parameter shape may not "
-            f"match the graph): {e}") from e
-    return mod, used
+    return heads
 
 
 __all__ = ["from_mxnet", "CONVERTERS", "EXCLUDED", "convert_graph", "outputs_of"]

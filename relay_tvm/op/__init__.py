@@ -6,6 +6,7 @@
 
 from . import nn, reduce, tensor, transform  # noqa: F401  (registers the operators)
 from . import image  # noqa: F401,E402
+from . import vision  # noqa: F401,E402
 from .reduce import *  # noqa: F401,F403
 from .registry import (  # noqa: F401
     Op,
@@ -31,6 +32,7 @@ from .shape_ops import *  # noqa: F401,F403,E402
 from .transform_extra import *  # noqa: F401,F403,E402
 from ._common import TupleWrapper  # noqa: F401,E402
 from . import op  # noqa: F401,E402  (tvm.relay.op.op)
+from . import annotation  # noqa: F401,E402  (relay.op.annotation: stop_fusion, cast_hint)
 from .op_attrs import (  # noqa: F401,E402
     register_alter_op_layout,
     register_convert_op_layout,

@@ -116,6 +116,10 @@ class IndexedForwardGraph:
             if t is Call:
                 op = e.op
                 if isinstance(op, Op):
+                    if op.name == "annotation.stop_fusion":  # its argument ends a kernel
+                        pattern[i] = kOpaque
+                        update(e.args[0], None, kOpaque)
+                        continue
                     op_pat = op_patterns.get(op)
                     if op_pat is None:
                         op_pat = op_patterns[op] = int(op.pattern)
@@ -442,6 +446,9 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> F
     for e in graph.nodes:
         t = type(e)
         if t is Call and isinstance(e.op, Op):
+            if e.op.name == "annotation.stop_fusion":  # dropped: the argument ended its kernel
+                new[e] = new.get(e.args[0], e.args[0])
+                continue
             g = group(e)
             nc = adopt_type(Call(e.op, new_args(e.args, g), e.attrs, e.type_args, e.span), e)
             if is_root(e, g):

@@ -432,6 +432,18 @@ def schedule_conv2d(sch, anchor, target, knobs=None):
     lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     n, oc, oh, ow, ic, kh, kw = sch.get_loops(block)
     OC, OW = generic.loop_extent(sch, oc), generic.loop_extent(sch, ow)
+    from . import cpu_int
+
+    dts = [str(_read_buffer(sch, block, i).dtype) for i in (0, 1)]
+    if cpu_int.applicable(target, *dts, str(_write_buffer(sch, block).dtype),
+                          generic.loop_extent(sch, ic), OC) and not isinstance(epi, tuple):
+        wb = knobs.pick("wb", [w for w in (8, 7, 4, 2, 1) if OW % w == 0], _pick(OW, (8, 7, 4)))
+        return cpu_int.schedule_conv2d_int16(
+            sch, block, pad_names, epi, wb,
+            (Pack, _param_index, _read_buffer, _tile_epilogue, _vectorize_inner,
+             _finish_padding, generic))
+    if OC < 4 or (OC % 4 and OC % lanes):
+        return _conv2d_narrow(sch, block, epi, pad_names, knobs, lanes, OC, OW)
     ob, wb = _channel_tile(feats, knobs, lanes, OC, OW)
     packs = {}
     wbuf = _read_buffer(sch, block, 1)
@@ -462,6 +474,35 @@ def schedule_conv2d(sch, anchor, target, knobs=None):
     _vectorize_inner(sch, epi, lanes)
     _finish_padding(sch, pad_names)
     return packs
+
+
+def _conv2d_narrow(sch, block, epi, pad_names, knobs, lanes, OC, OW):
+    """An NCHW convolution with few output channels (the data gradient of an RGB stem: 3):
+    vectors run along the output row instead of the channels. The tile is all ``OC`` channels
+    x ``wv * wu`` columns (``wv`` lanes, ``wu`` vectors), accumulated in registers while the
+    weights are broadcast. Knobs: ``wv``, ``wu``."""
+    if isinstance(epi, tuple):
+        raise NotApplicable("reshaping epilogue")
+    wv_choices = [v for v in (lanes, lanes // 2, 4) if v >= 4 and OW % v == 0]
+    if not wv_choices:
+        raise NotApplicable(f"{OC} output channels and {OW} columns (no vector fits a row)")
+    wv = knobs.pick("wv", wv_choices, wv_choices[0])
+    # accumulators OC * wu (+ one loaded vector, one broadcast) within 16 registers
+    wu_choices = [u for u in (4, 3, 2, 1) if (OW // wv) % u == 0 and OC * u <= 12] or [1]
+    wu = knobs.pick("wu", wu_choices, wu_choices[0])
+    n, oc, oh, ow, ic, kh, kw = sch.get_loops(block)
+    owo, owu, owv = sch.split(ow, factors=[None, wu, wv])
+    sch.reorder(n, oh, owo, ic, kh, kw, oc, owu, owv)
+    epi = _tile_epilogue(sch, block, epi, owo)
+    fused = sch.fuse(n, oh)
+    sch.parallel(fused)
+    sch.unroll(oc)
+    sch.unroll(owu)
+    sch.vectorize(owv)
+    sch.decompose_reduction(block, ic)
+    _vectorize_inner(sch, epi, lanes)
+    _finish_padding(sch, pad_names)
+    return {}
 
 
 @register("conv2d_NCHWc")
