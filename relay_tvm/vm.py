@@ -3,8 +3,9 @@
 ``compile(mod, target, target_host, params)`` returns a :class:`relay_tvm.runtime.vm.Executable`;
 run it with :class:`relay_tvm.runtime.vm.VirtualMachine`. What the VM compiler supports is listed
 in :mod:`relay_tvm.backend.vm_codegen`: the whole language (global and local functions,
-closures, recursion, let, if, tuples, ADTs and match, references, polymorphic functions) except
-dynamic shapes.
+closures, recursion, let, if, tuples, ADTs and match, references, polymorphic functions) and
+dynamic shapes (``relay.Any()`` dimensions, the ``dyn.*`` operators; see
+:mod:`relay_tvm.backend.shape_func`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ def _signature(ty, name):
     from .ir.types import FuncType, RefType, TensorType, TupleType, TypeCall
 
     if isinstance(ty, TensorType):
-        if not all(isinstance(d, int) for d in ty.shape):
-            raise BuildError(f"VM compiler: parameter %{name} has a dynamic shape {ty.shape}; "
-                             f"dynamic shapes are not supported yet")
-        return [name, "tensor", [int(d) for d in ty.shape], ty.dtype]
+        # -1: a dimension known only at run time (Any, or a symbolic one)
+        return [name, "tensor", [int(d) if isinstance(d, int) else -1 for d in ty.shape],
+                ty.dtype]
     if isinstance(ty, TupleType):
         return [name, "tuple", [_signature(f, f"{name}.{i}") for i, f in enumerate(ty.fields)],
                 ""]
@@ -46,6 +46,20 @@ def _constructors(mod) -> dict:
     return out
 
 
+def _dynamic_to_static(mod):
+    """``transform.DynamicToStatic`` when ``mod`` calls a ``dyn.*`` operator (as tvm.relay's VM
+    compiler ran it): a constant shape argument gives a static, fusable kernel."""
+    from .backend.build_module import _as_module
+    from .transform._rewrite import called_ops
+
+    mod = _as_module(mod)
+    if not any(o.startswith("dyn.") for f in mod.functions.values() for o in called_ops(f)):
+        return mod
+    from .transform.dynamic_to_static import dynamic_to_static
+
+    return dynamic_to_static(mod)
+
+
 def compile(mod, target=None, target_host=None, params=None, database=None):  # noqa: A001
     """Compile ``mod`` (its ``main`` and every global function it calls) for the VM.
 
@@ -57,7 +71,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
         database: optional tuning database.
 
     Raises:
-        BuildError: an unsupported construct (dynamic shapes).
+        BuildError: an unsupported construct, or a kernel that does not compile.
     """
     from tvm.relax.vm_build import _vmlink
 
@@ -68,6 +82,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
 
     tgt = make_target(target, target_host)
     database = database_in_scope(database)
+    mod = _dynamic_to_static(mod)
     opt = run_passes(mod, params)
     comp = VMCompiler(opt, tgt, "vm", database)
     ib, funcs = comp.compile()

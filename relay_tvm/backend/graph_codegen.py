@@ -226,7 +226,8 @@ def _check_static(ty, where):
     for t in flatten_type(ty):
         if not all(isinstance(d, int) for d in t.shape):
             raise BuildError(f"{where}: shape {t.shape} is not static; the graph executor needs "
-                             f"static shapes (use the VM)")
+                             f"static shapes: compile dynamic programs with relay.vm.compile "
+                             f"or run them with create_executor('vm')")
 
 
 def _structure(ty):

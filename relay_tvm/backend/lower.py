@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import BuildError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
-from ..ir.types import TensorType, TupleType
+from ..ir.types import AnyDim, TensorType, TupleType
 from .partition import post_order
 
 
@@ -47,14 +47,6 @@ def _flat(v) -> list:
             out.extend(_flat(x))
         return out
     return [v]
-
-
-def _static_shape(t: TensorType, where: str) -> tuple:
-    for d in t.shape:
-        if not isinstance(d, int):
-            raise BuildError(f"{where}: dimension {d} of shape {t.shape} is not static; the graph "
-                             f"executor needs static shapes")
-    return tuple(t.shape)
 
 
 def _rebuild_value(flat: list, ty):
@@ -123,6 +115,12 @@ class LoweredFunc:
     anchor: str = ""
     schedule_rule: str = ""
     packs: dict = field(default_factory=dict)  # input index -> Pack
+    # dynamic shapes: the shape function (a PrimFunc ``(inputs..., shape vectors...)``, one int64
+    # vector per output listed in ``dynamic_outputs``), None when every output shape is static
+    shape_func: object = None
+    shape_func_name: str = ""
+    dynamic_outputs: list = field(default_factory=list)
+    shape_func_inputs: list = field(default_factory=list)  # kernel input indices it takes
 
 
 def anchor_op(func: Function):
@@ -147,7 +145,7 @@ def _scalar_const(value, dtype):
     return te.compute((), lambda: tvm.tirx.const(value, dtype), name="const")
 
 
-def _param_placeholders(func: Function, where: str):
+def _param_placeholders(func: Function, where: str, symbols):
     """``(placeholders, env)``: a TE placeholder per tensor of each parameter (tuples
     flattened), and ``env`` mapping each parameter to its placeholder (or nested list)."""
     from tvm import te
@@ -161,22 +159,19 @@ def _param_placeholders(func: Function, where: str):
         phs = []
         for j, t in enumerate(flatten_type(ty)):
             nm = p.name_hint if isinstance(ty, TensorType) else f"{p.name_hint}_{j}"
-            phs.append(te.placeholder(_static_shape(t, where), t.dtype, name=nm))
+            phs.append(te.placeholder(symbols.placeholder_shape(t), t.dtype, name=nm))
         inputs.extend(phs)
         env[p] = phs[0] if isinstance(ty, TensorType) else _rebuild_value(phs, ty)
     return inputs, env
 
 
-def _call_compute(node, flat_in):
+def _call_compute(node, flat_in, out_type):
     """The TE tensor (list of tensors for a tuple result) of the operator call ``node`` on the
-    flattened input tensors ``flat_in``."""
+    flattened input tensors ``flat_in``, of type ``out_type`` (symbolic where dynamic)."""
     op = node.op
     if op.compute is None:
         raise BuildError(f"operator {op.name} has no TE compute registered; it cannot be "
                          f"compiled (use the debug executor)", node.span)
-    out_type = node.checked_type
-    for ft in flatten_type(out_type):
-        _static_shape(ft, f"{op.name}")
     try:
         out = op.compute(node.attrs, flat_in, out_type)
     except BuildError:
@@ -197,22 +192,28 @@ def _call_compute(node, flat_in):
     return out
 
 
-def to_te(func: Function, where: str = "primitive function"):
+def to_te(func: Function, where: str = "primitive function", symbols=None):
     """Build the TE graph of a primitive function.
+
+    ``Any`` dimensions become symbolic (see :mod:`relay_tvm.backend.shape_func`): ``symbols``
+    (a ``SymbolicDims``, made when None) collects their variables and the data-dependent ones.
 
     Returns:
         ``(inputs, outputs, lifted)``: input placeholders (flattened params, then one per lifted
         constant), output tensors (flattened), lifted constants as NumPy arrays.
 
     Raises:
-        BuildError: an operator has no TE compute, a shape is dynamic, or the body uses a
-            construct that is not an operator call, tuple, projection, variable or constant.
+        BuildError: an operator has no TE compute (or, for a data-dependent output shape, no
+            shape function), or the body uses a construct that is not an operator call,
+            tuple, projection, variable or constant.
     """
     from tvm import te
 
     from ..op.registry import Op
+    from .shape_func import SymbolicDims, bind_data_dependent, output_type
 
-    inputs, env = _param_placeholders(func, where)
+    symbols = symbols if symbols is not None else SymbolicDims()
+    inputs, env = _param_placeholders(func, where, symbols)
     lifted = []
     vals: dict = {}
     for node in post_order(func.body):
@@ -244,7 +245,13 @@ def to_te(func: Function, where: str = "primitive function"):
             flat_in = []
             for a in node.args:
                 flat_in.extend(_flat(vals[id(a)]))
-            vals[id(node)] = _call_compute(node, flat_in)
+            op = node.op
+            out_type, fresh = output_type(node, [vals[id(a)] for a in node.args], symbols,
+                                          f"{where}: {op.name}")
+            if fresh:
+                bind_data_dependent(symbols, op, node.attrs, flat_in, out_type, fresh,
+                                    f"{where}: {op.name}")
+            vals[id(node)] = _call_compute(node, flat_in, out_type)
         else:
             raise BuildError(f"{where}: {t.__name__} cannot be lowered to TE",
                              getattr(node, "span", None))
@@ -316,24 +323,86 @@ class LowerCache:
         return lowered
 
     def _lower_new(self, func: Function) -> LoweredFunc:
+        from .batch_loop import batch_wise
+
+        if any(t.is_dynamic() for p in func.params for t in flatten_type(p.checked_type)) \
+                and batch_wise(func):
+            lowered = self._lower_batched(func)
+            if lowered is not None:
+                return lowered
+        return self._lower_symbolic(func)
+
+    def _lower_batched(self, func: Function):
+        """A batch-wise kernel over a dynamic batch: its batch-1 kernel in a loop (see
+        :mod:`relay_tvm.backend.batch_loop`); None when the batch-1 schedule packs a dynamic
+        input."""
+        from tvm import tirx
+
+        from .batch_loop import batch_one, batch_shape_func, wrap_batch
+
+        inner = self._lower_symbolic(batch_one(func))
+        flat = [t for p in func.params for t in flatten_type(p.checked_type)]
+        dyn = [i for i, t in enumerate(flat) if t.is_dynamic()]
+        if any(i in inner.packs for i in dyn):
+            return None
+        n_in = len(inner.input_types)
+        n_out = len(inner.output_types)
+        prim, _ = wrap_batch(inner.prim_func, dyn + [n_in + k for k in range(n_out)])
+        in_types = flat + inner.input_types[len(flat):]
+        out_types = [TensorType((AnyDim(), *t.shape[1:]), t.dtype) for t in inner.output_types]
+        lowered = LoweredFunc(inner.name, prim, in_types, out_types, inner.lifted, inner.anchor,
+                              inner.schedule_rule + "+batch_loop", inner.packs)
+        lowered.dynamic_outputs = list(range(n_out))
+        lowered.shape_func_name = inner.name + "_shape_func"
+        lowered.shape_func_inputs = dyn
+        lowered.shape_func = batch_shape_func([in_types[i] for i in dyn], out_types,
+                                              tirx.Var("n", "int64"), lowered.shape_func_name)
+        return lowered
+
+    def _lower_symbolic(self, func: Function) -> LoweredFunc:
         from tvm import te
 
         from .schedule import schedule_primfunc
+        from .shape_func import SymbolicDims, shape_vectors, symbolic_type
 
         name = self._name_for(func)
+        symbols = SymbolicDims()
         with self.target:  # some topi computes read the current target (conv2d_NCHWc)
-            inputs, outputs, lifted = to_te(func, name)
+            inputs, outputs, lifted = to_te(func, name, symbols)
         try:
             prim = te.create_prim_func(inputs + outputs)
         except Exception as e:
             raise BuildError(f"{name}: te.create_prim_func failed: {e}") from e
         anchor = anchor_op(func)
-        prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name)
+        if symbols.vars or symbols.data_dependent:
+            from .shape_func import with_checks
+
+            prim, rule, packs = _schedule_symbolic(prim, self.target), "symbolic", {}
+            prim = with_checks(prim, symbols.checks)
+        else:
+            prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name)
         prim = prim.with_attr("global_symbol", name)
-        in_types = [TensorType(tuple(int(d) for d in t.shape), t.dtype) for t in inputs]
-        out_types = [TensorType(tuple(int(d) for d in t.shape), t.dtype) for t in outputs]
-        return LoweredFunc(name, prim, in_types, out_types, lifted,
-                           anchor.op.name if anchor is not None else "", rule, packs)
+        in_types = [symbolic_type(t) for t in inputs]
+        out_types = [symbolic_type(t) for t in outputs]
+        for i in packs:
+            if in_types[i].is_dynamic():
+                raise BuildError(f"{name}: the schedule packs input {i} of dynamic shape "
+                                 f"{in_types[i]}")
+        lowered = LoweredFunc(name, prim, in_types, out_types, lifted,
+                              anchor.op.name if anchor is not None else "", rule, packs)
+        vecs = shape_vectors(outputs, symbols)
+        if any(v is not None for v in vecs):
+            lowered.dynamic_outputs = [i for i, v in enumerate(vecs) if v is not None]
+            # packed inputs (weights) never decide a shape, and arrive in another layout
+            lowered.shape_func_inputs = [i for i in range(len(inputs)) if i not in packs]
+            try:
+                sprim = te.create_prim_func([inputs[i] for i in lowered.shape_func_inputs]
+                                            + [v for v in vecs if v is not None])
+            except Exception as e:
+                raise BuildError(f"{name}: the shape function failed to build: {e}") from e
+            lowered.shape_func_name = name + "_shape_func"
+            lowered.shape_func = sprim.with_attr("global_symbol", lowered.shape_func_name)
+        return lowered
 
     def pack_kernel(self, pack: Pack, in_type: TensorType) -> LoweredFunc:
         """The (cached) kernel that packs a run-time value of ``in_type`` per ``pack``."""
@@ -374,7 +443,28 @@ class LowerCache:
         """All kernels as one ``tvm.IRModule``."""
         import tvm
 
-        return tvm.IRModule({f.name: f.prim_func for f in self.funcs})
+        funcs = {f.name: f.prim_func for f in self.funcs}
+        funcs.update((f.shape_func_name, f.shape_func) for f in self.funcs
+                     if f.shape_func is not None)
+        return tvm.IRModule(funcs)
+
+
+def _schedule_symbolic(prim, target):
+    """The schedule of a kernel with symbolic dimensions: the templates need static extents,
+    and inlining chains of reshapes over symbolic shapes grows index expressions exponentially
+    (each level reads the flat index twice), so every block stays materialized and only gets
+    the generic loop parallelization (GPU: dlight, which handles symbolic extents)."""
+    import tvm
+
+    from .schedule import generic
+
+    if generic.is_gpu_target(target):
+        return generic.gpu_fallback(tvm.IRModule({"main": prim}), target)["main"]
+    sch = tvm.s_tir.Schedule(prim)
+    if generic._has_root(sch):
+        for b in sch.get_child_blocks(sch.get_sblock("root")):
+            generic.parallel_vectorize(sch, b, dtype_bytes=generic._dtype_bytes(sch, b))
+    return sch.mod["main"]
 
 
 def _sig(func: Function) -> str:

@@ -1,11 +1,15 @@
 """The VM compiler: Relay functions with control flow → Relax VM bytecode + kernels.
 
-Supported: the whole language except dynamic shapes. Every global function of the module
+Supported: the whole language, dynamic shapes included. Every global function of the module
 becomes a VM function (calls between them, recursion included, are VM calls); ``let``, ``if``
 (the condition is a boolean scalar tensor), tuples of any nesting, constants, calls of primitive
 functions (fused kernels) and of operators (each wrapped into its own primitive function).
 Values live in registers; a kernel's outputs get fresh storage from the VM's pooled allocator
-(no static plan: the set of live values depends on the path taken).
+(no static plan: the set of live values depends on the path taken). An output of dynamic shape
+(``Any``) is allocated from the shape its kernel's shape function computes at run time: the
+shape function writes an int64 vector, ``vm.builtin.tensor_to_shape`` makes it a shape, and
+``alloc_storage``/``alloc_tensor`` take it (see :mod:`relay_tvm.backend.shape_func` and
+:mod:`relay_tvm.backend.batch_loop`).
 
 Run-time representation of the values that are not tensors (:mod:`relay_tvm.runtime.vm` turns
 them back into the interpreter's values):
@@ -67,8 +71,6 @@ from .vm_emit import (
     _IF,
     _LOOP,
     _RET,
-    _check_static,
-    _check_static_result,
     _emit,
     _nbytes,
     _post_order,
@@ -391,7 +393,6 @@ class _FuncCompiler:
         import tvm
 
         fn = op if op is not None else node.op
-        _check_static_result(fn, node, self.name)
         lowered = self.owner.cache.lower(fn)
         ins = []
         for a in node.args:
@@ -406,7 +407,7 @@ class _FuncCompiler:
             else:
                 lk = self.owner.cache.pack_kernel(pack, lowered.input_types[i])
                 ins[i] = self.alloc_and_call(code, lk, [ins[i]])[0]
-        outs = self.alloc_outputs(code, lowered)
+        outs = self.alloc_outputs(code, lowered, ins)
         code.append((_CALL, lowered.name, ins + outs, None))
         ty = node.checked_type
         if isinstance(ty, TupleType):
@@ -414,23 +415,50 @@ class _FuncCompiler:
         return outs[0]
 
     def alloc_and_call(self, code, lowered, ins):
-        outs = self.alloc_outputs(code, lowered)
+        outs = self.alloc_outputs(code, lowered, ins)
         code.append((_CALL, lowered.name, list(ins) + outs, None))
         return outs
 
-    def alloc_outputs(self, code, lowered):
+    def alloc_outputs(self, code, lowered, ins=()):
+        """Storage for the kernel's outputs: static shapes are constants; dynamic ones are
+        computed at run time by the kernel's shape function from ``ins`` (see
+        :mod:`relay_tvm.backend.shape_func`)."""
+        shapes = {}
+        if lowered.dynamic_outputs:
+            vecs = []
+            for i in lowered.dynamic_outputs:
+                n = len(lowered.output_types[i].shape)
+                vecs.append(self.alloc_static(code, (n,), "int64"))
+            code.append((_CALL, lowered.shape_func_name,
+                         [ins[i] for i in lowered.shape_func_inputs] + vecs, None))
+            for i, v in zip(lowered.dynamic_outputs, vecs):
+                shapes[i] = self.call(code, "vm.builtin.tensor_to_shape", [v])
         outs = []
-        for t in lowered.output_types:
-            s = self.reg()
-            code.append((_CALL, "vm.builtin.alloc_storage",
-                         [("state",), ("shape", (max(1, _nbytes(t)),)), ("i", 0), ("dt", "uint8"),
-                          ("str", "global")], s))
-            r = self.reg()
-            code.append((_CALL, "vm.builtin.alloc_tensor",
-                         [("r", s), ("imm", 0), ("shape", tuple(int(d) for d in t.shape)),
-                          ("dt", t.dtype)], r))
-            outs.append(("r", r))
+        for i, t in enumerate(lowered.output_types):
+            if i in shapes:
+                s = self.reg()
+                code.append((_CALL, "vm.builtin.alloc_storage",
+                             [("state",), shapes[i], ("i", 0), ("dt", t.dtype),
+                              ("str", "global")], s))
+                r = self.reg()
+                code.append((_CALL, "vm.builtin.alloc_tensor",
+                             [("r", s), ("imm", 0), shapes[i], ("dt", t.dtype)], r))
+                outs.append(("r", r))
+                continue
+            outs.append(self.alloc_static(code, tuple(int(d) for d in t.shape), t.dtype, t))
         return outs
+
+    def alloc_static(self, code, shape, dtype, t=None):
+        """A tensor of static ``shape`` from the VM's pooled allocator."""
+        t = t if t is not None else TensorType(tuple(shape), dtype)
+        s = self.reg()
+        code.append((_CALL, "vm.builtin.alloc_storage",
+                     [("state",), ("shape", (max(1, _nbytes(t)),)), ("i", 0), ("dt", "uint8"),
+                      ("str", "global")], s))
+        r = self.reg()
+        code.append((_CALL, "vm.builtin.alloc_tensor",
+                     [("r", s), ("imm", 0), ("shape", tuple(shape)), ("dt", dtype)], r))
+        return ("r", r)
 
     def pack_tuple(self, code, flat, ty):
         it = iter(flat)
@@ -494,8 +522,6 @@ class VMCompiler:
             if self.pending:
                 gv = self.pending.pop()
                 f = self.mod[gv]
-                for p in f.params:
-                    _check_static(gv.name_hint, p)
                 funcs[gv.name_hint] = (f.params, _FuncCompiler(self, f, gv.name_hint).compile())
             else:
                 name, fn, captured, self_var = self.pending_lifted.pop()
@@ -508,6 +534,8 @@ class VMCompiler:
         ib = relax.ExecBuilder()
         for k in self.cache.funcs:
             ib.declare_function(k.name)
+            if k.shape_func is not None:
+                ib.declare_function(k.shape_func_name)
         for name in list(funcs) + list(lifted):
             ib.declare_function(name, VMFuncKind.VM_FUNC)
         for name, (params, code) in funcs.items():

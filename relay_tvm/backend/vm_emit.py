@@ -1,6 +1,6 @@
 """Helpers of the VM compiler (:mod:`relay_tvm.backend.vm_codegen`): the instruction list
-format and its assembly into a Relax ``ExecBuilder``, the traversal order of expressions, tail
-positions, and the checks that keep dynamic shapes out.
+format and its assembly into a Relax ``ExecBuilder``, the traversal order of expressions and tail
+positions.
 
 Instructions are tuples: ``(_CALL, function name, operands, destination register or None)``,
 ``(_IF, condition register, false offset)``, ``(_GOTO, offset)``, ``(_RET, register)``,
@@ -10,7 +10,6 @@ Instructions are tuples: ``(_CALL, function name, operands, destination register
 
 from __future__ import annotations
 
-from ..errors import BuildError
 from ..ir.adt import Constructor, Match
 from ..ir.expr import (
     Call,
@@ -21,7 +20,6 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.functor import children, post_order
-from ..ir.types import TensorType, TupleType
 
 # _FAIL: If(cond, to the next match clause); _LOOP: Goto(the function's first instruction)
 _CALL, _IF, _GOTO, _RET, _FAIL, _LOOP = range(6)
@@ -71,33 +69,6 @@ def _tail_positions(body) -> set:
         elif t is Match:
             stack.extend(c.rhs for c in e.clauses)
     return out
-
-
-def _check_static_result(fn, node, fname):
-    """A kernel whose result shape is only known at run time (``Any``) is out of reach."""
-    stack = [node.checked_type]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, TupleType):
-            stack.extend(t.fields)
-        elif isinstance(t, TensorType) and not all(isinstance(d, int) for d in t.shape):
-            body = fn.body
-            what = getattr(getattr(body, "op", None), "name", None) or "a fused kernel"
-            raise BuildError(f"VM compiler: {what} in @{fname} produces a dynamic shape "
-                             f"{t.shape}{_where(node)}; dynamic shapes are not supported yet",
-                             node.span)
-
-
-def _check_static(fname, p):
-    """Dynamic shapes (``Any``) in the parameters of a function are out of the VM's reach."""
-    stack = [p.checked_type]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, TupleType):
-            stack.extend(t.fields)
-        elif isinstance(t, TensorType) and not all(isinstance(d, int) for d in t.shape):
-            raise BuildError(f"VM compiler: @{fname} parameter %{p.name_hint} has a dynamic "
-                             f"shape {t.shape}; dynamic shapes are not supported yet")
 
 
 def _emit(ib, code):

@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     _sugar,
     algorithm,
     annotation,  # relay.op.annotation: stop_fusion, cast_hint
+    dyn,  # the dyn.* operators
     image,
     indexing,
     nn,

@@ -35,6 +35,13 @@ def shape_str(shape) -> str:
     return f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
 
 
+# True while the backend recomputes types over symbolic dimensions (relay_tvm.backend.shape_func);
+# the broadcasts that assume two dimensions equal at run time add (condition, message) here, and
+# the kernel checks them
+LOWERING = [False]
+LOWERING_CHECKS: list = []
+
+
 def broadcast_shapes(a, b, what: str = "operands"):
     """NumPy broadcasting of two shapes with symbolic and ``Any`` dimensions (Relay's
     BroadcastRel).
@@ -56,6 +63,20 @@ def broadcast_shapes(a, b, what: str = "operands"):
             out.append(da)
         elif isinstance(da, AnyDim) or isinstance(db, AnyDim):
             out.append(AnyDim())
+        elif LOWERING[0] and not isinstance(da, int) and not isinstance(db, int):
+            # two Any dimensions made symbolic in one kernel: equal at run time, as topi's
+            # broadcast assumes (Relay's type rule already accepted Any against Any)
+            import tvm
+
+            out.append(tvm.te.max(da, db))
+            LOWERING_CHECKS.append((da == db, f"{what}: dimension {i} differs ({shape_str(a)} "
+                                              f"vs {shape_str(b)}); broadcasting of Any "
+                                              f"dimensions needs equal sizes here"))
+        elif LOWERING[0]:
+            out.append(da if isinstance(da, int) else db)  # a static size against an Any one
+            LOWERING_CHECKS.append((da == db, f"{what}: dimension {i} must be "
+                                              f"{da if isinstance(da, int) else db} "
+                                              f"({shape_str(a)} vs {shape_str(b)})"))
         else:
             raise TypeInferenceError(
                 f"{what}: shapes {shape_str(a)} and {shape_str(b)} do not broadcast "
@@ -202,7 +223,20 @@ def is_static(d) -> bool:
     return isinstance(d, int)
 
 
-__all__ += ["TupleWrapper", "int_dtype_check", "is_static"]
+def out_dims(shape) -> list:
+    """A shape for a TE compute: ints where static, ``PrimExpr`` where symbolic (a dynamic
+    kernel's output shape as the backend's lowering recomputes it, see
+    :mod:`relay_tvm.backend.shape_func`)."""
+    out = []
+    for d in shape:
+        if isinstance(d, AnyDim):
+            raise TypeInferenceError(f"shape {shape_str(shape)}: an Any dimension reached a TE "
+                                     f"compute (it should be symbolic by now)")
+        out.append(int(d) if isinstance(d, int) or type(d).__name__ == "IntImm" else d)
+    return out
+
+
+__all__ += ["TupleWrapper", "int_dtype_check", "is_static", "out_dims"]
 
 
 def _simplify(e):

@@ -248,6 +248,11 @@ def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
         is_ascend: take the smallest instead of the largest.
         dtype: the index dtype.
     """
+    from . import dyn
+
+    if dyn.is_dynamic_arg(k):
+        call = dyn.topk(data, k, axis, ret_type, is_ascend, dtype)
+        return TupleWrapper(call, 2) if ret_type == "both" else call
     k = static_value(k, "k", "topk")
     call = make_call(
         "topk", [data], k=k, axis=axis, ret_type=ret_type, is_ascend=bool(is_ascend), dtype=dtype

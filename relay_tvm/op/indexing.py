@@ -13,7 +13,14 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
-from ._common import int_dtype_check, normalize_axis, shape_str, static_value, tensor_args
+from ._common import (
+    int_dtype_check,
+    normalize_axis,
+    out_dims,
+    shape_str,
+    static_value,
+    tensor_args,
+)
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 # ---- strided_slice -----------------------------------------------------------------------------
@@ -108,7 +115,7 @@ def _strided_slice_compute(attrs, inputs, out_type):
             starts.append(start)
             steps.append(step)
     return te.compute(
-        [int(d) for d in out_type.shape],
+        out_dims(out_type.shape),
         lambda *i: x(*[st + ii * sp for ii, st, sp in zip(i, starts, steps)]),
         name="strided_slice",
     )
@@ -147,6 +154,19 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
         strides: per axis (1 when missing; one value applies to all axes); may be negative.
         axes: the axes sliced (default: the first ``len(begin)`` axes).
     """
+    from . import dyn
+
+    if any(dyn.is_dynamic_arg(v) for v in (begin, end, strides)):
+        if axes is not None:
+            from ..errors import RelayError
+
+            raise RelayError("strided_slice: axes cannot be given with computed begin/end/strides "
+                             "(dyn.strided_slice slices the leading axes)")
+        if strides is None:
+            from .tensor import ones_like
+
+            strides = ones_like(begin)
+        return dyn.strided_slice(data, begin, end, strides, slice_mode)
     begin, end, strides, axes = (
         static_value(v, n, "strided_slice")
         for v, n in ((begin, "begin"), (end, "end"), (strides, "strides"), (axes, "axes"))
@@ -201,7 +221,7 @@ def _slice_like_compute(attrs, inputs, out_type):
     from tvm import te
 
     x = inputs[0]
-    return te.compute([int(d) for d in out_type.shape], lambda *i: x(*i), name="slice_like")
+    return te.compute(out_dims(out_type.shape), lambda *i: x(*i), name="slice_like")
 
 
 register_op(
@@ -474,6 +494,10 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
 
     Indices outside ``[0, depth)`` give rows of ``off_value``.
     """
+    from . import dyn
+
+    if dyn.is_dynamic_arg(depth):
+        return dyn.one_hot(indices, on_value, off_value, depth, axis, dtype)
     depth = static_value(depth, "depth", "one_hot")
     return make_call("one_hot", [indices, on_value, off_value], depth=depth, axis=axis, dtype=dtype)
 

@@ -14,7 +14,7 @@ import re
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import IncompleteType, TensorType
-from ._common import shape_str, tensor_args
+from ._common import out_dims, shape_str, tensor_args
 from .registry import OpPattern, make_call, register_op
 
 _DATA = re.compile(r"^NCHW(\d+)c$")
@@ -167,7 +167,7 @@ def _depthwise_compute(attrs, inputs, out_type):
             axis=[ri, rj],
         )
 
-    shape = tuple(int(d) for d in out_type.shape)
+    shape = tuple(out_dims(out_type.shape))
     return te.compute(shape, f, name="depthwise_conv2d_NCHWc", tag="depthwise_conv2d_NCHWc")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, IncompleteType, TensorType
-from ._common import shape_str, tensor_args
+from ._common import out_dims, shape_str, tensor_args
 from ._nn_common import dims_match, np_acc
 from .registry import OpPattern, make_call, register_op
 
@@ -76,7 +76,7 @@ def _dense_compute(attrs, inputs, out_type):
         rows = rows * d
     flat = topi.reshape(data, (rows, data.shape[-1]))
     out = topi.nn.dense(flat, weight, out_dtype=out_type.dtype)
-    return topi.reshape(out, [int(d) for d in out_type.shape])
+    return topi.reshape(out, out_dims(out_type.shape))
 
 
 register_op(

@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import tensor_args
+from ._common import out_dims, tensor_args
 from ._ieee import np_maximum, np_reduce
 from ._nn_common import (
     SPATIAL,
@@ -164,7 +164,7 @@ def _pool_compute(nd, kind, op):
     def compute(attrs, inputs, out_type):
         k, s, d, before, after = _pool_params(attrs, nd, op)
         return window_pool(inputs[0], kind, attrs.layout, SPATIAL[nd], k, s, d, before, after,
-                           [int(v) for v in out_type.shape],
+                           out_dims(out_type.shape),
                            kind == "avg" and attrs.count_include_pad)
 
     return compute
@@ -296,7 +296,7 @@ def _adaptive_compute(nd, kind, op, global_):
             osz = ((1,) * nd if global_
                    else _adaptive_size(attrs, nd, [int(x.shape[a]) for a in axes], op))
             return adaptive_max_pool(x, attrs.layout, SPATIAL[nd], osz,
-                                     [int(v) for v in out_type.shape])
+                                     out_dims(out_type.shape))
         if global_ and nd == 2:
             return topi.nn.global_pool(x, kind, attrs.layout)
         axes = [attrs.layout.index(c) for c in SPATIAL[nd]]

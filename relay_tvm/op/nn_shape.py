@@ -16,7 +16,7 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.expr import Constant, Expr
 from ..ir.types import AnyDim, TensorType
-from ._common import shape_str, tensor_args
+from ._common import out_dims, shape_str, tensor_args
 from ._nn_common import check_rank, layout_axes
 from .image import resize_reference
 from .registry import OpPattern, make_call, register_op
@@ -339,7 +339,7 @@ def _upsampling_compute(attrs, inputs, out_type):
 
     axes = (2, 3) if attrs.layout == "NCHW" else (1, 2)
     return topi.image.resize2d(
-        inputs[0], [0.0] * 4, [int(out_type.shape[a]) for a in axes], layout=attrs.layout,
+        inputs[0], [0.0] * 4, [out_dims(out_type.shape)[a] for a in axes], layout=attrs.layout,
         method=_upsampling_method(attrs),
         coordinate_transformation_mode="align_corners" if attrs.align_corners else "asymmetric",
     )

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
-from ._common import shape_str, tensor_args
+from ._common import out_dims, shape_str, tensor_args
 from ._nn_common import check_rank
 from .image import COORDINATE_MODES, resize_reference
 from .registry import OpPattern, make_call, register_op
@@ -264,7 +264,7 @@ def _b2s_compute(attrs, inputs, out_type):
     full = [n] + [shape[1 + i] * b for i, b in enumerate(block)] + shape[1 + m:]
     y = topi.reshape(y, full)
     begin = [0] + [c[0] for c in attrs.crops] + [0] * (len(shape) - 1 - m)
-    end = [int(d) for d in out_type.shape]
+    end = out_dims(out_type.shape)
     end = [b + e for b, e in zip(begin, end)]
     return topi.strided_slice(y, begin, end)
 
@@ -376,7 +376,7 @@ def _up3_compute(attrs, inputs, out_type):
 
     axes = _up3_axes(attrs.layout, "nn.upsampling3d")
     return topi.image.resize3d(
-        inputs[0], [0.0] * 6, [int(out_type.shape[a]) for a in axes], layout=attrs.layout,
+        inputs[0], [0.0] * 6, [out_dims(out_type.shape)[a] for a in axes], layout=attrs.layout,
         method=_up3_method(attrs),
         coordinate_transformation_mode=attrs.coordinate_transformation_mode,
     )

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import normalize_axis, tensor_args
+from ._common import normalize_axis, out_dims, tensor_args
 from ._ieee import arg_reduce, is_float
 from ._ieee import np_reduce as _ieee_np_reduce
 from ._ieee import reduce as ieee_reduce
@@ -248,7 +248,7 @@ def _arg_compute(name):
         )
         out = arg_reduce(kind, y, len(rest), False, attrs.select_last_index, out_type.dtype)
         if attrs.keepdims:
-            out = topi.reshape(out, [int(d) for d in out_type.shape])
+            out = topi.reshape(out, out_dims(out_type.shape))
         return out
 
     return compute

@@ -16,7 +16,10 @@ One :class:`Op` per operator name holds everything about the operator in one pla
   per field of a ``TupleType`` output);
 - ``pattern``: the fusion pattern kind (:class:`OpPattern`);
 - ``gradient``: the gradient rule, ``grad(orig_call, output_grad) -> [arg grads]``;
-- ``schedule``: an optional per-target schedule rule name used by the backend.
+- ``schedule``: an optional per-target schedule rule name used by the backend;
+- ``shape_func``: for a data-dependent operator (``dyn.reshape``, ``arange`` of tensors, ...), the
+  TE computation of its output shapes from its input values, run by the VM before allocating
+  the outputs (:func:`register_shape_func`).
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ class Op(RelayExpr):
     description: str = ""
     support_level: int = 10
     schedule: str | None = None
+    shape_func: Callable | None = None
     span: None = None
 
     # one object per name: identity (object's own C-level hash and ==, the fastest there is;
@@ -92,6 +96,7 @@ class Op(RelayExpr):
             "FTypeRelation": self.type_rel,
             "FReference": self.ref_impl,
             "FPrimalGradient": self.gradient,
+            "FShapeFunc": self.shape_func,
         }.get(key)
         return value if value is not None else _user_attr(self.name, key)
 
@@ -174,6 +179,12 @@ register_compute = _setter("compute")
 register_ref = _setter("ref_impl")
 register_gradient = _setter("gradient")
 register_rel = _setter("type_rel")
+# A data-dependent operator's shape function ``shape_func(attrs, inputs, out_type)``: TE computes
+# of int64 vectors, one per output tensor, giving its shape from the input *values* (``inputs``
+# are the kernel's TE tensors). The VM runs it before allocating the outputs. Operators whose
+# output shape follows from the input shapes need none: their shape function is derived from the
+# TE compute (see :mod:`relay_tvm.backend.lower`).
+register_shape_func = _setter("shape_func")
 
 
 def register_pattern(name: str, pattern: OpPattern) -> None:
@@ -214,6 +225,7 @@ __all__ = [
     "register_ref",
     "register_gradient",
     "register_rel",
+    "register_shape_func",
     "register_pattern",
     "get",
     "is_registered",

@@ -200,8 +200,12 @@ def reshape(data, newshape, allowzero=False):
     Raises:
         TypeInferenceError: (at type inference) a malformed code or element counts that differ,
             naming both shapes.
-        RelayError: ``newshape`` is a computed expression (dynamic reshape is not supported).
+    A computed ``newshape`` (an expression, not a constant) gives ``dyn.reshape``.
     """
+    from . import dyn
+
+    if dyn.is_dynamic_arg(newshape):
+        return dyn.reshape(data, newshape, allowzero)
     newshape = static_value(newshape, "newshape", "reshape")
     if isinstance(newshape, int):
         newshape = (newshape,)

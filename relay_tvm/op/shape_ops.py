@@ -13,8 +13,8 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType, dim_equal
-from ._common import broadcast_shapes, shape_str, static_value, tensor_args
-from .registry import OpPattern, make_call, register_gradient, register_op
+from ._common import broadcast_shapes, out_dims, shape_str, static_value, tensor_args
+from .registry import OpPattern, make_call, register_gradient, register_op, register_shape_func
 
 # ---- broadcast_to / broadcast_to_like ----------------------------------------------------------
 
@@ -48,7 +48,7 @@ def _broadcast_to_like_rel(types, attrs):
 def _broadcast_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.broadcast_to(inputs[0], [int(d) for d in out_type.shape])
+    return topi.broadcast_to(inputs[0], out_dims(out_type.shape))
 
 
 def _broadcast_ref(args, attrs, out_type):
@@ -84,6 +84,10 @@ register_op(
 
 def broadcast_to(data, shape):
     """Broadcast ``data`` to ``shape`` (NumPy rules; the result has exactly ``shape``)."""
+    from . import dyn
+
+    if dyn.is_dynamic_arg(shape):
+        return dyn.broadcast_to(data, shape)
     shape = static_value(shape, "shape", "broadcast_to")
     return make_call(
         "broadcast_to", [data], shape=(shape,) if isinstance(shape, int) else tuple(shape)
@@ -127,7 +131,7 @@ def _collapse_ref(args, attrs, out_type):
 def _collapse_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.collapse_sum(inputs[0], [int(d) for d in out_type.shape])
+    return topi.collapse_sum(inputs[0], out_dims(out_type.shape))
 
 
 register_op(
@@ -432,7 +436,7 @@ def _arange_compute(attrs, inputs, out_type):
 
     start, _, step = inputs
     return te.compute(
-        [int(d) for d in out_type.shape],
+        out_dims(out_type.shape),
         lambda i: (start() + i.astype(start.dtype) * step()).astype(out_type.dtype),
         name="arange",
     )
@@ -458,6 +462,19 @@ register_op(
     doc="Evenly spaced values in [start, stop) by step; length ceil((stop - start) / step).",
     level=3,
 )
+
+
+def _arange_shape(attrs, inputs, out_type):
+    """Length ``max(0, ceil((stop - start) / step))`` from the scalar inputs' values (computed
+    in float64, as the NumPy reference does)."""
+    from tvm import te, tirx
+
+    start, stop, step = (x().astype("float64") for x in inputs)
+    n = tirx.max(tirx.ceil((stop - start) / step), tirx.const(0.0, "float64")).astype("int64")
+    return [te.compute((1,), lambda i: n, name="shape")]
+
+
+register_shape_func("arange", _arange_shape)
 
 
 def arange(start, stop=None, step=None, dtype="float32"):

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import broadcast_rel, dtype_kinds, identity_rel, shape_str, tensor_args
+from ._common import broadcast_rel, dtype_kinds, identity_rel, out_dims, shape_str, tensor_args
 from ._ieee import broadcast as ieee_broadcast
 from ._ieee import elementwise as ieee_elementwise
 from ._ieee import is_float, nan_max, nan_min, np_maximum, np_minimum, opaque, to_bool
@@ -396,7 +396,7 @@ def _fill_compute(value):
     def compute(attrs, inputs, out_type):
         from tvm import topi
 
-        return topi.full([int(d) for d in out_type.shape], out_type.dtype, value)
+        return topi.full(out_dims(out_type.shape), out_type.dtype, value)
 
     return compute
 
@@ -420,12 +420,20 @@ for _name, _value in (("zeros", 0), ("ones", 1)):
 
 
 def zeros(shape, dtype):
-    """A tensor of zeros of ``shape`` and ``dtype``."""
+    """A tensor of zeros of ``shape`` and ``dtype`` (a computed ``shape``: ``dyn.zeros``)."""
+    from . import dyn
+
+    if dyn.is_dynamic_arg(shape):
+        return dyn.zeros(shape, dtype)
     return make_call("zeros", [], shape=_shape_attr(shape), dtype=dtype)
 
 
 def ones(shape, dtype):
-    """A tensor of ones of ``shape`` and ``dtype``."""
+    """A tensor of ones of ``shape`` and ``dtype`` (a computed ``shape``: ``dyn.ones``)."""
+    from . import dyn
+
+    if dyn.is_dynamic_arg(shape):
+        return dyn.ones(shape, dtype)
     return make_call("ones", [], shape=_shape_attr(shape), dtype=dtype)
 
 
@@ -454,7 +462,7 @@ def _fill_from_scalar(attrs, inputs, out_type):
 
     fill = inputs[-1]
     return te.compute(
-        [int(d) for d in out_type.shape], lambda *i: fill().astype(out_type.dtype), name="full"
+        out_dims(out_type.shape), lambda *i: fill().astype(out_type.dtype), name="full"
     )
 
 
@@ -484,6 +492,10 @@ def full(fill_value, shape=(), dtype=""):
         from ..ir.expr import const
 
         fill_value = const(fill_value, dtype or None)
+    from . import dyn
+
+    if dyn.is_dynamic_arg(shape):
+        return dyn.full(fill_value, shape, dtype)
     return make_call("full", [fill_value], shape=_shape_attr(shape), dtype=dtype)
 
 

@@ -420,6 +420,10 @@ register_op(
 
 def tile(data, reps):
     """Tile ``data`` by ``reps`` (numpy.tile: the shorter of rank and reps is padded with 1s)."""
+    from . import dyn
+
+    if dyn.is_dynamic_arg(reps):
+        return dyn.tile(data, reps)
     reps = static_value(reps, "reps", "tile")
     return make_call("tile", [data], reps=(reps,) if isinstance(reps, int) else tuple(reps))
 

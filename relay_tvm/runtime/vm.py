@@ -272,9 +272,11 @@ def _check(value, sig, fname, exe):
     if got != dtype:
         raise BuildError(f"@{fname} argument %{name}: got dtype {got}, expected {dtype} "
                          f"(no implicit cast)")
-    if tuple(int(d) for d in value.shape) != tuple(shape):
-        raise BuildError(f"@{fname} argument %{name}: got shape {tuple(value.shape)}, expected "
-                         f"{tuple(shape)}")
+    got_shape = tuple(int(d) for d in value.shape)
+    if len(got_shape) != len(shape) or any(w not in (-1, g) for g, w in zip(got_shape, shape)):
+        want = tuple("?" if w == -1 else w for w in shape)
+        raise BuildError(f"@{fname} argument %{name}: got shape {got_shape}, expected "
+                         f"{want}".replace("'?'", "?"))
     if isinstance(value, np.ndarray):
         return tvm.runtime.tensor(np.array(value, order="C"))
     return value

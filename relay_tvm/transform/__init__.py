@@ -5,6 +5,7 @@ from .canonicalize import CanonicalizeOps  # noqa: F401
 from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
 from .cse import EliminateCommonSubexpr  # noqa: F401
 from .dead_code import DeadCodeElimination  # noqa: F401
+from .dynamic_to_static import DynamicToStatic  # noqa: F401
 from .fake_quantization import FakeQuantizationToInteger  # noqa: F401
 from .fast_math import FastMath  # noqa: F401
 from .fold_constant import FoldConstant, FoldConstantExpr  # noqa: F401
@@ -62,7 +63,7 @@ for _factory in (
     Inline, InlineGlobals, InferType, LambdaLift, LazyGradientInit, Legalize, MergeComposite,
     PartialEvaluate, RemoveUnusedFunctions, SimplifyExpr, SimplifyInference, SpanCheck,
     ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm, ToMixedPrecision,
-    FakeQuantizationToInteger,
+    FakeQuantizationToInteger, DynamicToStatic,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory

@@ -1,0 +1,198 @@
+"""Kernels over a dynamic batch: the scheduled batch-1 kernel inside a loop over the batch.
+
+The schedule templates (:mod:`relay_tvm.backend.schedule.cpu`) need static extents; a kernel
+with a symbolic dimension gets the generic schedule, which for a convolution is orders of
+magnitude slower. Most kernels of a model with a dynamic batch (``relay.Any()`` as the first
+dimension of the input) are *batch-wise*: every output row ``b`` depends only on input rows
+``b`` (convolutions, pooling, dense, elementwise operators, flattening that keeps the rows).
+Such a kernel is compiled once for batch 1 with the full template, then wrapped into a PrimFunc
+whose dynamic buffers have a symbolic first dimension ``n``: a loop over ``b < n`` declares the
+batch-1 buffers as views of row ``b`` (``DeclBuffer`` with ``address_of(buf[b, 0, ...])``) and
+runs the batch-1 body. Batch 1 then runs exactly the static kernel; batch ``n`` runs it ``n``
+times (per-shape buckets with one bucket, made general by the loop).
+
+Whether a kernel is batch-wise is decided per operator from its attributes
+(:func:`batch_wise`): anything not known to be batch-wise keeps the symbolic kernel.
+"""
+
+from __future__ import annotations
+
+from ..ir.expr import Call, Function, Var
+from ..ir.types import AnyDim, TensorType, TupleType
+from .partition import post_order
+
+# operators with a data layout whose first axis is the batch when the layout starts with "N"
+_WINDOW = {"nn.conv1d", "nn.conv2d", "nn.conv3d", "nn.contrib_conv2d_NCHWc",
+           "nn.contrib_depthwise_conv2d_NCHWc", "nn.max_pool1d", "nn.max_pool2d",
+           "nn.max_pool3d", "nn.avg_pool1d", "nn.avg_pool2d", "nn.avg_pool3d",
+           "nn.global_max_pool2d", "nn.global_avg_pool2d", "nn.adaptive_avg_pool2d",
+           "nn.adaptive_max_pool2d", "nn.upsampling", "nn.lrn", "nn.conv2d_transpose",
+           "nn.contrib_conv2d_winograd_without_weight_transform"}
+_ROWS = {"reshape", "nn.batch_flatten", "squeeze", "expand_dims", "reshape_like"}
+_REDUCE = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "variance", "all", "any"}
+_AXIS = {"nn.softmax", "nn.log_softmax", "nn.bias_add"}
+
+
+def _flat(ty) -> list:
+    if isinstance(ty, TupleType):
+        out = []
+        for f in ty.fields:
+            out.extend(_flat(f))
+        return out
+    return [ty]
+
+
+def _batch_dynamic(t) -> bool:
+    """``t`` is ``(Any, static...)``."""
+    return (isinstance(t, TensorType) and len(t.shape) >= 1 and isinstance(t.shape[0], AnyDim)
+            and all(isinstance(d, int) for d in t.shape[1:]))
+
+
+def _static(t) -> bool:
+    return isinstance(t, TensorType) and all(isinstance(d, int) for d in t.shape)
+
+
+def _prod(shape) -> int:
+    p = 1
+    for d in shape:
+        p *= int(d)
+    return p
+
+
+def _axes(attrs, ndim):
+    axis = getattr(attrs, "axis", None)
+    if axis is None:
+        return None
+    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    return [int(a) % ndim if ndim else 0 for a in axes]
+
+
+def _call_batch_wise(node) -> bool:
+    args = [t for a in node.args for t in _flat(a.checked_type)]
+    outs = _flat(node.checked_type)
+    if not all(_static(t) or _batch_dynamic(t) for t in args + outs):
+        return False
+    dyn_args = [t for t in args if not _static(t)]
+    if not dyn_args:
+        return True  # constants only
+    if not all(_batch_dynamic(t) for t in outs):
+        return False  # a dynamic input reduced to a static output mixes the rows
+    op = node.op
+    name = getattr(op, "name", "")
+    from ..op.registry import OpPattern
+
+    if op.pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST) and name not in _ROWS:
+        # a static operand must broadcast along the batch axis: of lower rank, or size 1 there
+        rank = len(outs[0].shape)
+        static_ok = all(len(t.shape) < rank or t.shape[0] == 1 for t in args if _static(t))
+        return static_ok and all(len(t.shape) == rank for t in dyn_args)
+    a = node.attrs
+    if name in _WINDOW:
+        layout = getattr(a, "data_layout", None) or getattr(a, "layout", None) or "NCHW"
+        return str(layout).startswith("N") and len(dyn_args) == 1 and \
+            node.args[0].checked_type is dyn_args[0]
+    if name == "nn.dense" or name == "nn.matmul":
+        return len(dyn_args) == 1 and node.args[0].checked_type is dyn_args[0]
+    if name in _ROWS:
+        return len(dyn_args) == 1 and _prod(dyn_args[0].shape[1:]) == _prod(outs[0].shape[1:])
+    if name in _REDUCE or name in _AXIS:
+        axes = _axes(a, len(dyn_args[0].shape))
+        return axes is not None and 0 not in axes and len(dyn_args) == 1
+    if name == "layout_transform":
+        return str(a.src_layout).startswith("N") and str(a.dst_layout).startswith("N")
+    if name == "nn.pad":
+        return tuple(int(x) for x in a.pad_width[0]) == (0, 0) and len(dyn_args) == 1
+    return False
+
+
+def batch_wise(func: Function) -> bool:
+    """Whether primitive function ``func`` can run as its batch-1 kernel in a loop: every
+    dynamic type is ``(Any, static...)``, at least one output is dynamic, and every operator
+    keeps the rows of the batch apart."""
+    params = [t for p in func.params for t in _flat(p.checked_type)]
+    outs = _flat(func.body.checked_type)
+    if not all(_static(t) or _batch_dynamic(t) for t in params + outs):
+        return False
+    if not any(_batch_dynamic(t) for t in outs) or not any(_batch_dynamic(t) for t in params):
+        return False
+    if not all(_batch_dynamic(t) for t in outs):
+        return False
+    for node in post_order(func.body):
+        if isinstance(node, Call) and not isinstance(node.op, (Function, Var)):
+            if not _call_batch_wise(node):
+                return False
+        elif isinstance(node, Call):
+            return False
+    return True
+
+
+def batch_one(func: Function) -> Function:
+    """``func`` with every dynamic batch dimension of its parameters set to 1, re-typed."""
+    from ..ir.expr import bind, var
+    from ..typing.infer import infer_expr
+
+    def one(t):
+        if isinstance(t, TupleType):
+            return TupleType([one(f) for f in t.fields])
+        if _batch_dynamic(t):
+            return TensorType((1, *t.shape[1:]), t.dtype)
+        return t
+
+    new_params = [var(p.name_hint, one(p.checked_type)) for p in func.params]
+    body = bind(func.body, dict(zip(func.params, new_params)))
+    out = Function(new_params, body, None, func.type_params, func.attrs)
+    infer_expr(out)
+    return out
+
+
+def wrap_batch(prim, dynamic: list, n=None):
+    """The batch-1 PrimFunc ``prim`` (scheduled) as a kernel over ``n`` rows of the buffers at
+    the parameter indices ``dynamic`` (see the module docstring).
+
+    Returns:
+        ``(PrimFunc, n)``: the wrapped kernel and its batch variable.
+    """
+    import tvm
+    from tvm import tirx
+
+    n = n if n is not None else tirx.Var("n", "int64")
+    b = tirx.Var("b", "int64")
+    params, decls = [], []
+    for i, buf in enumerate(prim.params):
+        if i not in dynamic:
+            params.append(buf)
+            continue
+        rows = tirx.decl_buffer((n, *buf.shape[1:]), buf.dtype, name=f"{buf}_rows")
+        params.append(rows)
+        idx = [b] + [tirx.const(0, "int64")] * (len(buf.shape) - 1)
+        decls.append(tirx.DeclBuffer(buf, data=tirx.address_of(tirx.BufferLoad(rows, idx))))
+    root = prim.body
+    blk = root.block
+    loop = tirx.For(b, tirx.const(0, "int64"), n, tirx.ForKind.SERIAL,
+                    tirx.SeqStmt(decls + [blk.body]))
+    new_blk = tvm.s_tir.SBlock(blk.iter_vars, blk.reads, blk.writes, blk.name_hint, loop,
+                               blk.init, blk.alloc_buffers, blk.match_buffers, blk.annotations)
+    new_root = tvm.s_tir.SBlockRealize(root.iter_values, root.predicate, new_blk)
+    return tirx.PrimFunc(params, new_root, prim.ret_type, prim.attrs), n
+
+
+def batch_shape_func(in_types, out_types, n, name: str):
+    """The shape function of a wrapped kernel: output shapes ``(n, static...)`` from the
+    inputs' first dimension (TVM checks that every dynamic input has the same ``n``)."""
+    from tvm import te
+
+    from .shape_func import _select_of
+
+    inputs = []
+    for i, t in enumerate(in_types):
+        shape = tuple(n if isinstance(d, AnyDim) else d for d in t.shape)
+        inputs.append(te.placeholder(shape, t.dtype, name=f"p{i}"))
+    vecs = []
+    for t in out_types:
+        exprs = [n if isinstance(d, AnyDim) else te.const(int(d), "int64") for d in t.shape]
+        vecs.append(te.compute((len(exprs),), _select_of(exprs), name="shape"))
+    prim = te.create_prim_func(inputs + vecs)
+    return prim.with_attr("global_symbol", name)
+
+
+__all__ = ["batch_wise", "batch_one", "wrap_batch", "batch_shape_func"]

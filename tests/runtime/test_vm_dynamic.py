@@ -1,0 +1,218 @@
+"""Dynamic shapes on the VM: ``Any`` dimensions, the ``dyn.*`` operators (against NumPy),
+DynamicToStatic, save/load of a dynamic executable in a new process, and relay.build's refusal."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tvm
+
+import relay_tvm as relay
+from relay_tvm.errors import BuildError
+
+
+def _vm(f):
+    mod = relay.IRModule.from_expr(f) if isinstance(f, relay.Function) else f
+    return relay.vm.VirtualMachine(relay.vm.compile(mod, target="llvm"), tvm.cpu())
+
+
+def _np(v):
+    return [x.numpy() for x in v] if isinstance(v, tuple) else v.numpy()
+
+
+X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype("float32")
+
+
+def test_dyn_reshape_against_numpy():
+    x = relay.var("x", shape=(2, 3, 4))
+    s = relay.var("s", shape=(2,), dtype="int64")
+    call = relay.reshape(x, s)
+    assert call.op.name == "dyn.reshape"
+    vm = _vm(relay.Function([x, s], call))
+    for shape, want in (([4, -1], (4, 6)), ([0, 12], (2, 12)), ([-1, 2], (12, 2))):
+        np.testing.assert_array_equal(vm.run(X, np.array(shape)).numpy(), X.reshape(want))
+
+
+def test_dyn_broadcast_full_zeros_ones_tile():
+    y = relay.var("y", shape=(3, 1))
+    s = relay.var("s", shape=(3,), dtype="int32")
+    yv = np.arange(3, dtype="float32").reshape(3, 1)
+    vm = _vm(relay.Function([y, s], relay.broadcast_to(y, s)))
+    np.testing.assert_array_equal(vm.run(yv, np.array([2, 3, 5], "int32")).numpy(),
+                                  np.broadcast_to(yv, (2, 3, 5)))
+    v = relay.var("v", shape=(), dtype="float32")
+    vm = _vm(relay.Function([v, s], relay.Tuple([relay.full(v, s), relay.zeros(s, "float32"),
+                                                 relay.ones(s, "int32")])))
+    full, zeros, ones = _np(vm.run(np.array(2.5, "float32"), np.array([1, 2, 3], "int32")))
+    np.testing.assert_array_equal(full, np.full((1, 2, 3), 2.5, "float32"))
+    np.testing.assert_array_equal(zeros, np.zeros((1, 2, 3), "float32"))
+    assert ones.dtype == np.int32 and ones.shape == (1, 2, 3) and (ones == 1).all()
+    r = relay.var("r", shape=(3,), dtype="int64")
+    vm = _vm(relay.Function([y, r], relay.tile(y, r)))
+    np.testing.assert_array_equal(vm.run(yv, np.array([2, 1, 3])).numpy(), np.tile(yv, (2, 1, 3)))
+
+
+def test_dyn_strided_slice_against_numpy():
+    x = relay.var("x", shape=(2, 3, 4))
+    b, e, st = (relay.var(n, shape=(3,), dtype="int64") for n in "bes")
+    vm = _vm(relay.Function([x, b, e, st], relay.strided_slice(x, b, e, st)))
+    cases = [((0, -1, 3), (2, -4, 0), (1, -1, -2)), ((1, 0, 1), (100, 3, 4), (1, 2, 2)),
+             ((-5, 2, 0), (1, 2, -1), (1, 1, 1))]
+    for bb, ee, ss in cases:
+        want = X[tuple(slice(*t) for t in zip(bb, ee, ss))]
+        got = vm.run(X, np.array(bb), np.array(ee), np.array(ss)).numpy()
+        np.testing.assert_array_equal(got, want)
+
+
+def test_dyn_topk_and_one_hot_against_numpy():
+    z = relay.var("z", shape=(3, 6))
+    k = relay.var("k", shape=(), dtype="int32")
+    zv = np.random.default_rng(1).permutation(18).reshape(3, 6).astype("float32")
+    vm = _vm(relay.Function([z, k], relay.topk(z, k, axis=1).astuple()))
+    for kk in (1, 4):
+        vals, idx = _np(vm.run(zv, np.array(kk, "int32")))
+        order = np.argsort(-zv, axis=1)[:, :kk]
+        np.testing.assert_array_equal(idx, order)
+        np.testing.assert_array_equal(vals, np.take_along_axis(zv, order, 1))
+    ind = relay.var("ind", shape=(4,), dtype="int32")
+    d = relay.var("d", shape=(), dtype="int32")
+    vm = _vm(relay.Function([ind, d], relay.one_hot(ind, relay.const(1.0), relay.const(0.0), d,
+                                                    -1, "float32")))
+    iv = np.array([0, 2, 1, 5], "int32")
+    np.testing.assert_array_equal(vm.run(iv, np.array(3, "int32")).numpy(),
+                                  (iv[:, None] == np.arange(3)).astype("float32"))
+
+
+def test_any_batch_chain_one_executable():
+    """Batch-wise kernels (dense, relu, softmax) and symbolic ones (a sum over the batch, a
+    transpose) over one Any dimension; several batch sizes from one executable."""
+    x = relay.var("x", shape=(relay.Any(), 8))
+    w = relay.const(np.random.default_rng(2).standard_normal((5, 8)).astype("float32"))
+    h = relay.nn.softmax(relay.nn.relu(relay.nn.dense(x, w)))
+    out = relay.Tuple([h, relay.sum(h, axis=0), relay.transpose(h)])
+    f = relay.Function([x], out)
+    vm = _vm(f)
+    ref = relay.create_executor("debug", relay.IRModule.from_expr(f)).evaluate()
+    for n in (1, 3, 7):
+        xv = np.random.default_rng(n).standard_normal((n, 8)).astype("float32")
+        got = _np(vm.run(xv))
+        for g, r in zip(got, _np(ref(xv))):
+            np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6)
+        e = np.maximum(xv @ w.data.numpy().T, 0)
+        e = np.exp(e - e.max(1, keepdims=True))
+        np.testing.assert_allclose(got[0], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    with pytest.raises(BuildError, match=r"got shape \(2, 7\), expected \(\?, 8\)"):
+        vm.run(np.zeros((2, 7), "float32"))
+
+
+def test_dynamic_chain_after_data_dependent_shape():
+    """A kernel whose input shape comes from a shape function (dyn.reshape -> relu -> sum)."""
+    x = relay.var("x", shape=(2, 3, 4))
+    s = relay.var("s", shape=(2,), dtype="int64")
+    y = relay.reshape(x, s)
+    f = relay.Function([x, s], relay.Tuple([relay.nn.relu(y), relay.sum(y, axis=1)]))
+    vm = _vm(f)
+    for shape in ([3, 8], [12, 2]):
+        r, sm = _np(vm.run(X, np.array(shape)))
+        np.testing.assert_array_equal(r, np.maximum(X.reshape(shape), 0))
+        np.testing.assert_allclose(sm, X.reshape(shape).sum(1), rtol=1e-5)
+
+
+def test_dynamic_to_static_before_expected():
+    x = relay.var("x", shape=(2, 3, 4))
+    before = relay.Function([x], relay.op.dyn.reshape(
+        x, relay.shape_of(relay.zeros((4, 6), "float32"), "int64")))
+    expected = relay.Function([x], relay.reshape(x, (4, 6)))
+    got = relay.transform.DynamicToStatic()(relay.IRModule.from_expr(before))
+    want = relay.transform.InferType()(relay.IRModule.from_expr(expected))
+    assert relay.analysis.structural_equal(got["main"], want["main"])
+    y = relay.var("y", shape=(3, 1))
+    before = relay.Function([y], relay.op.dyn.tile(
+        relay.op.dyn.broadcast_to(y, relay.const(np.array([3, 2], "int64"))),
+        relay.const(np.array([1, 2], "int64"))))
+    expected = relay.Function([y], relay.tile(relay.broadcast_to(y, (3, 2)), (1, 2)))
+    got = relay.transform.DynamicToStatic()(relay.IRModule.from_expr(before))
+    want = relay.transform.InferType()(relay.IRModule.from_expr(expected))
+    assert relay.analysis.structural_equal(got["main"], want["main"])
+
+
+def test_build_rejects_dynamic_and_points_to_vm():
+    x = relay.var("x", shape=(relay.Any(), 3))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
+    with pytest.raises(BuildError, match="relay.vm.compile"):
+        relay.build(mod, target="llvm")
+
+
+def test_dynamic_executable_save_load_new_process(tmp_path):
+    x = relay.var("x", shape=(relay.Any(), 4))
+    s = relay.var("s", shape=(2,), dtype="int64")
+    f = relay.Function([x, s], relay.reshape(relay.nn.relu(x) * relay.const(2.0), s))
+    exe = relay.vm.compile(relay.IRModule.from_expr(f), target="llvm")
+    code, lib = exe.save()
+    (tmp_path / "code.bin").write_bytes(bytes(code))
+    lib.export_library(str(tmp_path / "lib.so"))
+    script = f"""
+import numpy as np, tvm
+import relay_tvm as relay
+from relay_tvm.runtime.vm import Executable, VirtualMachine
+code = open({str(tmp_path / 'code.bin')!r}, 'rb').read()
+lib = tvm.runtime.load_module({str(tmp_path / 'lib.so')!r})
+vm = VirtualMachine(Executable.load_exec(bytearray(code), lib), tvm.cpu())
+for n, shape in ((3, [2, 6]), (5, [10, -1])):
+    x = np.arange(n * 4, dtype='float32').reshape(n, 4) - 5
+    got = vm.run(x, np.array(shape)).numpy()
+    np.testing.assert_array_equal(got, (np.maximum(x, 0) * 2).reshape(shape))
+print('OK')
+"""
+    env = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert res.returncode == 0 and "OK" in res.stdout, res.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_resnet18_dynamic_batch_one_executable_equals_static_build():
+    """ResNet-18 with batch Any compiled once; batch 1, 3 and 8 equal relay.build per batch."""
+    from relay_tvm.runtime import GraphModule
+    from relay_tvm.testing import resnet
+
+    shape = (3, 32, 32)
+    mod, params = resnet.get_workload(num_layers=18, batch_size=relay.Any(), image_shape=shape)
+    exe = relay.vm.compile(mod, target="llvm", params=params)
+    vm = relay.vm.VirtualMachine(exe, tvm.cpu())
+    for n in (1, 3, 8):
+        smod, sparams = resnet.get_workload(num_layers=18, batch_size=n, image_shape=shape)
+        g = GraphModule(relay.build(smod, target="llvm", params=sparams)["default"](tvm.cpu()))
+        x = np.random.default_rng(n).standard_normal((n, *shape)).astype("float32")
+        g.set_input("data", x)
+        g.run()
+        got = vm.run(x).numpy()
+        assert got.shape == (n, 1000)
+        np.testing.assert_allclose(got, g.get_output(0).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_any_vector_plus_static_vector_is_not_batch_wise():
+    """Found by the random dynamic-shape programs: ``(?,) + (3,)`` is not a batch-wise kernel
+    (the static operand is indexed along the dynamic axis); it ran the batch-1 kernel per row."""
+    b = relay.var("b", shape=(3,))
+    p = relay.var("p", shape=(relay.Any(),))
+    f = relay.Function([b, p], relay.add(p, relay.add(relay.add(b, b), relay.tanh(b))))
+    vm = _vm(f)
+    bv = np.array([0.5, -1.5, 2.0], "float32")
+    pv = np.array([1.0, 2.0, 3.0], "float32")
+    np.testing.assert_allclose(vm.run(bv, pv).numpy(), pv + 2 * bv + np.tanh(bv), rtol=1e-6)
+
+
+def test_any_against_static_broadcast_checks_the_size_at_run_time():
+    """``(?,) + (3,)``: the kernel assumes the Any size is 3 (topi's broadcast) and checks it;
+    size 1 (which Relay's rule would broadcast) is refused rather than read out of bounds."""
+    b = relay.var("b", shape=(3,))
+    p = relay.var("p", shape=(relay.Any(),))
+    vm = _vm(relay.Function([b, p], relay.add(p, relay.tanh(b))))
+    bv = np.array([0.5, -1.5, 2.0], "float32")
+    np.testing.assert_allclose(vm.run(bv, np.ones(3, "float32")).numpy(), 1 + np.tanh(bv),
+                               rtol=1e-6)
+    with pytest.raises(Exception, match=r"dimension 0 must be 3"):
+        vm.run(bv, np.ones(1, "float32"))
