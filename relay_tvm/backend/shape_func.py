@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ..errors import BuildError
 from ..ir.types import AnyDim, TensorType, TupleType
+from ..op._common import select_of as _select_of  # noqa: F401 - used by batch_loop too
 
 
 def is_static_dim(d) -> bool:
@@ -171,19 +172,6 @@ def shape_vectors(outputs, symbols: SymbolicDims) -> list:
 
         out.append(te.compute((len(ds),), _select_of(exprs), name="shape"))
     return out
-
-
-def _select_of(exprs):
-    """``fcompute(i) = exprs[i]`` (te.compute takes no default arguments)."""
-    from tvm import tirx
-
-    def fcompute(i):
-        e = exprs[-1]
-        for k in range(len(exprs) - 2, -1, -1):
-            e = tirx.Select(i == k, exprs[k], e)
-        return e
-
-    return fcompute
 
 
 def with_checks(prim, checks):

@@ -307,3 +307,16 @@ def as_tuple_expr(data):
 
 
 __all__ += ["static_value", "as_tuple_expr"]
+
+
+def select_of(exprs):
+    """``fcompute(i) = exprs[i]`` (te.compute takes no default arguments)."""
+    from tvm import tirx
+
+    def fcompute(i):
+        e = exprs[-1]
+        for k in range(len(exprs) - 2, -1, -1):
+            e = tirx.Select(i == k, exprs[k], e)
+        return e
+
+    return fcompute

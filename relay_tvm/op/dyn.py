@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType, TupleType
-from ._common import normalize_axis, out_dims, shape_str, tensor_args
+from ._common import normalize_axis, out_dims, select_of, shape_str, tensor_args
 from .registry import OpPattern, make_call, register_op, register_shape_func
 
 
@@ -47,11 +47,9 @@ def _vec(values):
     """A TE int64 vector ``[values...]`` (PrimExprs; reads of input tensors allowed)."""
     from tvm import te
 
-    from ..backend.shape_func import _select_of
-
     exprs = [v.astype("int64") if hasattr(v, "astype") else te.const(int(v), "int64")
              for v in values]
-    return te.compute((len(exprs),), _select_of(exprs), name="shape")
+    return te.compute((len(exprs),), select_of(exprs), name="shape")
 
 
 def _i64(e):
