@@ -39,6 +39,7 @@ MODULE_ALIASES = {
     "tvm._ffi": "relay_tvm.compat.ffi",
     "tvm.ir.diagnostics": "relay_tvm.compat.diagnostics",
     "tvm.runtime.container": "relay_tvm.compat.container",
+    "tvm.runtime.name_transforms": "relay_tvm.backend.name_transforms",
 }
 
 

@@ -3,7 +3,8 @@
 Each workload module has ``get_workload(batch_size=1, ...) -> (mod, params)``: a type-checked
 :class:`IRModule` whose ``main`` takes ``data`` and the parameters, and a dict of seeded
 Xavier-initialized NumPy parameter values: :mod:`.mlp`, :mod:`.resnet`, :mod:`.mobilenet`,
-:mod:`.vgg`, :mod:`.squeezenet`, :mod:`.dcgan`, :mod:`.lstm`.
+:mod:`.vgg`, :mod:`.squeezenet`, :mod:`.dcgan`, :mod:`.lstm`, :mod:`.inception_v3`,
+:mod:`.synthetic`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dcgan, init, layers, lstm, mlp, mobilenet, resnet, squeezenet, vgg  # noqa: F401
+from . import inception_v3, synthetic  # noqa: F401
 from .init import Xavier, create_workload  # noqa: F401
 from .grad import check_grad  # noqa: F401
 from .train import lenet_loss, mlp_loss, synthetic_classification, train_sgd  # noqa: F401
