@@ -13,6 +13,7 @@ import numpy as np
 
 from . import dcgan, init, layers, lstm, mlp, mobilenet, resnet, squeezenet, vgg  # noqa: F401
 from . import inception_v3, synthetic  # noqa: F401
+from .py_converter import run_as_python, to_python  # noqa: F401
 from .init import Xavier, create_workload  # noqa: F401
 from .grad import check_grad  # noqa: F401
 from .train import lenet_loss, mlp_loss, synthetic_classification, train_sgd  # noqa: F401
@@ -138,4 +139,5 @@ from . import temp_op_attr  # noqa: E402,F401
 
 __all__ = ["run_infer_type", "run_opt_pass", "rand", "create_workload", "Xavier", "check_grad",
            "gradient", "train_sgd", "mlp_loss", "lenet_loss", "synthetic_classification",
-           "count_ops", "count", "make_nat_expr", "make_nat_value", "temp_op_attr"]
+           "count_ops", "count", "make_nat_expr", "make_nat_value", "temp_op_attr", "run_as_python",
+           "to_python", "inception_v3", "synthetic"]
