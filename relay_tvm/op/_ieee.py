@@ -31,6 +31,17 @@ def _isnan(v, dtype):
     return (tirx.reinterpret(ity, v) & tirx.const(mask, ity)) > tirx.const(inf, ity)
 
 
+def _signbit(v, dtype):
+    """The sign bit of a float (true for -0): IEEE 754-2019 maximum/minimum order -0 < +0."""
+    from tvm import tirx
+
+    dtype = str(dtype)
+    if dtype not in _NAN_BITS:
+        return v < tirx.const(0, dtype)
+    ity = f"int{_NAN_BITS[dtype][0]}"
+    return tirx.reinterpret(ity, v) < tirx.const(0, ity)
+
+
 def lowest(dtype):
     """``-inf`` for floats, the minimum for integers: the identity of max."""
     from tvm import tirx
@@ -94,25 +105,29 @@ def _llvm(name, a, b, dtype):
 
 
 def nan_max(a, b, dtype):
-    """``numpy.maximum(a, b)`` on scalars of ``dtype``: NaN if either is NaN."""
+    """IEEE 754-2019 ``maximum(a, b)`` on scalars of ``dtype``: NaN if either is NaN (as
+    ``numpy.maximum``), and ``maximum(-0, +0) = +0``."""
     from tvm import tirx
 
     if not is_float(dtype):
         return tirx.max(a, b)
     if _llvm_target():
         return _llvm("llvm.maximum", a, b, dtype)
-    return _let([a, b], dtype, lambda a, b: tirx.Select(_isnan(a, dtype) | (a > b), a, b))
+    return _let([a, b], dtype, lambda a, b: tirx.Select(
+        _isnan(a, dtype) | (a > b) | ((a == b) & _signbit(b, dtype)), a, b))
 
 
 def nan_min(a, b, dtype):
-    """``numpy.minimum(a, b)`` on scalars of ``dtype``: NaN if either is NaN."""
+    """IEEE 754-2019 ``minimum(a, b)`` on scalars of ``dtype``: NaN if either is NaN (as
+    ``numpy.minimum``), and ``minimum(-0, +0) = -0``."""
     from tvm import tirx
 
     if not is_float(dtype):
         return tirx.min(a, b)
     if _llvm_target():
         return _llvm("llvm.minimum", a, b, dtype)
-    return _let([a, b], dtype, lambda a, b: tirx.Select(_isnan(a, dtype) | (a < b), a, b))
+    return _let([a, b], dtype, lambda a, b: tirx.Select(
+        _isnan(a, dtype) | (a < b) | ((a == b) & _signbit(a, dtype)), a, b))
 
 
 def reducer(kind, dtype):
@@ -241,3 +256,56 @@ def to_bool(x):
     zero, t, f = tirx.const(0, x.dtype), tirx.const(True, "bool"), tirx.const(False, "bool")
     return te.compute(x.shape, lambda *i: tirx.Select(x(*i) == zero, f, t), name="to_bool",
                       tag="elemwise")
+
+
+# ---- the NumPy side (the interpreter's references) ----------------------------------------------
+# IEEE 754-2019 ``maximum``/``minimum`` order -0 below +0, as LLVM's ``llvm.maximum`` (the
+# compiled path) does; ``numpy.maximum`` returns either zero on a tie (its second operand, or
+# whichever its SIMD loop met first in a reduction). These fix the sign of a zero result.
+
+
+def np_maximum(a, b):
+    """``numpy.maximum`` (NaN propagates) with ``maximum(-0, +0) = +0``."""
+    import numpy as np
+
+    r = np.maximum(a, b)
+    if r.dtype.kind != "f":
+        return r
+    zero = r == 0  # both operands are <= 0: -0 only if neither is +0
+    if np.any(zero):
+        neg = np.signbit(a) & np.signbit(b)
+        r = np.where(zero, np.where(neg, -0.0, 0.0).astype(r.dtype), r)
+    return r
+
+
+def np_minimum(a, b):
+    """``numpy.minimum`` (NaN propagates) with ``minimum(-0, +0) = -0``."""
+    import numpy as np
+
+    r = np.minimum(a, b)
+    if r.dtype.kind != "f":
+        return r
+    zero = r == 0  # both operands are >= 0: -0 if either is -0
+    if np.any(zero):
+        neg = np.signbit(a) | np.signbit(b)
+        r = np.where(zero, np.where(neg, -0.0, 0.0).astype(r.dtype), r)
+    return r
+
+
+def np_reduce(kind, x, axis=None, keepdims=False):
+    """``numpy.max``/``numpy.min`` (``kind`` "max"/"min") of ``x`` over ``axis`` with the
+    signed-zero order of :func:`np_maximum`/:func:`np_minimum`."""
+    import numpy as np
+
+    r = np.asarray((np.max if kind == "max" else np.min)(x, axis=axis, keepdims=keepdims))
+    if r.dtype.kind != "f" or x.size == 0:
+        return r
+    zero = r == 0
+    if np.any(zero):
+        z = x == 0
+        # max: +0 if any +0 is in the reduction; min: -0 if any -0 is
+        pick = (z & ~np.signbit(x)) if kind == "max" else (z & np.signbit(x))
+        has = np.any(pick, axis=axis, keepdims=keepdims)
+        neg = ~has if kind == "max" else has
+        r = np.where(zero, np.where(neg, -0.0, 0.0).astype(r.dtype), r)
+    return r

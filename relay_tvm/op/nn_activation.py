@@ -14,7 +14,7 @@ from ..ir.types import IncompleteType, TensorType, TupleType
 from ._common import identity_rel, normalize_axis, tensor_args
 from ._nn_common import TupleWrapper, check_float, vector_params
 from ._ieee import elementwise as ieee_elementwise
-from ._ieee import is_float, nan_max
+from ._ieee import is_float, nan_max, np_maximum
 from .registry import OpPattern, make_call, register_op
 
 
@@ -50,7 +50,7 @@ register_op(
     num_inputs=1,
     arguments=("data",),
     rel=identity_rel("nn.relu"),
-    ref=lambda args, attrs, out_type: np.maximum(args[0], np.zeros((), args[0].dtype)),
+    ref=lambda args, attrs, out_type: np_maximum(args[0], np.zeros((), args[0].dtype)),
     compute=_relu_compute,
     pattern=OpPattern.ELEMWISE,
     doc="Rectified linear unit numpy.maximum(x, 0): NaN stays NaN (topi.nn.relu drops it).",

@@ -34,6 +34,7 @@ from ._nn_common import (
     out_size,
     pad_before_after,
 )
+from ._ieee import np_maximum, np_reduce
 from ._pool_te import adaptive_max_pool, window_pool
 from .registry import OpPattern, make_call, register_op
 
@@ -136,7 +137,7 @@ def pool_reference(x, kind, k, s, d, before, after, ceil_mode, count_include_pad
         # taps outside the input never win: pad with max's identity (-inf, as numpy.max's)
         low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         xp = np.pad(x, widths, constant_values=low)
-        return _window_reduce(xp, k, s, d, osz, np.maximum)
+        return _window_reduce(xp, k, s, d, osz, np_maximum)
     xp = np.pad(x.astype("float64"), widths)
     total = _window_reduce(xp, k, s, d, osz, np.add)
     if count_include_pad:
@@ -271,7 +272,7 @@ def adaptive_pool_reference(x, kind, osz):
         window = tuple(slice(*ranges[i][idx[i]]) for i in range(nd))
         w = x[(slice(None), slice(None)) + window].reshape(*x.shape[:2], -1)
         out[(slice(None), slice(None)) + idx] = (
-            w.max(axis=2) if kind == "max" else w.astype("float64").mean(axis=2)
+            np_reduce("max", w, axis=2) if kind == "max" else w.astype("float64").mean(axis=2)
         )
     return out
 

@@ -18,6 +18,7 @@ from ..errors import TypeInferenceError
 from ..ir.types import TensorType
 from ._common import normalize_axis, tensor_args
 from ._ieee import arg_reduce, is_float
+from ._ieee import np_reduce as _ieee_np_reduce
 from ._ieee import reduce as ieee_reduce
 from .registry import OpPattern, make_call, register_gradient, register_op
 
@@ -126,6 +127,14 @@ def _bool_input_rel(name):
 
 
 # (name, numpy reduction, TE compute, relation, doc)
+def _np_max(x, axis=None, keepdims=False):
+    return _ieee_np_reduce("max", x, axis, keepdims)
+
+
+def _np_min(x, axis=None, keepdims=False):
+    return _ieee_np_reduce("min", x, axis, keepdims)
+
+
 _REDUCES = [
     ("sum", np.sum, _topi_reduce("sum"), reduce_rel("sum"), "Sum (topi.sum)."),
     (
@@ -135,10 +144,10 @@ _REDUCES = [
         reduce_rel("mean"),
         "Mean: sum / count (truncating for ints).",
     ),
-    ("max", np.max, _topi_reduce("max"), reduce_rel("max"),
-     "Maximum (numpy.max: NaN propagates, -inf is the identity)."),
-    ("min", np.min, _topi_reduce("min"), reduce_rel("min"),
-     "Minimum (numpy.min: NaN propagates, +inf is the identity)."),
+    ("max", _np_max, _topi_reduce("max"), reduce_rel("max"),
+     "Maximum (numpy.max: NaN propagates, -inf is the identity; -0 < +0 as IEEE 754-2019)."),
+    ("min", _np_min, _topi_reduce("min"), reduce_rel("min"),
+     "Minimum (numpy.min: NaN propagates, +inf is the identity; -0 < +0 as IEEE 754-2019)."),
     ("prod", np.prod, _topi_reduce("prod"), reduce_rel("prod"), "Product (topi.prod)."),
     (
         "all",

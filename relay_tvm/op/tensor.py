@@ -25,7 +25,7 @@ from ..ir.types import TensorType
 from ._common import broadcast_rel, dtype_kinds, identity_rel, shape_str, tensor_args
 from ._ieee import broadcast as ieee_broadcast
 from ._ieee import elementwise as ieee_elementwise
-from ._ieee import is_float, nan_max, nan_min, opaque, to_bool
+from ._ieee import is_float, nan_max, nan_min, np_maximum, np_minimum, opaque, to_bool
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 _FLOAT = ("float", "bfloat")
@@ -181,8 +181,8 @@ _BINARY = [
     ("trunc_mod", np.fmod, "mod", None, _NUM),
     ("floor_mod", np.mod, "floor_mod", None, _NUM),
     ("power", np.power, "power", None, _FLOAT),
-    ("maximum", np.maximum, "maximum", None, _NUM),  # NaN propagates (numpy), not topi's
-    ("minimum", np.minimum, "minimum", None, _NUM),
+    ("maximum", np_maximum, "maximum", None, _NUM),  # NaN propagates, -0 < +0 (IEEE 754-2019)
+    ("minimum", np_minimum, "minimum", None, _NUM),
     ("equal", np.equal, "equal", "bool", None),
     ("not_equal", np.not_equal, "not_equal", "bool", None),
     ("less", np.less, "less", "bool", _NUM),
@@ -295,6 +295,9 @@ def _clip_ref(args, attrs, out_type):
     lo, hi = attrs.a_min, attrs.a_max
     if np.issubdtype(x.dtype, np.integer):  # topi casts the bounds to the data dtype
         lo, hi = int(lo), int(hi)
+    if x.dtype.kind == "f":  # max then min, NaN-propagating, -0 < +0: the compiled order
+        lo_, hi_ = np.asarray(lo, x.dtype), np.asarray(hi, x.dtype)
+        return np_minimum(np_maximum(x, lo_), hi_).astype(x.dtype)
     return np.clip(x, lo, hi).astype(x.dtype)
 
 

@@ -185,16 +185,93 @@ def run_case(mod, data, paths=("graph0", "graph3", "vm")):
             raise AssertionError(f"{e}\n--- program ---\n{mod}") from None
 
 
-def sweep(seed, count, log=print):
-    """Run ``count`` programs drawn from ``NumpyDraw(seed + i)``; returns the failures as
-    ``[(index, message)]``."""
+def _combine(group):
+    """One module whose ``main`` takes every program's inputs (renamed apart) and returns the
+    tuple of their results, and the concatenated inputs: a batch compiles as one module."""
+    import relay_tvm as relay
+
+    params, bodies, data = [], [], []
+    for j, (case, inp) in enumerate(group):
+        fn = case.mod["main"]
+        new = [relay.var(f"p{j}_{k}", shape=p.type_annotation.shape,
+                         dtype=p.type_annotation.dtype) for k, p in enumerate(fn.params)]
+        bodies.append(relay.bind(fn.body, dict(zip(fn.params, new))))
+        params += new
+        data += inp
+    mod = relay.IRModule.from_expr(relay.Function(params, relay.Tuple(bodies)))
+    return relay.transform.InferType()(mod), data
+
+
+def sweep(seed, count, log=print, batch=1, start=0):
+    """Run programs ``start .. count-1``, program ``i`` drawn from ``NumpyDraw((seed, i))``;
+    returns the failures as ``[(index, message)]``.
+
+    ``batch > 1`` compiles that many programs (with the same paths) as one module, which
+    amortises the per-module cost of LLVM; a batch that disagrees anywhere is re-run one program
+    at a time, so the failures found and reported are the same as with ``batch=1``."""
     fails = []
-    for i in range(count):
+    pending = {}
+    for i in range(start, count):
         draw = NumpyDraw((seed, i))
         case = generate(draw)
-        try:
-            run_case(case.mod, inputs(draw, case), case.paths)
-        except AssertionError as e:
-            fails.append((i, str(e)))
-            log(f"[{i}] {str(e)[:2000]}")
-    return fails
+        data = inputs(draw, case)
+        if batch <= 1:
+            _run_one(i, case, data, fails, log)
+            continue
+        group = pending.setdefault(case.paths, [])
+        group.append((i, case, data))
+        if len(group) >= batch:
+            _run_batch(pending.pop(case.paths), fails, log)
+    for group in pending.values():
+        _run_batch(group, fails, log)
+    return sorted(fails)
+
+
+def _run_one(i, case, data, fails, log):
+    try:
+        run_case(case.mod, data, case.paths)
+    except AssertionError as e:
+        fails.append((i, str(e)))
+        log(f"[{i}] {str(e)[:2000]}")
+
+
+def _run_batch(group, fails, log):
+    mod, data = _combine([(case, d) for _, case, d in group])
+    try:
+        with np.errstate(all="ignore"):
+            from .differential import check
+
+            check(mod, data, group[0][1].paths)
+        return
+    except Exception:  # noqa: BLE001 - localise: the programs one at a time
+        pass
+    for i, case, d in group:
+        _run_one(i, case, d, fails, log)
+
+
+def main(argv=None):
+    """``python -m relay_tvm.testing.fuzz --seed S --count N [--batch B] [--start I]``: a long
+    sweep that prints its progress and every failing program, then ``N passed, M failed``."""
+    import argparse
+    import time
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--count", type=int, default=10000)
+    ap.add_argument("--batch", type=int, default=25)
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--chunk", type=int, default=100, help="programs between progress lines")
+    a = ap.parse_args(argv)
+    t0, fails = time.time(), []
+    for lo in range(a.start, a.count, a.chunk):
+        hi = min(a.count, lo + a.chunk)
+        fails += sweep(a.seed, hi, log=lambda m: print(m, flush=True), batch=a.batch, start=lo)
+        print(f"seed {a.seed}: programs {a.start}..{hi - 1} done, {len(fails)} failing, "
+              f"{time.time() - t0:.0f} s", flush=True)
+    n = a.count - a.start
+    print(f"{n - len(fails)} passed, {len(fails)} failed")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

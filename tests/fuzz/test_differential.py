@@ -54,3 +54,22 @@ def test_fuzz_sweep(case):
 def test_numpy_draw_sweep_fixed_seed():
     """The hypothesis-free generator (``fuzz.sweep``) on a few fixed programs."""
     assert fuzz.sweep(20261201, 4, log=lambda m: None) == []
+
+
+def test_batched_sweep_localises_a_failure(monkeypatch):
+    """A batch that disagrees is re-run program by program: the failing index is reported, as
+    with ``batch=1``. A wrong reference for ``nn.softmax`` stands in for a compiler bug."""
+
+    from relay_tvm.op import registry
+
+    ok = fuzz.sweep(20261201, 5, log=lambda m: None, batch=3)
+    assert ok == []
+    op = registry.get("nn.softmax")
+    real = op.ref_impl
+    bad = lambda args, attrs, out_type: real(args, attrs, out_type) + 1  # noqa: E731
+    monkeypatch.setattr(op, "ref_impl", bad)
+    # the indices whose programs use softmax (2, 3 and 4), found by generating them
+    uses = [i for i in range(5)
+            if "nn.softmax(" in str(fuzz.generate(fuzz.NumpyDraw((20261201, i))).mod)]
+    fails = fuzz.sweep(20261201, 5, log=lambda m: None, batch=3)
+    assert uses and [i for i, _ in fails] == uses
