@@ -1,0 +1,61 @@
+"""TVM's pass instruments see relay passes run under tvm.transform.PassContext; TypeFunctor's
+unimplemented kinds raise NotImplementedError (tvm.relay 0.19 behaviour)."""
+
+from __future__ import annotations
+
+import pytest
+import tvm
+from tvm.ir.instrument import pass_instrument
+
+import relay_tvm as relay
+
+
+def _mod():
+    x = relay.var("x", shape=(2,))
+    return relay.IRModule.from_expr(relay.Function([x], relay.add(x, x)))
+
+
+def test_tvm_pass_instrument_sees_relay_passes():
+    @pass_instrument
+    class Recorder:
+        def __init__(self):
+            self.events = []
+
+        def enter_pass_ctx(self):
+            self.events.append("enter")
+
+        def exit_pass_ctx(self):
+            self.events.append("exit")
+
+        def run_before_pass(self, mod, info):
+            self.events.append("before " + info.name)
+
+        def run_after_pass(self, mod, info):
+            self.events.append("after " + info.name)
+
+    rec = Recorder()
+    with tvm.transform.PassContext(instruments=[rec]):
+        relay.transform.InferType()(_mod())
+    assert rec.events == ["enter", "before InferType", "after InferType", "exit"]
+
+
+def test_should_run_false_skips_a_relay_pass():
+    @pass_instrument
+    class OnlyInferType:
+        def should_run(self, mod, info):
+            return info.name == "InferType"
+
+    with tvm.transform.PassContext(opt_level=3, instruments=[OnlyInferType()]):
+        out = relay.transform.ToANormalForm()(_mod())
+    # skipped: the body is still the plain call, not a let chain
+    assert isinstance(out["main"].body, relay.Call)
+    out = relay.transform.ToANormalForm()(_mod())
+    assert isinstance(out["main"].body, relay.Let)
+
+
+def test_type_functor_requires_overrides():
+    t = relay.TensorType((2,), "float32")
+    with pytest.raises(NotImplementedError, match="visit_tensor_type"):
+        relay.TypeFunctor().visit(t)
+    relay.TypeVisitor().visit(relay.FuncType([t], t))
+    assert relay.TypeMutator().visit(relay.TupleType([t])) == relay.TupleType([t])
