@@ -59,3 +59,34 @@ def test_type_functor_requires_overrides():
         relay.TypeFunctor().visit(t)
     relay.TypeVisitor().visit(relay.FuncType([t], t))
     assert relay.TypeMutator().visit(relay.TupleType([t])) == relay.TupleType([t])
+
+
+def test_register_an_operator_from_python():
+    from relay_tvm.op import op as _op
+
+    name = "compat_test_halfsum"
+    if not _op.is_registered(name):
+        _op.register(name, "sum of two tensors with broadcasting, halved")
+    op = _op.get(name)
+    op.set_num_inputs(2)
+    op.add_argument("lhs", "Tensor")
+    op.add_argument("rhs", "Tensor")
+    op.add_type_rel("Broadcast")
+    _op.register_stateful(name, False, level=11)
+    x, y = relay.var("x", shape=(3, 1)), relay.var("y", shape=(4,))
+    f = relay.transform.InferType()(relay.IRModule.from_expr(
+        relay.Function([x, y], relay.Call(op, [x, y]))))["main"]
+    assert f.checked_type.ret_type == relay.TensorType((3, 4), "float32")
+    with pytest.raises(relay.errors.RelayError, match="registered before"):
+        _op.register(name)
+    with pytest.raises(relay.errors.RelayError, match="unknown type relation"):
+        op.add_type_rel("NoSuchRel")
+
+    def first_twice(arg_types, attrs):
+        t = arg_types[0]
+        return relay.TensorType([2 * t.shape[0]], t.dtype)
+
+    op.add_type_rel("custom", first_twice)
+    f = relay.transform.InferType()(relay.IRModule.from_expr(
+        relay.Function([x, y], relay.Call(op, [x, y]))))["main"]
+    assert f.checked_type.ret_type == relay.TensorType((6,), "float32")
