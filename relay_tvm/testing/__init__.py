@@ -67,6 +67,13 @@ def run_opt_pass(expr, opt_pass, import_prelude=False, opt_level=None):
     return entry if isinstance(expr, Function) else entry.body
 
 
+def _np_randn_from_type(t, scale=1, mean=0):
+    """A standard-normal NumPy array of tensor type ``t``'s shape and dtype, times ``scale``
+    plus ``mean`` (tvm.relay.testing's helper for gradient checks)."""
+    shape = tuple(int(d) for d in t.shape)
+    return np.asarray(mean + scale * np.random.randn(*shape)).astype(t.dtype)
+
+
 def rand(*args, seed=None):
     """A random array: ``rand(shape, dtype="float32")`` gives a NumPy array (uniform in [0, 1)
     for floats, small integers otherwise); tvm.relay 0.19's ``rand(dtype, *shape)`` gives a

@@ -116,3 +116,23 @@ def test_inception_v3_structure():
     counts = relay.testing.count_ops(mod["main"])
     assert counts["nn.conv2d"] == 94  # the published network's convolution count
     assert counts["concatenate"] == 11
+
+
+def test_debug_op_calls_back_with_the_value_and_passes_it_on():
+    seen = []
+    x = relay.var("x", shape=(2,), dtype="int32")
+    prog = relay.op.debug(relay.multiply(x, x), debug_func=lambda v: seen.append(v.numpy()))
+    out = relay.create_executor().evaluate(
+        relay.add(prog, relay.const(1)), {x: relay.const(np.array([3, -2], "int32"))})
+    np.testing.assert_array_equal(out.numpy(), [10, 5])
+    assert len(seen) == 1 and seen[0].tolist() == [9, 4]
+
+
+def test_np_randn_from_type_shape_dtype_and_scale():
+    from relay_tvm.testing import _np_randn_from_type
+
+    np.random.seed(0)
+    a = _np_randn_from_type(relay.TensorType((200, 3), "float64"), scale=1e-3, mean=5)
+    assert a.shape == (200, 3) and a.dtype == np.float64
+    assert abs(a.mean() - 5) < 1e-3 and 0 < a.std() < 2e-3
+    assert _np_randn_from_type(relay.scalar_type("float16")).dtype == np.float16
