@@ -17,6 +17,7 @@ from .structural import (  # noqa: F401
 )
 from .well_formed import check_well_formed, well_formed  # noqa: F401
 from .basic_block import check_basic_block_normal_form  # noqa: F401
+from .call_graph import CallGraph  # noqa: F401
 from .model_stats import (  # noqa: F401,E402
     Feature,
     count_layers,

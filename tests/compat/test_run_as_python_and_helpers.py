@@ -136,3 +136,25 @@ def test_np_randn_from_type_shape_dtype_and_scale():
     assert a.shape == (200, 3) and a.dtype == np.float64
     assert abs(a.mean() - 5) < 1e-3 and 0 < a.std() < 2e-3
     assert _np_randn_from_type(relay.scalar_type("float16")).dtype == np.float16
+
+
+def test_call_graph_counts_references_and_recursion():
+    from relay_tvm.analysis import CallGraph
+
+    mod = relay.IRModule()
+    a = relay.var("a", shape=(), dtype="int32")
+    leaf, loop = relay.GlobalVar("leaf"), relay.GlobalVar("loop")
+    mod[leaf] = relay.Function([a], relay.negative(a))
+    n = relay.var("n", shape=(), dtype="int32")
+    mod[loop] = relay.Function([n], relay.If(
+        relay.equal(n, relay.const(0)), leaf(n), loop(relay.subtract(n, relay.const(1)))),
+        relay.scalar_type("int32"))
+    m = relay.var("m", shape=(), dtype="int32")
+    mod["main"] = relay.Function([m], relay.add(loop(m), leaf(m)))
+    cg = CallGraph(mod)
+    assert cg.global_call_count("main") == 2 and cg.global_call_count(leaf) == 0
+    assert cg.ref_count(leaf) == 2 and cg.ref_count(loop) == 2 and cg.ref_count("main") == 0
+    assert cg.is_recursive(loop) and not cg.is_recursive("main")
+    assert "#refs = 2" in cg.print_var("leaf") and "loop" in str(cg)
+    with pytest.raises(relay.errors.RelayError):
+        cg.ref_count(relay.GlobalVar("elsewhere"))
