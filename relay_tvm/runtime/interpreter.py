@@ -95,7 +95,13 @@ class ConstructorValue:
 
     __slots__ = ("constructor", "fields")
 
-    def __init__(self, constructor, fields):
+    def __init__(self, constructor, fields, *legacy):
+        if legacy and isinstance(constructor, int):
+            # tvm.relay 0.19's order: ConstructorValue(tag, fields, constructor)
+            if constructor != legacy[0].tag:
+                raise InterpreterError(f"ConstructorValue: tag {constructor} is not the tag "
+                                       f"{legacy[0].tag} of {legacy[0].name_hint}")
+            constructor = legacy[0]
         self.constructor = constructor
         self.fields = tuple(fields)
 

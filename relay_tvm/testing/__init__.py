@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dcgan, init, layers, lstm, mlp, mobilenet, resnet, squeezenet, vgg  # noqa: F401
-from . import inception_v3, synthetic  # noqa: F401
+from . import dqn, inception_v3, synthetic  # noqa: F401
 from .py_converter import run_as_python, to_python  # noqa: F401
 from .init import Xavier, create_workload  # noqa: F401
 from .grad import check_grad  # noqa: F401

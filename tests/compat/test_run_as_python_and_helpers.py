@@ -158,3 +158,27 @@ def test_call_graph_counts_references_and_recursion():
     assert "#refs = 2" in cg.print_var("leaf") and "loop" in str(cg)
     with pytest.raises(relay.errors.RelayError):
         cg.ref_count(relay.GlobalVar("elsewhere"))
+
+
+def test_dqn_workload_output_and_layouts():
+    from relay_tvm.testing import dqn
+
+    mod, params = dqn.get_workload(batch_size=2, num_actions=5)
+    assert mod["main"].checked_type.ret_type == relay.TensorType((2, 5), "float32")
+    assert params["conv1_weight"].shape == (32, 4, 8, 8)
+    mod, params = dqn.get_workload(image_shape=(84, 84, 4), layout="NHWC")
+    assert params["conv1_weight"].shape == (8, 8, 4, 32)
+    # 7x7x64 features after the three convolutions
+    assert params["dense1_weight"].shape == (512, 7 * 7 * 64)
+
+
+def test_evaluate_binds_arrays_and_legacy_constructor_value():
+    x = relay.var("x", shape=(2,))
+    got = relay.create_executor().evaluate(relay.add(x, x),
+                                           binds={x: np.array([1.5, 2.0], "float32")})
+    np.testing.assert_allclose(got.numpy(), [3.0, 4.0])
+    p = relay.Prelude(relay.IRModule())
+    nil = ConstructorValue(p.nil.tag, [], p.nil)  # tvm.relay 0.19's argument order
+    assert nil.constructor is p.nil
+    with pytest.raises(relay.errors.InterpreterError, match="not the tag"):
+        ConstructorValue(p.cons.tag, [], p.nil)
