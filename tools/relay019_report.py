@@ -19,9 +19,15 @@ def main(argv=None):
     ap.add_argument("reports", type=Path, nargs="+")
     ap.add_argument("--note", default="", help="a line under the title (date, machine, ...)")
     args = ap.parse_args(argv)
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from relay019_tests import removed_reason
+
     rows = {}
     for rep in args.reports:
         for r in json.loads(rep.read_text()):
+            r["removed_subsystem"] = removed_reason(r["file"])  # the tool's current list
             rows[r["file"]] = r
     main_p = main_c = rem_p = rem_c = 0
     lines = ["# TVM v0.19.0 Relay tests under relay_tvm", ""]
