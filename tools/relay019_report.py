@@ -18,6 +18,8 @@ def main(argv=None):
     ap.add_argument("out", type=Path)
     ap.add_argument("reports", type=Path, nargs="+")
     ap.add_argument("--note", default="", help="a line under the title (date, machine, ...)")
+    ap.add_argument("--fallback", type=Path, help="an older report for files the reports lack "
+                    "(marked as such in the table)")
     args = ap.parse_args(argv)
     import sys
 
@@ -29,6 +31,12 @@ def main(argv=None):
         for r in json.loads(rep.read_text()):
             r["removed_subsystem"] = removed_reason(r["file"])  # the tool's current list
             rows[r["file"]] = r
+    if args.fallback:
+        for r in json.loads(args.fallback.read_text()):
+            if r["file"] not in rows:
+                r["removed_subsystem"] = removed_reason(r["file"])
+                r["older"] = True
+                rows[r["file"]] = r
     main_p = main_c = rem_p = rem_c = 0
     lines = ["# TVM v0.19.0 Relay tests under relay_tvm", ""]
     if args.note:
@@ -51,11 +59,16 @@ def main(argv=None):
                 imports.append((name, reason))
         if r.get("timed_out"):
             note.append("timed out (tests finished so far count)")
+        if r.get("older"):
+            note.append("from the older (fallback) run")
         for f in r.get("failures", []):
             if f[1] != "collect":
                 clusters[f[3].splitlines()[0][:110] if f[3] else "?"] += 1
         table.append(f"| {name} | {r['passed']} | {coll} | {'; '.join(note)} |")
     pct = 100 * main_p / max(main_c, 1)
+    older = sum(1 for r in rows.values() if r.get("older"))
+    if older:
+        lines += [f"{older} files come from the older (fallback) run: see the table.", ""]
     lines += [f"**{main_p} of {main_c} collected tests pass ({pct:.1f}%)** in the "
               f"{sum(1 for r in rows.values() if not r.get('removed_subsystem'))} files that "
               f"need no removed TVM subsystem; {len(imports)} of them fail at import. Files "
