@@ -18,6 +18,7 @@ from .init import Xavier, create_workload  # noqa: F401
 from .grad import check_grad  # noqa: F401
 from .train import lenet_loss, mlp_loss, synthetic_classification, train_sgd  # noqa: F401
 from ..transform.gradient import gradient  # noqa: F401
+from ..prelude import Prelude  # noqa: F401  (tvm.relay.testing re-exported it)
 
 
 def run_infer_type(expr, mod=None):
