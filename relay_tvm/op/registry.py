@@ -105,6 +105,12 @@ class Op(RelayExpr):
         return Call(self, list(args), self.make_attrs(**attrs))
 
     # ---- tvm.relay 0.19's builder methods for operators registered from Python ---------------
+    def reset_attr(self, attr_key: str) -> None:
+        """Remove the attribute ``attr_key`` set with ``register_op_attr`` (0.19's method)."""
+        from .op_attrs import reset_op_attr
+
+        reset_op_attr(self.name, attr_key)
+
     def set_num_inputs(self, n: int) -> None:
         self.num_inputs = int(n)
 

@@ -90,3 +90,17 @@ def test_register_an_operator_from_python():
     f = relay.transform.InferType()(relay.IRModule.from_expr(
         relay.Function([x, y], relay.Call(op, [x, y]))))["main"]
     assert f.checked_type.ret_type == relay.TensorType((6,), "float32")
+
+
+def test_relay_expr_names_and_op_reset_attr():
+    import relay_tvm.ir.expr as expr_mod
+
+    x = relay.var("x", shape=(6,))
+    parts = relay.op.split(x, 3)
+    assert isinstance(parts, expr_mod.TupleWrapper) and len(parts) == 3
+    assert relay.op.const(2, "int8").data.dtype == "int8"
+    relay.op.register_op_attr("exp", "compat_test_key", "v", level=12)
+    exp = relay.op.get("exp")
+    assert exp.get_attr("compat_test_key") == "v"
+    exp.reset_attr("compat_test_key")
+    assert exp.get_attr("compat_test_key") is None
