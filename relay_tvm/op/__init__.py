@@ -31,6 +31,7 @@ from .transform_extra import *  # noqa: F401,F403,E402
 from ._common import TupleWrapper  # noqa: F401,E402
 from . import op  # noqa: F401,E402  (tvm.relay.op.op)
 from .debug import debug  # noqa: F401,E402
+from . import annotation  # noqa: F401,E402  (relay.annotation)
 from ..ir.expr import const  # noqa: F401,E402  (tvm.relay.op.const)
 from .op_attrs import (  # noqa: F401,E402
     register_alter_op_layout,

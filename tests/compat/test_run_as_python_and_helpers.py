@@ -182,3 +182,17 @@ def test_evaluate_binds_arrays_and_legacy_constructor_value():
     assert nil.constructor is p.nil
     with pytest.raises(relay.errors.InterpreterError, match="not the tag"):
         ConstructorValue(p.cons.tag, [], p.nil)
+
+
+def test_annotation_ops_are_identities_when_run_and_differentiated():
+    x = relay.var("x", shape=(3,))
+    body = relay.annotation.checkpoint(
+        relay.multiply(relay.annotation.stop_fusion(relay.add(x, x)), x))
+    mod = relay.IRModule.from_expr(relay.Function([x], body))
+    xv = np.array([1.0, -2.0, 3.0], "float32")
+    for kind in ("debug", "graph"):
+        got = relay.create_executor(kind, mod=mod).evaluate()(xv).numpy()
+        np.testing.assert_allclose(got, 2 * xv * xv)
+    grad = relay.transform.gradient(relay.transform.InferType()(mod)["main"])
+    _, (dx,) = relay.create_executor("debug").evaluate(grad)(xv)
+    np.testing.assert_allclose(dx.numpy(), 4 * xv)  # d(2x^2)/dx
