@@ -26,7 +26,10 @@ setup(
         # MXNet 1.9.1 is the reference for imported models; it needs numpy < 1.24.
         # onnx < 1.15 for mx.onnx.export_model (benchmarks/bench_mxnet.py's ONNX peers).
         "mxnet": ["mxnet==1.9.1", "numpy==1.23.5", "onnx==1.14.1"],
-        "test": ["pytest>=7", "hypothesis>=6", "ruff"],
+        # relay_tvm.visualize / relay-tvm show --graph render with Graphviz's `dot` program
+        # (apt-get install graphviz); the package drives it (without it, dot is run directly)
+        "viz": ["graphviz>=0.20"],
+        "test": ["pytest>=7", "hypothesis>=6", "ruff", "graphviz>=0.20"],
     },
     entry_points={"console_scripts": ["relay-tvm=relay_tvm.cli:main"]},
 )

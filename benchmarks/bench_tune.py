@@ -8,8 +8,10 @@ something): export it once (symbol JSON + .params, with the input and MXNet's ou
 tune it with ``relay_tvm.tune.tune_relay`` (``--minutes`` of tuning and/or ``--trials``
 measurements; the work dir ``WORK_ROOT/MODEL`` resumes), then time each engine in its own
 process using every core this process may use: relay_tvm untuned, relay_tvm with the tuning
-database, MXNet. Outputs are checked against MXNet's. Prints a markdown table with the CPU
-model and the tuning time.
+database, MXNet, and ONNX Runtime (the same Gluon network exported with
+``mx.onnx.export_model``, run by ``bench_mxnet.py``'s ONNX Runtime worker in its peers venv; the
+column says why when it cannot run). Outputs are checked against MXNet's. Prints a markdown
+table with the CPU model and the tuning time.
 
 Validate quickly (numbers meaningless): ``--minutes 0.5 --trials 4 --repeat 3 --size 64``.
 """
@@ -29,6 +31,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the relay_tvm of this checkout
 import _machine  # noqa: E402
+import bench_mxnet  # noqa: E402
 
 MODELS = ["resnet18_v1", "mobilenet1.0"]
 
@@ -142,6 +145,23 @@ def tune_model(files, work_dir, minutes, trials):
     return time.perf_counter() - t0, done
 
 
+def onnxruntime_ms(name, repeat, size, no_peers=False):
+    """ONNX Runtime's median latency of ``name`` (ms) through ``bench_mxnet``'s export and
+    peer worker (every usable core), or ``(None, reason)``."""
+    if bench_mxnet.input_shape(name)[2] != size:
+        return None, f"bench_mxnet times {name} at {bench_mxnet.input_shape(name)[2:]} only"
+    argv = ["--models", name, "--engines", "onnxruntime", "--repeat", str(repeat)]
+    a = bench_mxnet.parse_args(argv + (["--no-peers"] if no_peers else []))
+    peers, skip = bench_mxnet.peers_python(a)
+    if "onnxruntime" not in peers:
+        return None, skip.get("onnxruntime", "ONNX Runtime is not available")
+    threads = _machine.machine(None, "llvm")["threads"]
+    row = bench_mxnet.bench_model(name, a, peers, skip, threads)
+    if "onnxruntime" in row["ms"]:
+        return row["ms"]["onnxruntime"], None
+    return None, row["skip"].get("onnxruntime", "no result")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS))
@@ -150,6 +170,7 @@ def main(argv=None):
     ap.add_argument("--work-root", default="tune-work")
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--no-peers", action="store_true", help="skip ONNX Runtime")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--files", help=argparse.SUPPRESS)
     ap.add_argument("--work-dir", help=argparse.SUPPRESS)
@@ -174,18 +195,28 @@ def main(argv=None):
                 y = np.load(r["output"])
                 r["err"] = float(np.abs(y - ref).max() / max(float(np.abs(ref).max()), 1e-30))
                 res[engine] = r
+            print(f"{name}: time onnxruntime", file=sys.stderr)
+            res["ort"] = onnxruntime_ms(name, args.repeat, args.size, args.no_peers)
             rows.append((name, res, tune_s, trials))
     print("\n" + _machine.header(_machine.machine()))
     print(f"each engine in its own process on every usable core; batch 1, {args.size}x"
           f"{args.size}, median of {args.repeat}\n")
-    print("| model | untuned ms | tuned ms | MXNet ms | tuned vs untuned | tuned vs MXNet | "
-          "tuning | max rel. err (untuned / tuned / MXNet-vs-itself) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| model | untuned ms | tuned ms | MXNet ms | ONNX Runtime ms | tuned / ORT (goal "
+          "<= 0.8) | tuned vs untuned | tuning | max rel. err (untuned / tuned) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    notes = []
     for name, res, tune_s, trials in rows:
         u, t, m = res["untuned"]["ms"], res["tuned"]["ms"], res["mxnet"]["ms"]
-        print(f"| {name} | {u:.2f} | {t:.2f} | {m:.2f} | {u / t:.2f}x | {m / t:.2f}x | "
+        ort, why = res["ort"]
+        if ort is None:
+            notes.append(f"{name}: ONNX Runtime not timed: {why}")
+        ort_s = "—" if ort is None else f"{ort:.2f}"
+        ratio = "—" if ort is None else f"{t / ort:.2f}"
+        print(f"| {name} | {u:.2f} | {t:.2f} | {m:.2f} | {ort_s} | {ratio} | {u / t:.2f}x | "
               f"{tune_s / 60:.1f} min, {trials} trials | {res['untuned']['err']:.1e} / "
-              f"{res['tuned']['err']:.1e} / {res['mxnet']['err']:.1e} |")
+              f"{res['tuned']['err']:.1e} |")
+    for n in notes:
+        print(n)
     return 0
 
 

@@ -62,7 +62,7 @@ from .ir import (  # noqa: F401
 )
 from .ir.scope_builder import ScopeBuilder  # noqa: F401
 from .op import *  # noqa: F401,F403
-from .op import annotation, image, nn  # noqa: F401
+from .op import annotation, image, nn, vision  # noqa: F401
 from .runtime.executor import create_executor  # noqa: F401
 from .transform.span_check import SpanCheck  # noqa: F401,E402  (tvm.relay.SpanCheck)
 
@@ -80,7 +80,7 @@ def _lazy(name):
 def __getattr__(name):
     # Parts built on TVM's compiler (text format, backend, frontends, ...) load on first use.
     if name in ("text", "backend", "frontend", "testing", "vm", "prelude", "cli",
-                "dataflow_pattern", "loops"):
+                "dataflow_pattern", "loops", "report"):
         return _lazy(name)
     if name in ("astext", "parse", "parse_expr", "fromtext", "SourceName"):
         return getattr(_lazy("text"), name)
@@ -90,6 +90,8 @@ def __getattr__(name):
         return getattr(_lazy("backend").param_dict, name)
     if name == "Prelude":
         return _lazy("prelude").Prelude
+    if name == "visualize":  # a function; the module is relay_tvm.report.graph
+        return _lazy("report").visualize
     from .compat.alias import MODULE_PATHS
 
     if name in MODULE_PATHS:  # tvm.relay 0.19 module paths (relay.ty, relay.expr, ...)
@@ -98,11 +100,12 @@ def __getattr__(name):
         return importlib.import_module(MODULE_PATHS[name])
     raise AttributeError(f"module 'relay_tvm' has no attribute {name!r}")
 
+from . import qnn  # noqa: E402,F401  (registers the qnn.* operators: the parser knows them)
 
 _LAZY = ("text", "backend", "frontend", "testing", "vm", "prelude", "cli", "dataflow_pattern",
          "loops", "astext",
          "parse", "parse_expr", "fromtext", "SourceName", "build", "optimize", "build_module",
-         "save_param_dict", "load_param_dict", "Prelude")
+         "save_param_dict", "load_param_dict", "Prelude", "report", "visualize")
 
 
 def __dir__():

@@ -317,13 +317,48 @@ def cmd_show(args):
 
     shapes = _parse_shape(args.shape)
     mod, params = _import(args, shapes)
+    if args.stats:
+        from .report import model_stats
+
+        with _step(None, f"statistics (opt level {args.opt_level}, target {args.target})"):
+            stats = model_stats(mod, params, target=args.target, opt_level=args.opt_level)
+        print(stats.format())
     if args.after_passes:
         with transform.PassContext(opt_level=args.opt_level):
             mod = optimize(mod, params=params if args.bind_params else None)
+    if args.graph:
+        _show_graph(args, mod)
+    if args.stats or args.graph:
+        return 0
     from .text import astext
 
     print(astext(mod, show_meta_data=False, show_types=args.types, show_spans=not args.no_spans))
     return 0
+
+
+def _show_graph(args, mod):
+    import warnings
+
+    from . import transform
+    from .report import render_dot, to_dot
+    from .report.graph import RENDER_FORMATS
+
+    ext = os.path.splitext(args.graph)[1].lower().lstrip(".")
+    if ext not in RENDER_FORMATS + ("dot", "gv"):
+        raise CLIError(f"--graph {args.graph!r}: the file name must end in .svg, .png, .pdf "
+                       f"(a picture) or .dot (the Graphviz text)")
+    out_dir = os.path.dirname(os.path.abspath(args.graph))
+    if not os.path.isdir(out_dir):
+        raise CLIError(f"--graph {args.graph!r}: the directory {out_dir!r} does not exist")
+    # --after-passes has fused the module already: draw its groups as they are
+    with transform.PassContext(opt_level=args.opt_level):
+        text = to_dot(mod, fused=not args.unfused and not args.after_passes)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        written = render_dot(text, args.graph)
+    for w in caught:
+        print(f"relay-tvm: {w.message}", file=sys.stderr)
+    print(f"wrote {written}")
 
 
 def _mx_latency(net, x, repeat):
@@ -476,7 +511,8 @@ def build_parser():
                    help="device to run on (default cpu; cuda needs a library compiled with "
                         "--target cuda)")
     p.set_defaults(func=cmd_run)
-    p = sub.add_parser("show", help="print the Relay text of an imported model")
+    p = sub.add_parser("show", help="print the Relay text of an imported model, draw it "
+                       "(--graph) or count what it costs (--stats)")
     _add_model_args(p)
     p.add_argument("--after-passes", action="store_true",
                    help="print the module after the optimization passes (fused)")
@@ -486,6 +522,14 @@ def build_parser():
     p.add_argument("--types", action="store_true", help="add /* ty=... */ comments")
     p.add_argument("--no-spans", action="store_true",
                    help="leave out the /* span=NODE */ comments naming each MXNet/NNVM node")
+    p.add_argument("--graph", metavar="FILE", help="draw the model (fused groups boxed) to FILE: "
+                   ".svg/.png/.pdf with Graphviz's dot installed, else .dot text")
+    p.add_argument("--unfused", action="store_true", help="with --graph: draw the operators "
+                   "without fusing them")
+    p.add_argument("--stats", action="store_true", help="print operator counts, MACs, "
+                   "parameters, kernels after fusion and planned memory")
+    p.add_argument("--target", default="llvm", help="with --stats: the target to plan kernels "
+                   "for (default llvm)")
     p.set_defaults(func=cmd_show, weights_as_inputs=True)
     p = sub.add_parser("demo", help="model-zoo network with random weights: import, compile, "
                        "run, compare with MXNet (default command)")

@@ -149,6 +149,9 @@ def make_target(target=None, host=None):
                 f"{type(target).__name__}"
             )
         d = complete_llvm(d)
+        from .cuda import complete_cuda
+
+        d = complete_cuda(d, target)
         try:
             tgt = tvm.target.Target(d)
         except Exception as e:  # TVM raises several error types for a bad target

@@ -38,6 +38,10 @@ MODULE_PATHS = {
     "op.reduce": "relay_tvm.op.reduce",
     "op.transform": "relay_tvm.op.transform",
     "op.image.image": "relay_tvm.op.image",
+    "op.vision.multibox": "relay_tvm.op.vision.multibox",
+    "op.vision.nms": "relay_tvm.op.vision.nms",
+    "op.vision.rcnn": "relay_tvm.op.vision.rcnn",
+    "op.vision.yolo": "relay_tvm.op.vision.rcnn",
     "transform.transform": "relay_tvm.transform",
     "analysis.analysis": "relay_tvm.analysis",
 }

@@ -18,26 +18,22 @@ from ..ir.expr import Function, Tuple, Var
 from ..ir.module import IRModule
 from ..ir.types import TensorType
 from ._mx_nn import NN_CONVERTERS
+from ._mx_quantized import QUANTIZED_CONVERTERS
 from ._mx_shape import SHAPE_CONVERTERS
 from ._mx_tensor import TENSOR_CONVERTERS
 from ._mx_util import Ctx, outputs_of
+from ._mx_vision import VISION_CONVERTERS
 from .common import StrAttrs, as_param, report_unsupported, set_spans, to_numpy
 from .mxnet_json import parse_graph
 from .mxnet_params import load_ndarray_file, split_arg_aux
 
-CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS}
+CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS, **QUANTIZED_CONVERTERS,
+              **VISION_CONVERTERS}
 
 # Operators of the last Relay-era importer that are deliberately left out (a later issue).
 EXCLUDED = {
-    **{n: "detection/vision contrib op" for n in (
-        "_contrib_MultiBoxDetection", "_contrib_MultiBoxPrior", "_contrib_MultiProposal",
-        "_contrib_Proposal", "_contrib_ROIAlign", "_contrib_box_decode", "_contrib_box_nms",
-        "ROIPooling", "Correlation", "_contrib_DeformableConvolution")},
     **{n: "quantized op" for n in (
-        "_contrib_quantize_v2", "_contrib_dequantize", "_contrib_quantized_act",
-        "_contrib_quantized_batch_norm", "_contrib_quantized_concat",
-        "_contrib_quantized_flatten", "_contrib_quantized_pooling",
-        "_contrib_quantized_ring_buffer", "_sg_mkldnn_conv", "_sg_mkldnn_fully_connected")},
+        "_contrib_quantized_batch_norm", "_contrib_quantized_ring_buffer")},
     "RNN": "recurrent layers are not supported yet",
     "_cond": "control flow is not supported yet",
 }
@@ -218,6 +214,7 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             ins.append(outs[out])
         attrs = StrAttrs(node.attrs, node.op, node.name)
         ctx = Ctx(node.name, node.op, frontend)
+        ctx.node, ctx.params = node, params  # the quantized converters read both
         try:
             res = converters[node.op](ins, attrs, ctx)
         except (ConversionError, UnsupportedOperatorError):

@@ -30,6 +30,7 @@ class GraphNode:
     inputs: list  # [(node index, output index)]
     attrs: dict = field(default_factory=dict)
     var_attrs: dict = field(default_factory=dict)  # __shape__, __dtype__, ... of variables
+    subgraphs: list = field(default_factory=list)  # raw JSON of fused ops' (_sg_mkldnn_*) bodies
 
 
 @dataclass
@@ -125,7 +126,10 @@ def parse_graph(symbol, what: str = "MXNet symbol") -> Graph:
         op_attrs = {k: v for k, v in attrs.items() if k not in var_attrs}
         if rn["op"] == "null" and ins:
             raise ConversionError(f"{where}: a variable node cannot have inputs")
-        nodes.append(GraphNode(i, rn["op"], rn["name"], ins, op_attrs, var_attrs))
+        subgraphs = rn.get("subgraphs") or []
+        if not isinstance(subgraphs, list) or not all(isinstance(g, dict) for g in subgraphs):
+            raise ConversionError(f"{where}: \"subgraphs\" must be a list of graph objects")
+        nodes.append(GraphNode(i, rn["op"], rn["name"], ins, op_attrs, var_attrs, subgraphs))
     heads_raw = data.get("heads")
     if not isinstance(heads_raw, list) or not heads_raw:
         raise ConversionError(f"{source}: {what} JSON has no \"heads\" list (the outputs)")

@@ -240,8 +240,41 @@ def _strided_slice(ins, a, c):
                               strides=list(strides) if strides else None)
 
 
-def _rshift(ins, a, c):
-    return R("right_shift")(ins[0], c.scalar(int(a.get_float("scalar")), ins[0]))
+def _shift_scalar(name):
+    def conv(ins, a, c):
+        v = a.get_float("scalar")
+        if v != int(v) or v < 0:
+            raise c.error(f"scalar={v}: a shift amount must be a non-negative integer")
+        dt = c.dtype(ins[0])
+        if not dt.startswith(("int", "uint")):
+            raise c.error(f"shifts need an integer input, got {dt}")
+        return R(name)(ins[0], c.scalar(int(v), ins[0]))
+
+    return conv
+
+
+def _matmul(ins, a, c):
+    # NNVM's matmul: 2-d a @ b with optional transposes (nnvm/top matrix_op; to_relay mapped it
+    # to dense(a, transpose(b)))
+    return R("nn.matmul")(ins[0], ins[1], transpose_a=a.get_bool("transpose_a", False),
+                          transpose_b=a.get_bool("transpose_b", False))
+
+
+def _elemwise_sum(ins, a, c):
+    if not ins:
+        raise c.error("elemwise_sum needs at least one input")
+    out = ins[0]
+    for x in ins[1:]:
+        out = R("add")(out, x)
+    return out
+
+
+def _collapse_sum(ins, a, c):
+    for key in ("axis", "keepdims", "exclude"):
+        if key in a.attrs:
+            raise c.error(f"attribute {key!r} is not supported (collapse_sum reduces data to "
+                          f"the shape of its second input)")
+    return R("collapse_sum_like")(ins[0], ins[1])
 
 
 def _pad(ins, a, c):
@@ -319,7 +352,14 @@ CONVERTERS = {
     "greater_equal": _compare("greater_equal"),
     "less": _compare("less"),
     "less_equal": _compare("less_equal"),
-    "__rshift_scalar__": _rshift,
+    "__rshift_scalar__": _shift_scalar("right_shift"),
+    "__lshift_scalar__": _shift_scalar("left_shift"),
+    "broadcast_left_shift": lambda ins, a, c: R("left_shift")(ins[0], ins[1]),
+    "broadcast_right_shift": lambda ins, a, c: R("right_shift")(ins[0], ins[1]),
+    "matmul": _matmul,
+    "elemwise_sum": _elemwise_sum,
+    "reshape_like": lambda ins, a, c: R("reshape_like")(ins[0], ins[1]),
+    "collapse_sum": _collapse_sum,
     "take": lambda ins, a, c: R("take")(ins[0], R("cast")(ins[1], "int32"),
                                         axis=a.get_int("axis", None)),
     "cast": lambda ins, a, c: R("cast")(ins[0], a.get_str("dtype")),

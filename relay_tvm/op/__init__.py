@@ -6,6 +6,7 @@
 
 from . import nn, reduce, tensor, transform  # noqa: F401  (registers the operators)
 from . import image  # noqa: F401,E402
+from . import vision  # noqa: F401,E402
 from .reduce import *  # noqa: F401,F403
 from .registry import (  # noqa: F401
     Op,

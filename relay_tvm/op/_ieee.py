@@ -24,6 +24,10 @@ def _isnan(v, dtype):
     from tvm import tirx
 
     dtype = str(dtype)
+    if isinstance(v, tirx.FloatImm):
+        import math
+
+        return tirx.const(math.isnan(v.value), "bool")
     if dtype not in _NAN_BITS:
         return tirx.isnan(v)
     bits, mask, inf = _NAN_BITS[dtype]
@@ -36,6 +40,10 @@ def _signbit(v, dtype):
     from tvm import tirx
 
     dtype = str(dtype)
+    if isinstance(v, tirx.FloatImm):  # CUDA C cannot reinterpret a literal (no address)
+        import math
+
+        return tirx.const(math.copysign(1.0, v.value) < 0, "bool")
     if dtype not in _NAN_BITS:
         return v < tirx.const(0, dtype)
     ity = f"int{_NAN_BITS[dtype][0]}"

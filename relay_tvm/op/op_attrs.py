@@ -126,7 +126,7 @@ def apply_hook(key: str, call, orig, *extra):
     if fn is None:
         return None
     types = [a.checked_type for a in orig.args]
-    if key == "FTVMLegalize":
+    if key in ("FTVMLegalize", "FTVMQnnLegalize", "FTVMQnnCanonicalize"):
         out = fn(call.attrs, list(call.args), types + [orig.checked_type])
     elif key == "FTVMAlterOpLayout":
         out = fn(call.attrs, list(call.args), types, orig.checked_type)

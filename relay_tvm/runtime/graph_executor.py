@@ -423,6 +423,9 @@ def load_module(path: str) -> LoadedFactory:
 
     if not os.path.exists(path):
         raise BuildError(f"load_module: no such file {path!r}")
+    from ..backend.cuda import prefer_nvcc_at_load
+
+    prefer_nvcc_at_load()
     try:
         lib = tvm.runtime.load_module(path)
     except Exception as e:

@@ -49,3 +49,4 @@ from .gradient import FirstOrderGradient, gradient  # noqa: F401
 from .partial_eval import PartialEvaluate  # noqa: F401
 from .lazy_gradient_init import LazyGradientInit  # noqa: F401
 from .mixed_precision import ToMixedPrecision  # noqa: F401
+from .fake_quantization import FakeQuantizationToInteger  # noqa: F401

@@ -173,6 +173,8 @@ def _nchwc_conv(orig, new):
     if (a.data_layout != "NCHW" or a.kernel_layout != "OIHW" or a.out_layout
             or not _static4(t_in) or not _static4(t_w)):
         return new
+    if t_in.dtype == "int16" and a.out_dtype == "int32":
+        return new  # quantized (qnn) convolution: the NCHW int16 template packs for vpmaddwd
     o, c = t_w.shape[0], t_in.shape[1]
     depthwise = a.groups == c == o and a.groups > 1
     if a.groups != 1 and not depthwise:

@@ -39,6 +39,9 @@ def default_pipeline(opt_level: int | None = None, fuse: bool = True) -> Sequent
     if opt_level is None:
         opt_level = PassContext.current().opt_level
     passes = []
+    from ..qnn.transform import qnn_lowering
+
+    passes.append(_QnnFirst(qnn_lowering()))  # qnn ops to integer Relay code, at every level
     for name in DEFAULT_PASS_ORDER:
         if name == "FuseOps" and not fuse:
             continue
@@ -48,6 +51,22 @@ def default_pipeline(opt_level: int | None = None, fuse: bool = True) -> Sequent
         passes.append(ctor())
     passes.append(ns["InferType"]())
     return Sequential(passes, opt_level=0, name="default_pipeline")
+
+
+class _QnnFirst:
+    """Runs the qnn lowering only on modules that call a qnn operator (0.19's build ran
+    ``qnn.transform.Legalize`` and ``CanonicalizeOps`` first, whatever the opt level)."""
+
+    def __init__(self, seq):
+        self.seq = seq
+        self.info = seq.info
+
+    def __call__(self, mod):
+        from ..qnn.transform import has_qnn
+
+        if any(has_qnn(f) for f in mod.functions.values() if hasattr(f, "body")):
+            return self.seq(mod)
+        return mod
 
 
 __all__ = ["default_pipeline", "DEFAULT_PASS_ORDER"]

@@ -496,8 +496,10 @@ class TypeInferencer:
                     e.span,
                 )
             self._unify(cond, TensorType((), "bool"), e, "if condition")
-            return self._unify(types[e.true_branch], types[e.false_branch], e,
-                               "the two branches of if must have one type; false branch")
+            # the true branch sets the type the false branch must have
+            return self._unify(types[e.false_branch], types[e.true_branch], e,
+                               "the two branches of if must have one type; the false "
+                               "branch, against the true branch's")
         if t is TupleGetItem:
             out = IncompleteType()
             types[e] = out

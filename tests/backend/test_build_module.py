@@ -280,7 +280,7 @@ def test_aarch64_target_gets_neon():
 
 
 def test_cuda_target_has_llvm_host():
-    t = make_target("cuda")
+    t = make_target("cuda -arch=sm_80")
     assert t.kind.name == "cuda" and t.host.kind.name == "llvm"
 
 
@@ -314,7 +314,8 @@ def test_cuda_build_only(tmp_path):
     w = relay.var("w", shape=(4, 3, 3, 3))
     c = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))
     out = relay.Tuple([relay.nn.softmax(relay.reshape(c, (4, 64))), relay.sum(c, axis=[1])])
-    lib = relay.build(relay.IRModule.from_expr(relay.Function([x, w], out)), target="cuda")
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x, w], out)),
+                      target="cuda -arch=sm_80")
     assert lib.target.kind.name == "cuda"
     assert {v.schedule_rule for v in lib.kernels.values()} == {"dlight"}
     src = lib.lib.mod.imports[0].imports[0].inspect_source()

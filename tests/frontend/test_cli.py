@@ -145,7 +145,7 @@ def test_tune_then_compile_with_the_database(exported, capsys):
     (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
       "--rpc-tracker", "nowhere", "--rpc-key", "k"], 1, "expected HOST:PORT"),
     (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
-      "--target", "cuda"], 1, "measures CPU (llvm) targets"),
+      "--target", "cuda -arch=sm_80"], 1, "measures CPU (llvm) targets"),
     (["compile", "m-symbol.json", "--shape", "data=2,2,5,5", "--tuning-db", "nothere"], 1,
      "TuningError: tuning database 'nothere': no such directory"),
 ])

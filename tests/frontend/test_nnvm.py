@@ -241,3 +241,71 @@ def test_wrong_importer_gets_a_hint():
     g.op("dense", "fc1", [g.var("x"), g.var("w1")], units=4, use_bias="False")
     with pytest.raises(OpNotImplemented, match=r"dense \(1\).*looks like an NNVM graph"):
         relay.frontend.from_mxnet(g.json(), shape={"x": (2, 3)})
+
+
+def _run_nnvm(g, shapes, inputs, dtype="float32", kind="debug"):
+    mod, params = relay.frontend.from_nnvm(g.json(), shape=shapes, dtype=dtype)
+    return run_mod(mod, params, inputs, kind=kind)[0]
+
+
+@pytest.mark.parametrize("kind", ["debug", "graph"])
+def test_nnvm_matmul_elemwise_sum_reshape_like_collapse_sum(kind):
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(3, 4)).astype("float32"), rng.normal(size=(4, 5)).astype("float32")
+    g = G()
+    x, y = g.var("a"), g.var("b")
+    g.op("matmul", "mm", [x, y])
+    np.testing.assert_allclose(_run_nnvm(g, {"a": a.shape, "b": b.shape}, {"a": a, "b": b},
+                                         kind=kind), a @ b, rtol=1e-5)
+    g = G()
+    x, y = g.var("a"), g.var("b")
+    g.op("matmul", "mm", [x, y], transpose_b="True")
+    bt = rng.normal(size=(5, 4)).astype("float32")
+    np.testing.assert_allclose(_run_nnvm(g, {"a": a.shape, "b": bt.shape}, {"a": a, "b": bt},
+                                         kind=kind), a @ bt.T, rtol=1e-5)
+    g = G()
+    vs = [g.var(n) for n in "pqr"]
+    g.op("elemwise_sum", "s", vs, num_args=3)
+    p, q, r = (rng.normal(size=(2, 3)).astype("float32") for _ in range(3))
+    np.testing.assert_allclose(_run_nnvm(g, {n: (2, 3) for n in "pqr"},
+                                         {"p": p, "q": q, "r": r}, kind=kind), p + q + r,
+                               rtol=1e-6)
+    g = G()
+    x, y = g.var("x"), g.var("like")
+    g.op("reshape_like", "rl", [x, y])
+    xv = np.arange(12, dtype="float32").reshape(3, 4)
+    got = _run_nnvm(g, {"x": (3, 4), "like": (2, 6)},
+                    {"x": xv, "like": np.zeros((2, 6), "float32")}, kind=kind)
+    np.testing.assert_array_equal(got, xv.reshape(2, 6))
+    g = G()
+    x, y = g.var("x"), g.var("like")
+    g.op("collapse_sum", "cs", [x, y])
+    xv = rng.normal(size=(2, 3, 4)).astype("float32")
+    got = _run_nnvm(g, {"x": xv.shape, "like": (3, 1)},
+                    {"x": xv, "like": np.zeros((3, 1), "float32")}, kind=kind)
+    np.testing.assert_allclose(got, xv.sum(axis=(0, 2))[:, None], rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["debug", "graph"])
+def test_nnvm_shift_operators(kind):
+    x = np.array([[1, -8, 5, 1024]], "int32")
+    s = np.array([[0, 1, 2, 3]], "int32")
+    for op, want in (("__lshift_scalar__", x << 2), ("__rshift_scalar__", x >> 2)):
+        g = G()
+        g.op(op, "sh", [g.var("x")], scalar=2)
+        np.testing.assert_array_equal(_run_nnvm(g, {"x": x.shape}, {"x": x}, "int32", kind),
+                                      want)
+    for op, want in (("broadcast_left_shift", x << s), ("broadcast_right_shift", x >> s)):
+        g = G()
+        a, b = g.var("x"), g.var("s")
+        g.op(op, "sh", [a, b])
+        np.testing.assert_array_equal(
+            _run_nnvm(g, {"x": x.shape, "s": s.shape}, {"x": x, "s": s}, "int32", kind), want)
+    g = G()
+    g.op("__lshift_scalar__", "sh", [g.var("x")], scalar=1)
+    with pytest.raises(ConversionError, match="shifts need an integer input"):
+        relay.frontend.from_nnvm(g.json(), shape={"x": (2,)})
+    g = G()
+    g.op("collapse_sum", "cs", [g.var("x"), g.var("y")], axis=1)
+    with pytest.raises(ConversionError, match="attribute 'axis' is not supported"):
+        relay.frontend.from_nnvm(g.json(), shape={"x": (2, 3), "y": (3,)})

@@ -432,6 +432,16 @@ def schedule_conv2d(sch, anchor, target, knobs=None):
     lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     n, oc, oh, ow, ic, kh, kw = sch.get_loops(block)
     OC, OW = generic.loop_extent(sch, oc), generic.loop_extent(sch, ow)
+    from . import cpu_int
+
+    dts = [str(_read_buffer(sch, block, i).dtype) for i in (0, 1)]
+    if cpu_int.applicable(target, *dts, str(_write_buffer(sch, block).dtype),
+                          generic.loop_extent(sch, ic), OC) and not isinstance(epi, tuple):
+        wb = knobs.pick("wb", [w for w in (8, 7, 4, 2, 1) if OW % w == 0], _pick(OW, (8, 7, 4)))
+        return cpu_int.schedule_conv2d_int16(
+            sch, block, pad_names, epi, wb,
+            (Pack, _param_index, _read_buffer, _tile_epilogue, _vectorize_inner,
+             _finish_padding, generic))
     ob, wb = _channel_tile(feats, knobs, lanes, OC, OW)
     packs = {}
     wbuf = _read_buffer(sch, block, 1)

@@ -164,14 +164,57 @@ def is_gpu_target(target) -> bool:
 
 
 def gpu_fallback(mod, target):
-    """dlight's default GPU rules over an IRModule (returns the scheduled module)."""
+    """dlight's default GPU rules over an IRModule (returns the scheduled module).
+
+    A cross-thread reduction needs a combiner TVM recognises (``max`` from the lowest finite
+    value, ``+``, ...); the NaN-propagating IEEE ``max``/``min`` reducers of ``op._ieee`` are not
+    among them, and dlight's GeneralReduction rule does not check. A schedule whose cross-thread
+    reduction cannot be lowered is replaced by dlight's Fallback (each thread reduces serially).
+    """
+    import tvm
     from tvm.s_tir import dlight as dl
 
+    pristine = tvm.ir.load_json(tvm.ir.save_json(mod))  # dlight may rewrite ``mod`` in place
     with target:
-        return dl.ApplyDefaultSchedule(
+        out = dl.ApplyDefaultSchedule(
             dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(), dl.gpu.GeneralReduction(),
             dl.gpu.Fallback(),
         )(mod)
+        try:
+            tvm.s_tir.transform.LowerCrossThreadReduction()(out)
+        except Exception:  # noqa: BLE001 - an unrecognised combiner: serial reductions
+            out = gpu_serial(pristine, target)
+    return out
+
+
+def gpu_serial(mod, target, threads: int = 256):
+    """A GPU schedule without cross-thread reductions: injective producers inlined, then each
+    remaining block's leading spatial loops fused and bound to ``blockIdx.x``/``threadIdx.x``;
+    its reduction loops run serially inside the thread (pooling windows, small reductions)."""
+    import tvm
+
+    sch = tvm.s_tir.Schedule(mod)
+    sch.work_on("main")
+    inline_producers(sch)
+    root = sch.get_sblock("root")
+    threads = min(threads, int(target.attrs.get("max_num_threads", threads)))
+    for b in sch.get_child_blocks(root):
+        loops = sch.get_loops(b)
+        kinds = iter_kinds(sch, b)
+        lead = [lp for lp, _ in zip(loops, kinds)]
+        if len(kinds) == len(loops):
+            lead = []
+            for lp, k in zip(loops, kinds):
+                if k != "S":
+                    break
+                lead.append(lp)
+        if not lead:  # a reduction to a scalar: one thread
+            lead = [sch.add_unit_loop(b)]
+        fused = lead[0] if len(lead) == 1 else sch.fuse(*lead)
+        bx, tx = sch.split(fused, factors=[None, threads])
+        sch.bind(bx, "blockIdx.x")
+        sch.bind(tx, "threadIdx.x")
+    return sch.mod
 
 
 __all__ = ["cpu_fallback", "gpu_fallback", "inline_producers", "parallel_vectorize", "iter_kinds"]

@@ -1,0 +1,308 @@
+"""``nn.deformable_conv2d`` and ``nn.correlation`` (tvm.relay.nn), the two nn operators of the
+detection and optical-flow networks.
+
+- deformable_conv2d (Dai et al., "Deformable Convolutional Networks", 2017; MXNet
+  ``_contrib_DeformableConvolution``): a convolution whose tap ``(kh, kw)`` at output ``(y, x)``
+  reads data at ``(y*sh - pt + kh*dh + off_y, x*sw - pl + kw*dw + off_x)``: 0 when that point
+  is outside ``[0, H) x [0, W)``, else the bilinear interpolation of its neighbours with the
+  lower-right neighbour clamped to the last row/column (tvm 0.19's topi and MXNet agree on
+  this; MXNet's CPU kernel reads out of bounds for points in ``(-1, 0)``). ``offset`` is
+  ``(N, deformable_groups * KH * KW * 2, OH, OW)``, ``(y, x)`` pairs, tap-major within a
+  deformable group; input channel ``c`` uses group ``c // (C / deformable_groups)``. Layout
+  NCHW / OIHW.
+- correlation (FlowNet, Dosovitskiy et al. 2015; MXNet ``Correlation``): for each displacement
+  ``(dy, dx)`` in ``[-max_displacement, max_displacement]`` by ``stride2``, the mean over
+  channels and a ``kernel_size`` window of ``data1 * data2`` (``is_multiply``) or
+  ``|data1 - data2|``, at output stride ``stride1`` (topi.nn.correlation_nchw).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TypeInferenceError
+from ..ir.attrs import AttrField as F
+from ..ir.types import IncompleteType, TensorType
+from ._common import shape_str, tensor_args
+from ._nn_common import ntuple, pad_before_after
+from .registry import OpPattern, make_call, register_op
+
+
+def _deform_rel(types, attrs):
+    op = "nn.deformable_conv2d"
+    if any(isinstance(t, IncompleteType) for t in types[:2]):
+        return None
+    data, offset = tensor_args(types[:2], ("data", "offset"), op)
+    if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW":
+        raise TypeInferenceError(f"{op}: only NCHW data and OIHW kernel layouts are supported, "
+                                 f"got {attrs.data_layout}, {attrs.kernel_layout}")
+    if data.ndim != 4 or offset.ndim != 4:
+        raise TypeInferenceError(f"{op}: data and offset must be 4-d, got "
+                                 f"{shape_str(data.shape)}, {shape_str(offset.shape)}")
+    n, c, h, w = data.shape
+    dg, g = attrs.deformable_groups, attrs.groups
+    if isinstance(c, int) and (c % dg or c % g):
+        raise TypeInferenceError(f"{op}: {c} input channels do not divide by deformable_groups="
+                                 f"{dg} and groups={g}")
+    weight = types[2]
+    if isinstance(weight, IncompleteType):
+        if attrs.channels is None or attrs.kernel_size is None:
+            return None
+        kh, kw = attrs.kernel_size
+        wshape = (attrs.channels, c // g, kh, kw)
+        fill = {2: TensorType(wshape, data.dtype)}
+    else:
+        (weight,) = tensor_args([weight], ("weight",), op)
+        wshape = weight.shape
+        if len(wshape) != 4 or (isinstance(c, int) and wshape[1] * g != c):
+            raise TypeInferenceError(f"{op}: weight {shape_str(wshape)} does not fit data "
+                                     f"{shape_str(data.shape)} with groups={g}")
+        fill = {}
+    o, _, kh, kw = wshape
+    (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
+    (pt, pl), (pb, pr) = pad_before_after(attrs.padding, 2, op)
+    oh = (h + pt + pb - (kh - 1) * dh - 1) // sh + 1
+    ow = (w + pl + pr - (kw - 1) * dw - 1) // sw + 1
+    want = (n, dg * kh * kw * 2, oh, ow)
+    if tuple(offset.shape) != want:
+        raise TypeInferenceError(f"{op}: offset must have shape {shape_str(want)}, got "
+                                 f"{shape_str(offset.shape)}")
+    out = TensorType((n, o, oh, ow), attrs.out_dtype or data.dtype)
+    return (out, fill) if fill else out
+
+
+def _geometry(attrs, data_shape, w_shape, off_shape):
+    (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
+    (pt, pl), _ = pad_before_after(attrs.padding, 2, "nn.deformable_conv2d")
+    return sh, sw, dh, dw, pt, pl
+
+
+def _sample_clamped(img, y, x):
+    """img (C, H, W) at real (y, x) arrays of one shape -> (C, *shape), float64."""
+    h, w = img.shape[1:]
+    inside = (y >= 0) & (y < h) & (x >= 0) & (x < w)
+    y = np.where(inside, y, 0.0)
+    x = np.where(inside, x, 0.0)
+    y0, x0 = np.floor(y).astype("int64"), np.floor(x).astype("int64")
+    y1, x1 = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
+    ly, lx = y - y0, x - x0
+    out = (img[:, y0, x0] * (1 - ly) * (1 - lx) + img[:, y0, x1] * (1 - ly) * lx
+           + img[:, y1, x0] * ly * (1 - lx) + img[:, y1, x1] * ly * lx)
+    return np.where(inside, out, 0.0)
+
+
+def _deform_ref(args, attrs, out_type):
+    data, offset, weight = (a.astype("float64") for a in args)
+    n, c, _, _ = data.shape
+    o, cg, kh, kw = weight.shape
+    _, _, oh, ow = offset.shape
+    sh, sw, dh, dw, pt, pl = _geometry(attrs, data.shape, weight.shape, offset.shape)
+    dg, g = attrs.deformable_groups, attrs.groups
+    cpd = c // dg
+    out = np.zeros((n, o, oh, ow))
+    base_y = (np.arange(oh) * sh - pt)[:, None]
+    base_x = (np.arange(ow) * sw - pl)[None, :]
+    for b in range(n):
+        cols = np.zeros((c, kh, kw, oh, ow))
+        for gi in range(dg):
+            chans = slice(gi * cpd, (gi + 1) * cpd)
+            for i in range(kh):
+                for j in range(kw):
+                    t = gi * kh * kw * 2 + (i * kw + j) * 2
+                    y = base_y + i * dh + offset[b, t]
+                    x = base_x + j * dw + offset[b, t + 1]
+                    cols[chans, i, j] = _sample_clamped(data[b, chans], y, x)
+        og = o // g
+        for gi in range(g):
+            wg = weight[gi * og:(gi + 1) * og].reshape(og, -1)
+            cg_cols = cols[gi * cg:(gi + 1) * cg].reshape(cg * kh * kw, oh * ow)
+            out[b, gi * og:(gi + 1) * og] = (wg @ cg_cols).reshape(og, oh, ow)
+    return out.astype(out_type.dtype)
+
+
+def _deform_compute(attrs, inputs, out_type):
+    from tvm import te, tirx
+
+    data, offset, weight = inputs
+    n, c, h, w = (int(d) for d in data.shape)
+    o, cg, kh, kw = (int(d) for d in weight.shape)
+    _, _, oh, ow = (int(d) for d in offset.shape)
+    sh, sw, dh, dw, pt, pl = _geometry(attrs, data.shape, weight.shape, offset.shape)
+    cpd = c // attrs.deformable_groups
+    dt = str(data.dtype)
+
+    def sample(b, ch, i, j, y, x):
+        t = ch // cpd * (kh * kw * 2) + (i * kw + j) * 2
+        fy = tirx.Cast(dt, y * sh - pt + i * dh) + offset[b, t, y, x]
+        fx = tirx.Cast(dt, x * sw - pl + j * dw) + offset[b, t + 1, y, x]
+        zero, one = tirx.const(0, dt), tirx.const(1, dt)
+        inside = tirx.all(fy >= zero, fy < tirx.const(h, dt), fx >= zero,
+                          fx < tirx.const(w, dt))
+        fy, fx = tirx.Select(inside, fy, zero), tirx.Select(inside, fx, zero)
+        y0, x0 = te.floor(fy), te.floor(fx)
+        ly, lx = fy - y0, fx - x0
+        iy, ix = tirx.Cast("int32", y0), tirx.Cast("int32", x0)
+        iy1, ix1 = te.min(iy + 1, h - 1), te.min(ix + 1, w - 1)
+        val = (data[b, ch, iy, ix] * (one - ly) * (one - lx)
+               + data[b, ch, iy, ix1] * (one - ly) * lx
+               + data[b, ch, iy1, ix] * ly * (one - lx)
+               + data[b, ch, iy1, ix1] * ly * lx)
+        return tirx.Select(inside, val, zero)
+
+    cols = te.compute((n, c, kh, kw, oh, ow), sample, name="deform_cols")
+    rc = te.reduce_axis((0, cg), name="rc")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+    og = o // attrs.groups
+    odt = out_type.dtype
+    return te.compute(
+        (n, o, oh, ow),
+        lambda b, f, y, x: te.sum(
+            cols[b, f // og * cg + rc, ry, rx, y, x].astype(odt)
+            * weight[f, rc, ry, rx].astype(odt), axis=[rc, ry, rx]),
+        name="deformable_conv2d", tag="deformable_conv2d_nchw")
+
+
+register_op(
+    "nn.deformable_conv2d",
+    num_inputs=3,
+    arguments=("data", "offset", "weight"),
+    attrs=("relay.attrs.DeformableConv2DAttrs", [
+        F("strides", "ints", (1, 1)), F("padding", "ints", (0, 0)), F("dilation", "ints", (1, 1)),
+        F("deformable_groups", "int", 1), F("groups", "int", 1), F("channels", "int?", None),
+        F("kernel_size", "ints?", None), F("data_layout", "str", "NCHW"),
+        F("kernel_layout", "str", "OIHW"), F("out_layout", "str", ""),
+        F("out_dtype", "dtype", ""),
+    ]),
+    rel=_deform_rel,
+    ref=_deform_ref,
+    compute=_deform_compute,
+    pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+    doc="Deformable 2-D convolution (MXNet _contrib_DeformableConvolution).",
+    level=5,
+)
+
+
+def deformable_conv2d(data, offset, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1),
+                      deformable_groups=1, groups=1, channels=None, kernel_size=None,
+                      data_layout="NCHW", kernel_layout="OIHW", out_layout="", out_dtype=""):
+    """Deformable 2-D convolution (tvm.relay.nn.deformable_conv2d); semantics in the module
+    docstring.
+
+    Args:
+        data: ``(N, C, H, W)``.
+        offset: ``(N, deformable_groups * KH * KW * 2, OH, OW)`` sampling offsets in pixels.
+        weight: ``(O, C / groups, KH, KW)`` (inferred from ``channels``, ``kernel_size``).
+        strides, padding, dilation: as ``nn.conv2d`` (padding 1, 2 or 4 values).
+
+    Returns:
+        ``(N, O, OH, OW)`` of ``out_dtype`` (data's dtype by default).
+    """
+    return make_call("nn.deformable_conv2d", [data, offset, weight],
+                     strides=ntuple(strides, 2, "strides", "nn.deformable_conv2d"),
+                     padding=tuple(padding) if not isinstance(padding, int) else (padding,) * 2,
+                     dilation=ntuple(dilation, 2, "dilation", "nn.deformable_conv2d"),
+                     deformable_groups=deformable_groups, groups=groups, channels=channels,
+                     kernel_size=None if kernel_size is None else ntuple(
+                         kernel_size, 2, "kernel_size", "nn.deformable_conv2d"),
+                     data_layout=data_layout, kernel_layout=kernel_layout,
+                     out_layout=out_layout, out_dtype=out_dtype)
+
+
+# ---- correlation --------------------------------------------------------------------------------
+
+
+def _corr_geometry(attrs, h, w):
+    (pt, pl), (pb, pr) = pad_before_after(attrs.padding, 2, "nn.correlation")
+    kr = (attrs.kernel_size - 1) // 2
+    border = attrs.max_displacement + kr
+    rad = attrs.max_displacement // attrs.stride2
+    oh = (h + pt + pb - 2 * border + attrs.stride1 - 1) // attrs.stride1
+    ow = (w + pl + pr - 2 * border + attrs.stride1 - 1) // attrs.stride1
+    return pt, pl, pb, pr, rad, oh, ow
+
+
+def _corr_rel(types, attrs):
+    op = "nn.correlation"
+    ts = tensor_args(types, ("data1", "data2"), op)
+    if ts is None:
+        return None
+    a, b = ts
+    if attrs.layout != "NCHW":
+        raise TypeInferenceError(f"{op}: only layout NCHW is supported, got {attrs.layout}")
+    if a.ndim != 4 or tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
+        raise TypeInferenceError(f"{op}: data1 and data2 must be NCHW of one shape and dtype, "
+                                 f"got {shape_str(a.shape)} {a.dtype}, {shape_str(b.shape)} "
+                                 f"{b.dtype}")
+    if attrs.kernel_size < 1 or attrs.kernel_size % 2 == 0 or attrs.stride1 < 1 \
+            or attrs.stride2 < 1 or attrs.max_displacement < 0:
+        raise TypeInferenceError(f"{op}: kernel_size must be odd and positive, strides "
+                                 f"positive, max_displacement >= 0; got {attrs.kernel_size}, "
+                                 f"{attrs.stride1}, {attrs.stride2}, {attrs.max_displacement}")
+    n, _, h, w = a.shape
+    *_, rad, oh, ow = _corr_geometry(attrs, h, w)
+    if oh < 1 or ow < 1:
+        raise TypeInferenceError(f"{op}: output would be {oh}x{ow}: data "
+                                 f"{shape_str(a.shape)} is too small for max_displacement="
+                                 f"{attrs.max_displacement}, kernel_size={attrs.kernel_size}")
+    return TensorType((n, (2 * rad + 1) ** 2, oh, ow), a.dtype)
+
+
+def _corr_ref(args, attrs, out_type):
+    a, b = (x.astype("float64") for x in args)
+    n, c, h, w = a.shape
+    pt, pl, pb, pr, rad, oh, ow = _corr_geometry(attrs, h, w)
+    pad = ((0, 0), (0, 0), (pt, pb), (pl, pr))
+    a, b = np.pad(a, pad), np.pad(b, pad)
+    k, md, s1, s2 = attrs.kernel_size, attrs.max_displacement, attrs.stride1, attrs.stride2
+    size = 2 * rad + 1
+    out = np.zeros((n, size * size, oh, ow))
+    for q in range(size * size):
+        dy, dx = (q // size - rad) * s2, (q % size - rad) * s2
+        for i in range(oh):
+            for j in range(ow):
+                y1, x1 = i * s1 + md, j * s1 + md
+                p1 = a[:, :, y1:y1 + k, x1:x1 + k]
+                p2 = b[:, :, y1 + dy:y1 + dy + k, x1 + dx:x1 + dx + k]
+                v = p1 * p2 if attrs.is_multiply else np.abs(p1 - p2)
+                out[:, q, i, j] = v.sum(axis=(1, 2, 3))
+    return (out / (k * k * c)).astype(out_type.dtype)
+
+
+register_op(
+    "nn.correlation",
+    num_inputs=2,
+    arguments=("data1", "data2"),
+    attrs=("relay.attrs.CorrelationAttrs", [
+        F("kernel_size", "int", 1), F("max_displacement", "int", 1), F("stride1", "int", 1),
+        F("stride2", "int", 1), F("padding", "ints", (0, 0)), F("is_multiply", "bool", True),
+        F("layout", "str", "NCHW"),
+    ]),
+    rel=_corr_rel,
+    ref=_corr_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.correlation_nchw(
+        inputs[0], inputs[1], attrs.kernel_size, attrs.max_displacement, attrs.stride1,
+        attrs.stride2, list(attrs.padding), attrs.is_multiply),
+    pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+    doc="FlowNet correlation of two feature maps (topi.nn.correlation_nchw).",
+    level=5,
+)
+
+
+def correlation(data1, data2, kernel_size=1, max_displacement=1, stride1=1, stride2=1,
+                padding=(0, 0), is_multiply=True, layout="NCHW"):
+    """Correlation of two NCHW feature maps (tvm.relay.nn.correlation); semantics in the module
+    docstring.
+
+    Returns:
+        ``(N, (2 * (max_displacement // stride2) + 1)^2, OH, OW)`` with ``OH = ceil((H + pads
+        - 2 * (max_displacement + kernel_size // 2)) / stride1)`` (W likewise).
+    """
+    if isinstance(padding, int):
+        padding = (padding, padding)
+    return make_call("nn.correlation", [data1, data2], kernel_size=kernel_size,
+                     max_displacement=max_displacement, stride1=stride1, stride2=stride2,
+                     padding=tuple(padding), is_multiply=is_multiply, layout=layout)
+
+
+__all__ = ["deformable_conv2d", "correlation"]

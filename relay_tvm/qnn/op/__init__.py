@@ -1,0 +1,25 @@
+"""``relay.qnn.op``: the quantized-NN dialect's operators (tvm.relay 0.19's signatures).
+
+Each operator has a type relation and a NumPy reference kernel (the interpreter runs it
+directly); ``relay.qnn.transform.CanonicalizeOps`` rewrites them into ordinary Relay integer
+arithmetic, which ``relay.build`` and the VM run automatically.
+"""
+
+from ._elemwise import add, avg_pool2d, concatenate, mul, subtract  # noqa: F401
+from ._products import batch_matmul, conv2d, dense  # noqa: F401
+from ._quantize import (  # noqa: F401
+    SQNN_CODE_TO_DTYPE,
+    SQNN_DTYPE_TO_CODE,
+    current_requantize_config,
+    dequantize,
+    quantize,
+    requantize,
+    requantize_config,
+    simulated_dequantize,
+    simulated_quantize,
+)
+
+__all__ = ["quantize", "dequantize", "requantize", "requantize_config",
+           "current_requantize_config", "simulated_quantize", "simulated_dequantize",
+           "conv2d", "dense", "batch_matmul", "add", "subtract", "mul", "concatenate",
+           "avg_pool2d"]

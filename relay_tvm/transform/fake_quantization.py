@@ -1,0 +1,260 @@
+"""FakeQuantizationToInteger (tvm.relay 0.19's ``transform.FakeQuantizationToInteger``).
+
+A fake-quantized region is a subgraph whose inputs are ``qnn.dequantize`` calls and whose
+output feeds a ``qnn.quantize``: float operators between integer tensors. The pass rewrites
+each such region into integer (qnn) operators, so ``dequantize -> conv2d -> quantize`` becomes
+``qnn.conv2d -> qnn.requantize``. Every tensor of a region carries an affine type (integer
+expression, scale, zero point, dtype, channel axis); the supported operators and their rules:
+
+- ``nn.conv2d`` / ``nn.dense``: ``qnn.conv2d`` / ``qnn.dense``, int32 output with scale
+  ``s_data * s_weight`` (per channel when the weight is) and zero point 0;
+- ``nn.bias_add`` / ``add`` of an int32 accumulator and a quantized bias: the bias is
+  requantized to the accumulator's scale and added;
+- ``add``, ``subtract``, ``multiply``: ``qnn.add`` / ``qnn.subtract`` / ``qnn.mul`` with the
+  output's parameters (the final quantize's at the region's root, else the left operand's);
+- ``nn.relu`` (``maximum`` with the zero point), ``clip`` (bounds quantized);
+- ``nn.max_pool2d``, ``reshape``, ``transpose``, ``squeeze``, ``expand_dims``,
+  ``nn.batch_flatten``, ``strided_slice``: applied to the integer tensor unchanged;
+- ``nn.avg_pool2d``: ``qnn.avg_pool2d``; ``concatenate``: ``qnn.concatenate``.
+
+A region with any other operator (or non-constant scales) stays as it is, unless
+``hard_fail``, which raises. Scales and zero points must be per-tensor except for weights.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedOperatorError
+from ..ir.expr import Call, Constant, Tuple, const
+from ..op.registry import Op, make_call
+from ._rewrite import Rewriter, called_ops
+from .pass_infra import FunctionPass, PassInfo
+
+_IDENTITY = {"nn.max_pool2d", "reshape", "transpose", "squeeze", "expand_dims",
+             "nn.batch_flatten", "strided_slice"}
+SUPPORTED = _IDENTITY | {"qnn.dequantize", "nn.conv2d", "nn.dense", "nn.bias_add", "add",
+                         "subtract", "multiply", "nn.relu", "clip", "nn.avg_pool2d",
+                         "concatenate"}
+
+
+class _Affine:
+    __slots__ = ("expr", "scale", "zp", "dtype", "axis")
+
+    def __init__(self, expr, scale, zp, dtype, axis=-1):
+        self.expr, self.scale, self.zp, self.dtype, self.axis = expr, scale, zp, dtype, axis
+
+
+class _NotConvertible(Exception):
+    pass
+
+
+def _name(e):
+    return e.op.name if type(e) is Call and isinstance(e.op, Op) else None
+
+
+def _cval(e):
+    if isinstance(e, Constant):
+        return np.asarray(e.data)
+    raise _NotConvertible("a scale or zero point is not a constant")
+
+
+def _f32(v):
+    return const(np.asarray(v, "float32"), "float32")
+
+
+def _i32(v):
+    return const(np.asarray(v, "int32"), "int32")
+
+
+def _scalar(v):
+    v = np.asarray(v)
+    if v.size != 1:
+        raise _NotConvertible("per-channel parameters on an activation")
+    return v.reshape(())
+
+
+class _FQ2I(Rewriter):
+    def __init__(self, hard_fail):
+        super().__init__()
+        self.hard_fail = hard_fail
+
+    def post_call(self, orig, new):
+        if _name(orig) != "qnn.quantize":
+            return new
+        try:
+            return self._convert(orig, new)
+        except _NotConvertible as err:
+            if self.hard_fail:
+                raise UnsupportedOperatorError(
+                    f"FakeQuantizationToInteger: the region ending in {orig!r:.80} cannot be "
+                    f"converted: {err}") from None
+            return new
+
+    def _region(self, root):
+        """The region's nodes in post order (children first), leaves = dequantize calls."""
+        order, seen, stack = [], set(), [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            name = _name(node)
+            if type(node) is Tuple:
+                kids = list(node.fields)
+            elif name is None:
+                raise _NotConvertible(f"{type(node).__name__} inside the region")
+            elif name not in SUPPORTED:
+                raise _NotConvertible(f"operator {name} is not supported")
+            else:
+                kids = [] if name == "qnn.dequantize" else [a for a in node.args
+                                                            if not isinstance(a, Constant)]
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids)
+        return order
+
+    def _convert(self, orig, new):
+        root = orig.args[0]
+        oscale, ozp = _cval(new.args[1]), _cval(new.args[2])
+        out_params = (_scalar(oscale), _scalar(ozp))
+        aff = {}
+        for node in self._region(root):
+            aff[id(node)] = self._rule(node, aff, out_params if node is root else None)
+        a = aff[id(root)]
+        dt = new.attrs.out_dtype
+        return make_call("qnn.requantize", [a.expr, _f32(a.scale), _i32(a.zp), new.args[1],
+                                            new.args[2]], axis=a.axis, rounding="UPWARD",
+                         compute_dtype="int64", out_dtype=dt)
+
+    def _rule(self, node, aff, out_params):
+        if type(node) is Tuple:
+            return [aff[id(f)] for f in node.fields]
+        name = _name(node)
+        a = node.attrs
+        if name == "qnn.dequantize":
+            x = self.memo.get(node.args[0], node.args[0])
+            return _Affine(x, _cval(node.args[1]), _cval(node.args[2]),
+                           node.args[0].checked_type.dtype, a.axis)
+        args = [aff.get(id(x)) for x in node.args]
+        if name in _IDENTITY:
+            t = args[0]
+            return _Affine(make_call(name, [t.expr], **dict(a.items())), _scalar(t.scale),
+                           _scalar(t.zp), t.dtype)
+        if name in ("nn.conv2d", "nn.dense"):
+            x, w = args
+            if x is None or w is None:
+                raise _NotConvertible(f"{name} with a float operand")
+            attrs = dict(a.items())
+            attrs["out_dtype"] = "int32"
+            qname = "qnn." + name.split(".")[1]
+            call = make_call(qname, [x.expr, w.expr, _i32(_scalar(x.zp)), _i32(w.zp),
+                                     _f32(_scalar(x.scale)), _f32(w.scale)], **attrs)
+            scale = (np.float32(_scalar(x.scale)) * np.asarray(w.scale, "float32")
+                     ).astype("float32")
+            axis = a.data_layout.index("C") if name == "nn.conv2d" else -1
+            return _Affine(call, scale, np.int32(0), "int32", axis)
+        if name == "nn.relu":
+            t = args[0]
+            z = _scalar(t.zp)
+            return _Affine(make_call("maximum", [t.expr, const(np.asarray(z, t.dtype), t.dtype)]),
+                           t.scale, z, t.dtype, t.axis)
+        if name == "clip":
+            t = args[0]
+            s, z = np.float32(_scalar(t.scale)), int(_scalar(t.zp))
+            info = np.iinfo(t.dtype)
+            lo = max(info.min, int(np.round(a.a_min / s)) + z) if np.isfinite(a.a_min) \
+                else info.min
+            hi = min(info.max, int(np.round(a.a_max / s)) + z) if np.isfinite(a.a_max) \
+                else info.max
+            return _Affine(make_call("clip", [t.expr], a_min=float(lo), a_max=float(hi)),
+                           s, z, t.dtype)
+        if name == "nn.avg_pool2d":
+            t = args[0]
+            s, z = _f32(_scalar(t.scale)), _i32(_scalar(t.zp))
+            return _Affine(make_call("qnn.avg_pool2d", [t.expr, s, z, s, z], **dict(a.items())),
+                           _scalar(t.scale), _scalar(t.zp), t.dtype)
+        if name == "concatenate":
+            ts = args[0]
+            os_, oz = out_params or (_scalar(ts[0].scale), _scalar(ts[0].zp))
+            if len({t.dtype for t in ts}) != 1:
+                raise _NotConvertible("concatenate of different integer dtypes")
+            call = make_call("qnn.concatenate", [
+                Tuple([t.expr for t in ts]), Tuple([_f32(_scalar(t.scale)) for t in ts]),
+                Tuple([_i32(_scalar(t.zp)) for t in ts]), _f32(os_), _i32(oz)], axis=a.axis)
+            return _Affine(call, os_, oz, ts[0].dtype)
+        if name in ("nn.bias_add", "add", "subtract", "multiply"):
+            return self._binary(name, node, args, out_params)
+        raise _NotConvertible(f"operator {name} is not supported")
+
+    def _binary(self, name, node, args, out_params):
+        lhs, rhs = args
+        if lhs is None or rhs is None:
+            raise _NotConvertible(f"{name} with a float operand")
+        if lhs.dtype == "int32" and np.all(np.asarray(lhs.zp) == 0) and name in ("nn.bias_add",
+                                                                                  "add"):
+            # accumulator + bias: the bias in the accumulator's (per-channel) scale
+            nd = len(node.args[0].checked_type.shape)
+            axis = node.attrs.axis % nd if name == "nn.bias_add" else lhs.axis % nd
+            if np.asarray(lhs.scale).size > 1:
+                b = self._bias_per_channel(rhs, lhs)
+            else:
+                b = make_call("qnn.requantize", [rhs.expr, _f32(rhs.scale), _i32(rhs.zp),
+                                                 _f32(_scalar(lhs.scale)), _i32(0)],
+                              rounding="UPWARD", compute_dtype="int64", out_dtype="int32")
+            if name == "nn.bias_add":
+                out = make_call("nn.bias_add", [lhs.expr, b], axis=axis)
+            else:
+                out = make_call("add", [lhs.expr, b])
+            return _Affine(out, lhs.scale, lhs.zp, "int32", lhs.axis)
+        if name == "nn.bias_add":
+            raise _NotConvertible("bias_add of a non-accumulator")
+        os_, oz = out_params or (_scalar(lhs.scale), _scalar(lhs.zp))
+        if lhs.dtype != rhs.dtype:
+            raise _NotConvertible(f"{name} of {lhs.dtype} and {rhs.dtype}")
+        qname = {"add": "qnn.add", "subtract": "qnn.subtract", "multiply": "qnn.mul"}[name]
+        call = make_call(qname, [lhs.expr, rhs.expr, _f32(_scalar(lhs.scale)),
+                                 _i32(_scalar(lhs.zp)), _f32(_scalar(rhs.scale)),
+                                 _i32(_scalar(rhs.zp)), _f32(os_), _i32(oz)])
+        return _Affine(call, os_, oz, lhs.dtype)
+
+    @staticmethod
+    def _bias_per_channel(bias, acc):
+        """The quantized bias re-expressed in the accumulator's per-channel scale (int32)."""
+        if not isinstance(bias.expr, Constant):
+            raise _NotConvertible("a per-channel accumulator needs a constant bias")
+        real = (np.asarray(bias.expr.data).astype("float64") - np.asarray(bias.zp)) \
+            * np.asarray(bias.scale, "float64")
+        q = np.round(real / np.asarray(acc.scale, "float64"))
+        return const(q.astype("int32"), "int32")
+
+
+def fake_quantization_to_integer(func, hard_fail=False):
+    if "qnn.quantize" not in called_ops(func):
+        return func
+    return _FQ2I(hard_fail).rewrite(func)
+
+
+def FakeQuantizationToInteger(hard_fail=False, use_qat=False, optional_qnn_ops=None):  # noqa: N802
+    """Rewrite fake-quantized regions (``dequantize -> float ops -> quantize``) into qnn
+    integer operators (tvm.relay 0.19's pass; see the module doc for the operators).
+
+    Args:
+        hard_fail: raise :class:`UnsupportedOperatorError` for a region that cannot be
+            converted instead of leaving it unchanged.
+        use_qat: not supported (0.19's quantization-aware-training mode); True raises.
+        optional_qnn_ops: accepted for signature compatibility; relay_tvm has no optional
+            qnn operators (softmax, ...) to enable.
+
+    Returns:
+        a function pass (opt level 0) that needs typed input.
+    """
+    if use_qat:
+        raise UnsupportedOperatorError("FakeQuantizationToInteger(use_qat=True) is not supported")
+    return FunctionPass(lambda f, m, c: fake_quantization_to_integer(f, hard_fail),
+                        PassInfo(0, "FakeQuantizationToInteger", ("InferType",)))
+
+
+__all__ = ["FakeQuantizationToInteger", "fake_quantization_to_integer"]

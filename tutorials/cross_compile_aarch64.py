@@ -1,0 +1,72 @@
+"""Cross-compile a model for a 64-bit ARM board (AArch64) on an x86 machine.
+
+Compiling on the board itself is slow (a Raspberry Pi takes minutes where a workstation takes
+seconds), so models are compiled on a workstation for the board's CPU and only the library is
+copied over. This page
+
+1. chooses a target: LLVM with the triple ``aarch64-linux-gnu`` (relay_tvm turns on NEON, which
+   every AArch64 CPU has) and ``-mcpu=cortex-a72``, the CPU of a Raspberry Pi 4;
+2. compiles MobileNet for it and looks at the generated assembly: the convolutions use NEON's
+   vector fused multiply-add ``fmla v..4s`` (four float32 lanes);
+3. links the library with the cross compiler ``aarch64-linux-gnu-g++`` when it is installed
+   (Debian/Ubuntu: ``apt-get install g++-aarch64-linux-gnu``) and checks that the file is an
+   AArch64 ELF shared object; without it, says what to install.
+
+On the board, the library runs with the same four lines as in ``deploy_mxnet.py``
+(``load_module(path)["default"](tvm.cpu(0))``, ``set_input``, ``run``, ``get_output``), with
+TVM's runtime and relay_tvm installed there; or from the workstation over TVM's RPC
+(``python -m tvm.exec.rpc_server`` on the board), which is how ``relay-tvm tune`` measures
+remote devices.
+
+Run: ``python tutorials/cross_compile_aarch64.py`` (MobileNet at 224×224; ``--small`` /
+``RELAY_TVM_TUTORIAL_SMALL=1``: 32×32). What you should see: the target, the number of NEON
+``fmla`` instructions, and either ``ELF machine: AArch64`` or how to get the cross compiler.
+"""
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+import relay_tvm as relay
+from relay_tvm.backend.target import make_target
+
+SMALL = "--small" in sys.argv or os.environ.get("RELAY_TVM_TUTORIAL_SMALL") == "1"
+SIZE = 32 if SMALL else 224
+
+# ---- 1. The target ---------------------------------------------------------------------------
+# The plain string users type is translated into TVM's target (its JSON form is printed).
+# ``-mtriple`` says which machine code to emit; ``-mcpu`` tunes instruction choice and the
+# schedules' tile sizes (vector registers, cache sizes) for that core.
+TARGET = "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72"
+print(f"target {TARGET!r} ->\n  {make_target(TARGET)}")
+
+# ---- 2. Compile and look at the code ---------------------------------------------------------
+# ``relay.testing`` builds the standard networks with random weights, as tvm.relay.testing did.
+mod, params = relay.testing.mobilenet.get_workload(batch_size=1, image_shape=(3, SIZE, SIZE))
+with relay.transform.PassContext(opt_level=3):
+    lib = relay.build(mod, target=TARGET, params=params)
+asm = lib.get_source("asm")  # the kernels' AArch64 assembly, as text
+fmla = re.findall(r"^\s*fmla\s+v\d+\.4s.*$", asm, flags=re.M)
+print(f"compiled {len(lib.kernels)} kernels: {len(asm.splitlines())} lines of AArch64 assembly, "
+      f"{len(fmla)} NEON fmla instructions, e.g.\n  {fmla[0].strip()}")
+
+# ---- 3. Link the shared library --------------------------------------------------------------
+# ``export_library`` links with ``<triple>-g++`` on its own when the target is not this machine's;
+# pass ``cc=...`` to use another compiler (a vendor toolchain, say).
+path = os.path.join(tempfile.mkdtemp(prefix="relay_tvm_arm_"), "mobilenet_aarch64.so")
+if shutil.which("aarch64-linux-gnu-g++") is None:
+    print("aarch64-linux-gnu-g++ is not installed, so the library cannot be linked here: "
+          "apt-get install g++-aarch64-linux-gnu (or pass export_library(path, cc=COMPILER)); "
+          "the kernels above are compiled already")
+else:
+    lib.export_library(path)
+    with open(path, "rb") as f:
+        head = f.read(20)
+    # An ELF file starts with \x7fELF; the 16-bit field at byte 18 is the machine (183 = AArch64).
+    machine = int.from_bytes(head[18:20], "little")
+    assert head[:4] == b"\x7fELF" and machine == 183, (head, machine)
+    print(f"wrote {path} ({os.path.getsize(path) / 2**20:.1f} MiB)")
+    print("ELF machine: AArch64 (183); copy it to the board and load it with "
+          "relay_tvm.runtime.load_module")
