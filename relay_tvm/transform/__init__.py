@@ -27,6 +27,7 @@ from .cse import EliminateCommonSubexpr  # noqa: F401
 from .canonicalize import CanonicalizeOps  # noqa: F401
 from .simplify_expr import SimplifyExpr  # noqa: F401
 from .fast_math import FastMath  # noqa: F401
+from .div_to_mul import DivToMul  # noqa: F401
 from .fold_scale_axis import (  # noqa: F401
     BackwardFoldScaleAxis,
     FoldScaleAxis,

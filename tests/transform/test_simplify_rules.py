@@ -78,3 +78,22 @@ def test_add_self_and_identities():
     # an identity that would broadcast is kept
     kept = _simplify(relay.add(x, relay.zeros((2, 5), "float32")))
     assert isinstance(kept, relay.Call)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_div_to_mul_uses_the_reciprocal(dtype):
+    x = relay.var("x", shape=(3,), dtype=dtype)
+    c = np.array([2.0, -4.0, 0.5], dtype)
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.divide(x, relay.const(c, dtype))))
+    out = relay.transform.DivToMul()(mod)
+    body = out["main"].body
+    assert body.op.name == "multiply"
+    np.testing.assert_array_equal(np.asarray(body.args[1].data.numpy()), (1 / c).astype(dtype))
+    xv = np.array([1.0, 3.0, -2.0], dtype)
+    got = relay.create_executor("debug", mod=out).evaluate()(xv).numpy()
+    np.testing.assert_allclose(got, xv / c, rtol=1e-3)
+    # integer division is not rewritten (it truncates)
+    i = relay.var("i", shape=(2,), dtype="int32")
+    imod = relay.IRModule.from_expr(relay.Function([i], relay.divide(i, relay.const(
+        np.array([2, 3], "int32")))))
+    assert relay.transform.DivToMul()(imod)["main"].body.op.name == "divide"
