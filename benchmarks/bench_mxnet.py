@@ -3,6 +3,8 @@
     python benchmarks/bench_mxnet.py                       # all models, all usable cores
     python benchmarks/bench_mxnet.py --models resnet18_v1 mobilenet1.0 --repeat 10
     python benchmarks/bench_mxnet.py --mcpu haswell        # relay_tvm built for AVX2
+    python benchmarks/bench_mxnet.py --models resnet18_v1 --engines relay_tvm mxnet --int8
+                                     # + relay.quantize's int8 program, "int8 / fp32" column
 
 Fair by construction:
 
@@ -47,9 +49,12 @@ import _machine  # noqa: E402
 MODELS = ["resnet18_v1", "resnet50_v1", "mobilenet1.0", "mobilenetv2_1.0", "squeezenet1.0",
           "vgg16", "inceptionv3"]
 GOAL = {"resnet18_v1": 0.8, "resnet50_v1": 0.8}  # relay_tvm default / fastest peer; others 1.0
-ENGINES = ["relay_tvm", "relay_tvm_default", "mxnet", "onnxruntime", "openvino"]
+ENGINES = ["relay_tvm", "relay_tvm_default", "relay_tvm_int8", "mxnet", "onnxruntime",
+           "openvino"]
+DEFAULT_ENGINES = [e for e in ENGINES if e != "relay_tvm_int8"]  # --int8 adds it
 PEERS = ["onnxruntime", "openvino"]
 TITLES = {"relay_tvm": "relay_tvm", "relay_tvm_default": "relay_tvm default",
+          "relay_tvm_int8": "relay_tvm int8",
           "mxnet": "MXNet", "onnxruntime": "ONNX Runtime", "openvino": "OpenVINO"}
 
 
@@ -184,6 +189,48 @@ def work_relay(a):
     return res, gm.get_output(0).numpy()
 
 
+def work_relay_int8(a):
+    """relay.quantize of the same model: percentile calibration (weight scale "max") on 8
+    noise images with a random colour cast (seed 1), then the int8 program compiled and timed
+    like relay_tvm's."""
+    import numpy as np
+    import tvm
+
+    import relay_tvm as relay
+    from relay_tvm.runtime import GraphModule
+
+    res = {}
+    t = time.perf_counter()
+    mod, params = relay.frontend.from_mxnet(
+        os.path.join(a.dir, "model-symbol.json"), shape={"data": input_shape(a.model)},
+        arg_params=os.path.join(a.dir, "model-0000.params"))
+    res["import_s"] = time.perf_counter() - t
+    rng = np.random.default_rng(1)
+    shape = input_shape(a.model)
+    cal = [{"data": (rng.normal(0, 2, (1, 3, 1, 1)) + rng.uniform(-1, 1, shape)
+                     ).astype("float32")} for _ in range(8)]
+    t = time.perf_counter()
+    with relay.quantize.qconfig(calibrate_mode="percentile", weight_scale="max"):
+        qmod = relay.quantize.quantize(mod, params, dataset=cal)
+    res["quantize_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    with relay.transform.PassContext(opt_level=a.opt_level):
+        lib = relay.build(qmod, target=a.target)
+    res["compile_s"] = time.perf_counter() - t
+    gm = GraphModule(lib["default"](tvm.cpu(0)))
+    x = np.load(os.path.join(a.dir, "x.npy"))
+
+    def run():
+        gm.set_input("data", x)
+        gm.run()
+
+    res.update(_time(run, a.warmup, a.repeat, a.warmup_s))
+    res["threads"] = getattr(gm, "num_threads", None)
+    res["version"] = f"relay_tvm {_machine.git_revision(ROOT)} on TVM {tvm.__version__}, " \
+                     f"target {a.target!r}"
+    return res, gm.get_output(0).numpy()
+
+
 def work_onnxruntime(a):
     import numpy as np
     import onnxruntime as ort
@@ -222,8 +269,8 @@ def work_openvino(a):
 
 
 WORKERS = {"export": work_export, "mxnet": work_mxnet, "relay_tvm": work_relay,
-           "relay_tvm_default": work_relay, "onnxruntime": work_onnxruntime,
-           "openvino": work_openvino}
+           "relay_tvm_default": work_relay, "relay_tvm_int8": work_relay_int8,
+           "onnxruntime": work_onnxruntime, "openvino": work_openvino}
 
 
 def worker_main(a):
@@ -362,6 +409,7 @@ def report(rows, a, threads):
     dthreads = {r["res"]["relay_tvm_default"].get("threads") for r in rows
                 if "relay_tvm_default" in r.get("res", {})}
     title = dict(TITLES, relay_tvm=f"relay_tvm ({threads} thr)",
+                 relay_tvm_int8=f"relay_tvm int8 ({threads} thr)",
                  relay_tvm_default=f"relay_tvm default ({'/'.join(map(str, dthreads)) or '?'}"
                                    " thr)",
                  mxnet=f"MXNet ({threads} thr)", onnxruntime=f"ONNX Runtime ({threads} thr)",
@@ -370,6 +418,9 @@ def report(rows, a, threads):
     head = ["model", "input", *[title[e] + " ms" for e in engines], "fastest peer",
             *[f"{title[e].split(' (')[0]} / fastest" for e in ours], "goal (default)",
             "compile s"]
+    int8 = "relay_tvm_int8" in engines and "relay_tvm" in engines
+    if int8:
+        head.append("int8 / fp32 (goal ≤ 0.8 on AVX2)")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         best = min(((r["ms"][p], p) for p in peers if p in r["ms"]), default=None)
@@ -385,6 +436,10 @@ def report(rows, a, threads):
         res = r.get("res", {})
         compile_s = res.get("relay_tvm", res.get("relay_tvm_default", {})).get("compile_s")
         cells.append(_fmt(compile_s, ".1f"))
+        if int8:
+            i8, f32 = r["ms"].get("relay_tvm_int8"), r["ms"].get("relay_tvm")
+            cells.append(_fmt(i8 / f32 if i8 and f32 else None, ".2f") + ("×" if i8 and f32
+                                                                         else ""))
         lines.append("| " + " | ".join(cells) + " |")
     others = [e for e in engines if e != "mxnet"]
     lines += ["", "Max abs difference of each output from MXNet's (1000 logits), and relative to "
@@ -407,7 +462,10 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", nargs="+", default=MODELS,
                     help=f"model-zoo names (space or comma separated; default all: {MODELS})")
-    ap.add_argument("--engines", nargs="+", default=ENGINES, help=f"subset of {ENGINES}")
+    ap.add_argument("--engines", nargs="+", default=DEFAULT_ENGINES,
+                    help=f"subset of {ENGINES} (default: all but relay_tvm_int8)")
+    ap.add_argument("--int8", action="store_true",
+                    help="add the relay_tvm_int8 engine (relay.quantize, int8 conv2d)")
     ap.add_argument("--threads", type=int, default=None,
                     help="threads for every engine (default: all usable cores)")
     ap.add_argument("--repeat", type=int, default=30, help="timed runs per engine (median)")
@@ -434,6 +492,8 @@ def parse_args(argv):
     a = ap.parse_args(argv)
     a.models = [m for s in a.models for m in s.split(",") if m]
     a.engines = [e for s in a.engines for e in s.split(",") if e]
+    if a.int8 and "relay_tvm_int8" not in a.engines:
+        a.engines.append("relay_tvm_int8")
     bad = [e for e in a.engines if e not in ENGINES]
     if bad:
         ap.error(f"unknown engines {bad}; choose from {ENGINES}")

@@ -8,7 +8,7 @@ from . import _threads
 
 _threads.set_default_threads()  # before TVM's thread pool exists: every usable core
 
-from . import analysis, errors, ir, op, transform, typing  # noqa: E402,F401
+from . import analysis, errors, ir, op, text, transform, typing  # noqa: E402,F401
 from .errors import *  # noqa: E402,F401,F403
 from .ir import (  # noqa: F401
     Any,
@@ -22,8 +22,8 @@ from .ir import (  # noqa: F401
     ExprFunctor,
     ExprMutator,
     ExprVisitor,
-    FuncType,
     Function,
+    FuncType,
     GlobalTypeVar,
     GlobalVar,
     If,
@@ -60,10 +60,10 @@ from .ir import (  # noqa: F401
     scalar_type,
     var,
 )
-from .ir.scope_builder import ScopeBuilder  # noqa: F401
 from .op import *  # noqa: F401,F403
 from .op import annotation, image, nn, vision  # noqa: F401
 from .runtime.executor import create_executor  # noqa: F401
+from .scope_builder import ScopeBuilder  # noqa: F401
 from .transform.span_check import SpanCheck  # noqa: F401,E402  (tvm.relay.SpanCheck)
 
 # tvm.relay names for the IR base classes
@@ -80,7 +80,7 @@ def _lazy(name):
 def __getattr__(name):
     # Parts built on TVM's compiler (text format, backend, frontends, ...) load on first use.
     if name in ("text", "backend", "frontend", "testing", "vm", "prelude", "cli",
-                "dataflow_pattern", "loops", "report"):
+                "dataflow_pattern", "loops", "report", "quantize"):
         return _lazy(name)
     if name in ("astext", "parse", "parse_expr", "fromtext", "SourceName"):
         return getattr(_lazy("text"), name)
@@ -103,7 +103,7 @@ def __getattr__(name):
 from . import qnn  # noqa: E402,F401  (registers the qnn.* operators: the parser knows them)
 
 _LAZY = ("text", "backend", "frontend", "testing", "vm", "prelude", "cli", "dataflow_pattern",
-         "loops", "astext",
+         "loops", "quantize", "astext",
          "parse", "parse_expr", "fromtext", "SourceName", "build", "optimize", "build_module",
          "save_param_dict", "load_param_dict", "Prelude", "report", "visualize")
 

@@ -394,10 +394,9 @@ def cmd_demo(args):
     import tvm
 
     from . import frontend, transform
+    from ._threads import usable_cores
     from .backend import build
     from .runtime import GraphModule
-
-    from ._threads import usable_cores
 
     size = args.size or (299 if "inception" in args.model else 224)
     shape = (args.batch, 3, size, size)

@@ -62,10 +62,9 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     from tvm.relax.vm_build import _vmlink
 
     from .backend.build_module import run_passes
+    from .backend.schedule import database_in_scope
     from .backend.target import make_target
     from .backend.vm_codegen import VMCompiler
-
-    from .backend.schedule import database_in_scope
 
     tgt = make_target(target, target_host)
     database = database_in_scope(database)

@@ -9,13 +9,12 @@ from .free import (  # noqa: F401
     free_type_vars,
     free_vars,
 )
-from .structural import (  # noqa: F401
-    assert_graph_equal,
-    assert_structural_equal,
-    structural_equal,
-    structural_hash,
+from .kinds_and_ops import (  # noqa: F401,E402
+    check_kind,
+    extract_intermdeiate_expr,
+    extract_intermediate_expr,
+    list_op_freqs,
 )
-from .well_formed import check_well_formed, well_formed  # noqa: F401
 from .basic_block import check_basic_block_normal_form  # noqa: F401
 from .call_graph import CallGraph  # noqa: F401
 from .model_stats import (  # noqa: F401,E402
@@ -25,9 +24,10 @@ from .model_stats import (  # noqa: F401,E402
     extract_fused_functions,
     get_total_mac_number,
 )
-from .kinds_and_ops import (  # noqa: F401,E402
-    check_kind,
-    extract_intermdeiate_expr,
-    extract_intermediate_expr,
-    list_op_freqs,
+from .structural import (  # noqa: F401
+    assert_graph_equal,
+    assert_structural_equal,
+    structural_equal,
+    structural_hash,
 )
+from .well_formed import check_well_formed, well_formed  # noqa: F401

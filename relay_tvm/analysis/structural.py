@@ -370,7 +370,7 @@ def structural_hash(node, map_free_vars: bool = False) -> int:
 
     if isinstance(node, Type):
         return _type_hash(node, {})
-    from .free import _binders, _preorder
+    from ..ir.free import _binders, _preorder
 
     index: dict = {}
     tvars: dict = {}

@@ -4,14 +4,12 @@ executor's host program, memory planning, targets and parameter blobs.
 ``relay.build`` / ``relay.optimize`` are :func:`build` / :func:`optimize` here.
 """
 
-from . import param_dict  # noqa: F401
+from . import build_module, param_dict  # noqa: F401
 from .build_module import GraphExecutorFactoryModule, build, optimize  # noqa: F401
 from .executor_runtime import Executor, Runtime  # noqa: F401
 from .param_dict import load_param_dict, save_param_dict  # noqa: F401
 from .target import make_target  # noqa: F401
 from .tasks import KernelTask, extract_tasks  # noqa: F401
-
-build_module = __import__(__name__ + ".build_module", fromlist=["build_module"])
 
 __all__ = ["build", "optimize", "GraphExecutorFactoryModule", "save_param_dict",
            "load_param_dict", "make_target", "extract_tasks", "KernelTask", "Executor", "Runtime"]

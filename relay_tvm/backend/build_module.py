@@ -12,21 +12,7 @@ import time
 from ..errors import BuildError
 from ..ir.expr import Function
 from ..ir.module import IRModule
-from ..runtime.executor import bind_params_by_name  # noqa: F401  (tvm.relay.build_module's name)
-
-# Relay's build pipeline before fusion, by pass name; each runs if the passes package has it
-# (every pass checks its own opt level against the PassContext).
-_PIPELINE = [
-    "RemoveUnusedFunctions",
-    "SimplifyInference",
-    "EliminateCommonSubexpr",
-    "FoldConstant",
-    "FoldScaleAxis",
-    "SimplifyExpr",
-    "CanonicalizeOps",
-    "AlterOpLayout",
-    "FoldConstant",
-]
+from ..transform.bind_params import bind_params_by_name  # tvm.relay.build_module's name
 
 
 def _as_module(mod) -> IRModule:
@@ -65,28 +51,19 @@ def _infer(mod: IRModule) -> IRModule:
 def run_passes(mod, params=None) -> IRModule:
     """Bind ``params``, then run the optimization passes and fusion of the current
     ``PassContext`` on the whole module (every function); the result is typed."""
-    from .. import transform
-    from ..transform.pass_infra import PassContext
+    from ..transform._rewrite import forget_functions
+    from ..transform.pass_infra import PassContext, get_pass
+    from ..transform.pipeline import default_pipeline
 
     mod = _as_module(mod)
     if "main" not in mod:
         raise BuildError("build: the module has no @main function")
-    from ..transform._rewrite import forget_functions
-
     mod = _infer(_bind_params(mod, params))
     ctx = PassContext.current()
     try:
-        pipeline = getattr(transform, "default_pipeline", None)
-        if pipeline is not None:
-            mod = pipeline(fuse=False)(mod)
-        else:
-            for name in _PIPELINE:
-                p = getattr(transform, name, None)
-                if p is not None and ctx.pass_enabled(p().info):
-                    mod = p()(mod)
-        fuse = getattr(transform, "FuseOps", None)
-        if fuse is not None:
-            mod = fuse(fuse_opt_level=0)(mod) if ctx.opt_level == 0 else fuse()(mod)
+        mod = default_pipeline(fuse=False)(mod)
+        fuse = get_pass("FuseOps")
+        mod = fuse(fuse_opt_level=0)(mod) if ctx.opt_level == 0 else fuse()(mod)
     finally:
         forget_functions()  # the model's constants are not kept alive by the passes' memos
     return _infer(mod)
@@ -159,6 +136,10 @@ class GraphExecutorFactoryModule:
         stats: compile statistics (seconds per phase, kernel counts).
     """
 
+    # The runtime's GraphModule: the runtime sits above the backend and registers it (see
+    # relay_tvm.runtime.graph_executor), so ``lib["default"](dev)`` gives a GraphModule.
+    module_class = None
+
     def __init__(self, lib, meta: dict, params: dict, target, mod_name="default", kernels=None,
                  stats=None, ir_mod=None, optimized=None):
         self.lib = lib
@@ -206,7 +187,8 @@ class GraphExecutorFactoryModule:
         is given.
 
         Raises:
-            BuildError: cross-compiling and no cross compiler is installed.
+            BuildError: cross-compiling and no cross compiler is installed; the folder of
+                ``path`` does not exist; the compiler or linker fails.
         """
         if "cc" not in kwargs and "fcompile" not in kwargs:
             cc = cross_compiler(self.target)
@@ -214,16 +196,26 @@ class GraphExecutorFactoryModule:
                 kwargs["cc"] = cc
         if self.target.kind.name == "c" and "fcompile" not in kwargs:
             kwargs["options"] = list(kwargs.get("options") or []) + C_TARGET_OPTIONS
-        self.lib.export_library(path, **kwargs)
+        import os
+
+        folder = os.path.dirname(os.path.abspath(str(path)))
+        if not os.path.isdir(folder):
+            raise BuildError(f"export_library: the folder {folder!r} of {str(path)!r} does not "
+                             f"exist")
+        try:
+            self.lib.export_library(path, **kwargs)
+        except Exception as e:  # the linker's message (missing tools, unwritable file) is in e
+            raise BuildError(f"export_library: writing {str(path)!r} failed: {e}") from e
 
     def __getitem__(self, name):
         if name != self.libmod_name:
             raise BuildError(f"factory module: no function {name!r}; it holds "
                              f"{self.libmod_name!r} (lib[{self.libmod_name!r}](dev))")
-        from ..runtime.graph_executor import GraphModule
-
-        return lambda dev=None: GraphModule._from_executable(self.lib, dev, self.meta,
-                                                             self.params)
+        if self.module_class is None:
+            raise BuildError("lib['default'](dev): no graph module class registered; "
+                             "import relay_tvm.runtime")
+        return lambda dev=None: self.module_class._from_executable(self.lib, dev, self.meta,
+                                                                   self.params)
 
     def __iter__(self):  # tvm.relay allowed `graph, lib, params = relay.build(...)`
         return iter([self.graph_json, self.lib, self.params])
@@ -282,11 +274,10 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     import tvm
     from tvm.relax.vm_build import _vmlink
 
+    from .executor_runtime import Executor, Runtime
     from .graph_codegen import build_graph, emit_vm
     from .lower import LowerCache
     from .target import make_target
-
-    from .executor_runtime import Executor, Runtime
 
     Executor.check(executor)
     Runtime.check(runtime)

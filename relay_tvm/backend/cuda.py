@@ -34,7 +34,10 @@ def local_arch() -> str | None:
 
 def complete_cuda(d: dict, text) -> dict:
     """The ``arch`` of a CUDA target dict: given, else the local GPU's, else a BuildError."""
-    if d.get("kind") != "cuda" or "arch" in d:
+    if d.get("kind") != "cuda":
+        return d
+    if "arch" in d:
+        _arch_number(d["arch"])  # a clear error for e.g. 'sm_xx'
         return d
     arch = local_arch()
     if arch is None:

@@ -84,120 +84,142 @@ def build_graph(main: Function, cache: LowerCache) -> GraphProgram:
         BuildError: a construct the graph executor cannot run (control flow, closures,
             references, non-tensor parameters, dynamic shapes).
     """
-    nodes: list = []
-    input_names = []
-    env: dict = {}  # Var -> entries
-    for p in main.params:
-        ty = p.checked_type
-        if not isinstance(ty, TensorType):
-            raise BuildError(f"graph executor: parameter %{p.name_hint} has type {ty}; only "
-                             f"tensor parameters are supported (use the VM)")
-        flatten_type(ty)
-        _check_static(ty, f"parameter %{p.name_hint}")
-        env[p] = [(len(nodes), 0)]
-        nodes.append(GraphNode("null", p.name_hint, out_types=[ty]))
-        input_names.append(p.name_hint)
-    names = set(input_names)
-    params: dict = {}
-    consts: list = []  # constants seen, materialized as parameters only when used
-    const_param: dict = {}  # (const index, pack key) -> entry
-    packed_vals: dict = {}  # (entry, pack key) -> entry of a run-time packing kernel
+    return _GraphBuilder(cache).build(main)
 
-    def add_param(arr: np.ndarray):
-        k = len(params)
+
+class _GraphBuilder:
+    """The nodes of one graph program as they are built: inputs, parameters (constants are
+    materialized only when used, once per packing), kernel calls."""
+
+    def __init__(self, cache: LowerCache):
+        self.cache = cache
+        self.nodes: list = []
+        self.names: set = set()
+        self.params: dict = {}
+        self.consts: list = []  # constants seen, materialized as parameters only when used
+        self.const_param: dict = {}  # (const index, pack key) -> entry
+        self.packed_vals: dict = {}  # (entry, pack key) -> entry of a run-time packing kernel
+
+    def inputs(self, main: Function):
+        """One ``null`` node per parameter of ``main``: ``(env, input names)``."""
+        env: dict = {}  # Var -> entries
+        input_names = []
+        for p in main.params:
+            ty = p.checked_type
+            if not isinstance(ty, TensorType):
+                raise BuildError(f"graph executor: parameter %{p.name_hint} has type {ty}; only "
+                                 f"tensor parameters are supported (use the VM)")
+            flatten_type(ty)
+            _check_static(ty, f"parameter %{p.name_hint}")
+            env[p] = [(len(self.nodes), 0)]
+            self.nodes.append(GraphNode("null", p.name_hint, out_types=[ty]))
+            input_names.append(p.name_hint)
+        self.names.update(input_names)
+        return env, input_names
+
+    def add_param(self, arr: np.ndarray):
+        k = len(self.params)
         name = f"p{k}"
-        while name in names:
+        while name in self.names:
             k += 1
             name = f"p{k}"
-        names.add(name)
+        self.names.add(name)
         arr = np.array(arr, order="C")
-        params[name] = arr
-        nodes.append(GraphNode("null", name, out_types=[TensorType(arr.shape, _dtype_name(arr))]))
-        return (len(nodes) - 1, 0)
+        self.params[name] = arr
+        self.nodes.append(GraphNode("null", name,
+                                    out_types=[TensorType(arr.shape, _dtype_name(arr))]))
+        return (len(self.nodes) - 1, 0)
 
-    def pending(arr) -> tuple:
-        consts.append(np.asarray(arr))
-        return ("c", len(consts) - 1)
+    def pending(self, arr) -> tuple:
+        self.consts.append(np.asarray(arr))
+        return ("c", len(self.consts) - 1)
 
-    def real(e, pack=None, in_type=None):
+    def real(self, e, pack=None, in_type=None):
         """The graph entry of ``e``, packed per ``pack`` when given."""
         if isinstance(e[0], str):
             key = (e[1], pack.key if pack else None, tuple(pack.new_shape) if pack else None)
-            if key not in const_param:
-                arr = consts[e[1]]
-                const_param[key] = add_param(pack.pack_numpy(arr) if pack else arr)
-            return const_param[key]
+            if key not in self.const_param:
+                arr = self.consts[e[1]]
+                self.const_param[key] = self.add_param(pack.pack_numpy(arr) if pack else arr)
+            return self.const_param[key]
         if pack is None:
             return e
         key = (e, pack.key, tuple(pack.new_shape))
-        if key not in packed_vals:
-            lk = cache.pack_kernel(pack, in_type)
-            nid = len(nodes)
-            nodes.append(GraphNode(
+        if key not in self.packed_vals:
+            lk = self.cache.pack_kernel(pack, in_type)
+            nid = len(self.nodes)
+            self.nodes.append(GraphNode(
                 "tvm_op", lk.name, [e],
                 {"func_name": lk.name, "num_inputs": "1", "num_outputs": "1",
                  "flatten_data": "0"}, list(lk.output_types)))
-            packed_vals[key] = (nid, 0)
-        return packed_vals[key]
+            self.packed_vals[key] = (nid, 0)
+        return self.packed_vals[key]
 
-    let_values = {}
-    order = post_order(main.body)
-    for node in order:
-        if type(node) is Let:
-            let_values[node.var] = node.value
-    ent: dict = {}
-    for node in order:
-        t = type(node)
-        if t is Var:
-            if node in env:
-                ent[id(node)] = env[node]
-            elif node in let_values:
-                ent[id(node)] = ent[id(let_values[node])]
+    def call(self, node, ent) -> list:
+        """The output entries of a call of a primitive function (one kernel node)."""
+        fn = node.op
+        if not (isinstance(fn, Function) and fn.is_primitive):
+            raise BuildError("graph executor: only calls of primitive functions can be "
+                             "compiled here (run fusion first)", node.span)
+        lowered = self.cache.lower(fn)
+        ins = [e for a in node.args for e in ent[id(a)]]
+        ins += [self.pending(c) for c in lowered.lifted]
+        if len(ins) != len(lowered.input_types):
+            raise BuildError(f"{lowered.name}: {len(ins)} inputs for a kernel of "
+                             f"{len(lowered.input_types)}")
+        ins = [self.real(e, lowered.packs.get(i), lowered.input_types[i])
+               for i, e in enumerate(ins)]
+        nid = len(self.nodes)
+        self.nodes.append(GraphNode(
+            "tvm_op", lowered.name, ins,
+            {"func_name": lowered.name, "num_inputs": str(len(ins)),
+             "num_outputs": str(len(lowered.output_types)), "flatten_data": "0"},
+            list(lowered.output_types)))
+        return [(nid, i) for i in range(len(lowered.output_types))]
+
+    def build(self, main: Function) -> GraphProgram:
+        env, input_names = self.inputs(main)
+        let_values = {}
+        order = post_order(main.body)
+        for node in order:
+            if type(node) is Let:
+                let_values[node.var] = node.value
+        ent: dict = {}
+        for node in order:
+            t = type(node)
+            if t is Var:
+                if node in env:
+                    ent[id(node)] = env[node]
+                elif node in let_values:
+                    ent[id(node)] = ent[id(let_values[node])]
+                else:
+                    raise BuildError(f"graph executor: free variable %{node.name_hint}")
+            elif t is Constant:
+                ent[id(node)] = [self.pending(node.data)]
+            elif t is Tuple:
+                ent[id(node)] = [e for f in node.fields for e in ent[id(f)]]
+            elif t is TupleGetItem:
+                tt = node.tuple_value.checked_type
+                if not isinstance(tt, TupleType):
+                    raise BuildError(f"graph executor: projection .{node.index} of a non-tuple "
+                                     f"{tt}")
+                start = sum(len(flatten_type(f)) for f in tt.fields[: node.index])
+                n = len(flatten_type(tt.fields[node.index]))
+                ent[id(node)] = ent[id(node.tuple_value)][start : start + n]
+            elif t is Let:
+                ent[id(node)] = ent[id(node.body)]
+            elif t is Call:
+                ent[id(node)] = self.call(node, ent)
             else:
-                raise BuildError(f"graph executor: free variable %{node.name_hint}")
-        elif t is Constant:
-            ent[id(node)] = [pending(node.data)]
-        elif t is Tuple:
-            ent[id(node)] = [e for f in node.fields for e in ent[id(f)]]
-        elif t is TupleGetItem:
-            tt = node.tuple_value.checked_type
-            if not isinstance(tt, TupleType):
-                raise BuildError(f"graph executor: projection .{node.index} of a non-tuple {tt}")
-            start = sum(len(flatten_type(f)) for f in tt.fields[: node.index])
-            n = len(flatten_type(tt.fields[node.index]))
-            ent[id(node)] = ent[id(node.tuple_value)][start : start + n]
-        elif t is Let:
-            ent[id(node)] = ent[id(node.body)]
-        elif t is Call:
-            fn = node.op
-            if not (isinstance(fn, Function) and fn.is_primitive):
-                raise BuildError("graph executor: only calls of primitive functions can be "
-                                 "compiled here (run fusion first)", node.span)
-            lowered = cache.lower(fn)
-            ins = [e for a in node.args for e in ent[id(a)]]
-            ins += [pending(c) for c in lowered.lifted]
-            if len(ins) != len(lowered.input_types):
-                raise BuildError(f"{lowered.name}: {len(ins)} inputs for a kernel of "
-                                 f"{len(lowered.input_types)}")
-            ins = [real(e, lowered.packs.get(i), lowered.input_types[i])
-                   for i, e in enumerate(ins)]
-            nid = len(nodes)
-            nodes.append(GraphNode(
-                "tvm_op", lowered.name, ins,
-                {"func_name": lowered.name, "num_inputs": str(len(ins)),
-                 "num_outputs": str(len(lowered.output_types)), "flatten_data": "0"},
-                list(lowered.output_types)))
-            ent[id(node)] = [(nid, i) for i in range(len(lowered.output_types))]
-        else:
-            raise BuildError(f"graph executor: {t.__name__} is not supported in a dataflow "
-                             f"program (use the VM or the debug executor)",
-                             getattr(node, "span", None))
-    heads = [real(e) for e in ent[id(main.body)]]
-    structure = _structure(main.body.checked_type)
-    prog = GraphProgram(nodes, heads, input_names, params, structure,
-                        {f.name: f for f in cache.funcs})
-    prog.plan = plan_memory(prog)
-    return prog
+                raise BuildError(f"graph executor: {t.__name__} is not supported in a dataflow "
+                                 f"program (use the VM or the debug executor)",
+                                 getattr(node, "span", None))
+        heads = [self.real(e) for e in ent[id(main.body)]]
+        structure = _structure(main.body.checked_type)
+        prog = GraphProgram(self.nodes, heads, input_names, self.params, structure,
+                            {f.name: f for f in self.cache.funcs})
+        prog.plan = plan_memory(prog)
+        return prog
 
 
 def _check_static(ty, where):

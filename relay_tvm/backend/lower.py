@@ -139,6 +139,64 @@ def anchor_op(func: Function):
     return best
 
 
+def _scalar_const(value, dtype):
+    """A 0-d TE tensor holding ``value`` (binds the value outside any loop)."""
+    import tvm
+    from tvm import te
+
+    return te.compute((), lambda: tvm.tirx.const(value, dtype), name="const")
+
+
+def _param_placeholders(func: Function, where: str):
+    """``(placeholders, env)``: a TE placeholder per tensor of each parameter (tuples
+    flattened), and ``env`` mapping each parameter to its placeholder (or nested list)."""
+    from tvm import te
+
+    inputs: list = []
+    env: dict = {}
+    for p in func.params:
+        ty = p.checked_type if hasattr(p, "_checked_type") else p.type_annotation
+        if ty is None:
+            raise BuildError(f"{where}: parameter %{p.name_hint} has no type")
+        phs = []
+        for j, t in enumerate(flatten_type(ty)):
+            nm = p.name_hint if isinstance(ty, TensorType) else f"{p.name_hint}_{j}"
+            phs.append(te.placeholder(_static_shape(t, where), t.dtype, name=nm))
+        inputs.extend(phs)
+        env[p] = phs[0] if isinstance(ty, TensorType) else _rebuild_value(phs, ty)
+    return inputs, env
+
+
+def _call_compute(node, flat_in):
+    """The TE tensor (list of tensors for a tuple result) of the operator call ``node`` on the
+    flattened input tensors ``flat_in``."""
+    op = node.op
+    if op.compute is None:
+        raise BuildError(f"operator {op.name} has no TE compute registered; it cannot be "
+                         f"compiled (use the debug executor)", node.span)
+    out_type = node.checked_type
+    for ft in flatten_type(out_type):
+        _static_shape(ft, f"{op.name}")
+    try:
+        out = op.compute(node.attrs, flat_in, out_type)
+    except BuildError:
+        raise
+    except Exception as e:
+        raise BuildError(f"TE compute of {op.name} failed: {type(e).__name__}: {e}",
+                         node.span) from e
+    if isinstance(out_type, TupleType):
+        out = list(out)
+        if len(out) != len(out_type.fields):
+            raise BuildError(f"TE compute of {op.name} returned {len(out)} tensors for "
+                             f"a {len(out_type.fields)}-tuple", node.span)
+    elif isinstance(out, (list, tuple)):
+        if len(out) != 1:
+            raise BuildError(f"TE compute of {op.name} returned {len(out)} tensors for "
+                             f"a tensor result", node.span)
+        out = out[0]
+    return out
+
+
 def to_te(func: Function, where: str = "primitive function"):
     """Build the TE graph of a primitive function.
 
@@ -150,23 +208,12 @@ def to_te(func: Function, where: str = "primitive function"):
         BuildError: an operator has no TE compute, a shape is dynamic, or the body uses a
             construct that is not an operator call, tuple, projection, variable or constant.
     """
-    import tvm
     from tvm import te
 
     from ..op.registry import Op
 
-    inputs, lifted = [], []
-    env: dict = {}
-    for i, p in enumerate(func.params):
-        ty = p.checked_type if hasattr(p, "_checked_type") else p.type_annotation
-        if ty is None:
-            raise BuildError(f"{where}: parameter %{p.name_hint} has no type")
-        phs = []
-        for j, t in enumerate(flatten_type(ty)):
-            nm = p.name_hint if isinstance(ty, TensorType) else f"{p.name_hint}_{j}"
-            phs.append(te.placeholder(_static_shape(t, where), t.dtype, name=nm))
-        inputs.extend(phs)
-        env[p] = phs[0] if isinstance(ty, TensorType) else _rebuild_value(phs, ty)
+    inputs, env = _param_placeholders(func, where)
+    lifted = []
     vals: dict = {}
     for node in post_order(func.body):
         t = type(node)
@@ -178,8 +225,7 @@ def to_te(func: Function, where: str = "primitive function"):
             arr = np.asarray(node.data)
             dtype = "bool" if arr.dtype == np.bool_ else arr.dtype.name
             if arr.ndim == 0:
-                value = arr.item()
-                vals[id(node)] = te.compute((), lambda: tvm.tirx.const(value, dtype), name="const")
+                vals[id(node)] = _scalar_const(arr.item(), dtype)
             else:
                 ph = te.placeholder(arr.shape, dtype, name=f"c{len(lifted)}")
                 lifted.append(np.array(arr))
@@ -195,34 +241,10 @@ def to_te(func: Function, where: str = "primitive function"):
             if not isinstance(node.op, Op):
                 raise BuildError(f"{where}: calls of {type(node.op).__name__} cannot be lowered "
                                  f"inside a primitive function", node.span)
-            op = node.op
-            if op.compute is None:
-                raise BuildError(f"operator {op.name} has no TE compute registered; it cannot be "
-                                 f"compiled (use the debug executor)", node.span)
             flat_in = []
             for a in node.args:
                 flat_in.extend(_flat(vals[id(a)]))
-            out_type = node.checked_type
-            for ft in flatten_type(out_type):
-                _static_shape(ft, f"{op.name}")
-            try:
-                out = op.compute(node.attrs, flat_in, out_type)
-            except BuildError:
-                raise
-            except Exception as e:
-                raise BuildError(f"TE compute of {op.name} failed: {type(e).__name__}: {e}",
-                                 node.span) from e
-            if isinstance(out_type, TupleType):
-                out = list(out)
-                if len(out) != len(out_type.fields):
-                    raise BuildError(f"TE compute of {op.name} returned {len(out)} tensors for "
-                                     f"a {len(out_type.fields)}-tuple", node.span)
-            elif isinstance(out, (list, tuple)):
-                if len(out) != 1:
-                    raise BuildError(f"TE compute of {op.name} returned {len(out)} tensors for "
-                                     f"a tensor result", node.span)
-                out = out[0]
-            vals[id(node)] = out
+            vals[id(node)] = _call_compute(node, flat_in)
         else:
             raise BuildError(f"{where}: {t.__name__} cannot be lowered to TE",
                              getattr(node, "span", None))

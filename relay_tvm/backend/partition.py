@@ -12,29 +12,14 @@ from __future__ import annotations
 from ..errors import BuildError
 from ..ir.attrs import DictAttrs
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
+from ..ir.functor import dataflow_children
 from ..ir.functor import post_order as _post_order
 from ..ir.types import TensorType, TupleType
 
 
-def graph_children(e) -> tuple:
-    """Sub-expressions of a dataflow-program node, not entering primitive functions."""
-    t = type(e)
-    if t is Call:
-        if isinstance(e.op, Function):
-            return e.args
-        return e.args
-    if t is Tuple:
-        return e.fields
-    if t is TupleGetItem:
-        return (e.tuple_value,)
-    if t is Let:
-        return (e.value, e.body)
-    return ()
-
-
 def post_order(expr) -> list:
     """The nodes of a dataflow program in post-order (each once), iteratively."""
-    return _post_order(expr, graph_children)
+    return _post_order(expr, dataflow_children)
 
 
 def _is_scalar_const(e) -> bool:
@@ -145,4 +130,4 @@ def check_static(ty, where: str) -> None:
             raise BuildError(f"{where}: type {t} is not a tensor or tuple of tensors")
 
 
-__all__ = ["partition_each_op", "make_primitive", "post_order", "graph_children", "check_static"]
+__all__ = ["partition_each_op", "make_primitive", "post_order", "check_static"]

@@ -43,13 +43,39 @@ from __future__ import annotations
 
 from ..errors import BuildError
 from ..ir.adt import Constructor, Match, PatternConstructor, PatternTuple, PatternVar
-from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, RefCreate, RefRead, RefWrite,
-                       Tuple, TupleGetItem, Var)
+from ..ir.expr import (
+    Call,
+    Constant,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from ..ir.types import TensorType, TupleType
 from .lower import LowerCache
 from .partition import make_primitive
-from .vm_emit import (_CALL, _FAIL, _GOTO, _IF, _LOOP, _RET, _check_static, _check_static_result,
-                      _emit, _nbytes, _post_order, _tail_positions, _where)
+from .vm_emit import (
+    _CALL,
+    _FAIL,
+    _GOTO,
+    _IF,
+    _LOOP,
+    _RET,
+    _check_static,
+    _check_static_result,
+    _emit,
+    _nbytes,
+    _post_order,
+    _tail_positions,
+    _where,
+)
+
 
 class _FuncCompiler:
     """Compiles one VM function: a global function, or a lifted local one whose parameters are

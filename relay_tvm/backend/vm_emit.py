@@ -12,9 +12,15 @@ from __future__ import annotations
 
 from ..errors import BuildError
 from ..ir.adt import Constructor, Match
-from ..ir.expr import (Call, Function, GlobalVar, If, Let, RefCreate, RefRead, RefWrite, Tuple,
-                       TupleGetItem, Var)
-from ..ir.functor import post_order
+from ..ir.expr import (
+    Call,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Var,
+)
+from ..ir.functor import children, post_order
 from ..ir.types import TensorType, TupleType
 
 # _FAIL: If(cond, to the next match clause); _LOOP: Goto(the function's first instruction)
@@ -23,30 +29,16 @@ _DIRECT_OPS = (GlobalVar, Var, Function, Constructor)
 
 
 def _children(e) -> tuple:
-    t = type(e)
-    if t is Call:
-        from ..op.registry import Op
+    """The sub-expressions evaluated in ``e``'s own scope: ``If`` arms, ``Match`` clauses and
+    nested functions are compiled in scopes of their own, binders are not values, and a call's
+    callee is evaluated only when it is a computed function value (e.g. ``@compose(f, g)(x)``),
+    not a direct global, variable, function, constructor or operator."""
+    from ..op.registry import Op
 
-        if isinstance(e.op, _DIRECT_OPS + (Op,)):
-            return e.args
-        return (e.op, *e.args)  # a computed function value, e.g. @compose(f, g)(x)
-    if t is Tuple:
-        return e.fields
-    if t is TupleGetItem:
-        return (e.tuple_value,)
-    if t is Let:
-        return (e.value, e.body)
-    if t is If:
-        return (e.cond,)  # branches are compiled in their own scopes
-    if t is Match:
-        return (e.data,)  # clauses too
-    if t is RefCreate:
-        return (e.value,)
-    if t is RefRead:
-        return (e.ref,)
-    if t is RefWrite:
-        return (e.ref, e.value)
-    return ()
+    if type(e) is Function:
+        return ()  # a closure: its body is compiled as a function of its own
+    direct = type(e) is Call and isinstance(e.op, _DIRECT_OPS + (Op,))
+    return children(e, binders=False, branches=False, callee=not direct)
 
 
 def _post_order(expr, memo) -> list:

@@ -26,7 +26,7 @@ MODULE_PATHS = {
     "base": "relay_tvm.ir.base",
     "expr_functor": "relay_tvm.ir.functor",
     "type_functor": "relay_tvm.ir.functor",
-    "scope_builder": "relay_tvm.ir.scope_builder",
+    "scope_builder": "relay_tvm.scope_builder",
     "build_module": "relay_tvm.backend.build_module",
     "param_dict": "relay_tvm.backend.param_dict",
     "backend.interpreter": "relay_tvm.runtime.interpreter",

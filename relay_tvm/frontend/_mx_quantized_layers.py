@@ -13,8 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.expr import const
-from .common import StrAttrs
-from ._mx_util import R
 from ._mx_quantized import (
     S8_RANGE,
     _calib,
@@ -27,6 +25,8 @@ from ._mx_quantized import (
     _value,
     scale_of,
 )
+from ._mx_util import R
+from .common import StrAttrs
 
 _INT32_MAX = np.float32(2147483647.0)
 

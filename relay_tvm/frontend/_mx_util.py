@@ -38,10 +38,38 @@ class Ctx:
     """What a converter knows besides its inputs and attributes: the node, and shape/dtype
     queries of already-built expressions."""
 
-    def __init__(self, node_name: str, op_name: str, frontend: str = "MXNet"):
+    def __init__(self, node_name: str, op_name: str, frontend: str = "MXNet", node=None,
+                 convert_subgraph=None, input_nodes=(), options=None):
         self.node_name = node_name
         self.op_name = op_name
         self.frontend = frontend
+        self.node = node  # the GraphNode (its subgraphs), when converting a parsed graph
+        self.input_nodes = list(input_nodes)  # the GraphNode of each input
+        self._convert_subgraph = convert_subgraph
+        self._subgraphs = None
+        self.options = dict(options or {})  # conversion options of from_mxnet
+
+    @property
+    def subgraphs(self) -> list:
+        """The node's bodies (control flow) as parsed graphs."""
+        if self._subgraphs is None:
+            from .mxnet_json import parse_subgraphs
+
+            self._subgraphs = parse_subgraphs(self.node) if self.node is not None else []
+        return self._subgraphs
+
+    def convert_subgraph(self, k: int, args: list) -> list:
+        """Convert subgraph ``k`` of this node with its variables (in order) bound to ``args``;
+        returns the expressions of its heads.
+
+        Raises:
+            ConversionError: the node has no such subgraph, or the number of arguments differs
+                from the subgraph's variables.
+        """
+        subs = self.subgraphs
+        if not 0 <= k < len(subs) or self._convert_subgraph is None:
+            raise self.error(f"expected a subgraph {k}, the node has {len(subs)}")
+        return self._convert_subgraph(subs[k], list(args), self)
 
     def shape(self, e) -> tuple:
         return infer_shape(e)
@@ -91,7 +119,6 @@ def first(x):
     if isinstance(x, (list, tuple)):
         return x[0]
     from ..ir.types import TupleType
-
     from .common import infer_type
 
     if isinstance(infer_type(x), TupleType):

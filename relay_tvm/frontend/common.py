@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import ConversionError, RelayError, UnsupportedOperatorError
 from ..ir.base import Span
 from ..ir.expr import Call, Constant, Tuple, TupleGetItem, Var
+from ..ir.functor import dataflow_children
 
 _NONE = object()
 
@@ -152,7 +153,7 @@ def infer_type(expr):
         if e is not expr and _typed(e) and not isinstance(e, (Var, Constant)):
             memo[id(e)] = Var("_typed", e.checked_type)
             continue
-        kids = _children(e)
+        kids = dataflow_children(e)
         if not done:
             stack.append((e, True))
             stack.extend((k, False) for k in kids if id(k) not in memo)
@@ -193,16 +194,6 @@ def infer_dtype(expr) -> str:
     return str(infer_type(expr).dtype)
 
 
-def _children(e):
-    if isinstance(e, Call):
-        return list(e.args)
-    if isinstance(e, Tuple):
-        return list(e.fields)
-    if isinstance(e, TupleGetItem):
-        return [e.tuple_value]
-    return []
-
-
 def set_spans(roots, span: Span) -> None:
     """Give ``span`` to every expression reachable from ``roots`` that has none yet (the nodes a
     converter just built; earlier nodes already carry their own span and stop the walk)."""
@@ -214,7 +205,7 @@ def set_spans(roots, span: Span) -> None:
             continue
         seen.add(id(e))
         object.__setattr__(e, "span", span)
-        stack.extend(_children(e))
+        stack.extend(dataflow_children(e))
 
 
 def report_unsupported(op_names, supported, frontend: str, excluded=None, other=None) -> None:

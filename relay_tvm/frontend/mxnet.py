@@ -11,31 +11,27 @@ from __future__ import annotations
 
 import os
 
-
-from ..errors import ConversionError, RelayError, UnsupportedOperatorError
-from ..ir.base import Span, check_dtype
-from ..ir.expr import Function, Tuple, Var
-from ..ir.module import IRModule
-from ..ir.types import TensorType
+from ..errors import ConversionError
+from ._mx_control import CONTROL_CONVERTERS
 from ._mx_nn import NN_CONVERTERS
 from ._mx_quantized import QUANTIZED_CONVERTERS
+from ._mx_rnn import RNN_CONVERTERS
 from ._mx_shape import SHAPE_CONVERTERS
 from ._mx_tensor import TENSOR_CONVERTERS
-from ._mx_util import Ctx, outputs_of
+from ._mx_util import outputs_of
 from ._mx_vision import VISION_CONVERTERS
-from .common import StrAttrs, as_param, report_unsupported, set_spans, to_numpy
-from .mxnet_json import parse_graph
+from .common import report_unsupported, to_numpy
+from .graph_converter import _dtype_of, convert_graph
+from .mxnet_json import parse_graph, parse_subgraphs
 from .mxnet_params import load_ndarray_file, split_arg_aux
 
 CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS, **QUANTIZED_CONVERTERS,
-              **VISION_CONVERTERS}
+              **VISION_CONVERTERS, **CONTROL_CONVERTERS, **RNN_CONVERTERS}
 
 # Operators of the last Relay-era importer that are deliberately left out (a later issue).
 EXCLUDED = {
     **{n: "quantized op" for n in (
         "_contrib_quantized_batch_norm", "_contrib_quantized_ring_buffer")},
-    "RNN": "recurrent layers are not supported yet",
-    "_cond": "control flow is not supported yet",
 }
 
 
@@ -72,12 +68,6 @@ def _block_to_symbol(block, shape, dtype):
     return out.tojson(), params
 
 
-def _dtype_of(dtype, name):
-    if isinstance(dtype, dict):
-        return dtype.get(name, "float32")
-    return dtype
-
-
 def _load_params(value, what):
     """``arg_params`` / ``aux_params`` as a dict name -> np.ndarray (a path loads both kinds)."""
     if value is None:
@@ -95,18 +85,21 @@ def _load_params(value, what):
     return out
 
 
-def _var_shape_attr(node):
-    s = node.var_attrs.get("__shape__")
-    if not s:
-        return None
-    try:
-        shp = StrAttrs({"s": s}, "null", node.name).get_tuple("s")
-    except ConversionError:
-        return None
-    return shp if shp and all(d > 0 for d in shp) else None
+def _operator_names(graph) -> list:
+    """The operator of every node, in the bodies of control-flow nodes too."""
+    out, stack = [], [graph]
+    while stack:
+        g = stack.pop()
+        for n in g.nodes:
+            if n.op != "null":
+                out.append(n.op)
+            if n.op in CONTROL_CONVERTERS:
+                stack.extend(reversed(parse_subgraphs(n, g.source)))
+    return out
 
 
-def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=None):
+def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=None, *,
+               unroll_foreach=False):
     """Convert an MXNet model to a Relay module.
 
     Args:
@@ -120,6 +113,16 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
             dropped) or a path to a ``.params`` file, whose ``arg:`` and ``aux:`` entries are
             both used.
         aux_params: the same for auxiliary states (BatchNorm moving mean/var).
+        unroll_foreach: convert each ``_foreach`` (its sequence length is static) into
+            straight-line dataflow, one copy of the body per step, which the graph executor
+            runs; by default it becomes a Relay loop (a recursive local function) for the VM
+            and the interpreter.
+
+    Control flow (``_cond``, ``_foreach``, ``_while_loop``) becomes Relay ``If`` and recursive
+    local functions, run by ``relay.vm`` and the interpreter (see
+    :mod:`relay_tvm.frontend._mx_control`, including ``while_loop``'s padding); the fused
+    ``RNN`` operator is unrolled over its static sequence length into dataflow (see
+    :mod:`relay_tvm.frontend._mx_rnn`).
 
     Returns:
         ``(mod, params)``: an :class:`IRModule` whose ``main`` takes the inputs then the
@@ -144,116 +147,13 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
     from .nnvm import CONVERTERS as NNVM_CONVERTERS
 
     report_unsupported(
-        [n.op for n in graph.nodes if n.op != "null"], CONVERTERS, "MXNet", EXCLUDED,
+        _operator_names(graph), CONVERTERS, "MXNet", EXCLUDED,
         (NNVM_CONVERTERS, "This looks like an NNVM graph: use relay.frontend.from_nnvm "
          "(relay-tvm --format nnvm)"))
     params_given = arg_params is not None or aux_params is not None
     params = {**_load_params(arg_params, "arg_params"), **_load_params(aux_params, "aux_params")}
-    mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS, "MXNet")
-    return mod, used
-
-
-def convert_graph(graph, shape, dtype, params, params_given, converters, frontend,
-                  attr_hook=None):
-    """Convert a parsed symbol graph (shared by the MXNet and NNVM frontends)."""
-    var_names = [n.name for n in graph.nodes if n.op == "null"]
-    unknown = [k for k in shape if k not in var_names]
-    if unknown:
-        raise ConversionError(
-            f"shape given for {unknown}, but the graph has no such input (its variables: "
-            f"{var_names[:20]}{' ...' if len(var_names) > 20 else ''})")
-    if isinstance(dtype, dict):
-        bad = [k for k in dtype if k not in var_names]
-        if bad:
-            raise ConversionError(f"dtype given for {bad}, but the graph has no such input")
-    table = {}
-    inputs, param_vars, used = [], [], {}
-    for node in graph.nodes:
-        if node.op != "null":
-            continue
-        span = Span(node.name)
-        if node.name in shape:
-            try:
-                shp = tuple(int(d) for d in shape[node.name])
-            except (TypeError, ValueError):
-                raise ConversionError(
-                    f"shape of input {node.name!r}: expected a tuple of ints, got "
-                    f"{shape[node.name]!r}") from None
-            dt = check_dtype(_dtype_of(dtype, node.name), f"dtype of input {node.name!r}")
-            v = Var(node.name, TensorType(shp, dt), span)
-            inputs.append(v)
-        elif node.name in params:
-            arr = params[node.name]
-            dt = check_dtype(arr.dtype, f"dtype of parameter {node.name!r}")
-            v = Var(node.name, TensorType(arr.shape, dt), span)
-            param_vars.append(v)
-            used[node.name] = as_param(arr)
-        elif params_given:
-            raise ConversionError(
-                f"{frontend} variable {node.name!r} (node {node.index}) has no value in the "
-                f"parameters and no shape in shape=...: a parameter is missing, or an input "
-                f"needs its shape")
-        else:
-            shp = _var_shape_attr(node)
-            ann = None
-            if shp is not None:
-                ann = TensorType(shp, check_dtype(_dtype_of(dtype, node.name)))
-            v = Var(node.name, ann, span)
-            inputs.append(v)
-        table[node.index] = [v]
-    for node in graph.nodes:
-        if node.op == "null":
-            continue
-        ins = []
-        for nid, out in node.inputs:
-            outs = table[nid]
-            if out >= len(outs):
-                raise ConversionError(
-                    f"{node.op} node {node.name!r}: input refers to output {out} of node "
-                    f"{graph.nodes[nid].name!r}, which has {len(outs)} output(s)")
-            ins.append(outs[out])
-        attrs = StrAttrs(node.attrs, node.op, node.name)
-        ctx = Ctx(node.name, node.op, frontend)
-        ctx.node, ctx.params = node, params  # the quantized converters read both
-        try:
-            res = converters[node.op](ins, attrs, ctx)
-        except (ConversionError, UnsupportedOperatorError):
-            raise
-        except RelayError as e:
-            failed = getattr(getattr(e, "span", None), "source_name", None)
-            if failed and failed != node.name:
-                # the error surfaced here but belongs to an earlier node (types are inferred lazily)
-                where = (f"node {failed!r} (found while converting {node.op} node {node.name!r}, "
-                         f"node {node.index})")
-            else:
-                where = f"{node.op} node {node.name!r} (node {node.index})"
-            raise ConversionError(f"{where}: {e}") from e
-        except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
-            raise ConversionError(
-                f"{node.op} node {node.name!r} (node {node.index}): cannot convert with "
-                f"attributes {node.attrs}: {type(e).__name__}: {e}") from e
-        outs = list(res) if isinstance(res, (list, tuple)) else [res]
-        outs = [o for x in outs for o in ([x] if not hasattr(x, "astuple") else [x.astuple()])]
-        set_spans(outs, Span(node.name))
-        table[node.index] = outs
-    heads = []
-    for nid, out in graph.heads:
-        outs = table[nid]
-        if out >= len(outs):
-            raise ConversionError(f"head refers to output {out} of node "
-                                  f"{graph.nodes[nid].name!r}, which has {len(outs)}")
-        heads.append(outs[out])
-    body = heads[0] if len(heads) == 1 else Tuple(heads)
-    func = Function(inputs + param_vars, body)
-    mod = IRModule.from_expr(func)
-    try:
-        from ..typing.infer import infer_module
-
-        mod = infer_module(mod)
-    except RelayError as e:
-        raise ConversionError(
-            f"the converted {frontend} graph does not type-check (a parameter shape may not "
-            f"match the graph): {e}") from e
+    mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS, "MXNet",
+                              options={"unroll_foreach": bool(unroll_foreach)})
     return mod, used
 
 

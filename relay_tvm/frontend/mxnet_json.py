@@ -30,7 +30,8 @@ class GraphNode:
     inputs: list  # [(node index, output index)]
     attrs: dict = field(default_factory=dict)
     var_attrs: dict = field(default_factory=dict)  # __shape__, __dtype__, ... of variables
-    subgraphs: list = field(default_factory=list)  # raw JSON of fused ops' (_sg_mkldnn_*) bodies
+    # raw JSON of the bodies: fused ops' (_sg_mkldnn_*), control flow's (parse_subgraphs)
+    subgraphs: list = field(default_factory=list)
 
 
 @dataclass
@@ -138,4 +139,19 @@ def parse_graph(symbol, what: str = "MXNet symbol") -> Graph:
     return Graph(nodes, heads, source, gattrs if isinstance(gattrs, dict) else {})
 
 
-__all__ = ["GraphNode", "Graph", "parse_graph", "read_json_text"]
+def parse_subgraphs(node: GraphNode, source: str = "<symbol json>") -> list:
+    """The bodies of a ``_cond`` / ``_foreach`` / ``_while_loop`` node as parsed :class:`Graph` s
+    (same layout as the top-level graph).
+
+    Raises:
+        ConversionError: a body is malformed (names the node and the subgraph).
+    """
+    out = []
+    for k, g in enumerate(node.subgraphs):
+        sub = parse_graph(g, f"MXNet symbol (subgraph {k} of node {node.name!r})")
+        sub.source = f"{source}: subgraph {k} of node {node.name!r}"
+        out.append(sub)
+    return out
+
+
+__all__ = ["GraphNode", "Graph", "parse_graph", "parse_subgraphs", "read_json_text"]

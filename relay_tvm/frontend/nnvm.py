@@ -20,7 +20,7 @@ from ..ir.expr import const
 from ._mx_shape import mx_reshape_shape
 from ._mx_util import R, first, outputs_of
 from .common import report_unsupported, to_numpy
-from .mxnet import convert_graph
+from .graph_converter import convert_graph
 from .mxnet_json import parse_graph
 
 # ---- parameters: TVM's legacy NDArray-list format (nnvm.compiler.save_param_dict) ----

@@ -151,7 +151,7 @@ def DictAttrs(fields: dict | None = None) -> Attrs:  # noqa: N802 - Relay's name
 
 def _int(v, name):
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        if hasattr(v, "value") and isinstance(getattr(v, "value"), int):  # tvm IntImm
+        if hasattr(v, "value") and isinstance(v.value, int):  # tvm IntImm
             return int(v.value)
         raise AttributeSchemaError(f"attribute {name}: expected an int, got {v!r}")
     return int(v)

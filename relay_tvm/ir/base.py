@@ -30,26 +30,41 @@ class Span:
         return self.source_name
 
 
+# The text printer, registered by relay_tvm.text (it lives a layer above the IR):
+# ``printer(node, show_meta_data=...) -> str``.
+_PRINTER = None
+
+
+def register_printer(printer) -> None:
+    """Make ``printer(node, show_meta_data=...)`` the printer of ``astext``/``str`` on IR nodes."""
+    global _PRINTER
+    _PRINTER = printer
+
+
 class Node:
     """Root of all IR objects (expressions, types, patterns, type definitions)."""
 
     __slots__ = ()
 
     def astext(self, show_meta_data: bool = True) -> str:
-        """The Relay text format of this node (see :mod:`relay_tvm.text`)."""
-        from ..text import astext
+        """The Relay text format of this node (see :mod:`relay_tvm.text`).
 
-        return astext(self, show_meta_data=show_meta_data)
+        Raises:
+            RelayError: no printer is registered (``relay_tvm.text`` was never imported).
+        """
+        if _PRINTER is None:
+            raise RelayError("astext: no text printer registered; import relay_tvm.text")
+        return _PRINTER(self, show_meta_data=show_meta_data)
 
     def same_as(self, other) -> bool:
         """Whether ``other`` is this very object (TVM's reference equality)."""
         return self is other
 
     def __str__(self) -> str:
+        if _PRINTER is None:
+            return object.__repr__(self)
         try:
-            from ..text import astext
-
-            return astext(self, show_meta_data=False)
+            return _PRINTER(self, show_meta_data=False)
         except Exception:  # printing must never hide the real error being reported
             return object.__repr__(self)
 
@@ -91,95 +106,13 @@ class RelayExpr(Node):
         object.__setattr__(self, "_checked_type", ty)
         object.__setattr__(self, "_type_sealed", sealed)
 
-    # Operator sugar, as tvm.relay.Expr had it.
-    def __add__(self, other):
-        from .. import op
-
-        return op.add(self, _lift(other, self))
-
-    def __radd__(self, other):
-        from .. import op
-
-        return op.add(_lift(other, self), self)
-
-    def __sub__(self, other):
-        from .. import op
-
-        return op.subtract(self, _lift(other, self))
-
-    def __rsub__(self, other):
-        from .. import op
-
-        return op.subtract(_lift(other, self), self)
-
-    def __mul__(self, other):
-        from .. import op
-
-        return op.multiply(self, _lift(other, self))
-
-    def __rmul__(self, other):
-        from .. import op
-
-        return op.multiply(_lift(other, self), self)
-
-    def __truediv__(self, other):
-        from .. import op
-
-        return op.divide(self, _lift(other, self))
-
-    def __rtruediv__(self, other):
-        from .. import op
-
-        return op.divide(_lift(other, self), self)
-
-    # comparisons build calls, as in tvm.relay (expressions compare by identity with ==)
-    def __lt__(self, other):
-        from .. import op
-
-        return op.less(self, _lift(other, self))
-
-    def __gt__(self, other):
-        from .. import op
-
-        return op.greater(self, _lift(other, self))
-
-    def __le__(self, other):
-        from .. import op
-
-        return op.less_equal(self, _lift(other, self))
-
-    def __ge__(self, other):
-        from .. import op
-
-        return op.greater_equal(self, _lift(other, self))
-
-    def __neg__(self):
-        from .. import op
-
-        return op.negative(self)
-
-    def astype(self, dtype: str):
-        from .. import op
-
-        return op.cast(self, dtype)
+    # Operator sugar (``x + y``, ``x < 1``, ``x.astype(...)``), as tvm.relay.Expr had it, is
+    # attached by relay_tvm.op (op/_sugar.py): the operators live a layer above the IR.
 
     def __call__(self, *args):
         from .expr import Call
 
         return Call(self, list(args))
-
-
-def _lift(value, like):
-    """Python scalars in operator sugar become constants of ``like``'s dtype when it is known."""
-    if isinstance(value, RelayExpr):
-        return value
-    from .expr import const
-
-    dtype = None
-    ann = getattr(like, "type_annotation", None)
-    if ann is not None and getattr(ann, "dtype", None):
-        dtype = ann.dtype
-    return const(value, dtype)
 
 
 _VALID_DTYPES: set = set()  # dtype strings already checked (type construction is hot)

@@ -1,17 +1,22 @@
 """Functors over expressions and types: ``ExprFunctor``, ``ExprVisitor``, ``ExprMutator``,
 ``TypeFunctor``, ``TypeVisitor``, ``TypeMutator``, and :func:`post_order_visit`.
 
-Deep programs are normal, so visiting is iterative: before a node's ``visit_*`` method runs, its
-children are visited (post-order, with an explicit stack) and memoized, so the default methods'
-``self.visit(child)`` calls return at once. A subclass that overrides ``visit_call`` (say) keeps
-full control of calls: their children are not visited ahead of the override, which then recurses
-as it chooses. Memoization is by node identity, as in Relay.
+Deep programs are normal, so visiting is iterative: ``ExprVisitor.visit`` and
+``ExprMutator.visit`` first walk the expression with an explicit stack, children before parents
+(the order of :func:`children`), and call each node's ``visit_*`` method once its children are
+memoized, so every ``self.visit(child)`` inside a ``visit_*`` method returns at once. This is the
+same whichever methods a subclass overrides: every sub-expression is visited exactly once,
+before its parent (an override cannot hide a sub-expression from the walk; it decides what the
+parent becomes). ``ExprFunctor`` itself only dispatches (``visit`` calls ``visit_<kind>``), for
+functors that direct their own recursion. Memoization is by node identity, as in Relay.
 
 Mutators rebuild a node only when a child changed, keep its span, and otherwise return the same
 object.
 """
 
 from __future__ import annotations
+
+import operator
 
 from .adt import (
     Clause,
@@ -50,29 +55,56 @@ from .types import (
 )
 
 
-def children(e) -> tuple:
-    """The sub-expressions of ``e`` in evaluation order (callee first, then arguments)."""
+def children(e, *, binders: bool = True, callee: bool = True, branches: bool = True) -> tuple:
+    """The sub-expressions of ``e`` in evaluation order (callee first, then arguments).
+
+    The one definition of an expression's children; the options give the views the passes
+    need (pass them through ``functools.partial`` as ``post_order``'s ``kids``):
+
+    Args:
+        binders: include the variables a node binds (a ``Let``'s variable, a ``Function``'s
+            parameters); without them only the expressions that are evaluated remain.
+        callee: include a ``Call``'s callee (without it: only the arguments, the dataflow view
+            in which operators and primitive functions are not values).
+        branches: include the arms of ``If`` and ``Match`` (without them: only the condition and
+            the scrutinee, the parts evaluated in the enclosing scope).
+    """
     t = type(e)
     if t is Call:
-        return (e.op, *e.args)
+        return (e.op, *e.args) if callee else tuple(e.args)
     if t is Tuple:
         return e.fields
     if t is TupleGetItem:
         return (e.tuple_value,)
     if t is Let:
-        return (e.var, e.value, e.body)
+        return (e.var, e.value, e.body) if binders else (e.value, e.body)
     if t is Function:
-        return (*e.params, e.body)
+        return (*e.params, e.body) if binders else (e.body,)
     if t is If:
-        return (e.cond, e.true_branch, e.false_branch)
+        return (e.cond, e.true_branch, e.false_branch) if branches else (e.cond,)
     if t is Match:
-        return (e.data, *(c.rhs for c in e.clauses))
+        return (e.data, *(c.rhs for c in e.clauses)) if branches else (e.data,)
     if t is RefCreate:
         return (e.value,)
     if t is RefRead:
         return (e.ref,)
     if t is RefWrite:
         return (e.ref, e.value)
+    return ()
+
+
+def value_children(e) -> tuple:
+    """``children(e, binders=False)``: the evaluated sub-expressions, no binding variables."""
+    return children(e, binders=False)
+
+
+def dataflow_children(e) -> tuple:
+    """The sub-expressions of a dataflow node (``Call`` arguments, ``Tuple`` fields, a
+    projection's tuple, a ``Let``'s value and body); other kinds are leaves here: the view of
+    passes and codegen that handle dataflow programs only and report any other kind."""
+    t = type(e)
+    if t is Call or t is Tuple or t is TupleGetItem or t is Let:
+        return children(e, binders=False, callee=False)
     return ()
 
 
@@ -94,13 +126,15 @@ _METHOD = {
 }
 
 
+def register_expr_kind(cls: type, method: str) -> None:
+    """Dispatch nodes of ``cls`` (an expression kind defined above the IR, such as
+    :class:`relay_tvm.op.Op`) to the functors' ``method``."""
+    _METHOD[cls] = method
+
+
 def _method_name(node) -> str:
     name = _METHOD.get(type(node))
     if name is None:
-        from ..op.registry import Op
-
-        if isinstance(node, Op):
-            return "visit_op"
         for cls, n in _METHOD.items():
             if isinstance(node, cls):
                 return n
@@ -109,23 +143,26 @@ def _method_name(node) -> str:
 
 
 class ExprFunctor:
-    """Dispatch on the expression kind to ``visit_<kind>``, memoized by identity."""
+    """Dispatch on the expression kind to ``visit_<kind>``, memoized by identity.
 
-    _expandable_cache: dict = {}
+    ``visit`` on a node not seen yet calls its ``visit_*`` method directly: the method directs
+    the recursion. :class:`ExprVisitor` and :class:`ExprMutator` walk children first instead,
+    iteratively: ``_children_first`` is ``True`` there (every kind), and a functor may declare a
+    frozenset of the node kinds whose children it wants visited first (a class attribute, the
+    same whichever methods a subclass overrides).
+    """
+
+    _children_first = False
 
     def __init__(self):
         self.memo_map = {}
-
-    def _expandable(self) -> frozenset:
-        """Node kinds whose ``visit_*`` is the default of a deep-safe base class."""
-        return frozenset()
 
     def visit(self, expr):
         memo = self.memo_map
         if expr in memo:
             return memo[expr]
-        expandable = self._expandable()
-        if not expandable:
+        first = self._children_first
+        if first is False or (first is not True and type(expr) not in first):
             res = getattr(self, _method_name(expr))(expr)
             memo[expr] = res
             return res
@@ -134,7 +171,7 @@ class ExprFunctor:
             node, ready = stack.pop()
             if node in memo:
                 continue
-            if ready or type(node) not in expandable:
+            if ready or (first is not True and type(node) not in first):
                 memo[node] = getattr(self, _method_name(node))(node)
                 continue
             stack.append((node, True))
@@ -189,21 +226,11 @@ class ExprFunctor:
         raise NotImplementedError
 
 
-def _defaults(cls, base) -> frozenset:
-    key = (cls, base)
-    cached = ExprFunctor._expandable_cache.get(key)
-    if cached is None:
-        kinds = [k for k, m in _METHOD.items() if getattr(cls, m) is getattr(base, m)]
-        cached = frozenset(kinds)
-        ExprFunctor._expandable_cache[key] = cached
-    return cached
-
-
 class ExprVisitor(ExprFunctor):
-    """Visits every sub-expression once; override ``visit_*`` to act on some kinds."""
+    """Visits every sub-expression once, children before parents; override ``visit_*`` to act
+    on some kinds."""
 
-    def _expandable(self):
-        return _defaults(type(self), ExprVisitor)
+    _children_first = True
 
     def visit_var(self, e):
         pass
@@ -273,10 +300,9 @@ def _same(a, b) -> bool:
 
 class ExprMutator(ExprFunctor):
     """Rebuilds expressions bottom-up; a node whose children did not change is returned as is.
-    Spans are kept."""
+    Spans are kept. Children are rewritten before their parent (see the module docstring)."""
 
-    def _expandable(self):
-        return _defaults(type(self), ExprMutator)
+    _children_first = True
 
     def visit_var(self, e):
         return e
@@ -517,6 +543,197 @@ def post_order(expr, kids=children, skip=None) -> list:
     return out
 
 
+# ---- the rewriter: bottom-up rewriting without recursion ------------------------------------
+# Every pass must handle 100,000-node programs, so nothing recurses over expression depth.
+# :class:`Rewriter` visits each node once (memoized by identity), rebuilds it from its rewritten
+# children (keeping its span, returning the same object when nothing changed), then hands
+# ``(original, rebuilt)`` to a per-kind hook that may return a replacement. Primitive functions
+# are not entered (they are kernels, already final), as in Relay's passes.
+
+
+def is_primitive(e) -> bool:
+    return type(e) is Function and e.is_primitive
+
+
+def rebuild(node, new_children):
+    """``node`` with its children (in :func:`children` order) replaced; ``node`` itself when all
+    are the same objects. The span is kept."""
+    if _same(children(node), new_children):
+        return node
+    return _rebuild(node, new_children)
+
+
+def _rebuild(node, c):
+    """``node`` rebuilt from the new children ``c`` (at least one differs); the span is kept."""
+    t = type(node)
+    if t is Call:
+        return Call(c[0], c[1:], node.attrs, node.type_args, node.span)
+    if t is Tuple:
+        return Tuple(c, node.span)
+    if t is TupleGetItem:
+        return TupleGetItem(c[0], node.index, node.span)
+    if t is Let:
+        return Let(c[0], c[1], c[2], node.span)
+    if t is Function:
+        n = len(node.params)
+        return Function(c[:n], c[n], node.ret_type, node.type_params, node.attrs, node.span)
+    if t is If:
+        return If(c[0], c[1], c[2], node.span)
+    if t is Match:
+        clauses = [
+            cl if rhs is cl.rhs else Clause(cl.lhs, rhs, cl.span)
+            for cl, rhs in zip(node.clauses, c[1:])
+        ]
+        return Match(c[0], clauses, node.complete, node.span)
+    if t is RefCreate:
+        return RefCreate(c[0], node.span)
+    if t is RefRead:
+        return RefRead(c[0], node.span)
+    if t is RefWrite:
+        return RefWrite(c[0], c[1], node.span)
+    raise TypeError(f"cannot rebuild {t.__name__}")
+
+
+class Rewriter:
+    """Bottom-up rewriting without recursion.
+
+    Subclasses override :meth:`post` (or the per-kind ``post_call`` ...) which receive the original
+    node and the node rebuilt from rewritten children, and return the replacement. ``memo`` maps
+    each original node to its replacement.
+
+    The walk does a small, constant amount of work per node: children are listed once, an
+    unchanged node is detected by identity and kept without rebuilding, and only the hooks a
+    subclass overrides are called (the base hooks return ``new`` unchanged).
+    """
+
+    enter_primitive = False
+    has_let_hook = False  # set True in subclasses that define after_let_value
+
+    def __init__(self):
+        self.memo: dict = {}
+
+    def _hooks(self) -> dict | None:
+        """``type -> bound hook`` for the per-kind hooks this class overrides, or None when it
+        overrides :meth:`post` itself (then every node goes through ``post``)."""
+        cls = type(self)
+        if cls.post is not Rewriter.post:
+            return None
+        table = _HOOK_TABLES.get(cls)
+        if table is None:
+            table = {t: name for t, name in _HOOKS.items()
+                     if getattr(cls, name) is not getattr(Rewriter, name)}
+            _HOOK_TABLES[cls] = table
+        return {t: getattr(self, name) for t, name in table.items()}
+
+    def rewrite(self, expr):
+        memo = self.memo
+        if expr in memo:
+            return memo[expr]
+        hooks = self._hooks()
+        post = self.post
+        enter_primitive = self.enter_primitive
+        let_hook = self.has_let_hook
+        is_ = operator.is_
+        stack = [(expr, None)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, kids = pop()
+            if kids is None:  # first visit
+                if node in memo:
+                    continue
+                t = type(node)
+                if t is Function and not enter_primitive and node.is_primitive:
+                    memo[node] = post(node, node)  # a leaf
+                    continue
+                kids = children(node)
+                if not kids:
+                    if hooks is None:
+                        memo[node] = post(node, node)
+                    else:
+                        h = hooks.get(t)
+                        memo[node] = node if h is None else h(node, node)
+                    continue
+                push((node, kids))
+                if t is Let and let_hook:
+                    # var, value, <hook>, body: the hook may give the bound variable a
+                    # replacement that the body then sees (how let-bound constants fold and GNF
+                    # inlines)
+                    if node.body not in memo:
+                        push((node.body, None))
+                    push((node, _LET_HOOK))
+                    for c in (node.value, node.var):
+                        if c not in memo:
+                            push((c, None))
+                    continue
+                for c in reversed(kids):
+                    if c not in memo:
+                        push((c, None))
+                continue
+            if kids is _LET_HOOK:
+                self.after_let_value(node, memo[node.value])
+                continue
+            if node in memo:
+                continue
+            t = type(node)
+            if t is Let:
+                # the binder stays a variable even when the hook replaced its uses
+                binder = memo.get(node.var, node.var)
+                if type(binder) is not Var:
+                    binder = node.var
+                new_kids = [binder, memo[node.value], memo[node.body]]
+            else:
+                new_kids = [memo[c] for c in kids]
+            new = node if all(map(is_, new_kids, kids)) else _rebuild(node, new_kids)
+            if hooks is None:
+                memo[node] = post(node, new)
+            else:
+                h = hooks.get(t)
+                memo[node] = new if h is None else h(node, new)
+        return memo[expr]
+
+    def after_let_value(self, let, new_value):
+        """Called once the value of ``let`` is rewritten, before its body; may set
+        ``self.memo[let.var]`` to what uses of the variable become."""
+
+    def post(self, orig, new):
+        hook = _HOOKS.get(type(orig))
+        if hook is None:
+            return new
+        return getattr(self, hook)(orig, new)
+
+    def post_call(self, orig, new):
+        return new
+
+    def post_tuple(self, orig, new):
+        return new
+
+    def post_tuple_getitem(self, orig, new):
+        return new
+
+    def post_let(self, orig, new):
+        return new
+
+    def post_function(self, orig, new):
+        return new
+
+    def post_if(self, orig, new):
+        return new
+
+
+_HOOK_TABLES: dict = {}
+
+_LET_HOOK = object()
+
+_HOOKS = {
+    Call: "post_call",
+    Tuple: "post_tuple",
+    TupleGetItem: "post_tuple_getitem",
+    Let: "post_let",
+    Function: "post_function",
+    If: "post_if",
+}
+
+
 def post_order_visit(expr, fvisit) -> None:
     """Call ``fvisit(node)`` on every sub-expression of ``expr`` once, children first
     (Relay's ``post_order_visit``). Iterative."""
@@ -556,6 +773,9 @@ __all__ = [
     "post_order",
     "substitute",
     "children",
+    "rebuild",
+    "Rewriter",
+    "is_primitive",
     "PatternWildcard",
     "PatternVar",
     "PatternConstructor",

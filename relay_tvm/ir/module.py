@@ -74,7 +74,7 @@ class IRModule(Node):
             from .expr import Expr
 
             if isinstance(func, Expr):
-                from ..analysis.free import free_vars
+                from .free import free_vars
 
                 func = Function(free_vars(func), func)
             else:

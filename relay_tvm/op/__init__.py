@@ -4,9 +4,36 @@
 (``relay.add``, ``relay.nn.conv2d``, ...) build calls with checked attributes.
 """
 
-from . import nn, reduce, tensor, transform  # noqa: F401  (registers the operators)
-from . import image  # noqa: F401,E402
-from . import vision  # noqa: F401,E402
+# importing the operator families registers their operators
+from . import (  # noqa: F401
+    _sugar,
+    algorithm,
+    annotation,  # relay.op.annotation: stop_fusion, cast_hint
+    image,
+    indexing,
+    nn,
+    nn_contrib,  # nn.contrib_conv2d_NCHWc (AlterOpLayout's blocked convolution)
+    op,  # tvm.relay.op.op
+    reduce,
+    shape_ops,
+    tensor,
+    transform,
+    transform_extra,
+    transform_grad,  # gradients of the shape operators
+    vision,
+)
+from . import reduce as _reduce
+from . import tensor as _tensor
+from . import transform as _transform
+from ._common import TupleWrapper  # noqa: F401
+from .algorithm import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .op_attrs import (  # noqa: F401
+    register_alter_op_layout,
+    register_convert_op_layout,
+    register_legalize,
+    register_op_attr,
+)
 from .reduce import *  # noqa: F401,F403
 from .registry import (  # noqa: F401
     Op,
@@ -22,26 +49,14 @@ from .registry import (  # noqa: F401
     register_ref,
     register_rel,
 )
+from .shape_ops import *  # noqa: F401,F403
 from .tensor import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
-from . import algorithm, indexing, shape_ops, transform_extra  # noqa: F401,E402  (registers)
-from .algorithm import *  # noqa: F401,F403,E402
-from .indexing import *  # noqa: F401,F403,E402
-from .shape_ops import *  # noqa: F401,F403,E402
-from .transform_extra import *  # noqa: F401,F403,E402
-from ._common import TupleWrapper  # noqa: F401,E402
-from . import op  # noqa: F401,E402  (tvm.relay.op.op)
+from .transform_extra import *  # noqa: F401,F403
 from .debug import debug  # noqa: F401,E402
-from . import annotation  # noqa: F401,E402  (relay.annotation)
 from ..ir.expr import const  # noqa: F401,E402  (tvm.relay.op.const)
-from .op_attrs import (  # noqa: F401,E402
-    register_alter_op_layout,
-    register_convert_op_layout,
-    register_legalize,
-    register_op_attr,
-)
 
-from . import reduce as _reduce, tensor as _tensor, transform as _transform  # noqa: E402
+_sugar.attach()  # x + y, x < 1, -x, x.astype(...) on expressions
 
 __all__ = [
     *_tensor.__all__,

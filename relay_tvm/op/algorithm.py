@@ -91,6 +91,14 @@ def _argsort_rel(types, attrs):
     return TensorType(ts[0].shape, attrs.dtype)
 
 
+def _argsort_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.argsort(
+        _sortable(inputs[0]), axis=attrs.axis, is_ascend=attrs.is_ascend, dtype=out_type.dtype
+    )
+
+
 register_op(
     "argsort",
     num_inputs=1,
@@ -101,9 +109,7 @@ register_op(
     ),
     rel=_argsort_rel,
     ref=lambda args, attrs, out_type: _stable_order(args[0], attrs.axis, attrs.is_ascend),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.argsort(
-        _sortable(inputs[0]), axis=attrs.axis, is_ascend=attrs.is_ascend, dtype=out_type.dtype
-    ),
+    compute=_argsort_compute,
     pattern=OpPattern.OPAQUE,
     doc="Indices that sort data along axis (topi.argsort).",
     level=6,
@@ -288,6 +294,14 @@ def _searchsorted_ref(args, attrs, out_type):
     return out
 
 
+def _searchsorted_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.searchsorted(
+        inputs[0], inputs[1], attrs.right, out_type.dtype
+    )
+
+
 register_op(
     "searchsorted",
     num_inputs=2,
@@ -298,9 +312,7 @@ register_op(
     ),
     rel=_searchsorted_rel,
     ref=_searchsorted_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.searchsorted(
-        inputs[0], inputs[1], attrs.right, out_type.dtype
-    ),
+    compute=_searchsorted_compute,
     pattern=OpPattern.OPAQUE,
     doc="Insertion indices of values in the sorted last axis of sorted_sequence "
     "(numpy.searchsorted).",

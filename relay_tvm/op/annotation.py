@@ -1,15 +1,24 @@
-"""``relay.annotation`` identity operators (tvm.relay.op.annotation): ``stop_fusion`` and
-``checkpoint``. Both pass their argument through unchanged when run; they carry intent for
-passes: ``stop_fusion`` marks a fusion boundary, ``checkpoint`` marks a value that reverse-mode
-differentiation may recompute instead of keeping.
+"""``relay.op.annotation``: operators that only guide compilation (tvm.relay 0.19).
+
+- ``annotation.stop_fusion(data)``: the identity; :func:`~relay_tvm.transform.FuseOps` never
+  fuses its argument with its consumers (the argument ends a fused kernel) and then drops the
+  call. Automatic quantization uses it to keep int8 tensors as the values passed between
+  kernels.
+- ``annotation.cast_hint(data, dtype)``: the identity, with the hint that the value may be
+  stored as ``dtype``; :mod:`relay_tvm.quantize`'s realize step turns it into a ``cast``.
+
+Both keep the shape and dtype of ``data``.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..ir.attrs import AttrField as F
 from ._common import identity_rel
 from .registry import OpPattern, make_call, register_gradient, register_op
+
+
+def _identity_ref(args, attrs, out_type):
+    return args[0].copy()
 
 
 def _identity_compute(attrs, inputs, out_type):
@@ -18,23 +27,80 @@ def _identity_compute(attrs, inputs, out_type):
     return topi.identity(inputs[0])
 
 
-for _name, _doc in (
-        ("annotation.stop_fusion", "Identity; FuseOps does not fuse across it (a boundary)."),
-        ("annotation.checkpoint", "Identity; marks a value gradients may recompute.")):
-    register_op(_name, num_inputs=1, arguments=("data",), rel=identity_rel(_name),
-                ref=lambda args, attrs, out_type: np.asarray(args[0]),
-                compute=_identity_compute, pattern=OpPattern.OPAQUE, doc=_doc, level=10)
-    register_gradient(_name, lambda orig, g: [g])
+register_op(
+    "annotation.stop_fusion",
+    num_inputs=1,
+    arguments=("data",),
+    rel=identity_rel("annotation.stop_fusion"),
+    ref=_identity_ref,
+    compute=_identity_compute,
+    pattern=OpPattern.OPAQUE,
+    doc="The identity; FuseOps ends a fused kernel at its argument and removes the call.",
+    level=10,
+)
+
+register_op(
+    "annotation.cast_hint",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=("relay.attrs.CastHintAttrs", [F("dtype", "dtype")]),
+    rel=identity_rel("annotation.cast_hint"),
+    ref=_identity_ref,
+    compute=_identity_compute,
+    pattern=OpPattern.ELEMWISE,
+    doc="The identity with a hint that the value may be stored as ``dtype`` (quantization).",
+    level=10,
+)
 
 
 def stop_fusion(data):
-    """``data`` unchanged, as a fusion boundary (``annotation.stop_fusion``)."""
+    """Mark ``data`` as the end of a fused kernel (same shape and dtype; the identity).
+
+    Args:
+        data: a tensor expression.
+
+    Returns:
+        The call ``annotation.stop_fusion(data)``.
+    """
     return make_call("annotation.stop_fusion", [data])
 
 
+def cast_hint(data, dtype):
+    """Hint that ``data`` may be stored as ``dtype`` (the identity until quantization's realize
+    step turns it into a ``cast``).
+
+    Args:
+        data: a tensor expression.
+        dtype: the storage dtype hinted, e.g. ``"int8"``.
+
+    Returns:
+        The call ``annotation.cast_hint(data, dtype=dtype)``.
+    """
+    return make_call("annotation.cast_hint", [data], dtype=dtype)
+
+
+register_op(
+    "annotation.checkpoint",
+    num_inputs=1,
+    arguments=("data",),
+    rel=identity_rel("annotation.checkpoint"),
+    ref=_identity_ref,
+    compute=_identity_compute,
+    pattern=OpPattern.OPAQUE,
+    doc="The identity; marks a value reverse-mode differentiation may recompute.",
+    level=10,
+)
+for _name in ("annotation.stop_fusion", "annotation.checkpoint", "annotation.cast_hint"):
+    register_gradient(_name, lambda orig, g: [g])  # the identity's gradient
+
+
 def checkpoint(data):
-    """``data`` unchanged, marked for recomputation in gradients (``annotation.checkpoint``)."""
+    """``data`` unchanged, marked for recomputation in gradients (``annotation.checkpoint``).
+
+    Args:
+        data: a tensor expression.
+    """
     return make_call("annotation.checkpoint", [data])
 
 
-__all__ = ["stop_fusion", "checkpoint"]
+__all__ = ["stop_fusion", "cast_hint", "checkpoint"]

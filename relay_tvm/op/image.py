@@ -299,6 +299,14 @@ def _affine_grid_ref(args, attrs, out_type):
     return out.astype(out_type.dtype)
 
 
+def _image_affine_grid_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.image.affine_grid(
+        inputs[0], list(attrs.target_shape)
+    )
+
+
 register_op(
     "image.affine_grid",
     num_inputs=1,
@@ -306,9 +314,7 @@ register_op(
     attrs=("relay.attrs.AffineGridAttrs", [F("target_shape", "ints")]),
     rel=_affine_grid_rel,
     ref=_affine_grid_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.image.affine_grid(
-        inputs[0], list(attrs.target_shape)
-    ),
+    compute=_image_affine_grid_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Sampling grid (batch, 2, H, W) of x, y in [-1, 1] transformed by (batch, 2, 3) affine "
         "matrices (topi.image.affine_grid).",
@@ -401,6 +407,14 @@ def _grid_sample_ref(args, attrs, out_type):
     return out.astype(out_type.dtype)
 
 
+def _image_grid_sample_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.image.grid_sample(
+        inputs[0], inputs[1], attrs.method, attrs.layout, attrs.padding_mode, attrs.align_corners
+    )
+
+
 register_op(
     "image.grid_sample",
     num_inputs=2,
@@ -411,9 +425,7 @@ register_op(
     ]),
     rel=_grid_sample_rel,
     ref=_grid_sample_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.image.grid_sample(
-        inputs[0], inputs[1], attrs.method, attrs.layout, attrs.padding_mode, attrs.align_corners
-    ),
+    compute=_image_grid_sample_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Sample data (N, C, H, W) at grid (N, 2, OH, OW) positions in [-1, 1] "
         "(topi.image.grid_sample).",

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
-from ._common import int_dtype_check, static_value, normalize_axis, shape_str, tensor_args
+from ._common import int_dtype_check, normalize_axis, shape_str, static_value, tensor_args
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 # ---- strided_slice -----------------------------------------------------------------------------
@@ -270,6 +270,14 @@ def _take_ref(args, attrs, out_type):
     ).reshape(*x.shape[:b], *_take_1(x[(0,) * b], idx[(0,) * b], axis - b, attrs.mode).shape)
 
 
+def _take_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.take(
+        inputs[0], inputs[1], axis=attrs.axis, batch_dims=attrs.batch_dims, mode=attrs.mode
+    )
+
+
 register_op(
     "take",
     num_inputs=2,
@@ -280,9 +288,7 @@ register_op(
     ),
     rel=_take_rel,
     ref=_take_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.take(
-        inputs[0], inputs[1], axis=attrs.axis, batch_dims=attrs.batch_dims, mode=attrs.mode
-    ),
+    compute=_take_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Take elements along axis (flattened data when None); modes clip/wrap/fast (topi.take).",
     level=3,
@@ -317,6 +323,14 @@ def _gather_rel(types, attrs):
     return TensorType(idx.shape, data.dtype)
 
 
+def _gather_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.gather(
+        inputs[0], attrs.axis, inputs[1]
+    )
+
+
 register_op(
     "gather",
     num_inputs=2,
@@ -326,9 +340,7 @@ register_op(
     ref=lambda args, attrs, out_type: np.take_along_axis(
         args[0], args[1].astype("int64"), attrs.axis
     ),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.gather(
-        inputs[0], attrs.axis, inputs[1]
-    ),
+    compute=_gather_compute,
     pattern=OpPattern.INJECTIVE,
     doc="out[i][j][k] = data[indices[i][j][k]][j][k] for axis 0 (numpy.take_along_axis).",
     level=3,
@@ -372,6 +384,14 @@ def _gather_nd_ref(args, attrs, out_type):
     return np.stack(parts).reshape(*x.shape[:b], *parts[0].shape)
 
 
+def _gather_nd_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.gather_nd(
+        inputs[0], inputs[1], attrs.batch_dims
+    )
+
+
 register_op(
     "gather_nd",
     num_inputs=2,
@@ -379,9 +399,7 @@ register_op(
     attrs=("relay.attrs.GatherNDAttrs", [F("batch_dims", "int", 0), F("index_rank", "int?", None)]),
     rel=_gather_nd_rel,
     ref=_gather_nd_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.gather_nd(
-        inputs[0], inputs[1], attrs.batch_dims
-    ),
+    compute=_gather_nd_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Gather slices at M-d indices given along the first axis of indices (topi.gather_nd).",
     level=3,
@@ -426,6 +444,14 @@ def _one_hot_ref(args, attrs, out_type):
     return np.moveaxis(out, -1, axis)
 
 
+def _one_hot_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.one_hot(
+        inputs[0], inputs[1](), inputs[2](), attrs.depth, attrs.axis, out_type.dtype
+    )
+
+
 register_op(
     "one_hot",
     num_inputs=3,
@@ -436,9 +462,7 @@ register_op(
     ),
     rel=_one_hot_rel,
     ref=_one_hot_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.one_hot(
-        inputs[0], inputs[1](), inputs[2](), attrs.depth, attrs.axis, out_type.dtype
-    ),
+    compute=_one_hot_compute,
     pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
     doc="One-hot encode indices into a new axis of size depth (topi.one_hot).",
     level=10,
@@ -490,6 +514,14 @@ def _sequence_mask_ref(args, attrs, out_type):
     return np.where(mask, np.asarray(attrs.mask_value, x.dtype), x)
 
 
+def _sequence_mask_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.sequence_mask(
+        inputs[0], inputs[1], attrs.mask_value, attrs.axis
+    )
+
+
 register_op(
     "sequence_mask",
     num_inputs=2,
@@ -497,9 +529,7 @@ register_op(
     attrs=("relay.attrs.SequenceMaskAttrs", [F("mask_value", "float", 0.0), F("axis", "int", 0)]),
     rel=_sequence_mask_rel,
     ref=_sequence_mask_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.sequence_mask(
-        inputs[0], inputs[1], attrs.mask_value, attrs.axis
-    ),
+    compute=_sequence_mask_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Set positions at or past valid_length[b] along axis to mask_value (MXNet SequenceMask).",
     level=10,
@@ -546,6 +576,14 @@ def _reverse_sequence_ref(args, attrs, out_type):
     return out
 
 
+def _reverse_sequence_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.reverse_sequence(
+        inputs[0], inputs[1], attrs.seq_axis, attrs.batch_axis
+    )
+
+
 register_op(
     "reverse_sequence",
     num_inputs=2,
@@ -556,9 +594,7 @@ register_op(
     ),
     rel=_reverse_sequence_rel,
     ref=_reverse_sequence_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reverse_sequence(
-        inputs[0], inputs[1], attrs.seq_axis, attrs.batch_axis
-    ),
+    compute=_reverse_sequence_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Reverse the first seq_lengths[b] elements along seq_axis of each batch b.",
     level=3,
@@ -689,9 +725,9 @@ def _reverse_sequence_grad(orig, g):
 
 @register_gradient("slice_like")
 def _slice_like_grad(orig, g):
+    from ..ir.expr import const
     from .tensor import zeros_like
     from .transform_extra import scatter_nd
-    from ..ir.expr import const
 
     x, like = orig.args
     out = orig.checked_type.concrete_shape

@@ -22,10 +22,19 @@ NumPy reference kernel, TE compute and fusion pattern:
 
 from __future__ import annotations
 
-from . import nn_activation, nn_conv, nn_dense, nn_loss, nn_norm, nn_pool, nn_shape, nn_spatial
-from . import nn_grad  # noqa: E402  (gradient rules and pooling gradients)
-from . import nn_winograd  # noqa: E402  (Winograd convolution)
-from . import nn_vision  # noqa: E402  (deformable_conv2d, correlation)
+from . import (
+    nn_activation,
+    nn_conv,
+    nn_dense,
+    nn_grad,  # noqa: E402  (gradient rules and pooling gradients)
+    nn_loss,
+    nn_norm,
+    nn_pool,
+    nn_shape,
+    nn_spatial,
+    nn_vision,  # noqa: E402  (deformable_conv2d, correlation)
+    nn_winograd,  # noqa: E402  (Winograd convolution)
+)
 from ._nn_common import TupleWrapper, pad_before_after
 from .nn_activation import *  # noqa: F401,F403
 from .nn_conv import *  # noqa: F401,F403
@@ -36,8 +45,8 @@ from .nn_norm import *  # noqa: F401,F403
 from .nn_pool import *  # noqa: F401,F403
 from .nn_shape import *  # noqa: F401,F403
 from .nn_spatial import *  # noqa: F401,F403
-from .nn_winograd import *  # noqa: F401,F403
 from .nn_vision import *  # noqa: F401,F403
+from .nn_winograd import *  # noqa: F401,F403
 
 
 def pad4(padding, op_name="nn.conv2d"):

@@ -12,9 +12,9 @@ import numpy as np
 from ..ir.attrs import AttrField as F
 from ..ir.types import IncompleteType, TensorType, TupleType
 from ._common import identity_rel, normalize_axis, tensor_args
-from ._nn_common import TupleWrapper, check_float, vector_params
 from ._ieee import elementwise as ieee_elementwise
 from ._ieee import is_float, nan_max, np_maximum
+from ._nn_common import TupleWrapper, check_float, vector_params
 from .registry import OpPattern, make_call, register_op
 
 
@@ -110,6 +110,14 @@ def _prelu_ref(args, attrs, out_type):
     return np.where(x > 0, x, x * a)
 
 
+def _nn_prelu_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.nn.prelu(
+        inputs[0], inputs[1], attrs.axis % len(inputs[0].shape)
+    )
+
+
 register_op(
     "nn.prelu",
     num_inputs=2,
@@ -117,9 +125,7 @@ register_op(
     attrs=("relay.attrs.PReluAttrs", [F("axis", "int", 1)]),
     rel=_vector_rel("nn.prelu", "alpha"),
     ref=_prelu_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.prelu(
-        inputs[0], inputs[1], attrs.axis % len(inputs[0].shape)
-    ),
+    compute=_nn_prelu_compute,
     pattern=OpPattern.BROADCAST,
     doc="Parametric ReLU: x if x > 0 else alpha[c] * x, alpha along ``axis`` (topi.nn.prelu).",
     level=3,

@@ -71,6 +71,41 @@ def _layouts(attrs, nd, op):
     return dl, kl
 
 
+def _out_channels(op, transpose, c, i, o, groups, shapes):
+    """Output channels of a convolution (``o``) or a transposed one (``o * groups``), after
+    checking the weight's input channels ``i`` against the data channels ``c``."""
+    if transpose:
+        if not dims_match(i, c):
+            raise TypeInferenceError(
+                f"{op}: weight input channels {i} must equal data channels {c}; {shapes}"
+            )
+        return o * groups if isinstance(o, int) else o
+    if isinstance(c, int) and isinstance(i, int) and (c % groups or c // groups != i):
+        raise TypeInferenceError(
+            f"{op}: weight input channels {i} must equal data channels / groups = "
+            f"{c}/{groups}; {shapes}"
+        )
+    if isinstance(o, int) and o % groups:
+        raise TypeInferenceError(
+            f"{op}: output channels {o} are not divisible by groups={groups}; {shapes}"
+        )
+    return o
+
+
+def _transposed_size(op, size, strides, before, after, ks, dil, opad):
+    """Spatial output sizes of a transposed convolution (symbolic sizes pass through)."""
+    for p, s, d in zip(opad, strides, dil):
+        if p >= max(s, d):
+            raise TypeInferenceError(
+                f"{op}: output_padding {opad} must be smaller than strides {strides} "
+                f"or dilation {dil}"
+            )
+    return [
+        (x - 1) * s - b - a + (k - 1) * d + 1 + p if isinstance(x, int) else x
+        for x, s, b, a, k, d, p in zip(size, strides, before, after, ks, dil, opad)
+    ]
+
+
 def _conv_rel(nd: int, transpose: bool):
     op = f"nn.conv{nd}d" + ("_transpose" if transpose else "")
     sp = SPATIAL[nd]
@@ -115,23 +150,7 @@ def _conv_rel(nd: int, transpose: bool):
         o, i = weight.shape[kl["O"]], weight.shape[kl["I"]]
         ks = [weight.shape[kl[s]] for s in sp]
         shapes = f"data shape {shape_str(data.shape)}, weight shape {shape_str(weight.shape)}"
-        if transpose:
-            if not dims_match(i, c):
-                raise TypeInferenceError(
-                    f"{op}: weight input channels {i} must equal data channels {c}; {shapes}"
-                )
-            out_c = o * groups if isinstance(o, int) else o
-        else:
-            if isinstance(c, int) and isinstance(i, int) and (c % groups or c // groups != i):
-                raise TypeInferenceError(
-                    f"{op}: weight input channels {i} must equal data channels / groups = "
-                    f"{c}/{groups}; {shapes}"
-                )
-            if isinstance(o, int) and o % groups:
-                raise TypeInferenceError(
-                    f"{op}: output channels {o} are not divisible by groups={groups}; {shapes}"
-                )
-            out_c = o
+        out_c = _out_channels(op, transpose, c, i, o, groups, shapes)
         if isinstance(c, int) and c % groups:
             raise TypeInferenceError(f"{op}: data channels {c} are not divisible by groups={groups}")
         if attrs.channels is not None and isinstance(out_c, int) and out_c != attrs.channels:
@@ -147,16 +166,7 @@ def _conv_rel(nd: int, transpose: bool):
                 )
         if transpose:
             opad = ntuple(attrs.output_padding, nd, "output_padding", op)
-            for p, s, d in zip(opad, strides, dil):
-                if p >= max(s, d):
-                    raise TypeInferenceError(
-                        f"{op}: output_padding {opad} must be smaller than strides {strides} "
-                        f"or dilation {dil}"
-                    )
-            out_sp = [
-                (x - 1) * s - b - a + (k - 1) * d + 1 + p if isinstance(x, int) else x
-                for x, s, b, a, k, d, p in zip(size, strides, before, after, ks, dil, opad)
-            ]
+            out_sp = _transposed_size(op, size, strides, before, after, ks, dil, opad)
         else:
             out_sp = [
                 out_size(x, k, b, a, s, d)

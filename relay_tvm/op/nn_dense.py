@@ -159,6 +159,15 @@ def _matmul_ref(args, attrs, out_type):
     return _product_ref(args, out_type, fn)
 
 
+def _nn_matmul_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.nn.matmul(
+        inputs[0], inputs[1], out_dtype=out_type.dtype, transpose_a=attrs.transpose_a,
+        transpose_b=attrs.transpose_b,
+    )
+
+
 register_op(
     "nn.matmul",
     num_inputs=2,
@@ -174,10 +183,7 @@ register_op(
     ),
     rel=_matmul_rel,
     ref=_matmul_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.matmul(
-        inputs[0], inputs[1], out_dtype=out_type.dtype, transpose_a=attrs.transpose_a,
-        transpose_b=attrs.transpose_b,
-    ),
+    compute=_nn_matmul_compute,
     pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
     doc="Matrix product with optional transposes: (..., M, K) x (K, N) -> (..., M, N) "
         "(topi.nn.matmul).",
@@ -245,6 +251,15 @@ def _batch_matmul_ref(args, attrs, out_type):
     return _product_ref(args, out_type, fn)
 
 
+def _nn_batch_matmul_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.nn.batch_matmul(
+        inputs[0], inputs[1], out_dtype=out_type.dtype, transpose_a=attrs.transpose_a,
+        transpose_b=attrs.transpose_b,
+    )
+
+
 register_op(
     "nn.batch_matmul",
     num_inputs=2,
@@ -259,10 +274,7 @@ register_op(
     ),
     rel=_batch_matmul_rel,
     ref=_batch_matmul_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.batch_matmul(
-        inputs[0], inputs[1], out_dtype=out_type.dtype, transpose_a=attrs.transpose_a,
-        transpose_b=attrs.transpose_b,
-    ),
+    compute=_nn_batch_matmul_compute,
     pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
     doc="Batched matrix product (B, M, K) x (B, N, K)^T -> (B, M, N) by default; a batch of 1 "
         "broadcasts (topi.nn.batch_matmul).",

@@ -16,6 +16,9 @@ import numpy as np
 
 from ..errors import RelayError, TypeInferenceError
 from ..ir.expr import Constant
+
+# the operators whose gradients are registered here must be registered first
+from . import nn_activation, nn_conv, nn_dense, nn_loss, nn_shape  # noqa: F401
 from ._nn_common import ntuple, pad_before_after
 from .nn_pool import _pool_attrs, _pool_rel
 from .registry import OpPattern, make_call, register_gradient, register_op

@@ -128,6 +128,14 @@ def _nll_ref(args, attrs, out_type):
     return np.asarray(loss.sum() / wt.sum(), dtype=out_type.dtype)
 
 
+def _nn_nll_loss_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.nn.nll_loss(
+        *inputs, attrs.reduction, attrs.ignore_index
+    )
+
+
 register_op(
     "nn.nll_loss",
     num_inputs=3,
@@ -136,9 +144,7 @@ register_op(
                                         F("ignore_index", "int", -100)]),
     rel=_nll_rel,
     ref=_nll_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.nll_loss(
-        *inputs, attrs.reduction, attrs.ignore_index
-    ),
+    compute=_nn_nll_loss_compute,
     pattern=OpPattern.OPAQUE,
     doc="Negative log likelihood loss with class weights and ignore_index (topi.nn.nll_loss).",
     level=10,

@@ -314,6 +314,15 @@ def _lrn_rel(types, attrs):
     return out
 
 
+def _nn_lrn_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.nn.lrn(
+        inputs[0], attrs.size, attrs.axis % len(inputs[0].shape), attrs.alpha, attrs.beta,
+        attrs.bias,
+    )
+
+
 register_op(
     "nn.lrn",
     num_inputs=1,
@@ -323,10 +332,7 @@ register_op(
                                     F("beta", "float", 0.75)]),
     rel=_lrn_rel,
     ref=_lrn_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.lrn(
-        inputs[0], attrs.size, attrs.axis % len(inputs[0].shape), attrs.alpha, attrs.beta,
-        attrs.bias,
-    ),
+    compute=_nn_lrn_compute,
     pattern=OpPattern.OPAQUE,
     doc="Local response normalization across ``size`` neighbours on ``axis`` (topi.nn.lrn).",
     level=2,

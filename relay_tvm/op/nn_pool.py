@@ -24,17 +24,17 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
 from ._common import tensor_args
+from ._ieee import np_maximum, np_reduce
 from ._nn_common import (
     SPATIAL,
     check_positive,
-    check_window,
     check_rank,
+    check_window,
     layout_axes,
     ntuple,
     out_size,
     pad_before_after,
 )
-from ._ieee import np_maximum, np_reduce
 from ._pool_te import adaptive_max_pool, window_pool
 from .registry import OpPattern, make_call, register_op
 

@@ -137,13 +137,19 @@ def _flatten_rel(types, attrs):
     return TensorType((data.shape[0], rest), data.dtype)
 
 
+def _nn_batch_flatten_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.nn.flatten(inputs[0])
+
+
 register_op(
     "nn.batch_flatten",
     num_inputs=1,
     arguments=("data",),
     rel=_flatten_rel,
     ref=lambda args, attrs, out_type: args[0].reshape(args[0].shape[0], -1),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.flatten(inputs[0]),
+    compute=_nn_batch_flatten_compute,
     pattern=OpPattern.INJECTIVE,
     doc="(N, d1, ..., dk) -> (N, d1 * ... * dk) (topi.nn.flatten).",
     level=1,
@@ -224,6 +230,14 @@ def _space_to_depth_ref(args, attrs, out_type):
 _SUBPIXEL = ("relay.attrs.SubPixelAttrs", [F("block_size", "int"), F("layout", "str", "NCHW"),
                                            F("mode", "str", "DCR")])
 
+def _nn_depth_to_space_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.nn.depth_to_space(
+        inputs[0], attrs.block_size, attrs.layout, attrs.mode
+    )
+
+
 register_op(
     "nn.depth_to_space",
     num_inputs=1,
@@ -231,13 +245,19 @@ register_op(
     attrs=_SUBPIXEL,
     rel=_subpixel_rel("nn.depth_to_space", True),
     ref=_depth_to_space_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.depth_to_space(
-        inputs[0], attrs.block_size, attrs.layout, attrs.mode
-    ),
+    compute=_nn_depth_to_space_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Move channel blocks into b x b spatial blocks (DCR or CRD order; topi.nn.depth_to_space).",
     level=5,
 )
+
+def _nn_space_to_depth_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.nn.space_to_depth(
+        inputs[0], attrs.block_size, attrs.layout
+    )
+
 
 register_op(
     "nn.space_to_depth",
@@ -246,9 +266,7 @@ register_op(
     attrs=_SUBPIXEL,
     rel=_subpixel_rel("nn.space_to_depth", False),
     ref=_space_to_depth_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.space_to_depth(
-        inputs[0], attrs.block_size, attrs.layout
-    ),
+    compute=_nn_space_to_depth_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Move b x b spatial blocks into channels (topi.nn.space_to_depth).",
     level=5,

@@ -51,6 +51,14 @@ def _mirror_pad_rel(types, attrs):
     return TensorType(shape, data.dtype)
 
 
+def _nn_mirror_pad_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.nn.mirror_pad(
+        inputs[0], [w[0] for w in attrs.pad_width], [w[1] for w in attrs.pad_width], attrs.mode
+    )
+
+
 register_op(
     "nn.mirror_pad",
     num_inputs=1,
@@ -59,9 +67,7 @@ register_op(
     rel=_mirror_pad_rel,
     ref=lambda args, attrs, out_type: np.pad(args[0], [tuple(w) for w in attrs.pad_width],
                                              mode=attrs.mode.lower()),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.mirror_pad(
-        inputs[0], [w[0] for w in attrs.pad_width], [w[1] for w in attrs.pad_width], attrs.mode
-    ),
+    compute=_nn_mirror_pad_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Pad by mirroring: SYMMETRIC repeats the border element, REFLECT does not "
         "(topi.nn.mirror_pad).",
@@ -108,6 +114,14 @@ def _dilate_ref(args, attrs, out_type):
     return out
 
 
+def _nn_dilate_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.nn.dilate(
+        inputs[0], list(attrs.strides), attrs.dilation_value
+    )
+
+
 register_op(
     "nn.dilate",
     num_inputs=1,
@@ -115,9 +129,7 @@ register_op(
     attrs=("relay.attrs.DilateAttrs", [F("strides", "ints"), F("dilation_value", "float", 0.0)]),
     rel=_dilate_rel,
     ref=_dilate_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.dilate(
-        inputs[0], list(attrs.strides), attrs.dilation_value
-    ),
+    compute=_nn_dilate_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Insert strides-1 dilation_value elements between neighbours on each axis "
         "(topi.nn.dilate).",
@@ -257,6 +269,15 @@ def _b2s_compute(attrs, inputs, out_type):
     return topi.strided_slice(y, begin, end)
 
 
+def _nn_space_to_batch_nd_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.nn.space_to_batch_nd(
+        inputs[0], list(attrs.block_shape), [p[0] for p in attrs.paddings],
+        [p[1] for p in attrs.paddings], attrs.pad_value,
+    )
+
+
 register_op(
     "nn.space_to_batch_nd",
     num_inputs=1,
@@ -265,10 +286,7 @@ register_op(
                                                F("pad_value", "float", 0.0)]),
     rel=_s2b_rel,
     ref=_s2b_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.nn.space_to_batch_nd(
-        inputs[0], list(attrs.block_shape), [p[0] for p in attrs.paddings],
-        [p[1] for p in attrs.paddings], attrs.pad_value,
-    ),
+    compute=_nn_space_to_batch_nd_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Pad the spatial axes and move blocks of them into the batch (TensorFlow "
         "SpaceToBatchND; topi.nn.space_to_batch_nd).",

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.attrs import AttrField as F
 from ..errors import TypeInferenceError
+from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
 from ._common import normalize_axis, tensor_args
 from ._ieee import arg_reduce, is_float
@@ -101,14 +101,14 @@ def _topi_reduce(name):
 
 
 def _mean_compute(attrs, inputs, out_type):
-    from tvm import topi
+    from tvm import tirx, topi
 
     x = inputs[0]
     axes = reduce_axes(attrs, len(x.shape), "mean")
     n = _count([int(d) for d in x.shape], axes)
     return topi.divide(
         topi.sum(x, axis=list(axes), keepdims=attrs.keepdims),
-        __import__("tvm").tirx.const(n, x.dtype),
+        tirx.const(n, x.dtype),
     )
 
 

@@ -29,6 +29,7 @@ from ..errors import RelayError
 from ..ir.attrs import Attrs, AttrsSchema
 from ..ir.base import RelayExpr
 from ..ir.expr import Call
+from ..ir.functor import register_expr_kind
 
 
 class OpPattern(enum.IntEnum):
@@ -141,6 +142,8 @@ class Op(RelayExpr):
             type_rel_func = makers[rel_name](self.name)
         self.type_rel = type_rel_func
 
+
+register_expr_kind(Op, "visit_op")  # functors dispatch operators to visit_op
 
 _REGISTRY: dict[str, Op] = {}
 

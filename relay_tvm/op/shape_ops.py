@@ -373,6 +373,14 @@ def _layout_ref(args, attrs, out_type):
     return np.ascontiguousarray(np.transpose(x, [split_names.index(n) for n in pd]))
 
 
+def _layout_transform_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.layout_transform(
+        inputs[0], attrs.src_layout, attrs.dst_layout
+    )
+
+
 register_op(
     "layout_transform",
     num_inputs=1,
@@ -380,9 +388,7 @@ register_op(
     attrs=("relay.attrs.LayoutTransformAttrs", [F("src_layout", "str"), F("dst_layout", "str")]),
     rel=_layout_rel,
     ref=_layout_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.layout_transform(
-        inputs[0], attrs.src_layout, attrs.dst_layout
-    ),
+    compute=_layout_transform_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Change data layout, e.g. NCHW -> NHWC or NCHW -> NCHW16c (topi.layout_transform).",
     level=3,

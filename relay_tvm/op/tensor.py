@@ -63,13 +63,13 @@ def _float_not_equal(a, b, out_dtype, dtype):
 
 def _float_floor_mod(a, b, out_dtype, dtype):
     """numpy.mod on floats (its npy_divmod): r = fmod(a, b), moved by b when the signs of r and
-    b differ (a zero stays zero); topi's a - floor(a/b)*b gives NaN for an infinite b."""
+    b differ, a zero taking b's sign; topi's a - floor(a/b)*b gives NaN for an infinite b."""
     from tvm import tirx
 
     zero = tirx.const(0, dtype)
     r = tirx.Var("r", dtype)
     differ = ((b < zero) & (r > zero)) | ((b > zero) & (r < zero))
-    body = tirx.Select(r == zero, r * zero, tirx.Select(differ, r + b, r))
+    body = tirx.Select(r == zero, tirx.copysign(zero, b), tirx.Select(differ, r + b, r))
     return tirx.Let(r, tirx.truncmod(a, b), body)  # LLVM frem: C fmod
 
 
@@ -346,6 +346,13 @@ def _where_rel(types, attrs):
     return TensorType(shape, dtype)
 
 
+def _where_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.where(
+        to_bool(inputs[0]), *inputs[1:])
+
+
 register_op(
     "where",
     num_inputs=3,
@@ -354,8 +361,7 @@ register_op(
     ref=lambda args, attrs, out_type: np.where(args[0].astype(bool), args[1], args[2]),
     # a non-bool condition is "nonzero" (tvm.relay's WhereRel takes any dtype; numpy's
     # astype(bool)): NaN is true, which topi.where's ordered c != 0 would make false
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.where(
-        to_bool(inputs[0]), *inputs[1:]),
+    compute=_where_compute,
     pattern=OpPattern.BROADCAST,
     doc="Select x where condition is nonzero, else y; all three broadcast (topi.where).",
     level=4,

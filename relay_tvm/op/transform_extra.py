@@ -45,6 +45,14 @@ def _reinterpret_rel(types, attrs):
     return TensorType(ts[0].shape, attrs.dtype)
 
 
+def _reinterpret_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.reinterpret(
+        inputs[0], attrs.dtype
+    )
+
+
 register_op(
     "reinterpret",
     num_inputs=1,
@@ -52,9 +60,7 @@ register_op(
     attrs=("relay.attrs.CastAttrs", [F("dtype", "dtype")]),
     rel=_reinterpret_rel,
     ref=lambda args, attrs, out_type: np.ascontiguousarray(args[0]).view(attrs.dtype),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.reinterpret(
-        inputs[0], attrs.dtype
-    ),
+    compute=_reinterpret_compute,
     pattern=OpPattern.ELEMWISE,
     doc="Reinterpret the bits of each element as dtype (same width) (topi.reinterpret).",
     level=5,
@@ -116,6 +122,18 @@ def _scan_ref(fn, identity):
     return ref
 
 
+def _scan_compute(name: str):
+    """The TE compute of the scan ``name`` (``topi.cumsum`` / ``topi.cumprod``)."""
+
+    def compute(attrs, inputs, out_type):
+        from tvm import topi
+
+        return getattr(topi, name)(inputs[0], attrs.axis, out_type.dtype, attrs.exclusive)
+
+    compute.__name__ = f"_{name}_compute"
+    return compute
+
+
 for _name, _np_fn, _identity in (("cumsum", np.cumsum, 0), ("cumprod", np.cumprod, 1)):
     register_op(
         _name,
@@ -124,13 +142,7 @@ for _name, _np_fn, _identity in (("cumsum", np.cumsum, 0), ("cumprod", np.cumpro
         attrs=_SCAN_ATTRS,
         rel=_scan_rel(_name),
         ref=_scan_ref(_np_fn, _identity),
-        compute=(
-            lambda n: (
-                lambda attrs, inputs, out_type: getattr(__import__("tvm").topi, n)(
-                    inputs[0], attrs.axis, out_type.dtype, attrs.exclusive
-                )
-            )
-        )(_name),
+        compute=_scan_compute(_name),
         pattern=OpPattern.OPAQUE,
         doc=f"Running {_name[3:]} along axis (of the flattened data when None) (topi.{_name}).",
         level=3,
@@ -167,6 +179,12 @@ def _meshgrid_rel(types, attrs):
     return TupleType([TensorType(shape, f.dtype) for f in fields])
 
 
+def _meshgrid_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.meshgrid(inputs, attrs.indexing)
+
+
 register_op(
     "meshgrid",
     num_inputs=1,
@@ -176,7 +194,7 @@ register_op(
     ref=lambda args, attrs, out_type: tuple(
         np.meshgrid(*[a.reshape(-1) for a in args[0]], indexing=attrs.indexing)
     ),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.meshgrid(inputs, attrs.indexing),
+    compute=_meshgrid_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Coordinate grids from 1-d tensors, 'ij' (matrix) or 'xy' (Cartesian) (topi.meshgrid).",
     level=3,
@@ -246,6 +264,14 @@ def _scatter_elements_ref(args, attrs, out_type):
     return out
 
 
+def _scatter_elements_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.scatter_elements(
+        inputs[0], inputs[1], inputs[2], attrs.axis, attrs.reduction
+    )
+
+
 register_op(
     "scatter_elements",
     num_inputs=3,
@@ -256,9 +282,7 @@ register_op(
     ),
     rel=_scatter_elements_rel,
     ref=_scatter_elements_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.scatter_elements(
-        inputs[0], inputs[1], inputs[2], attrs.axis, attrs.reduction
-    ),
+    compute=_scatter_elements_compute,
     pattern=OpPattern.OPAQUE,
     doc="out[..., indices[p], ...] = reduce(data, updates[p]) along axis (ONNX ScatterElements).",
     level=10,
@@ -318,6 +342,14 @@ def _scatter_nd_ref(args, attrs, out_type):
     return out
 
 
+def _scatter_nd_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.scatter_nd(
+        inputs[0], inputs[1], inputs[2], attrs.mode
+    )
+
+
 register_op(
     "scatter_nd",
     num_inputs=3,
@@ -325,9 +357,7 @@ register_op(
     attrs=("relay.attrs.ScatterNDAttrs", [F("mode", "str", "update")]),
     rel=_scatter_nd_rel,
     ref=_scatter_nd_ref,
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.scatter_nd(
-        inputs[0], inputs[1], inputs[2], attrs.mode
-    ),
+    compute=_scatter_nd_compute,
     pattern=OpPattern.OPAQUE,
     doc="out[indices[:, y]] = updates[y] (or +=, mode 'add'): the inverse of gather_nd.",
     level=3,
@@ -359,13 +389,19 @@ def _adv_index_rel(types, attrs):
     return TensorType((*shape, *data.shape[len(idx) :]), data.dtype)
 
 
+def _adv_index_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.adv_index(inputs[0], inputs[1:])
+
+
 register_op(
     "adv_index",
     num_inputs=1,
     arguments=("inputs",),
     rel=_adv_index_rel,
     ref=lambda args, attrs, out_type: args[0][0][tuple(a.astype("int64") for a in args[0][1:])],
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.adv_index(inputs[0], inputs[1:]),
+    compute=_adv_index_compute,
     pattern=OpPattern.INJECTIVE,
     doc="NumPy advanced indexing data[i0, i1, ...] with broadcast index tensors (topi.adv_index).",
     level=3,
@@ -395,6 +431,14 @@ def _unravel_rel(types, attrs):
     return TensorType((shp.shape[0], *idx.shape), idx.dtype)
 
 
+def _unravel_index_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.unravel_index(
+        inputs[0], inputs[1]
+    )
+
+
 register_op(
     "unravel_index",
     num_inputs=2,
@@ -403,9 +447,7 @@ register_op(
     ref=lambda args, attrs, out_type: np.stack(
         np.unravel_index(args[0].astype("int64"), tuple(int(d) for d in args[1]))
     ).astype(out_type.dtype),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.unravel_index(
-        inputs[0], inputs[1]
-    ),
+    compute=_unravel_index_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Coordinates of flat indices in a tensor of the given shape (numpy.unravel_index).",
     level=10,
@@ -436,6 +478,14 @@ def _trilu_rel(types, attrs):
     return data
 
 
+def _trilu_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.trilu(
+        inputs[0], inputs[1](), attrs.upper
+    )
+
+
 register_op(
     "trilu",
     num_inputs=2,
@@ -443,9 +493,7 @@ register_op(
     attrs=("relay.attrs.TriluAttrs", [F("upper", "bool", True)]),
     rel=_trilu_rel,
     ref=lambda args, attrs, out_type: (np.triu if attrs.upper else np.tril)(args[0], int(args[1])),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.trilu(
-        inputs[0], inputs[1](), attrs.upper
-    ),
+    compute=_trilu_compute,
     pattern=OpPattern.ELEMWISE,
     doc="Zero the elements below (upper) or above (lower) the k-th diagonal of the last two axes.",
     level=3,
@@ -510,6 +558,12 @@ def _einsum_rel(types, attrs):
     return TensorType([sizes[c] for c in rhs], fields[0].dtype)
 
 
+def _einsum_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.einsum(attrs.equation, *inputs)
+
+
 register_op(
     "einsum",
     num_inputs=1,
@@ -517,7 +571,7 @@ register_op(
     attrs=("relay.attrs.EinsumAttrs", [F("equation", "str")]),
     rel=_einsum_rel,
     ref=lambda args, attrs, out_type: np.einsum(attrs.equation, *args[0]).astype(out_type.dtype),
-    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.einsum(attrs.equation, *inputs),
+    compute=_einsum_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Einstein summation over a tuple of tensors (numpy.einsum; topi.einsum).",
     level=3,

@@ -1,42 +1,51 @@
-"""``tvm.relay.quantize`` (automatic int8 quantization) is not implemented in relay_tvm.
+"""``relay.quantize``: automatic int8 quantization with tvm.relay 0.19's names and semantics.
 
-The module exists so that code importing its names loads; every function raises
-:class:`~relay_tvm.errors.UnsupportedOperatorError` saying so. ``QAnnotateKind`` keeps 0.19's
-values (IDENTITY 0, INPUT 1, WEIGHT 2, ACTIVATION 3).
+``with relay.quantize.qconfig(calibrate_mode=..., ...): qmod = relay.quantize.quantize(mod,
+params, dataset)`` gives a module computing conv2d (and, with ``skip_dense_layer=False``,
+dense) in int8 x int8 -> int32 with plain Relay operators; ``relay.build`` compiles it. See
+:mod:`.quantize` for the steps and :mod:`.qconfig` for the settings.
 """
 
 from __future__ import annotations
 
-import enum
+from ._annotate import QAnnotateExpr, attach_simulated_quantize, register_annotate_function
+from ._calibrate import calibrate, collect_stats
+from ._op import simulated_quantize
+from ._partition import QPartitionExpr, register_partition_function
+from ._realize import QRealizeIntExpr
+from .kl_divergence import _find_scale_by_kl
+from .qconfig import (
+    QAnnotateKind,
+    QConfig,
+    QuantizeContext,
+    current_qconfig,
+    kind2str,
+    qconfig,
+    quantize_context,
+)
+from .quantize import annotate, partition, prerequisite_optimize, quantize, realize
 
-from ..errors import UnsupportedOperatorError
-
-
-class QAnnotateKind(enum.IntEnum):
-    """The kind of a quantization annotation (which bit configuration applies)."""
-
-    IDENTITY = 0
-    INPUT = 1
-    WEIGHT = 2
-    ACTIVATION = 3
-
-
-def _missing(name):
-    def fn(*args, **kwargs):
-        raise UnsupportedOperatorError(
-            f"relay.quantize.{name}: automatic quantization is not implemented in relay_tvm")
-
-    fn.__name__ = name
-    fn.__doc__ = f"Not implemented: raises UnsupportedOperatorError ({name} of tvm.relay 0.19)."
-    return fn
-
-
-quantize = _missing("quantize")
-qconfig = _missing("qconfig")
-current_qconfig = _missing("current_qconfig")
-partition = _missing("partition")
-annotate = _missing("annotate")
-realize = _missing("realize")
-register_partition_function = _missing("register_partition_function")
-register_annotate_function = _missing("register_annotate_function")
-attach_simulated_quantize = _missing("attach_simulated_quantize")
+__all__ = [
+    "QAnnotateExpr",
+    "QAnnotateKind",
+    "QConfig",
+    "QPartitionExpr",
+    "QRealizeIntExpr",
+    "QuantizeContext",
+    "annotate",
+    "attach_simulated_quantize",
+    "calibrate",
+    "collect_stats",
+    "current_qconfig",
+    "kind2str",
+    "partition",
+    "prerequisite_optimize",
+    "qconfig",
+    "quantize",
+    "quantize_context",
+    "realize",
+    "register_annotate_function",
+    "register_partition_function",
+    "simulated_quantize",
+    "_find_scale_by_kl",
+]

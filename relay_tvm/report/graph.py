@@ -21,6 +21,7 @@ import subprocess
 import warnings
 
 from ..errors import RelayError
+from ..ir import Expr
 from ..ir.adt import Constructor, Match
 from ..ir.expr import (
     Call,
@@ -36,7 +37,6 @@ from ..ir.expr import (
     TupleGetItem,
     Var,
 )
-from ..ir import Expr
 from ..ir.functor import children, post_order
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType

@@ -7,44 +7,8 @@ import numpy as np
 from ..errors import RelayError
 from ..ir.expr import Function, GlobalVar
 from ..ir.module import IRModule
-from ..ir.types import TensorType
-from .interpreter import Interpreter, check_arg, to_user, to_value
-
-
-def bind_params_by_name(func: Function, params: dict) -> Function:
-    """Replace the parameters of ``func`` named in ``params`` by constants.
-
-    A value must have exactly the dtype and shape the parameter declares (nothing is cast or
-    broadcast); a Python scalar takes the declared dtype.
-
-    Raises:
-        RelayError: two parameters share a bound name, or a value's dtype or shape differs from
-            the parameter's annotation (naming the parameter and both types).
-    """
-    from ..ir.expr import Constant
-    from ..ir.functor import substitute
-
-    if not params:
-        return func
-    by_name = {}
-    for p in func.params:
-        if p.name_hint in by_name:
-            if p.name_hint in params:
-                raise RelayError(f"cannot bind parameter {p.name_hint!r}: several parameters have that name")
-        by_name[p.name_hint] = p
-    binds = {}
-    for name, value in params.items():
-        if name not in by_name:
-            continue
-        p = by_name[name]
-        ann = p.type_annotation
-        if isinstance(value, (bool, int, float)) and isinstance(ann, TensorType):
-            value = np.asarray(value, dtype=ann.dtype)  # a Python scalar has no dtype of its own
-        arr = np.asarray(to_value(value))
-        if isinstance(ann, TensorType):
-            check_arg(arr, ann, f"param {name!r}")
-        binds[p] = Constant(arr)
-    return substitute(func, binds)
+from ..transform.bind_params import bind_params_by_name, check_arg  # noqa: F401  (API names)
+from .interpreter import Interpreter, to_user, to_value
 
 
 class Executor:
@@ -179,10 +143,8 @@ def create_executor(kind="debug", mod=None, device=None, target="llvm", params=N
     if kind == "debug":
         return Interpreter_(mod, device, target, params)
     if kind in ("graph", "vm", "aot"):
-        try:
-            from ..backend.executors import make_compiled_executor
-        except ImportError as e:
-            raise RelayError(f"executor kind {kind!r} is not available yet: {e}") from None
+        from .compiled import make_compiled_executor
+
         return make_compiled_executor(kind, mod, device, target, params)
     raise RelayError(f"unknown executor kind {kind!r}; expected 'debug', 'graph' or 'vm'")
 

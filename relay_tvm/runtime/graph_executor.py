@@ -100,18 +100,18 @@ class GraphModule:
 
     # ---- inputs ---------------------------------------------------------------------------
 
-    def _index(self, key) -> int:
+    def _index(self, key, where: str = "set_input") -> int:
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             if not 0 <= key < len(self._input_names):
-                raise InputError(f"set_input: input index {key} out of range; the module has "
+                raise InputError(f"{where}: input index {key} out of range; the module has "
                                  f"{len(self._input_names)} inputs {self._input_names}")
             return int(key)
         if isinstance(key, str):
             if key not in self._input_index:
-                raise InputError(f"set_input: unknown input {key!r}; inputs are "
+                raise InputError(f"{where}: unknown input {key!r}; inputs are "
                                  f"{self._input_names}")
             return self._input_index[key]
-        raise InputError(f"set_input: key must be an input name or index, got {key!r}")
+        raise InputError(f"{where}: key must be an input name or index, got {key!r}")
 
     def set_input(self, key=None, value=None, **params):
         """Set input ``key`` (name or index) to ``value`` (NumPy array or tvm Tensor), and each
@@ -163,10 +163,10 @@ class GraphModule:
 
     def get_input(self, key):
         """The tensor set for input ``key`` (name or index)."""
-        return self._inputs[self._index(key)]
+        return self._inputs[self._index(key, "get_input")]
 
     def get_input_index(self, name: str) -> int:
-        return self._index(name)
+        return self._index(name, "get_input_index")
 
     def get_num_inputs(self) -> int:
         return len(self._input_names)
@@ -448,3 +448,12 @@ def load_module(path: str) -> LoadedFactory:
 
 
 __all__ = ["GraphModule", "load_module", "LoadedFactory", "create"]
+
+
+def _register_with_the_factory() -> None:
+    from ..backend.build_module import GraphExecutorFactoryModule
+
+    GraphExecutorFactoryModule.module_class = GraphModule  # lib["default"](dev) -> GraphModule
+
+
+_register_with_the_factory()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError, InterpreterError, RelayError
+from ..errors import InterpreterError, RelayError
 from ..ir.adt import (
     Constructor,
     Match,
@@ -39,7 +39,8 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.module import IRModule
-from ..ir.types import TensorType, type_str
+from ..ir.types import TensorType
+from ..transform.bind_params import check_arg  # noqa: F401  (exported here too)
 
 
 class Env:
@@ -180,74 +181,11 @@ class Interpreter:
                 if e in memo:
                     vals.append(memo[e])
                     continue
-                if t is Call:
-                    push((_MEMO, e, env))
-                    push((_CALL, e, env))
-                    for a in reversed(e.args):
-                        push((_EVAL, a, env))
-                    push((_EVAL, e.op, env))
-                elif t is Let:
-                    push((_LET, e, env))
-                    push((_EVAL, e.value, env))
-                elif t is Function:
-                    vals.append(Closure(e, env, self))
-                elif t is GlobalVar:
-                    vals.append(self.global_closure(e))
-                elif t is If:
-                    push((_IF, e, env))
-                    push((_EVAL, e.cond, env))
-                elif t is Tuple:
-                    push((_MEMO, e, env))
-                    push((_TUPLE, len(e.fields), None))
-                    for f in reversed(e.fields):
-                        push((_EVAL, f, env))
-                elif t is TupleGetItem:
-                    push((_MEMO, e, env))
-                    push((_GETITEM, e.index, None))
-                    push((_EVAL, e.tuple_value, env))
-                elif t is RefCreate:
-                    push((_MEMO, e, env))
-                    push((_REFC, None, None))
-                    push((_EVAL, e.value, env))
-                elif t is RefRead:
-                    push((_MEMO, e, env))
-                    push((_REFR, None, None))
-                    push((_EVAL, e.ref, env))
-                elif t is RefWrite:
-                    push((_MEMO, e, env))
-                    push((_REFW, None, None))
-                    push((_EVAL, e.value, env))
-                    push((_EVAL, e.ref, env))
-                elif t is Match:
-                    push((_MATCH, e, env))
-                    push((_EVAL, e.data, env))
-                elif t is Constructor:
-                    vals.append(e)
-                else:  # an operator as a callee
-                    vals.append(e)
+                self._expand(t, e, env, vals, push)
             elif kind == _MEMO:
                 item[2].memo[item[1]] = vals[-1]
             elif kind == _CALL:
-                e, env = item[1], item[2]
-                n = len(e.args)
-                args = vals[len(vals) - n:] if n else []
-                if n:
-                    del vals[len(vals) - n:]
-                fn = vals.pop()
-                if isinstance(fn, Closure):
-                    f = fn.func
-                    if len(args) != len(f.params):
-                        raise InterpreterError(
-                            f"function expects {len(f.params)} arguments, got {len(args)}", e.span
-                        )
-                    new_env = Env(fn.env)
-                    for p, a in zip(f.params, args):
-                        new_env.vars[p] = a
-                    push((_EVAL, f.body, new_env))
-                elif isinstance(fn, Constructor):
-                    vals.append(ConstructorValue(fn, args))
-                else:
-                    vals.append(self.call_op(fn, args, e))
+                self._apply(item[1], vals, push)
             elif kind == _LET:
                 e, env = item[1], item[2]
                 env.vars[e.var] = vals.pop()
@@ -273,19 +211,80 @@ class Interpreter:
                 vals.pop().value = v
                 vals.append(())
             elif kind == _MATCH:
-                e, env = item[1], item[2]
-                data = vals.pop()
-                for c in e.clauses:
-                    binds = {}
-                    if _match(c.lhs, data, binds):
-                        env.vars.update(binds)
-                        push((_EVAL, c.rhs, env))
-                        break
-                else:
-                    raise InterpreterError(
-                        f"no match clause applies to the value {data!r:.200}", e.span
-                    )
+                _match_step(item[1], item[2], vals, push)
         return vals.pop()
+
+    def _expand(self, t, e, env, vals: list, push) -> None:
+        """Schedule the evaluation of the compound expression ``e`` (of kind ``t``) on the work
+        stack: its sub-expressions, then the step that combines their values."""
+        if t is Call:
+            push((_MEMO, e, env))
+            push((_CALL, e, env))
+            for a in reversed(e.args):
+                push((_EVAL, a, env))
+            push((_EVAL, e.op, env))
+        elif t is Let:
+            push((_LET, e, env))
+            push((_EVAL, e.value, env))
+        elif t is Function:
+            vals.append(Closure(e, env, self))
+        elif t is GlobalVar:
+            vals.append(self.global_closure(e))
+        elif t is If:
+            push((_IF, e, env))
+            push((_EVAL, e.cond, env))
+        elif t is Tuple:
+            push((_MEMO, e, env))
+            push((_TUPLE, len(e.fields), None))
+            for f in reversed(e.fields):
+                push((_EVAL, f, env))
+        elif t is TupleGetItem:
+            push((_MEMO, e, env))
+            push((_GETITEM, e.index, None))
+            push((_EVAL, e.tuple_value, env))
+        elif t is RefCreate:
+            push((_MEMO, e, env))
+            push((_REFC, None, None))
+            push((_EVAL, e.value, env))
+        elif t is RefRead:
+            push((_MEMO, e, env))
+            push((_REFR, None, None))
+            push((_EVAL, e.ref, env))
+        elif t is RefWrite:
+            push((_MEMO, e, env))
+            push((_REFW, None, None))
+            push((_EVAL, e.value, env))
+            push((_EVAL, e.ref, env))
+        elif t is Match:
+            push((_MATCH, e, env))
+            push((_EVAL, e.data, env))
+        elif t is Constructor:
+            vals.append(e)
+        else:  # an operator as a callee
+            vals.append(e)
+
+    def _apply(self, e, vals: list, push) -> None:
+        """The call ``e``: its callee and arguments are on ``vals``; a closure's body is
+        scheduled, a constructor or an operator is applied at once."""
+        n = len(e.args)
+        args = vals[len(vals) - n:] if n else []
+        if n:
+            del vals[len(vals) - n:]
+        fn = vals.pop()
+        if isinstance(fn, Closure):
+            f = fn.func
+            if len(args) != len(f.params):
+                raise InterpreterError(
+                    f"function expects {len(f.params)} arguments, got {len(args)}", e.span
+                )
+            new_env = Env(fn.env)
+            for p, a in zip(f.params, args):
+                new_env.vars[p] = a
+            push((_EVAL, f.body, new_env))
+        elif isinstance(fn, Constructor):
+            vals.append(ConstructorValue(fn, args))
+        else:
+            vals.append(self.call_op(fn, args, e))
 
     def call_op(self, op, args, call):
         if op.ref_impl is None:
@@ -306,6 +305,22 @@ class Interpreter:
         return res
 
 
+def _match_step(e, env, vals: list, push) -> None:
+    """The ``match`` ``e``: its scrutinee is on ``vals``; the first clause whose pattern matches
+    binds its variables and has its right-hand side scheduled."""
+    data = vals.pop()
+    for c in e.clauses:
+        binds = {}
+        if _match(c.lhs, data, binds):
+            env.vars.update(binds)
+            push((_EVAL, c.rhs, env))
+            break
+    else:
+        raise InterpreterError(
+            f"no match clause applies to the value {data!r:.200}", e.span
+        )
+
+
 def _match(p, v, binds) -> bool:
     if isinstance(p, PatternWildcard):
         return True
@@ -319,26 +334,6 @@ def _match(p, v, binds) -> bool:
     if isinstance(p, PatternTuple):
         return all(_match(q, f, binds) for q, f in zip(p.patterns, v))
     return False
-
-
-def check_arg(value, ty, where: str):
-    """Check a user argument against a parameter type: no silent cast or broadcast.
-
-    Raises:
-        InputError: dtype or shape differs.
-    """
-    if isinstance(ty, TensorType) and isinstance(value, np.ndarray):
-        want = ty.dtype
-        got = "bool" if value.dtype == np.bool_ else value.dtype.name
-        if got != want:
-            raise InputError(f"{where}: got dtype {got}, expected {want} (no implicit cast)")
-        shape = ty.shape
-        if len(shape) != value.ndim or any(
-            isinstance(d, int) and d != s for d, s in zip(shape, value.shape)
-        ):
-            raise InputError(
-                f"{where}: got shape {tuple(value.shape)}, expected {type_str(ty)}"
-            )
 
 
 class HostArray(np.ndarray):

@@ -106,6 +106,7 @@ class Executable:
     def load_exec(code, lib) -> "Executable":
         """Rebuild an executable from :meth:`save`'s ``code`` and the kernel module ``lib``
         (the one ``save`` returned, or ``tvm.runtime.load_module`` of its export)."""
+        import tvm
         import tvm_ffi
         from tvm import relax
 
@@ -115,7 +116,7 @@ class Executable:
             if lib is not None:
                 mod.import_module(lib)
             exe = relax.VMExecutable(mod)
-            vm = relax.VirtualMachine(exe, __import__("tvm").cpu(0))
+            vm = relax.VirtualMachine(exe, tvm.cpu(0))
             meta = json.loads(vm["__relay_vm_meta"]())
         except Exception as e:
             raise BuildError(f"Executable.load_exec: not a relay_tvm VM executable's code and "

@@ -162,7 +162,7 @@ def inputs(draw, case: Case):
     """Arrays of ``SHAPE`` for ``case``: small exact values with a sprinkling of NaN/inf/zeros
     (floats) or zeros (int32)."""
     out = []
-    for i in range(case.n_in):
+    for _ in range(case.n_in):
         rng = np.random.default_rng(draw("int", 0, 2**31 - 1))
         a = rng.choice(np.array(SMALL, "float64"), size=SHAPE)
         frac = draw("choice", [0.0, 0.05, 0.3])

@@ -12,3 +12,7 @@ from .parser import SourceName, fromtext, parse, parse_expr  # noqa: F401
 from .printer import VERSION, astext  # noqa: F401
 
 __all__ = ["astext", "parse", "parse_expr", "fromtext", "SourceName", "VERSION"]
+
+from ..ir.base import register_printer
+
+register_printer(astext)  # str(node) / node.astext() on every IR node print the text format

@@ -129,18 +129,7 @@ class Lexer:
                 i = end
                 continue
             if kind == "bcomment":  # block comments nest, as in Relay
-                depth, j = 1, end
-                while depth and j < n:
-                    m2 = _COMMENT_EDGE.search(text, j)
-                    if m2 is None:
-                        break
-                    depth += 1 if m2.group() == "/*" else -1
-                    j = m2.end()
-                if depth:
-                    self.error(start, "unterminated comment: '/*' without '*/'")
-                    i = n
-                else:
-                    i = j
+                i = self._comment_end(start, end, n)
                 continue
             line, col = self.pos(start)
             if kind == "metadata":
@@ -148,37 +137,56 @@ class Lexer:
                 self.metadata_line = line
                 n = start  # the end of the program text
                 break
-            if kind == "version":
-                out.append(Token(VERSION, m.group("vnum"), m.group(), line, col))
-            elif kind == "local":
-                out.append(Token(LOCAL, m.group()[1:], m.group(), line, col))
-            elif kind == "global":
-                out.append(Token(GLOBAL, m.group()[1:], m.group(), line, col))
-            elif kind in ("gquote", "string"):
-                s_start = start + 1 if kind == "gquote" else start
-                value, end = self._string(s_start)
-                tk = GLOBAL if kind == "gquote" else STR
-                out.append(Token(tk, value, text[start:end], line, col))
-            elif kind == "number":
-                tail = _MORE_POINTS.match(text, end)
-                if tail is not None and "." not in m.group():
-                    tail = None  # `1.x` is not a number; `1.5.3` is a malformed one
-                if tail is not None:
-                    end = tail.end()
-                    self.diagnostics.append(
-                        (line, col, f"bad number {text[start:end]!r}: more than one decimal point")
-                    )
-                    out.append(Token(NUM, 0, text[start:end], line, col, "int32"))
-                else:
-                    out.append(self._number(m.group(), start, line, col))
-            elif kind == "ident":
-                out.append(Token(IDENT, m.group(), m.group(), line, col))
-            else:
-                out.append(Token(PUNCT, m.group(), m.group(), line, col))
-            i = end
+            tok, i = self._token(kind, m, line, col)
+            out.append(tok)
         line, col = self.pos(n)
         out.append(Token(EOF, None, "", line, col))
         return out
+
+    def _comment_end(self, start: int, end: int, n: int) -> int:
+        """Where the (nested) block comment opened at ``start`` ends (``n`` when unterminated,
+        which is reported)."""
+        depth, j = 1, end
+        while depth and j < n:
+            m2 = _COMMENT_EDGE.search(self.text, j)
+            if m2 is None:
+                break
+            depth += 1 if m2.group() == "/*" else -1
+            j = m2.end()
+        if depth:
+            self.error(start, "unterminated comment: '/*' without '*/'")
+            return n
+        return j
+
+    def _token(self, kind: str, m, line: int, col: int) -> tuple:
+        """``(token, end offset)`` of the lexeme ``m`` of the master pattern's group ``kind``."""
+        text = self.text
+        start, end = m.start(), m.end()
+        if kind == "version":
+            return Token(VERSION, m.group("vnum"), m.group(), line, col), end
+        if kind == "local":
+            return Token(LOCAL, m.group()[1:], m.group(), line, col), end
+        if kind == "global":
+            return Token(GLOBAL, m.group()[1:], m.group(), line, col), end
+        if kind in ("gquote", "string"):
+            s_start = start + 1 if kind == "gquote" else start
+            value, end = self._string(s_start)
+            tk = GLOBAL if kind == "gquote" else STR
+            return Token(tk, value, text[start:end], line, col), end
+        if kind == "number":
+            tail = _MORE_POINTS.match(text, end)
+            if tail is not None and "." not in m.group():
+                tail = None  # `1.x` is not a number; `1.5.3` is a malformed one
+            if tail is not None:
+                end = tail.end()
+                self.diagnostics.append(
+                    (line, col, f"bad number {text[start:end]!r}: more than one decimal point")
+                )
+                return Token(NUM, 0, text[start:end], line, col, "int32"), end
+            return self._number(m.group(), start, line, col), end
+        if kind == "ident":
+            return Token(IDENT, m.group(), m.group(), line, col), end
+        return Token(PUNCT, m.group(), m.group(), line, col), end
 
     def _string(self, start: int) -> tuple:
         """Read the string literal whose opening quote is at ``start``; returns (value, end)."""

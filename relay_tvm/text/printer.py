@@ -64,6 +64,7 @@ from ..ir.expr import (
     TupleGetItem,
     Var,
 )
+from ..ir.functor import post_order, value_children
 from ..ir.module import IRModule
 from ..ir.types import (
     AnyDim,
@@ -112,29 +113,53 @@ def _is_atomic(e) -> bool:
 _COMPOUND = (Call, Function, Let, If, Tuple, TupleGetItem, RefCreate, RefRead, RefWrite, Match)
 
 
-def _kids(e) -> tuple:
-    t = type(e)
-    if t is Call:
-        return (e.op, *e.args)
-    if t is Tuple:
-        return e.fields
-    if t is TupleGetItem:
-        return (e.tuple_value,)
-    if t is Let:
-        return (e.value, e.body)
-    if t is Function:
-        return (e.body,)
-    if t is If:
-        return (e.cond, e.true_branch, e.false_branch)
-    if t is Match:
-        return (e.data, *(c.rhs for c in e.clauses))
-    if t is RefCreate:
-        return (e.value,)
-    if t is RefRead:
-        return (e.ref,)
-    if t is RefWrite:
-        return (e.ref, e.value)
-    return ()
+def _compound_children(n) -> list:
+    return [c for c in value_children(n) if not _is_atomic(c)]
+
+
+def _placement(root, block: _Block):
+    """Pass 1 of printing ``root`` as the tail of ``block``: where each compound node is printed.
+
+    Returns:
+        ``(home, inline, own)``: by node id, the block that prints the node, whether it is
+        printed inline in its single user (else bound to a ``%n``), and the blocks a node opens
+        (a ``let`` chain, a function body, ``if`` arms, ``match`` clauses).
+    """
+    order = post_order(root, _compound_children)
+    uses = {id(root): [(block, _TAIL)]}
+    home, inline, own = {}, {}, {}
+    for n in reversed(order):
+        us = uses.pop(id(n))
+        if len(us) == 1 and us[0][1] != _ARG:
+            h, inl = us[0][0], True
+        else:
+            h, inl = us[0][0], False
+            for b, _ in us[1:]:
+                h = _lca(h, b)
+        home[id(n)], inline[id(n)] = h, inl
+        t = type(n)
+        if t is Let:
+            chain = inl and us[0][1] == _TAIL
+            b = h if chain else _Block(h)
+            own[id(n)], own[id(n), "chain"] = b, chain
+            edges = ((n.value, b, _LETVAL), (n.body, b, _TAIL))
+        elif t is Function:
+            b = own[id(n)] = _Block(h)
+            edges = ((n.body, b, _TAIL),)
+        elif t is If:
+            bt, bf = _Block(h), _Block(h)
+            own[id(n)] = (bt, bf)
+            edges = ((n.cond, h, _ARG), (n.true_branch, bt, _TAIL), (n.false_branch, bf, _TAIL))
+        elif t is Match:
+            bs = tuple(_Block(h) for _ in n.clauses)
+            own[id(n)] = bs
+            edges = ((n.data, h, _ARG), *((c.rhs, b, _TAIL) for c, b in zip(n.clauses, bs)))
+        else:
+            edges = tuple((c, h, _ARG) for c in value_children(n))
+        for c, b, k in edges:
+            if not _is_atomic(c):
+                uses.setdefault(id(c), []).append((b, k))
+    return home, inline, own
 
 
 class _Block:
@@ -429,53 +454,7 @@ class Printer:
         """Print ``root`` as the tail of ``block``: fills ``block.lines``, returns the tail text."""
         if _is_atomic(root):
             return self.atom(root)
-        # Pass 1: where each compound node is printed (inline or bound, in which block).
-        order, seen, stack = [], set(), [(root, False)]
-        while stack:
-            n, done = stack.pop()
-            if done:
-                order.append(n)
-                continue
-            if id(n) in seen:
-                continue
-            seen.add(id(n))
-            stack.append((n, True))
-            for c in reversed(_kids(n)):
-                if not _is_atomic(c) and id(c) not in seen:
-                    stack.append((c, False))
-        uses = {id(root): [(block, _TAIL)]}
-        home, inline, own = {}, {}, {}
-        for n in reversed(order):
-            us = uses.pop(id(n))
-            if len(us) == 1 and us[0][1] != _ARG:
-                h, inl = us[0][0], True
-            else:
-                h, inl = us[0][0], False
-                for b, _ in us[1:]:
-                    h = _lca(h, b)
-            home[id(n)], inline[id(n)] = h, inl
-            t = type(n)
-            if t is Let:
-                chain = inl and us[0][1] == _TAIL
-                b = h if chain else _Block(h)
-                own[id(n)], own[id(n), "chain"] = b, chain
-                edges = ((n.value, b, _LETVAL), (n.body, b, _TAIL))
-            elif t is Function:
-                b = own[id(n)] = _Block(h)
-                edges = ((n.body, b, _TAIL),)
-            elif t is If:
-                bt, bf = _Block(h), _Block(h)
-                own[id(n)] = (bt, bf)
-                edges = ((n.cond, h, _ARG), (n.true_branch, bt, _TAIL), (n.false_branch, bf, _TAIL))
-            elif t is Match:
-                bs = tuple(_Block(h) for _ in n.clauses)
-                own[id(n)] = bs
-                edges = ((n.data, h, _ARG), *((c.rhs, b, _TAIL) for c, b in zip(n.clauses, bs)))
-            else:
-                edges = tuple((c, h, _ARG) for c in _kids(n))
-            for c, b, k in edges:
-                if not _is_atomic(c):
-                    uses.setdefault(id(c), []).append((b, k))
+        home, inline, own = _placement(root, block)
         # Pass 2: post-order printing; lines go to each node's home block.
         ref: dict = {}
         counter = [self._temp]
@@ -506,7 +485,7 @@ class Printer:
                     for c in reversed(n.args):
                         stack.append((0, c))
                 else:
-                    for c in reversed(_kids(n)):
+                    for c in reversed(value_children(n)):
                         stack.append((0, c))
             elif step == 2:  # the let line
                 val = self._ref(ref, n.value)

@@ -1,6 +1,40 @@
 """Passes over Relay modules (tvm.relay.transform)."""
 
+from .annotate_spans import AnnotateSpans  # noqa: F401
+from .canonicalize import CanonicalizeOps  # noqa: F401
+from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
+from .cse import EliminateCommonSubexpr  # noqa: F401
+from .dead_code import DeadCodeElimination  # noqa: F401
+from .fake_quantization import FakeQuantizationToInteger  # noqa: F401
+from .fast_math import FastMath  # noqa: F401
+from .fold_constant import FoldConstant, FoldConstantExpr  # noqa: F401
+from .fold_scale_axis import (  # noqa: F401
+    BackwardFoldScaleAxis,
+    FoldScaleAxis,
+    ForwardFoldScaleAxis,
+)
+from .fuse_ops import FuseOps  # noqa: F401
+from .gradient import FirstOrderGradient, gradient  # noqa: F401
 from .infer_type import InferType, InferTypeLocal  # noqa: F401
+from .lambda_lift import (  # noqa: F401
+    EtaExpand,
+    Inline,
+    InlineGlobals,
+    LambdaLift,
+    RemoveUnusedFunctions,
+)
+from .layout import AlterOpLayout, ConvertLayout  # noqa: F401
+from .lazy_gradient_init import LazyGradientInit  # noqa: F401
+from .legalize import Legalize  # noqa: F401
+from .merge_composite import MergeComposite  # noqa: F401
+from .mixed_precision import ToMixedPrecision  # noqa: F401
+from .normal_forms import (  # noqa: F401
+    ToANormalForm,
+    ToANormalFormExpr,
+    ToBasicBlockNormalForm,
+    ToGraphNormalForm,
+)
+from .partial_eval import PartialEvaluate  # noqa: F401
 from .pass_infra import (  # noqa: F401
     FunctionPass,
     ModulePass,
@@ -10,44 +44,26 @@ from .pass_infra import (  # noqa: F401
     PassTimingInstrument,
     Sequential,
     function_pass,
+    get_pass,
+    list_passes,
     module_pass,
+    register_pass,
 )
-from .fuse_ops import FuseOps  # noqa: F401
 from .pipeline import default_pipeline  # noqa: F401
-from .simplify_inference import SimplifyInference  # noqa: F401
-from .fold_constant import FoldConstant, FoldConstantExpr  # noqa: F401
-from .normal_forms import (  # noqa: F401
-    ToANormalForm,
-    ToANormalFormExpr,
-    ToBasicBlockNormalForm,
-    ToGraphNormalForm,
-)
-from .dead_code import DeadCodeElimination  # noqa: F401
-from .cse import EliminateCommonSubexpr  # noqa: F401
-from .canonicalize import CanonicalizeOps  # noqa: F401
 from .simplify_expr import SimplifyExpr  # noqa: F401
-from .fast_math import FastMath  # noqa: F401
 from .div_to_mul import DivToMul  # noqa: F401
-from .fold_scale_axis import (  # noqa: F401
-    BackwardFoldScaleAxis,
-    FoldScaleAxis,
-    ForwardFoldScaleAxis,
-)
-from .layout import AlterOpLayout, ConvertLayout  # noqa: F401
-from .legalize import Legalize  # noqa: F401
-from .annotate_spans import AnnotateSpans  # noqa: F401
+from .simplify_inference import SimplifyInference  # noqa: F401
 from .span_check import SpanCheck  # noqa: F401
-from .merge_composite import MergeComposite  # noqa: F401
-from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
-from .lambda_lift import (  # noqa: F401
-    EtaExpand,
-    Inline,
-    InlineGlobals,
-    LambdaLift,
-    RemoveUnusedFunctions,
-)
-from .gradient import FirstOrderGradient, gradient  # noqa: F401
-from .partial_eval import PartialEvaluate  # noqa: F401
-from .lazy_gradient_init import LazyGradientInit  # noqa: F401
-from .mixed_precision import ToMixedPrecision  # noqa: F401
-from .fake_quantization import FakeQuantizationToInteger  # noqa: F401
+
+# The pass registry (pass_infra.get_pass): every pass of this package under its Relay name.
+for _factory in (
+    AlterOpLayout, AnnotateSpans, BackwardFoldScaleAxis, CanonicalizeOps, CombineParallelConv2D,
+    CombineParallelDense, ConvertLayout, DeadCodeElimination, EliminateCommonSubexpr, EtaExpand,
+    FastMath, FirstOrderGradient, FoldConstant, FoldScaleAxis, ForwardFoldScaleAxis, FuseOps,
+    Inline, InlineGlobals, InferType, LambdaLift, LazyGradientInit, Legalize, MergeComposite,
+    PartialEvaluate, RemoveUnusedFunctions, SimplifyExpr, SimplifyInference, SpanCheck,
+    ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm, ToMixedPrecision,
+    FakeQuantizationToInteger,
+):
+    register_pass(_factory.__name__, _factory)
+del _factory

@@ -29,16 +29,16 @@ from ..ir.expr import (
     TupleGetItem,
     Var,
 )
-from ..ir.functor import _METHOD, ExprFunctor
+from ..ir.functor import ExprFunctor
 from ..ir.types import (
     FuncType,
+    GlobalTypeVar,
     IncompleteType,
     RefType,
     TensorType,
     TupleType,
     TypeCall,
     TypeVar,
-    GlobalTypeVar,
     type_str,
 )
 from ._ad_common import apply_rule, build, check_params, is_float, leaf_paths, project, typed_call
@@ -148,8 +148,7 @@ class _Reverse(ExprFunctor):
         super().__init__()
         self.ctx, self.bp = ctx, bp
 
-    def _expandable(self):
-        return frozenset(_METHOD)
+    _children_first = True
 
     def fresh(self, name, t):
         return Var(name, t)
@@ -237,8 +236,8 @@ class _Reverse(ExprFunctor):
         return Call(self.visit(op), args, None, (), e.span)
 
     def _op_call(self, e, args):
-        from ..op.tensor import zeros_like
         from ..op.registry import get
+        from ..op.tensor import zeros_like
 
         binds = []
 

@@ -54,8 +54,8 @@ def vjp(orig, g, compose):
     """Argument gradients of ``orig`` for output gradient ``g``, ``compose(*params)`` being the
     operator's forward computation from operators with rules."""
     from ..typing.infer import infer_expr
-    from ._ad_first_order import first_order_gradient
     from ._ad_common import project
+    from ._ad_first_order import first_order_gradient
 
     params = [Var(f"p{i}", a.checked_type) for i, a in enumerate(orig.args)]
     func = infer_expr(Function(params, compose(*params)))

@@ -117,6 +117,10 @@ class IndexedForwardGraph:
             if t is Call:
                 op = e.op
                 if isinstance(op, Op):
+                    if op.name == "annotation.stop_fusion":  # its argument ends a kernel
+                        pattern[i] = kOpaque
+                        update(e.args[0], None, kOpaque)
+                        continue
                     op_pat = op_patterns.get(op)
                     if op_pat is None:
                         op_pat = op_patterns[op] = int(op.pattern)
@@ -132,35 +136,40 @@ class IndexedForwardGraph:
                     ai = index.get(a)
                     if ai is not None:  # update(a, i, edge), inlined: the hottest loop here
                         outputs[ai].append((i, edge))
-            elif t is Tuple:
-                pattern[i] = kTuple
-                for f in e.fields:
-                    if isinstance(_ctype(f), TensorType):
-                        update(f, i, kInjective)
-                    else:
-                        update(f, None, kOpaque)
-            elif t is TupleGetItem:
-                tt = _ctype(e.tuple_value)
-                if isinstance(tt, TupleType) and all(isinstance(f, TensorType) for f in tt.fields):
-                    pattern[i] = kInjective
-                    update(e.tuple_value, i, kInjective)
-                else:
-                    update(e.tuple_value, None, kOpaque)
-            elif t is Constant:
-                tt = e.tensor_type
-                if not tt.shape and tt.dtype in _SIMPLE_CONST_DTYPES:
-                    pattern[i] = kElemWise
-            elif t is Function:
-                if not e.is_primitive:
-                    for c in children(e):
-                        update(c, None, kOpaque)
-            elif t in (Var, GlobalVar, Constructor):
-                pass
-            else:  # Let, If, Match, references: opaque uses
-                for c in children(e):
-                    update(c, None, kOpaque)
+            else:
+                self._non_call(i, e, t, update)
         if nodes:
             extern[index[body]] = True
+
+    def _non_call(self, i, e, t, update):
+        """The pattern and edges of a node that is not a call."""
+        if t is Tuple:
+            self.pattern[i] = kTuple
+            for f in e.fields:
+                if isinstance(_ctype(f), TensorType):
+                    update(f, i, kInjective)
+                else:
+                    update(f, None, kOpaque)
+        elif t is TupleGetItem:
+            tt = _ctype(e.tuple_value)
+            if isinstance(tt, TupleType) and all(isinstance(f, TensorType) for f in tt.fields):
+                self.pattern[i] = kInjective
+                update(e.tuple_value, i, kInjective)
+            else:
+                update(e.tuple_value, None, kOpaque)
+        elif t is Constant:
+            tt = e.tensor_type
+            if not tt.shape and tt.dtype in _SIMPLE_CONST_DTYPES:
+                self.pattern[i] = kElemWise
+        elif t is Function:
+            if not e.is_primitive:
+                for c in children(e):
+                    update(c, None, kOpaque)
+        elif t in (Var, GlobalVar, Constructor):
+            pass
+        else:  # Let, If, Match, references: opaque uses
+            for c in children(e):
+                update(c, None, kOpaque)
 
 
 class DominatorTree:
@@ -445,6 +454,9 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> F
     for e in graph.nodes:
         t = type(e)
         if t is Call and isinstance(e.op, Op):
+            if e.op.name == "annotation.stop_fusion":  # dropped: the argument ended its kernel
+                new[e] = new.get(e.args[0], e.args[0])
+                continue
             g = group(e)
             nc = adopt_type(Call(e.op, new_args(e.args, g), e.attrs, e.type_args, e.span), e)
             if is_root(e, g):

@@ -128,17 +128,8 @@ def LambdaLift():  # noqa: N802 - Relay's name
 # ---- EtaExpand -----------------------------------------------------------------------------------
 
 
-def _callee_positions(func):
-    """Nodes that appear as the callee of a call (they are not used as values there)."""
-    callees = set()
-    for n in post_order(func):
-        if type(n) is Call:
-            callees.add(id(n.op))
-    return callees
-
-
 class _Eta(Rewriter):
-    def __init__(self, mod, expand_constructor, expand_global_var, callee_uses, value_uses):
+    def __init__(self, mod, expand_constructor, expand_global_var, value_uses):
         super().__init__()
         self.mod = mod
         self.expand_constructor = expand_constructor
@@ -175,7 +166,7 @@ def eta_expand(mod, expand_constructor=False, expand_global_var=False):
                     value_uses.add(c)
         if not value_uses:
             continue
-        nf = _Eta(mod, expand_constructor, expand_global_var, None, value_uses).rewrite(f)
+        nf = _Eta(mod, expand_constructor, expand_global_var, value_uses).rewrite(f)
         if nf is not f:
             out[gv] = nf
     return out

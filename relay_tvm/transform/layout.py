@@ -26,15 +26,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RelayError
-from ..ir.expr import Constant
+from ..ir.expr import Call, Constant
 from ..ir.types import TensorType
-from ..op import nn_contrib  # noqa: F401  (registers nn.contrib_conv2d_NCHWc)
 from ..op.registry import OpPattern, make_call
 from ._rewrite import Rewriter, called_ops, op_name
-from .winograd_choice import winograd_conv, winograd_decider
 from .pass_infra import FunctionPass, PassInfo
+from .winograd_choice import winograd_conv, winograd_decider
 
-_BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power"}
+_BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
+           "right_shift", "left_shift"}
+# unary operators that commute with any layout change although they are not ELEMWISE
+_LAYOUT_FREE_UNARY = {"annotation.stop_fusion"}
 
 
 def block_size(n: int, limit: int = 16) -> int:
@@ -112,11 +114,13 @@ class _Propagate(Rewriter):
         if name is None:
             return new
         op = new.op
-        if len(new.args) == 1 and op.pattern == OpPattern.ELEMWISE and not new.attrs:
+        if len(new.args) == 1 and (op.pattern == OpPattern.ELEMWISE
+                                   or name in _LAYOUT_FREE_UNARY):
+            # elementwise with scalar attributes (cast, clip, ...) commutes with the transform
             x = new.args[0]
             if op_name(x) == "layout_transform":
                 a = x.attrs
-                moved = make_call(name, [x.args[0]], span=new.span)
+                moved = Call(op, [x.args[0]], new.attrs, (), new.span)
                 return _lt(moved, a.src_layout, a.dst_layout, x.span)
             return new
         if name in _BINARY:

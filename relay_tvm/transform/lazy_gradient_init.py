@@ -19,7 +19,7 @@ Run ``DeadCodeElimination`` after it to drop the unused fills.
 from __future__ import annotations
 
 from ..ir.expr import Call, Let
-from ..ir.functor import _METHOD, ExprMutator, post_order
+from ..ir.functor import ExprMutator, post_order
 from .pass_infra import ModulePass, PassInfo
 
 _ZERO = ("zeros", "zeros_like")
@@ -35,9 +35,6 @@ class _Lazy(ExprMutator):
     def __init__(self, fill):
         super().__init__()
         self.fill = fill  # node (call or let-bound var) -> "zero" / "one"
-
-    def _expandable(self):
-        return frozenset(_METHOD)
 
     def visit_call(self, e):
         new = super().visit_call(e)

@@ -86,8 +86,8 @@ class _Mixed(ExprFunctor):
         self.casts = {}
         self.missing_ops = set()
 
-    def _expandable(self):
-        return frozenset(k for k in _METHOD if k is not Let)
+    # children first for every kind but Let (visit_let walks let chains itself)
+    _children_first = frozenset(k for k in _METHOD if k is not Let)
 
     def ret(self, node, ty):
         self.types[node] = ty

@@ -103,11 +103,12 @@ class _Scopes:
         return a
 
 
-def to_normal_form(func: Function, mode: str) -> Function:
-    """``mode`` is ``"anf"`` (bind every compound expression) or ``"bbnf"`` (bind only what is
-    shared across blocks, plus the existing lets)."""
-    events = _events(func)
-    order = [n for kind, n in events if kind == "node"]
+def _scopes_of(func: Function, order: list):
+    """Where each node of ``func`` must be bound: ``(scope, multi, opened)`` with ``scope`` the
+    innermost scope that holds every use of a node (the lowest common ancestor of its uses'
+    scopes), ``multi`` the nodes used from more than one scope, and ``opened`` the scope that
+    child ``i`` of node ``n`` opens, as ``(n, i) -> scope id`` (``order``: the nodes, children
+    before parents)."""
     scopes = _Scopes()
     scope = {func.body: 0}
     first_req: dict = {func.body: 0}
@@ -134,6 +135,15 @@ def to_normal_form(func: Function, mode: str) -> Function:
             else:
                 scope[c] = req
                 first_req[c] = req
+    return scope, multi, opened
+
+
+def to_normal_form(func: Function, mode: str) -> Function:
+    """``mode`` is ``"anf"`` (bind every compound expression) or ``"bbnf"`` (bind only what is
+    shared across blocks, plus the existing lets)."""
+    events = _events(func)
+    order = [n for kind, n in events if kind == "node"]
+    scope, multi, opened = _scopes_of(func, order)
     # the root function's body is scope 0
     opened[(func, len(func.params))] = 0
     bindings: dict = {}

@@ -153,12 +153,44 @@ def _check_after(name: str, mod: IRModule) -> None:
                              f"{e.checked_type}")
 
 
-def _required_pass(name: str) -> Pass:
-    if name == "InferType":
-        from .infer_type import InferType
+# The pass registry: name -> factory (a callable returning a Pass, such as ``FoldConstant``).
+# relay_tvm.transform registers its passes when imported; pipelines, ``required`` passes and
+# ``build`` look passes up here by name.
+_PASSES: dict = {}
 
-        return InferType()
-    raise RelayError(f"unknown required pass {name}")
+
+def register_pass(name: str, factory: Callable) -> Callable:
+    """Register ``factory`` (``factory(**options) -> Pass``) under the pass name ``name``.
+
+    Raises:
+        RelayError: another factory is already registered under ``name``.
+    """
+    old = _PASSES.get(name)
+    if old is not None and old is not factory:
+        raise RelayError(f"register_pass: a pass named {name!r} is already registered ({old!r})")
+    _PASSES[name] = factory
+    return factory
+
+
+def get_pass(name: str) -> Callable:
+    """The factory registered under the pass name ``name``.
+
+    Raises:
+        RelayError: no pass of that name is registered (the error lists the known ones).
+    """
+    factory = _PASSES.get(name)
+    if factory is None:
+        raise RelayError(f"unknown pass {name!r}; registered passes: {', '.join(sorted(_PASSES))}")
+    return factory
+
+
+def list_passes() -> list:
+    """The names of the registered passes, sorted."""
+    return sorted(_PASSES)
+
+
+def _required_pass(name: str) -> Pass:
+    return get_pass(name)()
 
 
 class ModulePass(Pass):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .pass_infra import PassContext, Sequential
+from .pass_infra import PassContext, Sequential, get_pass
 
 # Relay's order; each pass runs when the PassContext's opt_level reaches the pass's own level.
 DEFAULT_PASS_ORDER = (
@@ -32,24 +32,14 @@ def default_pipeline(opt_level: int | None = None, fuse: bool = True) -> Sequent
     Returns:
         a :class:`Sequential` to call on a module inside a ``PassContext``.
     """
-    import sys
-
-    ns = vars(sys.modules[__package__])  # the passes exported by relay_tvm.transform
-
     if opt_level is None:
         opt_level = PassContext.current().opt_level
-    passes = []
     from ..qnn.transform import qnn_lowering
 
-    passes.append(_QnnFirst(qnn_lowering()))  # qnn ops to integer Relay code, at every level
-    for name in DEFAULT_PASS_ORDER:
-        if name == "FuseOps" and not fuse:
-            continue
-        ctor = ns.get(name)
-        if ctor is None:  # a pass not written yet
-            continue
-        passes.append(ctor())
-    passes.append(ns["InferType"]())
+    passes = [_QnnFirst(qnn_lowering())]  # qnn ops to integer Relay code, at every level
+    names = [n for n in DEFAULT_PASS_ORDER if fuse or n != "FuseOps"]
+    passes += [get_pass(name)() for name in names]
+    passes.append(get_pass("InferType")())
     return Sequential(passes, opt_level=0, name="default_pipeline")
 
 

@@ -16,6 +16,7 @@ down or a key nobody serves is an error instead of a wait that never ends.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import shutil
@@ -63,7 +64,7 @@ def load_tensor_intrinsics(target) -> None:
     else:
         families = ["x86"]
     for fam in families:
-        __import__(f"{_INTRIN_PKG}.{fam}")
+        importlib.import_module(f"{_INTRIN_PKG}.{fam}")
 
 
 def _builder_base():

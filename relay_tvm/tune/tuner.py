@@ -19,8 +19,14 @@ import time
 import warnings
 
 from ..errors import RelayError, TuningError
-from .measure import (RPCSettings, evaluator_config, in_process_builder, load_tensor_intrinsics,
-                      make_runner, remove_artifact)
+from .measure import (
+    RPCSettings,
+    evaluator_config,
+    in_process_builder,
+    load_tensor_intrinsics,
+    make_runner,
+    remove_artifact,
+)
 from .workdir import WorkDir, fingerprint, task_key
 
 
@@ -195,6 +201,62 @@ def _check_int(name, v, allow_none=False):
         raise TuningError(f"{name} must be an integer >= 0, got {v!r}")
 
 
+def _check_budget(tgt, max_trials_global, max_trials_per_task, num_trials_per_iter,
+                  time_budget_s) -> None:
+    """Reject budgets and targets ``tune_relay`` cannot use (:class:`TuningError`)."""
+    _check_int("max_trials_global", max_trials_global)
+    _check_int("max_trials_per_task", max_trials_per_task, allow_none=True)
+    if not isinstance(num_trials_per_iter, int) or num_trials_per_iter < 1:
+        raise TuningError(f"num_trials_per_iter must be an integer >= 1, got "
+                          f"{num_trials_per_iter!r}")
+    if time_budget_s is not None and not time_budget_s > 0:
+        raise TuningError(f"time_budget_s must be > 0 seconds, got {time_budget_s!r}")
+    if tgt.kind.name != "llvm":
+        raise TuningError(f"tuning target {tgt}: relay_tvm.tune measures CPU (llvm) targets; "
+                          f"GPU tuning is not supported yet")
+
+
+def _search_strategy(strategy):
+    """meta_schedule's search strategy for ``strategy`` (our evolutionary settings for
+    ``"evolutionary"``; anything else as meta_schedule takes it)."""
+    if strategy != "evolutionary":
+        return strategy
+    from tvm.s_tir.meta_schedule import SearchStrategy
+
+    return SearchStrategy.create("evolutionary", population_size=64, init_measured_ratio=0.0,
+                                 init_min_unmeasured=1, max_fail_count=3)
+
+
+def _record_batch(st: dict, state: dict, done: int, wd) -> int:
+    """Add one measured batch (``state``) to the task state ``st`` and save the manifest;
+    returns the task's trials so far."""
+    done += state["measured"]
+    st["trials"] = done
+    st["errors"] = st.get("errors", 0) + state["errors"]
+    if state.get("last_error"):
+        st["last_error"] = state["last_error"]
+    st["best_s"] = min(st.get("best_s", math.inf), state["best"])
+    wd.save()
+    return done
+
+
+def _name_tasks(tasks, wd) -> None:
+    """Record each task's name and weight in the work dir's manifest (and save it)."""
+    for t in tasks:
+        st = wd.task_state(task_key(t))
+        st["name"], st["weight"] = t.name, t.weight
+    wd.save()
+
+
+def _report_skips(plan, wd, progress) -> None:
+    """A ``"skip"`` progress event per planned task (a resumed run with nothing left)."""
+    if progress is None:
+        return
+    for i, (t, want) in enumerate(plan):
+        progress({"event": "skip", "index": i, "tasks": len(plan), "task": t.name,
+                  "trials": wd.task_state(task_key(t)).get("trials", 0), "planned": want})
+
+
 def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
                max_trials_per_task: int | None = None, num_trials_per_iter: int = 64,
                runner="local", builder=None, cost_model="xgb", strategy="evolutionary",
@@ -237,31 +299,19 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
         TuningError: unknown target, negative budget, a work dir of another model or target, a
             corrupted database line, an RPC tracker that is down or a key nobody serves.
     """
-    from tvm.s_tir.meta_schedule import CostModel, MeasureCallback, SearchStrategy, TuneContext
-    from tvm.s_tir.meta_schedule import tune_tasks
+    from tvm.s_tir.meta_schedule import CostModel, MeasureCallback, TuneContext, tune_tasks
 
     from .space import template_space
 
     tgt = _target(target)
-    _check_int("max_trials_global", max_trials_global)
-    _check_int("max_trials_per_task", max_trials_per_task, allow_none=True)
-    if not isinstance(num_trials_per_iter, int) or num_trials_per_iter < 1:
-        raise TuningError(f"num_trials_per_iter must be an integer >= 1, got "
-                          f"{num_trials_per_iter!r}")
-    if time_budget_s is not None and not time_budget_s > 0:
-        raise TuningError(f"time_budget_s must be > 0 seconds, got {time_budget_s!r}")
-    if tgt.kind.name != "llvm":
-        raise TuningError(f"tuning target {tgt}: relay_tvm.tune measures CPU (llvm) targets; "
-                          f"GPU tuning is not supported yet")
+    _check_budget(tgt, max_trials_global, max_trials_per_task, num_trials_per_iter,
+                  time_budget_s)
     t_start = time.monotonic()
     tasks = [t for t in extract_tasks(mod, tgt, params, opt_level) if has_reduction(t)]
     wd = WorkDir(work_dir, fingerprint(tasks), str(tgt))
     tgt = tuning_target(tgt)
     db = wd.database
-    for t in tasks:
-        st = wd.task_state(task_key(t))
-        st["name"], st["weight"] = t.name, t.weight
-    wd.save()
+    _name_tasks(tasks, wd)
     if max_trials_global == 0 or max_trials_per_task == 0:
         warnings.warn("tune_relay: a budget of 0 trials: nothing measured, the database is "
                       "returned as it is", stacklevel=2)
@@ -271,11 +321,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     left = [t for t, want in plan if int(wd.task_state(task_key(t)).get("trials", 0)) < want
             and not wd.task_state(task_key(t)).get("exhausted")]
     if not todo and not left:  # resumed after the last trial: measure nothing
-        if progress is not None:
-            for i, (t, want) in enumerate(plan):
-                progress({"event": "skip", "index": i, "tasks": len(plan), "task": t.name,
-                          "trials": wd.task_state(task_key(t)).get("trials", 0),
-                          "planned": want})
+        _report_skips(plan, wd, progress)
         return db
     load_tensor_intrinsics(tgt)
     builder = builder if builder is not None else in_process_builder()
@@ -304,14 +350,9 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
                     break
                 space = templ[0] if templ is not None else "post-order-apply"
                 n = min(num_trials_per_iter, want - done)
-                if strategy == "evolutionary":
-                    strat = SearchStrategy.create("evolutionary", population_size=64,
-                                                  init_measured_ratio=0.0,
-                                                  init_min_unmeasured=1, max_fail_count=3)
-                else:
-                    strat = strategy
                 ctx = TuneContext(mod=task.mod, target=tgt, space_generator=space,
-                                  search_strategy=strat, task_name=task.name,
+                                  search_strategy=_search_strategy(strategy),
+                                  task_name=task.name,
                                   rand_state=-1 if seed is None else seed + done,
                                   num_threads=1,
                                   logger=_task_logger(wd.path, task.name, verbose)).clone()
@@ -321,13 +362,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
                            builder=builder, runner=runner_obj, database=db, cost_model=model,
                            measure_callbacks=[_measure_callback(state), *callbacks],
                            task_scheduler="round-robin")
-                done += state["measured"]
-                st["trials"] = done
-                st["errors"] = st.get("errors", 0) + state["errors"]
-                if state.get("last_error"):
-                    st["last_error"] = state["last_error"]
-                st["best_s"] = min(st.get("best_s", math.inf), state["best"])
-                wd.save()
+                done = _record_batch(st, state, done, wd)
                 if progress is not None:
                     progress({"event": "batch", "index": i, "tasks": len(plan), "task": task.name,
                               "trials": done, "planned": want, "best_ms": st["best_s"] * 1e3,

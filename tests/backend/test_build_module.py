@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 import pytest
+from backend_util import rand
 
 import relay_tvm as relay
-from backend_util import rand
 from relay_tvm.backend.target import host_cpu, make_target, parse_target_string
 from relay_tvm.runtime import GraphModule
 

@@ -5,12 +5,17 @@ one broadcast <= registers) and the FMA latency x pipes = 8 independent accumula
 
 import numpy as np
 import pytest
+from backend_util import assert_same, rand, run_both
 
 import relay_tvm as relay
-from backend_util import assert_same, rand, run_both
 from relay_tvm.backend.schedule import cpu
-from relay_tvm.backend.schedule.cpu_model import (CPUFeatures, cpu_features, divisors,
-                                                  register_tile, tile_registers)
+from relay_tvm.backend.schedule.cpu_model import (
+    CPUFeatures,
+    cpu_features,
+    divisors,
+    register_tile,
+    tile_registers,
+)
 from relay_tvm.backend.target import make_target
 
 AVX2 = CPUFeatures("x86", 256, 16, 4, 2, 32 << 10, 512 << 10)

@@ -4,9 +4,9 @@ and bound parameters, at opt levels 0 (one kernel per operator) and 3 (fused).""
 
 import numpy as np
 import pytest
+from backend_util import assert_same, rand, run_both
 
 import relay_tvm as relay
-from backend_util import assert_same, rand, run_both
 
 LEVELS = [0, 3]
 

@@ -3,9 +3,9 @@ interpreter), and are actually chosen for the anchors they target."""
 
 import numpy as np
 import pytest
+from backend_util import assert_same, rand, run_both
 
 import relay_tvm as relay
-from backend_util import assert_same, rand, run_both
 
 
 def _build(func, params=None, opt_level=2):
@@ -44,6 +44,21 @@ def test_conv2d_template(case, epilogue):
     f = relay.Function([x, w, b] if epilogue else [x, w], y)
     ref, got = run_both(f, [rand((1, C, H, W))], 2, params=params)
     assert_same(ref, got, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("O,W,epilogue", [(3, 32, True), (2, 12, False), (3, 20, True)])
+def test_conv2d_narrow_output_channels(O, W, epilogue):
+    # few output channels (the data gradient of an RGB stem): vectors along the output row
+    x = relay.var("x", shape=(2, 6, 9, W))
+    w = relay.var("w", shape=(O, 6, 3, 3))
+    y = relay.nn.conv2d(x, w, padding=(1, 1))
+    if epilogue:
+        y = relay.nn.relu(y)
+    f = relay.Function([x, w], y)
+    params = {"w": rand((O, 6, 3, 3), seed=1)}
+    ref, got = run_both(f, [rand((2, 6, 9, W))], 2, params=params)
+    assert_same(ref, got, rtol=1e-4, atol=1e-4)
+    assert _rules(_build(f, params, opt_level=0))["nn.conv2d"] == "conv2d"
 
 
 def test_conv2d_template_is_used_and_weight_packed_once():

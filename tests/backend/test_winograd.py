@@ -4,11 +4,10 @@ reference interpreter and the opt level 0 build."""
 
 import numpy as np
 import pytest
+from backend_util import assert_same, rand
 
 import relay_tvm as relay
 from relay_tvm.transform.winograd_choice import CONFIG_KEY
-
-from backend_util import assert_same, rand
 
 WINO = "nn.contrib_conv2d_winograd_without_weight_transform"
 

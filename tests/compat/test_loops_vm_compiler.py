@@ -50,14 +50,14 @@ def test_vm_compiler_steps_match_numpy():
     np.testing.assert_allclose(out, np.exp(a) * wv, rtol=1e-5)
 
 
-def test_quantize_names_import_and_refuse_clearly():
+def test_quantize_names_import_through_tvm_relay_paths():
     from tvm.relay.quantize._annotate import QAnnotateKind, attach_simulated_quantize
 
-    from relay_tvm.errors import UnsupportedOperatorError
-
     assert QAnnotateKind.WEIGHT == 2
-    with pytest.raises(UnsupportedOperatorError, match="quantization is not implemented"):
-        attach_simulated_quantize(relay.var("x"), QAnnotateKind.INPUT)
+    x = relay.var("x", shape=(2, 3))
+    q = attach_simulated_quantize(x, QAnnotateKind.INPUT)
+    assert q.op.name == "relay.op.annotation.simulated_quantize"
+    assert q.args[0] is x and q.attrs.kind == int(QAnnotateKind.INPUT)
 
 
 def test_tvm_runtime_vm_class_runs_relay_executables():

@@ -184,8 +184,8 @@ def main():
     build_cases(out_dir)
     quantized_gluon(small_net(), (1, 3, 8, 8), out_dir, "small_net")
     fused_float(small_net(), (1, 3, 8, 8), out_dir, "small_net_fused_float")
-    from mxnet.gluon.model_zoo import vision
     import mxnet as mx
+    from mxnet.gluon.model_zoo import vision
 
     size = 224 if "--sweep" in sys.argv else 32
     mx.random.seed(0)

@@ -5,10 +5,10 @@ import json
 
 import numpy as np
 import pytest
+from test_mxnet_json import _conv_fc, _conv_fc_params, _numpy_conv_fc
 
 from relay_tvm.cli import main
 from relay_tvm.frontend.mxnet_params import save_ndarray_file
-from test_mxnet_json import _conv_fc, _conv_fc_params, _numpy_conv_fc
 
 
 @pytest.fixture

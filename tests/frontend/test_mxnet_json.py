@@ -5,9 +5,9 @@ import json
 
 import numpy as np
 import pytest
+from mx_helpers import run_mod
 
 import relay_tvm as relay
-from mx_helpers import run_mod
 from relay_tvm.errors import ConversionError, OpNotImplemented
 from relay_tvm.frontend.mxnet_params import save_ndarray_file
 
@@ -86,13 +86,14 @@ def test_spans_carry_node_names():
 def test_unsupported_operators_listed_with_counts():
     g = _graph([
         _var("data"),
-        {"op": "RNN", "name": "rnn0", "inputs": [[0, 0, 0]]},
+        {"op": "_contrib_quantized_ring_buffer", "name": "q0", "inputs": [[0, 0, 0]]},
         {"op": "_foo_op", "name": "f0", "inputs": [[1, 0, 0]]},
-        {"op": "RNN", "name": "rnn1", "inputs": [[2, 0, 0]]},
+        {"op": "_contrib_quantized_ring_buffer", "name": "q1", "inputs": [[2, 0, 0]]},
         {"op": "relu", "name": "r", "inputs": [[3, 0, 0]]},
-        {"op": "_cond", "name": "cond", "inputs": [[4, 0, 0]]},
+        {"op": "_bar_op", "name": "b0", "inputs": [[4, 0, 0]]},
     ])
-    with pytest.raises(OpNotImplemented, match=r"RNN \(2\).*_foo_op \(1\).*_cond \(1\)"):
+    with pytest.raises(OpNotImplemented,
+                       match=r"_contrib_quantized_ring_buffer \(2\).*_foo_op \(1\).*_bar_op \(1\)"):
         relay.frontend.from_mxnet(g, shape={"data": (1, 2)})
 
 
@@ -196,14 +197,14 @@ def test_ring_buffer(n):
 
 def test_operator_list_covered():
     """Every operator name of the last Relay-era importer converts, or is a listed exclusion
-    (quantized, RNN, _cond)."""
+    (two quantized ops)."""
     import pathlib
 
     from relay_tvm.frontend.mxnet import CONVERTERS, EXCLUDED
 
     names = (pathlib.Path(__file__).parent / "mxnet_operator_names.txt").read_text().split()
     assert [n for n in names if n not in CONVERTERS and n not in EXCLUDED] == []
-    assert len([n for n in names if n in EXCLUDED]) == 4  # 2 quantized ops, RNN, _cond
+    assert len([n for n in names if n in EXCLUDED]) == 2  # 2 quantized ops
 
 
 def test_deep_graph_imports_linearly():

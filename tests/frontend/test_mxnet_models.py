@@ -13,7 +13,6 @@ import textwrap
 
 import numpy as np
 import pytest
-
 from mx_helpers import assert_close, randomize_block, run_mod
 
 mx = pytest.importorskip("mxnet", reason="MXNet 1.9.1 is the reference for the model tests")

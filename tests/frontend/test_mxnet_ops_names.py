@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 from mx_helpers import assert_close, run_mod
 from test_mxnet_ops import IMG, XY, X, check
 

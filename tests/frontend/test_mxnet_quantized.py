@@ -16,10 +16,10 @@ import sys
 
 import numpy as np
 import pytest
+from mx_helpers import run_mod
 
 import relay_tvm as relay
 from relay_tvm.errors import ConversionError
-from mx_helpers import run_mod
 
 pytest.importorskip("mxnet", reason="MXNet 1.9.1 is the reference for the quantized importer")
 pytestmark = pytest.mark.mxnet

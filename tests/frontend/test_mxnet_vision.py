@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mx_helpers import run_mod
 
 import relay_tvm as relay
-from mx_helpers import run_mod
 
 mx = pytest.importorskip("mxnet", reason="MXNet is the reference of these tests")
 
@@ -191,7 +191,6 @@ class _SSD(mx.gluon.HybridBlock):
 
 def test_gluon_ssd_detector_matches_mxnet(tmp_path):
     import tvm
-
     from mx_helpers import randomize_block
 
     net = _SSD()

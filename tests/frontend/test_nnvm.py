@@ -6,9 +6,9 @@ import struct
 
 import numpy as np
 import pytest
+from mx_helpers import run_mod
 
 import relay_tvm as relay
-from mx_helpers import run_mod
 from relay_tvm.errors import ConversionError, OpNotImplemented
 
 

@@ -74,3 +74,18 @@ def test_c_target_selects_order_signed_zeros():
     out = _run(relay.Tuple([relay.maximum(a, b), relay.minimum(a, b)]), [a, b], "graph3", "c")
     assert _signs(out[0]) == [False, False, False, True]
     assert _signs(out[1]) == [True, True, False, True]
+
+
+@pytest.mark.parametrize("path", PATHS + ["c"])
+def test_floor_mod_zero_takes_the_divisor_sign(path):
+    # numpy.mod: a zero remainder has the divisor's sign (found by the fuzzer: -4 mod 2 ... the
+    # compiled kernel gave +0 for mod(4, -2), numpy -0)
+    x = relay.var("x", shape=(6,))
+    y = relay.var("y", shape=(6,))
+    a = np.array([-4.0, 4.0, -0.0, 0.0, 3.0, 6.0], "float32")
+    b = np.array([2.0, -2.0, 2.0, -2.0, -3.0, 3.0], "float32")
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(
+        relay.Function([x, y], relay.floor_mod(x, y))))
+    out = run_path(mod, [a, b], "graph3", "c") if path == "c" else run_path(mod, [a, b], path)
+    assert out[0].tolist() == [0.0] * 6
+    assert _signs(out[0]) == [False, True, False, True, True, False]

@@ -69,7 +69,7 @@ def run_debug(mod, arrays):
 
 def _graph_executor_available() -> bool:
     try:
-        import relay_tvm.backend.executors as ex  # noqa: F401
+        import relay_tvm.runtime.compiled as ex  # noqa: F401
 
         return hasattr(ex, "make_compiled_executor")
     except ImportError:

@@ -58,7 +58,7 @@ def run_interpreter(func, inputs):
 
 def _graph_executor_available() -> bool:
     try:
-        import relay_tvm.backend.executors  # noqa: F401
+        import relay_tvm.runtime.compiled  # noqa: F401
     except ImportError:
         return False
     return True

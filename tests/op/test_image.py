@@ -6,12 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from nn_util import check_op, infer, make_mod, rand, run_compiled, run_debug
 
 import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
 from relay_tvm.ir.types import TensorType
-
-from nn_util import check_op, infer, make_mod, rand, run_compiled, run_debug
 
 
 def _coord(o, insz, outsz, mode):

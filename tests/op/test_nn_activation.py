@@ -3,12 +3,11 @@ the interpreter and the compiled graph executor; parameter inference; errors."""
 
 import numpy as np
 import pytest
+from nn_util import check_op, infer, rand
 
 import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
 from relay_tvm.ir.types import TensorType, TupleType
-
-from nn_util import check_op, infer, rand
 
 X = rand((2, 3, 4, 5))
 

@@ -5,12 +5,11 @@ import itertools
 
 import numpy as np
 import pytest
+from nn_util import check_op, infer, rand
 
 import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
 from relay_tvm.ir.types import TensorType
-
-from nn_util import check_op, infer, rand
 
 
 def conv_loops(x, w, strides, padding, dilation, groups):

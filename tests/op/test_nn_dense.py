@@ -3,12 +3,11 @@ compiled graph executor; inference of unannotated weights; errors."""
 
 import numpy as np
 import pytest
+from nn_util import check_op, infer, rand
 
 import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
 from relay_tvm.ir.types import TensorType
-
-from nn_util import check_op, infer, rand
 
 
 @pytest.mark.parametrize("dshape,units,dtype", [

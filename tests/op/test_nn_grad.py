@@ -4,11 +4,10 @@ gradient operators against their definition."""
 
 import numpy as np
 import pytest
+from nn_util import make_mod, run_compiled, run_debug
 
 import relay_tvm as relay
 from relay_tvm.ir.types import TupleType
-
-from nn_util import make_mod, run_compiled, run_debug
 
 
 def _rand(shape, seed, low=-1.0, high=1.0):

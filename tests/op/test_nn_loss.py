@@ -3,12 +3,11 @@ NumPy, through the interpreter and the compiled graph executor; errors."""
 
 import numpy as np
 import pytest
+from nn_util import check_op, infer, rand
 
 import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
 from relay_tvm.ir.types import TensorType
-
-from nn_util import check_op, infer, rand
 
 
 def _probs(shape, seed=0):

@@ -5,11 +5,10 @@ with the interpreter, and the interpreter with a NumPy forward pass."""
 
 import numpy as np
 import pytest
+from nn_util import run_compiled, run_debug
 
 import relay_tvm as relay
 from relay_tvm.ir.types import TensorType
-
-from nn_util import run_compiled, run_debug
 
 
 def _conv_bn_relu(x, name, channels, strides=1, groups=1, layout="NCHW"):

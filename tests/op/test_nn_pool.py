@@ -7,12 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from nn_util import check_op, infer, rand
 
 import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
 from relay_tvm.ir.types import TensorType
-
-from nn_util import check_op, infer, rand
 
 
 def pool_loops(x, kind, k, s, d, pads, ceil_mode, count_include_pad):

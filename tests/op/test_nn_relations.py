@@ -4,12 +4,11 @@ solver retries later), Any and symbolic dimensions flow through, and the registr
 
 import pytest
 import tvm
+from nn_util import infer
 
 import relay_tvm as relay
 from relay_tvm.ir.types import AnyDim, IncompleteType, TensorType
 from relay_tvm.op.registry import OpPattern
-
-from nn_util import infer
 
 NN_OPS = [n for n in relay.op.list_op_names() if n.startswith(("nn.", "image."))]
 

@@ -6,11 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from nn_util import check_op, infer, rand
 
 import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
-
-from nn_util import check_op, infer, rand
 
 
 def mirror_loops(x, widths, mode):

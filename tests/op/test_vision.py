@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_check import infer, run_compiled, run_interpreter
 
 import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
 from relay_tvm.op import vision
-
-from op_check import infer, run_compiled, run_interpreter
 
 
 def _ref(f, inputs):

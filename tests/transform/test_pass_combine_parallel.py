@@ -1,11 +1,10 @@
 """CombineParallelConv2D / CombineParallelDense: structure and semantics."""
 
 import numpy as np
+from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
 
 import relay_tvm as relay
 from relay_tvm import transform
-
-from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
 
 RNG = np.random.default_rng(0)
 

@@ -2,13 +2,12 @@
 
 import numpy as np
 import pytest
+from pass_util import assert_equal_structure, assert_same_result, prim, run_opt_pass
 
 import relay_tvm as relay
 from relay_tvm import transform
 from relay_tvm.errors import RelayError
 from relay_tvm.transform.fuse_ops import fused_function_name
-
-from pass_util import assert_equal_structure, assert_same_result, prim, run_opt_pass
 
 
 def fuse(f, level=2, config=None):
@@ -243,7 +242,7 @@ def test_max_depth_on_100k_chain():
     sizes = set()
     for fn in fns:
         k = [0]
-        relay.analysis.post_order_visit(fn.body, lambda e: k.__setitem__(0, k[0] + isinstance(e, relay.Call)))
+        relay.analysis.post_order_visit(fn.body, lambda e, k=k: k.__setitem__(0, k[0] + isinstance(e, relay.Call)))
         sizes.add(k[0])
     assert sizes == {100}
 

@@ -3,14 +3,13 @@ nn.contrib_conv2d_NCHWc operator they use."""
 
 import numpy as np
 import pytest
+from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
 
 import relay_tvm as relay
 from relay_tvm import transform
 from relay_tvm.errors import RelayError
 from relay_tvm.op.nn_contrib import contrib_conv2d_nchwc
 from relay_tvm.transform.layout import block_size
-
-from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
 
 RNG = np.random.default_rng(0)
 W1 = RNG.normal(size=(32, 16, 3, 3)).astype("float32")

@@ -1,12 +1,11 @@
 """ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm and DeadCodeElimination."""
 
 import numpy as np
+from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
 
 import relay_tvm as relay
 from relay_tvm import transform
 from relay_tvm.analysis import structural_equal
-
-from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
 
 
 def test_anf_binds_every_compound_once():

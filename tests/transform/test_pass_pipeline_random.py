@@ -92,8 +92,9 @@ def test_default_pipeline_order():
 
 
 def test_check_each_pass_names_the_broken_pass():
-    from relay_tvm.errors import RelayError
     import pytest
+
+    from relay_tvm.errors import RelayError
 
     @transform.function_pass(opt_level=0, name="BreakIt")
     def break_it(func, mod, ctx):

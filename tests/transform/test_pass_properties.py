@@ -3,12 +3,11 @@ well-typed result (checked by relay.debug.check_each_pass)."""
 
 import numpy as np
 import pytest
+from pass_util import run_opt_pass
 
 import relay_tvm as relay
 from relay_tvm import transform
 from relay_tvm.analysis import structural_equal
-
-from pass_util import run_opt_pass
 
 RNG = np.random.default_rng(0)
 SPAN = relay.Span("model.json", 7, 3)

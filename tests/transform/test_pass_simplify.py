@@ -3,12 +3,11 @@ FastMath: before/expected structures and interpreter agreement."""
 
 import numpy as np
 import pytest
+from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
 
 import relay_tvm as relay
 from relay_tvm import transform
 from relay_tvm.analysis import structural_equal
-
-from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
 
 
 def C(v, dtype="float32"):

@@ -4,13 +4,12 @@ says so (the transform folded by FoldConstant), and nothing else does."""
 
 import numpy as np
 import pytest
+from pass_util import assert_same_result, run_opt_pass
 
 import relay_tvm as relay
 from relay_tvm import transform
 from relay_tvm.errors import RelayError
 from relay_tvm.transform.winograd_choice import CONFIG_KEY, winograd_tile
-
-from pass_util import assert_same_result, run_opt_pass
 
 RNG = np.random.default_rng(3)
 WINO = "nn.contrib_conv2d_winograd_without_weight_transform"

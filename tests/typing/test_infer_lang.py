@@ -23,7 +23,7 @@ def list_module():
 def test_checked_type_before_inference_is_an_error():
     x = relay.var("x", shape=(2,))
     with pytest.raises(relay.UntypedError, match="run relay_tvm.transform.InferType"):
-        x.checked_type
+        _ = x.checked_type
 
 
 def test_every_subexpression_gets_a_type():

@@ -29,6 +29,21 @@ from .cpu_model import cpu_features, divisors, register_tile
 
 _BY_NAME: dict = {}
 
+# Op.schedule names whose kernels get the generic schedule on purpose (no template yet: the
+# generic rule's inlining, parallel outer loops and vectorized inner loop are what they get).
+GENERIC_BY_DESIGN = frozenset({
+    "adaptive_pool",
+    "conv1d_transpose",
+    "conv2d_transpose",
+    "conv3d_transpose",
+})
+
+
+def rule_names() -> frozenset:
+    """The ``Op.schedule`` names that have a CPU rule (winograd.py's included: it is imported at
+    the end of this module)."""
+    return frozenset(_BY_NAME)
+
 
 def register(*names):
     def deco(fn):
@@ -265,6 +280,44 @@ def _finish_padding(sch, pad_names) -> None:
 # ---- dense / matmul / batch_matmul ------------------------------------------------------------
 
 
+def _gemm_tile(feats, lanes: int, M: int, N: int, knobs):
+    """``(mb, nb)``: output rows (unrolled) and columns (whole vectors when N allows) of a
+    tile, the knobs' values when given, else the register model's choice."""
+    m_choices = divisors(M, 16)
+    v_choices = [v for v in range(1, 9) if N % (v * lanes) == 0]
+    if v_choices:
+        mb0, v0 = register_tile(feats, m_choices, v_choices)
+        nb0 = v0 * lanes
+    else:  # fewer columns than a vector, or no multiple of one: part-vector tiles
+        nb0 = _pick(N, [lanes // 2, 8, 4])
+        mb0 = _pick(M, [4, 2])
+    nb = knobs.pick("nb", [v * lanes for v in v_choices] + divisors(N, lanes - 1)[1:], nb0)
+    mb = knobs.pick("mb", m_choices, mb0)
+    return mb, nb
+
+
+def _gemm_weight_pack(wshape, nb: int, batch: bool, weight_nk: bool):
+    """``(fwd, inv, new_shape)`` packing the weight to ``[N/nb, K, nb]`` (``[B, N/nb, K, nb]``
+    for batch_matmul): the index map, its inverse and the packed shape."""
+    if batch:
+        if weight_nk:  # [B, N, K]
+            fwd = lambda b, n, k: (b, n // nb, k, n % nb)  # noqa: E731
+            inv = lambda b, no, k, ni: (b, no * nb + ni, k)  # noqa: E731
+            return fwd, inv, (wshape[0], wshape[1] // nb, wshape[2], nb)
+        # [B, K, N]
+        fwd = lambda b, k, n: (b, n // nb, k, n % nb)  # noqa: E731
+        inv = lambda b, no, k, ni: (b, k, no * nb + ni)  # noqa: E731
+        return fwd, inv, (wshape[0], wshape[2] // nb, wshape[1], nb)
+    if weight_nk:  # [N, K]
+        fwd = lambda n, k: (n // nb, k, n % nb)  # noqa: E731
+        inv = lambda no, k, ni: (no * nb + ni, k)  # noqa: E731
+        return fwd, inv, (wshape[0] // nb, wshape[1], nb)
+    # [K, N]
+    fwd = lambda k, n: (n // nb, k, n % nb)  # noqa: E731
+    inv = lambda no, k, ni: (k, no * nb + ni)  # noqa: E731
+    return fwd, inv, (wshape[1] // nb, wshape[0], nb)
+
+
 def _gemm(sch, target, knobs, *, batch: bool, weight_nk: bool):
     """Shared template of dense (weight [N, K]), matmul and batch_matmul.
 
@@ -293,39 +346,14 @@ def _gemm(sch, target, knobs, *, batch: bool, weight_nk: bool):
     feats = cpu_features(target)
     lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     M, N, K = exts[-3], exts[-2], exts[-1]
-    m_choices = divisors(M, 16)
-    v_choices = [v for v in range(1, 9) if N % (v * lanes) == 0]
-    if v_choices:
-        mb0, v0 = register_tile(feats, m_choices, v_choices)
-        nb0 = v0 * lanes
-    else:  # fewer columns than a vector, or no multiple of one: part-vector tiles
-        nb0 = _pick(N, [lanes // 2, 8, 4])
-        mb0 = _pick(M, [4, 2])
-    nb = knobs.pick("nb", [v * lanes for v in v_choices] + divisors(N, lanes - 1)[1:], nb0)
-    mb = knobs.pick("mb", m_choices, mb0)
+    mb, nb = _gemm_tile(feats, lanes, M, N, knobs)
     packs = {}
     # Pack the weight to [N/nb, K, nb] (or [B, N/nb, K, nb]) when it is a kernel parameter.
     wbuf = _read_buffer(sch, block, 1)
     widx = _param_index(sch, wbuf)
     if widx is not None and nb > 1 and len(wbuf.shape) == (3 if batch else 2):
         wshape = [int(d) for d in wbuf.shape]
-        if batch:
-            if weight_nk:  # [B, N, K]
-                fwd = lambda b, n, k: (b, n // nb, k, n % nb)  # noqa: E731
-                inv = lambda b, no, k, ni: (b, no * nb + ni, k)  # noqa: E731
-                new_shape = (wshape[0], wshape[1] // nb, wshape[2], nb)
-            else:  # [B, K, N]
-                fwd = lambda b, k, n: (b, n // nb, k, n % nb)  # noqa: E731
-                inv = lambda b, no, k, ni: (b, k, no * nb + ni)  # noqa: E731
-                new_shape = (wshape[0], wshape[2] // nb, wshape[1], nb)
-        elif weight_nk:  # [N, K]
-            fwd = lambda n, k: (n // nb, k, n % nb)  # noqa: E731
-            inv = lambda no, k, ni: (no * nb + ni, k)  # noqa: E731
-            new_shape = (wshape[0] // nb, wshape[1], nb)
-        else:  # [K, N]
-            fwd = lambda k, n: (n // nb, k, n % nb)  # noqa: E731
-            inv = lambda no, k, ni: (k, no * nb + ni)  # noqa: E731
-            new_shape = (wshape[1] // nb, wshape[0], nb)
+        fwd, inv, new_shape = _gemm_weight_pack(wshape, nb, batch, weight_nk)
         if all(d > 0 for d in new_shape) and (wshape[-2 if weight_nk else -1] % nb == 0):
             sch.transform_layout(block, ("read", 1), fwd)
             layout = ("B" if batch else "") + ("NK" if weight_nk else "KN")
@@ -442,6 +470,8 @@ def schedule_conv2d(sch, anchor, target, knobs=None):
             sch, block, pad_names, epi, wb,
             (Pack, _param_index, _read_buffer, _tile_epilogue, _vectorize_inner,
              _finish_padding, generic))
+    if OC < 4 or (OC % 4 and OC % lanes):
+        return _conv2d_narrow(sch, block, epi, pad_names, knobs, lanes, OC, OW)
     ob, wb = _channel_tile(feats, knobs, lanes, OC, OW)
     packs = {}
     wbuf = _read_buffer(sch, block, 1)
@@ -472,6 +502,35 @@ def schedule_conv2d(sch, anchor, target, knobs=None):
     _vectorize_inner(sch, epi, lanes)
     _finish_padding(sch, pad_names)
     return packs
+
+
+def _conv2d_narrow(sch, block, epi, pad_names, knobs, lanes, OC, OW):
+    """An NCHW convolution with few output channels (the data gradient of an RGB stem: 3):
+    vectors run along the output row instead of the channels. The tile is all ``OC`` channels
+    x ``wv * wu`` columns (``wv`` lanes, ``wu`` vectors), accumulated in registers while the
+    weights are broadcast. Knobs: ``wv``, ``wu``."""
+    if isinstance(epi, tuple):
+        raise NotApplicable("reshaping epilogue")
+    wv_choices = [v for v in (lanes, lanes // 2, 4) if v >= 4 and OW % v == 0]
+    if not wv_choices:
+        raise NotApplicable(f"{OC} output channels and {OW} columns (no vector fits a row)")
+    wv = knobs.pick("wv", wv_choices, wv_choices[0])
+    # accumulators OC * wu (+ one loaded vector, one broadcast) within 16 registers
+    wu_choices = [u for u in (4, 3, 2, 1) if (OW // wv) % u == 0 and OC * u <= 12] or [1]
+    wu = knobs.pick("wu", wu_choices, wu_choices[0])
+    n, oc, oh, ow, ic, kh, kw = sch.get_loops(block)
+    owo, owu, owv = sch.split(ow, factors=[None, wu, wv])
+    sch.reorder(n, oh, owo, ic, kh, kw, oc, owu, owv)
+    epi = _tile_epilogue(sch, block, epi, owo)
+    fused = sch.fuse(n, oh)
+    sch.parallel(fused)
+    sch.unroll(oc)
+    sch.unroll(owu)
+    sch.vectorize(owv)
+    sch.decompose_reduction(block, ic)
+    _vectorize_inner(sch, epi, lanes)
+    _finish_padding(sch, pad_names)
+    return {}
 
 
 @register("conv2d_NCHWc")

@@ -26,8 +26,7 @@ scheduled on its own:
 from __future__ import annotations
 
 from . import generic
-from .cpu import (Knobs, NotApplicable, _inline_all_but, _pick, _write_buffer, register,
-                  vector_lanes)
+from .cpu import Knobs, NotApplicable, _inline_all_but, _pick, _write_buffer, register, vector_lanes
 from .cpu_model import cpu_features, divisors, register_tile
 
 
@@ -59,6 +58,77 @@ def _tmp_at(sch, block, loop, vector):
         sch.vectorize(inner[3])
 
 
+def _input_transform(sch, names, a, lanes):
+    """Stage 1, the input transform."""
+    # input transform: (p, c/lanes) parallel, (a, b) unrolled, channels vectorized; the
+    # one-sided product data_tmp is computed per tile and channel vector, in registers
+    dp = names["data_pack"]
+    la, lb, lp, lc = sch.get_loops(dp)
+    c_ext = generic.loop_extent(sch, lc)
+    blocked_in = a.data_layout != "NCHW"
+    ic = int(a.data_layout[4:-1]) if blocked_in else 1
+    vc = _pick(ic, [lanes, lanes // 2, 4]) if blocked_in else 1
+    if vc > 1 and c_ext % vc == 0:
+        lco, lci = sch.split(lc, factors=[None, vc])
+        sch.reorder(lp, lco, la, lb, lci)
+        at, outer = lco, (lp, lco)
+        sch.vectorize(lci)
+    else:
+        sch.reorder(lc, lp, la, lb)
+        at, outer = lp, (lc, lp)
+    sch.unroll(la)
+    sch.unroll(lb)
+    _tmp_at(sch, names["data_tmp"], at, vector=vc > 1)
+    sch.parallel(sch.fuse(*outer))
+
+
+def _batched_gemm(sch, names, a, lanes, target, knobs):
+    """Stage 2, the batched GEMM (knobs ``mb``, ``nb``)."""
+    # batched GEMM
+    bg = names["bgemm"]
+    la, lb, lp, lo, lk = sch.get_loops(bg)
+    p_ext = generic.loop_extent(sch, lp)
+    kl = a.kernel_layout
+    ob = int(kl[4:-1]) if kl != "OIHW" else 1
+    mb0, nb0 = gemm_tile(p_ext, ob, cpu_features(target))
+    knobs = knobs or Knobs()
+    mb = knobs.pick("mb", divisors(p_ext, 16), mb0)
+    nb = knobs.pick("nb", [d for d in divisors(ob, 4 * lanes) if d % 4 == 0 or d == ob], nb0)
+    po, pi = sch.split(lp, factors=[None, mb])
+    oo, oi = sch.split(lo, factors=[None, nb])
+    sch.reorder(la, lb, oo, po, lk, pi, oi)
+    sch.parallel(sch.fuse(la, lb, oo, po))
+    sch.unroll(pi)
+    if nb > 1:
+        sch.vectorize(oi)
+    sch.decompose_reduction(bg, lk)
+
+
+def _output_transform(sch, out, m, lanes):
+    """Stages 3 and 4: the inverse transform with the epilogue, into the output."""
+    # output: inverse transform (+ epilogue), rows/columns split by the tile and unrolled
+    loops = sch.get_loops(out)
+    if len(loops) not in (4, 5):
+        raise NotApplicable(f"output of rank {len(loops)}")
+    n, oc, y, x = loops[:4]
+    yo, yi = sch.split(y, factors=[None, m])
+    xo, xi = sch.split(x, factors=[None, m])
+    if len(loops) == 5:
+        c = loops[4]
+        sch.reorder(n, oc, yo, xo, yi, xi, c)
+        c_ext = generic.loop_extent(sch, c)
+        if c_ext > 2 * lanes and c_ext % lanes == 0:
+            _, c = sch.split(c, factors=[None, lanes])
+        if not generic.touches_bool(sch, out):
+            sch.vectorize(c)
+    else:
+        sch.reorder(n, oc, yo, xo, yi, xi)
+    _tmp_at(sch, _blocks(sch)["inverse_tmp"], xo, vector=len(loops) == 5)
+    sch.parallel(sch.fuse(n, oc, yo))
+    sch.unroll(yi)
+    sch.unroll(xi)
+
+
 @register("conv2d_winograd")
 def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
     """The four stages above. Knobs: ``mb`` and ``nb`` of the batched GEMM's register tile
@@ -84,67 +154,9 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
     dtype = str(_write_buffer(sch, names["bgemm"]).dtype)
     lanes = vector_lanes(target, tvm.DataType(dtype).bits)
 
-    # input transform: (p, c/lanes) parallel, (a, b) unrolled, channels vectorized; the
-    # one-sided product data_tmp is computed per tile and channel vector, in registers
-    dp = names["data_pack"]
-    la, lb, lp, lc = sch.get_loops(dp)
-    c_ext = generic.loop_extent(sch, lc)
-    blocked_in = a.data_layout != "NCHW"
-    ic = int(a.data_layout[4:-1]) if blocked_in else 1
-    vc = _pick(ic, [lanes, lanes // 2, 4]) if blocked_in else 1
-    if vc > 1 and c_ext % vc == 0:
-        lco, lci = sch.split(lc, factors=[None, vc])
-        sch.reorder(lp, lco, la, lb, lci)
-        at, outer = lco, (lp, lco)
-        sch.vectorize(lci)
-    else:
-        sch.reorder(lc, lp, la, lb)
-        at, outer = lp, (lc, lp)
-    sch.unroll(la)
-    sch.unroll(lb)
-    _tmp_at(sch, names["data_tmp"], at, vector=vc > 1)
-    sch.parallel(sch.fuse(*outer))
-
-    # batched GEMM
-    bg = names["bgemm"]
-    la, lb, lp, lo, lk = sch.get_loops(bg)
-    p_ext = generic.loop_extent(sch, lp)
-    kl = a.kernel_layout
-    ob = int(kl[4:-1]) if kl != "OIHW" else 1
-    mb0, nb0 = gemm_tile(p_ext, ob, cpu_features(target))
-    knobs = knobs or Knobs()
-    mb = knobs.pick("mb", divisors(p_ext, 16), mb0)
-    nb = knobs.pick("nb", [d for d in divisors(ob, 4 * lanes) if d % 4 == 0 or d == ob], nb0)
-    po, pi = sch.split(lp, factors=[None, mb])
-    oo, oi = sch.split(lo, factors=[None, nb])
-    sch.reorder(la, lb, oo, po, lk, pi, oi)
-    sch.parallel(sch.fuse(la, lb, oo, po))
-    sch.unroll(pi)
-    if nb > 1:
-        sch.vectorize(oi)
-    sch.decompose_reduction(bg, lk)
-
-    # output: inverse transform (+ epilogue), rows/columns split by the tile and unrolled
-    loops = sch.get_loops(out)
-    if len(loops) not in (4, 5):
-        raise NotApplicable(f"output of rank {len(loops)}")
-    n, oc, y, x = loops[:4]
-    yo, yi = sch.split(y, factors=[None, m])
-    xo, xi = sch.split(x, factors=[None, m])
-    if len(loops) == 5:
-        c = loops[4]
-        sch.reorder(n, oc, yo, xo, yi, xi, c)
-        c_ext = generic.loop_extent(sch, c)
-        if c_ext > 2 * lanes and c_ext % lanes == 0:
-            _, c = sch.split(c, factors=[None, lanes])
-        if not generic.touches_bool(sch, out):
-            sch.vectorize(c)
-    else:
-        sch.reorder(n, oc, yo, xo, yi, xi)
-    _tmp_at(sch, _blocks(sch)["inverse_tmp"], xo, vector=len(loops) == 5)
-    sch.parallel(sch.fuse(n, oc, yo))
-    sch.unroll(yi)
-    sch.unroll(xi)
+    _input_transform(sch, names, a, lanes)
+    _batched_gemm(sch, names, a, lanes, target, knobs)
+    _output_transform(sch, out, m, lanes)
     if "data_pad" in _blocks(sch):
         generic.parallel_vectorize(sch, _blocks(sch)["data_pad"])
     return {}

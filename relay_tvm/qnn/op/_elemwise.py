@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import TypeInferenceError
+from ...ir.attrs import AttrField as F
 from ...ir.expr import Tuple
 from ...ir.types import TensorType, TupleType
 from ...op._common import broadcast_shapes
 from ...op.registry import OpPattern, get, make_call, register_op
-from ...ir.attrs import AttrField as F
 from . import _arith
 from ._common import check_dtype_in, check_qparam, check_tensor, known
 

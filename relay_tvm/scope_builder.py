@@ -13,8 +13,8 @@ Example::
 
 from __future__ import annotations
 
-from ..errors import RelayError
-from .expr import If, Let, Var
+from .errors import RelayError
+from .ir.expr import If, Let, Var
 
 
 class _Scope:
@@ -80,7 +80,7 @@ class ScopeBuilder:
         return _Scope(self, self._enter, exit_)
 
     def type_of(self, expr):
-        from ..typing.infer import InferTypeLocal
+        from .typing.infer import InferTypeLocal
 
         return InferTypeLocal(expr)
 

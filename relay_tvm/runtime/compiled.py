@@ -1,12 +1,14 @@
-"""The compiled executors of ``relay.create_executor``: ``kind="graph"`` (and ``"vm"`` for
-dataflow programs, which the graph path compiles the same way)."""
+"""The compiled executors of ``relay.create_executor``: ``kind="graph"`` (``relay.build`` then
+:class:`GraphModule`) and ``kind="vm"`` (:func:`relay_tvm.vm.compile` then the
+:class:`VirtualMachine`). This is the glue above the backend (which compiles) and the runtime
+wrappers (which run)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import BuildError, RelayError
-from ..runtime.executor import Executor, order_args
+from .executor import Executor, order_args
 
 
 def _to_tensor_arg(v):
@@ -37,8 +39,8 @@ class GraphExecutor(Executor):
     def _make_executor(self, expr=None):
         import tvm
 
-        from ..runtime.graph_executor import GraphModule
-        from .build_module import build
+        from ..backend.build_module import build
+        from .graph_executor import GraphModule
 
         mod, immediate = self._main_module(self.mod, expr)
         params = self._main_params(mod)
@@ -71,8 +73,8 @@ class VMExecutor(Executor):
         super().__init__(mod, device, target, params)
 
     def _make_executor(self, expr=None):
-        from ..runtime.vm import VirtualMachine
         from ..vm import compile as vm_compile
+        from .vm import VirtualMachine
 
         mod, immediate = self._main_module(self.mod, expr)
         params = self._main_params(mod)

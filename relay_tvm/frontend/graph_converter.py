@@ -1,0 +1,160 @@
+"""The graph converter shared by the MXNet and NNVM frontends: a parsed symbol graph
+(:mod:`relay_tvm.frontend.mxnet_json`) becomes a typed Relay module, node by node through a
+table of converters (``op name -> converter(inputs, attrs, ctx)``).
+
+Variables become inputs (a shape in ``shape=`` or a ``__shape__`` attribute) or parameters (a
+value in ``params``); every converted expression carries its node's name as its span, and an
+error names the node (and the earlier node it belongs to when types are inferred late).
+"""
+
+from __future__ import annotations
+
+from ..errors import ConversionError, RelayError, UnsupportedOperatorError
+from ..ir.base import Span, check_dtype
+from ..ir.expr import Function, Tuple, Var
+from ..ir.module import IRModule
+from ..ir.types import TensorType
+from ._mx_util import Ctx
+from .common import StrAttrs, as_param, set_spans
+
+
+def _dtype_of(dtype, name):
+    if isinstance(dtype, dict):
+        return dtype.get(name, "float32")
+    return dtype
+
+
+def _var_shape_attr(node):
+    s = node.var_attrs.get("__shape__")
+    if not s:
+        return None
+    try:
+        shp = StrAttrs({"s": s}, "null", node.name).get_tuple("s")
+    except ConversionError:
+        return None
+    return shp if shp and all(d > 0 for d in shp) else None
+
+
+def convert_graph(graph, shape, dtype, params, params_given, converters, frontend,
+                  attr_hook=None, options=None):
+    """Convert a parsed symbol graph (shared by the MXNet and NNVM frontends)."""
+    var_names = [n.name for n in graph.nodes if n.op == "null"]
+    unknown = [k for k in shape if k not in var_names]
+    if unknown:
+        raise ConversionError(
+            f"shape given for {unknown}, but the graph has no such input (its variables: "
+            f"{var_names[:20]}{' ...' if len(var_names) > 20 else ''})")
+    if isinstance(dtype, dict):
+        bad = [k for k in dtype if k not in var_names]
+        if bad:
+            raise ConversionError(f"dtype given for {bad}, but the graph has no such input")
+    table = {}
+    inputs, param_vars, used = [], [], {}
+    for node in graph.nodes:
+        if node.op != "null":
+            continue
+        span = Span(node.name)
+        if node.name in shape:
+            try:
+                shp = tuple(int(d) for d in shape[node.name])
+            except (TypeError, ValueError):
+                raise ConversionError(
+                    f"shape of input {node.name!r}: expected a tuple of ints, got "
+                    f"{shape[node.name]!r}") from None
+            dt = check_dtype(_dtype_of(dtype, node.name), f"dtype of input {node.name!r}")
+            v = Var(node.name, TensorType(shp, dt), span)
+            inputs.append(v)
+        elif node.name in params:
+            arr = params[node.name]
+            dt = check_dtype(arr.dtype, f"dtype of parameter {node.name!r}")
+            v = Var(node.name, TensorType(arr.shape, dt), span)
+            param_vars.append(v)
+            used[node.name] = as_param(arr)
+        elif params_given:
+            raise ConversionError(
+                f"{frontend} variable {node.name!r} (node {node.index}) has no value in the "
+                f"parameters and no shape in shape=...: a parameter is missing, or an input "
+                f"needs its shape")
+        else:
+            shp = _var_shape_attr(node)
+            ann = None
+            if shp is not None:
+                ann = TensorType(shp, check_dtype(_dtype_of(dtype, node.name)))
+            v = Var(node.name, ann, span)
+            inputs.append(v)
+        table[node.index] = [v]
+    heads = _convert_nodes(graph, table, converters, frontend, options or {}, params)
+    body = heads[0] if len(heads) == 1 else Tuple(heads)
+    func = Function(inputs + param_vars, body)
+    mod = IRModule.from_expr(func)
+    try:
+        from ..typing.infer import infer_module
+
+        mod = infer_module(mod)
+    except RelayError as e:
+        raise ConversionError(
+            f"the converted {frontend} graph does not type-check (a parameter shape may not "
+            f"match the graph): {e}") from e
+    return mod, used
+
+
+def _convert_nodes(graph, table, converters, frontend, options, params):
+    """Convert the operator nodes of ``graph`` in order; ``table`` maps the index of each variable
+    node to ``[expr]`` and receives the outputs of every node. Returns the heads' expressions.
+    A converter reaches its node's subgraphs through ``ctx.convert_subgraph``."""
+
+    def convert_subgraph(sub, args, ctx):
+        var_nodes = [n for n in sub.nodes if n.op == "null"]
+        if len(var_nodes) != len(args):
+            raise ctx.error(f"its subgraph has {len(var_nodes)} inputs "
+                            f"{[n.name for n in var_nodes]}, but {len(args)} are given")
+        sub_table = {n.index: [a] for n, a in zip(var_nodes, args)}
+        return _convert_nodes(sub, sub_table, converters, frontend, options, params)
+
+    for node in graph.nodes:
+        if node.op == "null":
+            continue
+        ins = []
+        for nid, out in node.inputs:
+            outs = table[nid]
+            if out >= len(outs):
+                raise ConversionError(
+                    f"{node.op} node {node.name!r}: input refers to output {out} of node "
+                    f"{graph.nodes[nid].name!r}, which has {len(outs)} output(s)")
+            ins.append(outs[out])
+        attrs = StrAttrs(node.attrs, node.op, node.name)
+        ctx = Ctx(node.name, node.op, frontend, node, convert_subgraph,
+                  [graph.nodes[nid] for nid, _ in node.inputs], options)
+        ctx.params = params  # the quantized converters read it
+        try:
+            res = converters[node.op](ins, attrs, ctx)
+        except (ConversionError, UnsupportedOperatorError):
+            raise
+        except RelayError as e:
+            failed = getattr(getattr(e, "span", None), "source_name", None)
+            if failed and failed != node.name:
+                # the error surfaced here but belongs to an earlier node (types are inferred lazily)
+                where = (f"node {failed!r} (found while converting {node.op} node {node.name!r}, "
+                         f"node {node.index})")
+            else:
+                where = f"{node.op} node {node.name!r} (node {node.index})"
+            raise ConversionError(f"{where}: {e}") from e
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
+            raise ConversionError(
+                f"{node.op} node {node.name!r} (node {node.index}): cannot convert with "
+                f"attributes {node.attrs}: {type(e).__name__}: {e}") from e
+        outs = list(res) if isinstance(res, (list, tuple)) else [res]
+        outs = [o for x in outs for o in ([x] if not hasattr(x, "astuple") else [x.astuple()])]
+        set_spans(outs, Span(node.name))
+        table[node.index] = outs
+    heads = []
+    for nid, out in graph.heads:
+        outs = table[nid]
+        if out >= len(outs):
+            raise ConversionError(f"head refers to output {out} of node "
+                                  f"{graph.nodes[nid].name!r}, which has {len(outs)}")
+        heads.append(outs[out])
+    return heads
+
+
+__all__ = ["convert_graph"]

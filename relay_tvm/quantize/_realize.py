@@ -1,0 +1,277 @@
+"""The realize step (``QuantizeRealize``, tvm.relay 0.19's ``realize.cc``): turn the
+calibrated float32 program that simulates quantization into integer arithmetic.
+
+A :class:`QRealizeIntExpr` is an integer tensor ``data`` of dtype ``dtype`` standing for the
+real values ``data * dom_scale``. ``simulated_quantize`` of a real value becomes
+``clip(round(x / dom_scale))``; of an integer value with another scale a rescaling: a right
+shift with rounding (scales differing by a power of two, the "power2" weights with
+"global_scale") or a fixed-point multiplication (int64, Q31 multiplier; rounding "UPWARD" adds
+half and shifts, "TONEAREST" rounds half away from zero). conv2d/dense/batch_matmul take
+``dtype_input`` data and ``dtype_weight`` weights and accumulate in ``dtype_activation``
+(scale = product of the scales); add aligns both sides to the smaller scale. Values leaving
+integer arithmetic are cast to float32 and multiplied by their scale.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import RelayError
+from ..ir.expr import Call, Constant, Tuple, const
+from ..op import tensor as _t
+from ..op import transform as _tr
+from ..op.op_attrs import register_op_attr
+from ._forward import TempExpr
+from ._op import OP_NAME
+from ._partition import forward_op
+from .qconfig import QAnnotateKind, current_qconfig
+
+ATTR = "FQRealizeRewrite"
+
+
+class QRealizeIntExpr(TempExpr):
+    """Integer ``data`` (dtype ``dtype``) standing for ``data * dom_scale``."""
+
+    __slots__ = ("data", "dom_scale", "dtype")
+
+    def __init__(self, data, dom_scale: float, dtype: str):
+        self.data = data
+        self.dom_scale = float(np.float32(dom_scale))
+        self.dtype = dtype
+
+    def realize(self):
+        return _t.multiply(_tr.cast(self.data, "float32"), const(self.dom_scale, "float32"))
+
+
+def _scalar(e, what: str) -> float:
+    if type(e) is not Constant or e.data.size != 1:
+        raise RelayError(f"realize: {what} of {OP_NAME} must be a constant scalar (run "
+                         f"calibration first), got {type(e).__name__}")
+    return float(np.asarray(e.data).reshape(()))
+
+
+def fixed_point_multiplier_shift(factor: float):
+    """``(multiplier, shift)`` with ``factor = multiplier * 2**(shift - 31)``, ``multiplier`` a
+    Q31 integer in ``[2**30, 2**31)`` (qnn's GetFixedPointMultiplierShift)."""
+    if factor == 0:
+        return 0, 0
+    sig, exp = math.frexp(factor)
+    mult = int(round(sig * (1 << 31)))
+    if mult == 1 << 31:
+        mult //= 2
+        exp += 1
+    return mult, exp
+
+
+def fixed_point_multiply(data, factor: float, rounding: str):
+    """``round(data * factor)`` of an int64 expression in int64 arithmetic: multiply by a Q31
+    multiplier and shift right with rounding ("UPWARD": add half; "TONEAREST": half away from
+    zero)."""
+    mult, shift = fixed_point_multiplier_shift(factor)
+    if shift > 0:
+        data = _t.left_shift(data, const(shift, "int64"))
+    total = 31 - min(shift, 0)
+    data = _t.multiply(data, const(mult, "int64"))
+    half = 1 << (total - 1)
+    if rounding == "UPWARD":
+        data = _t.add(data, const(half, "int64"))
+    else:
+        bias = _t.where(_t.greater_equal(data, const(0, "int64")), const(half, "int64"),
+                        const(half - 1, "int64"))
+        data = _t.add(data, bias)
+    return _t.right_shift(data, const(total, "int64"))
+
+
+def _register(*names):
+    def deco(fn):
+        for n in names:
+            register_op_attr(n, ATTR, fn)
+        return fn
+
+    return deco
+
+
+@_register(OP_NAME)
+def _simulated_quantize(ref_call, new_args, ctx):
+    cfg = current_qconfig()
+    if ref_call.attrs.rounding != "round":
+        raise RelayError(f"realize: {OP_NAME} rounding {ref_call.attrs.rounding!r} is not "
+                         f"supported (only 'round')")
+    if int(ref_call.attrs.kind) == QAnnotateKind.IDENTITY:
+        return None
+    dom_scale = _scalar(new_args[1], "dom_scale")
+    lo, hi = _scalar(new_args[2], "clip_min"), _scalar(new_args[3], "clip_max")
+    x = new_args[0]
+    if isinstance(x, QRealizeIntExpr):
+        data, idom = x.data, x.dom_scale
+        odom = float(np.float32(dom_scale))
+        if idom == odom:
+            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype)
+        shift = math.log2(odom / idom)
+        act = cfg.dtype_activation
+        if shift == int(shift):
+            shift = int(shift)
+            if shift > 0:
+                if cfg.round_for_shift:
+                    data = _t.add(data, const(1 << (shift - 1), act))
+                data = _t.right_shift(data, const(shift, act))
+            else:
+                data = _t.left_shift(data, const(-shift, act))
+            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype)
+        data = fixed_point_multiply(_tr.cast(data, "int64"), idom / odom, cfg.rounding)
+        return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype)
+    if isinstance(x, TempExpr):
+        x = x.realize()
+    scaled = _t.multiply(x, const(1.0 / dom_scale, "float32"))
+    return QRealizeIntExpr(_t.clip(_t.round(scaled), lo, hi), dom_scale, "float32")
+
+
+def _int_anchor(ref_call, new_args, data_dtype, weight_dtype):
+    cfg = current_qconfig()
+    lhs, rhs = new_args
+    ldata = lhs.data if lhs.dtype == data_dtype else _tr.cast(lhs.data, data_dtype)
+    rdata = rhs.data if rhs.dtype == weight_dtype else _tr.cast(rhs.data, weight_dtype)
+    if (ref_call.op.name == "nn.conv2d" and {data_dtype, weight_dtype} <= {"int8", "uint8"}
+            and cfg.dtype_activation == "int32"):
+        # exact: 8-bit values in int16 operands, which the x86 template multiplies in pairs
+        # (vpmaddwd, backend/schedule/cpu_int.py) instead of one product per int32 lane
+        ldata, rdata = _tr.cast(ldata, "int16"), _tr.cast(rdata, "int16")
+    attrs = ref_call.attrs.with_fields(out_dtype=cfg.dtype_activation)
+    out = Call(ref_call.op, [ldata, rdata], attrs, (), ref_call.span)
+    return QRealizeIntExpr(out, np.float32(lhs.dom_scale) * np.float32(rhs.dom_scale),
+                           cfg.dtype_activation)
+
+
+@_register("nn.conv2d", "nn.conv1d", "nn.dense", "nn.batch_matmul")
+def _anchor(ref_call, new_args, ctx):
+    if all(isinstance(a, QRealizeIntExpr) for a in new_args):
+        cfg = current_qconfig()
+        return _int_anchor(ref_call, new_args, cfg.dtype_input, cfg.dtype_weight)
+    return None
+
+
+@_register("multiply")
+def _multiply(ref_call, new_args, ctx):
+    if all(isinstance(a, QRealizeIntExpr) for a in new_args):
+        act = current_qconfig().dtype_activation
+        args = [a.data if a.dtype == act else _tr.cast(a.data, act) for a in new_args]
+        return QRealizeIntExpr(forward_op(ref_call, args),
+                               np.float32(new_args[0].dom_scale) * np.float32(
+                                   new_args[1].dom_scale), act)
+    return None
+
+
+def _mul_and_div(data, s1: float, s2: float, dtype: str, rounding: str):
+    """``data * s1 / s2`` for ``s1 >= s2`` (``data`` of dtype ``dtype``)."""
+    if s1 == s2:
+        return data
+    factor = s1 / s2
+    shift = math.log2(factor)
+    if shift == int(shift):
+        return _t.left_shift(data, const(int(shift), dtype))
+    if factor == int(factor):
+        return _t.multiply(data, const(int(factor), dtype))
+    out = fixed_point_multiply(_tr.cast(data, "int64"), factor, rounding)
+    return _tr.cast(out, dtype)
+
+
+def _is_input_sq(ref_arg) -> bool:
+    return (isinstance(ref_arg, Call) and getattr(ref_arg.op, "name", None) == OP_NAME
+            and int(ref_arg.attrs.kind) == QAnnotateKind.INPUT)
+
+
+def unify_dtype_scale(ref_args, args, dtype=None):
+    """Bring ``args`` (QRealizeIntExprs) to one dtype and one scale (the smallest of two, else
+    ``global_scale / 2**(nbit_activation - 1)``); returns ``(datas, dtype, scale)``."""
+    from ..op.annotation import stop_fusion
+
+    cfg = current_qconfig()
+    if dtype is None:
+        dtype = (cfg.dtype_input if len(args) == 2 and args[1].dtype == cfg.dtype_input
+                 else cfg.dtype_activation)
+    datas = []
+    for ref, a in zip(ref_args, args):
+        d = a.data
+        if a.dtype != dtype:
+            d = _tr.cast(d, dtype)
+        elif _is_input_sq(ref):
+            d = _tr.cast(stop_fusion(_tr.cast(d, cfg.dtype_input)), dtype)
+        datas.append(d)
+    if len(args) == 2:
+        s = min(args[0].dom_scale, args[1].dom_scale)
+    else:
+        s = float(np.float32(cfg.global_scale / 2.0 ** (cfg.nbit_activation - 1)))
+    datas = [_mul_and_div(d, a.dom_scale, s, dtype, cfg.rounding) for d, a in zip(datas, args)]
+    return datas, dtype, s
+
+
+@_register("add")
+def _add(ref_call, new_args, ctx):
+    from ..op.annotation import stop_fusion
+
+    if all(isinstance(a, QRealizeIntExpr) for a in new_args):
+        act = current_qconfig().dtype_activation
+        datas, dtype, s = unify_dtype_scale(ref_call.args, new_args, act)
+        datas = [stop_fusion(d) if a.dtype == "float32" else d for d, a in zip(datas, new_args)]
+        return QRealizeIntExpr(forward_op(ref_call, datas), s, dtype)
+    return None
+
+
+@_register("clip")
+def _clip(ref_call, new_args, ctx):
+    x = new_args[0]
+    if isinstance(x, QRealizeIntExpr):
+        s = x.dom_scale
+        attrs = ref_call.attrs.with_fields(a_min=ref_call.attrs.a_min / s,
+                                           a_max=ref_call.attrs.a_max / s)
+        return QRealizeIntExpr(Call(ref_call.op, [x.data], attrs, (), ref_call.span), s, x.dtype)
+    return None
+
+
+@_register("concatenate")
+def _concatenate(ref_call, new_args, ctx):
+    tup, ref_tup = new_args[0], ref_call.args[0]
+    if type(tup) is Tuple and tup.fields and all(isinstance(f, QRealizeIntExpr)
+                                                 for f in tup.fields):
+        datas, dtype, s = unify_dtype_scale(ref_tup.fields, tup.fields)
+        return QRealizeIntExpr(forward_op(ref_call, [Tuple(datas, tup.span)]), s, dtype)
+    return None
+
+
+@_register("nn.relu", "reshape", "strided_slice", "nn.batch_flatten", "transpose",
+           "annotation.stop_fusion")
+def _identity(ref_call, new_args, ctx):
+    x = new_args[0]
+    if isinstance(x, QRealizeIntExpr):
+        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype)
+    return None
+
+
+@_register("nn.max_pool2d", "nn.max_pool1d")
+def _max_pool(ref_call, new_args, ctx):
+    x = new_args[0]
+    if isinstance(x, QRealizeIntExpr):
+        dt = current_qconfig().dtype_input
+        return QRealizeIntExpr(forward_op(ref_call, [_tr.cast(x.data, dt)]), x.dom_scale, dt)
+    return None
+
+
+@_register("nn.avg_pool2d", "nn.global_avg_pool2d")
+def _avg_pool(ref_call, new_args, ctx):
+    x = new_args[0]
+    if isinstance(x, QRealizeIntExpr):
+        act = current_qconfig().dtype_activation
+        d = x.data if x.dtype == act else _tr.cast(x.data, act)
+        return QRealizeIntExpr(forward_op(ref_call, [d]), x.dom_scale, act)
+    return None
+
+
+@_register("annotation.cast_hint")
+def _cast_hint(ref_call, new_args, ctx):
+    x = new_args[0]
+    if isinstance(x, QRealizeIntExpr):
+        dt = ref_call.attrs.dtype
+        return QRealizeIntExpr(_tr.cast(x.data, dt), x.dom_scale, dt)
+    return None

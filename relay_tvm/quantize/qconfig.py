@@ -1,0 +1,225 @@
+"""The quantization configuration (tvm.relay 0.19's ``QConfig``, ``qconfig``,
+``current_qconfig``) and the annotation context (``QuantizeContext``: which conv2d layers to
+skip, when to stop quantizing)."""
+
+from __future__ import annotations
+
+import enum
+import threading
+
+from ..errors import RelayError
+
+
+class QAnnotateKind(enum.IntEnum):
+    """The kind of a quantization annotation: which bit width and dtype apply
+    (``nbit_input``/``dtype_input`` for INPUT, ``*_weight`` for WEIGHT, ``*_activation`` for
+    ACTIVATION; IDENTITY passes values through)."""
+
+    IDENTITY = 0
+    INPUT = 1
+    WEIGHT = 2
+    ACTIVATION = 3
+
+
+def kind2str(kind) -> str:
+    """``"identity"``, ``"input"``, ``"weight"`` or ``"activation"`` for a :class:`QAnnotateKind`."""
+    return QAnnotateKind(int(kind)).name.lower()
+
+
+_CHOICES = {
+    "calibrate_mode": ("global_scale", "kl_divergence", "percentile"),
+    "weight_scale": ("power2", "max"),
+    "rounding": ("UPWARD", "TONEAREST"),
+    "partition_conversions": ("disabled", "enabled", "fully_integral"),
+}
+
+_INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")
+
+
+class QConfig:
+    """The settings of automatic quantization; build one with :func:`qconfig`, use it as a
+    ``with`` block. Fields are read-only (0.19's rule); see :func:`qconfig` for their meaning."""
+
+    _node_defaults = {
+        "nbit_input": 8,
+        "nbit_weight": 8,
+        "nbit_activation": 32,
+        "dtype_input": "int8",
+        "dtype_weight": "int8",
+        "dtype_activation": "int32",
+        "calibrate_mode": "global_scale",
+        "global_scale": 8.0,
+        "weight_scale": "power2",
+        "skip_dense_layer": True,
+        "skip_conv_layers": [0],
+        "do_simulation": False,
+        "round_for_shift": True,
+        "debug_enabled_ops": None,
+        "rounding": "UPWARD",
+        "calibrate_chunk_by": -1,
+        "partition_conversions": "disabled",
+    }
+
+    def __init__(self, **fields):
+        for k, v in fields.items():
+            object.__setattr__(self, k, v)
+
+    def __setattr__(self, name, value):
+        if name in QConfig._node_defaults:
+            raise AttributeError(f"'{type(self).__name__}' object cannot set attribute '{name}'")
+        object.__setattr__(self, name, value)
+
+    def guard(self, ref_call) -> bool:
+        """Whether the operator of ``ref_call`` is enabled (``debug_enabled_ops``)."""
+        if self.debug_enabled_ops is None:
+            return True
+        return ref_call.op.name in self.debug_enabled_ops
+
+    def get_nbit_by_kind(self, kind) -> int:
+        return getattr(self, "nbit_" + kind2str(kind))
+
+    def get_dtype_by_kind(self, kind) -> str:
+        return getattr(self, "dtype_" + kind2str(kind))
+
+    def __enter__(self):
+        _stack().append(self)
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        _stack().pop()
+
+    def __repr__(self):
+        body = ", ".join(f"{k}={getattr(self, k)!r}" for k in QConfig._node_defaults)
+        return f"qconfig({body})"
+
+
+_LOCAL = threading.local()
+
+
+def _stack() -> list:
+    s = getattr(_LOCAL, "stack", None)
+    if s is None:
+        s = _LOCAL.stack = []
+    return s
+
+
+_DEFAULT = None
+
+
+def current_qconfig() -> QConfig:
+    """The configuration of the innermost ``with qconfig(...)`` block of this thread, or the
+    default one."""
+    s = _stack()
+    if s:
+        return s[-1]
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = qconfig()
+    return _DEFAULT
+
+
+def qconfig(**kwargs) -> QConfig:
+    """A quantization configuration (tvm.relay 0.19's ``relay.quantize.qconfig``).
+
+    Args:
+        nbit_input, nbit_weight, nbit_activation: bits of the INPUT, WEIGHT and ACTIVATION
+            fields (8, 8, 32). A signed field of ``n`` bits is clipped to
+            ``[-(2**(n-1) - 1), 2**(n-1) - 1]``.
+        dtype_input, dtype_weight, dtype_activation: their integer dtypes ("int8", "int8",
+            "int32").
+        calibrate_mode: "global_scale" (every input/activation field uses ``global_scale``),
+            "kl_divergence" (the threshold minimizing the KL divergence between the histogram
+            of the values on ``dataset`` and its quantized form, TensorRT's method) or
+            "percentile" (the 99.999th percentile of ``|value|`` on ``dataset``).
+        global_scale: the threshold (real value of the largest quantized value) in
+            "global_scale" mode (8.0).
+        weight_scale: "power2" (``max|w|`` rounded up to a power of two) or "max" (``max|w|``).
+        skip_dense_layer: leave every ``nn.dense`` in float32 (True).
+        skip_conv_layers: indices (in program order, from 0) of the ``nn.conv2d`` layers left
+            in float32 ([0]); None quantizes all.
+        do_simulation: stop after calibration (float32 program that simulates the rounding).
+        round_for_shift: add half of the divisor before a right shift (round to nearest).
+        debug_enabled_ops: None, or the names of the only operators to quantize.
+        rounding: "UPWARD" or "TONEAREST", rounding of fixed-point multiplications.
+        calibrate_chunk_by: how many statistics outputs to collect per run (-1: all at once).
+        partition_conversions: only "disabled" is supported in relay_tvm.
+
+    Returns:
+        A :class:`QConfig`; use it as ``with relay.quantize.qconfig(...):``.
+
+    Raises:
+        RelayError: an unknown field, an unknown mode, or a dtype that is not an integer type.
+    """
+    unknown = sorted(set(kwargs) - set(QConfig._node_defaults))
+    if unknown:
+        raise RelayError(f"qconfig: unknown field(s) {', '.join(unknown)}; expected one of "
+                         f"{', '.join(QConfig._node_defaults)}")
+    fields = {k: kwargs.get(k, v) for k, v in QConfig._node_defaults.items()}
+    for k, choices in _CHOICES.items():
+        if fields[k] not in choices:
+            raise RelayError(f"qconfig: {k}={fields[k]!r} is not one of {', '.join(choices)}")
+    if fields["partition_conversions"] != "disabled":
+        raise RelayError("qconfig: partition_conversions other than 'disabled' is not "
+                         "implemented in relay_tvm")
+    for k in ("dtype_input", "dtype_weight", "dtype_activation"):
+        if str(fields[k]) not in _INT_DTYPES:
+            raise RelayError(f"qconfig: {k}={fields[k]!r} is not an integer dtype "
+                             f"({', '.join(_INT_DTYPES)})")
+        fields[k] = str(fields[k])
+    for k in ("nbit_input", "nbit_weight", "nbit_activation"):
+        if not isinstance(fields[k], int) or not 2 <= fields[k] <= 32:
+            raise RelayError(f"qconfig: {k}={fields[k]!r} must be an int in [2, 32]")
+    if fields["skip_conv_layers"] is not None:
+        fields["skip_conv_layers"] = [int(i) for i in fields["skip_conv_layers"]]
+    if fields["debug_enabled_ops"] is not None:
+        fields["debug_enabled_ops"] = [str(getattr(o, "value", o))
+                                       for o in fields["debug_enabled_ops"]]
+    fields["global_scale"] = float(fields["global_scale"])
+    return QConfig(**fields)
+
+
+class QuantizeContext:
+    """State of one annotation run: the conv2d counter (for ``skip_conv_layers``), whether
+    quantization stopped (after ``nn.global_avg_pool2d``), and the simulated_quantize nodes
+    made so far (one per (expression, kind, sign, rounding))."""
+
+    Current = None
+
+    def __init__(self):
+        self.qnode_map: dict = {}
+        self._conv2d_counter = 0
+        self._stop_quantize = False
+
+    def check_to_skip(self, ref_call) -> bool:
+        """Whether to leave ``ref_call`` unquantized (counts conv2d layers as it goes)."""
+        if self._stop_quantize:
+            return True
+        skip = current_qconfig().skip_conv_layers
+        if ref_call.op.name == "nn.conv2d":
+            idx = self._conv2d_counter
+            self._conv2d_counter += 1
+            if skip is not None and idx in skip:
+                return True
+        return False
+
+    def stop_quantize(self):
+        self._stop_quantize = True
+
+    def reset(self):
+        self._conv2d_counter = 0
+        self._stop_quantize = False
+        self.qnode_map = {}
+
+    def __enter__(self):
+        self.reset()
+        return self
+
+    def __exit__(self, ptype, value, traceback):
+        pass
+
+
+def quantize_context() -> QuantizeContext:
+    """The annotation context (one per process, reset by each annotation run)."""
+    if QuantizeContext.Current is None:
+        QuantizeContext.Current = QuantizeContext()
+    return QuantizeContext.Current

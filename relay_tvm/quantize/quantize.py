@@ -1,0 +1,132 @@
+"""Automatic quantization (tvm.relay 0.19's ``relay.quantize.quantize``): partition, annotate,
+calibrate, realize.
+
+``quantize(mod, params, dataset)`` first runs :func:`prerequisite_optimize` (bind ``params``,
+SimplifyInference, FoldConstant, FoldScaleAxis, CanonicalizeOps, FoldConstant: batch norms
+become a multiply/add folded into the weights), then
+
+1. :func:`partition` ends each low-precision section with ``stop_fusion(cast_hint(x, int8))``;
+2. :func:`annotate` inserts ``simulated_quantize`` where values enter integer arithmetic;
+3. calibration (:func:`~._calibrate.calibrate`) sets their scales and clip bounds;
+4. :func:`realize` (unless ``do_simulation``) rewrites the program into integer operators:
+   ``conv2d(int8, int8) -> int32``, shifts/fixed-point multiplications, clips and casts.
+
+The result is a plain Relay module (no qnn operators) that ``relay.build`` compiles.
+"""
+
+from __future__ import annotations
+
+from ..analysis import free_vars
+from ..errors import RelayError
+from ..ir.expr import Function, bind, const
+from ..transform import (
+    CanonicalizeOps,
+    FoldConstant,
+    FoldScaleAxis,
+    InferType,
+    PassContext,
+    Sequential,
+    SimplifyInference,
+    function_pass,
+    module_pass,
+)
+from . import _annotate, _partition, _realize  # noqa: F401  (register the rules)
+from ._calibrate import calibrate
+from ._forward import forward_rewrite
+from .qconfig import current_qconfig, quantize_context
+
+
+@function_pass(opt_level=1, name="QuantizePartition")
+def _partition_pass(func, mod, ctx):
+    return forward_rewrite(func, _partition.ATTR)
+
+
+@function_pass(opt_level=1, name="QuantizeAnnotate")
+def _annotate_pass(func, mod, ctx):
+    out = forward_rewrite(func, _annotate.ATTR, fmulti_ref=_annotate.multi_ref)
+    params = list(out.params)
+    known = set(params)
+    params += [v for v in free_vars(out.body) if v not in known]
+    return Function(params, out.body, None, out.type_params, out.attrs, out.span)
+
+
+@function_pass(opt_level=1, name="QuantizeRealize")
+def _realize_pass(func, mod, ctx):
+    return forward_rewrite(func, _realize.ATTR)
+
+
+def partition():
+    """The partition pass (``QuantizePartition``): see the module docstring."""
+    return _partition_pass
+
+
+def annotate():
+    """The annotation pass (``QuantizeAnnotate``): rewrites a float32 program into one that
+    simulates quantization with ``simulated_quantize`` calls whose scale and clip variables
+    become parameters of ``main``."""
+    return _annotate_pass
+
+
+def realize():
+    """The realize pass (``QuantizeRealize``): rewrites the calibrated simulation into integer
+    arithmetic (see :mod:`._realize`)."""
+    return _realize_pass
+
+
+def _bind_params(func, params):
+    names: dict = {}
+    for p in func.params:
+        names[p.name_hint] = None if p.name_hint in names else p
+    binds = {}
+    for k, v in params.items():
+        if k not in names:
+            continue
+        if names[k] is None:
+            raise RelayError(f"quantize: several parameters of main are named {k!r}")
+        binds[names[k]] = const(v.numpy() if hasattr(v, "numpy") else v)
+    return bind(func, binds)
+
+
+def prerequisite_optimize(mod, params=None):
+    """Bind ``params`` into ``main`` and run SimplifyInference, FoldConstant, FoldScaleAxis,
+    CanonicalizeOps, FoldConstant (what quantization expects to find)."""
+    if params:
+        mod = mod.copy()
+        mod["main"] = _bind_params(mod["main"], params)
+    seq = Sequential([SimplifyInference(), FoldConstant(), FoldScaleAxis(), CanonicalizeOps(),
+                      FoldConstant()])
+    with PassContext(opt_level=3):
+        return seq(InferType()(mod))
+
+
+def quantize(mod, params=None, dataset=None):
+    """Quantize ``mod`` under the current :func:`~.qconfig.qconfig`.
+
+    Args:
+        mod: an ``IRModule`` whose ``main`` is a float32 dataflow function (NCHW conv2d).
+        params: ``name -> array`` of the weights, bound into ``main`` as constants.
+        dataset: iterable of ``{input name: array}`` for "kl_divergence"/"percentile"
+            calibration.
+
+    Returns:
+        The quantized ``IRModule`` (integer arithmetic; float32 inputs and outputs), or, with
+        ``do_simulation=True``, the calibrated float32 simulation.
+
+    Raises:
+        RelayError: a calibration that needs a dataset got none; a weight is not constant.
+    """
+    if isinstance(mod, Function):
+        from ..ir.module import IRModule
+
+        mod = IRModule.from_expr(mod)
+    mod = prerequisite_optimize(mod, params)
+    cal = module_pass(calibrate(dataset), opt_level=1, name="QuantizeCalibrate")
+    passes = [partition(), annotate(), cal, InferType()]
+    if not current_qconfig().do_simulation:
+        passes.append(realize())
+    passes.append(InferType())
+    passes.append(FoldConstant())
+    with PassContext(opt_level=3):
+        with quantize_context():
+            mod = Sequential(passes)(InferType()(mod))
+    return mod

@@ -1,0 +1,81 @@
+"""Binding parameters to constants by name (``tvm.relay.build_module.bind_params_by_name``) and
+the check of a value against a parameter's type that binding and the executors share.
+
+Nothing is cast or broadcast: a value must have the declared dtype and shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError, RelayError
+from ..ir.expr import Constant, Function
+from ..ir.functor import substitute
+from ..ir.types import TensorType, type_str
+
+
+def _as_array(x):
+    """A user value (NumPy array, tvm Tensor, scalar, nested tuple) as NumPy data."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "numpy"):
+        return x.numpy()
+    if isinstance(x, (list, tuple)):
+        return tuple(_as_array(v) for v in x)
+    return np.asarray(x)
+
+
+def check_arg(value, ty, where: str):
+    """Check a user argument against a parameter type: no silent cast or broadcast.
+
+    Raises:
+        InputError: dtype or shape differs.
+    """
+    if isinstance(ty, TensorType) and isinstance(value, np.ndarray):
+        want = ty.dtype
+        got = "bool" if value.dtype == np.bool_ else value.dtype.name
+        if got != want:
+            raise InputError(f"{where}: got dtype {got}, expected {want} (no implicit cast)")
+        shape = ty.shape
+        if len(shape) != value.ndim or any(
+            isinstance(d, int) and d != s for d, s in zip(shape, value.shape)
+        ):
+            raise InputError(
+                f"{where}: got shape {tuple(value.shape)}, expected {type_str(ty)}"
+            )
+
+
+def bind_params_by_name(func: Function, params: dict) -> Function:
+    """Replace the parameters of ``func`` named in ``params`` by constants.
+
+    A value must have exactly the dtype and shape the parameter declares (nothing is cast or
+    broadcast); a Python scalar takes the declared dtype.
+
+    Raises:
+        RelayError: two parameters share a bound name, or a value's dtype or shape differs from
+            the parameter's annotation (naming the parameter and both types).
+    """
+    if not params:
+        return func
+    by_name = {}
+    for p in func.params:
+        if p.name_hint in by_name:
+            if p.name_hint in params:
+                raise RelayError(f"cannot bind parameter {p.name_hint!r}: several parameters have that name")
+        by_name[p.name_hint] = p
+    binds = {}
+    for name, value in params.items():
+        if name not in by_name:
+            continue
+        p = by_name[name]
+        ann = p.type_annotation
+        if isinstance(value, (bool, int, float)) and isinstance(ann, TensorType):
+            value = np.asarray(value, dtype=ann.dtype)  # a Python scalar has no dtype of its own
+        arr = np.asarray(_as_array(value))
+        if isinstance(ann, TensorType):
+            check_arg(arr, ann, f"param {name!r}")
+        binds[p] = Constant(arr)
+    return substitute(func, binds)
+
+
+__all__ = ["bind_params_by_name", "check_arg"]
