@@ -16,8 +16,8 @@ Functions (suffix ``_D`` resp. ``_D_S``): ``tensor_array(n)`` (n empty slots),
 b)`` (axis 0), ``tensor_array_unstack_tensorK`` (dynamic; static: ``tensor_array_unstack``),
 ``tensor_array_scatter(ta, indices, values)`` (``ta[indices[j]] = values[j]``),
 ``tensor_array_split(ta, value, lengths)`` (``ta[j]`` = the ``j``-th run of ``lengths[j]``
-rows), ``tensor_array_concat(ta)``, ``tensor_array_stack(ta)``, ``tensor_array_gather(ta,
-indices)`` and, static only, ``tensor_get_data(t)``. Reading, taking or concatenating a
+rows), ``tensor_array_concat(ta)``, ``tensor_array_stack(ta)`` and, static only,
+``tensor_array_gather(ta, indices)`` and ``tensor_get_data(t)``. Reading, taking or concatenating a
 mismatched constructor (e.g. an unwritten slot) is an incomplete match: the interpreter raises
 :class:`~relay_tvm.errors.InterpreterError`.
 
@@ -242,8 +242,8 @@ class TensorArrayOps:
                 mod.get_global_var(nm("tensor_take")), _idx_vec(), None)
         L.concat(nm("tensor_array_concat"), L.of(gtv), elem, nil, concat)
         L.stack(nm("tensor_array_stack"), L.of(gtv), elem, expand, concat)
-        L.gather(nm("tensor_array_gather"), L.of(gtv), elem, read,
-                 mod.get_global_var(nm("tensor_array_stack")))
+        # no dynamic tensor_array_gather, as in tvm.relay 0.19 (PartialEvaluate over a module
+        # holding it breaks there and here; the static arrays have gather)
 
 
 def _shape_str(shape) -> str:
