@@ -6,7 +6,8 @@ Types: ``List[A]`` (``Cons``, ``Nil``), ``Option[A]`` (``Some``, ``None``), ``Tr
 ``nth``, ``update``, ``map``, ``foldl``, ``foldr``, ``foldr1``, ``concat``, ``filter``, ``zip``,
 ``rev``, ``map_accuml``, ``map_accumr``, ``unfoldl``, ``unfoldr``, ``sum``, ``length``,
 ``tmap``, ``size``, ``iterate``, and on ``nat``: ``nat_to_int``, ``nat_add``, ``nat_double``,
-``nat_iterate``. ``hd``, ``tl``, ``nth`` and ``foldr1`` are partial (``match?``): on an empty
+``nat_iterate``, ``nat_nth``, ``nat_update`` (index a list by a ``nat``). Tensor arrays of every
+dtype (:mod:`relay_tvm.tensor_array`) come with it. ``hd``, ``tl``, ``nth`` and ``foldr1`` are partial (``match?``): on an empty
 list the interpreter raises :class:`~relay_tvm.errors.InterpreterError`.
 
 Semantics follow tvm.relay 0.19's ``python/tvm/relay/std/prelude.rly`` and ``testing/nat.py``.
@@ -214,6 +215,20 @@ def @nat_iterate[A](%f: fn (A) -> A, %n: nat[]) -> fn (A) -> A {
     s(%m) => @compose(%f, @nat_iterate(%f, %m)),
   }
 }
+
+def @nat_nth[A](%xs: List[A], %n: nat[]) -> A {
+  match (%n) {
+    z => @hd(%xs),
+    s(%m) => @nat_nth(@tl(%xs), %m),
+  }
+}
+
+def @nat_update[A](%xs: List[A], %n: nat[], %v: A) -> List[A] {
+  match (%n) {
+    z => Cons(%v, @tl(%xs)),
+    s(%m) => Cons(@hd(%xs), @nat_update(@tl(%xs), %m, %v)),
+  }
+}
 """
 
 TYPE_DEFS = {"List": "list", "Option": "optional", "Tree": "tree", "nat": "nat"}
@@ -221,9 +236,11 @@ GLOBAL_DEFS = [
     "id", "compose", "flip", "hd", "tl", "nth", "update", "map", "foldl", "foldr", "foldr1",
     "concat", "filter", "zip", "rev", "map_accuml", "map_accumr", "unfoldl", "unfoldr", "sum",
     "length", "tmap", "size", "iterate", "nat_to_int", "nat_add", "nat_double", "nat_iterate",
+    "nat_nth", "nat_update",
 ]
 
 _PARSED = None
+_WITH_ARRAYS = None
 
 
 def _prelude_module() -> IRModule:
@@ -233,6 +250,21 @@ def _prelude_module() -> IRModule:
 
         _PARSED = parse(PRELUDE_TEXT, source_name="prelude.rly")
     return _PARSED
+
+
+def _prelude_with_tensor_arrays() -> IRModule:
+    """The Prelude plus the dynamic tensor arrays of every dtype of tvm.relay 0.19's Prelude
+    (built once; modules share the definitions)."""
+    global _WITH_ARRAYS
+    if _WITH_ARRAYS is None:
+        from .tensor_array import DTYPES, TensorArrayOps
+
+        holder = Prelude.__new__(Prelude)
+        holder.mod = _prelude_module().copy()
+        for dtype in DTYPES:
+            TensorArrayOps(holder, dtype).register()
+        _WITH_ARRAYS = holder.mod
+    return _WITH_ARRAYS
 
 
 class Prelude:
@@ -254,7 +286,9 @@ class Prelude:
 
     def load_prelude(self) -> None:
         if "List" not in self.mod._global_type_vars:
-            self.mod.update(_prelude_module())
+            self.mod.update(_prelude_with_tensor_arrays())
+        elif "tensor_float32_t" not in self.mod._global_type_vars:
+            self.mod.update(_prelude_with_tensor_arrays())
         self.list, self.cons, self.nil = self.mod.get_type("List")
         self.optional, self.some, self.none = self.mod.get_type("Option")
         self.tree, self.rose = self.mod.get_type("Tree")
@@ -263,8 +297,11 @@ class Prelude:
             setattr(self, name, self.mod.get_global_var(name))
 
     def get_name(self, canonical: str, dtype: str | None = None) -> str:
-        """The module name of ``canonical`` (dtype-specialized names are not used here)."""
-        return canonical if dtype is None else f"{canonical}_{dtype}"
+        """The module name of ``canonical``; with a dtype, the tensor array naming
+        (``tensor_t`` -> ``tensor_float32_t``, ``tensor_array`` -> ``tensor_array_float32``)."""
+        if dtype is None:
+            return canonical
+        return f"tensor_{dtype}_t" if canonical == "tensor_t" else f"{canonical}_{dtype}"
 
     def get_global_var(self, canonical: str, dtype: str | None = None):
         """The ``GlobalVar`` of a Prelude function, e.g. ``get_global_var("map")``."""
@@ -284,5 +321,52 @@ class Prelude:
                 return c
         raise RelayError(f"type {ty_name} has no constructor {canonical}")
 
+    def get_tensor_ctor(self, canonical: str, dtype: str):
+        """A constructor of the dynamic tensor type of ``dtype``, e.g. ``("tensor2", "int32")``."""
+        return self.get_ctor("tensor_t", canonical, dtype)
 
-__all__ = ["Prelude", "PRELUDE_TEXT", "GLOBAL_DEFS"]
+    # static tensor arrays (relay_tvm.tensor_array.StaticTensorArrayOps) ------------------------
+    def get_name_static(self, canonical: str, dtype: str, shape, batch_dim=None) -> str:
+        from .tensor_array import static_name
+
+        return static_name(canonical, dtype, shape, batch_dim)
+
+    def get_global_var_static(self, canonical: str, dtype: str, shape, batch_dim=None):
+        return self.mod.get_global_var(self.get_name_static(canonical, dtype, shape, batch_dim))
+
+    def get_type_static(self, canonical: str, dtype: str, shape):
+        return self.mod.get_global_type_var(self.get_name_static(canonical, dtype, shape))
+
+    def get_ctor_static(self, ty_name: str, canonical: str, dtype: str, shape):
+        from .errors import RelayError
+
+        name = self.get_name_static(canonical, dtype, shape)
+        for c in self.mod[self.get_type_static(ty_name, dtype, shape)].constructors:
+            if c.name_hint == name:
+                return c
+        raise RelayError(f"static tensor type for {dtype} {tuple(shape)} has no constructor "
+                         f"{name}")
+
+    def get_tensor_ctor_static(self, canonical: str, dtype: str, shape):
+        return self.get_ctor_static("tensor_t", canonical, dtype, shape)
+
+
+def _import_std(mod: IRModule, name: str) -> None:
+    """``IRModule.import_from_std``: ``prelude.rly`` and ``nat.rly`` are this Prelude (which
+    holds ``nat``); ``core.rly`` declares nothing relay_tvm needs (its ``Storage`` type belongs
+    to the memory planner TVM removed)."""
+    if name in ("prelude.rly", "nat.rly"):
+        Prelude(mod)
+    elif name != "core.rly":
+        from .errors import RelayError
+
+        raise RelayError(f"import_from_std: unknown standard library file {name!r}; relay_tvm "
+                         "provides 'prelude.rly', 'nat.rly' and 'core.rly'")
+
+
+IRModule._STD_IMPORTER = staticmethod(_import_std)
+
+from .tensor_array import StaticTensorArrayOps, TensorArrayOps, get_tensor_array_shape  # noqa: E402
+
+__all__ = ["Prelude", "PRELUDE_TEXT", "GLOBAL_DEFS", "StaticTensorArrayOps", "TensorArrayOps",
+           "get_tensor_array_shape"]

@@ -15,6 +15,8 @@ from .kinds_and_ops import (  # noqa: F401,E402
     extract_intermediate_expr,
     list_op_freqs,
 )
+from .basic_block import check_basic_block_normal_form  # noqa: F401
+from .call_graph import CallGraph  # noqa: F401
 from .model_stats import (  # noqa: F401,E402
     Feature,
     count_layers,

@@ -39,6 +39,7 @@ MODULE_ALIASES = {
     "tvm._ffi": "relay_tvm.compat.ffi",
     "tvm.ir.diagnostics": "relay_tvm.compat.diagnostics",
     "tvm.runtime.container": "relay_tvm.compat.container",
+    "tvm.runtime.name_transforms": "relay_tvm.backend.name_transforms",
 }
 
 
@@ -396,7 +397,9 @@ def _make_pass_context_class(base):
             relay_ins = [i for i in ins if not isinstance(i, tvm.ir.instrument.PassInstrument)]
             super().__init__(opt_level, required_pass, disabled_pass, tvm_ins or None,
                              tvm_cfg or None)
-            _SIDE[hash(self)] = (relay_cfg, relay_ins)
+            # the Python instrument objects themselves: TVM hands back base-class handles
+            # without the Python methods relay passes call
+            _SIDE[hash(self)] = (relay_cfg, relay_ins, tvm_ins)
 
     PassContext.__module__ = "tvm.ir.transform"
     return PassContext
@@ -413,13 +416,19 @@ def _outer_context():
         return None
     mirror = _MIRROR.get(key)
     if mirror is None or mirror[0] is not cur and not mirror[0].same_as(cur):
-        relay_cfg, relay_ins = _SIDE.get(key, ({}, []))
+        relay_cfg, relay_ins, _tvm_py_ins = _SIDE.get(key, ({}, [], []))
         cfg = {str(k): v for k, v in dict(cur.config).items()}
         cfg.update(relay_cfg)
         ctx = RelayCtx(opt_level=int(cur.opt_level), required_pass=list(cur.required_pass),
                        disabled_pass=list(cur.disabled_pass), config=cfg,
                        instruments=relay_ins)
-        mirror = _MIRROR[key] = (cur, ctx)
+        mirror = _MIRROR[key] = (cur, ctx, relay_ins)
+    # TVM's PassInstrument objects (e.g. from @tvm.instrument.pass_instrument) see relay passes
+    # too; read them each time: override_instruments changes them on the current context
+    live = list(cur.instruments or ())
+    py_ins = _SIDE.get(key, ({}, [], []))[2]
+    tvm_ins = [i for i in py_ins if any(i.same_as(j) for j in live)]
+    mirror[1].instruments = list(mirror[2]) + tvm_ins
     return mirror[1]
 
 

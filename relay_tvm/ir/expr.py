@@ -336,7 +336,50 @@ def bind(expr, binds: dict):
     return substitute(expr, binds)
 
 
+
+class TupleWrapper:
+    """A tuple-valued operator call that indexes like a Python tuple (``relay.TupleWrapper``).
+
+    ``relay.split`` and ``relay.topk`` return one: ``w[i]`` is ``TupleGetItem(w.tuple_value, i)``,
+    ``w.astuple()`` the call itself, ``len(w)`` the number of fields.
+    """
+
+    def __init__(self, tuple_value, size: int):
+        self.tuple_value = tuple_value
+        self.size = size
+
+    def astuple(self):
+        """The underlying tuple-typed expression."""
+        return self.tuple_value
+
+    def astext(self):
+        return (
+            self.tuple_value.astext()
+            if hasattr(self.tuple_value, "astext")
+            else str(self.tuple_value)
+        )
+
+    def __getitem__(self, index):
+        if not isinstance(index, int):
+            raise TypeError(f"TupleWrapper index must be an int, got {type(index).__name__}")
+        if index < 0:
+            index += self.size
+        if not 0 <= index < self.size:
+            raise IndexError(f"TupleWrapper index {index} out of range for {self.size} fields")
+        return TupleGetItem(self.tuple_value, index)
+
+    def __len__(self):
+        return self.size
+
+    def __iter__(self):
+        return (self[i] for i in range(self.size))
+
+    def __repr__(self):
+        return f"TupleWrapper({self.tuple_value!r}, {self.size})"
+
+
 __all__ = [
+    "TupleWrapper",
     "Expr",
     "Var",
     "GlobalVar",

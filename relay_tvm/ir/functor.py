@@ -26,6 +26,7 @@ from .adt import (
     PatternTuple,
     PatternVar,
     PatternWildcard,
+    TypeData,
 )
 from .expr import (
     Call,
@@ -400,14 +401,32 @@ _TMETHOD = {
     RefType: "visit_ref_type",
     TypeCall: "visit_type_call",
     TypeRelation: "visit_type_relation",
+    TypeData: "visit_type_data",
 }
 
 
 class TypeFunctor:
-    """Dispatch on the type kind to ``visit_<kind>`` (types are shallow: plain recursion)."""
+    """Dispatch on the type kind to ``visit_<kind>`` (types are shallow: plain recursion).
+    A kind without an override raises ``NotImplementedError`` (tvm.relay's TypeFunctor)."""
 
     def visit(self, t):
-        return getattr(self, _TMETHOD[type(t)])(t)
+        try:
+            name = _TMETHOD[type(t)]
+        except KeyError:
+            raise TypeError(f"TypeFunctor: not a Relay type: {type(t).__name__}") from None
+        return getattr(self, name)(t)
+
+
+def _unimplemented(name):
+    def method(self, t):
+        raise NotImplementedError(f"{type(self).__name__}.{name} is not implemented")
+
+    method.__name__ = name
+    return method
+
+
+for _name in _TMETHOD.values():
+    setattr(TypeFunctor, _name, _unimplemented(_name))
 
 
 class TypeVisitor(TypeFunctor):
@@ -446,6 +465,11 @@ class TypeVisitor(TypeFunctor):
         for a in t.args:
             self.visit(a)
 
+    def visit_type_data(self, t):
+        self.visit(t.header)
+        for v in t.type_vars:
+            self.visit(v)
+
 
 class TypeMutator(TypeFunctor):
     def visit_tensor_type(self, t):
@@ -481,6 +505,9 @@ class TypeMutator(TypeFunctor):
         return t if (f is t.func and _same(args, t.args)) else TypeCall(f, args, t.span)
 
     def visit_type_relation(self, t):
+        return t
+
+    def visit_type_data(self, t):
         return t
 
 

@@ -164,6 +164,21 @@ class IRModule(Node):
         for gv, f in other._functions.items():
             self[gv] = f
 
+    # set by relay_tvm.prelude (a layer above): the Relay standard library files
+    _STD_IMPORTER = None
+
+    def import_from_std(self, name: str) -> None:
+        """Add a file of Relay's standard library to this module (tvm.relay's
+        ``IRModule.import_from_std``): ``"prelude.rly"``, ``"nat.rly"`` (the Prelude, which
+        holds ``nat``) or ``"core.rly"``.
+
+        Raises:
+            RelayError: an unknown file name.
+        """
+        if IRModule._STD_IMPORTER is None:
+            import relay_tvm.prelude  # noqa: F401  (installs the importer)
+        IRModule._STD_IMPORTER(self, name)
+
     def update_func(self, gv, func) -> None:
         self[gv] = func
 

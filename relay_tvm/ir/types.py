@@ -254,6 +254,32 @@ class FuncType(Type):
         object.__setattr__(self, "type_params", tuple(self.type_params or ()))
         object.__setattr__(self, "type_constraints", tuple(self.type_constraints or ()))
 
+    def __eq__(self, other):
+        """Alpha-equivalence: ``fn [A](A) -> A == fn [B](B) -> B`` (as tvm.relay's ``==`` on
+        types, which is structural equality)."""
+        if not isinstance(other, FuncType):
+            return NotImplemented
+        if len(self.type_params) != len(other.type_params) or len(self.arg_types) != len(
+                other.arg_types) or self.type_constraints != other.type_constraints:
+            return False
+        if self.type_params == other.type_params:
+            return (self.arg_types, self.ret_type) == (other.arg_types, other.ret_type)
+        if any(a.kind != b.kind for a, b in zip(self.type_params, other.type_params)):
+            return False
+        fresh = [TypeVar(p.name_hint, p.kind) for p in self.type_params]
+
+        def body(f):
+            ren = dict(zip(f.type_params, fresh))
+            return (tuple(_rename_type_vars(t, ren) for t in f.arg_types),
+                    _rename_type_vars(f.ret_type, ren))
+
+        return body(self) == body(other)
+
+    def __hash__(self):
+        if self.type_params:  # names of bound type variables do not count
+            return hash(("FuncType", len(self.arg_types), len(self.type_params)))
+        return hash((self.arg_types, self.ret_type, self.type_constraints))
+
 
 @dataclass(frozen=True, slots=True, repr=False)
 class RefType(Type):
@@ -292,6 +318,25 @@ class TypeRelation(TypeConstraint):
     num_inputs: int
     attrs: object = None
     span: Span | None = None
+
+
+def _rename_type_vars(t, ren: dict):
+    """``t`` with the type variables in ``ren`` replaced (types are shallow: recursion is
+    bounded by the nesting of the written type)."""
+    if isinstance(t, TypeVar):
+        return ren.get(t, t)
+    if isinstance(t, TupleType):
+        return TupleType(tuple(_rename_type_vars(f, ren) for f in t.fields))
+    if isinstance(t, FuncType):
+        inner = {k: v for k, v in ren.items() if k not in t.type_params}
+        return FuncType(tuple(_rename_type_vars(a, inner) for a in t.arg_types),
+                        _rename_type_vars(t.ret_type, inner), t.type_params, t.type_constraints)
+    if isinstance(t, RefType):
+        return RefType(_rename_type_vars(t.value, ren))
+    if isinstance(t, TypeCall):
+        return TypeCall(_rename_type_vars(t.func, ren),
+                        tuple(_rename_type_vars(a, ren) for a in t.args))
+    return t
 
 
 def type_str(t) -> str:

@@ -54,6 +54,8 @@ from .shape_ops import *  # noqa: F401,F403
 from .tensor import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
 from .transform_extra import *  # noqa: F401,F403
+from .debug import debug  # noqa: F401,E402
+from ..ir.expr import const  # noqa: F401,E402  (tvm.relay.op.const)
 
 _sugar.attach()  # x + y, x < 1, -x, x.astype(...) on expressions
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..ir.attrs import AttrField as F
 from ._common import identity_rel
-from .registry import OpPattern, make_call, register_op
+from .registry import OpPattern, make_call, register_gradient, register_op
 
 
 def _identity_ref(args, attrs, out_type):
@@ -79,4 +79,28 @@ def cast_hint(data, dtype):
     return make_call("annotation.cast_hint", [data], dtype=dtype)
 
 
-__all__ = ["stop_fusion", "cast_hint"]
+register_op(
+    "annotation.checkpoint",
+    num_inputs=1,
+    arguments=("data",),
+    rel=identity_rel("annotation.checkpoint"),
+    ref=_identity_ref,
+    compute=_identity_compute,
+    pattern=OpPattern.OPAQUE,
+    doc="The identity; marks a value reverse-mode differentiation may recompute.",
+    level=10,
+)
+for _name in ("annotation.stop_fusion", "annotation.checkpoint", "annotation.cast_hint"):
+    register_gradient(_name, lambda orig, g: [g])  # the identity's gradient
+
+
+def checkpoint(data):
+    """``data`` unchanged, marked for recomputation in gradients (``annotation.checkpoint``).
+
+    Args:
+        data: a tensor expression.
+    """
+    return make_call("annotation.checkpoint", [data])
+
+
+__all__ = ["stop_fusion", "cast_hint", "checkpoint"]

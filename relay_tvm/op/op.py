@@ -17,6 +17,8 @@ from .registry import (  # noqa: F401
     list_op_names,
     register_compute,
     register_gradient,
+    register,
     register_op,
     register_pattern,
+    register_stateful,
 )

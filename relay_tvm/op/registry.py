@@ -110,6 +110,43 @@ class Op(RelayExpr):
     def __call__(self, *args, **attrs):
         return Call(self, list(args), self.make_attrs(**attrs))
 
+    # ---- tvm.relay 0.19's builder methods for operators registered from Python ---------------
+    def reset_attr(self, attr_key: str) -> None:
+        """Remove the attribute ``attr_key`` set with ``register_op_attr`` (0.19's method)."""
+        from .op_attrs import reset_op_attr
+
+        reset_op_attr(self.name, attr_key)
+
+    def set_num_inputs(self, n: int) -> None:
+        self.num_inputs = int(n)
+
+    def add_argument(self, name: str, type_info: str = "Tensor", description: str = "") -> None:
+        self.arguments = (*self.arguments, name)
+
+    def set_support_level(self, level: int) -> None:
+        self.support_level = int(level)
+
+    def set_attrs_type_key(self, key: str) -> None:
+        """Accepted for 0.19 code; relay_tvm operators take any ``DictAttrs``."""
+
+    def add_type_rel(self, rel_name: str, type_rel_func: Callable | None = None) -> None:
+        """The type relation: ``type_rel_func(arg_types, attrs) -> output type`` (None: not
+        known yet), or a built-in one by name: ``"Identity"`` (the output has the first
+        input's type) or ``"Broadcast"`` (NumPy broadcasting of two inputs).
+
+        Raises:
+            RelayError: an unknown built-in relation name.
+        """
+        if type_rel_func is None:
+            from ._common import broadcast_rel, identity_rel
+
+            makers = {"Identity": identity_rel, "Broadcast": broadcast_rel}
+            if rel_name not in makers:
+                raise RelayError(f"{self.name}: unknown type relation {rel_name!r}; give a "
+                                 f"function or one of {sorted(makers)}")
+            type_rel_func = makers[rel_name](self.name)
+        self.type_rel = type_rel_func
+
 
 register_expr_kind(Op, "visit_op")  # functors dispatch operators to visit_op
 
@@ -160,6 +197,26 @@ def register_op(
     if schedule is not None:
         op.schedule = schedule
     return op
+
+
+def register(op_name: str, describe: str = "") -> None:
+    """Register a new operator named ``op_name`` from Python (``tvm.relay.op.op.register``);
+    complete it with ``get(op_name).set_num_inputs(...)``, ``add_type_rel(...)``, ... and
+    ``register_pattern``.
+
+    Raises:
+        RelayError: an operator of that name is already registered.
+    """
+    if op_name in _REGISTRY:
+        raise RelayError(f"Operator {op_name} is registered before")
+    register_op(op_name, doc=describe)
+
+
+def register_stateful(op_name: str, stateful: bool, level: int = 10) -> None:
+    """Mark ``op_name`` as having (or not) side effects (attribute ``TOpIsStateful``)."""
+    from .op_attrs import register_op_attr
+
+    register_op_attr(op_name, "TOpIsStateful", bool(stateful), level)
 
 
 def _setter(field: str):

@@ -32,8 +32,12 @@ class Executor:
         """Evaluate ``expr`` (``mod["main"]`` when None). A function gives a Python callable taking
         NumPy arrays / tvm Tensors; any other expression is evaluated at once."""
         if binds:
+            from ..ir.expr import Expr, const
             from ..ir.functor import substitute
 
+            # values may be arrays (tvm.relay took NumPy / tvm tensors there too)
+            binds = {k: v if isinstance(v, Expr) else const(
+                v.numpy() if hasattr(v, "numpy") else v) for k, v in binds.items()}
             expr = substitute(expr, binds)
         return self._make_executor(expr)
 

@@ -96,7 +96,13 @@ class ConstructorValue:
 
     __slots__ = ("constructor", "fields")
 
-    def __init__(self, constructor, fields):
+    def __init__(self, constructor, fields, *legacy):
+        if legacy and isinstance(constructor, int):
+            # tvm.relay 0.19's order: ConstructorValue(tag, fields, constructor)
+            if constructor != legacy[0].tag:
+                raise InterpreterError(f"ConstructorValue: tag {constructor} is not the tag "
+                                       f"{legacy[0].tag} of {legacy[0].name_hint}")
+            constructor = legacy[0]
         self.constructor = constructor
         self.fields = tuple(fields)
 
@@ -330,6 +336,34 @@ def _match(p, v, binds) -> bool:
     return False
 
 
+class HostArray(np.ndarray):
+    """A NumPy array that also has ``tvm.runtime.Tensor``'s ``numpy()`` / ``asnumpy()``: the
+    tensors inside ADT values returned to the user (tvm.relay's interpreter gave NDArrays there;
+    this keeps NumPy behaviour for code written against relay_tvm)."""
+
+    def numpy(self) -> np.ndarray:
+        return np.asarray(self)
+
+    asnumpy = numpy
+
+
+def _host_fields(v) -> None:
+    """Give the tensors in the fields of ADT values reachable from ``v`` ``numpy()`` (in
+    place, iteratively: long lists are normal)."""
+    stack, seen = [v], set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, tuple):
+            stack.extend(x)
+        elif isinstance(x, ConstructorValue):
+            fields = tuple(f.view(HostArray) if type(f) is np.ndarray else f for f in x.fields)
+            x.fields = fields
+            stack.extend(fields)
+
+
 def to_user(v):
     """Interpreter value -> what executors return (tvm Tensors for tensors)."""
     if isinstance(v, np.ndarray):
@@ -338,7 +372,9 @@ def to_user(v):
         return tvm.runtime.tensor(np.array(v, order="C"))
     if isinstance(v, tuple):
         return tuple(to_user(x) for x in v)
+    if isinstance(v, ConstructorValue):
+        _host_fields(v)
     return v
 
 
-__all__ = ["Interpreter", "Closure", "RefValue", "ConstructorValue", "Env", "to_value", "to_user", "check_arg"]
+__all__ = ["HostArray", "Interpreter", "Closure", "RefValue", "ConstructorValue", "Env", "to_value", "to_user", "check_arg"]

@@ -3,7 +3,8 @@
 Each workload module has ``get_workload(batch_size=1, ...) -> (mod, params)``: a type-checked
 :class:`IRModule` whose ``main`` takes ``data`` and the parameters, and a dict of seeded
 Xavier-initialized NumPy parameter values: :mod:`.mlp`, :mod:`.resnet`, :mod:`.mobilenet`,
-:mod:`.vgg`, :mod:`.squeezenet`, :mod:`.dcgan`, :mod:`.lstm`.
+:mod:`.vgg`, :mod:`.squeezenet`, :mod:`.dcgan`, :mod:`.lstm`, :mod:`.inception_v3`,
+:mod:`.synthetic`.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import numpy as np
 
 from ..transform.gradient import gradient  # noqa: F401
 from . import dcgan, init, layers, lstm, mlp, mobilenet, resnet, squeezenet, vgg  # noqa: F401
+from . import dqn, inception_v3, synthetic  # noqa: F401
+from .py_converter import run_as_python, to_python  # noqa: F401
 from .grad import check_grad  # noqa: F401
 from .init import Xavier, create_workload  # noqa: F401
 from .train import lenet_loss, mlp_loss, synthetic_classification, train_sgd  # noqa: F401
+from ..prelude import Prelude  # noqa: F401  (tvm.relay.testing re-exported it)
 
 
 def run_infer_type(expr, mod=None):
@@ -62,6 +66,13 @@ def run_opt_pass(expr, opt_pass, import_prelude=False, opt_level=None):
             mod = run(mod)
     entry = mod["main"]
     return entry if isinstance(expr, Function) else entry.body
+
+
+def _np_randn_from_type(t, scale=1, mean=0):
+    """A standard-normal NumPy array of tensor type ``t``'s shape and dtype, times ``scale``
+    plus ``mean`` (tvm.relay.testing's helper for gradient checks)."""
+    shape = tuple(int(d) for d in t.shape)
+    return np.asarray(mean + scale * np.random.randn(*shape)).astype(t.dtype)
 
 
 def rand(*args, seed=None):
@@ -136,4 +147,5 @@ from . import temp_op_attr  # noqa: E402,F401
 
 __all__ = ["run_infer_type", "run_opt_pass", "rand", "create_workload", "Xavier", "check_grad",
            "gradient", "train_sgd", "mlp_loss", "lenet_loss", "synthetic_classification",
-           "count_ops", "count", "make_nat_expr", "make_nat_value", "temp_op_attr"]
+           "count_ops", "count", "make_nat_expr", "make_nat_value", "temp_op_attr", "run_as_python",
+           "to_python", "inception_v3", "synthetic"]

@@ -52,6 +52,7 @@ from .pass_infra import (  # noqa: F401
 )
 from .pipeline import default_pipeline  # noqa: F401
 from .simplify_expr import SimplifyExpr  # noqa: F401
+from .div_to_mul import DivToMul  # noqa: F401
 from .simplify_inference import SimplifyInference  # noqa: F401
 from .span_check import SpanCheck  # noqa: F401
 

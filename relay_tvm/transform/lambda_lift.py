@@ -9,7 +9,9 @@ Inline / InlineGlobals, RemoveUnusedFunctions.
 - **EtaExpand** (``eta_expand.cc``, opt 1): a global function or constructor used as a value
   (not called) is wrapped in ``fn (x..) { f(x..) }``.
 - **Inline** (``inline.cc``, opt 1): calls of global functions with attribute ``Inline=1``
-  are replaced by their bodies (arguments let-bound, evaluated once); **InlineGlobals** does this
+  are replaced by their bodies (arguments substituted for the parameters; a function for an
+  external ``Compiler`` is kept as a local function instead), and inlined functions left
+  without references are removed; **InlineGlobals** does this
   for every non-recursive global function reachable from ``main``, then drops them.
 - **RemoveUnusedFunctions** (opt 1): drops global functions not reachable from the entries.
 
@@ -206,19 +208,23 @@ class _Inline(Rewriter):
         super().__init__()
         self.mod = mod
         self.targets = targets
+        self.inlined: set = set()
 
     def post_call(self, orig, new):
         if type(new.op) is not GlobalVar or new.op not in self.targets:
             return new
         f = self.mod[new.op]
-        fresh = {p: _fresh_var(p) for p in f.params}
+        self.inlined.add(new.op)
         from ..ir.functor import substitute
 
-        # a fresh copy of the body (its bound variables renamed) so each inlining is distinct
-        body = _rename_bound(substitute(f.body, fresh))
-        for p, a in reversed(list(zip(f.params, new.args))):
-            body = Let(fresh[p], a, body, orig.span)
-        return body
+        if f.get_attr("Compiler", None):
+            # a function for an external compiler stays a function: the call gets a local copy
+            return Call(_rename_bound(f), new.args, new.attrs, new.type_args, orig.span)
+        if len(f.params) != len(new.args):
+            return new
+        # the arguments replace the parameters (a shared argument is still computed once:
+        # dataflow is a graph), in a fresh copy of the body so each inlining is distinct
+        return _rename_bound(substitute(f.body, dict(zip(f.params, new.args))))
 
 
 def _rename_bound(expr):
@@ -250,12 +256,29 @@ def inline(mod, targets=None):
     if not targets:
         return mod
     out = mod.copy()
-    for gv, f in mod.functions.items():
-        if is_primitive(f):
-            continue
-        nf = _Inline(mod, targets).rewrite(f)
-        if nf is not f:
-            out[gv] = nf
+    inlined: set = set()
+    # callees first: repeat until no call of a target is left (targets are not recursive, so
+    # each round removes a level of the call graph)
+    for _round in range(len(targets) + 1):
+        changed = False
+        for gv, f in list(out.functions.items()):
+            if is_primitive(f):
+                continue
+            rw = _Inline(out, targets)
+            nf = rw.rewrite(f)
+            if nf is not f:
+                out[gv] = nf
+                inlined |= rw.inlined
+                changed = True
+        if not changed:
+            break
+    # inlined functions nothing refers to any more leave the module (tvm.relay's Inline)
+    used = set()
+    for gv, f in out.functions.items():
+        used |= {g for g in _calls_of(f) if g is not gv}
+    for gv in inlined:
+        if gv not in used and gv.name_hint != "main" and gv in out:
+            del out[gv]
     return out
 
 

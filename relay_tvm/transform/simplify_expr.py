@@ -16,17 +16,19 @@ pattern                               rewrite
 ``transpose(x, identity)``            ``x``
 ``cast(x, dtype of x)``               ``x``
 ====================================  ============================================
+
+and the rules of :mod:`.simplify_rules` (concretizing ``*_like`` operators, consecutive casts,
+``x + x``, ``c / sqrt(x)``, additive / multiplicative identities given as ``zeros`` / ``ones``).
 """
 
 from __future__ import annotations
 
-import numpy as np
 
-from ..ir.expr import Constant
 from ..ir.types import TensorType
 from ..op.registry import make_call
 from ._rewrite import Rewriter, op_name
 from .pass_infra import FunctionPass, PassInfo
+from .simplify_rules import RULES_019, is_value
 
 
 def _ty(e):
@@ -34,12 +36,7 @@ def _ty(e):
 
 
 def _is_value(e, v) -> bool:
-    if type(e) is not Constant:
-        return False
-    d = e.data
-    if d.size == 1:  # a scalar: compare without NumPy's array machinery
-        return bool(d.item() == v)
-    return d.size > 0 and bool(np.all(d == v))
+    return is_value(e, v)
 
 
 def _static(t):
@@ -106,13 +103,6 @@ def _transpose(orig, new):
     return None
 
 
-def _cast(orig, new):
-    src = _ty(orig.args[0])
-    if isinstance(src, TensorType) and src.dtype == new.attrs.dtype:
-        return new.args[0]
-    return None
-
-
 # (operator, rule): the rule returns the replacement or None
 RULES = [
     ("multiply", _identity_operand),
@@ -121,7 +111,7 @@ RULES = [
     ("subtract", _identity_operand),
     ("reshape", _reshape),
     ("transpose", _transpose),
-    ("cast", _cast),
+    *RULES_019,
 ]
 _BY_OP: dict = {}
 for _op, _rule in RULES:
@@ -133,6 +123,10 @@ class _Simplify(Rewriter):
         for rule in _BY_OP.get(op_name(new), ()):
             out = rule(orig, new)
             if out is not None:
+                # the replacement has the replaced node's type (later rules read it)
+                t = _ty(orig)
+                if t is not None and _ty(out) is None and hasattr(out, "_set_checked_type"):
+                    out._set_checked_type(t)
                 return out
         return new
 

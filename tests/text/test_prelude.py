@@ -180,6 +180,9 @@ def test_prelude_loads_into_existing_module_once():
     x = relay.var("x", "float32")
     mod["main"] = relay.Function([x], x)
     p1 = relay.Prelude(mod)
+    n_types, n_funcs = len(mod.get_global_type_vars()), len(mod.get_global_vars())
     p2 = relay.Prelude(mod)
     assert p1.mod is mod and "main" in mod and p2.map is p1.map
-    assert len(mod.get_global_type_vars()) == 4
+    # List, Option, Tree, nat and one dynamic tensor type per tensor-array dtype, once
+    assert n_types == 4 + 9
+    assert (len(mod.get_global_type_vars()), len(mod.get_global_vars())) == (n_types, n_funcs)

@@ -86,5 +86,8 @@ def assert_same_result(mod_before, mod_after, seed=0, rtol=1e-5, atol=1e-5):
 
 
 def prim(params, body, name):
-    """A primitive function as FuseOps makes it."""
-    return relay.Function(params, body, attrs={"Primitive": 1, "func_name": name})
+    """A primitive function as FuseOps makes it (``name``: its expected kernel name)."""
+    from relay_tvm.transform.fuse_ops import fused_function_name
+
+    assert fused_function_name(body) == name
+    return relay.Function(params, body, attrs={"Primitive": 1})

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import relay_tvm as relay
+from relay_tvm.transform.fuse_ops import fused_function_name
 from relay_tvm import analysis, testing, transform
 from relay_tvm.analysis import Feature
 
@@ -56,7 +57,7 @@ def test_detect_feature():
 def test_extract_fused_functions_mlp():
     mod, _ = testing.mlp.get_workload()
     funcs = analysis.extract_fused_functions(mod)
-    names = sorted(f.get_attr("func_name") for f in funcs.values())
+    names = sorted(fused_function_name(f.body) for f in funcs.values())
     # fc1 and fc2 have different shapes: two distinct kernels of the same name
     assert names == ["fused_nn_batch_flatten", "fused_nn_dense_nn_bias_add",
                      "fused_nn_dense_nn_bias_add_nn_relu", "fused_nn_dense_nn_bias_add_nn_relu",

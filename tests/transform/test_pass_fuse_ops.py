@@ -84,7 +84,7 @@ def test_conv2d_fuse():
     before_f = run_opt_pass(before(dshape), [], opt_level=2)
     after = fuse(before_f)
     fns = prim_funcs(after)
-    names = sorted(f.get_attr("func_name") for f in fns)
+    names = sorted(fused_function_name(f.body) for f in fns)
     assert names == sorted(["fused_add", "fused_nn_conv2d_add_add", "fused_nn_conv2d",
                             "fused_nn_conv2d_add"])
     exp = run_opt_pass(expected(dshape), [], opt_level=2)
@@ -161,7 +161,7 @@ def test_reduce_takes_elementwise_producers():
         return relay.Function([x], relay.sqrt(y))
 
     after = fuse(before())
-    names = [f.get_attr("func_name") for f in prim_funcs(after)]
+    names = [fused_function_name(f.body) for f in prim_funcs(after)]
     # exp fuses into the reduction; the tail after a reduction starts a new kernel
     assert sorted(names) == ["fused_exp_sum", "fused_sqrt"]
     assert_same_result(before(), after)
@@ -171,9 +171,9 @@ def test_opt_level_zero_one_kernel_per_operator():
     x = relay.var("x", shape=(3, 3))
     f = relay.Function([x], relay.exp(relay.add(x, x)))
     after = fuse(f, level=0)
-    assert sorted(fn.get_attr("func_name") for fn in prim_funcs(after)) == ["fused_add", "fused_exp"]
+    assert sorted(fused_function_name(fn.body) for fn in prim_funcs(after)) == ["fused_add", "fused_exp"]
     after1 = fuse(f, level=1)
-    assert [fn.get_attr("func_name") for fn in prim_funcs(after1)] == ["fused_add_exp"]
+    assert [fused_function_name(fn.body) for fn in prim_funcs(after1)] == ["fused_add_exp"]
     # an explicit fuse_opt_level overrides the context's level
     after2 = run_opt_pass(f, transform.FuseOps(fuse_opt_level=0), opt_level=3)
     assert len(prim_funcs(after2)) == 2
@@ -198,7 +198,7 @@ def test_if_and_let_are_fusion_barriers():
     body = relay.Let(v, relay.If(c, t, e), relay.sqrt(relay.sqrt(v)))
     f = relay.Function([x, c], body)
     after = fuse(f)
-    names = sorted(fn.get_attr("func_name") for fn in prim_funcs(after))
+    names = sorted(fused_function_name(fn.body) for fn in prim_funcs(after))
     assert names == ["fused_add_exp", "fused_exp_negative", "fused_sqrt_sqrt"]
     mod = relay.IRModule.from_expr(f)
     mod = transform.InferType()(mod)
@@ -223,7 +223,7 @@ def test_resnet_block_is_one_kernel():
     y = relay.add(y, x)
     f = relay.Function([x, w, b, scale, shift], y)
     after = fuse(f)
-    names = sorted(fn.get_attr("func_name") for fn in prim_funcs(after))
+    names = sorted(fused_function_name(fn.body) for fn in prim_funcs(after))
     # expand_dims is a broadcast op in Relay: it joins the conv2d kernel too
     assert names == ["fused_nn_conv2d_expand_dims_add_multiply_add_nn_relu_add"]
     assert_same_result(f, after, atol=1e-4)
@@ -298,7 +298,7 @@ def test_resnet_block_through_default_pipeline():
     for disabled in ([], ["AlterOpLayout"]):
         with transform.PassContext(opt_level=3, disabled_pass=disabled):
             opt = transform.default_pipeline(3)(mod)
-        kernels = [fn.get_attr("func_name") for fn in prim_funcs(opt["main"])]
+        kernels = [fused_function_name(fn.body) for fn in prim_funcs(opt["main"])]
         conv_kernels = [k for k in kernels if "conv2d" in k]
         assert len(conv_kernels) == 1
         assert conv_kernels[0].endswith("add_nn_relu_add"), kernels

@@ -1,0 +1,149 @@
+"""More SimplifyExpr rules of Relay's ``simplify_expr.cc`` (used by :mod:`.simplify_expr`).
+
+====================================================  =========================================
+pattern (types known statically)                      rewrite
+====================================================  =========================================
+``zeros_like(x)``, ``ones_like(x)``                   ``zeros(shape, dtype)``, ``ones(...)``
+``full_like(x, v)``                                   ``full(v, shape, dtype)``
+``reshape_like(x, y, ...)``                           ``reshape(x, output shape)``
+``collapse_sum_like(x, y)``                           ``collapse_sum_to(x, y's shape)``
+``broadcast_to_like(x, y)``                           ``broadcast_to(x, y's shape)``
+``cast_like(x, y)``                                   ``cast(x, y's dtype)``
+``cast(x, dtype of x)``                               ``x``
+``cast(cast(x, a), b)`` with ``x -> a`` lossless      ``cast(x, b)`` (lossless: same kind, int /
+                                                      uint / float, and ``a`` at least as wide)
+``x + zeros``, ``x * ones``, ``x - zeros``, ...       ``x`` (when the type stays the same)
+``x + x``                                             ``x * 2``
+``c / sqrt(x)`` (float)                               ``rsqrt(x)`` if ``c`` is 1, else
+                                                      ``c * rsqrt(x)``
+====================================================  =========================================
+
+Every rule keeps the expression's type; a rewritten node gets the type of the node it replaces
+(the rules read types of the nodes they look at).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import op
+from ..ir.expr import Constant, const
+from ..ir.types import TensorType
+from ._rewrite import op_name
+
+
+def ty(e):
+    return getattr(e, "_checked_type", None)
+
+
+def typed(e, t):
+    """``e`` with checked type ``t`` recorded (a node made by a rule)."""
+    if t is not None and ty(e) is None and hasattr(e, "_set_checked_type"):
+        e._set_checked_type(t)
+    return e
+
+
+def _static(t):
+    return isinstance(t, TensorType) and all(isinstance(d, int) for d in t.shape)
+
+
+def is_value(e, v) -> bool:
+    """``e`` is a tensor whose every element is ``v`` (a constant, or zeros/ones calls)."""
+    if type(e) is Constant:
+        d = e.data
+        if d.size == 1:
+            return bool(d.item() == v)
+        return d.size > 0 and bool(np.all(d == v))
+    name = op_name(e)
+    if name in ("full", "full_like"):
+        fill = e.args[-1] if name == "full_like" else e.args[0]
+        return type(fill) is Constant and fill.data.size == 1 and bool(fill.data.item() == v)
+    return (v == 0 and name in ("zeros", "zeros_like")) or (v == 1 and name in ("ones",
+                                                                              "ones_like"))
+
+
+def _concretize(orig, new):
+    out = ty(orig)
+    name = op_name(new)
+    if name == "cast_like":
+        return cast_to(new.args[0], out.dtype, out) if isinstance(out, TensorType) else None
+    if not _static(out):
+        return None
+    shape = tuple(out.shape)
+    if name == "zeros_like":
+        return op.zeros(shape, out.dtype)
+    if name == "ones_like":
+        return op.ones(shape, out.dtype)
+    if name == "full_like":
+        return op.full(new.args[1], shape, out.dtype)
+    if name == "reshape_like":
+        return op.reshape(new.args[0], shape)
+    if name == "collapse_sum_like":
+        return op.collapse_sum_to(new.args[0], shape)
+    if name == "broadcast_to_like":
+        return op.broadcast_to(new.args[0], shape)
+    return None
+
+
+def _kind(dtype: str) -> str:
+    return "uint" if dtype.startswith("uint") else "int" if dtype.startswith("int") else \
+        "float" if dtype.startswith(("float", "bfloat")) else dtype
+
+
+def _bits(dtype: str) -> int:
+    digits = "".join(c for c in dtype if c.isdigit())
+    return int(digits) if digits else 0
+
+
+def lossless(src: str, dst: str) -> bool:
+    """Casting ``src`` to ``dst`` keeps every value (same kind, at least as many bits)."""
+    return _kind(src) == _kind(dst) and _kind(src) in ("int", "uint", "float") and \
+        _bits(dst) >= _bits(src)
+
+
+def cast_to(x, dtype: str, out_type):
+    """``cast(x, dtype)`` simplified: ``x`` when it has the dtype; the inner cast skipped when
+    it lost nothing."""
+    src = ty(x)
+    if isinstance(src, TensorType) and src.dtype == dtype:
+        return x
+    if op_name(x) == "cast":
+        inner = x.args[0]
+        it = ty(inner)
+        if isinstance(it, TensorType) and isinstance(src, TensorType) and lossless(it.dtype,
+                                                                                   src.dtype):
+            return cast_to(inner, dtype, out_type)
+    return typed(op.cast(x, dtype), out_type)
+
+
+def _cast(orig, new):
+    out = cast_to(new.args[0], new.attrs.dtype, ty(orig))
+    return None if out is new else out
+
+
+def _add_self(orig, new):
+    lhs, rhs = new.args
+    t = ty(orig)
+    if lhs is rhs and isinstance(t, TensorType) and t == ty(lhs):
+        return op.multiply(lhs, const(np.array(2, dtype=t.dtype)))
+    return None
+
+
+def _rsqrt(orig, new):
+    num, den = new.args
+    t = ty(orig)
+    if (type(num) is not Constant or op_name(den) != "sqrt" or not isinstance(t, TensorType)
+            or not t.dtype.startswith("float") or t != ty(den)):
+        return None
+    r = typed(op.rsqrt(den.args[0]), t)
+    return r if is_value(num, 1) else op.multiply(num, r)
+
+
+RULES_019 = [
+    ("zeros_like", _concretize), ("ones_like", _concretize), ("full_like", _concretize),
+    ("reshape_like", _concretize), ("collapse_sum_like", _concretize),
+    ("broadcast_to_like", _concretize), ("cast_like", _concretize),
+    ("cast", _cast), ("add", _add_self), ("divide", _rsqrt),
+]
+
+__all__ = ["RULES_019", "is_value", "cast_to", "lossless"]

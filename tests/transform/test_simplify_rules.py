@@ -1,0 +1,99 @@
+"""SimplifyExpr's rules from Relay's simplify_expr.cc: concretizing *_like operators, casts,
+x + x, c / sqrt(x), identities given as zeros / ones / full; each checked structurally and on
+values against the unsimplified program."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from relay_tvm.testing import run_infer_type, run_opt_pass
+
+
+def _simplify(e):
+    return run_opt_pass(e, relay.transform.SimplifyExpr())
+
+
+def _same_values(before, after, *arrays):
+    fb = relay.Function(relay.analysis.free_vars(before), before)
+    fa = relay.Function(relay.analysis.free_vars(after), after)
+    ex = relay.create_executor("debug")
+    np.testing.assert_allclose(ex.evaluate(fa)(*arrays).numpy(), ex.evaluate(fb)(*arrays).numpy())
+
+
+def test_like_operators_become_static():
+    x = relay.var("x", shape=(2, 3))
+    like = relay.var("like", shape=(3, 2), dtype="int32")
+    cases = [
+        (relay.zeros_like(like), relay.zeros((3, 2), "int32")),
+        (relay.ones_like(like), relay.ones((3, 2), "int32")),
+        (relay.reshape_like(x, like), relay.reshape(x, (3, 2))),
+        (relay.broadcast_to_like(relay.var("r", shape=(2,), dtype="int32"), like),
+         relay.broadcast_to(relay.var("r", shape=(2,), dtype="int32"), (3, 2))),
+    ]
+    for before, expected in cases:
+        relay.analysis.assert_graph_equal(_simplify(before), run_infer_type(expected),
+                                          map_free_vars=True)
+
+
+def test_consecutive_casts_fold_only_when_lossless():
+    x = relay.var("x", shape=(4,), dtype="int8")
+    folded = _simplify(relay.cast(relay.cast(x, "int16"), "float32"))
+    relay.analysis.assert_graph_equal(folded, run_infer_type(relay.cast(x, "float32")))
+    xv = np.array([-128, -1, 0, 127], "int8")
+    _same_values(relay.cast(relay.cast(x, "int16"), "float32"), folded, xv)
+    # float -> int loses the fraction: kept
+    y = relay.var("y", shape=(4,))
+    narrow = relay.cast(relay.cast(y, "int32"), "float32")
+    out = _simplify(narrow)
+    assert out.args[0].op.name == "cast"
+    _same_values(narrow, out, np.array([1.5, -2.7, 3.0, 0.2], "float32"))
+    # a cast to the operand's own dtype disappears; cast_like becomes cast
+    assert isinstance(_simplify(relay.cast(y, "float32")), relay.Var)
+    z = relay.var("z", shape=(2,), dtype="float16")
+    relay.analysis.assert_graph_equal(_simplify(relay.cast_like(y, z)),
+                                      run_infer_type(relay.cast(y, "float16")), map_free_vars=True)
+
+
+@pytest.mark.parametrize("c", [1.0, 3.0])
+def test_division_by_sqrt_becomes_rsqrt(c):
+    x = relay.var("x", shape=(3,))
+    before = relay.divide(relay.const(c), relay.sqrt(x))
+    after = _simplify(before)
+    names = {n.op.name for n in relay.ir.functor.post_order(after) if isinstance(n, relay.Call)}
+    assert "rsqrt" in names and "sqrt" not in names and "divide" not in names
+    _same_values(before, after, np.array([1.0, 4.0, 0.25], "float32"))
+
+
+def test_add_self_and_identities():
+    x = relay.var("x", shape=(5,))
+    twice = _simplify(relay.add(x, x))
+    assert twice.op.name == "multiply"
+    _same_values(relay.add(x, x), twice, np.arange(5, dtype="float32"))
+    for e in (relay.add(x, relay.zeros((5,), "float32")),
+              relay.multiply(relay.ones_like(x), x),
+              relay.add(relay.full(relay.const(0.0), (5,), "float32"), x)):
+        assert isinstance(_simplify(e), relay.Var)
+    # an identity that would broadcast is kept
+    kept = _simplify(relay.add(x, relay.zeros((2, 5), "float32")))
+    assert isinstance(kept, relay.Call)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_div_to_mul_uses_the_reciprocal(dtype):
+    x = relay.var("x", shape=(3,), dtype=dtype)
+    c = np.array([2.0, -4.0, 0.5], dtype)
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.divide(x, relay.const(c, dtype))))
+    out = relay.transform.DivToMul()(mod)
+    body = out["main"].body
+    assert body.op.name == "multiply"
+    np.testing.assert_array_equal(np.asarray(body.args[1].data.numpy()), (1 / c).astype(dtype))
+    xv = np.array([1.0, 3.0, -2.0], dtype)
+    got = relay.create_executor("debug", mod=out).evaluate()(xv).numpy()
+    np.testing.assert_allclose(got, xv / c, rtol=1e-3)
+    # integer division is not rewritten (it truncates)
+    i = relay.var("i", shape=(2,), dtype="int32")
+    imod = relay.IRModule.from_expr(relay.Function([i], relay.divide(i, relay.const(
+        np.array([2, 3], "int32")))))
+    assert relay.transform.DivToMul()(imod)["main"].body.op.name == "divide"
