@@ -28,10 +28,17 @@ from __future__ import annotations
 
 from . import op
 from .errors import RelayError
-from .ir.adt import Clause, Constructor, Match, PatternConstructor, PatternVar, PatternWildcard
-from .ir.adt import TypeData
+from .ir.adt import (
+    Clause,
+    Constructor,
+    Match,
+    PatternConstructor,
+    PatternVar,
+    PatternWildcard,
+    TypeData,
+)
 from .ir.expr import Function, GlobalVar, If, Var, const
-from .ir.types import AnyDim, Any, GlobalTypeVar, TensorType, scalar_type
+from .ir.types import Any, AnyDim, GlobalTypeVar, TensorType, scalar_type
 
 MAX_RANK = 6
 DTYPES = ("float32", "float16", "float64", "int32", "uint8", "int8", "int16", "uint16", "int64")

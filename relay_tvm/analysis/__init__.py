@@ -1,6 +1,8 @@
 """Analyses over Relay programs (tvm.relay.analysis)."""
 
 from ..ir.functor import post_order_visit  # noqa: F401
+from .basic_block import check_basic_block_normal_form  # noqa: F401
+from .call_graph import CallGraph  # noqa: F401
 from .free import (  # noqa: F401
     all_type_vars,
     all_vars,
@@ -15,8 +17,6 @@ from .kinds_and_ops import (  # noqa: F401,E402
     extract_intermediate_expr,
     list_op_freqs,
 )
-from .basic_block import check_basic_block_normal_form  # noqa: F401
-from .call_graph import CallGraph  # noqa: F401
 from .model_stats import (  # noqa: F401,E402
     Feature,
     count_layers,

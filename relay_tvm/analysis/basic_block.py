@@ -59,8 +59,8 @@ def check_basic_block_normal_form(expr) -> bool:
         NotBasicBlockNormalFormError: (a ``RelayError``, hence a ``tvm.error.TVMError``) naming
             the first expression used from more than one block.
     """
-    from ..op.registry import Op
     from ..ir.adt import Constructor
+    from ..op.registry import Op
 
     exempt_types = (Constant, GlobalVar, Op, Constructor)
     bound: set = set()
@@ -93,10 +93,8 @@ def check_basic_block_normal_form(expr) -> bool:
             used_in[id(node)] = (node, None)
     for node, block in used_in.values():
         if block is None and not (isinstance(node, Var) and node in bound):
-            from ..text import astext
-
-            try:
-                shown = astext(node).strip().splitlines()[-1][:120]
+            try:  # str() prints with the text printer registered on the IR
+                shown = str(node).strip().splitlines()[-1][:120]
             except Exception:  # noqa: BLE001 - the message is best effort
                 shown = type(node).__name__
             raise NotBasicBlockNormalFormError(

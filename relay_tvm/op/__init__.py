@@ -5,6 +5,7 @@
 """
 
 # importing the operator families registers their operators
+from ..ir.expr import const  # noqa: F401,E402  (tvm.relay.op.const)
 from . import (  # noqa: F401
     _sugar,
     algorithm,
@@ -28,6 +29,7 @@ from . import tensor as _tensor
 from . import transform as _transform
 from ._common import TupleWrapper  # noqa: F401
 from .algorithm import *  # noqa: F401,F403
+from .debug import debug  # noqa: F401,E402
 from .indexing import *  # noqa: F401,F403
 from .op_attrs import (  # noqa: F401
     register_alter_op_layout,
@@ -54,8 +56,6 @@ from .shape_ops import *  # noqa: F401,F403
 from .tensor import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
 from .transform_extra import *  # noqa: F401,F403
-from .debug import debug  # noqa: F401,E402
-from ..ir.expr import const  # noqa: F401,E402  (tvm.relay.op.const)
 
 _sugar.attach()  # x + y, x < 1, -x, x.astype(...) on expressions
 

@@ -11,14 +11,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..prelude import Prelude  # noqa: F401  (tvm.relay.testing re-exported it)
 from ..transform.gradient import gradient  # noqa: F401
-from . import dcgan, init, layers, lstm, mlp, mobilenet, resnet, squeezenet, vgg  # noqa: F401
-from . import dqn, inception_v3, synthetic  # noqa: F401
-from .py_converter import run_as_python, to_python  # noqa: F401
+from . import (  # noqa: F401  # noqa: F401
+    dcgan,
+    dqn,
+    inception_v3,
+    init,
+    layers,
+    lstm,
+    mlp,
+    mobilenet,
+    resnet,
+    squeezenet,
+    synthetic,
+    vgg,
+)
 from .grad import check_grad  # noqa: F401
 from .init import Xavier, create_workload  # noqa: F401
+from .py_converter import run_as_python, to_python  # noqa: F401
 from .train import lenet_loss, mlp_loss, synthetic_classification, train_sgd  # noqa: F401
-from ..prelude import Prelude  # noqa: F401  (tvm.relay.testing re-exported it)
 
 
 def run_infer_type(expr, mod=None):

@@ -23,8 +23,20 @@ import numpy as np
 
 from ..errors import RelayError
 from ..ir.adt import Constructor, Match
-from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, RefCreate, RefRead,
-                       RefWrite, Tuple, TupleGetItem, Var)
+from ..ir.expr import (
+    Call,
+    Constant,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from ..ir.module import IRModule
 from ..op.registry import Op
 from ..runtime.interpreter import ConstructorValue, RefValue, _match

@@ -5,6 +5,7 @@ from .canonicalize import CanonicalizeOps  # noqa: F401
 from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
 from .cse import EliminateCommonSubexpr  # noqa: F401
 from .dead_code import DeadCodeElimination  # noqa: F401
+from .div_to_mul import DivToMul  # noqa: F401
 from .dynamic_to_static import DynamicToStatic  # noqa: F401
 from .fake_quantization import FakeQuantizationToInteger  # noqa: F401
 from .fast_math import FastMath  # noqa: F401
@@ -52,7 +53,6 @@ from .pass_infra import (  # noqa: F401
 )
 from .pipeline import default_pipeline  # noqa: F401
 from .simplify_expr import SimplifyExpr  # noqa: F401
-from .div_to_mul import DivToMul  # noqa: F401
 from .simplify_inference import SimplifyInference  # noqa: F401
 from .span_check import SpanCheck  # noqa: F401
 

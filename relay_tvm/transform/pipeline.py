@@ -47,6 +47,8 @@ class _QnnFirst:
     """Runs the qnn lowering only on modules that call a qnn operator (0.19's build ran
     ``qnn.transform.Legalize`` and ``CanonicalizeOps`` first, whatever the opt level)."""
 
+    name = "QnnLowering"  # qnn.transform.Legalize + CanonicalizeOps
+
     def __init__(self, seq):
         self.seq = seq
         self.info = seq.info

@@ -23,7 +23,6 @@ and the rules of :mod:`.simplify_rules` (concretizing ``*_like`` operators, cons
 
 from __future__ import annotations
 
-
 from ..ir.types import TensorType
 from ..op.registry import make_call
 from ._rewrite import Rewriter, op_name

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import relay_tvm as relay
-from relay_tvm.transform.fuse_ops import fused_function_name
 from relay_tvm import analysis, testing, transform
 from relay_tvm.analysis import Feature
+from relay_tvm.transform.fuse_ops import fused_function_name
 
 
 def test_resnet18_layers_and_macs():

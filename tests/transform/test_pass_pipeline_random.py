@@ -85,7 +85,7 @@ def test_opt_levels_agree(func, seed):
 
 def test_default_pipeline_order():
     names = [p.name for p in transform.default_pipeline(3).passes]
-    assert names == ["SimplifyInference", "EliminateCommonSubexpr", "FoldConstant",
+    assert names == ["QnnLowering", "SimplifyInference", "EliminateCommonSubexpr", "FoldConstant",
                      "FoldScaleAxis", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout",
                      "FoldConstant",
                      "FuseOps", "InferType"]
