@@ -35,7 +35,8 @@ class DeployError(Exception):
 
 
 class ExportedGraph:
-    """A relay_tvm library loaded with TVM's runtime, on the CPU.
+    """A relay_tvm library loaded with TVM's runtime, on the CPU (or ``device="cuda"`` for a
+    library built for a CUDA target, where TVM's CUDA runtime is loaded).
 
     Args:
         path: the file written by ``export_library``.
@@ -46,13 +47,14 @@ class ExportedGraph:
         input_types: ``{name: (shape tuple, dtype str)}`` of every graph input.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, device="cpu"):
         import tvm
         from tvm.runtime.vm import VirtualMachine
 
-        self.device = tvm.cpu(0)
+        self.device = tvm.cuda(0) if device == "cuda" else tvm.cpu(0)
         self._tvm = tvm
-        self._vm = VirtualMachine(tvm.runtime.load_module(path), self.device)
+        devices = [self.device, tvm.cpu(0)] if device == "cuda" else self.device
+        self._vm = VirtualMachine(tvm.runtime.load_module(path), devices)
         meta = json.loads(self._vm["__relay_meta"]())
         graph = json.loads(meta["graph_json"])
         shapes = graph["attrs"]["shape"][1]
@@ -94,9 +96,11 @@ class ExportedGraph:
         results = [o.numpy() for o in _flatten(outs)]
         mean_ms = None
         if repeat > 0:
+            self.device.sync()
             t0 = time.perf_counter()
             for _ in range(repeat):
                 self._vm["main"](*args)
+            self.device.sync()  # GPU launches are asynchronous
             mean_ms = (time.perf_counter() - t0) / repeat * 1e3
         return results, mean_ms
 
