@@ -15,6 +15,7 @@ import struct
 
 import numpy as np
 
+from ..backend.param_dict import load_tvm_param_bytes  # noqa: E402,F401 - TVM's format
 from ..errors import ConversionError
 from ..ir.expr import const
 from ._mx_shape import mx_reshape_shape
@@ -22,67 +23,6 @@ from ._mx_util import R, first, outputs_of
 from .common import report_unsupported, to_numpy
 from .graph_converter import convert_graph
 from .mxnet_json import parse_graph
-
-# ---- parameters: TVM's legacy NDArray-list format (nnvm.compiler.save_param_dict) ----
-
-TVM_LIST_MAGIC = 0xF7E58D4F05049CB7
-TVM_ARRAY_MAGIC = 0xDD5E40F096B4A13F
-_DL_CODES = {0: "int", 1: "uint", 2: "float", 4: "bfloat"}
-
-
-def load_tvm_param_bytes(data: bytes, source: str = "<params>") -> dict:
-    """Read ``nnvm.compiler.save_param_dict`` / ``tvm.relay.save_param_dict`` (TVM <= 0.19) bytes.
-
-    Raises:
-        ConversionError: the bytes are truncated or malformed (names the array and offset).
-    """
-    pos = 0
-
-    def take(n, what):
-        nonlocal pos
-        if pos + n > len(data):
-            raise ConversionError(f"{source}: truncated parameter file reading {what} at byte "
-                                  f"{pos} of {len(data)}")
-        b = data[pos:pos + n]
-        pos += n
-        return b
-
-    def u64(what):
-        return struct.unpack("<Q", take(8, what))[0]
-
-    if u64("the magic") != TVM_LIST_MAGIC:
-        raise ConversionError(f"{source}: not a TVM parameter file (bad magic)")
-    u64("the reserved word")
-    n = u64("the name count")
-    if n > len(data):
-        raise ConversionError(f"{source}: name count {n} is larger than the file")
-    names = [take(u64("a name length"), "a name").decode("utf-8", "replace") for _ in range(n)]
-    if u64("the array count") != n:
-        raise ConversionError(f"{source}: the name and array counts differ")
-    out = {}
-    for name in names:
-        if u64(f"the magic of {name!r}") != TVM_ARRAY_MAGIC:
-            raise ConversionError(f"{source}: array {name!r} has a bad magic")
-        take(8 + 8, f"the header of {name!r}")
-        ndim = struct.unpack("<i", take(4, f"the ndim of {name!r}"))[0]
-        code, bits, lanes = struct.unpack("<BBH", take(4, f"the dtype of {name!r}"))
-        if code not in _DL_CODES or lanes != 1 or ndim < 0 or ndim > 32:
-            raise ConversionError(f"{source}: array {name!r} has an unsupported dtype/ndim "
-                                  f"(code {code}, bits {bits}, lanes {lanes}, ndim {ndim})")
-        shape = struct.unpack(f"<{ndim}q", take(8 * ndim, f"the shape of {name!r}"))
-        size = u64(f"the byte size of {name!r}")
-        raw = take(size, f"the data of {name!r}")
-        if code == 4:
-            arr = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
-        else:
-            dt = np.dtype(f"{_DL_CODES[code]}{bits}") if bits != 1 else np.dtype(bool)
-            if size != dt.itemsize * int(np.prod(shape)):
-                raise ConversionError(f"{source}: array {name!r}: {size} bytes for shape {shape}")
-            arr = np.frombuffer(raw, dt.newbyteorder("<")).astype(dt)
-        out[name] = arr.reshape(shape).copy()
-    if pos != len(data):
-        raise ConversionError(f"{source}: {len(data) - pos} unexpected trailing bytes")
-    return out
 
 
 def _load_params(params):

@@ -43,11 +43,31 @@ def test_accepts_tvm_tensors_and_returns_numpy_on_request():
     np.testing.assert_array_equal(back["t"], np.arange(4, dtype="float32"))
 
 
-def test_format_header():
-    blob = bytes(relay.save_param_dict({"a": np.zeros(2, "float32")}))
+def test_format_is_tvms_in_both_directions():
+    import tvm
+
+    params = _params()
+    blob = bytes(relay.save_param_dict(params))
+    assert int.from_bytes(blob[:8], "little") == 0xF7E58D4F05049CB7  # TVM's NDArray-list magic
+    theirs = tvm.runtime.load_param_dict(blob)  # TVM reads ours
+    for k, v in params.items():
+        np.testing.assert_array_equal(theirs[k].numpy(), v)
+    ours = relay.load_param_dict(bytes(tvm.runtime.save_param_dict(  # we read TVM's
+        {k: tvm.runtime.tensor(v) for k, v in params.items()})), as_numpy=True)
+    for k, v in params.items():
+        assert ours[k].dtype == v.dtype and ours[k].shape == v.shape, k
+        np.testing.assert_array_equal(ours[k], v)
+
+
+def test_the_earlier_relay_tvm_format_still_loads():
+    from relay_tvm.backend.param_dict import save_param_dict_v1
+
+    params = _params()
+    blob = bytes(save_param_dict_v1(params))
     assert blob[:8] == b"RLYPARAM"
-    assert int.from_bytes(blob[8:12], "little") == 1
-    assert int.from_bytes(blob[12:20], "little") == 1
+    back = relay.load_param_dict(blob, as_numpy=True)
+    for k, v in params.items():
+        np.testing.assert_array_equal(back[k], v)
 
 
 @pytest.mark.parametrize("cut", [3, 10, 19, 25, 40, -1])
@@ -60,9 +80,8 @@ def test_truncated_blob_is_a_clear_error(cut):
 @pytest.mark.parametrize(
     "mutate, match",
     [
-        (lambda b: b"NOTPARAM" + b[8:], "not a relay_tvm parameter blob"),
-        (lambda b: b[:8] + (7).to_bytes(4, "little") + b[12:], "unsupported format version 7"),
-        (lambda b: b + b"xx", "2 trailing bytes"),
+        (lambda b: b"NOTPARAM" + b[8:], "not a parameter blob"),
+        (lambda b: b + b"xx", "2 unexpected trailing bytes"),
     ],
 )
 def test_bad_blobs(mutate, match):
@@ -71,8 +90,18 @@ def test_bad_blobs(mutate, match):
         relay.load_param_dict(mutate(blob))
 
 
+def test_bad_version_of_the_earlier_format():
+    from relay_tvm.backend.param_dict import save_param_dict_v1
+
+    b = bytes(save_param_dict_v1({"weight": np.ones((2,), "float32")}))
+    with pytest.raises(ConversionError, match="unsupported format version 7"):
+        relay.load_param_dict(b[:8] + (7).to_bytes(4, "little") + b[12:])
+
+
 def test_bad_dtype_in_blob():
-    blob = bytearray(relay.save_param_dict({"a": np.ones((2,), "int32")}))
+    from relay_tvm.backend.param_dict import save_param_dict_v1
+
+    blob = bytearray(save_param_dict_v1({"a": np.ones((2,), "int32")}))
     i = blob.index(b"int32")
     blob[i:i + 5] = b"inx32"
     with pytest.raises(ConversionError, match="unknown dtype 'inx32'"):
