@@ -41,6 +41,7 @@ from ..ir.functor import children, post_order
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType
 from ..op.registry import Op
+from ..transform.fuse_ops import fused_function_name
 
 RENDER_FORMATS = ("svg", "png", "pdf")
 
@@ -248,7 +249,7 @@ class _Drawer:
     def draw_group(self, call: Call) -> str:
         """A primitive function (one kernel) as a cluster; its parameters are the arguments."""
         fn = call.op
-        name = fn.get_attr("func_name") or "primitive"
+        name = fn.get_attr("func_name") or fused_function_name(fn.body)
         self.dot.open_cluster(str(name), style="rounded", color="#1f5fbf", fontcolor="#1f5fbf")
         for p, a in zip(fn.params, call.args, strict=True):
             self.port[id(p)] = self.port[id(a)]

@@ -11,6 +11,7 @@ import pytest
 import relay_tvm as relay
 from relay_tvm.ir.functor import post_order
 from relay_tvm.report import graph as graph_mod
+from relay_tvm.transform.fuse_ops import fused_function_name  # noqa: E402
 
 HAS_DOT = shutil.which("dot") is not None
 
@@ -53,7 +54,7 @@ def fused_groups(mod):
     fused = relay.transform.FuseOps()(relay.transform.InferType()(mod))
     groups = [n for n in post_order(fused["main"])
               if isinstance(n, relay.Function) and n.is_primitive]
-    return [(g.get_attr("func_name"),
+    return [(fused_function_name(g.body),
              [n.op.name for n in post_order(g.body)
               if isinstance(n, relay.Call) and isinstance(n.op, relay.op.Op)]) for g in groups]
 
