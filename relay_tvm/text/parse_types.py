@@ -66,21 +66,27 @@ class TypeSyntax:
         self.expect_p("]", opener)
         return out
 
+    def paren_tuple(self, t, parse_item, make):
+        """After an opening ``(`` token ``t``: ``()`` gives ``make([])``, ``(a)`` gives ``a``
+        itself, ``(a, b, ...)`` (a trailing comma allowed) gives ``make([a, b, ...])``; used for
+        tuple types and tuple expressions alike."""
+        if self.accept_p(")"):
+            return make([], self.span(t))
+        first = parse_item()
+        if self.accept_p(")"):
+            return first
+        fields = [first]
+        while self.accept_p(","):
+            if self.is_p(self.peek(), ")"):
+                break
+            fields.append(parse_item())
+        self.expect_p(")", t)
+        return make(fields, self.span(t))
+
     def parse_type(self):
         t = self.next()
         if self.is_p(t, "("):
-            if self.accept_p(")"):
-                return TupleType([], self.span(t))
-            first = self.parse_type()
-            if self.accept_p(")"):
-                return first
-            fields = [first]
-            while self.accept_p(","):
-                if self.is_p(self.peek(), ")"):
-                    break
-                fields.append(self.parse_type())
-            self.expect_p(")", t)
-            return TupleType(fields, self.span(t))
+            return self.paren_tuple(t, self.parse_type, TupleType)
         if t.kind != IDENT:
             self.fail(t, f"expected a type but got {t.describe()}")
         v = t.value

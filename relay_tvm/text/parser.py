@@ -519,18 +519,7 @@ class Parser(TypeSyntax):
             return Var(f"<unknown {v}>", span=self.span(t))
         if self.is_p(t, "("):
             self.next()
-            if self.accept_p(")"):
-                return Tuple([], self.span(t))
-            first = self.parse_expr()
-            if self.accept_p(")"):
-                return first
-            fields = [first]
-            while self.accept_p(","):
-                if self.is_p(self.peek(), ")"):
-                    break
-                fields.append(self.parse_expr())
-            self.expect_p(")", t)
-            return Tuple(fields, self.span(t))
+            return self.paren_tuple(t, self.parse_expr, Tuple)
         if self.is_p(t, "{"):
             return self.parse_block()
         self.fail(t, f"expected an expression but got {t.describe()}")
