@@ -270,6 +270,19 @@ def _window_prologue(sch, spatial: int, reduce: int, what: str):
     return block, epi, pad_names
 
 
+def _finish_tile(sch, block, epi, fused, unrolled, vector, red_loop, lanes, pad_names):
+    """The common end of the direct-convolution and window templates: the fused outer loop in
+    parallel, the register-tile loops unrolled, the lane loop vectorized, the accumulator's
+    initialisation split off at ``red_loop``, the epilogue vectorized, the padding finished."""
+    sch.parallel(fused)
+    for lp in unrolled:
+        sch.unroll(lp)
+    sch.vectorize(vector)
+    sch.decompose_reduction(block, red_loop)
+    _vectorize_inner(sch, epi, lanes)
+    _finish_padding(sch, pad_names)
+
+
 def _finish_padding(sch, pad_names) -> None:
     """Run the materialized padding blocks in parallel, vectorized."""
     for b in _root_blocks(sch):
@@ -493,14 +506,7 @@ def schedule_conv2d(sch, anchor, target, knobs=None):
     owo, owi = sch.split(ow, factors=[None, wb])
     sch.reorder(n, oco, oh, owo, ic, kh, kw, owi, oci)
     epi = _tile_epilogue(sch, block, epi, owo)
-    fused = sch.fuse(n, oco, oh)
-    sch.parallel(fused)
-    sch.unroll(kw)
-    sch.unroll(owi)
-    sch.vectorize(oci)
-    sch.decompose_reduction(block, ic)
-    _vectorize_inner(sch, epi, lanes)
-    _finish_padding(sch, pad_names)
+    _finish_tile(sch, block, epi, sch.fuse(n, oco, oh), (kw, owi), oci, ic, lanes, pad_names)
     return packs
 
 
@@ -522,14 +528,7 @@ def _conv2d_narrow(sch, block, epi, pad_names, knobs, lanes, OC, OW):
     owo, owu, owv = sch.split(ow, factors=[None, wu, wv])
     sch.reorder(n, oh, owo, ic, kh, kw, oc, owu, owv)
     epi = _tile_epilogue(sch, block, epi, owo)
-    fused = sch.fuse(n, oh)
-    sch.parallel(fused)
-    sch.unroll(oc)
-    sch.unroll(owu)
-    sch.vectorize(owv)
-    sch.decompose_reduction(block, ic)
-    _vectorize_inner(sch, epi, lanes)
-    _finish_padding(sch, pad_names)
+    _finish_tile(sch, block, epi, sch.fuse(n, oh), (oc, owu), owv, ic, lanes, pad_names)
     return {}
 
 
@@ -591,13 +590,7 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     else:
         sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
         fused = sch.fuse(n, occ, oh)
-    sch.parallel(fused)
-    sch.unroll(owi)
-    sch.unroll(occi)
-    sch.vectorize(ocb)
-    sch.decompose_reduction(block, red_outer)
-    _vectorize_inner(sch, epi, lanes)
-    _finish_padding(sch, pad_names)
+    _finish_tile(sch, block, epi, fused, (owi, occi), ocb, red_outer, lanes, pad_names)
     return {}
 
 
@@ -623,13 +616,7 @@ def schedule_depthwise_nchwc(sch, anchor, target, knobs=None):
     if epi is None:
         epi = sch.cache_write(block, 0, "global")
     sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
-    sch.parallel(sch.fuse(n, cb, oh))
-    sch.unroll(rj)
-    sch.unroll(owi)
-    sch.vectorize(c)
-    sch.decompose_reduction(block, ri)
-    _vectorize_inner(sch, epi, lanes)
-    _finish_padding(sch, pad_names)
+    _finish_tile(sch, block, epi, sch.fuse(n, cb, oh), (rj, owi), c, ri, lanes, pad_names)
     return {}
 
 
@@ -649,13 +636,7 @@ def _conv2d_nhwc(sch, anchor, target, knobs):
     owo, owi = sch.split(ow, factors=[None, wb])
     sch.reorder(n, oh, owo, oco, kh, kw, ic, owi, oci)
     epi = _tile_epilogue(sch, block, epi, oco)
-    fused = sch.fuse(n, oh, owo)
-    sch.parallel(fused)
-    sch.unroll(owi)
-    sch.vectorize(oci)
-    sch.decompose_reduction(block, kh)
-    _vectorize_inner(sch, epi, lanes)
-    _finish_padding(sch, pad_names)
+    _finish_tile(sch, block, epi, sch.fuse(n, oh, owo), (owi,), oci, kh, lanes, pad_names)
     return {}
 
 
@@ -730,11 +711,7 @@ def schedule_window(sch, anchor, target, knobs=None):
         if total >= 1 << 12:
             break
     fused = sch.fuse(*take) if len(take) > 1 else take[0]
-    sch.parallel(fused)
-    sch.vectorize(si)
-    sch.decompose_reduction(block, window[0])
-    _vectorize_inner(sch, epi, lanes)
-    _finish_padding(sch, pad_names)
+    _finish_tile(sch, block, epi, fused, (), si, window[0], lanes, pad_names)
     return {}
 
 
