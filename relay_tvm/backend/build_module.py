@@ -307,6 +307,8 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     t0, c0 = time.perf_counter(), time.process_time()
     ib, meta = emit_vm(prog, mod_name=mod_name, bound_params=list(params or ()))
     tir_mod = cache.ir_module()
+    if tgt.kind.name == "c":
+        _check_c_dtypes(tir_mod)
     try:
         with _codegen_context(tgt):
             lib = _vmlink(ib, tgt, tir_mod if len(cache.funcs) else None)
@@ -323,6 +325,17 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
 # reductions start from -inf), which is no C; the compiler gets it defined. -O2: the C target
 # is scalar code and unoptimized it is another 3-5x slower.
 C_TARGET_OPTIONS = ["-Dinff=__builtin_inff()", "-O2"]
+
+
+def _check_c_dtypes(tir_mod):
+    """The C target's code has no half-precision type: refuse such kernels by name instead of
+    letting the C compiler fail on ``half`` when the library is exported."""
+    for gv, func in tir_mod.functions.items():
+        for param in getattr(func, "params", ()):
+            if str(getattr(param, "dtype", "")) in ("float16", "bfloat16"):
+                raise BuildError(f"build: kernel {gv.name_hint!r} uses {param.dtype} "
+                                 f"(parameter {param.name!r}), which the C target cannot express; "
+                                 f"build it for 'llvm' or cast to float32 first")
 
 
 def _codegen_context(tgt):

@@ -63,9 +63,15 @@ def _float_not_equal(a, b, out_dtype, dtype):
 
 def _float_floor_mod(a, b, out_dtype, dtype):
     """numpy.mod on floats (its npy_divmod): r = fmod(a, b), moved by b when the signs of r and
-    b differ, a zero taking b's sign; topi's a - floor(a/b)*b gives NaN for an infinite b."""
+    b differ, a zero taking b's sign; topi's a - floor(a/b)*b gives NaN for an infinite b.
+    Half types compute in float32 and round once, as numpy's npy_half_divmod does (LLVM has no
+    half copysign and the C target no half fmod)."""
     from tvm import tirx
 
+    if dtype not in ("float32", "float64"):
+        wide = _float_floor_mod(tirx.Cast("float32", a), tirx.Cast("float32", b), "float32",
+                                "float32")
+        return tirx.Cast(dtype, wide)
     zero = tirx.const(0, dtype)
     r = tirx.Var("r", dtype)
     differ = ((b < zero) & (r > zero)) | ((b > zero) & (r < zero))

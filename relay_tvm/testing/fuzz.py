@@ -257,19 +257,24 @@ def main(argv=None):
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--seed", type=int, required=True)
-    ap.add_argument("--count", type=int, default=10000)
+    ap.add_argument("--count", type=int, default=10000, help="how many programs (from --start)")
     ap.add_argument("--batch", type=int, default=25)
-    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--start", type=int, default=0, help="index of the first program")
     ap.add_argument("--chunk", type=int, default=100, help="programs between progress lines")
     a = ap.parse_args(argv)
+    for name in ("count", "batch", "chunk"):
+        if getattr(a, name) < 1:
+            ap.error(f"--{name} must be at least 1, got {getattr(a, name)}")
+    if a.start < 0:
+        ap.error(f"--start must be 0 or more, got {a.start}")
+    end = a.start + a.count
     t0, fails = time.time(), []
-    for lo in range(a.start, a.count, a.chunk):
-        hi = min(a.count, lo + a.chunk)
+    for lo in range(a.start, end, a.chunk):
+        hi = min(end, lo + a.chunk)
         fails += sweep(a.seed, hi, log=lambda m: print(m, flush=True), batch=a.batch, start=lo)
         print(f"seed {a.seed}: programs {a.start}..{hi - 1} done, {len(fails)} failing, "
               f"{time.time() - t0:.0f} s", flush=True)
-    n = a.count - a.start
-    print(f"{n - len(fails)} passed, {len(fails)} failed")
+    print(f"{a.count - len(fails)} passed, {len(fails)} failed")
     return 1 if fails else 0
 
 

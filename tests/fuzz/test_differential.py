@@ -73,3 +73,16 @@ def test_batched_sweep_localises_a_failure(monkeypatch):
             if "nn.softmax(" in str(fuzz.generate(fuzz.NumpyDraw((20261201, i))).mod)]
     fails = fuzz.sweep(20261201, 5, log=lambda m: None, batch=3)
     assert uses and [i for i, _ in fails] == uses
+
+
+def test_sweep_command_counts_from_start(capsys):
+    # --count is how many programs from --start (it once meant the end index: --start 6200
+    # --count 3800 ran nothing and printed "-2400 passed")
+    assert fuzz.main(["--seed", "11", "--start", "40", "--count", "3", "--batch", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "programs 40..42 done, 0 failing" in out
+    assert out.strip().endswith("3 passed, 0 failed")
+    for bad in (["--count", "0"], ["--start", "-1"]):
+        with pytest.raises(SystemExit) as e:
+            fuzz.main(["--seed", "11", *bad])
+        assert e.value.code == 2
