@@ -44,7 +44,8 @@ def along_expr(e, rank: int, ndim: int, axis: int):
     """A scalar or 1-D parameter expression broadcastable along ``axis`` of an ``ndim`` tensor."""
     if isinstance(e, Constant):
         v = np.asarray(e.data)
-        return const(np.ascontiguousarray(_arith.along(v, ndim, axis)), str(v.dtype))
+        # (np.ascontiguousarray would turn a 0-d parameter into shape (1,))
+        return const(np.array(_arith.along(v, ndim, axis), order="C"), str(v.dtype))
     if rank == 0:
         return e
     e = _c("reshape", e, newshape=(-1,))
@@ -86,7 +87,7 @@ def requantize_expr(x, ndim, iscale, izp, izp_rank, oscale, ozp, axis, rounding,
         total = np.maximum(-shift, 0) + 31
 
         def vec(v):
-            return const(np.ascontiguousarray(_arith.along(v.astype("int64"), ndim, axis)),
+            return const(np.array(_arith.along(v.astype("int64"), ndim, axis), order="C"),
                          "int64")
 
         if np.any(lshift):
@@ -107,7 +108,7 @@ def requantize_expr(x, ndim, iscale, izp, izp_rank, oscale, ozp, axis, rounding,
     fdt = compute_dtype
     t = _c("cast", x, dtype=fdt)
     t = _c("subtract", t, along_expr(_c("cast", izp, dtype=fdt), izp_rank, ndim, axis))
-    t = _c("multiply", const(np.ascontiguousarray(_arith.along(m, ndim, axis).astype(fdt)), fdt), t)
+    t = _c("multiply", const(np.array(_arith.along(m, ndim, axis), fdt, order="C"), fdt), t)
     t = _c("add", t, _c("cast", ozp, dtype=fdt))
     half = const(np.asarray(0.5, fdt), fdt)
     if rounding == "UPWARD":

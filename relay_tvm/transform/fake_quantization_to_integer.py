@@ -14,7 +14,15 @@ expression, scale, zero point, dtype, channel axis); the supported operators and
   output's parameters (the final quantize's at the region's root, else the left operand's);
 - ``nn.relu`` (``maximum`` with the zero point), ``clip`` (bounds quantized);
 - ``nn.max_pool2d``, ``reshape``, ``transpose``, ``squeeze``, ``expand_dims``,
-  ``nn.batch_flatten``, ``strided_slice``: applied to the integer tensor unchanged;
+  ``nn.batch_flatten``, ``strided_slice``, ``max``, ``min``, ``nn.depth_to_space``,
+  ``broadcast_to``, ``topk`` (``ret_type="values"`` only), ``split`` (and the tuple items taken
+  from it), ``take`` (the indices stay outside the region): applied to the integer tensor
+  unchanged;
+- ``minimum`` / ``maximum``: both operands requantized to the output's parameters (a constant
+  float operand quantized with the other operand's), then applied to the integers;
+- ``mean``: computed on the int32 widening (integer division, as Relay's mean of an integer
+  tensor) and cast back; ``nn.pad``: a constant float pad value is quantized with the tensor's
+  parameters;
 - ``nn.avg_pool2d``: ``qnn.avg_pool2d``; ``concatenate``: ``qnn.concatenate``.
 
 A region with any other operator (or non-constant scales) stays as it is, unless
@@ -26,16 +34,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedOperatorError
-from ..ir.expr import Call, Constant, Tuple, const
+from ..ir.expr import Call, Constant, Tuple, TupleGetItem, const
 from ..op.registry import Op, make_call
 from ._rewrite import Rewriter, called_ops
 from .pass_infra import FunctionPass, PassInfo
 
 _IDENTITY = {"nn.max_pool2d", "reshape", "transpose", "squeeze", "expand_dims",
-             "nn.batch_flatten", "strided_slice"}
+             "nn.batch_flatten", "strided_slice", "max", "min", "nn.depth_to_space",
+             "broadcast_to", "topk", "split"}
 SUPPORTED = _IDENTITY | {"qnn.dequantize", "nn.conv2d", "nn.dense", "nn.bias_add", "add",
                          "subtract", "multiply", "nn.relu", "clip", "nn.avg_pool2d",
-                         "concatenate"}
+                         "concatenate", "minimum", "maximum", "mean", "take", "nn.pad"}
+# operators of which only the first argument belongs to the region (the rest are integer
+# indices or a float constant handled by the rule)
+_FIRST_ARG_ONLY = {"take", "nn.pad"}
 
 
 class _Affine:
@@ -105,12 +117,15 @@ class _FQ2I(Rewriter):
             name = _name(node)
             if type(node) is Tuple:
                 kids = list(node.fields)
+            elif type(node) is TupleGetItem:
+                kids = [node.tuple_value]
             elif name is None:
                 raise _NotConvertible(f"{type(node).__name__} inside the region")
             elif name not in SUPPORTED:
                 raise _NotConvertible(f"operator {name} is not supported")
             else:
-                kids = [] if name == "qnn.dequantize" else [a for a in node.args
+                args = node.args[:1] if name in _FIRST_ARG_ONLY else node.args
+                kids = [] if name == "qnn.dequantize" else [a for a in args
                                                             if not isinstance(a, Constant)]
             stack.append((node, True))
             stack.extend((k, False) for k in kids)
@@ -132,8 +147,14 @@ class _FQ2I(Rewriter):
     def _rule(self, node, aff, out_params):
         if type(node) is Tuple:
             return [aff[id(f)] for f in node.fields]
+        if type(node) is TupleGetItem:
+            t = aff[id(node.tuple_value)]
+            if isinstance(t, list):
+                return t[node.index]
+            return _Affine(TupleGetItem(t.expr, node.index), t.scale, t.zp, t.dtype, t.axis)
         name = _name(node)
         a = node.attrs
+        kw = dict(a.items()) if a is not None else {}
         if name == "qnn.dequantize":
             x = self.memo.get(node.args[0], node.args[0])
             return _Affine(x, _cval(node.args[1]), _cval(node.args[2]),
@@ -141,8 +162,30 @@ class _FQ2I(Rewriter):
         args = [aff.get(id(x)) for x in node.args]
         if name in _IDENTITY:
             t = args[0]
-            return _Affine(make_call(name, [t.expr], **dict(a.items())), _scalar(t.scale),
+            if name == "topk" and a.ret_type != "values":
+                raise _NotConvertible(f"topk with ret_type={a.ret_type!r}")
+            return _Affine(make_call(name, [t.expr], **kw), _scalar(t.scale),
                            _scalar(t.zp), t.dtype)
+        if name == "take":
+            t = args[0]
+            idx = self.memo.get(node.args[1], node.args[1])
+            return _Affine(make_call(name, [t.expr, idx], **kw), _scalar(t.scale),
+                           _scalar(t.zp), t.dtype)
+        if name == "nn.pad":
+            t = args[0]
+            pv = node.args[1]
+            if not isinstance(pv, Constant):
+                raise _NotConvertible("nn.pad with a computed pad value")
+            s, z = _scalar(t.scale), _scalar(t.zp)
+            qpv = make_call("qnn.quantize", [pv, _f32(s), _i32(z)], axis=-1, out_dtype=t.dtype)
+            return _Affine(make_call(name, [t.expr, qpv], **kw), s, z, t.dtype)
+        if name == "mean":
+            t = args[0]
+            wide = make_call("cast", [t.expr], dtype="int32")
+            out = make_call("cast", [make_call("mean", [wide], **kw)], dtype=t.dtype)
+            return _Affine(out, _scalar(t.scale), _scalar(t.zp), t.dtype)
+        if name in ("minimum", "maximum"):
+            return self._min_max(name, node, args, out_params)
         if name in ("nn.conv2d", "nn.dense"):
             x, w = args
             if x is None or w is None:
@@ -219,6 +262,30 @@ class _FQ2I(Rewriter):
                                  _i32(_scalar(lhs.zp)), _f32(_scalar(rhs.scale)),
                                  _i32(_scalar(rhs.zp)), _f32(os_), _i32(oz)])
         return _Affine(call, os_, oz, lhs.dtype)
+
+    @staticmethod
+    def _min_max(name, node, args, out_params):
+        """minimum / maximum on integers: both operands in the output's parameters."""
+        lhs, rhs = args
+        if lhs is None and rhs is None:
+            raise _NotConvertible(f"{name} of two float operands")
+        known = lhs or rhs
+        os_, oz = out_params or (_scalar(known.scale), _scalar(known.zp))
+        dt = known.dtype
+        ops = []
+        for t, arg in zip(args, node.args):
+            if t is None:  # a float constant: quantized straight to the output's parameters
+                ops.append(make_call("qnn.quantize", [arg, _f32(os_), _i32(oz)], axis=-1,
+                                     out_dtype=dt))
+                continue
+            if t.dtype != dt:
+                raise _NotConvertible(f"{name} of {t.dtype} and {dt}")
+            same = (np.asarray(t.scale).size == 1 and np.float32(_scalar(t.scale)) ==
+                    np.float32(os_) and int(_scalar(t.zp)) == int(oz))
+            ops.append(t.expr if same else make_call(
+                "qnn.requantize", [t.expr, _f32(t.scale), _i32(t.zp), _f32(os_), _i32(oz)],
+                axis=t.axis, rounding="UPWARD", compute_dtype="int64", out_dtype=dt))
+        return _Affine(make_call(name, ops), os_, oz, dt)
 
     @staticmethod
     def _bias_per_channel(bias, acc):
