@@ -270,6 +270,8 @@ def _simulated(quant):
         from .op._quantize import SQNN_CODE_TO_DTYPE
 
         name = orig.op.name
+        if not isinstance(new.args[1], Constant):
+            return _simulated_dynamic(new, orig, quant)
         code = int(value_of(new.args[1], "the dtype code", name).reshape(-1)[0])
         dt = SQNN_CODE_TO_DTYPE.get(code)
         if dt is None:
@@ -279,10 +281,10 @@ def _simulated(quant):
         x, scale, zp = new.args[0], new.args[2], new.args[3]
         nd = _rank(orig.args[0].checked_type)
         axis = new.attrs.axis % nd if nd else 0
-        srank = _rank(orig.args[2].checked_type)
-        zrank = _rank(orig.args[3].checked_type)
-        zf = along_expr(_c("cast", zp, dtype="float32"), zrank, nd, axis)
-        sf = along_expr(scale, srank, nd, axis)
+        dshape = orig.args[0].checked_type.shape
+        zf = _along_any(_c("cast", zp, dtype="float32"), orig.args[3].checked_type, nd, axis,
+                        dshape)
+        sf = _along_any(scale, orig.args[2].checked_type, nd, axis, dshape)
         if not quant:
             return _c("multiply", _c("subtract", x, zf), sf)
         q = _c("add", _c("round", _c("divide", x, sf)), zf)
@@ -290,6 +292,59 @@ def _simulated(quant):
         return _c("clip", q, a_min=float(lo), a_max=float(hi))
 
     return rule
+
+
+def _along_any(e, t, ndim: int, axis: int, data_shape):
+    """``along_expr`` for a 1-D parameter whose length is only known at run time (``Any``):
+    one value for the whole tensor or one per channel of ``axis``, picked per channel with
+    ``take(e, arange(C) % len(e))`` so both lengths run with one compiled program."""
+    if len(t.shape) == 0 or isinstance(t.shape[0], (int, np.integer)):
+        return along_expr(e, len(t.shape), ndim, axis)
+    ch = data_shape[axis] if ndim else 1
+    if not isinstance(ch, (int, np.integer)):
+        raise UnsupportedOperatorError(
+            "simulated_quantize: a parameter of run-time length needs the data's channel "
+            f"dimension (axis {axis}) to be static; data shape {tuple(data_shape)}")
+    idx = _c("mod", const(np.arange(int(ch), dtype="int32"), "int32"),
+             _c("shape_of", e, dtype="int32"))
+    e = _c("take", e, idx, axis=0, batch_dims=0, mode="clip")
+    n = ndim - axis - 1
+    return _c("expand_dims", e, axis=1, num_newaxis=n) if n > 0 else e
+
+
+def _simulated_dynamic(new, orig, quant):
+    """simulated_(de)quantize whose dtype code is only known at run time: the code selects
+    the clip range (int8 / uint8 / int32); any other code (0, "disable", included) passes the
+    input through unchanged, as 0.19's kernels do."""
+    from .op._quantize import SQNN_CODE_TO_DTYPE
+
+    x, code, scale, zp = new.args
+    nd = _rank(orig.args[0].checked_type)
+    axis = new.attrs.axis % nd if nd else 0
+    dshape = orig.args[0].checked_type.shape
+    zf = _along_any(_c("cast", zp, dtype="float32"), orig.args[3].checked_type, nd, axis,
+                    dshape)
+    sf = _along_any(scale, orig.args[2].checked_type, nd, axis, dshape)
+    code = _c("cast", code, dtype="int32")
+    if _rank(orig.args[1].checked_type):  # a [1]-shaped code: one value for the tensor
+        code = _c("reshape", code, newshape=())
+    f32 = lambda v: const(np.asarray(v, "float32"), "float32")  # noqa: E731
+    no = const(np.asarray(False), "bool")
+    active, lo, hi = no, f32(0), f32(0)
+    for c, dt in sorted(SQNN_CODE_TO_DTYPE.items()):
+        if dt == "disable":
+            continue
+        hit = _c("equal", code, const(np.asarray(c, "int32"), "int32"))
+        qlo, qhi = _arith.qrange(dt)
+        active = _c("logical_or", active, hit)
+        lo = _c("where", hit, f32(qlo), lo)
+        hi = _c("where", hit, f32(qhi), hi)
+    if quant:
+        q = _c("add", _c("round", _c("divide", x, sf)), zf)
+        out = _c("minimum", _c("maximum", q, lo), hi)
+    else:
+        out = _c("multiply", _c("subtract", x, zf), sf)
+    return _c("where", active, out, x)
 
 
 RULES = {
