@@ -347,6 +347,23 @@ def _simulated_dynamic(new, orig, quant):
     return _c("where", active, out, x)
 
 
+def _unary_lut(new, orig):
+    """A qnn unary operator as a lookup: ``take(table, x - min(dtype))``."""
+    from .op._unary import table
+
+    name = orig.op.name
+    x = new.args[0]
+    dt = orig.args[0].checked_type.dtype
+    params = [value_of(e, n, name) for e, n in zip(new.args[1:], (
+        "the input scale", "the input zero point", "the output scale", "the output zero point"))]
+    tab = table(name, dt, *params)
+    lo = _arith.qrange(dt)[0]
+    idx = _c("cast", x, dtype="int32")
+    if lo:
+        idx = _c("subtract", idx, const(np.asarray(lo, "int32"), "int32"))
+    return _c("take", const(tab, dt), idx, axis=0, batch_dims=0, mode="fast")
+
+
 RULES = {
     "qnn.quantize": _quantize,
     "qnn.dequantize": _dequantize,
@@ -362,3 +379,6 @@ RULES = {
     "qnn.simulated_quantize": _simulated(True),
     "qnn.simulated_dequantize": _simulated(False),
 }
+RULES.update({name: _unary_lut for name in ("qnn.sqrt", "qnn.rsqrt", "qnn.exp", "qnn.erf",
+                                            "qnn.sigmoid", "qnn.hardswish", "qnn.tanh",
+                                            "qnn.log", "qnn.abs")})

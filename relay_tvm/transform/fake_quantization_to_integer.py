@@ -20,6 +20,9 @@ expression, scale, zero point, dtype, channel axis); the supported operators and
   unchanged;
 - ``minimum`` / ``maximum``: both operands requantized to the output's parameters (a constant
   float operand quantized with the other operand's), then applied to the integers;
+- ``sqrt``, ``rsqrt``, ``exp``, ``erf``, ``sigmoid``, ``tanh``, ``log``, ``abs``: the qnn
+  unary operator (a lookup table) from the input's parameters to the output's (the final
+  quantize's at the region's root, else the input's);
 - ``mean``: computed on the int32 widening (integer division, as Relay's mean of an integer
   tensor) and cast back; ``nn.pad``: a constant float pad value is quantized with the tensor's
   parameters;
@@ -48,6 +51,8 @@ SUPPORTED = _IDENTITY | {"qnn.dequantize", "nn.conv2d", "nn.dense", "nn.bias_add
 # operators of which only the first argument belongs to the region (the rest are integer
 # indices or a float constant handled by the rule)
 _FIRST_ARG_ONLY = {"take", "nn.pad"}
+_UNARY_QNN = {"sqrt", "rsqrt", "exp", "erf", "sigmoid", "tanh", "log", "abs"}
+SUPPORTED |= _UNARY_QNN
 
 
 class _Affine:
@@ -186,6 +191,14 @@ class _FQ2I(Rewriter):
             return _Affine(out, _scalar(t.scale), _scalar(t.zp), t.dtype)
         if name in ("minimum", "maximum"):
             return self._min_max(name, node, args, out_params)
+        if name in _UNARY_QNN:
+            t = args[0]
+            s, z = _scalar(t.scale), _scalar(t.zp)
+            os_, oz = out_params or (s, z)
+            if t.dtype not in ("int8", "uint8", "int16"):
+                raise _NotConvertible(f"{name} of {t.dtype}")
+            call = make_call("qnn." + name, [t.expr, _f32(s), _i32(z), _f32(os_), _i32(oz)])
+            return _Affine(call, os_, oz, t.dtype)
         if name in ("nn.conv2d", "nn.dense"):
             x, w = args
             if x is None or w is None:
