@@ -53,6 +53,7 @@ SUPPORTED = _IDENTITY | {"qnn.dequantize", "nn.conv2d", "nn.dense", "nn.bias_add
 _FIRST_ARG_ONLY = {"take", "nn.pad"}
 _UNARY_QNN = {"sqrt", "rsqrt", "exp", "erf", "sigmoid", "tanh", "log", "abs"}
 SUPPORTED |= _UNARY_QNN
+_ONE_TENSOR = _IDENTITY | _UNARY_QNN | {"take", "nn.pad", "mean"}
 
 
 class _Affine:
@@ -165,40 +166,10 @@ class _FQ2I(Rewriter):
             return _Affine(x, _cval(node.args[1]), _cval(node.args[2]),
                            node.args[0].checked_type.dtype, a.axis)
         args = [aff.get(id(x)) for x in node.args]
-        if name in _IDENTITY:
-            t = args[0]
-            if name == "topk" and a.ret_type != "values":
-                raise _NotConvertible(f"topk with ret_type={a.ret_type!r}")
-            return _Affine(make_call(name, [t.expr], **kw), _scalar(t.scale),
-                           _scalar(t.zp), t.dtype)
-        if name == "take":
-            t = args[0]
-            idx = self.memo.get(node.args[1], node.args[1])
-            return _Affine(make_call(name, [t.expr, idx], **kw), _scalar(t.scale),
-                           _scalar(t.zp), t.dtype)
-        if name == "nn.pad":
-            t = args[0]
-            pv = node.args[1]
-            if not isinstance(pv, Constant):
-                raise _NotConvertible("nn.pad with a computed pad value")
-            s, z = _scalar(t.scale), _scalar(t.zp)
-            qpv = make_call("qnn.quantize", [pv, _f32(s), _i32(z)], axis=-1, out_dtype=t.dtype)
-            return _Affine(make_call(name, [t.expr, qpv], **kw), s, z, t.dtype)
-        if name == "mean":
-            t = args[0]
-            wide = make_call("cast", [t.expr], dtype="int32")
-            out = make_call("cast", [make_call("mean", [wide], **kw)], dtype=t.dtype)
-            return _Affine(out, _scalar(t.scale), _scalar(t.zp), t.dtype)
+        if name in _ONE_TENSOR:
+            return self._one_tensor(name, node, args[0], kw, out_params)
         if name in ("minimum", "maximum"):
             return self._min_max(name, node, args, out_params)
-        if name in _UNARY_QNN:
-            t = args[0]
-            s, z = _scalar(t.scale), _scalar(t.zp)
-            os_, oz = out_params or (s, z)
-            if t.dtype not in ("int8", "uint8", "int16"):
-                raise _NotConvertible(f"{name} of {t.dtype}")
-            call = make_call("qnn." + name, [t.expr, _f32(s), _i32(z), _f32(os_), _i32(oz)])
-            return _Affine(call, os_, oz, t.dtype)
         if name in ("nn.conv2d", "nn.dense"):
             x, w = args
             if x is None or w is None:
@@ -275,6 +246,36 @@ class _FQ2I(Rewriter):
                                  _i32(_scalar(lhs.zp)), _f32(_scalar(rhs.scale)),
                                  _i32(_scalar(rhs.zp)), _f32(os_), _i32(oz)])
         return _Affine(call, os_, oz, lhs.dtype)
+
+    def _one_tensor(self, name, node, t, kw, out_params):
+        """Operators with one quantized tensor input (the rest indices or constants)."""
+        if name in _IDENTITY:
+            if name == "topk" and kw["ret_type"] != "values":
+                raise _NotConvertible(f"topk with ret_type={kw["ret_type"]!r}")
+            return _Affine(make_call(name, [t.expr], **kw), _scalar(t.scale),
+                           _scalar(t.zp), t.dtype)
+        if name == "take":
+            idx = self.memo.get(node.args[1], node.args[1])
+            return _Affine(make_call(name, [t.expr, idx], **kw), _scalar(t.scale),
+                           _scalar(t.zp), t.dtype)
+        if name == "nn.pad":
+            pv = node.args[1]
+            if not isinstance(pv, Constant):
+                raise _NotConvertible("nn.pad with a computed pad value")
+            s, z = _scalar(t.scale), _scalar(t.zp)
+            qpv = make_call("qnn.quantize", [pv, _f32(s), _i32(z)], axis=-1, out_dtype=t.dtype)
+            return _Affine(make_call(name, [t.expr, qpv], **kw), s, z, t.dtype)
+        if name == "mean":
+            wide = make_call("cast", [t.expr], dtype="int32")
+            out = make_call("cast", [make_call("mean", [wide], **kw)], dtype=t.dtype)
+            return _Affine(out, _scalar(t.scale), _scalar(t.zp), t.dtype)
+        # the qnn unary operators
+        s, z = _scalar(t.scale), _scalar(t.zp)
+        os_, oz = out_params or (s, z)
+        if t.dtype not in ("int8", "uint8", "int16"):
+            raise _NotConvertible(f"{name} of {t.dtype}")
+        call = make_call("qnn." + name, [t.expr, _f32(s), _i32(z), _f32(os_), _i32(oz)])
+        return _Affine(call, os_, oz, t.dtype)
 
     @staticmethod
     def _min_max(name, node, args, out_params):
