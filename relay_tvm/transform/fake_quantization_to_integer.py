@@ -251,7 +251,7 @@ class _FQ2I(Rewriter):
         """Operators with one quantized tensor input (the rest indices or constants)."""
         if name in _IDENTITY:
             if name == "topk" and kw["ret_type"] != "values":
-                raise _NotConvertible(f"topk with ret_type={kw["ret_type"]!r}")
+                raise _NotConvertible(f"topk with ret_type {kw['ret_type']!r}")
             return _Affine(make_call(name, [t.expr], **kw), _scalar(t.scale),
                            _scalar(t.zp), t.dtype)
         if name == "take":
