@@ -46,6 +46,7 @@ from .pass_infra import (  # noqa: F401
     PassInfo,
     PassTimingInstrument,
     Sequential,
+    build_config,
     function_pass,
     get_pass,
     list_passes,
