@@ -369,6 +369,8 @@ RULES = {
     "qnn.dequantize": _dequantize,
     "qnn.requantize": _requantize,
     "qnn.conv2d": _product("nn.conv2d", lambda a: a.kernel_layout.index("O")),
+    "qnn.conv2d_transpose": _product("nn.conv2d_transpose",
+                                     lambda a: a.kernel_layout.index("O")),
     "qnn.dense": _product("nn.dense", lambda a: 0),
     "qnn.batch_matmul": _product("nn.batch_matmul", lambda a: 0),
     "qnn.add": _binary("add"),

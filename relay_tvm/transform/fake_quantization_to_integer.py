@@ -6,10 +6,12 @@ each such region into integer (qnn) operators, so ``dequantize -> conv2d -> quan
 ``qnn.conv2d -> qnn.requantize``. Every tensor of a region carries an affine type (integer
 expression, scale, zero point, dtype, channel axis); the supported operators and their rules:
 
-- ``nn.conv2d`` / ``nn.dense``: ``qnn.conv2d`` / ``qnn.dense``, int32 output with scale
+- ``nn.conv2d`` / ``nn.conv2d_transpose`` / ``nn.dense`` / ``nn.batch_matmul``: the qnn
+  operator of that name, int32 output with scale
   ``s_data * s_weight`` (per channel when the weight is) and zero point 0;
 - ``nn.bias_add`` / ``add`` of an int32 accumulator and a quantized bias: the bias is
-  requantized to the accumulator's scale and added;
+  requantized to the accumulator's scale (used as it is when it is int32 with that scale and
+  zero point 0) and added;
 - ``add``, ``subtract``, ``multiply``: ``qnn.add`` / ``qnn.subtract`` / ``qnn.mul`` with the
   output's parameters (the final quantize's at the region's root, else the left operand's);
 - ``nn.relu`` (``maximum`` with the zero point), ``clip`` (bounds quantized);
@@ -45,7 +47,8 @@ from .pass_infra import FunctionPass, PassInfo
 _IDENTITY = {"nn.max_pool2d", "reshape", "transpose", "squeeze", "expand_dims",
              "nn.batch_flatten", "strided_slice", "max", "min", "nn.depth_to_space",
              "broadcast_to", "topk", "split"}
-SUPPORTED = _IDENTITY | {"qnn.dequantize", "nn.conv2d", "nn.dense", "nn.bias_add", "add",
+SUPPORTED = _IDENTITY | {"qnn.dequantize", "nn.conv2d", "nn.dense", "nn.conv2d_transpose",
+                         "nn.batch_matmul", "nn.bias_add", "add",
                          "subtract", "multiply", "nn.relu", "clip", "nn.avg_pool2d",
                          "concatenate", "minimum", "maximum", "mean", "take", "nn.pad"}
 # operators of which only the first argument belongs to the region (the rest are integer
@@ -170,19 +173,8 @@ class _FQ2I(Rewriter):
             return self._one_tensor(name, node, args[0], kw, out_params)
         if name in ("minimum", "maximum"):
             return self._min_max(name, node, args, out_params)
-        if name in ("nn.conv2d", "nn.dense"):
-            x, w = args
-            if x is None or w is None:
-                raise _NotConvertible(f"{name} with a float operand")
-            attrs = dict(a.items())
-            attrs["out_dtype"] = "int32"
-            qname = "qnn." + name.split(".")[1]
-            call = make_call(qname, [x.expr, w.expr, _i32(_scalar(x.zp)), _i32(w.zp),
-                                     _f32(_scalar(x.scale)), _f32(w.scale)], **attrs)
-            scale = (np.float32(_scalar(x.scale)) * np.asarray(w.scale, "float32")
-                     ).astype("float32")
-            axis = a.data_layout.index("C") if name == "nn.conv2d" else -1
-            return _Affine(call, scale, np.int32(0), "int32", axis)
+        if name in ("nn.conv2d", "nn.dense", "nn.conv2d_transpose", "nn.batch_matmul"):
+            return self._product(name, a, args)
         if name == "nn.relu":
             t = args[0]
             z = _scalar(t.zp)
@@ -216,6 +208,29 @@ class _FQ2I(Rewriter):
             return self._binary(name, node, args, out_params)
         raise _NotConvertible(f"operator {name} is not supported")
 
+    @staticmethod
+    def _product(name, a, args):
+        """conv2d / conv2d_transpose / dense / batch_matmul: the qnn product, an int32
+        accumulator with scale ``s_x * s_w`` (per output channel when the weight's is)."""
+        x, w = args
+        if x is None or w is None:
+            raise _NotConvertible(f"{name} with a float operand")
+        attrs = dict(a.items())
+        attrs["out_dtype"] = "int32"
+        qname = "qnn." + name.split(".")[1]
+        if name == "nn.batch_matmul":
+            wzp, wscale = _scalar(w.zp), _scalar(w.scale)
+        else:
+            wzp, wscale = w.zp, w.scale
+        call = make_call(qname, [x.expr, w.expr, _i32(_scalar(x.zp)), _i32(wzp),
+                                 _f32(_scalar(x.scale)), _f32(wscale)], **attrs)
+        scale = (np.float32(_scalar(x.scale)) * np.asarray(wscale, "float32")).astype("float32")
+        if name in ("nn.conv2d", "nn.conv2d_transpose"):
+            axis = (a.out_layout or a.data_layout).index("C")
+        else:
+            axis = -1
+        return _Affine(call, scale, np.int32(0), "int32", axis)
+
     def _binary(self, name, node, args, out_params):
         lhs, rhs = args
         if lhs is None or rhs is None:
@@ -225,7 +240,11 @@ class _FQ2I(Rewriter):
             # accumulator + bias: the bias in the accumulator's (per-channel) scale
             nd = len(node.args[0].checked_type.shape)
             axis = node.attrs.axis % nd if name == "nn.bias_add" else lhs.axis % nd
-            if np.asarray(lhs.scale).size > 1:
+            if rhs.dtype == "int32" and np.all(np.asarray(rhs.zp) == 0) and np.array_equal(
+                    np.asarray(rhs.scale, "float32").reshape(-1),
+                    np.asarray(lhs.scale, "float32").reshape(-1)):
+                b = rhs.expr  # the bias is already in the accumulator's scale
+            elif np.asarray(lhs.scale).size > 1:
                 b = self._bias_per_channel(rhs, lhs)
             else:
                 b = make_call("qnn.requantize", [rhs.expr, _f32(rhs.scale), _i32(rhs.zp),
