@@ -95,6 +95,13 @@ def _scalar(v):
     return v.reshape(())
 
 
+def _same_params(scale, zp, oscale, ozp) -> bool:
+    s, os_ = np.asarray(scale, "float32").reshape(-1), np.asarray(oscale, "float32").reshape(-1)
+    z, oz = np.asarray(zp).reshape(-1), np.asarray(ozp).reshape(-1)
+    return (s.size == os_.size and z.size == oz.size and np.array_equal(s, os_)
+            and np.array_equal(z, oz))
+
+
 class _FQ2I(Rewriter):
     def __init__(self, hard_fail):
         super().__init__()
@@ -143,12 +150,17 @@ class _FQ2I(Rewriter):
     def _convert(self, orig, new):
         root = orig.args[0]
         oscale, ozp = _cval(new.args[1]), _cval(new.args[2])
-        out_params = (_scalar(oscale), _scalar(ozp))
+        if oscale.size == 1 and ozp.size == 1:
+            out_params = (oscale.reshape(()), ozp.reshape(()))
+        else:  # per-channel output: the root works in its input's parameters
+            out_params = None
         aff = {}
         for node in self._region(root):
             aff[id(node)] = self._rule(node, aff, out_params if node is root else None)
         a = aff[id(root)]
         dt = new.attrs.out_dtype
+        if a.dtype == dt and _same_params(a.scale, a.zp, oscale, ozp):
+            return a.expr  # already in the output's parameters (0.19 drops the requantize)
         return make_call("qnn.requantize", [a.expr, _f32(a.scale), _i32(a.zp), new.args[1],
                                             new.args[2]], axis=a.axis, rounding="UPWARD",
                          compute_dtype="int64", out_dtype=dt)
@@ -175,21 +187,8 @@ class _FQ2I(Rewriter):
             return self._min_max(name, node, args, out_params)
         if name in ("nn.conv2d", "nn.dense", "nn.conv2d_transpose", "nn.batch_matmul"):
             return self._product(name, a, args)
-        if name == "nn.relu":
-            t = args[0]
-            z = _scalar(t.zp)
-            return _Affine(make_call("maximum", [t.expr, const(np.asarray(z, t.dtype), t.dtype)]),
-                           t.scale, z, t.dtype, t.axis)
-        if name == "clip":
-            t = args[0]
-            s, z = np.float32(_scalar(t.scale)), int(_scalar(t.zp))
-            info = np.iinfo(t.dtype)
-            lo = max(info.min, int(np.round(a.a_min / s)) + z) if np.isfinite(a.a_min) \
-                else info.min
-            hi = min(info.max, int(np.round(a.a_max / s)) + z) if np.isfinite(a.a_max) \
-                else info.max
-            return _Affine(make_call("clip", [t.expr], a_min=float(lo), a_max=float(hi)),
-                           s, z, t.dtype)
+        if name in ("nn.relu", "clip"):
+            return self._relu_clip(name, node, args[0], a)
         if name == "nn.avg_pool2d":
             t = args[0]
             s, z = _f32(_scalar(t.scale)), _i32(_scalar(t.zp))
@@ -207,6 +206,19 @@ class _FQ2I(Rewriter):
         if name in ("nn.bias_add", "add", "subtract", "multiply"):
             return self._binary(name, node, args, out_params)
         raise _NotConvertible(f"operator {name} is not supported")
+
+    @staticmethod
+    def _const_operand(name, expr, t, other):
+        """A float constant operand of a binary operator, quantized with the other operand's
+        (per-tensor) parameters, as 0.19's rules do; a quantized operand as it is."""
+        if t is not None:
+            return t
+        if other is None or not isinstance(expr, Constant) or \
+                not str(expr.data.dtype).startswith("float"):
+            raise _NotConvertible(f"{name} with a float operand")
+        s, z = _scalar(other.scale), _scalar(other.zp)
+        q = make_call("qnn.quantize", [expr, _f32(s), _i32(z)], axis=-1, out_dtype=other.dtype)
+        return _Affine(q, s, z, other.dtype)
 
     @staticmethod
     def _product(name, a, args):
@@ -232,9 +244,8 @@ class _FQ2I(Rewriter):
         return _Affine(call, scale, np.int32(0), "int32", axis)
 
     def _binary(self, name, node, args, out_params):
-        lhs, rhs = args
-        if lhs is None or rhs is None:
-            raise _NotConvertible(f"{name} with a float operand")
+        lhs, rhs = (self._const_operand(name, x, t, o) for x, t, o in
+                    ((node.args[0], args[0], args[1]), (node.args[1], args[1], args[0])))
         if lhs.dtype == "int32" and np.all(np.asarray(lhs.zp) == 0) and name in ("nn.bias_add",
                                                                                   "add"):
             # accumulator + bias: the bias in the accumulator's (per-channel) scale
@@ -295,6 +306,46 @@ class _FQ2I(Rewriter):
             raise _NotConvertible(f"{name} of {t.dtype}")
         call = make_call("qnn." + name, [t.expr, _f32(s), _i32(z), _f32(os_), _i32(oz)])
         return _Affine(call, os_, oz, t.dtype)
+
+    @staticmethod
+    def _relu_clip(name, node, t, a):
+        """relu: max with the zero point; clip: the bounds quantized (per channel when the
+        tensor's parameters are)."""
+        nd = len(node.args[0].checked_type.shape)
+        info = np.iinfo(t.dtype)
+        per_channel = np.asarray(t.scale).size > 1 or np.asarray(t.zp).size > 1
+
+        def along(v):
+            v = np.asarray(v)
+            if not per_channel or v.size == 1:
+                return v.reshape(())
+            shape = [1] * nd
+            shape[t.axis % nd] = v.size
+            return v.reshape(shape)
+
+        z = along(t.zp).astype("float64")
+        if name == "nn.relu":
+            lo, hi = z, None
+        else:
+            sf = along(t.scale).astype("float32")
+
+            def bound(v, default):
+                if not np.isfinite(v):
+                    return np.asarray(float(default))
+                q = np.round(np.float32(v) / sf).astype("float64") + z
+                return np.clip(q, info.min, info.max)
+
+            lo, hi = bound(a.a_min, info.min), bound(a.a_max, info.max)
+        if not per_channel:
+            if name == "nn.relu":
+                out = make_call("maximum", [t.expr, const(np.asarray(lo, t.dtype), t.dtype)])
+            else:
+                out = make_call("clip", [t.expr], a_min=float(lo), a_max=float(hi))
+            return _Affine(out, _scalar(t.scale), _scalar(t.zp), t.dtype, t.axis)
+        out = make_call("maximum", [t.expr, const(lo.astype(t.dtype), t.dtype)])
+        if hi is not None:
+            out = make_call("minimum", [out, const(hi.astype(t.dtype), t.dtype)])
+        return _Affine(out, t.scale, t.zp, t.dtype, t.axis)
 
     @staticmethod
     def _min_max(name, node, args, out_params):

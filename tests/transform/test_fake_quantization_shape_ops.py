@@ -92,3 +92,27 @@ def test_quantize_of_a_scalar_keeps_rank_zero():
     got = _vm(mod)
     assert got.shape == ()
     assert int(got) == int(np.round(2.6 / 0.5)) + 10
+
+
+def test_per_channel_relu_clip_and_constant_operands():
+    xv = np.array([[[0, 95, 96, 200]], [[113, 114, 115, 0]], [[255, 127, 128, 129]]],
+                  "uint8").reshape(1, 3, 1, 4)
+    x = relay.var("x", shape=(1, 3, 1, 4), dtype="uint8")
+    s, z = relay.const(np.array([1.0, 2.0, 3.0], "float32")), relay.const(
+        np.array([96, 114, 128], "int32"))
+    d = qnn.dequantize(x, s, z, axis=1)
+    zc = np.array([96, 114, 128]).reshape(1, 3, 1, 1)
+    got = _vm(_convert(qnn.quantize(relay.nn.relu(d), s, z, axis=1, out_dtype="uint8"), [x]),
+              xv)
+    np.testing.assert_array_equal(got, np.maximum(xv, zc))
+    got = _vm(_convert(qnn.quantize(relay.clip(d, 0.0, 6.0), s, z, axis=1, out_dtype="uint8"),
+                       [x]), xv)
+    hi = zc + np.round(6.0 / np.array([1.0, 2.0, 3.0])).reshape(1, 3, 1, 1)
+    np.testing.assert_array_equal(got, np.clip(xv, zc, hi))
+    # x + 1.0 with x in scale 0.5, zero point 10: the constant becomes the integer 12
+    xi = relay.var("xi", shape=(5,), dtype="int8")
+    di = qnn.dequantize(xi, f32(0.5), i32(10))
+    after = _convert(qnn.quantize(relay.add(di, relay.const(1.0)), f32(0.5), i32(10)), [xi])
+    assert "qnn.add" in called_ops(after["main"])
+    xiv = np.array([-128, -3, 0, 7, 120], "int8")
+    np.testing.assert_array_equal(_vm(after, xiv), np.clip(xiv.astype(int) + 2, -128, 127))
