@@ -28,7 +28,9 @@ expression, scale, zero point, dtype, channel axis); the supported operators and
 - ``mean``: computed on the int32 widening (integer division, as Relay's mean of an integer
   tensor) and cast back; ``nn.pad``: a constant float pad value is quantized with the tensor's
   parameters;
-- ``nn.avg_pool2d``: ``qnn.avg_pool2d``; ``concatenate``: ``qnn.concatenate``.
+- ``nn.avg_pool2d``, ``nn.global_avg_pool2d``, ``nn.adaptive_avg_pool1d/2d``: the input
+  requantized to the output's parameters as int32 (0.19's order), then averaged (integer
+  division truncates); ``concatenate``: ``qnn.concatenate``.
 
 A region with any other operator (or non-constant scales) stays as it is, unless
 ``hard_fail``, which raises. Scales and zero points must be per-tensor except for weights.
@@ -56,6 +58,9 @@ SUPPORTED = _IDENTITY | {"qnn.dequantize", "nn.conv2d", "nn.dense", "nn.conv2d_t
 _FIRST_ARG_ONLY = {"take", "nn.pad"}
 _UNARY_QNN = {"sqrt", "rsqrt", "exp", "erf", "sigmoid", "tanh", "log", "abs"}
 SUPPORTED |= _UNARY_QNN
+_AVG_POOLS = {"nn.avg_pool2d", "nn.global_avg_pool2d", "nn.adaptive_avg_pool1d",
+              "nn.adaptive_avg_pool2d"}
+SUPPORTED |= _AVG_POOLS
 _ONE_TENSOR = _IDENTITY | _UNARY_QNN | {"take", "nn.pad", "mean"}
 
 
@@ -189,11 +194,18 @@ class _FQ2I(Rewriter):
             return self._product(name, a, args)
         if name in ("nn.relu", "clip"):
             return self._relu_clip(name, node, args[0], a)
-        if name == "nn.avg_pool2d":
+        if name in _AVG_POOLS:
             t = args[0]
-            s, z = _f32(_scalar(t.scale)), _i32(_scalar(t.zp))
-            return _Affine(make_call("qnn.avg_pool2d", [t.expr, s, z, s, z], **dict(a.items())),
-                           _scalar(t.scale), _scalar(t.zp), t.dtype)
+            s, z = _scalar(t.scale), _scalar(t.zp)
+            os_, oz = out_params or (s, z)
+            if _same_params(s, z, os_, oz):
+                x = make_call("cast", [t.expr], dtype="int32")
+            else:  # into the output's parameters first: the average's truncation is then
+                # at most one output step (0.19's order)
+                x = make_call("qnn.requantize", [t.expr, _f32(s), _i32(z), _f32(os_), _i32(oz)],
+                              axis=-1, rounding="UPWARD", compute_dtype="int64",
+                              out_dtype="int32")
+            return _Affine(make_call(name, [x], **kw), os_, oz, "int32")
         if name == "concatenate":
             ts = args[0]
             os_, oz = out_params or (_scalar(ts[0].scale), _scalar(ts[0].zp))

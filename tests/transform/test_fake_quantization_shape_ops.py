@@ -116,3 +116,26 @@ def test_per_channel_relu_clip_and_constant_operands():
     assert "qnn.add" in called_ops(after["main"])
     xiv = np.array([-128, -3, 0, 7, 120], "int8")
     np.testing.assert_array_equal(_vm(after, xiv), np.clip(xiv.astype(int) + 2, -128, 127))
+
+
+def test_average_pools_requantize_first_then_truncate():
+    rng = np.random.default_rng(9)
+    xv = rng.integers(-128, 128, (1, 2, 4, 4)).astype("int8")
+    x = relay.var("x", shape=(1, 2, 4, 4), dtype="int8")
+    d = qnn.dequantize(x, f32(2.0), i32(-12))
+    after = _convert(qnn.quantize(relay.nn.global_avg_pool2d(d), f32(0.5), i32(10)), [x])
+    assert "nn.global_avg_pool2d" in called_ops(after["main"])
+    # requantize 2.0 -> 0.5 is exact (x4), so the integer result is the truncated mean
+    wide = (xv.astype(np.int64) + 12) * 4 + 10
+    total = wide.sum(axis=(2, 3), keepdims=True)
+    want = np.clip(np.trunc(total / 16), -128, 127)
+    np.testing.assert_array_equal(_vm(after, xv), want)
+    real = (xv.astype(np.float64) + 12) * 2.0
+    fq = np.clip(np.round(real.mean(axis=(2, 3), keepdims=True) / 0.5) + 10, -128, 127)
+    assert np.abs(_vm(after, xv) - fq).max() <= 1
+    x1 = relay.var("x1", shape=(1, 3, 8), dtype="int8")
+    d1 = qnn.dequantize(x1, f32(1.0), i32(0))
+    after = _convert(qnn.quantize(relay.nn.adaptive_avg_pool1d(d1, 2), f32(1.0), i32(0)), [x1])
+    x1v = rng.integers(-128, 128, (1, 3, 8)).astype("int8")
+    want = np.trunc(x1v.astype(np.int64).reshape(1, 3, 2, 4).sum(-1) / 4)
+    np.testing.assert_array_equal(_vm(after, x1v), want)
