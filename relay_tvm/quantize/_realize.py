@@ -258,13 +258,37 @@ def _max_pool(ref_call, new_args, ctx):
     return None
 
 
-@_register("nn.avg_pool2d", "nn.global_avg_pool2d")
+_ITYPE_BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16}
+
+
+@_register("nn.avg_pool2d")
 def _avg_pool(ref_call, new_args, ctx):
+    """Integer average pooling divides with truncation; to keep that error far below one step
+    of the input, 8/16-bit values are shifted left first (as far as the int32 window sums
+    allow, at most 16 bits) and the result's scale is divided by the same power of two."""
     x = new_args[0]
     if isinstance(x, QRealizeIntExpr):
         act = current_qconfig().dtype_activation
         d = x.data if x.dtype == act else _tr.cast(x.data, act)
-        return QRealizeIntExpr(forward_op(ref_call, [d]), x.dom_scale, act)
+        bits = _ITYPE_BITS.get(x.dtype)
+        window = int(np.prod([int(k) for k in ref_call.attrs.pool_size]))
+        k = 0
+        if bits is not None and act == "int32":
+            k = max(0, min(16, 31 - bits - math.ceil(math.log2(max(window, 1)))))
+        if k:
+            d = _t.left_shift(d, const(k, act))
+        return QRealizeIntExpr(forward_op(ref_call, [d]), x.dom_scale / 2.0 ** k, act)
+    return None
+
+
+@_register("nn.global_avg_pool2d")
+def _global_avg_pool(ref_call, new_args, ctx):
+    """Quantization stops here (the classifier stays in float): the pooling runs on the
+    dequantized float32 values, so its division does not truncate (0.19 pooled the integers,
+    which biases every pooled value down by half a step on average)."""
+    x = new_args[0]
+    if isinstance(x, QRealizeIntExpr):
+        return forward_op(ref_call, [x.realize()])
     return None
 
 

@@ -138,8 +138,9 @@ def test_quantized_net_stays_close_to_fp32(mode, tol):
     for d in test:
         ref = ref_run(d["data"], p["w0"], p["w1"], p["b1"], p["w2"]).numpy()
         out = q_run(d["data"]).numpy()
-        # the integer program computes exactly what the NumPy interpreter computes
-        np.testing.assert_array_equal(out, interp(d["data"]).numpy())
+        # the integer program computes what the NumPy interpreter computes: exactly up to the
+        # final float32 global_avg_pool2d, whose sums may be ordered differently
+        np.testing.assert_allclose(out, interp(d["data"]).numpy(), rtol=1e-6, atol=0)
         err = np.abs(out - ref).max() / np.abs(ref).max()
         assert err < tol, (mode, err)
 
@@ -159,12 +160,15 @@ def test_realize_matches_the_simulation():
     s = relay.create_executor("graph", mod=simf).evaluate()(x).numpy()
     for m in (sim, real):
         out = relay.create_executor("graph", mod=m).evaluate()(x).numpy()
-        # the output is int32 global_avg_pool2d(...) * step; that integer pooling truncates its
-        # division (0.19's semantics): below the simulation by up to one step, half on average
-        step = float(m["main"].body.args[1].data)
-        diff = s - out
-        assert diff.max() <= 1.2 * step and diff.min() >= -0.2 * step
-        assert 0.2 * step <= diff.mean() <= 0.8 * step
+        # the output is global_avg_pool2d(float(q) * step) over the 6x6 max-pooled int8 values
+        # q; the pooling runs in float32 (no truncating integer division, which biased 0.19's
+        # result down by half a step): the program differs from the simulation only where an
+        # integer rescale rounds a tie or a fixed-point product differently, by whole steps in a
+        # few of the 36 pooled values, and without bias
+        step = float(m["main"].body.args[0].args[0].args[1].data)
+        units = (s - out) * 36 / step
+        np.testing.assert_allclose(units, np.round(units), atol=0.02)
+        assert np.abs(units).max() <= 6 and abs(units.mean()) <= 1.0
 
 
 def test_first_conv_skipped_and_all_quantized():
