@@ -194,7 +194,8 @@ def set_params(mod, input_scale, weight_scale):
         nbit = cfg.get_nbit_by_kind(kind)
         valid = 2.0 ** (nbit - int(bool(call.attrs.sign)))
         t = weight_scale(call) if kind == QAnnotateKind.WEIGHT else input_scale(call)
-        for v, val in ((dom, t / valid), (lo, -(valid - 1)), (hi, valid - 1)):
+        low = -(valid - 1) if call.attrs.sign else 0.0  # unsigned: [0, 2**nbit - 1]
+        for v, val in ((dom, t / valid), (lo, low), (hi, valid - 1)):
             if type(v) is Constant:
                 continue
             binds[v] = const(np.asarray(val, "float32"), "float32")

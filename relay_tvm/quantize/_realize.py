@@ -46,12 +46,13 @@ class QRealizeIntExpr(TempExpr):
     float, or (``weight_scale="channel_max"``) a float32 array broadcasting to ``data`` (one
     scale per channel, e.g. shape ``(C, 1, 1)`` for NCHW)."""
 
-    __slots__ = ("data", "dom_scale", "dtype")
+    __slots__ = ("data", "dom_scale", "dtype", "unsigned")
 
-    def __init__(self, data, dom_scale, dtype: str):
+    def __init__(self, data, dom_scale, dtype: str, unsigned: bool = False):
         self.data = data
         self.dom_scale = _as_scale(dom_scale)
         self.dtype = dtype
+        self.unsigned = bool(unsigned)  # quantized to [0, 2**nbit - 1] (sign=False)
 
     def realize(self):
         return _t.multiply(_tr.cast(self.data, "float32"), const(self.dom_scale, "float32"))
@@ -62,6 +63,14 @@ def _scalar(e, what: str) -> float:
         raise RelayError(f"realize: {what} of {OP_NAME} must be a constant scalar (run "
                          f"calibration first), got {type(e).__name__}")
     return float(np.asarray(e.data).reshape(()))
+
+
+def narrow_dtype(x) -> str:
+    """The storage dtype of a quantized INPUT value: ``dtype_input``'s unsigned twin for an
+    unsigned field, its signed twin otherwise (``uint8`` -> ``int8`` for a field that can be
+    negative)."""
+    base = current_qconfig().dtype_input.lstrip("u")
+    return "u" + base if getattr(x, "unsigned", False) else base
 
 
 def _scale_arg(e):
@@ -127,7 +136,7 @@ def to_scalar_scale(x):
     top = float(x.dom_scale.max())
     data = fixed_point_multiply(_tr.cast(x.data, "int64"), x.dom_scale.astype(np.float64) / top,
                                 current_qconfig().rounding)
-    return QRealizeIntExpr(_tr.cast(data, x.dtype), top, x.dtype)
+    return QRealizeIntExpr(_tr.cast(data, x.dtype), top, x.dtype, x.unsigned)
 
 
 def _register(*names):
@@ -147,6 +156,7 @@ def _simulated_quantize(ref_call, new_args, ctx):
                          f"supported (only 'round')")
     if int(ref_call.attrs.kind) == QAnnotateKind.IDENTITY:
         return None
+    uns = not ref_call.attrs.sign
     dom_scale = _scale_arg(new_args[1])
     lo, hi = _scalar(new_args[2], "clip_min"), _scalar(new_args[3], "clip_max")
     x = new_args[0]
@@ -158,9 +168,9 @@ def _simulated_quantize(ref_call, new_args, ctx):
         if _per_channel(idom):  # one fixed-point factor per channel
             data = fixed_point_multiply(_tr.cast(data, "int64"), idom.astype(np.float64) / odom,
                                         cfg.rounding)
-            return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype)
+            return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype, uns)
         if idom == odom:
-            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype)
+            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype, uns)
         shift = math.log2(odom / idom)
         act = cfg.dtype_activation
         if shift == int(shift):
@@ -171,19 +181,21 @@ def _simulated_quantize(ref_call, new_args, ctx):
                 data = _t.right_shift(data, const(shift, act))
             else:
                 data = _t.left_shift(data, const(-shift, act))
-            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype)
+            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype, uns)
         data = fixed_point_multiply(_tr.cast(data, "int64"), idom / odom, cfg.rounding)
-        return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype)
+        return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype, uns)
     if isinstance(x, TempExpr):
         x = x.realize()
     inv = (1.0 / dom_scale).astype(np.float32) if _per_channel(dom_scale) else 1.0 / dom_scale
     scaled = _t.multiply(x, const(inv, "float32"))
-    return QRealizeIntExpr(_t.clip(_t.round(scaled), lo, hi), dom_scale, "float32")
+    return QRealizeIntExpr(_t.clip(_t.round(scaled), lo, hi), dom_scale, "float32", uns)
 
 
 def _int_anchor(ref_call, new_args, data_dtype, weight_dtype):
     cfg = current_qconfig()
     lhs, rhs = new_args
+    if data_dtype == cfg.dtype_input:
+        data_dtype = narrow_dtype(lhs)
     ldata = lhs.data if lhs.dtype == data_dtype else _tr.cast(lhs.data, data_dtype)
     rdata = rhs.data if rhs.dtype == weight_dtype else _tr.cast(rhs.data, weight_dtype)
     if (ref_call.op.name == "nn.conv2d" and {data_dtype, weight_dtype} <= {"int8", "uint8"}
@@ -253,14 +265,14 @@ def unify_dtype_scale(ref_args, args, dtype=None):
     args = [to_scalar_scale(a) for a in args]
     if dtype is None:
         dtype = (cfg.dtype_input if len(args) == 2 and args[1].dtype == cfg.dtype_input
-                 else cfg.dtype_activation)
+                 and not cfg.dtype_input.startswith("u") else cfg.dtype_activation)
     datas = []
     for ref, a in zip(ref_args, args):
         d = a.data
         if a.dtype != dtype:
             d = _tr.cast(d, dtype)
         elif _is_input_sq(ref):
-            d = _tr.cast(stop_fusion(_tr.cast(d, cfg.dtype_input)), dtype)
+            d = _tr.cast(stop_fusion(_tr.cast(d, narrow_dtype(a))), dtype)
         datas.append(d)
     if len(args) == 2:
         s = min(args[0].dom_scale, args[1].dom_scale)
@@ -312,7 +324,7 @@ def _add_per_channel(ref_call, new_args):
             if other.dtype == "float32":
                 odata = stop_fusion(odata)
         elif _is_input_sq(ref_other):
-            odata = _tr.cast(stop_fusion(_tr.cast(odata, cfg.dtype_input)), act)
+            odata = _tr.cast(stop_fusion(_tr.cast(odata, narrow_dtype(other))), act)
         factor = np.asarray(other.dom_scale, dtype=np.float64) / scale
         if not np.all(factor == 1.0):
             odata = _tr.cast(fixed_point_multiply(_tr.cast(odata, "int64"), factor,
@@ -347,7 +359,7 @@ def _scale_free(ref_call, new_args, ctx):
     """relu and stop_fusion commute with any positive scale, per channel too."""
     x = new_args[0]
     if isinstance(x, QRealizeIntExpr):
-        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype)
+        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype, x.unsigned)
     return None
 
 
@@ -355,7 +367,7 @@ def _scale_free(ref_call, new_args, ctx):
 def _identity(ref_call, new_args, ctx):
     x = to_scalar_scale(new_args[0])
     if isinstance(x, QRealizeIntExpr):
-        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype)
+        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype, x.unsigned)
     return None
 
 
@@ -363,8 +375,9 @@ def _identity(ref_call, new_args, ctx):
 def _max_pool(ref_call, new_args, ctx):
     x = to_scalar_scale(new_args[0])
     if isinstance(x, QRealizeIntExpr):
-        dt = current_qconfig().dtype_input
-        return QRealizeIntExpr(forward_op(ref_call, [_tr.cast(x.data, dt)]), x.dom_scale, dt)
+        dt = narrow_dtype(x)
+        return QRealizeIntExpr(forward_op(ref_call, [_tr.cast(x.data, dt)]), x.dom_scale, dt,
+                               x.unsigned)
     return None
 
 
@@ -373,9 +386,10 @@ _ITYPE_BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16}
 
 @_register("nn.avg_pool2d")
 def _avg_pool(ref_call, new_args, ctx):
-    """Integer average pooling divides with truncation; to keep that error far below one step
-    of the input, 8/16-bit values are shifted left first (as far as the int32 window sums
-    allow, at most 16 bits) and the result's scale is divided by the same power of two."""
+    """Integer average pooling divides with truncation; to round to the nearest step instead,
+    8/16-bit values are shifted left first (as far as the int32 window sums allow, at most 16
+    bits), and the pooled values shifted back with rounding: same scale and range as the
+    input (0.19 truncated, a step low at worst)."""
     x = to_scalar_scale(new_args[0])
     if isinstance(x, QRealizeIntExpr):
         act = current_qconfig().dtype_activation
@@ -385,9 +399,11 @@ def _avg_pool(ref_call, new_args, ctx):
         k = 0
         if bits is not None and act == "int32":
             k = max(0, min(16, 31 - bits - math.ceil(math.log2(max(window, 1)))))
-        if k:
-            d = _t.left_shift(d, const(k, act))
-        return QRealizeIntExpr(forward_op(ref_call, [d]), x.dom_scale / 2.0 ** k, act)
+        if not k:
+            return QRealizeIntExpr(forward_op(ref_call, [d]), x.dom_scale, act, x.unsigned)
+        out = forward_op(ref_call, [_t.left_shift(d, const(k, act))])
+        out = _t.right_shift(_t.add(out, const(1 << (k - 1), act)), const(k, act))
+        return QRealizeIntExpr(out, x.dom_scale, act, x.unsigned)
     return None
 
 
@@ -407,5 +423,7 @@ def _cast_hint(ref_call, new_args, ctx):
     x = to_scalar_scale(new_args[0])
     if isinstance(x, QRealizeIntExpr):
         dt = ref_call.attrs.dtype
-        return QRealizeIntExpr(_tr.cast(x.data, dt), x.dom_scale, dt)
+        if dt.lstrip("u") == current_qconfig().dtype_input.lstrip("u"):
+            dt = narrow_dtype(x)  # the partition's hint gives the width, the field the sign
+        return QRealizeIntExpr(_tr.cast(x.data, dt), x.dom_scale, dt, x.unsigned)
     return None

@@ -126,7 +126,12 @@ def qconfig(**kwargs) -> QConfig:
             fields (8, 8, 32). A signed field of ``n`` bits is clipped to
             ``[-(2**(n-1) - 1), 2**(n-1) - 1]``.
         dtype_input, dtype_weight, dtype_activation: their integer dtypes ("int8", "int8",
-            "int32").
+            "int32"). An unsigned ``dtype_input`` ("uint8", relay_tvm's meaning; 0.19 wrapped
+            negative values around) quantizes each INPUT field that is non-negative by
+            construction (a relu's output, also through max pooling) to ``[0, 2**nbit_input -
+            1]`` in that dtype (one more bit of resolution for post-ReLU activations, as
+            uint8 x int8 inference engines do), and every other INPUT field to the signed
+            twin ("int8").
         calibrate_mode: "global_scale" (every input/activation field uses ``global_scale``),
             "kl_divergence" (the threshold minimizing the KL divergence between the histogram
             of the values on ``dataset`` and its quantized form, TensorRT's method) or
