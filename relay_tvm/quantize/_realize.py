@@ -10,6 +10,15 @@ half and shifts, "TONEAREST" rounds half away from zero). conv2d/dense/batch_mat
 ``dtype_input`` data and ``dtype_weight`` weights and accumulate in ``dtype_activation``
 (scale = product of the scales); add aligns both sides to the smaller scale. Values leaving
 integer arithmetic are cast to float32 and multiplied by their scale.
+
+relay_tvm extensions (see :func:`~.qconfig.qconfig`): with ``weight_scale="channel_max"`` a
+kernel has one scale per output channel, so its accumulator carries a scale array (``(C, 1,
+1)`` for NCHW); relu/stop_fusion keep it, a folded bias is added in ``dtype_activation`` at
+those scales, add brings the other side to them, the next requantization uses one fixed-point
+factor per channel, and any other operator first rescales to one scale
+(:func:`to_scalar_scale`). With an unsigned ``dtype_input`` the fields quantized with
+``sign=False`` are stored in that dtype (:func:`narrow_dtype`). global_avg_pool2d pools the
+dequantized float32 values and avg_pool2d rounds its division (0.19 truncated both).
 """
 
 from __future__ import annotations
