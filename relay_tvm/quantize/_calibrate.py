@@ -2,7 +2,8 @@
 its ``dom_scale``, ``clip_min`` and ``clip_max``.
 
 A field of ``n`` bits (signed) with threshold ``t`` gets ``dom_scale = t / 2**(n-1)`` and clip
-bounds ``+-(2**(n-1) - 1)``. Weights: ``t = max|w|`` ("max"), that rounded up to a power of
+bounds ``+-(2**(n-1) - 1)``; an unsigned one (``sign=False``, see ``dtype_input="uint8"``)
+``dom_scale = t / 2**n`` and ``[0, 2**n - 1]``. Weights: ``t = max|w|`` ("max"), that rounded up to a power of
 two ("power2"), or, for the kernel of a conv2d/conv1d/dense, ``max|w|`` per output channel
 ("channel_max", a relay_tvm extension: ``dom_scale`` is then a float32 tensor of shape ``(O, 1,
 ...)``). Inputs and activations: ``global_scale`` ("global_scale"), or from their values
