@@ -546,5 +546,7 @@ def one_hot(indices, on_value, off_value, depth, axis=-1, dtype="float32"):
                      dtype=dtype)
 
 
-__all__ = ["is_dynamic_arg", "reshape", "broadcast_to", "full", "zeros", "ones", "tile",
+from .dyn_nn import image, nn  # noqa: E402 - relay.op.dyn.image / relay.op.dyn.nn
+
+__all__ = ["is_dynamic_arg", "image", "nn", "reshape", "broadcast_to", "full", "zeros", "ones", "tile",
            "strided_slice", "topk", "one_hot"]
