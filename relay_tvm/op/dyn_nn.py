@@ -345,11 +345,15 @@ register_shape_func(_UP, _up_shape)
 # ---- constructors (relay.op.dyn.image / relay.op.dyn.nn) ---------------------------------------
 
 
-def resize2d(data, size, roi, layout="NCHW", method="linear",
+def resize2d(data, size, roi=None, layout="NCHW", method="linear",
              coordinate_transformation_mode="half_pixel", rounding_method="", cubic_alpha=-0.5,
              cubic_exclude=0, extrapolation_value=0.0, out_dtype=""):
     """``dyn.image.resize2d`` (tvm.relay.op.dyn.image.resize2d): see the module docstring and
-    :func:`relay_tvm.op.image.resize2d` for the attributes."""
+    :func:`relay_tvm.op.image.resize2d` for the attributes; ``roi`` None is four zeros."""
+    from ..ir.expr import Expr, const
+
+    if not isinstance(roi, Expr):
+        roi = const(np.asarray(roi if roi is not None else [0.0] * 4, "float32"))
     return make_call(_RESIZE, [data, size, roi], layout=layout, method=method,
                      coordinate_transformation_mode=coordinate_transformation_mode,
                      rounding_method=rounding_method, cubic_alpha=cubic_alpha,
@@ -359,7 +363,11 @@ def resize2d(data, size, roi, layout="NCHW", method="linear",
 
 def pad(data, pad_width, pad_value, pad_mode="constant"):
     """``dyn.nn.pad`` (tvm.relay.op.dyn.nn.pad): ``pad_width`` an integer ``(rank, 2)`` tensor,
-    ``pad_value`` a scalar expression."""
+    ``pad_value`` a scalar expression or a number (a float32 constant, as ``nn.pad``)."""
+    from ..ir.expr import Expr, const
+
+    if not isinstance(pad_value, Expr):
+        pad_value = const(np.asarray(pad_value, "float32"))
     return make_call(_PAD, [data, pad_width, pad_value], pad_mode=pad_mode)
 
 

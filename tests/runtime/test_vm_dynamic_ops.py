@@ -59,6 +59,20 @@ def test_relay_constructors_dispatch_on_a_computed_argument():
     assert _infer(relay.argwhere(x)) == relay.TensorType((a, 4), "int32")
 
 
+def test_text_format_round_trip():
+    x = relay.var("x", shape=(relay.Any(), 3, 4, 5))
+    s = relay.var("s", shape=(2,), dtype="int64")
+    w = relay.var("w", shape=(4, 2), dtype="int64")
+    h = relay.var("h", shape=(), dtype="float32")
+    f = relay.Function([x, s, w, h], relay.Tuple([
+        relay.image.resize2d(x, s, method="cubic", cubic_alpha=-0.75),
+        relay.nn.pad(x, w, h, "edge"), relay.nn.upsampling(x, h, 2.0, align_corners=True),
+        relay.argwhere(x)]))
+    mod = relay.transform.InferType()(_mod(f))
+    back = relay.transform.InferType()(relay.parse(mod.astext(show_meta_data=True)))
+    assert relay.analysis.structural_equal(back["main"], mod["main"])
+
+
 # ---- dyn.image.resize2d ------------------------------------------------------------------------
 
 
@@ -122,14 +136,15 @@ def test_dyn_pad_against_numpy_two_sizes(mode):
         np.testing.assert_array_equal(ref(*args).numpy(), want)
 
 
-def test_dyn_pad_int_data_and_rank_3():
+def test_dyn_pad_int_data_and_rank_3_with_create_executor_vm():
     x = relay.var("x", shape=(2, 3, 2), dtype="int32")
     w = relay.var("w", shape=(3, 2), dtype="int64")
-    f = relay.Function([x, w], relay.nn.pad(x, w, 5))
+    f = relay.Function([x, w], relay.op.dyn.nn.pad(x, w, 5))
+    run = relay.create_executor("vm", mod=_mod(f), target="llvm").evaluate()
     xv = np.arange(12, dtype="int32").reshape(2, 3, 2)
-    widths = [[1, 0], [0, 2], [3, 1]]
-    np.testing.assert_array_equal(_vm(f).run(xv, _i(widths)).numpy(),
-                                  np.pad(xv, widths, constant_values=5))
+    for widths in ([[1, 0], [0, 2], [3, 1]], [[0, 0], [4, 0], [0, 0]]):
+        np.testing.assert_array_equal(run(xv, _i(widths)).numpy(),
+                                      np.pad(xv, widths, constant_values=5))
 
 
 # ---- dyn.nn.upsampling -------------------------------------------------------------------------
