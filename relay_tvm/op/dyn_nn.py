@@ -4,7 +4,8 @@
 Each is its static operator (``image.resize2d``, ``nn.pad``, ``nn.upsampling``) with the
 size-like attribute passed as a tensor whose value is known only at run time:
 
-- ``dyn.image.resize2d(data, size, roi)``: ``size`` a 1-D integer tensor ``(out_h, out_w)``,
+- ``dyn.image.resize2d(data, size, roi)``: ``size`` a 1-D tensor ``(out_h, out_w)``, integer
+  or float (as tvm.relay 0.19 allowed; a float size must hold whole numbers at run time),
   ``roi`` a 1-D float tensor of 4 values (only read by a crop-and-resize mode, which neither
   resize supports); the H and W axes of the output are ``Any``.
 - ``dyn.nn.pad(data, pad_width, pad_value)``: ``pad_width`` an integer tensor of shape
@@ -91,8 +92,12 @@ def _resize_rel(types, attrs):
     if ts is None:
         return None
     data, size, roi = ts
-    _int_tensor(size, "size", _RESIZE, lambda s: tuple(s) == (2,), "a 1-D tensor of 2 values "
-                "(height, width)")
+    if not str(size.dtype).startswith(("int", "uint", "float")):
+        raise TypeInferenceError(f"{_RESIZE}: size must have an integer or float dtype, got "
+                                 f"{size.dtype}")
+    if tuple(size.shape) != (2,):
+        raise TypeInferenceError(f"{_RESIZE}: size must be a 1-D tensor of 2 values (height, "
+                                 f"width), got shape {shape_str(size.shape)}")
     if not str(roi.dtype).startswith("float") or tuple(roi.shape) != (4,):
         raise TypeInferenceError(f"{_RESIZE}: roi must be a 1-D float tensor of 4 values, got "
                                  f"{shape_str(roi.shape)} {roi.dtype}")
@@ -105,7 +110,10 @@ def _resize_rel(types, attrs):
 
 
 def _resize_sizes(size):
-    vals = [int(v) for v in np.asarray(size).reshape(-1)]
+    raw = np.asarray(size).reshape(-1)
+    if raw.dtype.kind == "f" and not np.all(raw == np.floor(raw)):
+        raise InputError(f"{_RESIZE}: a float size must hold whole numbers, got {raw.tolist()}")
+    vals = [int(v) for v in raw]
     if any(v <= 0 for v in vals):
         raise InputError(f"{_RESIZE}: size must be positive, got {vals}")
     return vals
@@ -142,8 +150,11 @@ def _resize_shape(attrs, inputs, out_type):
     x, size = inputs[0], inputs[1]
     dims = [_dim(d) for d in x.shape]
     for k, a in enumerate(_spatial_axes(attrs.layout, 2, _RESIZE)):
-        s = size[k].astype("int64")
-        dims[a] = tirx.Select(s > 0, s, tirx.const(-1, "int64"))
+        s = size[k]
+        ok = s > tirx.const(0, str(size.dtype))
+        if str(size.dtype).startswith("float"):  # whole numbers only (tvm.relay 0.19 took
+            ok = tirx.all(ok, s == tirx.floor(s))  # float sizes and truncated them)
+        dims[a] = tirx.Select(ok, s.astype("int64"), tirx.const(-1, "int64"))
     return [_vec(dims)]
 
 

@@ -66,6 +66,9 @@ def _one_hot(call, a):
 
 def _resize2d(call, a):
     at = call.attrs
+    raw = np.asarray(a[1].data.numpy()).reshape(-1)
+    if raw.dtype.kind == "f" and not np.all(raw == np.floor(raw)):
+        return None  # not a size: left for the run-time error
     roi = [float(v) for v in np.asarray(a[2].data.numpy()).reshape(-1)]
     # roi is read by a crop-and-resize mode only; all zeros is the static default ()
     return make_call("image.resize2d", [a[0]], roi=tuple(roi) if any(roi) else (),
@@ -118,8 +121,10 @@ class _ToStatic(Rewriter):
         need, make = rule
         if not all(isinstance(new.args[i], Constant) for i in need):
             return new
-        self.changed = True
         out = make(orig, list(new.args))
+        if out is None:  # the rule declined (a constant that is not a valid static value)
+            return new
+        self.changed = True
         return out
 
 

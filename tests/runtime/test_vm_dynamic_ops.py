@@ -117,6 +117,27 @@ def test_dyn_resize2d_nearest_nhwc_against_numpy():
         np.testing.assert_array_equal(ref(xv, _i([oh, ow], "int32")).numpy(), want)
 
 
+def test_dyn_resize2d_float_size_must_be_whole():
+    """tvm.relay 0.19 took a float32 size tensor; whole values work, others are refused (not
+    truncated), on the VM, the interpreter and by DynamicToStatic."""
+    x = relay.var("x", shape=(1, 1, 2, 3))
+    s = relay.var("s", shape=(2,), dtype="float32")
+    f = relay.Function([x, s], relay.image.resize2d(x, s, method="nearest_neighbor"))
+    vm, ref = _vm(f), _interp(f)
+    xv = np.arange(6, dtype="float32").reshape(1, 1, 2, 3)
+    want = _interp(relay.Function([x], relay.image.resize2d(x, (4, 3),
+                                                            method="nearest_neighbor")))(xv)
+    np.testing.assert_array_equal(vm.run(xv, _i([4, 3], "float32")).numpy(), want.numpy())
+    with pytest.raises(InputError, match="dyn.image.resize2d .*negative"):
+        vm.run(xv, _i([4.5, 3], "float32"))
+    with pytest.raises(InputError, match="whole numbers"):
+        ref(xv, _i([4.5, 3], "float32"))
+    half = relay.Function([x], relay.image.resize2d(x, relay.add(
+        relay.const(_i([4.5, 3], "float32")), relay.const(np.float32(0)))))
+    got = relay.transform.DynamicToStatic()(_mod(half))
+    assert got["main"].body.op.name == "dyn.image.resize2d"
+
+
 # ---- dyn.nn.pad --------------------------------------------------------------------------------
 
 
@@ -267,8 +288,8 @@ def test_type_errors_name_the_argument():
          r"dyn.image.resize2d: size must be a 1-D tensor of 2 values .*got shape \(1, 2\)"),
         (relay.image.resize2d(x, relay.var("s", shape=(3,), dtype="int64")),
          r"size must be a 1-D tensor of 2 values"),
-        (relay.image.resize2d(x, relay.var("s", shape=(2,), dtype="float32")),
-         r"size must have an integer dtype, got float32"),
+        (relay.image.resize2d(x, relay.var("s", shape=(2,), dtype="bool")),
+         r"size must have an integer or float dtype, got bool"),
         (relay.image.resize2d(relay.var("y", shape=(3, 4, 5)), relay.var("s", shape=(2,),
                                                                          dtype="int32")),
          r"data must be 4-d NCHW"),
