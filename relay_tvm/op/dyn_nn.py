@@ -1,7 +1,7 @@
 """The dynamic image/nn operators (tvm.relay.op.dyn.image, tvm.relay.op.dyn.nn):
-``dyn.image.resize2d``, ``dyn.nn.pad``, ``dyn.nn.upsampling``.
+``dyn.image.resize2d``, ``dyn.nn.pad``, ``dyn.nn.upsampling``, ``dyn.nn.upsampling3d``.
 
-Each is its static operator (``image.resize2d``, ``nn.pad``, ``nn.upsampling``) with the
+Each is its static operator (``image.resize2d``, ``nn.pad``, ``nn.upsampling[3d]``) with the
 size-like attribute passed as a tensor whose value is known only at run time:
 
 - ``dyn.image.resize2d(data, size, roi)``: ``size`` a 1-D tensor ``(out_h, out_w)``, integer
@@ -11,11 +11,13 @@ size-like attribute passed as a tensor whose value is known only at run time:
 - ``dyn.nn.pad(data, pad_width, pad_value)``: ``pad_width`` an integer tensor of shape
   ``(rank, 2)`` of (before, after) widths; every output axis is ``Any``.
 - ``dyn.nn.upsampling(data, scale_h, scale_w)``: scalar float tensors; the output H and W are
-  ``floor(H * scale_h + 0.5)`` and ``floor(W * scale_w + 0.5)`` (``nn.upsampling``'s rule), ``Any``.
+  ``floor(H * scale_h + 0.5)`` and ``floor(W * scale_w + 0.5)`` (``nn.upsampling``'s rule), ``Any``;
+  ``dyn.nn.upsampling3d(data, scale_d, scale_h, scale_w)`` likewise for D, H and W.
 
-``relay.image.resize2d``, ``relay.nn.pad`` and ``relay.nn.upsampling`` make these calls when the
-argument is an expression other than a constant (as tvm.relay 0.19 did);
-``transform.DynamicToStatic`` turns them back into the static operators once it is constant.
+``relay.image.resize2d``, ``relay.nn.pad``, ``relay.nn.upsampling`` and ``relay.nn.upsampling3d``
+make these calls when the argument is an expression other than a constant (as tvm.relay 0.19
+did); ``transform.DynamicToStatic`` turns them back into the static operators once it is
+constant.
 
 As the other ``dyn.*`` operators (:mod:`relay_tvm.op.dyn`) they are kOpaque and carry a shape
 function (TE over the input values) that the VM runs before it allocates the output. A value that
@@ -72,6 +74,17 @@ def _scalar_float(t, what, op):
                                  f"{shape_str(t.shape)}")
 
 
+def _static_rel(rel, static_name, dyn_name, types, attrs):
+    """The static operator's relation; its errors name the dyn operator."""
+    try:
+        return rel(types, attrs)
+    except TypeInferenceError as e:
+        msg = str(e)
+        if msg.startswith(static_name + ":"):
+            raise TypeInferenceError(dyn_name + msg[len(static_name):]) from None
+        raise
+
+
 # ---- dyn.image.resize2d ------------------------------------------------------------------------
 
 _RESIZE = "dyn.image.resize2d"
@@ -102,7 +115,8 @@ def _resize_rel(types, attrs):
         raise TypeInferenceError(f"{_RESIZE}: roi must be a 1-D float tensor of 4 values, got "
                                  f"{shape_str(roi.shape)} {roi.dtype}")
     # the static relation checks rank, layout, method and modes; H and W become Any
-    out = static_rel(2)([data], _static_resize_attrs(attrs, (1, 1)))
+    out = _static_rel(static_rel(2), "image.resize2d", _RESIZE, [data],
+                      _static_resize_attrs(attrs, (1, 1)))
     shape = list(out.shape)
     for a in _spatial_axes(attrs.layout, 2, _RESIZE):
         shape[a] = AnyDim()
@@ -274,83 +288,89 @@ register_op(
 register_shape_func(_PAD, _pad_shape)
 
 
-# ---- dyn.nn.upsampling -------------------------------------------------------------------------
-
-_UP = "dyn.nn.upsampling"
+# ---- dyn.nn.upsampling, dyn.nn.upsampling3d ----------------------------------------------------
 
 
-def _hw_axes(layout):
-    return (2, 3) if layout == "NCHW" else (1, 2)
+class _Up:
+    """One of the two upsampling operators: its static counterpart's pieces and attributes."""
+
+    def __init__(self, nd):
+        self.nd = nd
+        self.name = "dyn.nn.upsampling" if nd == 2 else "dyn.nn.upsampling3d"
+        self.scales = ("scale_h", "scale_w") if nd == 2 else ("scale_d", "scale_h", "scale_w")
+        self.extra = ("align_corners",) if nd == 2 else ("coordinate_transformation_mode",)
+
+    def static(self):
+        from . import nn_shape, nn_spatial
+
+        if self.nd == 2:
+            return nn_shape._upsampling_rel, nn_shape._upsampling_ref, \
+                nn_shape._upsampling_compute
+        return nn_spatial._up3_rel, nn_spatial._up3_ref, nn_spatial._up3_compute
+
+    def axes(self, layout):
+        return tuple(k for k, c in enumerate(layout) if c in "DHW"[3 - self.nd:])
+
+    def attrs(self, attrs, scales):
+        fields = {k: getattr(attrs, k) for k in ("layout", "method") + self.extra}
+        return SimpleNamespace(**dict(zip(self.scales, scales)), **fields)
+
+    def rel(self, types, attrs):
+        ts = tensor_args(types, ("data",) + self.scales, self.name)
+        if ts is None:
+            return None
+        for t, what in zip(ts[1:], self.scales):
+            _scalar_float(t, what, self.name)
+        out = _static_rel(self.static()[0], self.name[4:], self.name, [ts[0]],
+                          self.attrs(attrs, (1.0,) * self.nd))
+        shape = list(out.shape)
+        for a in self.axes(attrs.layout):
+            shape[a] = AnyDim()
+        return TensorType(shape, out.dtype)
+
+    def ref(self, args, attrs, out_type):
+        from .nn_shape import _scaled
+
+        scales = [float(np.asarray(s)) for s in args[1:]]
+        if any(not s > 0 for s in scales):
+            raise InputError(f"{self.name}: scales must be positive, got {tuple(scales)}")
+        shape = list(args[0].shape)
+        for a, s in zip(self.axes(attrs.layout), scales):
+            shape[a] = _scaled(shape[a], s)
+        if any(d <= 0 for d in shape):
+            raise InputError(f"{self.name}: scales {tuple(scales)} make an empty output "
+                             f"{tuple(shape)}")
+        return self.static()[1]([args[0]], self.attrs(attrs, scales),
+                                TensorType(shape, out_type.dtype))
+
+    def compute(self, attrs, inputs, out_type):
+        # the static compute reads the (here symbolic) output dims of out_type, not the scales
+        return self.static()[2](self.attrs(attrs, (1.0,) * self.nd), [inputs[0]], out_type)
+
+    def shape(self, attrs, inputs, out_type):
+        from tvm import tirx
+
+        x = inputs[0]
+        dims = [_dim(d) for d in x.shape]
+        for a, s in zip(self.axes(attrs.layout), inputs[1:]):
+            sv = s[()].astype("float64")
+            d = tirx.floor(dims[a].astype("float64") * sv + 0.5).astype("int64")
+            dims[a] = tirx.Select(tirx.all(sv > 0, d > 0), d, tirx.const(-1, "int64"))
+        return [_vec(dims)]
 
 
-def _static_up_attrs(attrs, sh, sw):
-    return SimpleNamespace(scale_h=sh, scale_w=sw, layout=attrs.layout, method=attrs.method,
-                           align_corners=attrs.align_corners)
-
-
-def _up_rel(types, attrs):
-    from .nn_shape import _upsampling_rel as static_rel
-
-    ts = tensor_args(types, ("data", "scale_h", "scale_w"), _UP)
-    if ts is None:
-        return None
-    _scalar_float(ts[1], "scale_h", _UP)
-    _scalar_float(ts[2], "scale_w", _UP)
-    out = static_rel([ts[0]], _static_up_attrs(attrs, 1.0, 1.0))
-    shape = list(out.shape)
-    for a in _hw_axes(attrs.layout):
-        shape[a] = AnyDim()
-    return TensorType(shape, out.dtype)
-
-
-def _up_ref(args, attrs, out_type):
-    from .nn_shape import _scaled, _upsampling_ref
-
-    scales = [float(np.asarray(s)) for s in args[1:]]
-    if any(not s > 0 for s in scales):
-        raise InputError(f"{_UP}: scales must be positive, got {tuple(scales)}")
-    shape = list(args[0].shape)
-    for a, s in zip(_hw_axes(attrs.layout), scales):
-        shape[a] = _scaled(shape[a], s)
-    if any(d <= 0 for d in shape):
-        raise InputError(f"{_UP}: scales {tuple(scales)} make an empty output {tuple(shape)}")
-    return _upsampling_ref([args[0]], _static_up_attrs(attrs, *scales),
-                           TensorType(shape, out_type.dtype))
-
-
-def _up_compute(attrs, inputs, out_type):
-    from tvm import topi
-
-    from .nn_shape import _upsampling_method
-
-    shape = out_dims(out_type.shape)
-    return topi.image.resize2d(
-        inputs[0], [0.0] * 4, [shape[a] for a in _hw_axes(attrs.layout)], layout=attrs.layout,
-        method=_upsampling_method(attrs),
-        coordinate_transformation_mode="align_corners" if attrs.align_corners else "asymmetric",
-        output_shape=shape)
-
-
-def _up_shape(attrs, inputs, out_type):
-    from tvm import tirx
-
-    x = inputs[0]
-    dims = [_dim(d) for d in x.shape]
-    for a, s in zip(_hw_axes(attrs.layout), inputs[1:]):
-        sv = s[()].astype("float64")
-        d = tirx.floor(dims[a].astype("float64") * sv + 0.5).astype("int64")
-        dims[a] = tirx.Select(tirx.all(sv > 0, d > 0), d, tirx.const(-1, "int64"))
-    return [_vec(dims)]
-
-
-register_op(
-    _UP, num_inputs=3, arguments=("data", "scale_h", "scale_w"),
-    attrs=("relay.attrs.UpSamplingAttrs", [
-        F("layout", "str", "NCHW"), F("method", "str", "nearest_neighbor"),
-        F("align_corners", "bool", False)]),
-    rel=_up_rel, ref=_up_ref, compute=_up_compute, pattern=OpPattern.OPAQUE,
-    doc="nn.upsampling with scale_h and scale_w given as scalar tensors", level=2)
-register_shape_func(_UP, _up_shape)
+for _up, _attrs in (
+        (_Up(2), ("relay.attrs.UpSamplingAttrs", [
+            F("layout", "str", "NCHW"), F("method", "str", "nearest_neighbor"),
+            F("align_corners", "bool", False)])),
+        (_Up(3), ("relay.attrs.UpSampling3DAttrs", [
+            F("layout", "str", "NCDHW"), F("method", "str", "nearest_neighbor"),
+            F("coordinate_transformation_mode", "str", "half_pixel")]))):
+    register_op(_up.name, num_inputs=1 + _up.nd, arguments=("data",) + _up.scales, attrs=_attrs,
+                rel=_up.rel, ref=_up.ref, compute=_up.compute, pattern=OpPattern.OPAQUE,
+                doc=f"nn.upsampling{'' if _up.nd == 2 else '3d'} with {', '.join(_up.scales)} "
+                    f"given as scalar tensors", level=2)
+    register_shape_func(_up.name, _up.shape)
 
 
 # ---- constructors (relay.op.dyn.image / relay.op.dyn.nn) ---------------------------------------
@@ -386,11 +406,20 @@ def upsampling(data, scale_h, scale_w, layout="NCHW", method="nearest_neighbor",
                align_corners=False):
     """``dyn.nn.upsampling`` (tvm.relay.op.dyn.nn.upsampling): scales as scalar float
     expressions."""
-    return make_call(_UP, [data, scale_h, scale_w], layout=layout, method=method,
-                     align_corners=bool(align_corners))
+    return make_call("dyn.nn.upsampling", [data, scale_h, scale_w], layout=layout,
+                     method=method, align_corners=bool(align_corners))
+
+
+def upsampling3d(data, scale_d, scale_h, scale_w, layout="NCDHW", method="nearest_neighbor",
+                 coordinate_transformation_mode="half_pixel"):
+    """``dyn.nn.upsampling3d`` (tvm.relay.op.dyn.nn.upsampling3d): scales as scalar float
+    expressions."""
+    return make_call("dyn.nn.upsampling3d", [data, scale_d, scale_h, scale_w], layout=layout,
+                     method=method,
+                     coordinate_transformation_mode=coordinate_transformation_mode)
 
 
 image = SimpleNamespace(resize2d=resize2d)
-nn = SimpleNamespace(pad=pad, upsampling=upsampling)
+nn = SimpleNamespace(pad=pad, upsampling=upsampling, upsampling3d=upsampling3d)
 
-__all__ = ["resize2d", "pad", "upsampling", "image", "nn"]
+__all__ = ["resize2d", "pad", "upsampling", "upsampling3d", "image", "nn"]

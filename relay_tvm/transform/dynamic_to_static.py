@@ -92,6 +92,14 @@ def _upsampling(call, a):
                      align_corners=at.align_corners)
 
 
+def _upsampling3d(call, a):
+    at = call.attrs
+    d, h, w = (c.data.numpy().item() for c in a[1:4])
+    return make_call("nn.upsampling3d", [a[0]], scale_d=d, scale_h=h, scale_w=w,
+                     layout=at.layout, method=at.method,
+                     coordinate_transformation_mode=at.coordinate_transformation_mode)
+
+
 # operator -> (indices of the arguments that must be constant, rewrite)
 _RULES = {
     "dyn.reshape": ((1,), _reshape),
@@ -106,6 +114,7 @@ _RULES = {
     "dyn.image.resize2d": ((1, 2), _resize2d),
     "dyn.nn.pad": ((1,), _pad),
     "dyn.nn.upsampling": ((1, 2), _upsampling),
+    "dyn.nn.upsampling3d": ((1, 2, 3), _upsampling3d),
 }
 
 

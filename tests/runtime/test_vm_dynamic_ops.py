@@ -205,6 +205,28 @@ def test_dyn_upsampling_bilinear_nhwc_equals_static():
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+def test_dyn_upsampling3d_against_numpy_and_static():
+    x = relay.var("x", shape=(relay.Any(), 2, 2, 3, 2))
+    sd = relay.var("sd", shape=(), dtype="float32")
+    f = relay.Function([x, sd], relay.nn.upsampling3d(
+        x, sd, 2.0, 1.0, coordinate_transformation_mode="asymmetric"))
+    assert f.body.op.name == "dyn.nn.upsampling3d"
+    vm, ref = _vm(f), _interp(f)
+    for n, scale in ((1, 2.0), (3, 3.0)):
+        xv = RNG.standard_normal((n, 2, 2, 3, 2)).astype("float32")
+        want = np.repeat(np.repeat(xv, int(scale), axis=2), 2, axis=3)  # nearest, asymmetric
+        np.testing.assert_array_equal(vm.run(xv, np.array(scale, "float32")).numpy(), want)
+        np.testing.assert_array_equal(ref(xv, np.array(scale, "float32")).numpy(), want)
+    lin = relay.Function([x, sd], relay.nn.upsampling3d(x, sd, 1.5, 2.0, layout="NCDHW",
+                                                        method="trilinear"))
+    xv = RNG.standard_normal((1, 2, 2, 3, 2)).astype("float32")
+    got = _vm(lin).run(xv, np.array(2.5, "float32")).numpy()
+    want = _interp(relay.Function([x], relay.nn.upsampling3d(x, 2.5, 1.5, 2.0,
+                                                             method="trilinear")))(xv).numpy()
+    assert got.shape == want.shape == (1, 2, 5, 5, 4)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 # ---- argwhere ----------------------------------------------------------------------------------
 
 
@@ -255,12 +277,15 @@ def test_dynamic_to_static_before_expected():
         relay.op.dyn.nn.pad(x, relay.add(c([[0, 0], [1, 1], [2, 0], [0, 3]], "int32"),
                                          c(0, "int32")), c(1.5, "float32"), "edge"),
         relay.op.dyn.nn.upsampling(x, c(2.0, "float64"), c(1.5, "float32"), method="bilinear",
-                                   align_corners=True)]))
+                                   align_corners=True),
+        relay.op.dyn.nn.upsampling3d(relay.expand_dims(x, 2), c(3.0, "float32"),
+                                     c(1.0, "float64"), c(0.5, "float32"))]))
     expected = relay.Function([x], relay.Tuple([
         relay.image.resize2d(x, (6, 3), method="nearest_neighbor"),
         relay.nn.pad(x, ((0, 0), (1, 1), (2, 0), (0, 3)), relay.const(np.array(1.5, "float32")),
                      "edge"),
-        relay.nn.upsampling(x, 2.0, 1.5, method="bilinear", align_corners=True)]))
+        relay.nn.upsampling(x, 2.0, 1.5, method="bilinear", align_corners=True),
+        relay.nn.upsampling3d(relay.expand_dims(x, 2), 3.0, 1.0, 0.5)]))
     got = relay.transform.DynamicToStatic()(_mod(before))
     want = relay.transform.InferType()(_mod(expected))
     assert relay.analysis.structural_equal(got["main"], want["main"])
@@ -292,7 +317,7 @@ def test_type_errors_name_the_argument():
          r"size must have an integer or float dtype, got bool"),
         (relay.image.resize2d(relay.var("y", shape=(3, 4, 5)), relay.var("s", shape=(2,),
                                                                          dtype="int32")),
-         r"data must be 4-d NCHW"),
+         r"dyn.image.resize2d: data must be 4-d NCHW"),
         (relay.nn.pad(x, relay.var("w", shape=(3, 2), dtype="int32")),
          r"dyn.nn.pad: pad_width must be of shape \(4, 2\) .*got shape \(3, 2\)"),
         (relay.nn.pad(x, relay.var("w", shape=(8,), dtype="int32")),
@@ -305,6 +330,10 @@ def test_type_errors_name_the_argument():
          r"dyn.nn.upsampling: scale_h must be a scalar, got shape \(1,\)"),
         (relay.nn.upsampling(x, relay.var("h", shape=(), dtype="int32")),
          r"scale_h must have a float dtype"),
+        (relay.nn.upsampling3d(x, relay.var("d", shape=(), dtype="float32")),
+         r"dyn.nn.upsampling3d: data must be 5-d NCDHW"),
+        (relay.nn.upsampling(x, relay.var("h", shape=(), dtype="float32"), method="cubic"),
+         r"dyn.nn.upsampling: method 'cubic'"),
         (relay.argwhere(relay.var("z", shape=(), dtype="bool")),
          r"argwhere: condition must have rank >= 1"),
     ]
