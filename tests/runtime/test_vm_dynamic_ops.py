@@ -157,6 +157,24 @@ def test_dyn_pad_against_numpy_two_sizes(mode):
         np.testing.assert_array_equal(ref(*args).numpy(), want)
 
 
+def test_dyn_pad_float64_vm_as_tvm019_runs_it():
+    """tvm.relay 0.19's way (its dyn level-2 test): pad_value var, int64 widths, create_executor
+    per enabled target, then clearing te_compiler's engine (an empty one here)."""
+    from relay_tvm.testing import enabled_targets
+
+    x = relay.var("x", shape=(2, 7), dtype="float64")
+    w = relay.var("w", shape=(2, 2), dtype="int64")
+    v = relay.var("v", shape=(), dtype="float64")
+    f = relay.Function([x, w, v], relay.nn.pad(x, w, v))
+    xv = RNG.standard_normal((2, 7))
+    for target, dev in enabled_targets():
+        run = relay.create_executor("vm", mod=_mod(f), device=dev, target=target).evaluate()
+        got = run(xv, _i([[1, 4], [2, 2]]), np.array(4.0)).numpy()
+        np.testing.assert_array_equal(got, np.pad(xv, [[1, 4], [2, 2]], constant_values=4.0))
+        relay.backend.te_compiler.get().clear()
+    assert relay.backend.te_compiler.get().items() == []
+
+
 def test_dyn_pad_int_data_and_rank_3_with_create_executor_vm():
     x = relay.var("x", shape=(2, 3, 2), dtype="int32")
     w = relay.var("w", shape=(3, 2), dtype="int64")
