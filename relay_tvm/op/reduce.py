@@ -69,13 +69,32 @@ def _count(shape, axes):
     return n
 
 
+_HALF = ("float16", "bfloat16")
+# reductions that accumulate: on half types they run in float32 and round once at the end, as
+# numpy's half loops accumulate in float (npy_half_to_float) — a float16 running product or sum
+# would overflow to inf (then NaN against a zero) where numpy's does not
+_ACCUMULATING = (np.sum, np.prod)
+
+
 def _np_reduce(fn):
     def ref(args, attrs, out_type):
         x = args[0]
         axes = reduce_axes(attrs, x.ndim, "")
+        if str(x.dtype) in _HALF and (fn in _ACCUMULATING or fn is _mean_np):
+            x = x.astype("float32")
         return np.asarray(fn(x, axis=axes, keepdims=attrs.keepdims)).astype(out_type.dtype)
 
     return ref
+
+
+def _widened(x, compute):
+    """``compute(x)`` in float32 for a half-type ``x``, cast back (see ``_ACCUMULATING``)."""
+    from tvm import topi
+
+    dtype = str(x.dtype)
+    if dtype not in _HALF:
+        return compute(x)
+    return topi.cast(compute(topi.cast(x, "float32")), dtype)
 
 
 def _mean_np(x, axis, keepdims):
@@ -95,7 +114,8 @@ def _topi_reduce(name):
         if name in ("max", "min") and is_float(inputs[0].dtype):
             # topi.max/min drop NaN and start from the lowest/highest finite value
             return ieee_reduce(name, inputs[0], axes, attrs.keepdims)
-        return getattr(topi, name)(inputs[0], axis=list(axes), keepdims=attrs.keepdims)
+        return _widened(inputs[0], lambda x: getattr(topi, name)(x, axis=list(axes),
+                                                                 keepdims=attrs.keepdims))
 
     return compute
 
@@ -103,13 +123,10 @@ def _topi_reduce(name):
 def _mean_compute(attrs, inputs, out_type):
     from tvm import tirx, topi
 
-    x = inputs[0]
-    axes = reduce_axes(attrs, len(x.shape), "mean")
-    n = _count([int(d) for d in x.shape], axes)
-    return topi.divide(
-        topi.sum(x, axis=list(axes), keepdims=attrs.keepdims),
-        tirx.const(n, x.dtype),
-    )
+    axes = reduce_axes(attrs, len(inputs[0].shape), "mean")
+    n = _count([int(d) for d in inputs[0].shape], axes)
+    return _widened(inputs[0], lambda x: topi.divide(
+        topi.sum(x, axis=list(axes), keepdims=attrs.keepdims), tirx.const(n, x.dtype)))
 
 
 def _bool_input_rel(name):
@@ -335,8 +352,10 @@ def _variance_ref(args, attrs, out_type):
     x, m = args
     axes = reduce_axes(attrs, x.ndim, "variance")
     n = _count(x.shape, axes) - (1 if attrs.unbiased else 0)
-    d = (x - m).astype(x.dtype)
-    return np.sum(d * d, axis=axes, keepdims=attrs.keepdims, dtype=x.dtype) / x.dtype.type(n)
+    wide = x.dtype if str(x.dtype) not in _HALF else np.dtype("float32")
+    d = (x.astype(wide) - m.astype(wide)).astype(wide)
+    out = np.sum(d * d, axis=axes, keepdims=attrs.keepdims, dtype=wide) / wide.type(n)
+    return out.astype(x.dtype)
 
 
 def _variance_compute(attrs, inputs, out_type):
@@ -345,9 +364,12 @@ def _variance_compute(attrs, inputs, out_type):
     x, m = inputs
     axes = reduce_axes(attrs, len(x.shape), "variance")
     n = _count([int(d) for d in x.shape], axes) - (1 if attrs.unbiased else 0)
+    dtype = str(x.dtype)
+    if dtype in _HALF:  # in float32, as the reference (see _ACCUMULATING)
+        x, m = topi.cast(x, "float32"), topi.cast(m, "float32")
     d = topi.subtract(x, m)
     s = topi.sum(topi.multiply(d, d), axis=list(axes), keepdims=attrs.keepdims)
-    return topi.divide(s, tirx.const(n, x.dtype))
+    return topi.cast(topi.divide(s, tirx.const(n, x.dtype)), dtype)
 
 
 register_op(
@@ -368,10 +390,13 @@ def _axis_tuple(axis):
     return (axis,) if isinstance(axis, int) else axis
 
 
-def variance(data, axis=None, keepdims=False, exclude=False, unbiased=False):
-    """Variance of ``data`` over ``axis`` (float dtypes); ``unbiased`` divides by N - 1."""
+def variance(data, axis=None, keepdims=False, exclude=False, unbiased=False, with_mean=None):
+    """Variance of ``data`` over ``axis`` (float dtypes); ``unbiased`` divides by N - 1.
+    ``with_mean`` (tvm.relay's argument) is a precomputed mean with the reduced axes kept
+    (shape of ``mean(data, axis, keepdims=True)``); by default it is computed here. Half types
+    compute in float32 and round once."""
     axis = _axis_tuple(axis)
-    m = mean(data, axis, True, exclude)
+    m = mean(data, axis, True, exclude) if with_mean is None else with_mean
     return make_call(
         "variance", [data, m], axis=axis, keepdims=keepdims, exclude=exclude, unbiased=unbiased
     )

@@ -72,11 +72,17 @@ def _float_floor_mod(a, b, out_dtype, dtype):
         wide = _float_floor_mod(tirx.Cast("float32", a), tirx.Cast("float32", b), "float32",
                                 "float32")
         return tirx.Cast(dtype, wide)
+    from ._ieee import _let
+
     zero = tirx.const(0, dtype)
-    r = tirx.Var("r", dtype)
-    differ = ((b < zero) & (r > zero)) | ((b > zero) & (r < zero))
-    body = tirx.Select(r == zero, tirx.copysign(zero, b), tirx.Select(differ, r + b, r))
-    return tirx.Let(r, tirx.truncmod(a, b), body)  # LLVM frem: C fmod
+
+    def body(r, b):
+        differ = tirx.Select(b < zero, r > zero, r < zero)  # b == 0: r is NaN either way
+        return tirx.Select(r == zero, tirx.copysign(zero, b), tirx.Select(differ, r + b, r))
+
+    # fmod bound once through _ieee's bit-cast let (a plain Let of a vectorized cast from bool
+    # failed in TVM's codegen: fuzz seed 7294031, program 1995, floor_mod(cast(equal(x, x)), c))
+    return _let([tirx.truncmod(a, b), b], dtype, body)  # LLVM frem: C fmod
 
 
 _IEEE_BINARY = {"not_equal": _float_not_equal, "floor_mod": _float_floor_mod}

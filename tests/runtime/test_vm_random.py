@@ -1,6 +1,6 @@
 """Differential test: random programs with control flow, closures, ADTs and references run on
 the VM and on the reference interpreter give the same values (a fixed seed here; a larger
-sweep with ``-m sweep``). Dynamic shapes are not generated: the VM rejects them."""
+sweep with ``-m sweep``). Dynamic shapes have their own generator: test_vm_random_dynamic.py."""
 
 import numpy as np
 import pytest
