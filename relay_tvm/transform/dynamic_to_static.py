@@ -100,6 +100,15 @@ def _upsampling3d(call, a):
                      coordinate_transformation_mode=at.coordinate_transformation_mode)
 
 
+def _expand_dims(call, a):
+    return make_call("expand_dims", [a[0]], axis=_scalar(a[1]),
+                     num_newaxis=call.attrs.num_newaxis)
+
+
+def _squeeze(call, a):
+    return make_call("squeeze", [a[0]], axis=tuple(_vals(a[1])))
+
+
 # operator -> (indices of the arguments that must be constant, rewrite)
 _RULES = {
     "dyn.reshape": ((1,), _reshape),
@@ -115,6 +124,8 @@ _RULES = {
     "dyn.nn.pad": ((1,), _pad),
     "dyn.nn.upsampling": ((1, 2), _upsampling),
     "dyn.nn.upsampling3d": ((1, 2, 3), _upsampling3d),
+    "dyn.expand_dims": ((1,), _expand_dims),
+    "dyn.squeeze": ((1,), _squeeze),
 }
 
 

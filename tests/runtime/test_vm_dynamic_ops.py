@@ -280,6 +280,42 @@ def test_argwhere_output_feeds_a_dynamic_chain():
         np.testing.assert_array_equal(vm.run(xv).numpy(), xv[xv != 0])
 
 
+# ---- dyn.expand_dims, dyn.squeeze -------------------------------------------------------------
+
+
+def test_dyn_expand_dims_and_squeeze_against_numpy():
+    x = relay.var("x", shape=(relay.Any(), 1, 3))
+    a = relay.var("a", shape=(), dtype="int32")
+    axes = relay.var("axes", shape=(1,), dtype="int64")
+    f = relay.Function([x, a, axes], relay.Tuple([relay.expand_dims(x, a, 2),
+                                                  relay.squeeze(x, axes)]))
+    assert [c.op.name for c in f.body.fields] == ["dyn.expand_dims", "dyn.squeeze"]
+    vm, ref = _vm(f), _interp(f)
+    for n, axis, sq in ((2, 0, [1]), (4, -1, [-2]), (1, 3, [0]), (1, -4, [1])):
+        xv = RNG.standard_normal((n, 1, 3)).astype("float32")
+        start = axis + 4 if axis < 0 else axis
+        want = (np.expand_dims(xv, (start, start + 1)), np.squeeze(xv, tuple(sq)))
+        for run in (vm.run, ref):
+            got = run(xv, np.array(axis, "int32"), _i(sq))
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g.numpy(), w)
+    for axis, sq, msg in ((5, [1], "axis 5 is out of range"), (0, [2], "are not all 1"),
+                          (0, [7], "out of range for rank 3")):
+        args = (np.ones((2, 1, 3), "float32"), np.array(axis, "int32"), _i(sq))
+        with pytest.raises(InputError, match=r"dyn\.(expand_dims|squeeze) .*negative"):
+            vm.run(*args)
+        with pytest.raises(InputError, match=msg):
+            ref(*args)
+    y = relay.var("y", shape=(1, 1, 2))
+    with pytest.raises(InputError, match="repeat an axis"):
+        _interp(relay.Function([y, axes], relay.squeeze(y, relay.concatenate(
+            [axes, axes], 0))))(np.ones((1, 1, 2), "float32"), _i([0]))
+    with pytest.raises(TypeInferenceError, match=r"dyn.squeeze: axes has 2 entries; expected 1 "
+                                                 r"to 1"):
+        _infer(relay.squeeze(relay.var("z", shape=(1, 1)), relay.var("b", shape=(2,),
+                                                                      dtype="int32")))
+
+
 # ---- DynamicToStatic ---------------------------------------------------------------------------
 
 
@@ -297,13 +333,16 @@ def test_dynamic_to_static_before_expected():
         relay.op.dyn.nn.upsampling(x, c(2.0, "float64"), c(1.5, "float32"), method="bilinear",
                                    align_corners=True),
         relay.op.dyn.nn.upsampling3d(relay.expand_dims(x, 2), c(3.0, "float32"),
-                                     c(1.0, "float64"), c(0.5, "float32"))]))
+                                     c(1.0, "float64"), c(0.5, "float32")),
+        relay.op.dyn.expand_dims(x, c(-1, "int32"), 2),
+        relay.op.dyn.squeeze(x, c([0], "int64"))]))
     expected = relay.Function([x], relay.Tuple([
         relay.image.resize2d(x, (6, 3), method="nearest_neighbor"),
         relay.nn.pad(x, ((0, 0), (1, 1), (2, 0), (0, 3)), relay.const(np.array(1.5, "float32")),
                      "edge"),
         relay.nn.upsampling(x, 2.0, 1.5, method="bilinear", align_corners=True),
-        relay.nn.upsampling3d(relay.expand_dims(x, 2), 3.0, 1.0, 0.5)]))
+        relay.nn.upsampling3d(relay.expand_dims(x, 2), 3.0, 1.0, 0.5),
+        relay.expand_dims(x, -1, 2), relay.squeeze(x, [0])]))
     got = relay.transform.DynamicToStatic()(_mod(before))
     want = relay.transform.InferType()(_mod(expected))
     assert relay.analysis.structural_equal(got["main"], want["main"])
