@@ -316,6 +316,21 @@ def test_dyn_expand_dims_and_squeeze_against_numpy():
                                                                       dtype="int32")))
 
 
+def test_gradients_of_dyn_reshape_squeeze_expand_dims_by_finite_differences():
+    """The gradient of each (with respect to data; the shape/axis argument gets zeros) against
+    finite differences of the interpreter's result, as tvm.relay 0.19's dyn test checks it."""
+    from relay_tvm.testing import check_grad, run_infer_type
+
+    x = relay.var("x", shape=(2, 1, 3))
+    xv = RNG.standard_normal((2, 1, 3)).astype("float32")
+    for make, arg in ((relay.reshape, _i([3, 2])), (relay.squeeze, _i([1])),
+                      (relay.expand_dims, np.array(-1, "int32"))):
+        v = relay.var("v", shape=arg.shape, dtype=str(arg.dtype))
+        f = run_infer_type(relay.Function([x, v], make(x, v)))
+        assert f.body.op.name.startswith("dyn.")
+        check_grad(f, inputs=[xv, arg], test_inputs=[xv], eps=1e-3)
+
+
 # ---- DynamicToStatic ---------------------------------------------------------------------------
 
 
