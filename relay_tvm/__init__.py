@@ -64,6 +64,7 @@ from .op import *  # noqa: F401,F403
 from .op import annotation, image, nn, vision  # noqa: F401
 from .runtime.executor import create_executor  # noqa: F401
 from .scope_builder import ScopeBuilder  # noqa: F401
+from .transform.pass_infra import build_config  # noqa: F401,E402  (tvm.relay.build_config)
 from .transform.span_check import SpanCheck  # noqa: F401,E402  (tvm.relay.SpanCheck)
 
 # tvm.relay names for the IR base classes

@@ -32,6 +32,8 @@ LAYERS = {
     "relay_tvm.qnn": 5,  # quantized operators lowered to integer Relay (qnn.transform)
     "relay_tvm.qnn.op": 2,  # the qnn operators themselves
     "relay_tvm.analysis.model_stats": 5,
+    "relay_tvm.analysis.fake_quantized": 5,  # asks FakeQuantizationToInteger's region finder
+    "relay_tvm.analysis.calibration": 7,  # runs main on the interpreter
     "relay_tvm.dataflow_pattern": 5,
     "relay_tvm.loops": 5,
     "relay_tvm.prelude": 5,

@@ -2,7 +2,9 @@
 
 from ..ir.functor import post_order_visit  # noqa: F401
 from .basic_block import check_basic_block_normal_form  # noqa: F401
+from .calibration import get_calibration_data  # noqa: F401
 from .call_graph import CallGraph  # noqa: F401
+from .fake_quantized import list_fake_quantized_op_freqs  # noqa: F401
 from .free import (  # noqa: F401
     all_type_vars,
     all_vars,

@@ -27,12 +27,49 @@ def _as_module(mod) -> IRModule:
                      f"{got}{hint}")
 
 
+#: attribute of ``main`` naming the params already bound into it as constants (by
+#: ``relay.quantize.quantize``), each with :func:`param_fingerprint` of the value bound.
+BOUND_PARAMS_ATTR = "relay_tvm.bound_params"
+
+
+def param_fingerprint(value) -> str:
+    """dtype, shape and a SHA-1 of the bytes of a NumPy array / tvm Tensor."""
+    import hashlib
+
+    import numpy as np
+
+    a = np.ascontiguousarray(value.numpy() if hasattr(value, "numpy") else np.asarray(value))
+    return f"{a.dtype}{a.shape}:{hashlib.sha1(a.tobytes()).hexdigest()}"
+
+
+def _drop_already_bound(main, params: dict) -> dict:
+    """0.19 idiom: ``relay.build(relay.quantize.quantize(mod, params), params=params)``. The
+    params that quantize bound are left out when they are the very values it bound; a
+    different value is an error, not silently dropped."""
+    bound = main.attrs.get(BOUND_PARAMS_ATTR) if main.attrs is not None else None
+    if not bound:
+        return params
+    names = {p.name_hint for p in main.params}
+    out = {}
+    for k, v in params.items():
+        if k in bound and k not in names:
+            if param_fingerprint(v) != bound[k]:
+                raise BuildError(f"build: param {k!r} was bound into main already (by "
+                                 f"relay.quantize) with a different value")
+            continue
+        out[k] = v
+    return out
+
+
 def _bind_params(mod: IRModule, params) -> IRModule:
     if not params:
         return mod
 
     mod = mod.shallow_copy()
     main = mod["main"]
+    params = _drop_already_bound(main, dict(params))
+    if not params:
+        return mod
     names = {p.name_hint for p in main.params}
     unknown = [k for k in params if k not in names]
     if unknown:

@@ -261,7 +261,7 @@ def to_numpy(value, name: str) -> np.ndarray:
 
 
 def as_param(arr: np.ndarray) -> ParamArray:
-    return np.ascontiguousarray(arr).view(ParamArray)
+    return np.require(arr, requirements="C").view(ParamArray)  # keeps 0-d arrays 0-d
 
 
 __all__ = [

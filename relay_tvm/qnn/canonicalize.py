@@ -44,7 +44,8 @@ def along_expr(e, rank: int, ndim: int, axis: int):
     """A scalar or 1-D parameter expression broadcastable along ``axis`` of an ``ndim`` tensor."""
     if isinstance(e, Constant):
         v = np.asarray(e.data)
-        return const(np.ascontiguousarray(_arith.along(v, ndim, axis)), str(v.dtype))
+        # (np.ascontiguousarray would turn a 0-d parameter into shape (1,))
+        return const(np.array(_arith.along(v, ndim, axis), order="C"), str(v.dtype))
     if rank == 0:
         return e
     e = _c("reshape", e, newshape=(-1,))
@@ -86,7 +87,7 @@ def requantize_expr(x, ndim, iscale, izp, izp_rank, oscale, ozp, axis, rounding,
         total = np.maximum(-shift, 0) + 31
 
         def vec(v):
-            return const(np.ascontiguousarray(_arith.along(v.astype("int64"), ndim, axis)),
+            return const(np.array(_arith.along(v.astype("int64"), ndim, axis), order="C"),
                          "int64")
 
         if np.any(lshift):
@@ -107,7 +108,7 @@ def requantize_expr(x, ndim, iscale, izp, izp_rank, oscale, ozp, axis, rounding,
     fdt = compute_dtype
     t = _c("cast", x, dtype=fdt)
     t = _c("subtract", t, along_expr(_c("cast", izp, dtype=fdt), izp_rank, ndim, axis))
-    t = _c("multiply", const(np.ascontiguousarray(_arith.along(m, ndim, axis).astype(fdt)), fdt), t)
+    t = _c("multiply", const(np.array(_arith.along(m, ndim, axis), fdt, order="C"), fdt), t)
     t = _c("add", t, _c("cast", ozp, dtype=fdt))
     half = const(np.asarray(0.5, fdt), fdt)
     if rounding == "UPWARD":
@@ -269,6 +270,8 @@ def _simulated(quant):
         from .op._quantize import SQNN_CODE_TO_DTYPE
 
         name = orig.op.name
+        if not isinstance(new.args[1], Constant):
+            return _simulated_dynamic(new, orig, quant)
         code = int(value_of(new.args[1], "the dtype code", name).reshape(-1)[0])
         dt = SQNN_CODE_TO_DTYPE.get(code)
         if dt is None:
@@ -278,10 +281,10 @@ def _simulated(quant):
         x, scale, zp = new.args[0], new.args[2], new.args[3]
         nd = _rank(orig.args[0].checked_type)
         axis = new.attrs.axis % nd if nd else 0
-        srank = _rank(orig.args[2].checked_type)
-        zrank = _rank(orig.args[3].checked_type)
-        zf = along_expr(_c("cast", zp, dtype="float32"), zrank, nd, axis)
-        sf = along_expr(scale, srank, nd, axis)
+        dshape = orig.args[0].checked_type.shape
+        zf = _along_any(_c("cast", zp, dtype="float32"), orig.args[3].checked_type, nd, axis,
+                        dshape)
+        sf = _along_any(scale, orig.args[2].checked_type, nd, axis, dshape)
         if not quant:
             return _c("multiply", _c("subtract", x, zf), sf)
         q = _c("add", _c("round", _c("divide", x, sf)), zf)
@@ -291,11 +294,83 @@ def _simulated(quant):
     return rule
 
 
+def _along_any(e, t, ndim: int, axis: int, data_shape):
+    """``along_expr`` for a 1-D parameter whose length is only known at run time (``Any``):
+    one value for the whole tensor or one per channel of ``axis``, picked per channel with
+    ``take(e, arange(C) % len(e))`` so both lengths run with one compiled program."""
+    if len(t.shape) == 0 or isinstance(t.shape[0], (int, np.integer)):
+        return along_expr(e, len(t.shape), ndim, axis)
+    ch = data_shape[axis] if ndim else 1
+    if not isinstance(ch, (int, np.integer)):
+        raise UnsupportedOperatorError(
+            "simulated_quantize: a parameter of run-time length needs the data's channel "
+            f"dimension (axis {axis}) to be static; data shape {tuple(data_shape)}")
+    idx = _c("mod", const(np.arange(int(ch), dtype="int32"), "int32"),
+             _c("shape_of", e, dtype="int32"))
+    e = _c("take", e, idx, axis=0, batch_dims=0, mode="clip")
+    n = ndim - axis - 1
+    return _c("expand_dims", e, axis=1, num_newaxis=n) if n > 0 else e
+
+
+def _simulated_dynamic(new, orig, quant):
+    """simulated_(de)quantize whose dtype code is only known at run time: the code selects
+    the clip range (int8 / uint8 / int32); any other code (0, "disable", included) passes the
+    input through unchanged, as 0.19's kernels do."""
+    from .op._quantize import SQNN_CODE_TO_DTYPE
+
+    x, code, scale, zp = new.args
+    nd = _rank(orig.args[0].checked_type)
+    axis = new.attrs.axis % nd if nd else 0
+    dshape = orig.args[0].checked_type.shape
+    zf = _along_any(_c("cast", zp, dtype="float32"), orig.args[3].checked_type, nd, axis,
+                    dshape)
+    sf = _along_any(scale, orig.args[2].checked_type, nd, axis, dshape)
+    code = _c("cast", code, dtype="int32")
+    if _rank(orig.args[1].checked_type):  # a [1]-shaped code: one value for the tensor
+        code = _c("reshape", code, newshape=())
+    f32 = lambda v: const(np.asarray(v, "float32"), "float32")  # noqa: E731
+    no = const(np.asarray(False), "bool")
+    active, lo, hi = no, f32(0), f32(0)
+    for c, dt in sorted(SQNN_CODE_TO_DTYPE.items()):
+        if dt == "disable":
+            continue
+        hit = _c("equal", code, const(np.asarray(c, "int32"), "int32"))
+        qlo, qhi = _arith.qrange(dt)
+        active = _c("logical_or", active, hit)
+        lo = _c("where", hit, f32(qlo), lo)
+        hi = _c("where", hit, f32(qhi), hi)
+    if quant:
+        q = _c("add", _c("round", _c("divide", x, sf)), zf)
+        out = _c("minimum", _c("maximum", q, lo), hi)
+    else:
+        out = _c("multiply", _c("subtract", x, zf), sf)
+    return _c("where", active, out, x)
+
+
+def _unary_lut(new, orig):
+    """A qnn unary operator as a lookup: ``take(table, x - min(dtype))``."""
+    from .op._unary import table
+
+    name = orig.op.name
+    x = new.args[0]
+    dt = orig.args[0].checked_type.dtype
+    params = [value_of(e, n, name) for e, n in zip(new.args[1:], (
+        "the input scale", "the input zero point", "the output scale", "the output zero point"))]
+    tab = table(name, dt, *params)
+    lo = _arith.qrange(dt)[0]
+    idx = _c("cast", x, dtype="int32")
+    if lo:
+        idx = _c("subtract", idx, const(np.asarray(lo, "int32"), "int32"))
+    return _c("take", const(tab, dt), idx, axis=0, batch_dims=0, mode="fast")
+
+
 RULES = {
     "qnn.quantize": _quantize,
     "qnn.dequantize": _dequantize,
     "qnn.requantize": _requantize,
     "qnn.conv2d": _product("nn.conv2d", lambda a: a.kernel_layout.index("O")),
+    "qnn.conv2d_transpose": _product("nn.conv2d_transpose",
+                                     lambda a: a.kernel_layout.index("O")),
     "qnn.dense": _product("nn.dense", lambda a: 0),
     "qnn.batch_matmul": _product("nn.batch_matmul", lambda a: 0),
     "qnn.add": _binary("add"),
@@ -306,3 +381,6 @@ RULES = {
     "qnn.simulated_quantize": _simulated(True),
     "qnn.simulated_dequantize": _simulated(False),
 }
+RULES.update({name: _unary_lut for name in ("qnn.sqrt", "qnn.rsqrt", "qnn.exp", "qnn.erf",
+                                            "qnn.sigmoid", "qnn.hardswish", "qnn.tanh",
+                                            "qnn.log", "qnn.abs")})

@@ -63,11 +63,34 @@ def register_annotate_function(op_name, frewrite=None, level=10):
     return _register(frewrite) if frewrite is not None else _register
 
 
+_NONNEG_PASS = ("nn.max_pool2d", "nn.max_pool1d", "nn.avg_pool2d", "nn.global_avg_pool2d",
+                "annotation.stop_fusion", "annotation.cast_hint", "reshape", "nn.batch_flatten",
+                "transpose", "strided_slice", OP_NAME)
+
+
+def is_nonnegative(e) -> bool:
+    """Whether ``e`` is >= 0 by construction: a relu, or a clip with ``a_min >= 0``, seen
+    through pooling, stop_fusion/cast_hint, reshapes and simulated_quantize."""
+    while isinstance(e, Call) and hasattr(e.op, "name"):
+        name = e.op.name
+        if name == "nn.relu" or (name == "clip" and float(e.attrs.a_min) >= 0):
+            return True
+        if name not in _NONNEG_PASS:
+            return False
+        e = e.args[0]
+    return False
+
+
 def attach_simulated_quantize(data, kind, sign=True, rounding="round"):
     """``simulated_quantize(data, dom_scale, clip_min, clip_max, kind, sign, rounding)`` with
     fresh scalar variables, made once per ``(data, kind, sign, rounding)`` in an annotation run
-    (``data`` itself when it is already such a call)."""
+    (``data`` itself when it is already such a call). With an unsigned ``dtype_input`` (a
+    relay_tvm extension, see :func:`~.qconfig.qconfig`) an INPUT field that
+    :func:`is_nonnegative` gets ``sign=False``: ``[0, 2**nbit_input - 1]``."""
     op = get(OP_NAME)
+    if (int(kind) == INPUT and sign and current_qconfig().dtype_input.startswith("u")
+            and is_nonnegative(data)):
+        sign = False
     if isinstance(data, Call) and data.op is op:
         a = data.attrs
         if a.kind == int(kind) and a.sign == sign and a.rounding == rounding:

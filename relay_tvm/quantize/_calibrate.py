@@ -2,8 +2,11 @@
 its ``dom_scale``, ``clip_min`` and ``clip_max``.
 
 A field of ``n`` bits (signed) with threshold ``t`` gets ``dom_scale = t / 2**(n-1)`` and clip
-bounds ``+-(2**(n-1) - 1)``. Weights: ``t = max|w|`` ("max") or that rounded up to a power of
-two ("power2"). Inputs and activations: ``global_scale`` ("global_scale"), or from their values
+bounds ``+-(2**(n-1) - 1)``; an unsigned one (``sign=False``, see ``dtype_input="uint8"``)
+``dom_scale = t / 2**n`` and ``[0, 2**n - 1]``. Weights: ``t = max|w|`` ("max"), that rounded up to a power of
+two ("power2"), or, for the kernel of a conv2d/conv1d/dense, ``max|w|`` per output channel
+("channel_max", a relay_tvm extension: ``dom_scale`` is then a float32 tensor of shape ``(O, 1,
+...)``). Inputs and activations: ``global_scale`` ("global_scale"), or from their values
 on the calibration set: the KL-optimal threshold ("kl_divergence", see
 :mod:`.kl_divergence`) or the 99.999th percentile of ``|x|`` ("percentile"); a value that is
 0 on the whole calibration set falls back to ``global_scale``. The values are
@@ -138,6 +141,46 @@ def _max_scale(call):
     return val if val > 0 else 1.0  # an all-zero weight (e.g. a folded zero bias): any scale
 
 
+_KERNEL_LAYOUTS = {"nn.conv2d": ("NCHW", "OIHW"), "nn.conv1d": ("NCW", "OIW")}
+
+
+def _kernel_sq_calls(func) -> set:
+    """The WEIGHT simulated_quantize calls that are the kernel of a conv2d (NCHW/OIHW),
+    conv1d (NCW/OIW) or dense: their first axis is the output channel."""
+    op = get(OP_NAME)
+    out = set()
+    for n in post_order(func.body):
+        if type(n) is not Call or not hasattr(n.op, "name") or len(n.args) < 2:
+            continue
+        w = n.args[1]
+        if type(w) is not Call or w.op is not op or int(w.attrs.kind) != QAnnotateKind.WEIGHT:
+            continue
+        name = n.op.name
+        if name == "nn.dense":
+            out.add(w)
+        elif name in _KERNEL_LAYOUTS:
+            a = n.attrs
+            if ((a.data_layout, a.kernel_layout) == _KERNEL_LAYOUTS[name]
+                    and a.out_layout in ("", a.data_layout)):
+                out.add(w)
+    return out
+
+
+def _channel_max_scale(kernels):
+    """``weight_scale="channel_max"``: a kernel's threshold per output channel (shape ``(O, 1,
+    ...)``, broadcasting over the kernel), any other weight's ``max|w|``."""
+
+    def find(call):
+        if call not in kernels:
+            return _max_scale(call)
+        w = _weight_value(call)
+        t = w.reshape(w.shape[0], -1).max(axis=1)
+        t[t == 0] = 1.0  # an all-zero channel: any scale
+        return t.reshape((w.shape[0],) + (1,) * (w.ndim - 1))
+
+    return find
+
+
 def set_params(mod, input_scale, weight_scale):
     """Bind the dom_scale / clip_min / clip_max variables of every simulated_quantize of
     ``mod["main"]`` (``input_scale(call)``, ``weight_scale(call)`` give thresholds)."""
@@ -152,10 +195,11 @@ def set_params(mod, input_scale, weight_scale):
         nbit = cfg.get_nbit_by_kind(kind)
         valid = 2.0 ** (nbit - int(bool(call.attrs.sign)))
         t = weight_scale(call) if kind == QAnnotateKind.WEIGHT else input_scale(call)
-        for v, val in ((dom, t / valid), (lo, -(valid - 1)), (hi, valid - 1)):
+        low = -(valid - 1) if call.attrs.sign else 0.0  # unsigned: [0, 2**nbit - 1]
+        for v, val in ((dom, t / valid), (lo, low), (hi, valid - 1)):
             if type(v) is Constant:
                 continue
-            binds[v] = const(np.float32(val), "float32")
+            binds[v] = const(np.asarray(val, "float32"), "float32")
     out = mod.copy()
     out["main"] = bind(func, binds)
     return out
@@ -183,7 +227,10 @@ def calibrate(dataset=None):
                 return cfg.global_scale
         else:
             raise RelayError(f"calibration: unknown calibrate_mode {cfg.calibrate_mode!r}")
-        weight_scale = {"power2": _power2_scale, "max": _max_scale}.get(cfg.weight_scale)
+        if cfg.weight_scale == "channel_max":
+            weight_scale = _channel_max_scale(_kernel_sq_calls(mod["main"]))
+        else:
+            weight_scale = {"power2": _power2_scale, "max": _max_scale}.get(cfg.weight_scale)
         if weight_scale is None:
             raise RelayError(f"calibration: unknown weight_scale {cfg.weight_scale!r}")
         return set_params(mod, input_scale, weight_scale)

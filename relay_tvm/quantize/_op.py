@@ -26,6 +26,18 @@ OP_NAME = "relay.op.annotation.simulated_quantize"
 _SCALAR_F32 = TensorType((), "float32")
 
 
+def _dim_fits(data_dim, scale_dim) -> bool:
+    """Whether a scale of extent ``scale_dim`` broadcasts to ``data_dim`` without changing it."""
+    try:
+        b = int(scale_dim)
+    except (TypeError, ValueError):
+        return False
+    try:
+        return b in (1, int(data_dim))
+    except (TypeError, ValueError):
+        return b == 1
+
+
 def _rel(types, attrs):
     data = types[0]
     ts = tensor_args([data], ("data",), OP_NAME)
@@ -37,6 +49,14 @@ def _rel(types, attrs):
     fills = {}
     for i, name in ((1, "dom_scale"), (2, "clip_min"), (3, "clip_max")):
         t = types[i]
+        if i == 1 and isinstance(t, TensorType) and t.dtype == "float32" and t.shape:
+            # a per-channel scale (weight_scale="channel_max", a relay_tvm extension): it
+            # must broadcast to the data's shape without changing it
+            ds, ss = list(ts[0].shape), list(t.shape)
+            if len(ss) > len(ds) or any(not _dim_fits(a, b) for a, b in zip(ds[::-1], ss[::-1])):
+                raise TypeInferenceError(f"{OP_NAME}: a tensor dom_scale must broadcast to the "
+                                         f"data's shape {tuple(ds)}, got {tuple(ss)}")
+            continue
         if isinstance(t, TensorType):
             if t != _SCALAR_F32:
                 raise TypeInferenceError(f"{OP_NAME}: {name} must be a float32 scalar, got "

@@ -10,6 +10,15 @@ half and shifts, "TONEAREST" rounds half away from zero). conv2d/dense/batch_mat
 ``dtype_input`` data and ``dtype_weight`` weights and accumulate in ``dtype_activation``
 (scale = product of the scales); add aligns both sides to the smaller scale. Values leaving
 integer arithmetic are cast to float32 and multiplied by their scale.
+
+relay_tvm extensions (see :func:`~.qconfig.qconfig`): with ``weight_scale="channel_max"`` a
+kernel has one scale per output channel, so its accumulator carries a scale array (``(C, 1,
+1)`` for NCHW); relu/stop_fusion keep it, a folded bias is added in ``dtype_activation`` at
+those scales, add brings the other side to them, the next requantization uses one fixed-point
+factor per channel, and any other operator first rescales to one scale
+(:func:`to_scalar_scale`). With an unsigned ``dtype_input`` the fields quantized with
+``sign=False`` are stored in that dtype (:func:`narrow_dtype`). global_avg_pool2d pools the
+dequantized float32 values and avg_pool2d rounds its division (0.19 truncated both).
 """
 
 from __future__ import annotations
@@ -31,15 +40,28 @@ from .qconfig import QAnnotateKind, current_qconfig
 ATTR = "FQRealizeRewrite"
 
 
+def _as_scale(s):
+    """A float (one scale) or a float32 array (one per channel, broadcasting to the data)."""
+    a = np.asarray(s, dtype=np.float32)
+    return float(a) if a.ndim == 0 else a
+
+
+def _per_channel(s) -> bool:
+    return isinstance(s, np.ndarray)
+
+
 class QRealizeIntExpr(TempExpr):
-    """Integer ``data`` (dtype ``dtype``) standing for ``data * dom_scale``."""
+    """Integer ``data`` (dtype ``dtype``) standing for ``data * dom_scale``; ``dom_scale`` is a
+    float, or (``weight_scale="channel_max"``) a float32 array broadcasting to ``data`` (one
+    scale per channel, e.g. shape ``(C, 1, 1)`` for NCHW)."""
 
-    __slots__ = ("data", "dom_scale", "dtype")
+    __slots__ = ("data", "dom_scale", "dtype", "unsigned")
 
-    def __init__(self, data, dom_scale: float, dtype: str):
+    def __init__(self, data, dom_scale, dtype: str, unsigned: bool = False):
         self.data = data
-        self.dom_scale = float(np.float32(dom_scale))
+        self.dom_scale = _as_scale(dom_scale)
         self.dtype = dtype
+        self.unsigned = bool(unsigned)  # quantized to [0, 2**nbit - 1] (sign=False)
 
     def realize(self):
         return _t.multiply(_tr.cast(self.data, "float32"), const(self.dom_scale, "float32"))
@@ -50,6 +72,20 @@ def _scalar(e, what: str) -> float:
         raise RelayError(f"realize: {what} of {OP_NAME} must be a constant scalar (run "
                          f"calibration first), got {type(e).__name__}")
     return float(np.asarray(e.data).reshape(()))
+
+
+def narrow_dtype(x) -> str:
+    """The storage dtype of a quantized INPUT value: ``dtype_input``'s unsigned twin for an
+    unsigned field, its signed twin otherwise (``uint8`` -> ``int8`` for a field that can be
+    negative)."""
+    base = current_qconfig().dtype_input.lstrip("u")
+    return "u" + base if getattr(x, "unsigned", False) else base
+
+
+def _scale_arg(e):
+    if type(e) is Constant and e.data.size > 1:
+        return _as_scale(np.asarray(e.data))
+    return _scalar(e, "dom_scale")
 
 
 def fixed_point_multiplier_shift(factor: float):
@@ -65,23 +101,51 @@ def fixed_point_multiplier_shift(factor: float):
     return mult, exp
 
 
-def fixed_point_multiply(data, factor: float, rounding: str):
+def _fixed_point_consts(factor):
+    """Q31 multipliers and right shifts (int64 arrays) with ``factor = mult * 2**-total``."""
+    f = np.asarray(factor, dtype=np.float64)
+    if (f < 0).any() or (f >= 2.0 ** 30).any() or not np.isfinite(f).all():
+        raise RelayError(f"realize: a rescaling factor must be in [0, 2**30), got "
+                         f"{f.min()}..{f.max()} (scales too far apart)")
+    sig, exp = np.frexp(f)
+    mult = np.round(sig * 2.0 ** 31).astype(np.int64)
+    top = mult == (1 << 31)
+    mult, exp = np.where(top, mult // 2, mult), np.where(top, exp + 1, exp).astype(np.int64)
+    total = 31 - exp  # >= 1 as factor < 2**30
+    tiny = total > 62  # factor < 2**-31: every int32 value rounds to 0
+    return np.where(tiny, 0, mult), np.where(tiny, 31, total)
+
+
+def fixed_point_multiply(data, factor, rounding: str):
     """``round(data * factor)`` of an int64 expression in int64 arithmetic: multiply by a Q31
     multiplier and shift right with rounding ("UPWARD": add half; "TONEAREST": half away from
-    zero)."""
-    mult, shift = fixed_point_multiplier_shift(factor)
-    if shift > 0:
-        data = _t.left_shift(data, const(shift, "int64"))
-    total = 31 - min(shift, 0)
-    data = _t.multiply(data, const(mult, "int64"))
-    half = 1 << (total - 1)
+    zero). ``factor`` is a float in ``[0, 2**30)`` or an array of them broadcasting to ``data``
+    (one per channel); ``|data| < 2**32`` keeps the product inside int64."""
+    mult, total = _fixed_point_consts(factor)
+    half = np.left_shift(np.int64(1), total - 1)
+
+    def c(a):
+        a = np.asarray(a, dtype=np.int64)
+        return const(int(a), "int64") if a.ndim == 0 else const(a, "int64")
+
+    data = _t.multiply(data, c(mult))
     if rounding == "UPWARD":
-        data = _t.add(data, const(half, "int64"))
+        data = _t.add(data, c(half))
     else:
-        bias = _t.where(_t.greater_equal(data, const(0, "int64")), const(half, "int64"),
-                        const(half - 1, "int64"))
-        data = _t.add(data, bias)
-    return _t.right_shift(data, const(total, "int64"))
+        data = _t.add(data, _t.where(_t.greater_equal(data, const(0, "int64")), c(half),
+                                     c(half - 1)))
+    return _t.right_shift(data, c(total))
+
+
+def to_scalar_scale(x):
+    """A per-channel-scaled :class:`QRealizeIntExpr` rescaled to one scale (the largest, so
+    every factor is <= 1); others unchanged."""
+    if not isinstance(x, QRealizeIntExpr) or not _per_channel(x.dom_scale):
+        return x
+    top = float(x.dom_scale.max())
+    data = fixed_point_multiply(_tr.cast(x.data, "int64"), x.dom_scale.astype(np.float64) / top,
+                                current_qconfig().rounding)
+    return QRealizeIntExpr(_tr.cast(data, x.dtype), top, x.dtype, x.unsigned)
 
 
 def _register(*names):
@@ -101,14 +165,21 @@ def _simulated_quantize(ref_call, new_args, ctx):
                          f"supported (only 'round')")
     if int(ref_call.attrs.kind) == QAnnotateKind.IDENTITY:
         return None
-    dom_scale = _scalar(new_args[1], "dom_scale")
+    uns = not ref_call.attrs.sign
+    dom_scale = _scale_arg(new_args[1])
     lo, hi = _scalar(new_args[2], "clip_min"), _scalar(new_args[3], "clip_max")
     x = new_args[0]
     if isinstance(x, QRealizeIntExpr):
-        data, idom = x.data, x.dom_scale
-        odom = float(np.float32(dom_scale))
+        if _per_channel(dom_scale):
+            raise RelayError(f"realize: a per-channel dom_scale of {OP_NAME} applies to a "
+                             f"constant weight, not to an integer value")
+        data, idom, odom = x.data, x.dom_scale, dom_scale
+        if _per_channel(idom):  # one fixed-point factor per channel
+            data = fixed_point_multiply(_tr.cast(data, "int64"), idom.astype(np.float64) / odom,
+                                        cfg.rounding)
+            return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype, uns)
         if idom == odom:
-            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype)
+            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype, uns)
         shift = math.log2(odom / idom)
         act = cfg.dtype_activation
         if shift == int(shift):
@@ -119,18 +190,21 @@ def _simulated_quantize(ref_call, new_args, ctx):
                 data = _t.right_shift(data, const(shift, act))
             else:
                 data = _t.left_shift(data, const(-shift, act))
-            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype)
+            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype, uns)
         data = fixed_point_multiply(_tr.cast(data, "int64"), idom / odom, cfg.rounding)
-        return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype)
+        return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype, uns)
     if isinstance(x, TempExpr):
         x = x.realize()
-    scaled = _t.multiply(x, const(1.0 / dom_scale, "float32"))
-    return QRealizeIntExpr(_t.clip(_t.round(scaled), lo, hi), dom_scale, "float32")
+    inv = (1.0 / dom_scale).astype(np.float32) if _per_channel(dom_scale) else 1.0 / dom_scale
+    scaled = _t.multiply(x, const(inv, "float32"))
+    return QRealizeIntExpr(_t.clip(_t.round(scaled), lo, hi), dom_scale, "float32", uns)
 
 
 def _int_anchor(ref_call, new_args, data_dtype, weight_dtype):
     cfg = current_qconfig()
     lhs, rhs = new_args
+    if data_dtype == cfg.dtype_input:
+        data_dtype = narrow_dtype(lhs)
     ldata = lhs.data if lhs.dtype == data_dtype else _tr.cast(lhs.data, data_dtype)
     rdata = rhs.data if rhs.dtype == weight_dtype else _tr.cast(rhs.data, weight_dtype)
     if (ref_call.op.name == "nn.conv2d" and {data_dtype, weight_dtype} <= {"int8", "uint8"}
@@ -140,7 +214,10 @@ def _int_anchor(ref_call, new_args, data_dtype, weight_dtype):
         ldata, rdata = _tr.cast(ldata, "int16"), _tr.cast(rdata, "int16")
     attrs = ref_call.attrs.with_fields(out_dtype=cfg.dtype_activation)
     out = Call(ref_call.op, [ldata, rdata], attrs, (), ref_call.span)
-    return QRealizeIntExpr(out, np.float32(lhs.dom_scale) * np.float32(rhs.dom_scale),
+    wscale = rhs.dom_scale
+    if _per_channel(wscale):  # (O, 1, ...) over the kernel -> (O, 1, ...) over the output
+        wscale = wscale.reshape((-1,) + (1,) * (wscale.ndim - 2))
+    return QRealizeIntExpr(out, np.float32(lhs.dom_scale) * np.float32(wscale),
                            cfg.dtype_activation)
 
 
@@ -148,13 +225,19 @@ def _int_anchor(ref_call, new_args, data_dtype, weight_dtype):
 def _anchor(ref_call, new_args, ctx):
     if all(isinstance(a, QRealizeIntExpr) for a in new_args):
         cfg = current_qconfig()
-        return _int_anchor(ref_call, new_args, cfg.dtype_input, cfg.dtype_weight)
+        lhs, rhs = new_args
+        if _per_channel(rhs.dom_scale) and ref_call.op.name == "nn.batch_matmul":
+            raise RelayError("realize: per-channel weight scales apply to conv1d/conv2d/dense "
+                             "kernels only, not nn.batch_matmul")
+        return _int_anchor(ref_call, [to_scalar_scale(lhs), rhs], cfg.dtype_input,
+                           cfg.dtype_weight)
     return None
 
 
 @_register("multiply")
 def _multiply(ref_call, new_args, ctx):
     if all(isinstance(a, QRealizeIntExpr) for a in new_args):
+        new_args = [to_scalar_scale(a) for a in new_args]
         act = current_qconfig().dtype_activation
         args = [a.data if a.dtype == act else _tr.cast(a.data, act) for a in new_args]
         return QRealizeIntExpr(forward_op(ref_call, args),
@@ -188,16 +271,17 @@ def unify_dtype_scale(ref_args, args, dtype=None):
     from ..op.annotation import stop_fusion
 
     cfg = current_qconfig()
+    args = [to_scalar_scale(a) for a in args]
     if dtype is None:
         dtype = (cfg.dtype_input if len(args) == 2 and args[1].dtype == cfg.dtype_input
-                 else cfg.dtype_activation)
+                 and not cfg.dtype_input.startswith("u") else cfg.dtype_activation)
     datas = []
     for ref, a in zip(ref_args, args):
         d = a.data
         if a.dtype != dtype:
             d = _tr.cast(d, dtype)
         elif _is_input_sq(ref):
-            d = _tr.cast(stop_fusion(_tr.cast(d, cfg.dtype_input)), dtype)
+            d = _tr.cast(stop_fusion(_tr.cast(d, narrow_dtype(a))), dtype)
         datas.append(d)
     if len(args) == 2:
         s = min(args[0].dom_scale, args[1].dom_scale)
@@ -212,6 +296,8 @@ def _add(ref_call, new_args, ctx):
     from ..op.annotation import stop_fusion
 
     if all(isinstance(a, QRealizeIntExpr) for a in new_args):
+        if any(_per_channel(a.dom_scale) for a in new_args):
+            return _add_per_channel(ref_call, new_args)
         act = current_qconfig().dtype_activation
         datas, dtype, s = unify_dtype_scale(ref_call.args, new_args, act)
         datas = [stop_fusion(d) if a.dtype == "float32" else d for d, a in zip(datas, new_args)]
@@ -219,9 +305,46 @@ def _add(ref_call, new_args, ctx):
     return None
 
 
+def _add_per_channel(ref_call, new_args):
+    """add with a per-channel-scaled side (the base, an accumulator): the other side is brought
+    to the base's scales; a constant weight (a folded bias) is quantized directly to
+    ``dtype_activation`` at those scales."""
+    from ..op.annotation import stop_fusion
+
+    cfg = current_qconfig()
+    act = cfg.dtype_activation
+    b = 0 if _per_channel(new_args[0].dom_scale) else 1
+    base, other, ref_other = new_args[b], new_args[1 - b], ref_call.args[1 - b]
+    bdata = base.data if base.dtype == act else _tr.cast(base.data, act)
+    scale = base.dom_scale.astype(np.float64)
+    if (isinstance(ref_other, Call) and getattr(ref_other.op, "name", None) == OP_NAME
+            and int(ref_other.attrs.kind) == QAnnotateKind.WEIGHT
+            and type(ref_other.args[0]) is Constant):
+        q = np.round(np.asarray(ref_other.args[0].data, dtype=np.float64) / scale)
+        info = np.iinfo(act)
+        if np.abs(q).max(initial=0) > info.max:
+            raise RelayError(f"realize: a constant added to a per-channel accumulator does not "
+                             f"fit {act} at its scale (max |value / scale| = {np.abs(q).max()})")
+        odata = const(q.astype(act), act)
+    else:
+        odata = other.data
+        if other.dtype != act:
+            odata = _tr.cast(odata, act)
+            if other.dtype == "float32":
+                odata = stop_fusion(odata)
+        elif _is_input_sq(ref_other):
+            odata = _tr.cast(stop_fusion(_tr.cast(odata, narrow_dtype(other))), act)
+        factor = np.asarray(other.dom_scale, dtype=np.float64) / scale
+        if not np.all(factor == 1.0):
+            odata = _tr.cast(fixed_point_multiply(_tr.cast(odata, "int64"), factor,
+                                                  cfg.rounding), act)
+    datas = [bdata, odata] if b == 0 else [odata, bdata]
+    return QRealizeIntExpr(forward_op(ref_call, datas), base.dom_scale, act)
+
+
 @_register("clip")
 def _clip(ref_call, new_args, ctx):
-    x = new_args[0]
+    x = to_scalar_scale(new_args[0])
     if isinstance(x, QRealizeIntExpr):
         s = x.dom_scale
         attrs = ref_call.attrs.with_fields(a_min=ref_call.attrs.a_min / s,
@@ -240,38 +363,76 @@ def _concatenate(ref_call, new_args, ctx):
     return None
 
 
-@_register("nn.relu", "reshape", "strided_slice", "nn.batch_flatten", "transpose",
-           "annotation.stop_fusion")
-def _identity(ref_call, new_args, ctx):
+@_register("nn.relu", "annotation.stop_fusion")
+def _scale_free(ref_call, new_args, ctx):
+    """relu and stop_fusion commute with any positive scale, per channel too."""
     x = new_args[0]
     if isinstance(x, QRealizeIntExpr):
-        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype)
+        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype, x.unsigned)
+    return None
+
+
+@_register("reshape", "strided_slice", "nn.batch_flatten", "transpose")
+def _identity(ref_call, new_args, ctx):
+    x = to_scalar_scale(new_args[0])
+    if isinstance(x, QRealizeIntExpr):
+        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype, x.unsigned)
     return None
 
 
 @_register("nn.max_pool2d", "nn.max_pool1d")
 def _max_pool(ref_call, new_args, ctx):
-    x = new_args[0]
+    x = to_scalar_scale(new_args[0])
     if isinstance(x, QRealizeIntExpr):
-        dt = current_qconfig().dtype_input
-        return QRealizeIntExpr(forward_op(ref_call, [_tr.cast(x.data, dt)]), x.dom_scale, dt)
+        dt = narrow_dtype(x)
+        return QRealizeIntExpr(forward_op(ref_call, [_tr.cast(x.data, dt)]), x.dom_scale, dt,
+                               x.unsigned)
     return None
 
 
-@_register("nn.avg_pool2d", "nn.global_avg_pool2d")
+_ITYPE_BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16}
+
+
+@_register("nn.avg_pool2d")
 def _avg_pool(ref_call, new_args, ctx):
-    x = new_args[0]
+    """Integer average pooling divides with truncation; to round to the nearest step instead,
+    8/16-bit values are shifted left first (as far as the int32 window sums allow, at most 16
+    bits), and the pooled values shifted back with rounding: same scale and range as the
+    input (0.19 truncated, a step low at worst)."""
+    x = to_scalar_scale(new_args[0])
     if isinstance(x, QRealizeIntExpr):
         act = current_qconfig().dtype_activation
         d = x.data if x.dtype == act else _tr.cast(x.data, act)
-        return QRealizeIntExpr(forward_op(ref_call, [d]), x.dom_scale, act)
+        bits = _ITYPE_BITS.get(x.dtype)
+        window = int(np.prod([int(k) for k in ref_call.attrs.pool_size]))
+        k = 0
+        if bits is not None and act == "int32":
+            k = max(0, min(16, 31 - bits - math.ceil(math.log2(max(window, 1)))))
+        if not k:
+            return QRealizeIntExpr(forward_op(ref_call, [d]), x.dom_scale, act, x.unsigned)
+        out = forward_op(ref_call, [_t.left_shift(d, const(k, act))])
+        out = _t.right_shift(_t.add(out, const(1 << (k - 1), act)), const(k, act))
+        return QRealizeIntExpr(out, x.dom_scale, act, x.unsigned)
+    return None
+
+
+@_register("nn.global_avg_pool2d")
+def _global_avg_pool(ref_call, new_args, ctx):
+    """Quantization stops here (the classifier stays in float): the pooling runs on the
+    dequantized float32 values, so its division does not truncate (0.19 pooled the integers,
+    which biases every pooled value down by half a step on average)."""
+    x = new_args[0]
+    if isinstance(x, QRealizeIntExpr):
+        return forward_op(ref_call, [x.realize()])
     return None
 
 
 @_register("annotation.cast_hint")
 def _cast_hint(ref_call, new_args, ctx):
-    x = new_args[0]
+    x = to_scalar_scale(new_args[0])
     if isinstance(x, QRealizeIntExpr):
         dt = ref_call.attrs.dtype
-        return QRealizeIntExpr(_tr.cast(x.data, dt), x.dom_scale, dt)
+        if dt.lstrip("u") == current_qconfig().dtype_input.lstrip("u"):
+            dt = narrow_dtype(x)  # the partition's hint gives the width, the field the sign
+        return QRealizeIntExpr(_tr.cast(x.data, dt), x.dom_scale, dt, x.unsigned)
     return None

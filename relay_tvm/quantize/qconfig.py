@@ -28,7 +28,7 @@ def kind2str(kind) -> str:
 
 _CHOICES = {
     "calibrate_mode": ("global_scale", "kl_divergence", "percentile"),
-    "weight_scale": ("power2", "max"),
+    "weight_scale": ("power2", "max", "channel_max"),
     "rounding": ("UPWARD", "TONEAREST"),
     "partition_conversions": ("disabled", "enabled", "fully_integral"),
 }
@@ -126,14 +126,25 @@ def qconfig(**kwargs) -> QConfig:
             fields (8, 8, 32). A signed field of ``n`` bits is clipped to
             ``[-(2**(n-1) - 1), 2**(n-1) - 1]``.
         dtype_input, dtype_weight, dtype_activation: their integer dtypes ("int8", "int8",
-            "int32").
+            "int32"). An unsigned ``dtype_input`` ("uint8", relay_tvm's meaning; 0.19 wrapped
+            negative values around) quantizes each INPUT field that is non-negative by
+            construction (a relu's output, also through max pooling) to ``[0, 2**nbit_input -
+            1]`` in that dtype (one more bit of resolution for post-ReLU activations, as
+            uint8 x int8 inference engines do), and every other INPUT field to the signed
+            twin ("int8").
         calibrate_mode: "global_scale" (every input/activation field uses ``global_scale``),
             "kl_divergence" (the threshold minimizing the KL divergence between the histogram
             of the values on ``dataset`` and its quantized form, TensorRT's method) or
             "percentile" (the 99.999th percentile of ``|value|`` on ``dataset``).
         global_scale: the threshold (real value of the largest quantized value) in
             "global_scale" mode (8.0).
-        weight_scale: "power2" (``max|w|`` rounded up to a power of two) or "max" (``max|w|``).
+        weight_scale: "power2" (``max|w|`` rounded up to a power of two), "max" (``max|w|``)
+            or "channel_max" (a relay_tvm extension, not in 0.19: each output channel of a
+            conv2d (NCHW/OIHW), conv1d (NCW/OIW) or dense kernel gets its own ``max|w|``; the
+            integer accumulator then has one scale per channel, a constant added to it (a
+            folded bias or batch-norm shift) is quantized to ``dtype_activation`` at that
+            scale instead of ``nbit_weight`` bits, and the next requantization multiplies
+            each channel by its own fixed-point factor).
         skip_dense_layer: leave every ``nn.dense`` in float32 (True).
         skip_conv_layers: indices (in program order, from 0) of the ``nn.conv2d`` layers left
             in float32 ([0]); None quantizes all.

@@ -109,8 +109,10 @@ def quantize(mod, params=None, dataset=None):
             calibration.
 
     Returns:
-        The quantized ``IRModule`` (integer arithmetic; float32 inputs and outputs), or, with
-        ``do_simulation=True``, the calibrated float32 simulation.
+        The quantized, typed ``IRModule`` (integer arithmetic; float32 inputs and outputs), or,
+        with ``do_simulation=True``, the calibrated float32 simulation. ``main`` records the
+        bound ``params`` so that ``relay.build(qmod, params=params)`` (0.19's idiom) accepts
+        them again when they are the same values.
 
     Raises:
         RelayError: a calibration that needs a dataset got none; a weight is not constant.
@@ -126,7 +128,15 @@ def quantize(mod, params=None, dataset=None):
         passes.append(realize())
     passes.append(InferType())
     passes.append(FoldConstant())
+    passes.append(InferType())  # the result is typed, as 0.19's (its passes re-infer types)
     with PassContext(opt_level=3):
         with quantize_context():
             mod = Sequential(passes)(InferType()(mod))
+    if params:
+        # relay.build(qmod, params=params), the 0.19 idiom, then knows these are bound already
+        from ..backend.build_module import BOUND_PARAMS_ATTR, param_fingerprint
+
+        mod = mod.shallow_copy()
+        mod["main"] = mod["main"].with_attr(
+            BOUND_PARAMS_ATTR, {k: param_fingerprint(v) for k, v in params.items()})
     return mod

@@ -81,7 +81,7 @@ class ExportedGraph:
             if tuple(value.shape) != shape or str(value.dtype) != dtype:
                 raise DeployError(f"input {name!r}: expected {shape} {dtype}, got "
                                   f"{tuple(value.shape)} {value.dtype}")
-            args.append(self._tvm.runtime.tensor(np.ascontiguousarray(value), self.device))
+            args.append(self._tvm.runtime.tensor(np.require(value, requirements="C"), self.device))
         unknown = sorted(set(inputs) - set(self._arg_names))
         if unknown:
             raise DeployError(f"unknown inputs {unknown}; inputs are {self.input_names}")

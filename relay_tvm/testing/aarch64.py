@@ -305,7 +305,7 @@ def run_over_rpc(remote, lib_path, inputs):
         if (tuple(v.shape), str(v.dtype)) != want:
             raise InputError(f"run_over_rpc: input {n!r}: expected {want[0]} {want[1]}, got "
                              f"{tuple(v.shape)} {v.dtype}")
-        args.append(tvm.runtime.tensor(np.ascontiguousarray(v), dev))
+        args.append(tvm.runtime.tensor(np.require(v, requirements="C"), dev))
     outs = vm["main"](*args)
     size = remote.get_function("ffi.ArraySize")
     if isinstance(outs, tvm.runtime.Tensor):

@@ -1,5 +1,6 @@
 """Passes over Relay modules (tvm.relay.transform)."""
 
+from . import fake_quantization_to_integer  # noqa: F401  (0.19's module name)
 from .annotate_spans import AnnotateSpans  # noqa: F401
 from .canonicalize import CanonicalizeOps  # noqa: F401
 from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
@@ -7,7 +8,7 @@ from .cse import EliminateCommonSubexpr  # noqa: F401
 from .dead_code import DeadCodeElimination  # noqa: F401
 from .div_to_mul import DivToMul  # noqa: F401
 from .dynamic_to_static import DynamicToStatic  # noqa: F401
-from .fake_quantization import FakeQuantizationToInteger  # noqa: F401
+from .fake_quantization_to_integer import FakeQuantizationToInteger  # noqa: F401
 from .fast_math import FastMath  # noqa: F401
 from .fold_constant import FoldConstant, FoldConstantExpr  # noqa: F401
 from .fold_scale_axis import (  # noqa: F401
@@ -45,6 +46,7 @@ from .pass_infra import (  # noqa: F401
     PassInfo,
     PassTimingInstrument,
     Sequential,
+    build_config,
     function_pass,
     get_pass,
     list_passes,

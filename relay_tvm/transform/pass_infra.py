@@ -292,7 +292,19 @@ class PassTimingInstrument:
         return "\n".join(lines)
 
 
+def build_config(opt_level=2, required_pass=None, disabled_pass=None, trace=None):
+    """tvm.relay 0.19's older spelling of ``PassContext(opt_level, required_pass,
+    disabled_pass, trace=trace)`` (``with relay.build_config(opt_level=3): relay.build(...)``).
+
+    Returns:
+        a :class:`PassContext`; raises as ``PassContext`` does for a bad ``opt_level``.
+    """
+    return PassContext(opt_level=opt_level, required_pass=required_pass,
+                       disabled_pass=disabled_pass, trace=trace)
+
+
 __all__ = [
+    "build_config",
     "PassInfo",
     "PassContext",
     "Pass",

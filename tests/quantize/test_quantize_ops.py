@@ -54,13 +54,37 @@ def test_simulated_quantize_type_errors():
     x = relay.var("x", shape=(3,))
     bad = relay.quantize.simulated_quantize(x, relay.const(np.ones(2, "float32")),
                                             relay.const(-1.0), relay.const(1.0), kind=1)
-    with pytest.raises(TypeInferenceError, match="dom_scale must be a float32 scalar"):
+    with pytest.raises(TypeInferenceError, match=r"dom_scale must broadcast to the data's "
+                       r"shape \(3,\), got \(2,\)"):
         relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], bad)))
+    grow = relay.quantize.simulated_quantize(x, relay.const(np.ones((2, 1), "float32")),
+                                             relay.const(-1.0), relay.const(1.0), kind=1)
+    with pytest.raises(TypeInferenceError, match="must broadcast"):  # would change the shape
+        relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], grow)))
+    ints = relay.quantize.simulated_quantize(x, relay.const(np.ones(3, "int32")),
+                                             relay.const(-1.0), relay.const(1.0), kind=1)
+    with pytest.raises(TypeInferenceError, match="dom_scale must be a float32 scalar"):
+        relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], ints)))
     s = relay.var("s", shape=())
     scalar = relay.quantize.simulated_quantize(s, relay.const(1.0), relay.const(-1.0),
                                                relay.const(1.0), kind=1)
     with pytest.raises(TypeInferenceError, match="at least one dimension"):
         relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([s], scalar)))
+
+
+@pytest.mark.parametrize("executor", ["debug", "graph"])
+def test_simulated_quantize_per_channel_scale(executor):
+    # weight_scale="channel_max": one step per output channel, broadcasting over the kernel
+    x = np.random.default_rng(3).normal(0, 2, (3, 2, 2, 2)).astype("float32")
+    scale = np.array([0.5, 0.05, 0.01], "float32").reshape(3, 1, 1, 1)
+    v = relay.var("x", shape=x.shape)
+    y = relay.quantize.simulated_quantize(v, relay.const(scale), relay.const(-127.0),
+                                          relay.const(127.0), kind=QAnnotateKind.WEIGHT)
+    mod = relay.IRModule.from_expr(relay.Function([v], y))
+    out = relay.create_executor(executor, mod=mod).evaluate()(x).numpy()
+    want = np.round(np.clip(x / scale, -127, 127)) * scale
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=0)
+    assert np.abs(out[2]).max() == pytest.approx(1.27)  # channel 2 saturates at 127 steps
 
 
 def test_simulated_quantize_infers_scale_variable_types():

@@ -5,8 +5,9 @@ directly); ``relay.qnn.transform.CanonicalizeOps`` rewrites them into ordinary R
 arithmetic, which ``relay.build`` and the VM run automatically.
 """
 
+from . import legalizations  # noqa: F401
 from ._elemwise import add, avg_pool2d, concatenate, mul, subtract  # noqa: F401
-from ._products import batch_matmul, conv2d, dense  # noqa: F401
+from ._products import batch_matmul, conv2d, conv2d_transpose, dense  # noqa: F401
 from ._quantize import (  # noqa: F401
     SQNN_CODE_TO_DTYPE,
     SQNN_DTYPE_TO_CODE,
@@ -18,8 +19,10 @@ from ._quantize import (  # noqa: F401
     simulated_dequantize,
     simulated_quantize,
 )
+from ._unary import abs, erf, exp, hardswish, log, rsqrt, sigmoid, sqrt, tanh  # noqa: F401,A004
 
 __all__ = ["quantize", "dequantize", "requantize", "requantize_config",
            "current_requantize_config", "simulated_quantize", "simulated_dequantize",
-           "conv2d", "dense", "batch_matmul", "add", "subtract", "mul", "concatenate",
-           "avg_pool2d"]
+           "conv2d", "conv2d_transpose", "dense", "batch_matmul", "add", "subtract", "mul",
+           "concatenate", "avg_pool2d", "sqrt", "rsqrt", "exp", "erf", "sigmoid", "hardswish", "tanh", "log",
+           "abs"]

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import TypeInferenceError
 from ...ir.attrs import AttrField as F
-from ...ir.expr import Tuple
+from ...ir.expr import Tuple, TupleWrapper
 from ...ir.types import TensorType, TupleType
 from ...op._common import broadcast_shapes
 from ...op.registry import OpPattern, get, make_call, register_op
@@ -160,7 +160,8 @@ def concatenate(data, input_scales, input_zero_points, output_scale, output_zero
     """Quantized concatenation (tvm.relay.qnn.op.concatenate).
 
     Args:
-        data: a list/tuple (or tuple expression) of int tensors of one dtype.
+        data: a list/tuple (or tuple-typed expression, such as ``relay.split``'s result) of
+            int tensors of one dtype.
         input_scales, input_zero_points: lists/tuples of float32 / int32 scalars, one per input.
         output_scale, output_zero_point: the output's parameters.
         axis: the concatenation axis.
@@ -170,6 +171,8 @@ def concatenate(data, input_scales, input_zero_points, output_scale, output_zero
         the output's scale and zero point and saturated.
     """
     def tup(v):
+        if isinstance(v, TupleWrapper):  # relay.split(...) and other multi-output calls
+            return v.astuple()
         return v if not isinstance(v, (list, tuple)) else Tuple(list(v))
 
     return make_call("qnn.concatenate", [tup(data), tup(input_scales), tup(input_zero_points),

@@ -119,6 +119,57 @@ def conv2d(data, kernel, input_zero_point, kernel_zero_point, input_scale, kerne
                                     input_scale, kernel_scale], **dict(call.attrs.items()))
 
 
+def _conv_t_ref(args, attrs, out_type):
+    data, kernel, izp, kzp = args[:4]
+    x = data.astype("int64") - np.asarray(izp).astype("int64").reshape(())
+    w = _shifted(kernel, kzp, _kernel_out_axis(attrs.kernel_layout))
+    out = get("nn.conv2d_transpose").ref_impl([x, w], attrs,
+                                              TensorType(out_type.shape, "int64"))
+    return out.astype(out_type.dtype)
+
+
+register_op(
+    "qnn.conv2d_transpose", num_inputs=6,
+    arguments=("data", "weight", "input_zero_point", "kernel_zero_point", "input_scale",
+               "kernel_scale"),
+    attrs=get("nn.conv2d_transpose").attrs_schema,
+    rel=_rel_via("nn.conv2d_transpose", lambda a: _kernel_out_axis(a.kernel_layout)),
+    ref=_conv_t_ref, pattern=OpPattern.OUT_ELEMWISE_FUSABLE, level=11,
+    doc="Quantized 2-D transposed convolution, int32 accumulation of zero-point-shifted "
+        "operands.")
+
+
+def conv2d_transpose(data, weight, input_zero_point, kernel_zero_point, input_scale,
+                     kernel_scale, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
+                     channels=None, kernel_size=None, data_layout="NCHW", kernel_layout="IOHW",
+                     out_layout="", output_padding=(0, 0), out_dtype="int32"):
+    """Quantized 2-D transposed convolution (tvm.relay.qnn.op.conv2d_transpose):
+    ``nn.conv2d_transpose(data - input_zero_point, weight - kernel_zero_point)`` accumulated
+    in int32 (the output's scale is ``input_scale * kernel_scale``, its zero point 0).
+
+    Args:
+        data: int8/uint8 tensor in ``data_layout``. weight: int8/uint8 in ``kernel_layout``
+            (default IOHW, as 0.19).
+        input_zero_point: int32 scalar. kernel_zero_point: int32 scalar or 1-D per output
+            channel (the layout's ``O`` axis). input_scale / kernel_scale: float32, carried for
+            a following requantize.
+        strides, padding, dilation, groups, channels, kernel_size, layouts, output_padding: as
+            ``nn.conv2d_transpose``.
+        out_dtype: ``"int32"`` (default) or ``"int64"``.
+
+    Returns:
+        the accumulator tensor, shaped as ``nn.conv2d_transpose``'s output.
+    """
+    from ...op import nn as _nn
+
+    call = _nn.conv2d_transpose(data, weight, strides, padding, dilation, groups, channels,
+                                kernel_size, data_layout, kernel_layout, out_layout,
+                                output_padding, out_dtype)
+    return make_call("qnn.conv2d_transpose", [data, weight, input_zero_point,
+                                              kernel_zero_point, input_scale, kernel_scale],
+                     **dict(call.attrs.items()))
+
+
 def _dense_ref(args, attrs, out_type):
     data, weight, izp, kzp = args[:4]
     x = data.astype("int64") - np.asarray(izp).astype("int64").reshape(())
@@ -196,4 +247,4 @@ def batch_matmul(x, y, x_zero_point, y_zero_point, x_scale, y_scale, out_dtype="
                      out_dtype=out_dtype, transpose_a=transpose_a, transpose_b=transpose_b)
 
 
-__all__ = ["conv2d", "dense", "batch_matmul"]
+__all__ = ["conv2d", "conv2d_transpose", "dense", "batch_matmul"]

@@ -31,7 +31,7 @@ def _quantize_rel(types, attrs):
     check_dtype_in(data, ("float32", "float16", "int32"), "data", op)
     check_qparam(scale, "output_scale", "float32", op, data, attrs.axis)
     check_qparam(zp, "output_zero_point", "int32", op, data, attrs.axis)
-    check_out_dtype(attrs.out_dtype, ("int8", "uint8", "int16", "int32"), op)
+    check_out_dtype(attrs.out_dtype, ("int8", "uint8", "int16", "uint16", "int32"), op)
     return TensorType(data.shape, attrs.out_dtype)
 
 
@@ -54,7 +54,7 @@ def quantize(data, output_scale, output_zero_point, axis=-1, out_dtype="int8"):
         output_scale: float32 scalar, or 1-D with one scale per channel along ``axis``.
         output_zero_point: int32 scalar or 1-D per channel.
         axis: channel axis of per-channel parameters (default the last).
-        out_dtype: ``"int8"``, ``"uint8"``, ``"int16"`` or ``"int32"``.
+        out_dtype: ``"int8"``, ``"uint8"``, ``"int16"``, ``"uint16"`` or ``"int32"``.
 
     Returns:
         tensor of data's shape and ``out_dtype``.
@@ -72,7 +72,7 @@ def _dequantize_rel(types, attrs):
         return None
     data, scale, zp = (check_tensor(t, n, op) for t, n in
                        zip(types, ("data", "input_scale", "input_zero_point")))
-    check_dtype_in(data, ("int8", "uint8", "int16", "int32"), "data", op)
+    check_dtype_in(data, ("int8", "uint8", "int16", "uint16", "int32"), "data", op)
     check_qparam(scale, "input_scale", "float32", op, data, attrs.axis)
     check_qparam(zp, "input_zero_point", "int32", op, data, attrs.axis)
     check_out_dtype(attrs.out_dtype, ("float32", "float16"), op)

@@ -1,0 +1,423 @@
+"""FakeQuantizationToInteger (tvm.relay 0.19's ``transform.FakeQuantizationToInteger``).
+
+A fake-quantized region is a subgraph whose inputs are ``qnn.dequantize`` calls and whose
+output feeds a ``qnn.quantize``: float operators between integer tensors. The pass rewrites
+each such region into integer (qnn) operators, so ``dequantize -> conv2d -> quantize`` becomes
+``qnn.conv2d -> qnn.requantize``. Every tensor of a region carries an affine type (integer
+expression, scale, zero point, dtype, channel axis); the supported operators and their rules:
+
+- ``nn.conv2d`` / ``nn.conv2d_transpose`` / ``nn.dense`` / ``nn.batch_matmul``: the qnn
+  operator of that name, int32 output with scale
+  ``s_data * s_weight`` (per channel when the weight is) and zero point 0;
+- ``nn.bias_add`` / ``add`` of an int32 accumulator and a quantized bias: the bias is
+  requantized to the accumulator's scale (used as it is when it is int32 with that scale and
+  zero point 0) and added;
+- ``add``, ``subtract``, ``multiply``: ``qnn.add`` / ``qnn.subtract`` / ``qnn.mul`` with the
+  output's parameters (the final quantize's at the region's root, else the left operand's);
+- ``nn.relu`` (``maximum`` with the zero point), ``clip`` (bounds quantized);
+- ``nn.max_pool2d``, ``reshape``, ``transpose``, ``squeeze``, ``expand_dims``,
+  ``nn.batch_flatten``, ``strided_slice``, ``max``, ``min``, ``nn.depth_to_space``,
+  ``broadcast_to``, ``topk`` (``ret_type="values"`` only), ``split`` (and the tuple items taken
+  from it), ``take`` (the indices stay outside the region): applied to the integer tensor
+  unchanged;
+- ``minimum`` / ``maximum``: both operands requantized to the output's parameters (a constant
+  float operand quantized with the other operand's), then applied to the integers;
+- ``sqrt``, ``rsqrt``, ``exp``, ``erf``, ``sigmoid``, ``tanh``, ``log``, ``abs``: the qnn
+  unary operator (a lookup table) from the input's parameters to the output's (the final
+  quantize's at the region's root, else the input's);
+- ``mean``: computed on the int32 widening (integer division, as Relay's mean of an integer
+  tensor) and cast back; ``nn.pad``: a constant float pad value is quantized with the tensor's
+  parameters;
+- ``nn.avg_pool2d``, ``nn.global_avg_pool2d``, ``nn.adaptive_avg_pool1d/2d``: the input
+  requantized to the output's parameters as int32 (0.19's order), then averaged (integer
+  division truncates); ``concatenate``: ``qnn.concatenate``.
+
+A region with any other operator (or non-constant scales) stays as it is, unless
+``hard_fail``, which raises. Scales and zero points must be per-tensor except for weights.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedOperatorError
+from ..ir.expr import Call, Constant, Tuple, TupleGetItem, const
+from ..op.registry import Op, make_call
+from ._rewrite import Rewriter, called_ops
+from .pass_infra import FunctionPass, PassInfo
+
+_IDENTITY = {"nn.max_pool2d", "reshape", "transpose", "squeeze", "expand_dims",
+             "nn.batch_flatten", "strided_slice", "max", "min", "nn.depth_to_space",
+             "broadcast_to", "topk", "split"}
+SUPPORTED = _IDENTITY | {"qnn.dequantize", "nn.conv2d", "nn.dense", "nn.conv2d_transpose",
+                         "nn.batch_matmul", "nn.bias_add", "add",
+                         "subtract", "multiply", "nn.relu", "clip", "nn.avg_pool2d",
+                         "concatenate", "minimum", "maximum", "mean", "take", "nn.pad"}
+# operators of which only the first argument belongs to the region (the rest are integer
+# indices or a float constant handled by the rule)
+_FIRST_ARG_ONLY = {"take", "nn.pad"}
+_UNARY_QNN = {"sqrt", "rsqrt", "exp", "erf", "sigmoid", "tanh", "log", "abs"}
+SUPPORTED |= _UNARY_QNN
+_AVG_POOLS = {"nn.avg_pool2d", "nn.global_avg_pool2d", "nn.adaptive_avg_pool1d",
+              "nn.adaptive_avg_pool2d"}
+SUPPORTED |= _AVG_POOLS
+_ONE_TENSOR = _IDENTITY | _UNARY_QNN | {"take", "nn.pad", "mean"}
+
+
+class _Affine:
+    __slots__ = ("expr", "scale", "zp", "dtype", "axis")
+
+    def __init__(self, expr, scale, zp, dtype, axis=-1):
+        self.expr, self.scale, self.zp, self.dtype, self.axis = expr, scale, zp, dtype, axis
+
+
+class _NotConvertible(Exception):
+    pass
+
+
+def _name(e):
+    return e.op.name if type(e) is Call and isinstance(e.op, Op) else None
+
+
+def _cval(e):
+    if isinstance(e, Constant):
+        return np.asarray(e.data)
+    raise _NotConvertible("a scale or zero point is not a constant")
+
+
+def _f32(v):
+    return const(np.asarray(v, "float32"), "float32")
+
+
+def _i32(v):
+    return const(np.asarray(v, "int32"), "int32")
+
+
+def _scalar(v):
+    v = np.asarray(v)
+    if v.size != 1:
+        raise _NotConvertible("per-channel parameters on an activation")
+    return v.reshape(())
+
+
+def _same_params(scale, zp, oscale, ozp) -> bool:
+    s, os_ = np.asarray(scale, "float32").reshape(-1), np.asarray(oscale, "float32").reshape(-1)
+    z, oz = np.asarray(zp).reshape(-1), np.asarray(ozp).reshape(-1)
+    return (s.size == os_.size and z.size == oz.size and np.array_equal(s, os_)
+            and np.array_equal(z, oz))
+
+
+class _FQ2I(Rewriter):
+    def __init__(self, hard_fail):
+        super().__init__()
+        self.hard_fail = hard_fail
+
+    def post_call(self, orig, new):
+        if _name(orig) != "qnn.quantize":
+            return new
+        try:
+            return self._convert(orig, new)
+        except _NotConvertible as err:
+            if self.hard_fail:
+                raise UnsupportedOperatorError(
+                    f"FakeQuantizationToInteger: the region ending in {orig!r:.80} cannot be "
+                    f"converted: {err}") from None
+            return new
+
+    def _region(self, root):
+        """The region's nodes in post order (children first), leaves = dequantize calls."""
+        order, seen, stack = [], set(), [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            name = _name(node)
+            if type(node) is Tuple:
+                kids = list(node.fields)
+            elif type(node) is TupleGetItem:
+                kids = [node.tuple_value]
+            elif name is None:
+                raise _NotConvertible(f"{type(node).__name__} inside the region")
+            elif name not in SUPPORTED:
+                raise _NotConvertible(f"operator {name} is not supported")
+            else:
+                args = node.args[:1] if name in _FIRST_ARG_ONLY else node.args
+                kids = [] if name == "qnn.dequantize" else [a for a in args
+                                                            if not isinstance(a, Constant)]
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids)
+        return order
+
+    def _convert(self, orig, new):
+        root = orig.args[0]
+        oscale, ozp = _cval(new.args[1]), _cval(new.args[2])
+        if oscale.size == 1 and ozp.size == 1:
+            out_params = (oscale.reshape(()), ozp.reshape(()))
+        else:  # per-channel output: the root works in its input's parameters
+            out_params = None
+        aff = {}
+        for node in self._region(root):
+            aff[id(node)] = self._rule(node, aff, out_params if node is root else None)
+        a = aff[id(root)]
+        dt = new.attrs.out_dtype
+        if a.dtype == dt and _same_params(a.scale, a.zp, oscale, ozp):
+            return a.expr  # already in the output's parameters (0.19 drops the requantize)
+        return make_call("qnn.requantize", [a.expr, _f32(a.scale), _i32(a.zp), new.args[1],
+                                            new.args[2]], axis=a.axis, rounding="UPWARD",
+                         compute_dtype="int64", out_dtype=dt)
+
+    def _rule(self, node, aff, out_params):
+        if type(node) is Tuple:
+            return [aff[id(f)] for f in node.fields]
+        if type(node) is TupleGetItem:
+            t = aff[id(node.tuple_value)]
+            if isinstance(t, list):
+                return t[node.index]
+            return _Affine(TupleGetItem(t.expr, node.index), t.scale, t.zp, t.dtype, t.axis)
+        name = _name(node)
+        a = node.attrs
+        kw = dict(a.items()) if a is not None else {}
+        if name == "qnn.dequantize":
+            x = self.memo.get(node.args[0], node.args[0])
+            return _Affine(x, _cval(node.args[1]), _cval(node.args[2]),
+                           node.args[0].checked_type.dtype, a.axis)
+        args = [aff.get(id(x)) for x in node.args]
+        if name in _ONE_TENSOR:
+            return self._one_tensor(name, node, args[0], kw, out_params)
+        if name in ("minimum", "maximum"):
+            return self._min_max(name, node, args, out_params)
+        if name in ("nn.conv2d", "nn.dense", "nn.conv2d_transpose", "nn.batch_matmul"):
+            return self._product(name, a, args)
+        if name in ("nn.relu", "clip"):
+            return self._relu_clip(name, node, args[0], a)
+        if name in _AVG_POOLS:
+            t = args[0]
+            s, z = _scalar(t.scale), _scalar(t.zp)
+            os_, oz = out_params or (s, z)
+            if _same_params(s, z, os_, oz):
+                x = make_call("cast", [t.expr], dtype="int32")
+            else:  # into the output's parameters first: the average's truncation is then
+                # at most one output step (0.19's order)
+                x = make_call("qnn.requantize", [t.expr, _f32(s), _i32(z), _f32(os_), _i32(oz)],
+                              axis=-1, rounding="UPWARD", compute_dtype="int64",
+                              out_dtype="int32")
+            return _Affine(make_call(name, [x], **kw), os_, oz, "int32")
+        if name == "concatenate":
+            ts = args[0]
+            os_, oz = out_params or (_scalar(ts[0].scale), _scalar(ts[0].zp))
+            if len({t.dtype for t in ts}) != 1:
+                raise _NotConvertible("concatenate of different integer dtypes")
+            call = make_call("qnn.concatenate", [
+                Tuple([t.expr for t in ts]), Tuple([_f32(_scalar(t.scale)) for t in ts]),
+                Tuple([_i32(_scalar(t.zp)) for t in ts]), _f32(os_), _i32(oz)], axis=a.axis)
+            return _Affine(call, os_, oz, ts[0].dtype)
+        if name in ("nn.bias_add", "add", "subtract", "multiply"):
+            return self._binary(name, node, args, out_params)
+        raise _NotConvertible(f"operator {name} is not supported")
+
+    @staticmethod
+    def _const_operand(name, expr, t, other):
+        """A float constant operand of a binary operator, quantized with the other operand's
+        (per-tensor) parameters, as 0.19's rules do; a quantized operand as it is."""
+        if t is not None:
+            return t
+        if other is None or not isinstance(expr, Constant) or \
+                not str(expr.data.dtype).startswith("float"):
+            raise _NotConvertible(f"{name} with a float operand")
+        s, z = _scalar(other.scale), _scalar(other.zp)
+        q = make_call("qnn.quantize", [expr, _f32(s), _i32(z)], axis=-1, out_dtype=other.dtype)
+        return _Affine(q, s, z, other.dtype)
+
+    @staticmethod
+    def _product(name, a, args):
+        """conv2d / conv2d_transpose / dense / batch_matmul: the qnn product, an int32
+        accumulator with scale ``s_x * s_w`` (per output channel when the weight's is)."""
+        x, w = args
+        if x is None or w is None:
+            raise _NotConvertible(f"{name} with a float operand")
+        attrs = dict(a.items())
+        attrs["out_dtype"] = "int32"
+        qname = "qnn." + name.split(".")[1]
+        if name == "nn.batch_matmul":
+            wzp, wscale = _scalar(w.zp), _scalar(w.scale)
+        else:
+            wzp, wscale = w.zp, w.scale
+        call = make_call(qname, [x.expr, w.expr, _i32(_scalar(x.zp)), _i32(wzp),
+                                 _f32(_scalar(x.scale)), _f32(wscale)], **attrs)
+        scale = (np.float32(_scalar(x.scale)) * np.asarray(wscale, "float32")).astype("float32")
+        if name in ("nn.conv2d", "nn.conv2d_transpose"):
+            axis = (a.out_layout or a.data_layout).index("C")
+        else:
+            axis = -1
+        return _Affine(call, scale, np.int32(0), "int32", axis)
+
+    def _binary(self, name, node, args, out_params):
+        lhs, rhs = (self._const_operand(name, x, t, o) for x, t, o in
+                    ((node.args[0], args[0], args[1]), (node.args[1], args[1], args[0])))
+        if lhs.dtype == "int32" and np.all(np.asarray(lhs.zp) == 0) and name in ("nn.bias_add",
+                                                                                  "add"):
+            # accumulator + bias: the bias in the accumulator's (per-channel) scale
+            nd = len(node.args[0].checked_type.shape)
+            axis = node.attrs.axis % nd if name == "nn.bias_add" else lhs.axis % nd
+            if rhs.dtype == "int32" and np.all(np.asarray(rhs.zp) == 0) and np.array_equal(
+                    np.asarray(rhs.scale, "float32").reshape(-1),
+                    np.asarray(lhs.scale, "float32").reshape(-1)):
+                b = rhs.expr  # the bias is already in the accumulator's scale
+            elif np.asarray(lhs.scale).size > 1:
+                b = self._bias_per_channel(rhs, lhs)
+            else:
+                b = make_call("qnn.requantize", [rhs.expr, _f32(rhs.scale), _i32(rhs.zp),
+                                                 _f32(_scalar(lhs.scale)), _i32(0)],
+                              rounding="UPWARD", compute_dtype="int64", out_dtype="int32")
+            if name == "nn.bias_add":
+                out = make_call("nn.bias_add", [lhs.expr, b], axis=axis)
+            else:
+                out = make_call("add", [lhs.expr, b])
+            return _Affine(out, lhs.scale, lhs.zp, "int32", lhs.axis)
+        if name == "nn.bias_add":
+            raise _NotConvertible("bias_add of a non-accumulator")
+        os_, oz = out_params or (_scalar(lhs.scale), _scalar(lhs.zp))
+        if lhs.dtype != rhs.dtype:
+            raise _NotConvertible(f"{name} of {lhs.dtype} and {rhs.dtype}")
+        qname = {"add": "qnn.add", "subtract": "qnn.subtract", "multiply": "qnn.mul"}[name]
+        call = make_call(qname, [lhs.expr, rhs.expr, _f32(_scalar(lhs.scale)),
+                                 _i32(_scalar(lhs.zp)), _f32(_scalar(rhs.scale)),
+                                 _i32(_scalar(rhs.zp)), _f32(os_), _i32(oz)])
+        return _Affine(call, os_, oz, lhs.dtype)
+
+    def _one_tensor(self, name, node, t, kw, out_params):
+        """Operators with one quantized tensor input (the rest indices or constants)."""
+        if name in _IDENTITY:
+            if name == "topk" and kw["ret_type"] != "values":
+                raise _NotConvertible(f"topk with ret_type {kw['ret_type']!r}")
+            return _Affine(make_call(name, [t.expr], **kw), _scalar(t.scale),
+                           _scalar(t.zp), t.dtype)
+        if name == "take":
+            idx = self.memo.get(node.args[1], node.args[1])
+            return _Affine(make_call(name, [t.expr, idx], **kw), _scalar(t.scale),
+                           _scalar(t.zp), t.dtype)
+        if name == "nn.pad":
+            pv = node.args[1]
+            if not isinstance(pv, Constant):
+                raise _NotConvertible("nn.pad with a computed pad value")
+            s, z = _scalar(t.scale), _scalar(t.zp)
+            qpv = make_call("qnn.quantize", [pv, _f32(s), _i32(z)], axis=-1, out_dtype=t.dtype)
+            return _Affine(make_call(name, [t.expr, qpv], **kw), s, z, t.dtype)
+        if name == "mean":
+            wide = make_call("cast", [t.expr], dtype="int32")
+            out = make_call("cast", [make_call("mean", [wide], **kw)], dtype=t.dtype)
+            return _Affine(out, _scalar(t.scale), _scalar(t.zp), t.dtype)
+        # the qnn unary operators
+        s, z = _scalar(t.scale), _scalar(t.zp)
+        os_, oz = out_params or (s, z)
+        if t.dtype not in ("int8", "uint8", "int16"):
+            raise _NotConvertible(f"{name} of {t.dtype}")
+        call = make_call("qnn." + name, [t.expr, _f32(s), _i32(z), _f32(os_), _i32(oz)])
+        return _Affine(call, os_, oz, t.dtype)
+
+    @staticmethod
+    def _relu_clip(name, node, t, a):
+        """relu: max with the zero point; clip: the bounds quantized (per channel when the
+        tensor's parameters are)."""
+        nd = len(node.args[0].checked_type.shape)
+        info = np.iinfo(t.dtype)
+        per_channel = np.asarray(t.scale).size > 1 or np.asarray(t.zp).size > 1
+
+        def along(v):
+            v = np.asarray(v)
+            if not per_channel or v.size == 1:
+                return v.reshape(())
+            shape = [1] * nd
+            shape[t.axis % nd] = v.size
+            return v.reshape(shape)
+
+        z = along(t.zp).astype("float64")
+        if name == "nn.relu":
+            lo, hi = z, None
+        else:
+            sf = along(t.scale).astype("float32")
+
+            def bound(v, default):
+                if not np.isfinite(v):
+                    return np.asarray(float(default))
+                q = np.round(np.float32(v) / sf).astype("float64") + z
+                return np.clip(q, info.min, info.max)
+
+            lo, hi = bound(a.a_min, info.min), bound(a.a_max, info.max)
+        if not per_channel:
+            if name == "nn.relu":
+                out = make_call("maximum", [t.expr, const(np.asarray(lo, t.dtype), t.dtype)])
+            else:
+                out = make_call("clip", [t.expr], a_min=float(lo), a_max=float(hi))
+            return _Affine(out, _scalar(t.scale), _scalar(t.zp), t.dtype, t.axis)
+        out = make_call("maximum", [t.expr, const(lo.astype(t.dtype), t.dtype)])
+        if hi is not None:
+            out = make_call("minimum", [out, const(hi.astype(t.dtype), t.dtype)])
+        return _Affine(out, t.scale, t.zp, t.dtype, t.axis)
+
+    @staticmethod
+    def _min_max(name, node, args, out_params):
+        """minimum / maximum on integers: both operands in the output's parameters."""
+        lhs, rhs = args
+        if lhs is None and rhs is None:
+            raise _NotConvertible(f"{name} of two float operands")
+        known = lhs or rhs
+        os_, oz = out_params or (_scalar(known.scale), _scalar(known.zp))
+        dt = known.dtype
+        ops = []
+        for t, arg in zip(args, node.args):
+            if t is None:  # a float constant: quantized straight to the output's parameters
+                ops.append(make_call("qnn.quantize", [arg, _f32(os_), _i32(oz)], axis=-1,
+                                     out_dtype=dt))
+                continue
+            if t.dtype != dt:
+                raise _NotConvertible(f"{name} of {t.dtype} and {dt}")
+            same = (np.asarray(t.scale).size == 1 and np.float32(_scalar(t.scale)) ==
+                    np.float32(os_) and int(_scalar(t.zp)) == int(oz))
+            ops.append(t.expr if same else make_call(
+                "qnn.requantize", [t.expr, _f32(t.scale), _i32(t.zp), _f32(os_), _i32(oz)],
+                axis=t.axis, rounding="UPWARD", compute_dtype="int64", out_dtype=dt))
+        return _Affine(make_call(name, ops), os_, oz, dt)
+
+    @staticmethod
+    def _bias_per_channel(bias, acc):
+        """The quantized bias re-expressed in the accumulator's per-channel scale (int32)."""
+        if not isinstance(bias.expr, Constant):
+            raise _NotConvertible("a per-channel accumulator needs a constant bias")
+        real = (np.asarray(bias.expr.data).astype("float64") - np.asarray(bias.zp)) \
+            * np.asarray(bias.scale, "float64")
+        q = np.round(real / np.asarray(acc.scale, "float64"))
+        return const(q.astype("int32"), "int32")
+
+
+def fake_quantization_to_integer(func, hard_fail=False):
+    if "qnn.quantize" not in called_ops(func):
+        return func
+    return _FQ2I(hard_fail).rewrite(func)
+
+
+def FakeQuantizationToInteger(hard_fail=False, use_qat=False, optional_qnn_ops=None):  # noqa: N802
+    """Rewrite fake-quantized regions (``dequantize -> float ops -> quantize``) into qnn
+    integer operators (tvm.relay 0.19's pass; see the module doc for the operators).
+
+    Args:
+        hard_fail: raise :class:`UnsupportedOperatorError` for a region that cannot be
+            converted instead of leaving it unchanged.
+        use_qat: not supported (0.19's quantization-aware-training mode); True raises.
+        optional_qnn_ops: accepted for signature compatibility; relay_tvm has no optional
+            qnn operators (softmax, ...) to enable.
+
+    Returns:
+        a function pass (opt level 0) that needs typed input.
+    """
+    if use_qat:
+        raise UnsupportedOperatorError("FakeQuantizationToInteger(use_qat=True) is not supported")
+    return FunctionPass(lambda f, m, c: fake_quantization_to_integer(f, hard_fail),
+                        PassInfo(0, "FakeQuantizationToInteger", ("InferType",)))
+
+
+__all__ = ["FakeQuantizationToInteger", "fake_quantization_to_integer"]

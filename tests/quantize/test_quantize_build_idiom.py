@@ -1,0 +1,47 @@
+"""0.19's ``relay.build(relay.quantize.quantize(mod, params), params=params)``: the params the
+quantizer bound are accepted again when they are the same values (and refused when they
+differ); the quantized module is typed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+
+import relay_tvm as relay
+from relay_tvm.errors import BuildError
+
+
+def _model():
+    x = relay.var("data", shape=(1, 4, 8, 8))
+    w = relay.var("weight", shape=(4, 4, 3, 3))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, channels=4, kernel_size=(3, 3), padding=(1, 1)))
+    return relay.IRModule.from_expr(relay.Function([x, w], y * relay.sigmoid(y)))
+
+
+def test_build_accepts_the_params_quantize_bound():
+    rng = np.random.default_rng(2)
+    wv = rng.uniform(-1, 1, (4, 4, 3, 3)).astype("float32")
+    xv = rng.uniform(-1, 1, (1, 4, 8, 8)).astype("float32")
+    params = {"weight": wv}
+    with relay.quantize.qconfig(skip_conv_layers=[], calibrate_mode="global_scale",
+                                global_scale=8.0):
+        qmod = relay.quantize.quantize(_model(), params)
+    # typed: every call has its checked type
+    assert qmod["main"].body.checked_type.shape == (1, 4, 8, 8)
+    assert [p.name_hint for p in qmod["main"].params] == ["data"]
+    lib = relay.build(qmod, "llvm", params=params)
+    m = relay.runtime.graph_executor.GraphModule(lib["default"](tvm.cpu(0)))
+    m.set_input("data", xv)
+    m.run()
+    got = m.get_output(0).numpy()
+    ref = relay.create_executor("debug", mod=qmod).evaluate()(xv).numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    # the float model's result, to within the int8 quantization error
+    y = relay.create_executor("debug", mod=_model()).evaluate()(xv, wv).numpy()
+    assert np.abs(got - y).max() < 0.25
+
+    with pytest.raises(BuildError, match="different value"):
+        relay.build(qmod, "llvm", params={"weight": wv + 1})
+    with pytest.raises(BuildError, match="not parameters of main"):
+        relay.build(qmod, "llvm", params={"bias": wv})
