@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import BuildError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.types import TensorType, TupleType
-from .lower import LowerCache, flatten_type
+from .lower import LowerCache, anchor_op, flatten_type
 from .memory_plan import MemoryPlan, plan_memory
 from .partition import post_order
 
@@ -161,6 +161,10 @@ class _GraphBuilder:
         if not (isinstance(fn, Function) and fn.is_primitive):
             raise BuildError("graph executor: only calls of primitive functions can be "
                              "compiled here (run fusion first)", node.span)
+        if node.checked_type.is_dynamic():  # a data-dependent shape (dyn.*, argwhere)
+            anchor = anchor_op(fn)
+            _check_static(node.checked_type, f"the result of "
+                          f"{anchor.op.name if anchor is not None else 'a primitive function'}")
         lowered = self.cache.lower(fn)
         ins = [e for a in node.args for e in ent[id(a)]]
         ins += [self.pending(c) for c in lowered.lifted]

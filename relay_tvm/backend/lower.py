@@ -400,6 +400,11 @@ class LowerCache:
                                             + [v for v in vecs if v is not None])
             except Exception as e:
                 raise BuildError(f"{name}: the shape function failed to build: {e}") from e
+            from .shape_func import with_nonnegative_check
+
+            what = anchor.op.name if anchor is not None else name
+            sprim = with_nonnegative_check(sprim, sum(v is not None for v in vecs),
+                                           f"{what} (kernel {name})")
             lowered.shape_func_name = name + "_shape_func"
             lowered.shape_func = sprim.with_attr("global_symbol", lowered.shape_func_name)
         return lowered

@@ -194,6 +194,39 @@ def with_checks(prim, checks):
     return prim.with_body(tvm.s_tir.SBlockRealize(root.iter_values, root.predicate, new_blk))
 
 
+SHAPE_CHECK = "relay_tvm shape check"
+
+
+def with_nonnegative_check(sprim, n_vectors: int, what: str):
+    """``sprim`` (a shape function whose last ``n_vectors`` parameters are its shape vectors)
+    with an ``assert`` after the body that every computed dimension is >= 0.
+
+    The ``dyn.*`` shape functions give a negative dimension for a value that makes no output (a
+    negative size, pad width or scale given as a tensor); the VM then stops with this message
+    (turned into an :class:`relay_tvm.errors.InputError`) instead of allocating."""
+    import tvm
+    from tvm import tirx
+
+    stmts = []
+    params = list(sprim.params)[len(sprim.params) - n_vectors:]
+    for k, p in enumerate(params):
+        buf = p  # TVM 0.27: a PrimFunc's params are its buffers
+        for j in range(int(buf.shape[0])):
+            msg = (f"{SHAPE_CHECK}: {what}: output {k}: dimension {j} computed from the "
+                   f"inputs' values is negative (an invalid size, shape, pad width or scale "
+                   f"given as a tensor)")
+            stmts.append(tirx.AssertStmt(tirx.BufferLoad(buf, [tirx.const(j, "int64")]) >= 0,
+                                         tvm.ir.StringImm("ValueError"), [tvm.ir.StringImm(msg)]))
+    if not stmts:
+        return sprim
+    root = sprim.body
+    blk = root.block
+    new_blk = tvm.s_tir.SBlock(blk.iter_vars, blk.reads, blk.writes, blk.name_hint,
+                               tirx.SeqStmt([blk.body] + stmts), blk.init, blk.alloc_buffers,
+                               blk.match_buffers, blk.annotations)
+    return sprim.with_body(tvm.s_tir.SBlockRealize(root.iter_values, root.predicate, new_blk))
+
+
 def symbolic_type(t) -> TensorType:
     """A TE tensor's type for the VM's signatures: static dims as ints, others ``Any``."""
     return TensorType(tuple(int(d) if is_static_dim(d) else AnyDim() for d in t.shape),

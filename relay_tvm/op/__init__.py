@@ -29,6 +29,7 @@ from . import tensor as _tensor
 from . import transform as _transform
 from ._common import TupleWrapper  # noqa: F401
 from .algorithm import *  # noqa: F401,F403
+from .argwhere import argwhere  # noqa: F401
 from .debug import debug  # noqa: F401,E402
 from .indexing import *  # noqa: F401,F403
 from .op_attrs import (  # noqa: F401
@@ -64,6 +65,7 @@ __all__ = [
     *_transform.__all__,
     *_reduce.__all__,
     *algorithm.__all__,
+    "argwhere",
     *indexing.__all__,
     *shape_ops.__all__,
     *transform_extra.__all__,

@@ -546,5 +546,8 @@ def one_hot(indices, on_value, off_value, depth, axis=-1, dtype="float32"):
                      dtype=dtype)
 
 
-__all__ = ["is_dynamic_arg", "reshape", "broadcast_to", "full", "zeros", "ones", "tile",
+from .dyn_nn import image, nn  # noqa: E402 - relay.op.dyn.image / relay.op.dyn.nn
+from .dyn_shape import expand_dims, squeeze  # noqa: E402
+
+__all__ = ["is_dynamic_arg", "image", "nn", "expand_dims", "squeeze", "reshape", "broadcast_to", "full", "zeros", "ones", "tile",
            "strided_slice", "topk", "one_hot"]

@@ -203,11 +203,28 @@ for _nd in (1, 2, 3):
 
 def _make_resize(nd, data, size, roi, layout, method, coordinate_transformation_mode,
                  rounding_method, cubic_alpha, cubic_exclude, extrapolation_value, out_dtype):
+    from ..ir.expr import Constant, Expr
+    from ..ir.expr import const as _const
+
+    if isinstance(size, Constant):
+        size = [int(v) for v in np.asarray(size.data.numpy()).reshape(-1)]
+    if isinstance(roi, Constant):
+        roi = [float(v) for v in np.asarray(roi.data.numpy()).reshape(-1)]
+    if nd == 2 and (isinstance(size, Expr) or isinstance(roi, Expr)):
+        from . import dyn_nn
+
+        if not isinstance(size, Expr):
+            size = _const(np.asarray(size, "int64"))
+        if not isinstance(roi, Expr):
+            roi = _const(np.asarray(roi if roi is not None else [0.0] * 4, "float32"))
+        return dyn_nn.resize2d(data, size, roi, layout, _ALIASES.get(method, method),
+                               coordinate_transformation_mode, rounding_method, cubic_alpha,
+                               cubic_exclude, extrapolation_value, out_dtype)
     if isinstance(size, int):
         size = (size,) * nd
     if not all(isinstance(s, (int, np.integer)) for s in size):
-        raise TypeError(f"image.resize{nd}d: size must be static ints (dynamic sizes are not "
-                        f"supported)")
+        raise TypeError(f"image.resize{nd}d: size must be static ints (a size given as a tensor "
+                        f"is supported by resize2d only)")
     method = _ALIASES.get(method, method)
     return make_call(
         f"image.resize{nd}d", [data], roi=tuple(roi) if roi is not None else (),
@@ -245,7 +262,9 @@ def resize2d(data, size, roi=None, layout="NCHW", method="linear",
 
     Args:
         data: ``(N, C, H, W)`` (NCHW) or ``(N, H, W, C)`` (NHWC).
-        size: the output ``(height, width)``, ints.
+        size: the output ``(height, width)``: ints, or a 1-D integer tensor expression (not a
+            constant), which makes a ``dyn.image.resize2d`` call (its H, W are ``Any``; the
+            VM runs it, see :mod:`relay_tvm.op.dyn_nn`).
         roi: unused unless a crop-and-resize mode is given (kept for Relay compatibility).
         method: ``"nearest_neighbor"``, ``"linear"`` or ``"cubic"`` (``"bilinear"`` and
             ``"bicubic"`` are accepted as aliases).

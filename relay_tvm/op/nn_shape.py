@@ -97,7 +97,10 @@ def pad(data, pad_width, pad_value=0.0, pad_mode="constant"):
 
     Args:
         data: tensor of any rank.
-        pad_width: one ``(before, after)`` pair of non-negative ints per axis.
+        pad_width: one ``(before, after)`` pair of non-negative ints per axis; or an integer
+            ``(rank, 2)`` tensor expression (not a constant), which makes a ``dyn.nn.pad``
+            call whose output shape is ``Any`` (the VM runs it, see
+            :mod:`relay_tvm.op.dyn_nn`).
         pad_value: the constant (a number or a scalar expression); it is converted to data's
             dtype, as Relay's compute does.
         pad_mode: ``"constant"``, ``"edge"`` (repeat the border) or ``"reflect"`` (mirror
@@ -110,11 +113,17 @@ def pad(data, pad_width, pad_value=0.0, pad_mode="constant"):
         TypeInferenceError: pad_width has the wrong length, a negative width, or pad_value is
             not a scalar.
     """
-    widths = tuple((int(b), int(a)) for b, a in pad_width)
+    if isinstance(pad_width, Constant):
+        pad_width = np.asarray(pad_width.data.numpy()).tolist()
     if not isinstance(pad_value, Expr):
         pad_value = Constant(np.asarray(pad_value, dtype="float32"))
     elif isinstance(pad_value, Constant) and pad_value.data.ndim != 0:
         raise TypeError("nn.pad: pad_value must be a scalar")
+    if isinstance(pad_width, Expr):
+        from .dyn_nn import pad as dyn_pad
+
+        return dyn_pad(data, pad_width, pad_value, pad_mode)
+    widths = tuple((int(b), int(a)) for b, a in pad_width)
     return make_call("nn.pad", [data, pad_value], pad_width=widths, pad_mode=pad_mode)
 
 
@@ -370,10 +379,23 @@ def upsampling(data, scale_h=1, scale_w=1, layout="NCHW", method="nearest_neighb
     Args:
         data: ``(N, C, H, W)`` (NCHW) or ``(N, H, W, C)`` (NHWC).
         scale_h, scale_w: scale factors; the output is ``round(H * scale_h)`` x
-            ``round(W * scale_w)``.
+            ``round(W * scale_w)``. A scalar float tensor expression (not a constant) makes a
+            ``dyn.nn.upsampling`` call whose H and W are ``Any`` (see
+            :mod:`relay_tvm.op.dyn_nn`).
         method: ``"nearest_neighbor"``, ``"bilinear"`` or ``"bicubic"``.
         align_corners: map corner pixels onto corner pixels (else ``x_in = x_out * in / out``).
     """
+    if isinstance(scale_h, Constant):
+        scale_h = scale_h.data.numpy().item()
+    if isinstance(scale_w, Constant):
+        scale_w = scale_w.data.numpy().item()
+    if isinstance(scale_h, Expr) or isinstance(scale_w, Expr):
+        from ..ir.expr import const
+        from .dyn_nn import upsampling as dyn_upsampling
+
+        scale_h = scale_h if isinstance(scale_h, Expr) else const(float(scale_h), "float64")
+        scale_w = scale_w if isinstance(scale_w, Expr) else const(float(scale_w), "float64")
+        return dyn_upsampling(data, scale_h, scale_w, layout, method, align_corners)
     return make_call("nn.upsampling", [data], scale_h=scale_h, scale_w=scale_w, layout=layout,
                      method=method, align_corners=align_corners)
 

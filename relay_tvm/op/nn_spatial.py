@@ -405,7 +405,19 @@ def upsampling3d(data, scale_d=1, scale_h=1, scale_w=1, layout="NCDHW",
                  method="nearest_neighbor", coordinate_transformation_mode="half_pixel"):
     """3-D upsampling (tvm.relay.nn.upsampling3d): each spatial axis becomes
     ``round(size * scale)``; ``method`` is ``"nearest_neighbor"`` or ``"trilinear"``; the
-    coordinate modes are those of :func:`relay_tvm.op.image.resize3d`."""
+    coordinate modes are those of :func:`relay_tvm.op.image.resize3d`. A scale given as a scalar
+    float tensor expression (not a constant) makes a ``dyn.nn.upsampling3d`` call whose D, H, W
+    are ``Any`` (see :mod:`relay_tvm.op.dyn_nn`)."""
+    from ..ir.expr import Constant, Expr, const
+
+    scales = [s.data.numpy().item() if isinstance(s, Constant) else s
+              for s in (scale_d, scale_h, scale_w)]
+    if any(isinstance(s, Expr) for s in scales):
+        from .dyn_nn import upsampling3d as dyn_upsampling3d
+
+        scales = [s if isinstance(s, Expr) else const(float(s), "float64") for s in scales]
+        return dyn_upsampling3d(data, *scales, layout, method, coordinate_transformation_mode)
+    scale_d, scale_h, scale_w = scales
     return make_call("nn.upsampling3d", [data], scale_d=scale_d, scale_h=scale_h, scale_w=scale_w,
                      layout=layout, method=method,
                      coordinate_transformation_mode=coordinate_transformation_mode)

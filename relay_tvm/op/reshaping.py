@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
+from ..ir.expr import Constant
 from ..ir.types import AnyDim, TensorType
 from ._common import (
     dim_mul,
@@ -369,7 +370,17 @@ register_op(
 
 
 def squeeze(data, axis=None):
-    """Remove the size-1 dimensions ``axis`` (all size-1 dimensions when None)."""
+    """Remove the size-1 dimensions ``axis`` (all size-1 dimensions when None). ``axis`` given
+    as a 1-D integer tensor expression (not a constant) makes a ``dyn.squeeze`` call (see
+    :mod:`relay_tvm.op.dyn_shape`)."""
+    from . import dyn
+
+    if isinstance(axis, Constant):
+        axis = [int(v) for v in np.asarray(axis.data.numpy()).reshape(-1)]
+    if dyn.is_dynamic_arg(axis):
+        from .dyn_shape import squeeze as dyn_squeeze
+
+        return dyn_squeeze(data, axis)
     if isinstance(axis, int):
         axis = (axis,)
     return make_call("squeeze", [data], axis=axis)
@@ -410,5 +421,15 @@ register_op(
 
 
 def expand_dims(data, axis, num_newaxis=1):
-    """Insert ``num_newaxis`` dimensions of size 1 at ``axis``."""
+    """Insert ``num_newaxis`` dimensions of size 1 at ``axis``. ``axis`` given as an integer
+    scalar tensor expression (not a constant) makes a ``dyn.expand_dims`` call (see
+    :mod:`relay_tvm.op.dyn_shape`)."""
+    from . import dyn
+
+    if isinstance(axis, Constant):
+        axis = int(np.asarray(axis.data.numpy()).reshape(-1)[0])
+    if dyn.is_dynamic_arg(axis):
+        from .dyn_shape import expand_dims as dyn_expand_dims
+
+        return dyn_expand_dims(data, axis, num_newaxis)
     return make_call("expand_dims", [data], axis=axis, num_newaxis=num_newaxis)

@@ -24,6 +24,10 @@ register_gradient("reshape", lambda orig, g: [reshape_like(g, orig.args[0])])
 register_gradient("contrib_reverse_reshape", lambda orig, g: [reshape_like(g, orig.args[0])])
 register_gradient("squeeze", lambda orig, g: [reshape_like(g, orig.args[0])])
 register_gradient("expand_dims", lambda orig, g: [reshape_like(g, orig.args[0])])
+# the dyn.* data movements keep the elements' order; their shape/axis tensors get zeros
+for _name in ("dyn.reshape", "dyn.squeeze", "dyn.expand_dims"):
+    register_gradient(_name, lambda orig, g: [reshape_like(g, orig.args[0]),
+                                              _zeros_like(orig.args[1])])
 register_gradient(
     "reshape_like", lambda orig, g: [reshape_like(g, orig.args[0]), _zeros_like(orig.args[1])]
 )

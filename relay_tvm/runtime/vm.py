@@ -375,6 +375,12 @@ class VirtualMachine:
                 from ..errors import RelayError
 
                 raise RelayError(msg[msg.index("relay_tvm VM"):].split(";")[0]) from None
+            from ..backend.shape_func import SHAPE_CHECK
+
+            if SHAPE_CHECK in msg:  # a shape function met a value that makes no output
+                from ..errors import InputError
+
+                raise InputError(msg[msg.index(SHAPE_CHECK):].splitlines()[0]) from None
             raise
         for u, v in zip(users or (), vals):
             _write_back(u, v, self.exe)

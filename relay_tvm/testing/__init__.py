@@ -155,9 +155,17 @@ def make_nat_value(prelude, n: int):
     return val
 
 
+def enabled_targets():
+    """``[(target string, device)]`` of the targets this machine can run (tvm.relay.testing
+    re-exported ``tvm.testing.enabled_targets``; TVM's ``TVM_TEST_TARGETS`` selects them)."""
+    import tvm.testing
+
+    return tvm.testing.enabled_targets()
+
+
 from . import temp_op_attr  # noqa: E402,F401
 
 __all__ = ["run_infer_type", "run_opt_pass", "rand", "create_workload", "Xavier", "check_grad",
            "gradient", "train_sgd", "mlp_loss", "lenet_loss", "synthetic_classification",
            "count_ops", "count", "make_nat_expr", "make_nat_value", "temp_op_attr", "run_as_python",
-           "to_python", "inception_v3", "synthetic"]
+           "to_python", "inception_v3", "synthetic", "enabled_targets"]

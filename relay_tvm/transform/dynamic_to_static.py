@@ -64,6 +64,51 @@ def _one_hot(call, a):
                      dtype=call.attrs.dtype)
 
 
+def _resize2d(call, a):
+    at = call.attrs
+    raw = np.asarray(a[1].data.numpy()).reshape(-1)
+    if raw.dtype.kind == "f" and not np.all(raw == np.floor(raw)):
+        return None  # not a size: left for the run-time error
+    roi = [float(v) for v in np.asarray(a[2].data.numpy()).reshape(-1)]
+    # roi is read by a crop-and-resize mode only; all zeros is the static default ()
+    return make_call("image.resize2d", [a[0]], roi=tuple(roi) if any(roi) else (),
+                     size=tuple(_vals(a[1])), layout=at.layout, method=at.method,
+                     coordinate_transformation_mode=at.coordinate_transformation_mode,
+                     rounding_method=at.rounding_method, cubic_alpha=at.cubic_alpha,
+                     cubic_exclude=at.cubic_exclude, extrapolation_value=at.extrapolation_value,
+                     out_dtype=at.out_dtype)
+
+
+def _pad(call, a):
+    widths = tuple((int(b), int(e)) for b, e in np.asarray(a[1].data.numpy()).reshape(-1, 2))
+    # pad_value stays an argument of nn.pad, so it need not be constant
+    return make_call("nn.pad", [a[0], a[2]], pad_width=widths, pad_mode=call.attrs.pad_mode)
+
+
+def _upsampling(call, a):
+    at = call.attrs
+    return make_call("nn.upsampling", [a[0]], scale_h=a[1].data.numpy().item(),
+                     scale_w=a[2].data.numpy().item(), layout=at.layout, method=at.method,
+                     align_corners=at.align_corners)
+
+
+def _upsampling3d(call, a):
+    at = call.attrs
+    d, h, w = (c.data.numpy().item() for c in a[1:4])
+    return make_call("nn.upsampling3d", [a[0]], scale_d=d, scale_h=h, scale_w=w,
+                     layout=at.layout, method=at.method,
+                     coordinate_transformation_mode=at.coordinate_transformation_mode)
+
+
+def _expand_dims(call, a):
+    return make_call("expand_dims", [a[0]], axis=_scalar(a[1]),
+                     num_newaxis=call.attrs.num_newaxis)
+
+
+def _squeeze(call, a):
+    return make_call("squeeze", [a[0]], axis=tuple(_vals(a[1])))
+
+
 # operator -> (indices of the arguments that must be constant, rewrite)
 _RULES = {
     "dyn.reshape": ((1,), _reshape),
@@ -75,6 +120,12 @@ _RULES = {
     "dyn.strided_slice": ((1, 2, 3), _strided_slice),
     "dyn.topk": ((1,), _topk),
     "dyn.one_hot": ((3,), _one_hot),
+    "dyn.image.resize2d": ((1, 2), _resize2d),
+    "dyn.nn.pad": ((1,), _pad),
+    "dyn.nn.upsampling": ((1, 2), _upsampling),
+    "dyn.nn.upsampling3d": ((1, 2, 3), _upsampling3d),
+    "dyn.expand_dims": ((1,), _expand_dims),
+    "dyn.squeeze": ((1,), _squeeze),
 }
 
 
@@ -90,8 +141,10 @@ class _ToStatic(Rewriter):
         need, make = rule
         if not all(isinstance(new.args[i], Constant) for i in need):
             return new
-        self.changed = True
         out = make(orig, list(new.args))
+        if out is None:  # the rule declined (a constant that is not a valid static value)
+            return new
+        self.changed = True
         return out
 
 
