@@ -274,11 +274,24 @@ def _conv_compute(nd: int):
 
         data, weight = inputs
         before, after = pad_before_after(attrs.padding, nd, op)
-        return topi.nn.conv(
+        dl, kl = attrs.data_layout, attrs.kernel_layout
+        sp = SPATIAL[nd]
+        # topi.nn.conv pairs the spatial axes by their order in each layout: with W before H
+        # in either (NCWH, OIWH) it convolved H with the kernel's W, a silently wrong result.
+        # Such layouts run as NC<sp>/OI<sp> between transposes.
+        reorder = any("".join(ch for ch in lay if ch in sp) != sp for lay in (dl, kl))
+        if reorder:
+            data = topi.transpose(data, [dl.index(ch) for ch in "NC" + sp])
+            weight = topi.transpose(weight, [kl.index(ch) for ch in "OI" + sp])
+            dl, kl = "NC" + sp, "OI" + sp
+        out = topi.nn.conv(
             data, weight, list(ntuple(attrs.strides, nd, "strides", op)), list(before + after),
-            list(ntuple(attrs.dilation, nd, "dilation", op)), attrs.groups, attrs.data_layout,
-            attrs.kernel_layout, out_type.dtype,
+            list(ntuple(attrs.dilation, nd, "dilation", op)), attrs.groups, dl, kl,
+            out_type.dtype,
         )
+        if reorder:
+            out = topi.transpose(out, [("NC" + sp).index(ch) for ch in attrs.data_layout])
+        return out
 
     return compute
 

@@ -92,6 +92,11 @@ CONV2D_CASES = [
     ((1, 3, 5, 5), (2, 3, 1, 1), (1, 1), (0, 0), (1, 1), 1, "NCHW", "OIHW", "float32"),
     ((1, 3, 6, 6), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1, "NCHW", "OIHW", "float16"),
     ((1, 4, 6, 6), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4, "NHWC", "HWOI", "float16"),
+    # W before H in a layout: topi paired the spatial axes by position (a new user found the
+    # compiled result wrong by 1.5 while the interpreter was right)
+    ((1, 3, 6, 10), (4, 3, 3, 2), (2, 1), (1, 0, 2, 1), (1, 1), 1, "NCWH", "OIHW", "float32"),
+    ((1, 3, 6, 10), (4, 3, 3, 2), (1, 2), (0, 1), (2, 1), 1, "NCHW", "OIWH", "float32"),
+    ((1, 4, 7, 5), (4, 2, 2, 3), (1, 1), (1, 1), (1, 1), 2, "NWHC", "HWIO", "float32"),
 ]
 
 
@@ -298,3 +303,19 @@ def test_conv3d_transpose():
                                                     padding=(0, 1, 1, 1, 0, 0), groups=2,
                                                     output_padding=(1, 0, 1)),
              {"x": x, "w": w}, want.astype("float32"))
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_conv2d_w_before_h_on_every_executor(opt_level):
+    x = rand((1, 3, 6, 10), "float32")
+    w = rand((4, 3, 3, 2), "float32", seed=1)
+    want = _to(conv_loops(x, w, (2, 1), _pads((1, 0), 2), (1, 1), 1), "NCHW", "NCWH")
+    a = relay.var("a", shape=(1, 3, 10, 6))
+    b = relay.var("b", shape=(4, 3, 2, 3))
+    mod = relay.IRModule.from_expr(relay.Function([a, b], relay.nn.conv2d(
+        a, b, strides=(2, 1), padding=(1, 0), data_layout="NCWH", kernel_layout="OIWH")))
+    args = (_to(x, "NCHW", "NCWH"), _to(w, "OIHW", "OIWH"))
+    with relay.transform.PassContext(opt_level=opt_level):
+        for kind in ("graph", "vm"):
+            got = relay.create_executor(kind, mod=mod, target="llvm").evaluate()(*args)
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5, err_msg=kind)
