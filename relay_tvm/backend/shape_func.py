@@ -212,9 +212,10 @@ def with_nonnegative_check(sprim, n_vectors: int, what: str):
     for k, p in enumerate(params):
         buf = p  # TVM 0.27: a PrimFunc's params are its buffers
         for j in range(int(buf.shape[0])):
-            msg = (f"{SHAPE_CHECK}: {what}: output {k}: dimension {j} computed from the "
-                   f"inputs' values is negative (an invalid size, shape, pad width or scale "
-                   f"given as a tensor)")
+            msg = (f"{SHAPE_CHECK}: {what}: the values of its tensor arguments give no "
+                   f"valid shape for output {k} (dimension {j} would be negative): an invalid "
+                   f"size, shape, pad width, scale or axis given as a tensor, or a reshape "
+                   f"that does not keep the element count")
             stmts.append(tirx.AssertStmt(tirx.BufferLoad(buf, [tirx.const(j, "int64")]) >= 0,
                                          tvm.ir.StringImm("ValueError"), [tvm.ir.StringImm(msg)]))
     if not stmts:

@@ -121,9 +121,22 @@ def _dyn_reshape_compute(attrs, inputs, out_type):
 
 def _dyn_reshape_shape(attrs, inputs, out_type):
     x, s = inputs
-    vals = _reshape_values([_i64(d) for d in x.shape],
-                           [_i64(s[j]) for j in range(int(s.shape[0]))], bool(attrs.allowzero))
-    return [_vec(vals)]
+    from tvm import tirx
+
+    in_shape = [_i64(d) for d in x.shape]
+    vals = _reshape_values(in_shape, [_i64(s[j]) for j in range(int(s.shape[0]))],
+                           bool(attrs.allowzero))
+    # a shape that does not keep the element count (or a second -1) gives no output: -1 dims
+    # make the VM's shape check raise InputError (it read past the data or repeated it)
+    total = tirx.const(1, "int64")
+    for d in in_shape:
+        total = total * d
+    prod, ok = tirx.const(1, "int64"), tirx.const(True, "bool")
+    for v in vals:
+        prod = prod * v
+        ok = tirx.And(ok, v >= 0)
+    ok = tirx.And(ok, prod == total)
+    return [_vec([tirx.Select(ok, v, tirx.const(-1, "int64")) for v in vals])]
 
 
 register_op(

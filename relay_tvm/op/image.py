@@ -101,7 +101,10 @@ def resize_reference(x, axes, sizes, method, mode, rounding="", alpha=-0.5, excl
         shape = [1] * y.ndim
         shape[axis] = out
         taps = axis_taps(y.shape[axis], out, method, mode, rounding, alpha, exclude)
-        y = sum(np.take(y, idx, axis=axis) * w.reshape(shape) for idx, w in taps)
+        terms = [np.take(y, idx, axis=axis) * w.reshape(shape) for idx, w in taps]
+        y = terms[0]
+        for t in terms[1:]:  # not sum(): its start 0 + (-0.0) turned a copied -0 into +0
+            y = y + t
     return y
 
 

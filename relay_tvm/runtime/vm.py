@@ -6,7 +6,7 @@
     out = vm.invoke("main", x)          # or vm.run(x), or vm.set_input("main", x); vm.run()
 
 Arguments are checked against the function's parameter types (shape and dtype, no casts):
-a mismatch raises :class:`relay_tvm.errors.BuildError`. Values are handed back as the reference
+a mismatch raises :class:`relay_tvm.errors.InputError`. Values are handed back as the reference
 interpreter gives them: tvm Tensors, tuples, ``ConstructorValue`` for ADT values, ``RefValue``
 for references; a function value comes back as the VM's closure object. ADT values and
 references may be passed in the same way (``ConstructorValue`` / ``RefValue``).
@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from ..errors import BuildError
+from ..errors import BuildError, InputError
 from .interpreter import ConstructorValue, RefValue
 
 
@@ -227,7 +227,7 @@ def _to_vm(v, where, exe):
         return tvm.runtime.tensor(np.array(v, order="C"))
     if isinstance(v, (tvm.runtime.Tensor, tvm_ffi.Function, tvm_ffi.Object)):
         return v
-    raise BuildError(f"{where}: unsupported value {type(v).__name__}")
+    raise InputError(f"{where}: unsupported value {type(v).__name__}")
 
 
 def _write_back(user, val, exe):
@@ -254,12 +254,12 @@ def _check(value, sig, fname, exe):
     if kind in ("adt", "ref", "func", "any"):
         want = {"adt": ConstructorValue, "ref": RefValue}.get(kind)
         if want is not None and not isinstance(value, want):
-            raise BuildError(f"@{fname} argument %{name}: expected a {want.__name__} "
+            raise InputError(f"@{fname} argument %{name}: expected a {want.__name__} "
                              f"({kind} {dtype}), got {type(value).__name__}")
         return _to_vm(_plain(value), f"@{fname} argument %{name}", exe)
     if kind == "tuple":
         if not isinstance(value, (tuple, list)) or len(value) != len(shape):
-            raise BuildError(f"@{fname} argument %{name}: expected a tuple of {len(shape)} values")
+            raise InputError(f"@{fname} argument %{name}: expected a tuple of {len(shape)} values")
         return tuple(_check(v, s, fname, exe) for v, s in zip(value, shape))
     if isinstance(value, (bool, int, float, np.generic)):
         value = np.asarray(value, dtype=dtype)
@@ -268,14 +268,14 @@ def _check(value, sig, fname, exe):
     elif hasattr(value, "dtype"):
         got = str(value.dtype)
     else:
-        raise BuildError(f"@{fname} argument %{name}: unsupported value {type(value).__name__}")
+        raise InputError(f"@{fname} argument %{name}: unsupported value {type(value).__name__}")
     if got != dtype:
-        raise BuildError(f"@{fname} argument %{name}: got dtype {got}, expected {dtype} "
+        raise InputError(f"@{fname} argument %{name}: got dtype {got}, expected {dtype} "
                          f"(no implicit cast)")
     got_shape = tuple(int(d) for d in value.shape)
     if len(got_shape) != len(shape) or any(w not in (-1, g) for g, w in zip(got_shape, shape)):
         want = tuple("?" if w == -1 else w for w in shape)
-        raise BuildError(f"@{fname} argument %{name}: got shape {got_shape}, expected "
+        raise InputError(f"@{fname} argument %{name}: got shape {got_shape}, expected "
                          f"{want}".replace("'?'", "?"))
     if isinstance(value, np.ndarray):
         return tvm.runtime.tensor(np.array(value, order="C"))
@@ -347,13 +347,13 @@ class VirtualMachine:
         names = [s[0] for s in sigs]
         for k, v in kwargs.items():
             if k not in names:
-                raise BuildError(f"@{func_name}: unknown argument {k!r}; parameters are {names}")
+                raise InputError(f"@{func_name}: unknown argument {k!r}; parameters are {names}")
             i = names.index(k)
             while len(args) <= i:
                 args.append(None)
             args[i] = v
         if len(args) != len(sigs) or any(a is None for a in args):
-            raise BuildError(f"@{func_name} takes {len(sigs)} argument(s) {names}, got "
+            raise InputError(f"@{func_name} takes {len(sigs)} argument(s) {names}, got "
                              f"{len([a for a in args if a is not None])}")
         return [_check(a, s, func_name, self.exe) for a, s in zip(args, sigs)]
 
@@ -378,8 +378,6 @@ class VirtualMachine:
             from ..backend.shape_func import SHAPE_CHECK
 
             if SHAPE_CHECK in msg:  # a shape function met a value that makes no output
-                from ..errors import InputError
-
                 raise InputError(msg[msg.index(SHAPE_CHECK):].splitlines()[0]) from None
             raise
         for u, v in zip(users or (), vals):

@@ -95,3 +95,15 @@ def test_floor_mod_zero_takes_the_divisor_sign(path, dtype):
     out = run_path(mod, [a, b], "graph3", "c") if path == "c" else run_path(mod, [a, b], path)
     assert out[0].tolist() == [0.0] * 6
     assert _signs(out[0]) == [False, True, False, True, True, False]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_upsampling_copies_negative_zero(path):
+    # the interpreter's resize summed its taps with sum(), whose start 0 + (-0.0) gave +0
+    # (fuzz seed 7294031, program 4736: power(upsampling(-0), -1) was +inf, compiled -inf)
+    x = relay.var("x", shape=(1, 1, 1, 2))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(
+        [x], relay.nn.upsampling(x, scale_h=2.0, scale_w=2.0))))
+    out = run_path(mod, [np.array([[[[-0.0, 0.0]]]], "float32")], path)
+    assert out[0].tolist() == [[[[0.0] * 4] * 2]]
+    assert _signs(out[0][0, 0]) == [[True, True, False, False]] * 2

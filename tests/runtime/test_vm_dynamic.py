@@ -33,6 +33,16 @@ def test_dyn_reshape_against_numpy():
     vm = _vm(relay.Function([x, s], call))
     for shape, want in (([4, -1], (4, 6)), ([0, 12], (2, 12)), ([-1, 2], (12, 2))):
         np.testing.assert_array_equal(vm.run(X, np.array(shape)).numpy(), X.reshape(want))
+    # a shape that does not keep the 24 elements, or two -1s: refused, as the interpreter does
+    # (the VM repeated the data: a new user got a million elements out of [1000, 1000])
+    from relay_tvm.errors import InputError
+
+    for bad in ([4, 2], [1000, 1000], [-1, -1], [-2, -12]):
+        with pytest.raises(InputError, match="dyn.reshape.*element count"):
+            vm.run(X, np.array(bad))
+        with pytest.raises(relay.TypeInferenceError, match="cannot reshape"):
+            relay.create_executor("debug", mod=relay.IRModule.from_expr(
+                relay.Function([x, s], call))).evaluate()(X, np.array(bad))
 
 
 def test_dyn_broadcast_full_zeros_ones_tile():
