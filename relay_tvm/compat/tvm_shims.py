@@ -40,6 +40,7 @@ MODULE_ALIASES = {
     "tvm.ir.diagnostics": "relay_tvm.compat.diagnostics",
     "tvm.runtime.container": "relay_tvm.compat.container",
     "tvm.runtime.name_transforms": "relay_tvm.backend.name_transforms",
+    "tvm.parser": "relay_tvm.text.parser",  # 0.8-0.12 spelling of the text parser
 }
 
 

@@ -263,3 +263,16 @@ def test_tvm_testing_parameters_and_targets_with_the_plugin(tmp_path):
                          env=dict(os.environ, PYTHONPATH=root), cwd=tmp_path)
     # 2 pairs x 2 sizes + 2 lists + 1 target
     assert "7 passed" in out.stdout, out.stdout + out.stderr
+
+
+def test_tvm_parser_module_of_older_scripts():
+    # TVM 0.8-0.12 scripts parse text with tvm.parser (a new user got "module 'tvm' has no
+    # attribute 'parser'")
+    import tvm.parser
+
+    mod = tvm.parser.parse('#[version = "0.0.5"]\ndef @main(%x: Tensor[(2), float32]) '
+                           '{ add(%x, %x) }')
+    out = relay.create_executor("debug", mod=mod).evaluate()(np.array([1, 2], "float32"))
+    np.testing.assert_array_equal(out.numpy(), [2, 4])
+    assert isinstance(tvm.parser.parse_expr("1f"), relay.Constant)
+    assert tvm.parser.fromtext is relay.fromtext
