@@ -404,7 +404,14 @@ def create(graph_json_str: str, libmod, device=None) -> GraphModule:
         raise BuildError(f"graph_executor.create: expected the module relay.build or "
                          f"load_module returned, got {type(libmod).__name__}")
     own = json.loads(libmod.get_graph_json())
-    if graph_json_str is not None and json.loads(graph_json_str) != own:
+    given = None
+    if graph_json_str is not None:
+        try:
+            given = json.loads(graph_json_str)
+        except (TypeError, ValueError) as e:
+            raise BuildError(f"graph_executor.create: graph_json_str is not a graph JSON "
+                             f"({e}); pass lib.get_graph_json() or None") from None
+    if given is not None and given != own:
         raise BuildError("graph_executor.create: the graph JSON differs from the one compiled "
                          "into the library (relay_tvm libraries embed their graph)")
     name = getattr(libmod, "libmod_name", "default")

@@ -404,6 +404,8 @@ def test_mod_name_and_graph_executor_create(tmp_path):
     np.testing.assert_allclose(m.get_output(0).numpy(), np.exp(xv), rtol=1e-6)
     with pytest.raises(relay.BuildError, match="differs"):
         graph_executor.create('{"nodes": []}', lib, None)
+    with pytest.raises(relay.BuildError, match="not a graph JSON"):  # was a JSONDecodeError
+        graph_executor.create("", lib, None)
     path = str(tmp_path / "net.so")
     lib.export_library(path)
     loaded = relay.runtime.load_module(path)
