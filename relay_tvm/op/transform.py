@@ -55,7 +55,9 @@ register_op(
     ref=lambda args, attrs, out_type: args[0].astype(attrs.dtype),
     compute=_cast_compute,
     pattern=OpPattern.ELEMWISE,
-    doc="Convert the elements to ``dtype`` (topi.cast); float to int truncates toward zero.",
+    doc="Convert the elements to ``dtype`` (topi.cast); float to int truncates toward zero. "
+        "A float NaN, infinity or value outside the integer type's range has no defined "
+        "integer (C, LLVM's fptosi; NumPy's result depends on the CPU): executors may differ.",
     level=3,
 )
 
