@@ -278,13 +278,8 @@ def _simulated(quant):
             raise UnsupportedOperatorError(f"{name}: unknown dtype code {code}")
         if dt == "disable":
             return new.args[0]
-        x, scale, zp = new.args[0], new.args[2], new.args[3]
-        nd = _rank(orig.args[0].checked_type)
-        axis = new.attrs.axis % nd if nd else 0
-        dshape = orig.args[0].checked_type.shape
-        zf = _along_any(_c("cast", zp, dtype="float32"), orig.args[3].checked_type, nd, axis,
-                        dshape)
-        sf = _along_any(scale, orig.args[2].checked_type, nd, axis, dshape)
+        x = new.args[0]
+        sf, zf = _scale_zero_point(new, orig)
         if not quant:
             return _c("multiply", _c("subtract", x, zf), sf)
         q = _c("add", _c("round", _c("divide", x, sf)), zf)
@@ -292,6 +287,18 @@ def _simulated(quant):
         return _c("clip", q, a_min=float(lo), a_max=float(hi))
 
     return rule
+
+
+def _scale_zero_point(new, orig):
+    """The scale and the float32 zero point of a simulated_(de)quantize call (arguments data,
+    dtype code, scale, zero point), shaped to broadcast along its axis."""
+    nd = _rank(orig.args[0].checked_type)
+    axis = new.attrs.axis % nd if nd else 0
+    dshape = orig.args[0].checked_type.shape
+    zf = _along_any(_c("cast", new.args[3], dtype="float32"), orig.args[3].checked_type, nd,
+                    axis, dshape)
+    sf = _along_any(new.args[2], orig.args[2].checked_type, nd, axis, dshape)
+    return sf, zf
 
 
 def _along_any(e, t, ndim: int, axis: int, data_shape):
@@ -318,13 +325,8 @@ def _simulated_dynamic(new, orig, quant):
     input through unchanged, as 0.19's kernels do."""
     from .op._quantize import SQNN_CODE_TO_DTYPE
 
-    x, code, scale, zp = new.args
-    nd = _rank(orig.args[0].checked_type)
-    axis = new.attrs.axis % nd if nd else 0
-    dshape = orig.args[0].checked_type.shape
-    zf = _along_any(_c("cast", zp, dtype="float32"), orig.args[3].checked_type, nd, axis,
-                    dshape)
-    sf = _along_any(scale, orig.args[2].checked_type, nd, axis, dshape)
+    x, code = new.args[0], new.args[1]
+    sf, zf = _scale_zero_point(new, orig)
     code = _c("cast", code, dtype="int32")
     if _rank(orig.args[1].checked_type):  # a [1]-shaped code: one value for the tensor
         code = _c("reshape", code, newshape=())
