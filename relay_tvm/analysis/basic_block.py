@@ -23,8 +23,9 @@ class NotBasicBlockNormalFormError(RelayError):
     """An expression is used from several blocks without being let-bound."""
 
 
-def _blocks_of_children(e):
-    """For each child index of ``e``: True when that child starts a new block."""
+def scope_opening_children(e) -> set:
+    """The child indices of ``e`` that open a new scope (a basic block): a function's body, an
+    if's branches, a match's clause bodies."""
     t = type(e)
     if t is Function:
         return {len(e.params)}
@@ -76,7 +77,7 @@ def check_basic_block_normal_form(expr) -> bool:
         if key in visited:
             continue
         visited.add(key)
-        new_blocks = _blocks_of_children(node)
+        new_blocks = scope_opening_children(node)
         for i, child in enumerate(children(node)):
             if i in new_blocks:
                 cb = next_block[0]

@@ -18,6 +18,7 @@ are iterative.
 
 from __future__ import annotations
 
+from ..analysis.basic_block import scope_opening_children
 from ..ir.adt import Match
 from ..ir.expr import (
     Call,
@@ -40,18 +41,6 @@ _COMPOUND = (Call, Tuple, TupleGetItem, If, Match, RefCreate, RefRead, RefWrite,
 
 def _compound(e) -> bool:
     return type(e) in _COMPOUND and not is_primitive(e)
-
-
-def _scoped_children(e) -> set:
-    """Positions (child indices) of ``e`` that open a new scope."""
-    t = type(e)
-    if t is Function:
-        return {len(e.params)}
-    if t is If:
-        return {1, 2}
-    if t is Match:
-        return set(range(1, 1 + len(e.clauses)))
-    return set()
 
 
 def _events(root):
@@ -119,7 +108,7 @@ def _scopes_of(func: Function, order: list):
             continue
         s = scope.get(n, 0)
         kids = children(n)
-        opens = _scoped_children(n)
+        opens = scope_opening_children(n)
         for i, c in enumerate(kids):
             if type(n) is Function and i < len(n.params):
                 continue
