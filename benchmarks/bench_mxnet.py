@@ -150,11 +150,9 @@ def work_mxnet(a):
 
 
 def work_relay(a):
-    import numpy as np
-    import tvm
 
     import relay_tvm as relay
-    from relay_tvm.runtime import GraphModule, load_module
+    from relay_tvm.runtime import load_module
 
     res = {}
     so = os.path.join(a.dir, "relay_tvm.so")
@@ -171,6 +169,17 @@ def work_relay(a):
         lib.export_library(so)
     else:
         lib = load_module(so)
+    return _time_relay_lib(lib, a, res)
+
+
+def _time_relay_lib(lib, a, res):
+    """Time a relay_tvm build on the saved input (both relay_tvm workers): ``res`` gains the
+    timings, the thread count and the version line; returns ``(res, output)``."""
+    import numpy as np
+    import tvm
+
+    from relay_tvm.runtime import GraphModule
+
     gm = GraphModule(lib["default"](tvm.cpu(0)))
     x = np.load(os.path.join(a.dir, "x.npy"))
 
@@ -196,10 +205,8 @@ def work_relay_int8(a):
     configuration tests/quantize/test_quantize_resnet.py measures; then the int8 program
     compiled and timed like relay_tvm's."""
     import numpy as np
-    import tvm
 
     import relay_tvm as relay
-    from relay_tvm.runtime import GraphModule
 
     res = {}
     t = time.perf_counter()
@@ -220,18 +227,7 @@ def work_relay_int8(a):
     with relay.transform.PassContext(opt_level=a.opt_level):
         lib = relay.build(qmod, target=a.target)
     res["compile_s"] = time.perf_counter() - t
-    gm = GraphModule(lib["default"](tvm.cpu(0)))
-    x = np.load(os.path.join(a.dir, "x.npy"))
-
-    def run():
-        gm.set_input("data", x)
-        gm.run()
-
-    res.update(_time(run, a.warmup, a.repeat, a.warmup_s))
-    res["threads"] = getattr(gm, "num_threads", None)
-    res["version"] = f"relay_tvm {_machine.git_revision(ROOT)} on TVM {tvm.__version__}, " \
-                     f"target {a.target!r}"
-    return res, gm.get_output(0).numpy()
+    return _time_relay_lib(lib, a, res)
 
 
 def work_onnxruntime(a):
