@@ -99,6 +99,8 @@ class _GraphBuilder:
         self.consts: list = []  # constants seen, materialized as parameters only when used
         self.const_param: dict = {}  # (const index, pack key) -> entry
         self.packed_vals: dict = {}  # (entry, pack key) -> entry of a run-time packing kernel
+        self.out_packs: dict = {}  # id(call) -> Pack its kernel writes its result in
+        self.prelowered: dict = {}  # id(call) -> LoweredFunc (lowered by plan_packed_outputs)
 
     def inputs(self, main: Function):
         """One ``null`` node per parameter of ``main``: ``(env, input names)``."""
@@ -145,6 +147,8 @@ class _GraphBuilder:
         if pack is None:
             return e
         key = (e, pack.key, tuple(pack.new_shape))
+        if self.packed_vals.get(key) == e:  # the producer wrote it packed
+            return e
         if key not in self.packed_vals:
             lk = self.cache.pack_kernel(pack, in_type)
             nid = len(self.nodes)
@@ -165,7 +169,9 @@ class _GraphBuilder:
             anchor = anchor_op(fn)
             _check_static(node.checked_type, f"the result of "
                           f"{anchor.op.name if anchor is not None else 'a primitive function'}")
-        lowered = self.cache.lower(fn)
+        lowered = self.prelowered.get(id(node))
+        if lowered is None:
+            lowered = self.cache.lower(fn, self.out_packs.get(id(node)))
         ins = [e for a in node.args for e in ent[id(a)]]
         ins += [self.pending(c) for c in lowered.lifted]
         if len(ins) != len(lowered.input_types):
@@ -179,7 +185,83 @@ class _GraphBuilder:
             {"func_name": lowered.name, "num_inputs": str(len(ins)),
              "num_outputs": str(len(lowered.output_types)), "flatten_data": "0"},
             list(lowered.output_types)))
+        pack = self.out_packs.get(id(node))
+        if pack is not None:
+            self.packed_vals[((nid, 0), pack.key, tuple(pack.new_shape))] = (nid, 0)
         return [(nid, i) for i in range(len(lowered.output_types))]
+
+    def plan_packed_outputs(self, order, body) -> None:
+        """Choose the calls whose kernel writes its result packed (:attr:`out_packs`): an
+        injective primitive call with one static tensor result whose only use is an input that
+        its consumer's schedule packs (the flipped, transposed weight of a convolution's data
+        gradient; the transposed output gradient of its weight gradient). Packing in the
+        producer saves a write, a read and a ``layout_transform`` kernel per value.
+
+        Consumers are lowered here (kept in :attr:`prelowered`, in evaluation order); the
+        producers are lowered later, by :meth:`call`, with their output packing."""
+        from ..op.registry import Op, OpPattern
+
+        let_values = {n.var: n.value for n in order if type(n) is Let}
+
+        def resolve(e):
+            while True:
+                if type(e) is Var and e in let_values:
+                    e = let_values[e]
+                elif type(e) is Let:
+                    e = e.body
+                else:
+                    return e
+
+        uses: dict = {}
+
+        def use(e):
+            e = resolve(e)
+            uses[id(e)] = uses.get(id(e), 0) + 1
+
+        for node in order:
+            t = type(node)
+            if t is Call:
+                for a in node.args:
+                    use(a)
+            elif t is Tuple:
+                for f in node.fields:
+                    use(f)
+            elif t is TupleGetItem:
+                use(node.tuple_value)
+        use(body)
+
+        def primitive(c):
+            return type(c) is Call and isinstance(c.op, Function) and c.op.is_primitive
+
+        def injective(fn):
+            return all(int(n.op.pattern) <= int(OpPattern.INJECTIVE)
+                       for n in post_order(fn.body) if type(n) is Call and isinstance(n.op, Op))
+
+        def injective_single(c):
+            if not primitive(c):
+                return False
+            ty = c.checked_type
+            if not isinstance(ty, TensorType) or ty.is_dynamic() or uses.get(id(c)) != 1:
+                return False
+            return injective(c.op)
+
+        # Only anchored kernels (convolution, dense templates) pack their inputs; injective
+        # kernels get the generic schedule, so they are never consumers here and a producer is
+        # never lowered before its output packing is known.
+        for node in order:
+            if not primitive(node) or injective(node.op) or node.checked_type.is_dynamic():
+                continue
+            args = [resolve(a) for a in node.args]
+            if not any(injective_single(a) for a in args):
+                continue
+            lowered = self.cache.lower(node.op)
+            self.prelowered[id(node)] = lowered
+            start = 0
+            for a, orig in zip(args, node.args):
+                pack = lowered.packs.get(start)
+                if pack is not None and injective_single(a):
+                    self.out_packs[id(a)] = pack
+                start += len(flatten_type(orig.checked_type))
 
     def build(self, main: Function) -> GraphProgram:
         env, input_names = self.inputs(main)
@@ -188,6 +270,7 @@ class _GraphBuilder:
         for node in order:
             if type(node) is Let:
                 let_values[node.var] = node.value
+        self.plan_packed_outputs(order, main.body)
         ent: dict = {}
         for node in order:
             t = type(node)

@@ -292,14 +292,15 @@ class LowerCache:
         self._packs: dict = {}
         self.lookups = 0
 
-    def _name_for(self, func: Function) -> str:
+    def _name_for(self, func: Function, suffix: str = "") -> str:
         from ..op.registry import Op
 
         ops = [n.op.name.replace(".", "_") for n in post_order(func.body)
                if isinstance(n, Call) and isinstance(n.op, Op)]
         base = f"tvmgen_{self.mod_name}_fused_" + "_".join(ops or ["copy"])
-        if len(base) > 80:
-            base = base[:80]
+        if len(base) + len(suffix) > 80:
+            base = base[:80 - len(suffix)]
+        base += suffix
         name, k = base, 0
         while name in self._names:
             k += 1
@@ -307,17 +308,29 @@ class LowerCache:
         self._names.add(name)
         return name
 
-    def lower(self, func: Function) -> LoweredFunc:
-        """The (cached) lowered form of the primitive function ``func``."""
+    def lower(self, func: Function, out_pack: Pack | None = None) -> LoweredFunc:
+        """The (cached) lowered form of the primitive function ``func``.
+
+        Args:
+            func: a primitive function.
+            out_pack: when given, the kernel writes its (single, static-shape tensor) result
+                in this packed layout: the packing its consumer's schedule chose is done by the
+                producer (one pass over the data instead of a write, a read and a
+                ``layout_transform`` kernel).
+        """
         from ..analysis.structural import structural_equal, structural_hash
 
         self.lookups += 1
-        key = (structural_hash(func), _sig(func))
+        pkey = None if out_pack is None else (out_pack.key, tuple(out_pack.new_shape))
+        key = (structural_hash(func), _sig(func), pkey)
         bucket = self._buckets.setdefault(key, [])
         for f, lowered in bucket:
             if structural_equal(f, func):
                 return lowered
-        lowered = self._lower_new(func)
+        if out_pack is None:
+            lowered = self._lower_new(func)
+        else:
+            lowered = self._lower_symbolic(func, out_pack)
         bucket.append((func, lowered))
         self.funcs.append(lowered)
         return lowered
@@ -359,16 +372,21 @@ class LowerCache:
                                               tirx.Var("n", "int64"), lowered.shape_func_name)
         return lowered
 
-    def _lower_symbolic(self, func: Function) -> LoweredFunc:
+    def _lower_symbolic(self, func: Function, out_pack: Pack | None = None) -> LoweredFunc:
         from tvm import te
 
         from .schedule import schedule_primfunc
         from .shape_func import SymbolicDims, shape_vectors, symbolic_type
 
-        name = self._name_for(func)
+        name = self._name_for(func, "" if out_pack is None else "_layout_transform")
         symbols = SymbolicDims()
         with self.target:  # some topi computes read the current target (conv2d_NCHWc)
             inputs, outputs, lifted = to_te(func, name, symbols)
+        if out_pack is not None:
+            if len(outputs) != 1 or symbols.vars or symbols.data_dependent:
+                raise BuildError(f"{name}: only a kernel with one static-shape output can "
+                                 f"write it packed ({out_pack.key})")
+            outputs = [out_pack.pack_te(outputs[0])]
         try:
             prim = te.create_prim_func(inputs + outputs)
         except Exception as e:

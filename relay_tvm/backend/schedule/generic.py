@@ -82,13 +82,35 @@ def touches_bool(sch, block) -> bool:
     return False
 
 
+# A loop nest of fewer iterations than this runs on the calling thread: its work (a few
+# microseconds) is less than waking the worker threads and joining them, which a first-order
+# gradient pays hundreds of times per run (its BatchNorm gradients are chains of per-channel
+# kernels of 64-512 elements, elementwise ones of 8-32K). Measured on Zen 3: a parallel launch
+# costs 2-10 us with 2 threads, a 32K-element elementwise kernel 3-6 us on one.
+MIN_PARALLEL_WORK = 1 << 16
+
+
+def nest_work(sch, block) -> int | None:
+    """The number of iterations of ``block``'s loop nest (None when an extent is symbolic)."""
+    work = 1
+    for lp in sch.get_loops(block):
+        ext = loop_extent(sch, lp)
+        if ext is None:
+            return None
+        work *= ext
+    return work
+
+
 def parallel_vectorize(sch, block, max_parallel_extent: int = 1 << 14, vector_bytes: int = 64,
-                       dtype_bytes: int = 4) -> None:
+                       dtype_bytes: int = 4, min_parallel_work: int = MIN_PARALLEL_WORK) -> None:
     """Parallelize the leading spatial loops of ``block`` (fused) and vectorize its innermost
-    loop when it is spatial (split by the vector width when longer)."""
+    loop when it is spatial (split by the vector width when longer). A nest of fewer than
+    ``min_parallel_work`` iterations stays serial (see :data:`MIN_PARALLEL_WORK`)."""
     loops = sch.get_loops(block)
     if not loops:
         return
+    work = nest_work(sch, block)
+    serial = work is not None and work < min_parallel_work
     kinds = iter_kinds(sch, block)
     # loops map 1:1 to iter vars right after create_prim_func; rely on that only when counts match
     if len(kinds) != len(loops):
@@ -114,7 +136,7 @@ def parallel_vectorize(sch, block, max_parallel_extent: int = 1 << 14, vector_by
                 lead = lead[:-1]
             else:
                 lead = lead[:-1]
-    if not lead:
+    if not lead or serial:
         return
     # Fuse as many leading spatial loops as give a useful amount of parallel work.
     take, total = [], 1
