@@ -1,6 +1,9 @@
-"""The generic CPU schedule runs a loop nest in parallel only when it has enough work: tiny
-kernels (the per-channel chains of a BatchNorm gradient) stay on the calling thread, large
-ones get a parallel loop of useful extent. Values are checked against NumPy."""
+"""How CPU schedules split work between threads. The generic schedule runs a loop nest in
+parallel only when it has enough work: tiny kernels (the per-channel chains of a BatchNorm
+gradient) stay on the calling thread, large ones get a parallel loop of useful extent. The
+NCHW convolution template puts the batch inside the output-channel blocks when the weights are
+large and the images small, so each thread reads its share of the weights. Values are checked
+against NumPy."""
 
 import re
 
@@ -63,3 +66,40 @@ def test_tiny_reduction_is_serial_and_large_one_parallel():
         a = rand(shape)
         np.testing.assert_allclose(_run(lib, x=a), (a.astype("float64") ** 2).sum(
             axis=(0, 2, 3), keepdims=True), rtol=1e-5)
+
+
+def _conv_ref(x, w, pad):
+    n, c, h, ww = x.shape
+    o, _, kh, kw = w.shape
+    xp = np.pad(x.astype("float64"), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - kh + 1, ww + 2 * pad - kw + 1
+    out = np.zeros((n, o, oh, ow))
+    for p in range(kh):
+        for q in range(kw):
+            out += np.einsum("nchw,oc->nohw", xp[:, :, p:p + oh, q:q + ow], w[:, :, p, q])
+    return out
+
+
+@pytest.mark.parametrize("n, c, o, hw, channels_outer", [
+    (4, 128, 128, 2, True),    # 576 KiB of weights, 2 KiB per padded image
+    (3, 64, 96, 1, True),      # 216 KiB of weights, under half an L2: batch outer
+    (4, 16, 32, 12, False),    # small weights: batch outer
+    (1, 128, 128, 2, False),   # batch 1: nothing to reorder
+])
+def test_conv2d_parallel_loop_order(n, c, o, hw, channels_outer):
+    from relay_tvm.backend.schedule.cpu_model import cpu_features
+    from relay_tvm.backend.target import make_target
+
+    wbytes = o * c * 9 * 4
+    expect = channels_outer and wbytes > cpu_features(make_target("llvm")).l2_bytes // 2
+    x, w = relay.var("x", shape=(n, c, hw, hw)), relay.var("w", shape=(o, c, 3, 3))
+    lib = _lib(relay.Function([x, w], relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))))
+    (conv,) = [v for v in lib.kernels.values() if v.anchor == "nn.conv2d"]
+    assert conv.schedule_rule == "conv2d"
+    (name,) = [nm for nm, _ in re.findall(r"for (\w+) in T\.parallel\((\d+)\)",
+                                          conv.prim_func.script()) if nm.startswith(("nn", "ff"))]
+    if n > 1:
+        assert name.startswith("ff" if expect else "nn"), name
+    a, b = rand((n, c, hw, hw)), rand((o, c, 3, 3), seed=4)
+    np.testing.assert_allclose(_run(lib, x=a, w=b), np.maximum(_conv_ref(a, b, 1), 0),
+                               rtol=1e-4, atol=1e-4)
