@@ -330,8 +330,19 @@ class _Search:
                 space = templ[0]
             else:
                 space = default_space(self.tgt)
-            state = self._batch(task, space, min(self.per_iter, want - done), done,
-                                (task_key(task), phase))
+            try:
+                state = self._batch(task, space, min(self.per_iter, want - done), done,
+                                    (task_key(task), phase))
+            except Exception as e:  # noqa: BLE001 - TVM raises ValueError/RuntimeError/...
+                if phase == "template":
+                    raise
+                # meta_schedule's own space generation fails on some kernels (TVM checks in
+                # its schedule primitives); the task keeps what it has measured
+                msg = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:300]}"
+                st["exhausted"], st["default_space_error"] = True, msg
+                warnings.warn(f"tuning {task.name}: meta_schedule's default space failed "
+                              f"({msg}); keeping the {done} trials measured", stacklevel=2)
+                break
             done = _record_batch(st, state, done, self.wd)
             self._emit("batch", i, n, task, trials=done, planned=want,
                        best_ms=st["best_s"] * 1e3,

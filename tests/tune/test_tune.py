@@ -231,6 +231,35 @@ def test_kernel_without_template_searches_the_default_space(tmp_path):
                                rtol=1e-5, atol=1e-6)
 
 
+def test_default_space_failure_ends_that_task_only(tmp_path, monkeypatch):
+    """meta_schedule's default space can fail inside TVM on some kernels (a check in a
+    schedule primitive): the task keeps its template trials, says why it stopped, and the
+    other tasks are still tuned."""
+    from relay_tvm.tune import tuner
+
+    real = tuner._Search._batch
+    failed = []
+
+    def batch(self, task, space, n, done, key):
+        if key[1] == "default" and "conv2d" in task.name:
+            failed.append(task.name)
+            raise ValueError("Check failed: (var.has_value()) is false: TensorRegion pattern")
+        return real(self, task, space, n, done, key)
+
+    monkeypatch.setattr(tuner._Search, "_batch", batch)
+    mod, params = _model(8)
+    with pytest.warns(UserWarning, match="default space failed"):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, max_trials_per_task=8,
+                        num_trials_per_iter=8, seed=0, evaluator=FAST)
+    assert failed == ["fused_nn_contrib_conv2d_NCHWc_nn_relu"]
+    with open(tmp_path / MANIFEST) as f:
+        states = {s["name"]: s for s in json.load(f)["tasks"].values()}
+    conv, dense = states["fused_nn_contrib_conv2d_NCHWc_nn_relu"], states["fused_nn_dense"]
+    assert conv["exhausted"] and "TensorRegion pattern" in conv["default_space_error"]
+    assert 0 < conv["trials"] < 8 and conv["errors"] == 0  # its template points only
+    assert dense["trials"] == 8 and "default_space_error" not in dense
+
+
 def test_time_budget_stops_before_searching(tmp_path):
     mod, params = _model(8)
     events = []
