@@ -23,6 +23,7 @@ import glob
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -199,7 +200,9 @@ def _print_progress(e):
     if e["event"] == "untuned":
         print(f"[tune] {e['task']}: untuned {e['ms']:.4f} ms", file=sys.stderr)
     elif e["event"] == "batch":
-        print(f"{where}: {e['trials']}/{e['planned']} trials, best {e['best_ms']:.4f} ms "
+        space = {"template": " (template knobs)", "default": " (default space)"}.get(
+            e.get("space"), "")
+        print(f"{where}{space}: {e['trials']}/{e['planned']} trials, best {e['best_ms']:.4f} ms "
               f"(untuned {e['untuned_ms']:.4f} ms); sum of kernel times so far "
               f"{e['gain']:.2f}x faster (kernels timed alone while tuning; measure the built "
               f"model for the end-to-end figure)", file=sys.stderr)
@@ -555,6 +558,9 @@ def main(argv=None):
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         argv = ["demo"] + argv
     args = parser.parse_args(argv)
+    # a command's warnings are messages to its user: no source file and line of the library
+    fmt = warnings.formatwarning
+    warnings.formatwarning = lambda msg, cat, *_a, **_k: f"relay-tvm: warning: {msg}\n"
     try:
         return args.func(args)
     except CLIError as e:
@@ -563,6 +569,8 @@ def main(argv=None):
     except RelayError as e:
         print(f"relay-tvm: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
+    finally:
+        warnings.formatwarning = fmt
 
 
 if __name__ == "__main__":
