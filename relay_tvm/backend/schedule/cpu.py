@@ -532,68 +532,6 @@ def _conv2d_narrow(sch, block, epi, pad_names, knobs, lanes, OC, OW):
     return {}
 
 
-@register("conv2d_NCHWc")
-def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
-    """``nn.contrib_conv2d_NCHWc`` (what AlterOpLayout makes of NCHW convolutions): data
-    ``NCHW[ic]c``, weight ``OIHW[ic]i[oc]o``, output ``NCHW[oc]c`` are blocked already, so the
-    tile is ``wb`` columns x ``cg`` output-channel blocks (vectors), the reduction runs over
-    input-channel blocks, then ``(kh, kw)``, then the contiguous channels of a block. Knobs:
-    ``wb``, ``cg``; defaults from :func:`cpu_model.register_tile`."""
-    import tvm
-
-    block, epi, pad_names = _window_prologue(sch, 5, 3, "an 8-loop NCHWc convolution")
-    knobs = knobs or Knobs()
-    feats = cpu_features(target)
-    lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
-    n, occ, oh, ow, ocb, ic, kh, kw = sch.get_loops(block)
-    OW, OB = generic.loop_extent(sch, ow), generic.loop_extent(sch, ocb)
-    OCC = generic.loop_extent(sch, occ)
-    ic_bn = int(_read_buffer(sch, block, 0).shape[-1])
-    IC = generic.loop_extent(sch, ic)
-    # a tile is wb columns x cg blocks of OB channels; a block is OB/lanes vectors (or part of one)
-    per_block = max(1, OB // lanes)
-    cg_choices = divisors(OCC, 4)
-    wb0, v0 = register_tile(feats, divisors(OW, 16), [c * per_block for c in cg_choices])
-    cg = knobs.pick("cg", cg_choices, max(1, v0 // per_block))
-    wb = knobs.pick("wb", divisors(OW, 16), wb0)
-    owo, owi = sch.split(ow, factors=[None, wb])
-    occo, occi = sch.split(occ, factors=[None, cg])
-    # Reduction order: "spatial first" keeps a tile's accumulators in registers for the whole
-    # reduction but streams the tile's weights (cg*OB*IC*KH*KW floats) once per output tile;
-    # "channel block first" runs the input-channel blocks outermost, so one block's weights
-    # (cg*OB*ic_bn*KH*KW floats, L1-sized) serve every output position before the next block,
-    # and the partial sums go through the (L1/L2-resident) output tile.
-    split_ic = ic_bn > 1 and IC % ic_bn == 0
-    wbytes = cg * OB * IC * generic.loop_extent(sch, kh) * generic.loop_extent(sch, kw) * 4
-    out_bytes = OB * cg * generic.loop_extent(sch, oh) * OW * 4
-    # channel block first pays off when the weights overflow L1 and the block's output plane
-    # (re-read once per input-channel block) stays in it (measured on Zen 3: 1.2-1.7x on 7x7
-    # and 14x14 layers, 0.9x on 56x56 ones)
-    rfirst0 = int(split_ic and wbytes > feats.l1d_bytes and out_bytes <= feats.l1d_bytes)
-    rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0], rfirst0)
-    if split_ic:
-        ico, ici = sch.split(ic, factors=[None, ic_bn])
-        if rfirst:
-            sch.reorder(n, occo, ico, oh, owo, kh, kw, ici, owi, occi, ocb)
-        else:
-            sch.reorder(n, occo, oh, owo, ico, kh, kw, ici, owi, occi, ocb)
-        red_outer = ico
-    else:
-        sch.reorder(n, occo, oh, owo, ic, kh, kw, owi, occi, ocb)
-        red_outer = ic
-    occ = occo
-    if epi is None:
-        epi = sch.cache_write(block, 0, "global")
-    if rfirst:
-        sch.reverse_compute_at(epi, occo, preserve_unit_loops=True)
-        fused = sch.fuse(n, occ)
-    else:
-        sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
-        fused = sch.fuse(n, occ, oh)
-    _finish_tile(sch, block, epi, fused, (owi, occi), ocb, red_outer, lanes, pad_names)
-    return {}
-
-
 @register("depthwise_conv2d_NCHWc")
 def schedule_depthwise_nchwc(sch, anchor, target, knobs=None):
     """``nn.contrib_depthwise_conv2d_NCHWc``: data ``NCHW[c]c``, weight ``OIHW1i[c]o``. Each
@@ -718,4 +656,4 @@ def schedule_window(sch, anchor, target, knobs=None):
 __all__ = ["select_rule", "register", "vector_lanes", "NotApplicable", "Knobs",
            "override_knobs"]
 
-from . import winograd  # noqa: E402,F401  (registers the "conv2d_winograd" rule)
+from . import cpu_nchwc, winograd  # noqa: E402,F401  (register "conv2d_NCHWc", "conv2d_winograd")
