@@ -34,36 +34,70 @@ from .cpu import (
 )
 from .cpu_model import cpu_features, divisors, row_tile
 
+
+def np_prod(shape) -> int:
+    out = 1
+    for d in shape:
+        out *= int(d)
+    return out
+
 _CHUNK_MAX = 256  # output positions of one chunk (a tail tile at most once per chunk)
 _MIN_TASKS = 8  # parallel tasks wanted (two per thread on a 4-core machine)
+_L2_BYTES_PER_CYCLE = 32  # sustained reads per core (Haswell..Zen 4: 32-64 B/cycle from L2)
+_L2_STREAM_BYTES_PER_CYCLE = 24  # weights re-read from L2 by every tile (a 3x3 layer's cg=2
+# tile streaming 73 KB of weights ran 10% slower than its cg=1 tile on Zen 3)
+_L3_BYTES_PER_CYCLE = 12  # (from L3 / other cores' slices, measured 10-16 B/cycle on Zen 3)
 
 
-def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes):
-    """``(cg, rows, wb)``: the knobs of the tile and chunk (model defaults, see the module
-    doc): the cheapest ``(wb, cg)`` of :func:`.cpu_model.row_tile` over the chunk sizes whose
-    output (``rows x OW x cg x OB`` floats) fits half of L1, among those leaving at least
-    ``_MIN_TASKS`` parallel tasks when some do."""
+def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_bytes):
+    """``(cg, rows, wb, rfirst)``: the knobs of the tile, chunk and reduction order (model
+    defaults, see the module doc).
+
+    For each ``(cg, rows)``: the reduction runs channel-block first (``rfirst``) when the tile's
+    weights (``cg x OB x red_bytes``) take more than half of L1 and the block's output plane
+    fits it; otherwise a multi-row chunk must leave the weights room in L1 (its output is
+    re-read by the epilogue). The estimated time is the register tile's cycles
+    (:func:`.cpu_model.row_tile`; at least one L2 read of a weight vector per ``wb`` FMAs when
+    the weights do not stay in L1) plus the input's traffic: each of the ``OCC / cg`` channel
+    groups reads the whole input (``in_bytes``), from L2 when it fits half of it, else from L3
+    (``_L2_BYTES_PER_CYCLE``, ``_L3_BYTES_PER_CYCLE``), so a larger ``cg`` pays off on large
+    inputs (ResNet-50's 1024-channel strided 1x1 layers). The fastest wins, then the fewest
+    rows, among the choices leaving at least ``_MIN_TASKS`` parallel tasks when some do."""
     per_block = max(1, OB // lanes)
     cg_choices = divisors(OCC, 4)
     rows_all = divisors(OH, OH)
+    l1 = feats.l1d_bytes
+
+    def channel_block_first(cg):
+        return int(split_ic and cg * OB * red_bytes > l1 // 2 and OB * cg * OH * OW * 4 <= l1)
+
     cands = []
     for cg in cg_choices:
+        wbytes = cg * OB * red_bytes
+        rfirst = channel_block_first(cg)
         for rows in rows_all:
             chunk = rows * OW
-            if rows > 1 and (chunk > _CHUNK_MAX or chunk * cg * OB * 4 > feats.l1d_bytes // 2):
+            out = chunk * cg * OB * 4
+            if rows > 1 and (chunk > _CHUNK_MAX or out > l1 // 2
+                             or (not rfirst and out + wbytes > l1)):
                 continue
             wb, _, cost = row_tile(feats, chunk, [cg * per_block])
+            if not rfirst and wbytes > l1 // 2:  # each step's v weight vectors come from L2
+                cost = max(cost, feats.vector_bits / 8 / _L2_STREAM_BYTES_PER_CYCLE / wb)
             tasks = N * (OCC // cg) * (OH // rows)
-            cands.append((round(cost, 6), -rows, cg, wb, tasks))
-    enough = [c for c in cands if c[4] >= _MIN_TASKS] or cands
-    cost, neg_rows, cg0, wb0, _ = min(enough)
+            compute = cost * N * OCC * per_block * OH * OW * (red_bytes // 4)
+            bw = _L2_BYTES_PER_CYCLE if in_bytes <= feats.l2_bytes // 2 else _L3_BYTES_PER_CYCLE
+            traffic = N * (OCC // cg) * in_bytes / bw
+            cands.append((round(compute + traffic), rows, cg, wb, rfirst, tasks))
+    enough = [c for c in cands if c[5] >= _MIN_TASKS] or cands
+    _, rows0, cg0, wb0, _, _ = min(enough)
     cg = knobs.pick("cg", cg_choices, cg0)
-    rows = knobs.pick("rows", rows_all, -neg_rows)
-    wb_choices = list(range(1, min(16, rows * OW) + 1))
-    if cg != cg0 or rows != -neg_rows:  # a tuner's cg / rows: the model's wb for them
+    rows = knobs.pick("rows", rows_all, rows0)
+    if (cg, rows) != (cg0, rows0):  # a tuner's cg / rows: the model's wb for them
         wb0 = row_tile(feats, rows * OW, [cg * per_block])[0]
-    wb = knobs.pick("wb", wb_choices, wb0)
-    return cg, rows, wb
+    wb = knobs.pick("wb", range(1, min(16, rows * OW) + 1), wb0)
+    rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0], channel_block_first(cg))
+    return cg, rows, wb, rfirst
 
 
 def _chunked_loops(sch, block, rows, OW, split_ic, ic_bn):
@@ -93,11 +127,12 @@ def _block_names(sch) -> set:
     return names
 
 
-def _tile_part(sch, block, wb, nred, rfirst):
+def _tile_part(sch, block, wb, nred, rfirst, epi=None, chunk_loop=None):
     """Tile one part (the whole chunk, or its main part / tail after partitioning): its loops
     end ``[p, occi, ocb, <nred reduction loops>]``; ``p`` is split by ``wb`` (when it is
-    larger), the reduction moved outside the tile, the tile's positions unrolled and the
-    accumulator's initialisation split off (unless ``rfirst`` did it before)."""
+    larger), the reduction moved outside the tile, the epilogue ``epi`` (when given) computed
+    per tile, the tile's positions unrolled and the accumulator's initialisation split off
+    (unless ``rfirst`` did it before)."""
     loops = sch.get_loops(block)
     p, occi, ocb = loops[-3 - nred:-nred]
     red_loops = loops[-nred:]
@@ -106,8 +141,10 @@ def _tile_part(sch, block, wb, nred, rfirst):
         po, pi = sch.split(p, factors=[None, wb])
         sch.reorder(po, *red_loops, pi, occi, ocb)
     else:
-        pi = p
+        po, pi = chunk_loop, p
         sch.reorder(*red_loops, pi, occi, ocb)
+    if epi is not None:
+        sch.reverse_compute_at(epi, po, preserve_unit_loops=True)
     sch.unroll(pi)
     if not rfirst:
         sch.decompose_reduction(block, red_loops[0])
@@ -133,21 +170,10 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     N, OCC, OH, OW, OB, IC = (ext[k] for k in ("n", "occ", "oh", "ow", "ocb", "ic"))
     KH, KW = ext["kh"], ext["kw"]
     ic_bn = int(_read_buffer(sch, block, 0).shape[-1])
-    cg, rows, wb = _plan(feats, knobs, N=N, OCC=OCC, OB=OB, OH=OH, OW=OW, lanes=lanes)
-    # Reduction order: "spatial first" keeps a tile's accumulators in registers for the whole
-    # reduction but streams the tile's weights (cg*OB*IC*KH*KW floats) once per output tile;
-    # "channel block first" runs the input-channel blocks outermost, so one block's weights
-    # (cg*OB*ic_bn*KH*KW floats, L1-sized) serve every output position before the next block,
-    # and the partial sums go through the (L1/L2-resident) output plane.
     split_ic = ic_bn > 1 and IC % ic_bn == 0
-    wbytes = cg * OB * IC * KH * KW * 4
-    out_bytes = OB * cg * OH * OW * 4
-    # channel block first pays off when the weights overflow L1 and the block's output plane
-    # (re-read once per input-channel block) stays in it (measured on Zen 3: 1.2-1.7x on 7x7
-    # and 14x14 layers, 0.9x on 56x56 ones)
-    rfirst0 = int(split_ic and wbytes > feats.l1d_bytes and out_bytes <= feats.l1d_bytes)
-    rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0], rfirst0)
-
+    cg, rows, wb, rfirst = _plan(feats, knobs, N=N, OCC=OCC, OB=OB, OH=OH, OW=OW, lanes=lanes,
+                                 red_bytes=IC * KH * KW * 4, split_ic=split_ic,
+                                 in_bytes=int(np_prod(_read_buffer(sch, block, 0).shape)) * 4)
     n, occ, oho, p, ocb, ico, ici, kh, kw = _chunked_loops(sch, block, rows, OW, split_ic, ic_bn)
     occo, occi = sch.split(occ, factors=[None, cg])
     red = [ico, kh, kw] + ([ici] if ici is not None else [])
@@ -161,17 +187,20 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     sch.vectorize(ocb)
     if epi is None:
         epi = sch.cache_write(block, 0, "global")
-    # the epilogue per chunk (or per output block with rfirst), placed before any partition
-    # (loop_partition's blocks have loose write regions that would make it cover too much)
-    sch.reverse_compute_at(epi, occo if rfirst else oho, preserve_unit_loops=True)
+    chunk = rows * OW
+    tail = chunk % wb if chunk > wb else 0
+    # the epilogue per tile while its outputs are in registers/L1; with a tail tile per chunk
+    # (or with rfirst: per output block), placed before the partition (loop_partition's blocks
+    # have loose write regions that would make a later one cover too much)
+    tile_epi = not (rfirst or tail)
+    if not tile_epi:
+        sch.reverse_compute_at(epi, occo if rfirst else oho, preserve_unit_loops=True)
     fused = sch.fuse(n, occo) if rfirst else sch.fuse(n, occo, oho)
     sch.parallel(fused)
     if rfirst:
         sch.decompose_reduction(block, ico)
         block = sch.get_sblock(sch.get(block).name_hint)
     nred = 3 if rfirst else len(red)
-    chunk = rows * OW
-    tail = chunk % wb if chunk > wb else 0
     if tail:
         before = _block_names(sch)
         sch.loop_partition(p, [chunk - tail, None])
@@ -182,7 +211,7 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
         for part in parts:
             _tile_part(sch, sch.get_sblock(part), wb, nred, rfirst)
     else:
-        _tile_part(sch, block, wb, nred, rfirst)
+        _tile_part(sch, block, wb, nred, rfirst, epi if tile_epi else None, fused)
     _vectorize_inner(sch, epi, lanes)
     _finish_padding(sch, pad_names)
     return {}
