@@ -64,7 +64,8 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     inputs (ResNet-50's 1024-channel strided 1x1 layers). The fastest wins, then the fewest
     rows, among the choices leaving at least ``_MIN_TASKS`` parallel tasks when some do."""
     per_block = max(1, OB // lanes)
-    cg_choices = divisors(OCC, 4)
+    # up to 8 blocks: 8-channel blocks (1000 classes: 125 blocks of 8) need 5 for a 2x5 tile
+    cg_choices = [c for c in divisors(OCC, 8) if c * per_block <= 8]
     rows_all = divisors(OH, OH)
     l1 = feats.l1d_bytes
 
