@@ -130,3 +130,35 @@ def test_other_isas_get_the_template_with_tails(target):
         lib = relay.build(mod, target=target, params=params)
     (kern,) = [v for v in lib.kernels.values() if v.anchor == "nn.contrib_conv2d_NCHWc"]
     assert kern.schedule_rule == "conv2d_NCHWc"
+
+
+@pytest.mark.parametrize("C, H, s, wb", [(32, 14, 1, 7), (48, 15, 2, 4), (16, 9, 2, 5)])
+@pytest.mark.parametrize("padat", [0, 1])
+def test_depthwise_padding_per_row_matches_numpy(C, H, s, wb, padat):
+    """The depthwise template with its padded input computed per output row (``padat=1``,
+    the default when the padded input overflows L2) or in a pass of its own."""
+    x = relay.var("x", shape=(1, C, H, H))
+    w = relay.var("w", shape=(C, 1, 3, 3))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, strides=(s, s), padding=(1, 1), groups=C,
+                                      channels=C, kernel_size=(3, 3)))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], y))
+    wv, xv = rand((C, 1, 3, 3), seed=5), rand((1, C, H, H), seed=6)
+    oh = (H + 2 - 3) // s + 1
+    with cpu.override_knobs({"padat": padat, "wb": wb if oh % wb == 0 else 1}), \
+            relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params={"w": wv})
+    import tvm
+
+    (kern,) = [v for v in lib.kernels.values()
+               if v.anchor == "nn.contrib_depthwise_conv2d_NCHWc"]
+    assert kern.schedule_rule == "depthwise_conv2d_NCHWc"
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    gm.set_input("x", xv)
+    gm.run()
+    xp = np.pad(xv.astype("float64"), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ref = np.zeros((1, C, oh, oh))
+    for i in range(3):
+        for j in range(3):
+            ref += xp[:, :, i:i + s * oh:s, j:j + s * oh:s] * wv[None, :, 0, i, j, None, None]
+    np.testing.assert_allclose(gm.get_output(0).numpy(), np.maximum(ref, 0), rtol=1e-4,
+                               atol=1e-4)
