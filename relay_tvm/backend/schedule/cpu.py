@@ -40,8 +40,8 @@ GENERIC_BY_DESIGN = frozenset({
 
 
 def rule_names() -> frozenset:
-    """The ``Op.schedule`` names that have a CPU rule (winograd.py's included: it is imported at
-    the end of this module)."""
+    """The ``Op.schedule`` names that have a CPU rule (those of cpu_nchwc.py and winograd.py
+    included: they are imported at the end of this module)."""
     return frozenset(_BY_NAME)
 
 
