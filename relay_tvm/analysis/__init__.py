@@ -13,6 +13,7 @@ from .free import (  # noqa: F401
     free_type_vars,
     free_vars,
 )
+from .match_exhaustion import unmatched_cases  # noqa: F401
 from .kinds_and_ops import (  # noqa: F401,E402
     check_kind,
     extract_intermdeiate_expr,

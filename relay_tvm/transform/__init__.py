@@ -54,6 +54,7 @@ from .pass_infra import (  # noqa: F401
     register_pass,
 )
 from .pipeline import default_pipeline  # noqa: F401
+from .recast import recast  # noqa: F401
 from .simplify_expr import SimplifyExpr  # noqa: F401
 from .simplify_inference import SimplifyInference  # noqa: F401
 from .span_check import SpanCheck  # noqa: F401
