@@ -13,13 +13,13 @@ from .free import (  # noqa: F401
     free_type_vars,
     free_vars,
 )
-from .match_exhaustion import unmatched_cases  # noqa: F401
 from .kinds_and_ops import (  # noqa: F401,E402
     check_kind,
     extract_intermdeiate_expr,
     extract_intermediate_expr,
     list_op_freqs,
 )
+from .match_exhaustion import unmatched_cases  # noqa: F401
 from .model_stats import (  # noqa: F401,E402
     Feature,
     count_layers,
