@@ -58,6 +58,7 @@ from .recast import recast  # noqa: F401
 from .simplify_expr import SimplifyExpr  # noqa: F401
 from .simplify_inference import SimplifyInference  # noqa: F401
 from .span_check import SpanCheck  # noqa: F401
+from .to_cps import ToCPS, UnCPS, to_cps, un_cps  # noqa: F401
 
 # The pass registry (pass_infra.get_pass): every pass of this package under its Relay name.
 for _factory in (
@@ -67,7 +68,7 @@ for _factory in (
     Inline, InlineGlobals, InferType, LambdaLift, LazyGradientInit, Legalize, MergeComposite,
     PartialEvaluate, RemoveUnusedFunctions, SimplifyExpr, SimplifyInference, SpanCheck,
     ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm, ToMixedPrecision,
-    FakeQuantizationToInteger, DynamicToStatic,
+    FakeQuantizationToInteger, DynamicToStatic, ToCPS, UnCPS,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory
