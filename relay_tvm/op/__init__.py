@@ -7,9 +7,10 @@
 # importing the operator families registers their operators
 from ..ir.expr import const  # noqa: F401,E402  (tvm.relay.op.const)
 from . import (  # noqa: F401
+    _make,  # relay.op._make: positional operator constructors (0.19)
     _sugar,
     algorithm,
-    annotation,  # relay.op.annotation: stop_fusion, cast_hint
+    annotation,  # relay.op.annotation: stop_fusion, cast_hint, compiler_begin/end
     dyn,  # the dyn.* operators
     image,
     indexing,
