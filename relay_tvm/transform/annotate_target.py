@@ -20,7 +20,18 @@ keeps the existing non-default annotations. The regions are grouped by
 from __future__ import annotations
 
 from ..errors import RelayError
-from ..ir.expr import Call, Function, If, Let, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var
+from ..ir.expr import (
+    Call,
+    Function,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from ..ir.functor import Rewriter
 from ..op.registry import Op, make_call
 from .pass_infra import FunctionPass, PassInfo, Sequential
