@@ -2,6 +2,7 @@
 
 from ..ir.functor import post_order_visit  # noqa: F401
 from . import _ffi_api  # noqa: F401  (0.19's type solver test harness)
+from .annotated_regions import AnnotatedRegion, AnnotatedRegionSet  # noqa: F401
 from .basic_block import check_basic_block_normal_form  # noqa: F401
 from .calibration import get_calibration_data  # noqa: F401
 from .call_graph import CallGraph  # noqa: F401

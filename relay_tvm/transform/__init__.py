@@ -30,6 +30,7 @@ from .lambda_lift import (  # noqa: F401
 from .layout import AlterOpLayout, ConvertLayout  # noqa: F401
 from .lazy_gradient_init import LazyGradientInit  # noqa: F401
 from .legalize import Legalize  # noqa: F401
+from .merge_compiler_regions import MergeCompilerRegions  # noqa: F401
 from .merge_composite import MergeComposite  # noqa: F401
 from .mixed_precision import ToMixedPrecision  # noqa: F401
 from .normal_forms import (  # noqa: F401
@@ -69,7 +70,8 @@ for _factory in (
     Inline, InlineGlobals, InferType, LambdaLift, LazyGradientInit, Legalize, MergeComposite,
     PartialEvaluate, RemoveUnusedFunctions, SimplifyExpr, SimplifyInference, SpanCheck,
     ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm, ToMixedPrecision,
-    FakeQuantizationToInteger, DynamicToStatic, ToCPS, UnCPS,
+    FakeQuantizationToInteger, DynamicToStatic, ToCPS, UnCPS, AnnotateTarget,
+    MergeCompilerRegions,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory
