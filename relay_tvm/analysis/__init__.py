@@ -1,6 +1,7 @@
 """Analyses over Relay programs (tvm.relay.analysis)."""
 
 from ..ir.functor import post_order_visit  # noqa: F401
+from ..transform.simplify_fc_transpose import search_fc_transpose  # noqa: F401,E402
 from . import _ffi_api  # noqa: F401  (0.19's type solver test harness)
 from .annotated_regions import AnnotatedRegion, AnnotatedRegionSet  # noqa: F401
 from .basic_block import check_basic_block_normal_form  # noqa: F401

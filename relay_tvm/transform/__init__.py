@@ -58,6 +58,7 @@ from .pass_infra import (  # noqa: F401
 from .pipeline import default_pipeline  # noqa: F401
 from .recast import recast  # noqa: F401
 from .simplify_expr import SimplifyExpr  # noqa: F401
+from .simplify_fc_transpose import SimplifyFCTranspose  # noqa: F401
 from .simplify_inference import SimplifyInference  # noqa: F401
 from .span_check import SpanCheck  # noqa: F401
 from .to_cps import ToCPS, UnCPS, to_cps, un_cps  # noqa: F401
@@ -71,7 +72,7 @@ for _factory in (
     PartialEvaluate, RemoveUnusedFunctions, SimplifyExpr, SimplifyInference, SpanCheck,
     ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm, ToMixedPrecision,
     FakeQuantizationToInteger, DynamicToStatic, ToCPS, UnCPS, AnnotateTarget,
-    MergeCompilerRegions,
+    MergeCompilerRegions, SimplifyFCTranspose,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory
