@@ -83,3 +83,11 @@ _HELPERS = (
     "parse_layout",
 )
 __all__ = [n for n in __all__ if n not in _HELPERS]
+
+
+def register_mixed_precision_conversion(op_name, func=None, level=10):
+    """tvm.relay 0.19's ``relay.op.register_mixed_precision_conversion``: see
+    :func:`relay_tvm.transform.mixed_precision.register_mixed_precision_conversion`."""
+    from ..transform.mixed_precision import register_mixed_precision_conversion as register
+
+    return register(op_name, func, level)
