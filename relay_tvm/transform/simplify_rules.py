@@ -16,6 +16,8 @@ pattern (types known statically)                      rewrite
 ``x + x``                                             ``x * 2``
 ``c / sqrt(x)`` (float)                               ``rsqrt(x)`` if ``c`` is 1, else
                                                       ``c * rsqrt(x)``
+``argmax/argmin/argsort(qnn.dequantize(x, s, z))``    the same of ``x`` (dequantize is strictly
+                                                      increasing; only for constant ``s > 0``)
 ====================================================  =========================================
 
 Every rule keeps the expression's type; a rewritten node gets the type of the node it replaces
@@ -139,11 +141,24 @@ def _rsqrt(orig, new):
     return r if is_value(num, 1) else op.multiply(num, r)
 
 
+def _dq_arg(orig, new):
+    """argmax / argmin / argsort see only the order of the values, which dequantizing with a
+    positive scale keeps (0.19's SimplifyDQArgFunc; a negative or unknown scale is left)."""
+    dq = new.args[0]
+    if op_name(dq) != "qnn.dequantize":
+        return None
+    scale = dq.args[1]
+    if type(scale) is not Constant or not bool(np.all(scale.data > 0)):
+        return None
+    return typed(type(new)(new.op, [dq.args[0]], new.attrs, (), new.span), ty(orig))
+
+
 RULES_019 = [
     ("zeros_like", _concretize), ("ones_like", _concretize), ("full_like", _concretize),
     ("reshape_like", _concretize), ("collapse_sum_like", _concretize),
     ("broadcast_to_like", _concretize), ("cast_like", _concretize),
     ("cast", _cast), ("add", _add_self), ("divide", _rsqrt),
+    ("argmax", _dq_arg), ("argmin", _dq_arg), ("argsort", _dq_arg),
 ]
 
 __all__ = ["RULES_019", "is_value", "cast_to", "lossless"]

@@ -97,3 +97,19 @@ def test_div_to_mul_uses_the_reciprocal(dtype):
     imod = relay.IRModule.from_expr(relay.Function([i], relay.divide(i, relay.const(
         np.array([2, 3], "int32")))))
     assert relay.transform.DivToMul()(imod)["main"].body.op.name == "divide"
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin", "argsort"])
+def test_arg_functions_skip_a_positive_dequantize(name):
+    x = relay.var("x", shape=(3, 5), dtype="int8")
+    fn = getattr(relay, name)
+    xs = np.array([[3, -7, 12, 12, 0], [-128, 127, 5, -5, 1], [4, 4, 4, -1, 9]], "int8")
+    pos = fn(relay.qnn.dequantize(x, relay.const(0.25), relay.const(3)), axis=1)
+    got = _simplify(pos)
+    assert got.op.name == name and isinstance(got.args[0], relay.Var)  # dequantize gone
+    _same_values(pos, got, xs)
+    # a negative scale reverses the order: the rule must not apply
+    neg = fn(relay.qnn.dequantize(x, relay.const(-0.25), relay.const(3)), axis=1)
+    kept = _simplify(neg)
+    assert kept.args[0].op.name == "qnn.dequantize"
+    _same_values(neg, kept, xs)
