@@ -18,6 +18,10 @@ pattern (types known statically)                      rewrite
                                                       ``c * rsqrt(x)``
 ``argmax/argmin/argsort(qnn.dequantize(x, s, z))``    the same of ``x`` (dequantize is strictly
                                                       increasing; only for constant ``s > 0``)
+``cast(...cast(clip(x, lo, hi), t1)..., tn)`` (ints)  the casts whose integer type holds
+                                                      [lo, hi] dropped (they change no value)
+``clip(x, lo, hi)``, x of an integer type within      ``x``
+[lo, hi]
 ====================================================  =========================================
 
 Every rule keeps the expression's type; a rewritten node gets the type of the node it replaces
@@ -153,12 +157,74 @@ def _dq_arg(orig, new):
     return typed(type(new)(new.op, [dq.args[0]], new.attrs, (), new.span), ty(orig))
 
 
+def _int_range(dtype: str):
+    """(min, max) of an integer dtype, or None."""
+    if dtype == "bool" or not dtype.startswith(("int", "uint")):
+        return None
+    info = np.iinfo(dtype)
+    return float(info.min), float(info.max)
+
+
+def _holds(dtype: str, lo: float, hi: float) -> bool:
+    r = _int_range(dtype)
+    return r is not None and r[0] <= lo and hi <= r[1]
+
+
+def _clip_casts(orig, new):
+    """Integer casts after a clip that hold the clipped range change no value (0.19's
+    SimplifyClipAndConsecutiveCast, kept to the exact cases: every cast is to an integer type
+    and the last one holds the range; a float clipped value is truncated once, by the last)."""
+    chain, e = [], new
+    while op_name(e) == "cast":
+        chain.append(e)
+        e = e.args[0]
+    if op_name(e) != "clip":
+        return None
+    clip, casts = e, chain[::-1]  # innermost first
+    lo, hi = float(clip.attrs.a_min), float(clip.attrs.a_max)
+    t = ty(clip)
+    dtypes = [c.attrs.dtype for c in casts]
+    if not isinstance(t, TensorType) or not all(_int_range(d) for d in dtypes):
+        return None
+    final = dtypes[-1]
+    if not _holds(final, lo, hi):
+        return None
+    out, cur, cur_t = clip, t.dtype, t
+    for d in dtypes[:-1]:
+        if _holds(d, lo, hi):
+            continue  # every clipped value passes through unchanged
+        cur_t = TensorType(cur_t.shape, d)
+        out, cur = typed(op.cast(out, d), cur_t), d
+        lo, hi = _int_range(d)
+    if cur != final:
+        out = typed(op.cast(out, final), ty(orig))
+    if out is new:
+        return None
+    kept = []
+    e = out
+    while op_name(e) == "cast":
+        kept.append(e)
+        e = e.args[0]
+    return None if len(kept) == len(chain) else out
+
+
+def _clip_of_narrow_int(orig, new):
+    x = new.args[0]
+    t = ty(x)
+    if isinstance(t, TensorType) and _int_range(t.dtype):
+        lo, hi = _int_range(t.dtype)
+        if new.attrs.a_min <= lo and hi <= new.attrs.a_max:
+            return x
+    return None
+
+
 RULES_019 = [
     ("zeros_like", _concretize), ("ones_like", _concretize), ("full_like", _concretize),
     ("reshape_like", _concretize), ("collapse_sum_like", _concretize),
     ("broadcast_to_like", _concretize), ("cast_like", _concretize),
-    ("cast", _cast), ("add", _add_self), ("divide", _rsqrt),
+    ("cast", _clip_casts), ("cast", _cast), ("add", _add_self), ("divide", _rsqrt),
     ("argmax", _dq_arg), ("argmin", _dq_arg), ("argsort", _dq_arg),
+    ("clip", _clip_of_narrow_int),
 ]
 
 __all__ = ["RULES_019", "is_value", "cast_to", "lossless"]

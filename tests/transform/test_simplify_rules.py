@@ -113,3 +113,41 @@ def test_arg_functions_skip_a_positive_dequantize(name):
     kept = _simplify(neg)
     assert kept.args[0].op.name == "qnn.dequantize"
     _same_values(neg, kept, xs)
+
+
+def _casts(e):
+    out = []
+    relay.analysis.post_order_visit(
+        e, lambda n: out.append(n.attrs.dtype)
+        if isinstance(n, relay.Call) and n.op.name == "cast" else None)
+    return out
+
+
+@pytest.mark.parametrize("src,lo,hi,chain,want", [
+    ("int32", 0.0, 255.0, ["uint8", "int32"], []),  # uint8 holds [0, 255]: exact round trip
+    ("int32", -3.0, 90.0, ["int8", "int16", "int64"], ["int64"]),
+    ("float32", 0.0, 255.0, ["uint8", "int16", "int32"], ["int32"]),  # one truncation
+    ("float32", 0.0, 255.0, ["int8", "int16", "int32"], ["int8", "int32"]),  # int8 wraps: kept
+    ("float32", 0.0, 100.0, ["int8", "float32"], ["int8", "float32"]),  # truncation kept
+])
+def test_casts_after_clip(src, lo, hi, chain, want):
+    x = relay.var("x", shape=(9,), dtype=src)
+    e = relay.clip(x, lo, hi)
+    for d in chain:
+        e = relay.cast(e, d)
+    got = _simplify(e)
+    assert _casts(got) == want
+    xs = np.array([-7.5, -1, 0, 0.6, 3.99, 90, 127.5, 200.25, 300], "float32").astype(src)
+    if src == "float32" and "int8" in chain and hi > 127:
+        xs = np.clip(xs, lo, 127)  # a float beyond int8 is undefined in a cast: keep to defined
+    _same_values(e, got, xs)
+
+
+def test_clip_of_a_narrower_integer_is_gone():
+    x = relay.var("x", shape=(4,), dtype="uint8")
+    assert isinstance(_simplify(relay.clip(x, 0.0, 255.0)), relay.Var)
+    y = relay.cast(relay.var("y", shape=(4,), dtype="int32"), "int8")
+    assert _simplify(relay.clip(y, -128.0, 127.0)).op.name == "cast"
+    kept = _simplify(relay.clip(y, -100.0, 127.0))
+    assert kept.op.name == "clip"
+    _same_values(relay.clip(y, -100.0, 127.0), kept, np.array([-120, -5, 0, 77], "int32"))
