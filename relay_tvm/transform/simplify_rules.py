@@ -22,6 +22,8 @@ pattern (types known statically)                      rewrite
                                                       [lo, hi] dropped (they change no value)
 ``clip(x, lo, hi)``, x of an integer type within      ``x``
 [lo, hi]
+``f(x, full(v))``, ``f(zeros(..), x)``, ... for a     ``f(x, v)`` with the scalar ``v`` (0, 1, the
+broadcasting ``f`` whose result has ``x``'s type      fill value): no tensor is materialized
 ====================================================  =========================================
 
 Every rule keeps the expression's type; a rewritten node gets the type of the node it replaces
@@ -218,6 +220,50 @@ def _clip_of_narrow_int(orig, new):
     return None
 
 
+_BROADCAST_OPS = (
+    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide",
+    "floor_mod", "mod", "trunc_divide", "trunc_mod", "equal", "not_equal", "less", "less_equal",
+    "greater", "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+)
+
+
+def _fill_value(e, dtype):
+    """The scalar every element of ``e`` has, as a constant of ``dtype``, when ``e`` is a
+    zeros / ones / full (or *_like) call with a constant fill; else None."""
+    name = op_name(e)
+    if name in ("zeros", "zeros_like"):
+        return const(np.array(0, dtype=dtype))
+    if name in ("ones", "ones_like"):
+        return const(np.array(1, dtype=dtype))
+    if name in ("full", "full_like"):
+        fill = e.args[-1] if name == "full_like" else e.args[0]
+        if type(fill) is Constant and fill.data.size == 1:
+            return const(np.array(fill.data.reshape(()), dtype=dtype))
+    return None
+
+
+def _full_operand(orig, new):
+    """0.19's FullElementwise: a filled tensor operand of a broadcasting operator is its scalar
+    when the other operand alone already has the result's type."""
+    from ..op.registry import OpPattern
+
+    if new.op.pattern != OpPattern.BROADCAST or len(new.args) != 2:
+        return None
+    t = ty(orig)
+    if not isinstance(t, TensorType):
+        return None
+    for i in (0, 1):
+        other = orig.args[1 - i]
+        if ty(other) != t:
+            continue
+        v = _fill_value(new.args[i], t.dtype)
+        if v is not None:
+            args = [v, new.args[1]] if i == 0 else [new.args[0], v]
+            return typed(type(new)(new.op, args, new.attrs, (), new.span), t)
+    return None
+
+
 RULES_019 = [
     ("zeros_like", _concretize), ("ones_like", _concretize), ("full_like", _concretize),
     ("reshape_like", _concretize), ("collapse_sum_like", _concretize),
@@ -225,6 +271,7 @@ RULES_019 = [
     ("cast", _clip_casts), ("cast", _cast), ("add", _add_self), ("divide", _rsqrt),
     ("argmax", _dq_arg), ("argmin", _dq_arg), ("argsort", _dq_arg),
     ("clip", _clip_of_narrow_int),
+    *((name, _full_operand) for name in _BROADCAST_OPS),
 ]
 
 __all__ = ["RULES_019", "is_value", "cast_to", "lossless"]

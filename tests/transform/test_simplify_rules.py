@@ -151,3 +151,21 @@ def test_clip_of_a_narrower_integer_is_gone():
     kept = _simplify(relay.clip(y, -100.0, 127.0))
     assert kept.op.name == "clip"
     _same_values(relay.clip(y, -100.0, 127.0), kept, np.array([-120, -5, 0, 77], "int32"))
+
+
+@pytest.mark.parametrize("make,value", [
+    (lambda s, d: relay.zeros(s, d), 0.0),
+    (lambda s, d: relay.ones(s, d), 1.0),
+    (lambda s, d: relay.full(relay.const(2.5, d), s, d), 2.5),
+])
+def test_filled_operand_of_broadcast_becomes_a_scalar(make, value):
+    x = relay.var("x", shape=(2, 3))
+    for e in (relay.subtract(make((2, 3), "float32"), x), relay.power(x, make((3,), "float32")),
+              relay.maximum(make((1, 3), "float32"), x)):
+        got = _simplify(e)
+        filled = [a for a in got.args if isinstance(a, relay.Constant)]
+        assert len(filled) == 1 and filled[0].data.shape == () and filled[0].data == value
+        _same_values(e, got, np.array([[0.5, -1.5, 2.0], [3.0, 0.25, -4.0]], "float32"))
+    # the filled tensor sets the result's shape: it stays
+    wider = relay.subtract(make((4, 2, 3), "float32"), x)
+    assert _simplify(wider).args[0].op.name in ("zeros", "ones", "full")
