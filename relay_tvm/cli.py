@@ -199,7 +199,9 @@ def _print_progress(e):
     if e["event"] == "untuned":
         print(f"[tune] {e['task']}: untuned {e['ms']:.4f} ms", file=sys.stderr)
     elif e["event"] == "batch":
-        print(f"{where}: {e['trials']}/{e['planned']} trials, best {e['best_ms']:.4f} ms "
+        space = {"template": " (template knobs)", "default": " (default space)"}.get(
+            e.get("space"), "")
+        print(f"{where}{space}: {e['trials']}/{e['planned']} trials, best {e['best_ms']:.4f} ms "
               f"(untuned {e['untuned_ms']:.4f} ms); sum of kernel times so far "
               f"{e['gain']:.2f}x faster (kernels timed alone while tuning; measure the built "
               f"model for the end-to-end figure)", file=sys.stderr)

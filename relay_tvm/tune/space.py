@@ -12,7 +12,8 @@ schedule and its packs. The search strategy (evolutionary, with the cost model r
 candidates) picks which assignments to measure.
 
 Kernels without a template (or whose template does not fit) use meta_schedule's default space
-for the target (``"post-order-apply"`` with the target's schedule rules).
+for the target (its rules, without its weight-layout rewrite: ``tuner.default_space``); so do
+template kernels once every knob assignment is measured.
 """
 
 from __future__ import annotations

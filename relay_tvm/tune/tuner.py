@@ -7,9 +7,11 @@ The names and arguments are tvm.relay 0.19's ``meta_schedule.relay_integration``
    or a :class:`~relay_tvm.errors.TuningError`; resuming counts the trials already done;
 3. measure every task's untuned schedule (template defaults or the generic rule) once and
    commit it to the database, so a build never picks a tuned record slower than it;
-4. tune the tasks one after another, largest estimated cost first, in batches of
-   ``num_trials_per_iter`` trials: template kernels search their knob space
-   (:mod:`relay_tvm.tune.space`), the others meta_schedule's default space for the target.
+4. tune in two passes over the tasks, largest estimated cost first, in batches of
+   ``num_trials_per_iter`` trials: first each CPU template's knob space
+   (:mod:`relay_tvm.tune.space`; small, a few to 48 points), then, with what is left of each
+   task's share, meta_schedule's default space for the target (the only space of kernels
+   without a template), so a time budget is spent where templates have run out of points.
 """
 
 from __future__ import annotations
@@ -257,6 +259,110 @@ def _report_skips(plan, wd, progress) -> None:
                   "trials": wd.task_state(task_key(t)).get("trials", 0), "planned": want})
 
 
+def default_space(tgt):
+    """meta_schedule's default design space for ``tgt`` without its ``RewriteLayout``
+    postprocessor: that one changes a weight parameter's layout, which the graph (which feeds
+    every kernel its weights in the layout the compute declares) would not follow."""
+    from tvm.s_tir.meta_schedule.postproc import Postproc, RewriteLayout
+    from tvm.s_tir.meta_schedule.space_generator import PostOrderApply
+
+    kind = tgt.kind.name
+    postprocs = [p for p in Postproc.create(kind) if not isinstance(p, RewriteLayout)]
+    return PostOrderApply(sch_rules=kind, postprocs=postprocs, mutator_probs=kind)
+
+
+class _Search:
+    """The measuring loop of :func:`tune_relay`: batches of one task at a time, in two phases.
+
+    ``"template"`` searches the knob assignments of the task's CPU template until each is
+    measured (``template_done``); ``"default"`` then spends the rest of the task's trials on
+    meta_schedule's default space for the target (kernels without a template only get this
+    one), until the share is measured, the space yields nothing new (``exhausted``) or the
+    time budget is over (``stopped``). The manifest is saved after every batch."""
+
+    def __init__(self, tasks, tgt, wd, db, builder, runner, cost_model, strategy, seed,
+                 per_iter, max_space_points, verbose, progress, deadline):
+        from tvm.s_tir.meta_schedule import MeasureCallback
+
+        self.tasks, self.tgt, self.wd, self.db = tasks, tgt, wd, db
+        self.builder, self.runner, self.cost_model = builder, runner, cost_model
+        self.strategy, self.seed, self.per_iter = strategy, seed, per_iter
+        self.max_space_points, self.verbose, self.progress = max_space_points, verbose, progress
+        self.deadline = deadline
+        self.callbacks = MeasureCallback.create("default")
+        self.models = {}
+
+    def _emit(self, event, i, n, task, **kw):
+        if self.progress is not None:
+            self.progress({"event": event, "index": i, "tasks": n, "task": task.name, **kw})
+
+    def _model(self, key):
+        from tvm.s_tir.meta_schedule import CostModel
+
+        if isinstance(self.cost_model, CostModel):
+            return self.cost_model
+        if key not in self.models:  # one per task and space: their features differ
+            self.models[key] = CostModel.create(self.cost_model, num_tuning_cores=1)
+        return self.models[key]
+
+    def task(self, i, n, task, want, phase):
+        from .space import template_space
+
+        st = self.wd.task_state(task_key(task))
+        done = int(st.get("trials", 0))
+        if done >= want or st.get("exhausted"):
+            if phase == "default":
+                self._emit("skip", i, n, task, trials=done, planned=want)
+            return
+        if phase == "template" and st.get("template_done"):
+            return
+        st.pop("stopped", None)
+        while done < want:
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                st["stopped"] = "time budget"
+                break
+            if phase == "template":
+                templ = template_space(task, self.tgt, self.db, self.max_space_points,
+                                       self.seed or 0)
+                if templ is None or templ[1] == 0:  # no template, or every point measured
+                    st["template_done"] = True
+                    break
+                space = templ[0]
+            else:
+                space = default_space(self.tgt)
+            state = self._batch(task, space, min(self.per_iter, want - done), done,
+                                (task_key(task), phase))
+            done = _record_batch(st, state, done, self.wd)
+            self._emit("batch", i, n, task, trials=done, planned=want,
+                       best_ms=st["best_s"] * 1e3,
+                       untuned_ms=st.get("untuned_s", math.nan) * 1e3,
+                       gain=_gain(self.wd, self.tasks), space=phase)
+            if state["measured"] == 0:  # the space has nothing new to offer
+                st["template_done" if phase == "template" else "exhausted"] = True
+                break
+        self.wd.save()
+        if phase == "default":
+            self._emit("task", i, n, task, trials=done, planned=want)
+
+    def _batch(self, task, space, n, done, model_key):
+        from tvm.s_tir.meta_schedule import TuneContext, tune_tasks
+
+        ctx = TuneContext(mod=task.mod, target=self.tgt, space_generator=space,
+                          search_strategy=_search_strategy(self.strategy),
+                          task_name=task.name,
+                          rand_state=-1 if self.seed is None else self.seed + done,
+                          num_threads=1,
+                          logger=_task_logger(self.wd.path, task.name, self.verbose)).clone()
+        state = {"measured": 0, "best": math.inf, "errors": 0}
+        tune_tasks(tasks=[ctx], task_weights=[1.0], work_dir=self.wd.path,
+                   max_trials_global=n, max_trials_per_task=n, num_trials_per_iter=n,
+                   builder=self.builder, runner=self.runner, database=self.db,
+                   cost_model=self._model(model_key),
+                   measure_callbacks=[_measure_callback(state), *self.callbacks],
+                   task_scheduler="round-robin")
+        return state
+
+
 def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
                max_trials_per_task: int | None = None, num_trials_per_iter: int = 64,
                runner="local", builder=None, cost_model="xgb", strategy="evolutionary",
@@ -299,10 +405,6 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
         TuningError: unknown target, negative budget, a work dir of another model or target, a
             corrupted database line, an RPC tracker that is down or a key nobody serves.
     """
-    from tvm.s_tir.meta_schedule import CostModel, MeasureCallback, TuneContext, tune_tasks
-
-    from .space import template_space
-
     tgt = _target(target)
     _check_budget(tgt, max_trials_global, max_trials_per_task, num_trials_per_iter,
                   time_budget_s)
@@ -328,54 +430,14 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     runner_obj = make_runner(runner, evaluator or evaluator_config())
     try:
         _measure_untuned(todo, tgt, builder, runner_obj, db, wd, progress)
-        callbacks = MeasureCallback.create("default")
-        for i, (task, want) in enumerate(plan):
-            st = wd.task_state(task_key(task))
-            done = int(st.get("trials", 0))
-            if done >= want or st.get("exhausted"):
-                if progress is not None:
-                    progress({"event": "skip", "index": i, "tasks": len(plan), "task": task.name,
-                              "trials": done, "planned": want})
-                continue
-            st.pop("stopped", None)
-            model = (cost_model if isinstance(cost_model, CostModel)
-                     else CostModel.create(cost_model, num_tuning_cores=1))
-            while done < want:
-                if time_budget_s is not None and time.monotonic() - t_start > time_budget_s:
-                    st["stopped"] = "time budget"
-                    break
-                templ = template_space(task, tgt, db, max_space_points, seed or 0)
-                if templ is not None and templ[1] == 0:  # every knob assignment measured
-                    st["exhausted"] = True
-                    break
-                space = templ[0] if templ is not None else "post-order-apply"
-                n = min(num_trials_per_iter, want - done)
-                ctx = TuneContext(mod=task.mod, target=tgt, space_generator=space,
-                                  search_strategy=_search_strategy(strategy),
-                                  task_name=task.name,
-                                  rand_state=-1 if seed is None else seed + done,
-                                  num_threads=1,
-                                  logger=_task_logger(wd.path, task.name, verbose)).clone()
-                state = {"measured": 0, "best": math.inf, "errors": 0}
-                tune_tasks(tasks=[ctx], task_weights=[1.0], work_dir=wd.path,
-                           max_trials_global=n, max_trials_per_task=n, num_trials_per_iter=n,
-                           builder=builder, runner=runner_obj, database=db, cost_model=model,
-                           measure_callbacks=[_measure_callback(state), *callbacks],
-                           task_scheduler="round-robin")
-                done = _record_batch(st, state, done, wd)
-                if progress is not None:
-                    progress({"event": "batch", "index": i, "tasks": len(plan), "task": task.name,
-                              "trials": done, "planned": want, "best_ms": st["best_s"] * 1e3,
-                              "untuned_ms": st.get("untuned_s", math.nan) * 1e3,
-                              "gain": _gain(wd, tasks)})
-                if state["measured"] == 0:
-                    st["exhausted"] = True
-                    wd.save()
-                    break
-            wd.save()
-            if progress is not None:
-                progress({"event": "task", "index": i, "tasks": len(plan), "task": task.name,
-                          "trials": done, "planned": want})
+        search = _Search(tasks, tgt, wd, db, builder, runner_obj, cost_model, strategy, seed,
+                         num_trials_per_iter, max_space_points, verbose, progress,
+                         None if time_budget_s is None else t_start + time_budget_s)
+        # first every template's knobs (cheap, most of the gain), then meta_schedule's
+        # default space with what is left of each task's share, largest tasks first
+        for phase in ("template", "default"):
+            for i, (task, want) in enumerate(plan):
+                search.task(i, len(plan), task, want, phase)
     finally:
         if runner_obj is not runner:  # ours: stop its worker processes
             _shutdown(runner_obj)

@@ -25,7 +25,7 @@ from relay_tvm import tune
 from relay_tvm.backend.schedule import TEMPLATE_ANNOTATION, record_spec, template_spec
 from relay_tvm.errors import TuningError
 from relay_tvm.tune.measure import RPCSettings, evaluator_config
-from relay_tvm.tune.space import untuned_candidate
+from relay_tvm.tune.space import assignments, knob_space, untuned_candidate
 from relay_tvm.tune.workdir import MANIFEST, RECORDS
 
 FAST = evaluator_config(number=2, repeat=1, min_repeat_ms=5)
@@ -100,16 +100,22 @@ def test_tuning_measures_and_build_applies_the_best(tuned):
                                                 "fused_nn_dense"]
     for s in states:
         assert s["baseline"] and s["errors"] == 0
-        # 8 trials, or every point of a smaller knob space
-        assert s["trials"] == 8 or s.get("exhausted")
-    # every tuned kernel: all its measured records hold distinct knob assignments
+        # 8 trials: the template's knob points, then meta_schedule's default space
+        assert s["template_done"] and (s["trials"] == 8 or s.get("exhausted"))
+    # every tuned kernel: its template records hold distinct knob assignments, as many as the
+    # knob space has points (at most the 8 trials); the rest of the 8 came from the default
+    # space (records without a template annotation)
+    target = tvm.target.Target("llvm")
     for t in tune.extract_tasks(mod, "llvm", params):
         if not db.has_workload(t.mod):
             continue
         recs = db.get_top_k(db.commit_workload(t.mod), 1000)
-        tuned_knobs = [json.dumps(record_spec(r)["knobs"], sort_keys=True) for r in recs
-                       if not record_spec(r).get("untuned")]
-        assert len(tuned_knobs) == len(set(tuned_knobs)) >= 4
+        specs = [record_spec(r) for r in recs]
+        tuned_knobs = [json.dumps(sp["knobs"], sort_keys=True) for sp in specs
+                       if sp is not None and not sp.get("untuned")]
+        points = len(assignments(knob_space(t, target)[1])) - 1  # the defaults are untuned
+        assert len(tuned_knobs) == len(set(tuned_knobs)) == min(points, 8) >= 4
+        assert len([sp for sp in specs if sp is None]) == 8 - min(points, 8)
     untuned, tuned_lib = _build(mod, params), _build(mod, params, db)
     best = _best_specs(db, mod, params)
     assert sorted(best) == ["fused_nn_contrib_conv2d_NCHWc_nn_relu", "fused_nn_dense"]
@@ -118,6 +124,9 @@ def test_tuning_measures_and_build_applies_the_best(tuned):
         task = name.replace("tvmgen_default_", "")
         if task not in best:
             assert k.schedule_rule == base.schedule_rule
+            continue
+        if best[task] is None:  # a schedule of meta_schedule's default space was fastest
+            assert k.schedule_rule == "database"
             continue
         assert k.schedule_rule == "database:" + best[task]["rule"]
         if best[task].get("untuned"):  # the template defaults measured fastest
@@ -144,14 +153,40 @@ def test_resume_measures_nothing_new(tuned):
 
 
 @pytest.mark.slow
+def test_default_space_record_of_a_template_kernel_builds_correctly(tuned):
+    """After its 4 knob points the dense kernel was searched in meta_schedule's default space;
+    a build given only those records applies one (no template, no weight pack, the weight in
+    the layout the graph feeds) and computes the same values."""
+    from tvm.s_tir.meta_schedule.database import MemoryDatabase
+
+    mod, params, _, db, _ = tuned
+    (dense,) = [t for t in tune.extract_tasks(mod, "llvm", params) if t.name == "fused_nn_dense"]
+    recs = [r for r in db.get_top_k(db.commit_workload(dense.mod), 1000)
+            if record_spec(r) is None]
+    assert len(recs) == 4
+    only = MemoryDatabase()
+    wkl = only.commit_workload(dense.mod)
+    for r in recs:
+        only.commit_tuning_record(type(r)(r.trace, wkl, r.run_secs, r.target, r.args_info))
+    lib = _build(mod, params, only)
+    rules = {k.replace("tvmgen_default_", ""): v.schedule_rule for k, v in lib.kernels.items()}
+    assert rules["fused_nn_dense"] == "database"
+    assert rules["fused_nn_contrib_conv2d_NCHWc_nn_relu"] == "conv2d_NCHWc"
+    x = _x()
+    np.testing.assert_allclose(_run(lib, x), _numpy_ref(x, params), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.slow
 def test_pass_context_idiom_applies_the_database(tuned):
     mod, params, _, db, _ = tuned
     with db, relay.transform.PassContext(opt_level=3,
                                          config={"relay.backend.use_meta_schedule": True}):
         lib = relay.build(mod, "llvm", params=params)
-    rules = sorted(k.schedule_rule for k in lib.kernels.values())
-    assert [r for r in rules if r.startswith("database:")] == ["database:conv2d_NCHWc",
-                                                                "database:dense"]
+    best = _best_specs(db, mod, params)
+    assert sorted(best) == ["fused_nn_contrib_conv2d_NCHWc_nn_relu", "fused_nn_dense"]
+    rules = {k.replace("tvmgen_default_", ""): v.schedule_rule for k, v in lib.kernels.items()}
+    assert {k: rules[k] for k in best} == {
+        k: "database" if sp is None else "database:" + sp["rule"] for k, sp in best.items()}
     # without the config, `with db` alone is not a request to use it (tvm.relay 0.19)
     with db, relay.transform.PassContext(opt_level=3):
         plain = relay.build(mod, "llvm", params=params)
