@@ -7,6 +7,7 @@ from .canonicalize import CanonicalizeOps  # noqa: F401
 from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
 from .cse import EliminateCommonSubexpr  # noqa: F401
 from .dead_code import DeadCodeElimination  # noqa: F401
+from .defuse_ops import DefuseOps  # noqa: F401
 from .div_to_mul import DivToMul  # noqa: F401
 from .dynamic_to_static import DynamicToStatic  # noqa: F401
 from .fake_quantization_to_integer import FakeQuantizationToInteger  # noqa: F401
@@ -72,7 +73,7 @@ for _factory in (
     PartialEvaluate, RemoveUnusedFunctions, SimplifyExpr, SimplifyInference, SpanCheck,
     ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm, ToMixedPrecision,
     FakeQuantizationToInteger, DynamicToStatic, ToCPS, UnCPS, AnnotateTarget,
-    MergeCompilerRegions, SimplifyFCTranspose,
+    MergeCompilerRegions, SimplifyFCTranspose, DefuseOps,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory
