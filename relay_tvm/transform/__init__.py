@@ -4,6 +4,7 @@ from . import fake_quantization_to_integer  # noqa: F401  (0.19's module name)
 from .annotate_spans import AnnotateSpans  # noqa: F401
 from .annotate_target import AnnotateTarget  # noqa: F401
 from .canonicalize import CanonicalizeCast, CanonicalizeOps  # noqa: F401
+from .change_batch import ChangeBatch  # noqa: F401
 from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
 from .cse import EliminateCommonSubexpr  # noqa: F401
 from .dead_code import DeadCodeElimination  # noqa: F401
