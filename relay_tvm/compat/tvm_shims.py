@@ -218,6 +218,30 @@ def install() -> None:
     _install_target()
     _install_vm()
     _install_register_op_attr()
+    _install_convert()
+
+
+def _install_convert():
+    """``tvm.runtime.convert(value)`` of Relay content (0.19 scripts wrote
+    ``relay.Tuple(tvm.runtime.convert([call]))``) gives the Python list / tuple / dict back
+    (relay_tvm takes those where Relay took TVM arrays and maps); TVM values convert as before.
+    """
+    import tvm.runtime
+
+    orig = tvm.runtime.convert
+    if getattr(orig, "_relay_tvm", False):
+        return
+
+    @functools.wraps(orig)
+    def convert(value, *args, **kwargs):
+        if is_relay(value) or isinstance(value, dict) and is_relay(list(value.values())):
+            return list(value) if isinstance(value, tuple) else value
+        return orig(value, *args, **kwargs)
+
+    convert._relay_tvm = True
+    tvm.runtime.convert = convert
+    if getattr(tvm, "convert", None) is orig:
+        tvm.convert = convert
 
 
 def _install_register_op_attr():
