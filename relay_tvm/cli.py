@@ -23,6 +23,7 @@ import glob
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -557,6 +558,9 @@ def main(argv=None):
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         argv = ["demo"] + argv
     args = parser.parse_args(argv)
+    # a command's warnings are messages to its user: no source file and line of the library
+    fmt = warnings.formatwarning
+    warnings.formatwarning = lambda msg, cat, *_a, **_k: f"relay-tvm: warning: {msg}\n"
     try:
         return args.func(args)
     except CLIError as e:
@@ -565,6 +569,8 @@ def main(argv=None):
     except RelayError as e:
         print(f"relay-tvm: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
+    finally:
+        warnings.formatwarning = fmt
 
 
 if __name__ == "__main__":

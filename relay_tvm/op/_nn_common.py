@@ -3,11 +3,28 @@ rules, layout strings and dimension checks."""
 
 from __future__ import annotations
 
-from ..errors import TypeInferenceError
+from ..errors import AttributeSchemaError, TypeInferenceError
 from ..ir.types import AnyDim, IncompleteType, TensorType, dim_equal
 from ._common import TupleWrapper, shape_str, tensor_args  # noqa: F401  (re-exported)
 
 SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
+
+
+def int_seq(v, name: str, op: str) -> tuple:
+    """``v`` (an int, or a list / tuple / array of them) as a tuple; what is not a sequence of
+    values (a string, None, ...) is refused instead of being iterated character by character.
+
+    Raises:
+        AttributeSchemaError: naming the operator and attribute.
+    """
+    import numpy as np
+
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return (v,)
+    if isinstance(v, (str, bytes)) or v is None or not hasattr(v, "__iter__"):
+        raise AttributeSchemaError(f"{op}: attribute {name}: expected an int or a tuple of "
+                                   f"ints, got {v!r}")
+    return tuple(v)
 
 
 def ntuple(v, n: int, name: str, op: str) -> tuple:
@@ -15,10 +32,11 @@ def ntuple(v, n: int, name: str, op: str) -> tuple:
 
     Raises:
         TypeInferenceError: ``v`` has another length.
+        AttributeSchemaError: ``v`` is not an int or a sequence (e.g. a string or None).
     """
-    if isinstance(v, int):
+    if isinstance(v, int) and not isinstance(v, bool):
         return (v,) * n
-    v = tuple(v)
+    v = int_seq(v, name, op)
     if len(v) == 1:
         return v * n
     if len(v) != n:
@@ -34,7 +52,7 @@ def pad_before_after(padding, nd: int, op: str):
     Returns:
         ``(before, after)`` tuples of ``nd`` ints.
     """
-    p = (padding,) if isinstance(padding, int) else tuple(padding)
+    p = int_seq(padding, "padding", op)
     if len(p) == 1:
         return p * nd, p * nd
     if len(p) == nd:

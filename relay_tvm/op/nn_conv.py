@@ -25,6 +25,7 @@ from ._nn_common import (
     check_rank,
     check_window,
     dims_match,
+    int_seq,
     layout_axes,
     np_acc,
     ntuple,
@@ -377,10 +378,10 @@ for _nd in (1, 2, 3):
     )
 
 
-def _tup(v, nd):
+def _tup(v, nd, name="", op=""):
     if v is None:
         return None
-    return (v,) * nd if isinstance(v, int) else tuple(v)
+    return (v,) * nd if isinstance(v, int) else int_seq(v, name, op)
 
 
 def _pad_tup(v, nd, op):
@@ -393,9 +394,10 @@ def _make_conv(nd, data, weight, strides, padding, dilation, groups, channels, k
                data_layout, kernel_layout, out_layout, out_dtype, **extra):
     name = f"nn.conv{nd}d" + ("_transpose" if "output_padding" in extra else "")
     return make_call(
-        name, [data, weight], strides=_tup(strides, nd), padding=_pad_tup(padding, nd, name),
-        dilation=_tup(dilation, nd), groups=groups, channels=channels,
-        kernel_size=_tup(kernel_size, nd), data_layout=data_layout, kernel_layout=kernel_layout,
+        name, [data, weight], strides=_tup(strides, nd, "strides", name),
+        padding=_pad_tup(padding, nd, name), dilation=_tup(dilation, nd, "dilation", name),
+        groups=groups, channels=channels, kernel_size=_tup(kernel_size, nd, "kernel_size", name),
+        data_layout=data_layout, kernel_layout=kernel_layout,
         out_layout=out_layout, out_dtype=out_dtype, **extra,
     )
 

@@ -150,8 +150,9 @@ def max_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0
     """Gradient of :func:`max_pool2d` (tvm.relay.nn.max_pool2d_grad): each output gradient goes
     to the maximum of its window."""
     before, after = pad_before_after(padding, 2, "nn.max_pool2d_grad")
-    return _c("nn.max_pool2d_grad", out_grad, data, pool_size=ntuple(pool_size, 2, "", ""),
-              strides=ntuple(strides, 2, "", ""), padding=before + after, layout=layout,
+    return _c("nn.max_pool2d_grad", out_grad, data,
+              pool_size=ntuple(pool_size, 2, "pool_size", "nn.max_pool2d_grad"),
+              strides=ntuple(strides, 2, "strides", "nn.max_pool2d_grad"), padding=before + after, layout=layout,
               out_layout=out_layout, ceil_mode=ceil_mode)
 
 
@@ -160,8 +161,9 @@ def avg_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0
     """Gradient of :func:`avg_pool2d` (tvm.relay.nn.avg_pool2d_grad): each output gradient is
     spread evenly over the taps its average divided by."""
     before, after = pad_before_after(padding, 2, "nn.avg_pool2d_grad")
-    return _c("nn.avg_pool2d_grad", out_grad, data, pool_size=ntuple(pool_size, 2, "", ""),
-              strides=ntuple(strides, 2, "", ""), padding=before + after, layout=layout,
+    return _c("nn.avg_pool2d_grad", out_grad, data,
+              pool_size=ntuple(pool_size, 2, "pool_size", "nn.avg_pool2d_grad"),
+              strides=ntuple(strides, 2, "strides", "nn.avg_pool2d_grad"), padding=before + after, layout=layout,
               out_layout=out_layout, ceil_mode=ceil_mode, count_include_pad=count_include_pad)
 
 

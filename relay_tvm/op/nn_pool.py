@@ -192,13 +192,15 @@ for _nd in (1, 2, 3):
 def _pool_ctor(nd, kind):
     def ctor(data, pool_size=(1,) * nd, strides=(1,) * nd, dilation=(1,) * nd, padding=(0,) * nd,
              layout=_LAYOUT[nd], out_layout="", ceil_mode=False, count_include_pad=False):
-        before, after = pad_before_after(padding, nd, f"nn.{kind}_pool{nd}d")
+        name = f"nn.{kind}_pool{nd}d"
+        before, after = pad_before_after(padding, nd, name)
         extra = {"count_include_pad": count_include_pad} if kind == "avg" else {}
         if kind == "max" and count_include_pad:
             raise TypeError("max pooling has no count_include_pad")
         return make_call(
-            f"nn.{kind}_pool{nd}d", [data], pool_size=ntuple(pool_size, nd, "pool_size", ""),
-            strides=ntuple(strides, nd, "strides", ""), dilation=ntuple(dilation, nd, "dilation", ""),
+            name, [data], pool_size=ntuple(pool_size, nd, "pool_size", name),
+            strides=ntuple(strides, nd, "strides", name),
+            dilation=ntuple(dilation, nd, "dilation", name),
             padding=before + after, layout=layout, out_layout=out_layout, ceil_mode=ceil_mode,
             **extra,
         )

@@ -17,6 +17,7 @@ from ._common import (
     static_value,
     tensor_args,
 )
+from ._nn_common import int_seq
 from .registry import OpPattern, make_call, register_op
 
 # ---- reshape -----------------------------------------------------------------------------------
@@ -208,9 +209,8 @@ def reshape(data, newshape, allowzero=False):
     if dyn.is_dynamic_arg(newshape):
         return dyn.reshape(data, newshape, allowzero)
     newshape = static_value(newshape, "newshape", "reshape")
-    if isinstance(newshape, int):
-        newshape = (newshape,)
-    return make_call("reshape", [data], newshape=tuple(newshape), allowzero=allowzero)
+    return make_call("reshape", [data], newshape=int_seq(newshape, "newshape", "reshape"),
+                     allowzero=allowzero)
 
 
 # ---- reverse_reshape (contrib_reverse_reshape) -----------------------------------------------

@@ -43,6 +43,23 @@ def _target(target):
         raise TuningError(f"tuning target {target!r} is not a target TVM knows: {e}") from None
 
 
+def _check_local_runs(tgt, runner) -> None:
+    """A local runner can only measure code for this machine's architecture."""
+    import platform
+
+    if not (isinstance(runner, str) and runner == "local"):
+        return
+    triple = str(tgt.attrs.get("mtriple", "") or "")
+    arch = triple.split("-")[0].lower()
+    host = platform.machine().lower()
+    same = {"x86_64": {"x86_64", "amd64"}, "aarch64": {"aarch64", "arm64"}}.get(host, {host})
+    if arch and arch not in same:
+        raise TuningError(f"tuning target {tgt} builds {arch} code, which this {host} machine "
+                          f"cannot run: measure it on a board over TVM RPC (runner="
+                          f"RPCSettings(tracker_host, tracker_port, key), or relay-tvm tune "
+                          f"--rpc-tracker HOST:PORT --rpc-key KEY)")
+
+
 def tuning_target(tgt):
     """``tgt`` with ``num-cores`` set (meta_schedule's default CPU space needs it): the cores
     this process may run on."""
@@ -264,11 +281,15 @@ def default_space(tgt):
     postprocessor: that one changes a weight parameter's layout, which the graph (which feeds
     every kernel its weights in the layout the compute declares) would not follow."""
     from tvm.s_tir.meta_schedule.postproc import Postproc, RewriteLayout
+    from tvm.s_tir.meta_schedule.schedule_rule import ApplyCustomRule, ScheduleRule
     from tvm.s_tir.meta_schedule.space_generator import PostOrderApply
 
     kind = tgt.kind.name
     postprocs = [p for p in Postproc.create(kind) if not isinstance(p, RewriteLayout)]
-    return PostOrderApply(sch_rules=kind, postprocs=postprocs, mutator_probs=kind)
+    # ApplyCustomRule looks up rules registered for a block's `schedule_rule` annotation; none
+    # are registered for topi's pooling annotations, and it would print a C++ warning per block
+    rules = [r for r in ScheduleRule.create(kind) if not isinstance(r, ApplyCustomRule)]
+    return PostOrderApply(sch_rules=rules, postprocs=postprocs, mutator_probs=kind)
 
 
 class _Search:
@@ -291,6 +312,7 @@ class _Search:
         self.deadline = deadline
         self.callbacks = MeasureCallback.create("default")
         self.models = {}
+        self.worked, self.measured, self.stopped = set(), 0, False
 
     def _emit(self, event, i, n, task, **kw):
         if self.progress is not None:
@@ -311,16 +333,18 @@ class _Search:
         st = self.wd.task_state(task_key(task))
         done = int(st.get("trials", 0))
         if done >= want or st.get("exhausted"):
-            if phase == "default":
-                self._emit("skip", i, n, task, trials=done, planned=want)
+            if phase == "default":  # finished by an earlier run ("skip") or this one's pass 1
+                self._emit("task" if task_key(task) in self.worked else "skip", i, n, task,
+                           trials=done, planned=want)
             return
         if phase == "template" and st.get("template_done"):
             return
         st.pop("stopped", None)
         while done < want:
             if self.deadline is not None and time.monotonic() > self.deadline:
-                st["stopped"] = "time budget"
+                st["stopped"], self.stopped = "time budget", True
                 break
+            self.worked.add(task_key(task))
             if phase == "template":
                 templ = template_space(task, self.tgt, self.db, self.max_space_points,
                                        self.seed or 0)
@@ -330,9 +354,21 @@ class _Search:
                 space = templ[0]
             else:
                 space = default_space(self.tgt)
-            state = self._batch(task, space, min(self.per_iter, want - done), done,
-                                (task_key(task), phase))
+            try:
+                state = self._batch(task, space, min(self.per_iter, want - done), done,
+                                    (task_key(task), phase))
+            except Exception as e:  # noqa: BLE001 - TVM raises ValueError/RuntimeError/...
+                if phase == "template":
+                    raise
+                # meta_schedule's own space generation fails on some kernels (TVM checks in
+                # its schedule primitives); the task keeps what it has measured
+                msg = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:300]}"
+                st["exhausted"], st["default_space_error"] = True, msg
+                warnings.warn(f"tuning {task.name}: meta_schedule's default space failed "
+                              f"({msg}); keeping the {done} trials measured", stacklevel=2)
+                break
             done = _record_batch(st, state, done, self.wd)
+            self.measured += state["measured"]
             self._emit("batch", i, n, task, trials=done, planned=want,
                        best_ms=st["best_s"] * 1e3,
                        untuned_ms=st.get("untuned_s", math.nan) * 1e3,
@@ -403,11 +439,13 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
 
     Raises:
         TuningError: unknown target, negative budget, a work dir of another model or target, a
-            corrupted database line, an RPC tracker that is down or a key nobody serves.
+            corrupted database line, an RPC tracker that is down or a key nobody serves, a
+            local runner for a target of another architecture.
     """
     tgt = _target(target)
     _check_budget(tgt, max_trials_global, max_trials_per_task, num_trials_per_iter,
                   time_budget_s)
+    _check_local_runs(tgt, runner)
     t_start = time.monotonic()
     tasks = [t for t in extract_tasks(mod, tgt, params, opt_level) if has_reduction(t)]
     wd = WorkDir(work_dir, fingerprint(tasks), str(tgt))
@@ -438,6 +476,11 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
         for phase in ("template", "default"):
             for i, (task, want) in enumerate(plan):
                 search.task(i, len(plan), task, want, phase)
+        if search.stopped and search.measured == 0:
+            warnings.warn(f"tune_relay: the time budget ({time_budget_s:g} s) ran out before "
+                          f"any candidate was measured ({time.monotonic() - t_start:.0f} s went "
+                          f"to extracting the kernels and timing their untuned schedules); "
+                          f"give more time, or run again: the work dir resumes", stacklevel=2)
     finally:
         if runner_obj is not runner:  # ours: stop its worker processes
             _shutdown(runner_obj)

@@ -26,8 +26,18 @@ WORKLOADS = "database_workload.json"
 RECORDS = "database_tuning_record.json"
 
 
-def _check_lines(path: str, what: str) -> int:
-    """Validate a JSON-lines file; drop a cut-off last line. Returns the number of lines."""
+def _workload_line(v) -> bool:
+    return isinstance(v, list) and len(v) == 2
+
+
+def _check_lines(path: str, what: str, well_formed=_workload_line,
+                 expected: str = "a [workload, hash] pair") -> int:
+    """Validate a JSON-lines file of the database; returns its number of lines.
+
+    Blank lines (which hold nothing, but make meta_schedule's reader crash the process) are
+    removed, with a warning; so is a last line cut short by a kill. Any other line that is not
+    JSON, or not of the file's shape (``well_formed``), is a :class:`TuningError` naming the
+    line."""
     if not os.path.exists(path):
         return 0
     with open(path, "rb") as f:
@@ -35,26 +45,34 @@ def _check_lines(path: str, what: str) -> int:
     lines = data.split(b"\n")
     ends_clean = data.endswith(b"\n") or not data
     body = lines[:-1] if ends_clean else lines
-    good = 0
+    # a workload's position is its index: only a record line can be deleted alone
+    fix = ("delete that line (losing one record) or the whole work directory"
+           if what == "tuning record" else "delete the whole work directory (the records "
+           "refer to workloads by line number)")
+    keep, blank, cut = [], 0, False
     for i, raw in enumerate(body):
         if not raw.strip():
+            blank += 1
             continue
         try:
-            json.loads(raw)
-            good += 1
-            continue
+            value = json.loads(raw)
         except ValueError as e:
-            last = i == len(body) - 1
-            if last and not ends_clean:
-                warnings.warn(f"{path}: the last line is cut short (a tuning run killed while "
-                              f"writing it); dropping it", stacklevel=3)
-                with open(path, "wb") as f:
-                    f.write(b"\n".join(body[:-1]) + (b"\n" if len(body) > 1 else b""))
-                return good
+            if i == len(body) - 1 and not ends_clean:
+                cut = True
+                break
             raise TuningError(f"{path} line {i + 1}: not valid JSON ({e}); the {what} file is "
-                              f"corrupted: delete that line (losing one record) or the whole "
-                              f"work directory") from None
-    return good
+                              f"corrupted: {fix}") from None
+        if not well_formed(value):
+            raise TuningError(f"{path} line {i + 1}: expected {expected}, got {raw[:60]!r}...; "
+                              f"the {what} file is corrupted: {fix}")
+        keep.append(raw)
+    if blank or cut:
+        why = [f"{blank} blank line(s)"] if blank else []
+        why += ["the last line, cut short (a tuning run killed while writing it)"] if cut else []
+        warnings.warn(f"{path}: dropping {' and '.join(why)}", stacklevel=3)
+        with open(path, "wb") as f:
+            f.write(b"".join(r + b"\n" for r in keep))
+    return len(keep)
 
 
 def fingerprint(tasks) -> str:
@@ -118,24 +136,12 @@ class WorkDir:
         if target is not None:
             self.manifest["target"] = target
         n_wkl = _check_lines(os.path.join(self.path, WORKLOADS), "workload")
-        _check_lines(os.path.join(self.path, RECORDS), "tuning record")
-        self._check_record_indices(n_wkl)
+        _check_lines(os.path.join(self.path, RECORDS), "tuning record",
+                     lambda v: (isinstance(v, list) and len(v) == 2 and isinstance(v[0], int)
+                                and not isinstance(v[0], bool) and 0 <= v[0] < n_wkl
+                                and isinstance(v[1], list)),
+                     f"[workload index < {n_wkl}, record list]")
         self._db = None
-
-    def _check_record_indices(self, n_wkl: int) -> None:
-        path = os.path.join(self.path, RECORDS)
-        if not os.path.exists(path):
-            return
-        with open(path) as f:
-            for i, line in enumerate(f):
-                if not line.strip():
-                    continue
-                rec = json.loads(line)
-                if not (isinstance(rec, list) and len(rec) == 2 and isinstance(rec[0], int)
-                        and 0 <= rec[0] < n_wkl):
-                    raise TuningError(f"{path} line {i + 1}: expected [workload index < "
-                                      f"{n_wkl}, record], got {line[:60]!r}...; the database is "
-                                      f"corrupted: delete that line or the work directory")
 
     @property
     def database(self):

@@ -146,6 +146,8 @@ def test_tune_then_compile_with_the_database(exported, capsys):
       "--rpc-tracker", "nowhere", "--rpc-key", "k"], 1, "expected HOST:PORT"),
     (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
       "--target", "cuda -arch=sm_80"], 1, "measures CPU (llvm) targets"),
+    (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
+      "--target", "llvm -mtriple=aarch64-linux-gnu"], 1, "measure it on a board over TVM RPC"),
     (["compile", "m-symbol.json", "--shape", "data=2,2,5,5", "--tuning-db", "nothere"], 1,
      "TuningError: tuning database 'nothere': no such directory"),
 ])
@@ -154,3 +156,17 @@ def test_tune_usage_errors(exported, capsys, monkeypatch, argv, status, match):
     monkeypatch.chdir(d)
     assert main(argv) == status
     assert match in capsys.readouterr().err
+
+
+def test_warnings_print_as_messages(exported):
+    """A command's warnings read as messages (no library file, line or warning class)."""
+    import subprocess
+    import sys
+
+    d, _ = exported
+    r = subprocess.run([sys.executable, "-m", "relay_tvm.cli", "tune", "m-symbol.json",
+                        "--shape", "data=2,2,5,5", "--trials", "0", "--work-dir", "w"],
+                       cwd=d, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "relay-tvm: warning: tune_relay: a budget of 0 trials" in r.stderr
+    assert "UserWarning" not in r.stderr and ".py:" not in r.stderr

@@ -231,11 +231,41 @@ def test_kernel_without_template_searches_the_default_space(tmp_path):
                                rtol=1e-5, atol=1e-6)
 
 
+def test_default_space_failure_ends_that_task_only(tmp_path, monkeypatch):
+    """meta_schedule's default space can fail inside TVM on some kernels (a check in a
+    schedule primitive): the task keeps its template trials, says why it stopped, and the
+    other tasks are still tuned."""
+    from relay_tvm.tune import tuner
+
+    real = tuner._Search._batch
+    failed = []
+
+    def batch(self, task, space, n, done, key):
+        if key[1] == "default" and "conv2d" in task.name:
+            failed.append(task.name)
+            raise ValueError("Check failed: (var.has_value()) is false: TensorRegion pattern")
+        return real(self, task, space, n, done, key)
+
+    monkeypatch.setattr(tuner._Search, "_batch", batch)
+    mod, params = _model(8)
+    with pytest.warns(UserWarning, match="default space failed"):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, max_trials_per_task=8,
+                        num_trials_per_iter=8, seed=0, evaluator=FAST)
+    assert failed == ["fused_nn_contrib_conv2d_NCHWc_nn_relu"]
+    with open(tmp_path / MANIFEST) as f:
+        states = {s["name"]: s for s in json.load(f)["tasks"].values()}
+    conv, dense = states["fused_nn_contrib_conv2d_NCHWc_nn_relu"], states["fused_nn_dense"]
+    assert conv["exhausted"] and "TensorRegion pattern" in conv["default_space_error"]
+    assert 0 < conv["trials"] < 8 and conv["errors"] == 0  # its template points only
+    assert dense["trials"] == 8 and "default_space_error" not in dense
+
+
 def test_time_budget_stops_before_searching(tmp_path):
     mod, params = _model(8)
     events = []
-    db = tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, time_budget_s=1e-3,
-                         evaluator=FAST, progress=events.append)
+    with pytest.warns(UserWarning, match="ran out before any candidate was measured"):
+        db = tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, time_budget_s=1e-3,
+                             evaluator=FAST, progress=events.append)
     assert {e["event"] for e in events} == {"untuned", "task"}
     with open(tmp_path / MANIFEST) as f:
         states = json.load(f)["tasks"].values()
@@ -335,6 +365,16 @@ def test_unknown_target(tmp_path):
         tune.extract_tasks(mod, "no-such-target", params)
 
 
+def test_local_runner_refuses_another_architecture(tmp_path):
+    import platform
+
+    mod, params = _model(8)
+    other = "aarch64" if platform.machine().lower() in ("x86_64", "amd64") else "x86_64"
+    with pytest.raises(TuningError, match=f"builds {other} code.*over TVM RPC"):
+        tune.tune_relay(mod, params, f"llvm -mtriple={other}-linux-gnu", str(tmp_path), 4)
+    assert not os.listdir(tmp_path)  # refused before anything was measured or written
+
+
 def test_budget_zero_warns_and_measures_nothing(tmp_path):
     mod, params = _model(8)
     with pytest.warns(UserWarning, match="budget of 0"):
@@ -380,6 +420,20 @@ def test_corrupted_database_lines(tmp_path):
         load_database(str(tmp_path))
     rec_path.write_text("[7, {}]\n")
     with pytest.raises(TuningError, match="line 1: expected \\[workload index"):
+        load_database(str(tmp_path))
+    # valid JSON of the wrong shape (meta_schedule's reader gave no file or line for it)
+    rec_path.write_text(good + "[0, 2]\n")
+    with pytest.raises(TuningError, match="line 2: expected \\[workload index < 1, record"):
+        load_database(str(tmp_path))
+    # blank lines hold nothing but crashed meta_schedule's reader (the process died): dropped
+    rec_path.write_text("\n" + good + "\n\n")
+    with pytest.warns(UserWarning, match="dropping 3 blank line"):
+        db = load_database(str(tmp_path))
+    assert len(db) == 1 and rec_path.read_text() == good
+    wkl_good = (tmp_path / WORKLOADS).read_text()
+    (tmp_path / WORKLOADS).write_text(wkl_good + "[1, 2, 3]\n")
+    with pytest.raises(TuningError, match="database_workload.json line 2: expected .*delete the "
+                                          "whole work directory"):
         load_database(str(tmp_path))
     (tmp_path / WORKLOADS).write_text("garbage\n")
     with pytest.raises(TuningError, match="database_workload.json line 1"):

@@ -1,5 +1,7 @@
 """Type inference on operator relations: shape tables (expected shapes worked out by hand)."""
 
+import re
+
 import pytest
 
 import relay_tvm as relay
@@ -213,6 +215,26 @@ def test_wrong_arity_for_operator():
 def test_unknown_attribute_is_rejected_at_construction():
     with pytest.raises(relay.AttributeSchemaError, match="nn.conv2d: unknown attribute"):
         relay.op.get("nn.conv2d")(relay.var("d"), relay.var("w"), stride=(1, 1))
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda x, w: relay.nn.conv2d(x, w, kernel_size="3x3"),
+     "nn.conv2d: attribute kernel_size: expected an int or a tuple of ints, got '3x3'"),
+    (lambda x, w: relay.nn.conv2d(x, w, padding=None),
+     "nn.conv2d: attribute padding: expected an int or a tuple of ints, got None"),
+    (lambda x, w: relay.nn.max_pool2d(x, pool_size=None),
+     "nn.max_pool2d: attribute pool_size: expected an int or a tuple of ints, got None"),
+    (lambda x, w: relay.nn.avg_pool2d(x, pool_size=(2, 2), strides="2"),
+     "nn.avg_pool2d: attribute strides: expected an int or a tuple of ints, got '2'"),
+    (lambda x, w: relay.reshape(x, newshape="1,3"),
+     "reshape: attribute newshape: expected an int or a tuple of ints, got '1,3'"),
+])
+def test_string_or_none_for_an_int_tuple_attribute(make, match):
+    # a string used to be read character by character ("expected an int, got '3'") and None
+    # gave a bare TypeError from tuple()
+    x, w = relay.var("x", shape=(1, 3, 8, 8)), relay.var("w", shape=(4, 3, 3, 3))
+    with pytest.raises(relay.AttributeSchemaError, match=re.escape(match)):
+        make(x, w)
 
 
 def test_scalar_dtype_mismatch_message():
