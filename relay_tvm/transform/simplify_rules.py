@@ -133,7 +133,7 @@ def _add_self(orig, new):
     lhs, rhs = new.args
     t = ty(orig)
     if lhs is rhs and isinstance(t, TensorType) and t == ty(lhs):
-        return op.multiply(lhs, const(np.array(2, dtype=t.dtype)))
+        return op.multiply(lhs, const(np.array(2, dtype=t.dtype), dtype=t.dtype))
     return None
 
 
@@ -232,14 +232,15 @@ def _fill_value(e, dtype):
     """The scalar every element of ``e`` has, as a constant of ``dtype``, when ``e`` is a
     zeros / ones / full (or *_like) call with a constant fill; else None."""
     name = op_name(e)
+    # dtype given: relay.const alone makes float64 / int64 values 32-bit
     if name in ("zeros", "zeros_like"):
-        return const(np.array(0, dtype=dtype))
+        return const(np.array(0, dtype=dtype), dtype=dtype)
     if name in ("ones", "ones_like"):
-        return const(np.array(1, dtype=dtype))
+        return const(np.array(1, dtype=dtype), dtype=dtype)
     if name in ("full", "full_like"):
         fill = e.args[-1] if name == "full_like" else e.args[0]
         if type(fill) is Constant and fill.data.size == 1:
-            return const(np.array(fill.data.reshape(()), dtype=dtype))
+            return const(np.array(fill.data.reshape(()), dtype=dtype), dtype=dtype)
     return None
 
 

@@ -169,3 +169,17 @@ def test_filled_operand_of_broadcast_becomes_a_scalar(make, value):
     # the filled tensor sets the result's shape: it stays
     wider = relay.subtract(make((4, 2, 3), "float32"), x)
     assert _simplify(wider).args[0].op.name in ("zeros", "ones", "full")
+
+
+def test_rules_keep_64_bit_dtypes():
+    # relay.const makes float64 / int64 values 32-bit unless told: the rules must say
+    x = relay.var("x", shape=(2,), dtype="float64")
+    i = relay.var("i", shape=(2,), dtype="int64")
+    for e, xs in ((relay.subtract(relay.ones_like(x), x), np.array([0.25, 3.0])),
+                  (relay.add(x, x), np.array([0.25, 3.0])),
+                  (relay.multiply(relay.full(relay.const(3, "int64"), (2,), "int64"), i),
+                   np.array([5, -2], "int64"))):
+        got = _simplify(e)
+        consts = [a for a in got.args if isinstance(a, relay.Constant)]
+        assert consts and consts[0].data.dtype == xs.dtype
+        _same_values(e, got, xs)
