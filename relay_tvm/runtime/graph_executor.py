@@ -108,8 +108,12 @@ class GraphModule:
             return int(key)
         if isinstance(key, str):
             if key not in self._input_index:
+                bound = [n for n in self._meta.get("param_names", []) if n in self._input_index]
+                hint = (f" (a weight given to relay.build's params= is bound into the module "
+                        f"at build time, its value renamed among {bound}; to set it at run "
+                        f"time, build without it in params=)" if bound else "")
                 raise InputError(f"{where}: unknown input {key!r}; inputs are "
-                                 f"{self._input_names}")
+                                 f"{self._input_names}{hint}")
             return self._input_index[key]
         raise InputError(f"{where}: key must be an input name or index, got {key!r}")
 

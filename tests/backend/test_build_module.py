@@ -95,6 +95,10 @@ def test_unbound_params_stay_inputs_and_graph_module_takes_them():
     "key, value, match",
     [
         ("nope", np.zeros((1, 2, 6, 6), "float32"), "unknown input 'nope'"),
+        # a name bound by params= says where it went
+        ("w", np.zeros((3, 2, 3, 3), "float32"),
+         r"unknown input 'w'; inputs are \['x', 'p0'\] \(a weight given to relay.build's "
+         r"params= is bound"),
         ("x", np.zeros((1, 2, 6, 5), "float32"),
          r"got shape \(1, 2, 6, 5\), expected \(1, 2, 6, 6\)"),
         ("x", np.zeros((1, 2, 6, 6), "float64"), "got dtype float64, expected float32"),
