@@ -4,7 +4,7 @@ executor's host program, memory planning, targets and parameter blobs.
 ``relay.build`` / ``relay.optimize`` are :func:`build` / :func:`optimize` here.
 """
 
-from . import build_module, param_dict, te_compiler  # noqa: F401
+from . import build_module, graph_executor_codegen, param_dict, te_compiler  # noqa: F401
 from .build_module import GraphExecutorFactoryModule, build, optimize  # noqa: F401
 from .executor_runtime import Executor, Runtime  # noqa: F401
 from .param_dict import load_param_dict, save_param_dict  # noqa: F401

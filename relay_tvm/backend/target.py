@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import shlex
 
-from ..errors import BuildError
+from ..errors import BuildError, InputError
 
 # options whose value is a list in TVM's schema (comma separated on the command line)
 _LIST_OPTS = {"mattr", "keys", "libs", "cl-opt"}
@@ -130,7 +130,8 @@ def make_target(target=None, host=None):
         ``tvm.target.Target`` with ``host`` set for device targets (host LLVM by default).
 
     Raises:
-        BuildError: the target cannot be understood or TVM rejects it.
+        BuildError: the target cannot be understood; :class:`InputError` (also a
+            ``ValueError``) when TVM rejects it (an unknown option, e.g. ``-runtime=c``).
     """
     import tvm
 
@@ -155,7 +156,9 @@ def make_target(target=None, host=None):
         try:
             tgt = tvm.target.Target(d)
         except Exception as e:  # TVM raises several error types for a bad target
-            raise BuildError(f"target {target!r}: TVM rejects {d}: {e}") from None
+            # an InputError is a BuildError and a ValueError (what 0.19 raised for an
+            # unknown option such as -runtime=c)
+            raise InputError(f"target {target!r}: TVM rejects {d}: {e}") from None
     if host is not None or ("gpu" in tgt.keys and tgt.host is None):
         host_t = make_target(host) if host is not None else make_target("llvm")
         tgt = tvm.target.Target(tgt, host=host_t)

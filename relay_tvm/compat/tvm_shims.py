@@ -217,6 +217,56 @@ def install() -> None:
     _install_make_node()
     _install_target()
     _install_vm()
+    _install_register_op_attr()
+    _install_convert()
+
+
+def _install_convert():
+    """``tvm.runtime.convert(value)`` of Relay content (0.19 scripts wrote
+    ``relay.Tuple(tvm.runtime.convert([call]))``) gives the Python list / tuple / dict back
+    (relay_tvm takes those where Relay took TVM arrays and maps); TVM values convert as before.
+    """
+    import tvm.runtime
+
+    orig = tvm.runtime.convert
+    if getattr(orig, "_relay_tvm", False):
+        return
+
+    @functools.wraps(orig)
+    def convert(value, *args, **kwargs):
+        if is_relay(value) or isinstance(value, dict) and is_relay(list(value.values())):
+            return list(value) if isinstance(value, tuple) else value
+        return orig(value, *args, **kwargs)
+
+    convert._relay_tvm = True
+    tvm.runtime.convert = convert
+    if getattr(tvm, "convert", None) is orig:
+        tvm.convert = convert
+
+
+def _install_register_op_attr():
+    """``tvm.ir.register_op_attr(name, key, value, level)`` on a Relay operator name sets
+    relay_tvm's attribute (read by the Relay passes: ``target.<compiler>`` predicates of
+    AnnotateTarget, layout and legalization hooks); other names go to TVM unchanged."""
+    import tvm.ir
+
+    orig = tvm.ir.register_op_attr
+    if getattr(orig, "_relay_tvm", False):
+        return
+
+    @functools.wraps(orig)
+    def register_op_attr(op_name, attr_key, value=None, level=10):
+        from ..op import op_attrs
+        from ..op.registry import is_registered
+
+        if isinstance(op_name, str) and is_registered(op_name):
+            return op_attrs.register_op_attr(op_name, attr_key, value, level)
+        return orig(op_name, attr_key, value, level)
+
+    register_op_attr._relay_tvm = True
+    tvm.ir.register_op_attr = register_op_attr
+    if getattr(tvm.ir.op, "register_op_attr", None) is orig:
+        tvm.ir.op.register_op_attr = register_op_attr
 
 
 def _install_vm():

@@ -120,7 +120,8 @@ _DTYPE_RE = re.compile(r"^(?:(?:float|int|uint)(?:8|16|32|64)|bfloat16|bool|hand
 
 
 def check_dtype(dtype, what: str = "dtype") -> str:
-    """Validate a dtype string such as ``"float32"``, ``"int8"``, ``"bool"``.
+    """Validate a dtype string such as ``"float32"``, ``"int8"``, ``"bool"``; returns it
+    (``"uint1"``, TVM's other name of the 1-bit boolean, as ``"bool"``).
 
     Raises:
         RelayError: the string is not a dtype Relay knows.
@@ -130,6 +131,8 @@ def check_dtype(dtype, what: str = "dtype") -> str:
     if hasattr(dtype, "name") and not isinstance(dtype, str):  # numpy dtype objects
         dtype = dtype.name
     dtype = str(dtype)
+    if dtype.startswith("uint1") and _DTYPE_RE.match("bool" + dtype[5:]):
+        return "bool" + dtype[5:]  # TVM's bool is the 1-bit unsigned integer (0.19 wrote both)
     if not _DTYPE_RE.match(dtype):
         raise RelayError(
             f"{what}: {dtype!r} is not a dtype (expected e.g. float32, float16, int8, int64, bool)"

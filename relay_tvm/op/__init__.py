@@ -7,9 +7,10 @@
 # importing the operator families registers their operators
 from ..ir.expr import const  # noqa: F401,E402  (tvm.relay.op.const)
 from . import (  # noqa: F401
+    _make,  # relay.op._make: positional operator constructors (0.19)
     _sugar,
     algorithm,
-    annotation,  # relay.op.annotation: stop_fusion, cast_hint
+    annotation,  # relay.op.annotation: stop_fusion, cast_hint, compiler_begin/end
     dyn,  # the dyn.* operators
     image,
     indexing,
@@ -82,3 +83,11 @@ _HELPERS = (
     "parse_layout",
 )
 __all__ = [n for n in __all__ if n not in _HELPERS]
+
+
+def register_mixed_precision_conversion(op_name, func=None, level=10):
+    """tvm.relay 0.19's ``relay.op.register_mixed_precision_conversion``: see
+    :func:`relay_tvm.transform.mixed_precision.register_mixed_precision_conversion`."""
+    from ..transform.mixed_precision import register_mixed_precision_conversion as register
+
+    return register(op_name, func, level)

@@ -7,7 +7,14 @@
 - ``annotation.cast_hint(data, dtype)``: the identity, with the hint that the value may be
   stored as ``dtype``; :mod:`relay_tvm.quantize`'s realize step turns it into a ``cast``.
 
-Both keep the shape and dtype of ``data``.
+- ``annotation.compiler_begin(data, compiler)`` / ``annotation.compiler_end(data, compiler)``:
+  the edges where a region of the program offloaded to an external compiler (BYOC) starts and
+  ends; placed by :func:`~relay_tvm.transform.AnnotateTarget`, grouped by
+  :func:`~relay_tvm.transform.MergeCompilerRegions`, read by
+  :class:`~relay_tvm.analysis.AnnotatedRegionSet`. They have no kernel: a program still holding
+  them cannot be built or interpreted (external code generation is not part of relay_tvm).
+
+All keep the shape and dtype of ``data``.
 """
 
 from __future__ import annotations
@@ -103,4 +110,50 @@ def checkpoint(data):
     return make_call("annotation.checkpoint", [data])
 
 
-__all__ = ["stop_fusion", "cast_hint", "checkpoint"]
+def _any_identity_rel(types, attrs):
+    """The output has the input's type, whatever it is (tensor, tuple, reference, ...)."""
+    from ..ir.types import IncompleteType
+
+    return None if isinstance(types[0], IncompleteType) else types[0]
+
+
+for _name in ("annotation.compiler_begin", "annotation.compiler_end"):
+    register_op(
+        _name,
+        num_inputs=1,
+        arguments=("data",),
+        attrs=("relay.attrs.CompilerAttrs", [F("compiler", "str")]),
+        rel=_any_identity_rel,
+        pattern=OpPattern.OPAQUE,
+        doc="The edge of a region offloaded to the external compiler named by ``compiler``.",
+        level=10,
+    )
+
+
+def compiler_begin(data, compiler: str):
+    """Mark ``data`` as an input of a region for the external compiler ``compiler``.
+
+    Args:
+        data: the value entering the region (any type).
+        compiler: the external compiler's name (``"dnnl"``, ``"default"`` for TVM itself).
+
+    Returns:
+        The call ``annotation.compiler_begin(data, compiler=compiler)``, of ``data``'s type.
+    """
+    return make_call("annotation.compiler_begin", [data], compiler=compiler)
+
+
+def compiler_end(data, compiler: str):
+    """Mark ``data`` as an output of a region for the external compiler ``compiler``.
+
+    Args:
+        data: the value leaving the region (any type).
+        compiler: the external compiler's name.
+
+    Returns:
+        The call ``annotation.compiler_end(data, compiler=compiler)``, of ``data``'s type.
+    """
+    return make_call("annotation.compiler_end", [data], compiler=compiler)
+
+
+__all__ = ["stop_fusion", "cast_hint", "checkpoint", "compiler_begin", "compiler_end"]

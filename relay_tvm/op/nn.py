@@ -22,6 +22,7 @@ NumPy reference kernel, TE compute and fusion pattern:
 
 from __future__ import annotations
 
+from ..ir.expr import Constant  # noqa: F401  (0.19's relay.nn namespace exposed it)
 from . import (
     nn_activation,
     nn_conv,

@@ -165,6 +165,31 @@ class GraphModule:
                 t = tvm.runtime.tensor(v.numpy(), self.device)
             self._inputs[i] = t
 
+    def set_input_zero_copy(self, key, value):
+        """Use the tvm Tensor ``value`` itself as input ``key`` (name or index), without a copy
+        (0.19's ``set_input_zero_copy``): later changes to ``value`` are seen by later runs.
+
+        Raises:
+            InputError: unknown input; ``value`` not a tvm Tensor on the module's device, or of
+                another shape or dtype.
+        """
+        import tvm
+
+        i = self._index(key, "set_input_zero_copy")
+        name = self._input_names[i]
+        shape, dtype = self._input_types[i]
+        if not isinstance(value, tvm.runtime.Tensor):
+            raise InputError(f"set_input_zero_copy {name!r}: expected a tvm Tensor (a NumPy "
+                             f"array needs a copy: use set_input), got {type(value).__name__}")
+        if value.device != self.device:
+            raise InputError(f"set_input_zero_copy {name!r}: tensor on {value.device}, the "
+                             f"module runs on {self.device}")
+        got_shape = tuple(int(d) for d in value.shape)
+        if _dtype_of(value) != dtype or got_shape != shape:
+            raise InputError(f"set_input_zero_copy {name!r}: got {got_shape} {_dtype_of(value)}, "
+                             f"expected {shape} {dtype}")
+        self._inputs[i] = value
+
     def get_input(self, key):
         """The tensor set for input ``key`` (name or index)."""
         return self._inputs[self._index(key, "get_input")]
@@ -347,7 +372,9 @@ class GraphModule:
     def __getitem__(self, name):  # module["set_input"](...) as with a tvm runtime module
         fn = {"set_input": self.set_input, "run": self.run, "get_output": self.get_output,
               "get_num_outputs": self.get_num_outputs, "get_input": self.get_input,
-              "get_num_inputs": self.get_num_inputs, "load_params": self.load_params}.get(name)
+              "get_num_inputs": self.get_num_inputs, "load_params": self.load_params,
+              "set_input_zero_copy": self.set_input_zero_copy,
+              "get_input_index": self.get_input_index}.get(name)
         if fn is None:
             raise BuildError(f"GraphModule has no function {name!r}")
         return fn

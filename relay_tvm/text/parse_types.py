@@ -26,6 +26,9 @@ from ..ir.types import (
 from .lexer import IDENT, NUM
 
 _DIM_MAX = 2**63 - 1  # TVM shapes are int64
+# A dtype name without a bit width is 32 bits wide, as TVM's String2DLDataType reads it (0.19's
+# parser accepts ``-> int`` for a scalar int32).
+_BARE_DTYPE = {"int": "int32", "uint": "uint32", "float": "float32"}
 
 
 def _dim_call(name):
@@ -133,7 +136,7 @@ class TypeSyntax:
                 return TypeCall(named, args)
             return named
         try:
-            return TensorType((), check_dtype(v))
+            return TensorType((), check_dtype(_BARE_DTYPE.get(v, v)))
         except RelayError:
             close = difflib.get_close_matches(v, ["float32", "int32", "int64", "bool", "Tensor"]
                                               + list(self.gtypes), n=1)
@@ -144,7 +147,7 @@ class TypeSyntax:
         t = self.next()
         if t.kind == IDENT:
             try:
-                return check_dtype(t.value)
+                return check_dtype(_BARE_DTYPE.get(t.value, t.value))
             except RelayError:
                 pass
         self.fail(t, f"bad dtype {t.text or t.describe()}: expected e.g. float32, int64, bool")

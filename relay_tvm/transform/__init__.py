@@ -2,10 +2,13 @@
 
 from . import fake_quantization_to_integer  # noqa: F401  (0.19's module name)
 from .annotate_spans import AnnotateSpans  # noqa: F401
-from .canonicalize import CanonicalizeOps  # noqa: F401
+from .annotate_target import AnnotateTarget  # noqa: F401
+from .canonicalize import CanonicalizeCast, CanonicalizeOps  # noqa: F401
+from .change_batch import ChangeBatch  # noqa: F401
 from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
 from .cse import EliminateCommonSubexpr  # noqa: F401
 from .dead_code import DeadCodeElimination  # noqa: F401
+from .defuse_ops import DefuseOps  # noqa: F401
 from .div_to_mul import DivToMul  # noqa: F401
 from .dynamic_to_static import DynamicToStatic  # noqa: F401
 from .fake_quantization_to_integer import FakeQuantizationToInteger  # noqa: F401
@@ -29,6 +32,7 @@ from .lambda_lift import (  # noqa: F401
 from .layout import AlterOpLayout, ConvertLayout  # noqa: F401
 from .lazy_gradient_init import LazyGradientInit  # noqa: F401
 from .legalize import Legalize  # noqa: F401
+from .merge_compiler_regions import MergeCompilerRegions  # noqa: F401
 from .merge_composite import MergeComposite  # noqa: F401
 from .mixed_precision import ToMixedPrecision  # noqa: F401
 from .normal_forms import (  # noqa: F401
@@ -54,9 +58,12 @@ from .pass_infra import (  # noqa: F401
     register_pass,
 )
 from .pipeline import default_pipeline  # noqa: F401
+from .recast import recast  # noqa: F401
 from .simplify_expr import SimplifyExpr  # noqa: F401
+from .simplify_fc_transpose import SimplifyFCTranspose  # noqa: F401
 from .simplify_inference import SimplifyInference  # noqa: F401
 from .span_check import SpanCheck  # noqa: F401
+from .to_cps import ToCPS, UnCPS, to_cps, un_cps  # noqa: F401
 
 # The pass registry (pass_infra.get_pass): every pass of this package under its Relay name.
 for _factory in (
@@ -66,7 +73,8 @@ for _factory in (
     Inline, InlineGlobals, InferType, LambdaLift, LazyGradientInit, Legalize, MergeComposite,
     PartialEvaluate, RemoveUnusedFunctions, SimplifyExpr, SimplifyInference, SpanCheck,
     ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm, ToMixedPrecision,
-    FakeQuantizationToInteger, DynamicToStatic,
+    FakeQuantizationToInteger, DynamicToStatic, ToCPS, UnCPS, AnnotateTarget,
+    MergeCompilerRegions, SimplifyFCTranspose, DefuseOps, CanonicalizeCast,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory

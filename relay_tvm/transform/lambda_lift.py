@@ -139,12 +139,24 @@ class _Eta(Rewriter):
     def post(self, orig, new):
         t = type(orig)
         if t is GlobalVar and self.expand_global_var and orig in self.value_uses:
-            ft = self.mod[orig].checked_type
-            params = [Var(f"x{i}", ty) for i, ty in enumerate(ft.arg_types)]
-            return Function(params, Call(orig, params))
+            # 0.19: the global's own signature (parameter annotations, return type, type
+            # parameters) on the wrapper
+            f = self.mod[orig]
+            ft = f.checked_type
+            params = [Var(f"x{i}", p.type_annotation if p.type_annotation is not None else ty)
+                      for i, (p, ty) in enumerate(zip(f.params, ft.arg_types))]
+            return Function(params, Call(orig, params), f.ret_type, f.type_params)
         if isinstance(orig, Constructor) and self.expand_constructor and orig in self.value_uses:
-            params = [Var(f"x{i}") for i in range(len(orig.inputs))]
-            return Function(params, Call(orig, params))
+            # polymorphic in fresh copies of the data type's type variables, returning it
+            from ..ir.types import TypeCall, TypeVar
+            from ..typing.solver import substitute_type_vars
+
+            data = self.mod[orig.belong_to]
+            fresh = {tv: TypeVar(tv.name_hint, tv.kind) for tv in data.type_vars}
+            params = [Var(f"x{i}", substitute_type_vars(ty, fresh))
+                      for i, ty in enumerate(orig.inputs)]
+            tps = [fresh[tv] for tv in data.type_vars]
+            return Function(params, Call(orig, params), TypeCall(orig.belong_to, tps), tps)
         return super().post(orig, new)
 
 

@@ -5,15 +5,20 @@ python/tvm/relay/transform/mixed_precision.py and to_mixed_precision.cc).
 Each operator is in one category:
 
 - ``ALWAYS`` (convolutions, dense, batch_matmul): floating-point arguments are cast to the mixed
-  type; an operator with an ``out_dtype`` attribute accumulates in float32 (``out_dtype``) and
-  its result is cast to the mixed type;
+  type and the operator runs there, accumulating in the mixed type too (``out_dtype``, as
+  0.19's default lists did);
 - ``FOLLOW`` (elementwise, data movement, pooling but averaging, ...): runs in the mixed type
-  when every floating-point argument already is (constants count, they are cast), otherwise in
-  float32;
+  when every argument is a variable, a constant (both can be cast) or already in the mixed type
+  (non-float arguments count as well), otherwise in float32;
 - ``NEVER`` (exp, softmax, sums and means, ...: results much larger than the inputs, or long
   accumulations): arguments are cast back to float32.
 
-Operators in no list are ``NEVER`` (``missing_op_mode``: 0 raises, 1 warns, 2 is silent).
+A ``clip`` whose bounds the mixed type cannot represent stays float32. Operators in no list
+follow their arguments (``missing_op_mode``: 0 raises, 1 warns, 2 is silent).
+:func:`register_mixed_precision_conversion` takes 0.19's per-operator function
+``f(call, mixed) -> [category, accumulation dtype, output dtype]``: ``[ALWAYS, "float32",
+mixed]`` accumulates in float32 and casts the result. Casts are cached both ways (casting a
+cast back gives the original value), so no ``cast(cast(x))`` pairs appear.
 Function parameters keep their types; results of ``if`` branches and nested functions are cast
 back to their original types; the main result is in the mixed type unless the PassContext option
 ``relay.ToMixedPrecision.keep_orig_output_dtype`` is true.
@@ -61,12 +66,46 @@ for _cat, _names in ((MIXED_PRECISION_ALWAYS, DEFAULT_ALWAYS_LIST),
         _CATEGORY[_n] = _cat
 
 
-def register_mixed_precision_conversion(op_name: str, category: int) -> None:
-    """Put ``op_name`` in ``category`` (``MIXED_PRECISION_ALWAYS``/``FOLLOW``/``NEVER``)."""
-    if category not in (0, 1, 2):
-        raise RelayError(f"register_mixed_precision_conversion: category {category!r} is not "
-                         f"0 (always), 1 (follow) or 2 (never)")
-    _CATEGORY[op_name] = category
+CONVERSION_KEY = "FTVMMixedPrecisionConversionType"
+
+
+def register_mixed_precision_conversion(op_name: str, func=None, level: int = 10):
+    """How ``op_name`` converts (tvm.relay 0.19's ``relay.op.register_mixed_precision_conversion``).
+
+    Args:
+        op_name: the operator.
+        func: ``func(call, mixed_dtype) -> [category, accumulation dtype, output dtype]``
+            (0.19's form: e.g. ``[MIXED_PRECISION_ALWAYS, "float32", "float16"]`` accumulates a
+            convolution in float32 and casts its result to float16), or just a category
+            (``MIXED_PRECISION_ALWAYS`` / ``FOLLOW`` / ``NEVER``; accumulation and output in
+            the mixed type). None: a decorator.
+        level: the priority of a function registered (0.19's rule; > 10 overrides).
+
+    Raises:
+        RelayError: a category that is not 0, 1 or 2.
+    """
+    if func is None:
+        return lambda f: register_mixed_precision_conversion(op_name, f, level)
+    if isinstance(func, int):
+        if func not in (0, 1, 2):
+            raise RelayError(f"register_mixed_precision_conversion: category {func!r} is not "
+                             f"0 (always), 1 (follow) or 2 (never)")
+        _CATEGORY[op_name] = func
+        return func
+    from ..op.op_attrs import register_op_attr
+
+    return register_op_attr(op_name, CONVERSION_KEY, func, level)
+
+
+# operators whose ``out_dtype`` is the accumulation dtype (Relay's GetNewAttrs), and those whose
+# ``dtype`` is their output dtype (InitOpAttrs)
+_OUT_DTYPE_OPS = frozenset({
+    "nn.conv1d", "nn.conv2d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv2d_transpose",
+    "nn.conv3d_transpose", "nn.contrib_conv2d_winograd_without_weight_transform",
+    "nn.contrib_conv2d_winograd_nnpack_weight_transform", "nn.deformable_conv2d",
+    "nn.contrib_conv3d_winograd_without_weight_transform", "nn.dense", "nn.batch_matmul"})
+_DTYPE_OPS = frozenset({"zeros", "ones", "full"})
+_FLOAT16_MAX, _BFLOAT16_MAX = 65504.0, 3.3895313892515355e38
 
 
 def _retype(t, src, dst):
@@ -106,6 +145,8 @@ class _Mixed(ExprFunctor):
 
                 out = self.ret(cast(e, ty.dtype), ty)
                 self.casts[key] = out
+                # casting the cast back gives the original (no cast pairs, as Relay's cache)
+                self.casts[(out, have.dtype)] = e
             return out
         if isinstance(ty, TupleType) and isinstance(have, TupleType):
             fields = e.fields if isinstance(e, Tuple) else [
@@ -176,34 +217,79 @@ class _Mixed(ExprFunctor):
             if ft is not None and hasattr(ft, "arg_types"):
                 args = [self.cast(a, t) for a, t in zip(args, ft.arg_types)]
             return self.ret(Call(callee, args, e.attrs, e.type_args, e.span), e.checked_type)
-        cat = _CATEGORY.get(op.name)
-        if cat is None:
-            if self.missing == 0:
-                raise RelayError(f"ToMixedPrecision: operator {op.name} is in no list (always / "
-                                 f"follow / never); register it with "
-                                 f"register_mixed_precision_conversion")
-            self.missing_ops.add(op.name)
-            cat = MIXED_PRECISION_NEVER
+        cat, accum, out = self.descriptor(e)
         fp32, mixed = "float32", self.mixed
         if cat == MIXED_PRECISION_FOLLOW:
-            floats = [(a, o) for a, o in zip(args, e.args) if self._has_dtype(o.checked_type, fp32)
-                      or self._has_dtype(self.types.get(a), mixed)]
-            ok = all(isinstance(a, Constant) or self._all_dtype(self.types.get(a), mixed)
-                     for a, o in floats)
-            some = any(not isinstance(a, Constant) for a, o in floats)
-            cat = MIXED_PRECISION_ALWAYS if floats and ok and some else MIXED_PRECISION_NEVER
+            # variables and constants can always be cast; other floats must already be mixed
+            ok = all(type(a) in (Var, Constant) or self._all_dtype(self.types.get(a), mixed)
+                     for a in args)
+            cat = MIXED_PRECISION_ALWAYS if ok else MIXED_PRECISION_NEVER
         attrs = e.attrs
-        if cat == MIXED_PRECISION_ALWAYS:
+        if cat == MIXED_PRECISION_ALWAYS and self._attrs_fit(op.name, attrs):
             args = [self.cast(a, _retype(o.checked_type, fp32, mixed))
                     for a, o in zip(args, e.args)]
-            out_t = _retype(e.checked_type, fp32, mixed)
-            if attrs is not None and "out_dtype" in attrs and op.name in DEFAULT_ALWAYS_LIST:
-                attrs = attrs.with_fields(out_dtype=fp32)  # accumulate in float32
-                call = self.ret(Call(op, args, attrs, (), e.span), e.checked_type)
-                return self.cast(call, out_t)
-            return self.ret(Call(op, args, attrs, (), e.span), out_t)
+            attrs = self._accumulate(op.name, attrs, accum)
+            call = Call(op, args, attrs, (), e.span)
+            self.ret(call, self._out_type(call, e))
+            return self.cast(call, _retype(self.types[call], accum, out)) if accum != out \
+                else call
         args = [self.cast(a, o.checked_type) for a, o in zip(args, e.args)]
         return self.ret(Call(op, args, attrs, (), e.span), e.checked_type)
+
+    def descriptor(self, e):
+        """``(category, accumulation dtype, output dtype)`` of a call (Relay's
+        FTVMMixedPrecisionConversionType; an operator in no list follows its arguments)."""
+        from ..op.op_attrs import get_op_attr
+
+        name = e.op.name
+        func = get_op_attr(name, CONVERSION_KEY)
+        if func is not None:
+            d = list(func(e, self.mixed))
+            if len(d) != 3 or int(d[0]) not in (0, 1, 2):
+                raise RelayError(f"ToMixedPrecision: the conversion function of {name} returned "
+                                 f"{d!r}; expected [category 0/1/2, accumulation dtype, output "
+                                 f"dtype]")
+            return int(d[0]), str(d[1]), str(d[2])
+        cat = _CATEGORY.get(name)
+        if cat is None:
+            if self.missing == 0:
+                raise RelayError(f"ToMixedPrecision: operator {name} is in no list (always / "
+                                 f"follow / never); register it with "
+                                 f"register_mixed_precision_conversion")
+            self.missing_ops.add(name)
+            cat = MIXED_PRECISION_FOLLOW
+        return cat, self.mixed, self.mixed
+
+    def _attrs_fit(self, name, attrs) -> bool:
+        """A clip whose bounds the mixed type cannot hold stays float32."""
+        if name != "clip" or attrs is None:
+            return True
+        bound = {"float16": _FLOAT16_MAX, "bfloat16": _BFLOAT16_MAX}.get(self.mixed)
+        return bound is None or (attrs.a_min >= -bound and attrs.a_max <= bound)
+
+    @staticmethod
+    def _accumulate(name, attrs, accum):
+        if attrs is None:
+            return attrs
+        key = "out_dtype" if name in _OUT_DTYPE_OPS else "dtype" if name in _DTYPE_OPS else None
+        if key is None or key not in attrs:
+            return attrs
+        cur = attrs[key] or ""
+        if cur == "" or cur.startswith(("float", "bfloat")):
+            return attrs.with_fields(**{key: accum})
+        return attrs
+
+    def _out_type(self, call, orig):
+        """The type of a rebuilt call, from its operator's relation on the new argument types."""
+        rel = getattr(call.op, "type_rel", None)
+        types = [self.types.get(a) for a in call.args]
+        if rel is not None and all(t is not None for t in types):
+            res = rel(types, call.attrs)
+            if isinstance(res, tuple):
+                res = res[0]
+            if res is not None:
+                return res
+        return _retype(orig.checked_type, "float32", self.mixed)
 
     @staticmethod
     def _has_dtype(t, dtype):

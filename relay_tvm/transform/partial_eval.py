@@ -15,7 +15,9 @@ only while no dynamic ``if``/``match`` has been entered since its outermost inli
 unrolling follows static control only) and at most ``MAX_UNROLL`` deep; otherwise the call is
 left in the program and the function is emitted once as a residual (recursive) closure. Before
 a dynamic branch, every reference still known is written out (``ref(value)``) so the branches
-see real cells. Tail calls (the backpropagator chains of ``gradient``) are inlined in a loop,
+see real cells; each branch still starts knowing their contents (writes are emitted and tracked,
+as Relay's versioned store does), and after the branch, or a call of unknown code, nothing is
+known about a real cell until it is written again. Tail calls (the backpropagator chains of ``gradient``) are inlined in a loop,
 not by recursion.
 """
 
@@ -72,12 +74,15 @@ class _PV:
         self.kind, self.data, self.dyn, self.scope = kind, data, dyn, None
 
 
-def _mono(t):
-    """``t``, or None when it mentions type variables: code inlined from a polymorphic function
-    would carry the callee's type variables, so inference fills those annotations in."""
+def _mono(t, bound=frozenset()):
+    """``t``, or None when it mentions type variables other than ``bound`` (the type parameters
+    of the function being evaluated, in scope everywhere): code inlined from a polymorphic
+    function would carry the callee's type variables, so inference fills those annotations in."""
     stack = [t]
     while stack:
         u = stack.pop()
+        if isinstance(u, TypeVar) and u in bound:
+            continue
         if isinstance(u, (TypeVar, IncompleteType)):
             return None
         if isinstance(u, TupleType):
@@ -94,8 +99,8 @@ def _mono(t):
     return t
 
 
-def _ty(v):
-    return _mono(v.checked_type)
+def _ty(v, bound=frozenset()):
+    return _mono(v.checked_type, bound)
 
 
 def _dyn(e):
@@ -113,10 +118,12 @@ class _Closure:
 
 
 class _Cell:
-    __slots__ = ("value", "live")
+    __slots__ = ("value", "live", "known")
 
     def __init__(self, value):
-        self.value, self.live = value, True  # live: still known statically
+        # live: not yet in the residual program (only the evaluator holds it);
+        # known: ``value`` is its current content (also after it became a real ``ref``)
+        self.value, self.live, self.known = value, True, True
 
 
 class PartialEvaluator:
@@ -125,14 +132,15 @@ class PartialEvaluator:
     def __init__(self, mod):
         self.mod = mod
         self.lists = []  # stack of residual let lists: [(var, value)]
-        self.cells = []  # cells still known statically
+        self.cells = []  # every cell created, live or real
         self.active = {}  # Function node -> [depth, dynamic-branch count at outermost entry]
         self.dyn_branches = 0
         self.entered = []  # functions being inlined, innermost last
+        self.bound = frozenset()  # type parameters of the function evaluated
 
     # ---- residual code ---------------------------------------------------------------------
     def emit(self, name, value, ty):
-        v = Var(name, None if ty is None else _mono(ty))
+        v = Var(name, None if ty is None else _mono(ty, self.bound))
         self.lists[-1].append((v, value))
         return v
 
@@ -177,7 +185,24 @@ class PartialEvaluator:
     def materialize_all(self):
         for pv in list(self.cells):
             self.materialize(pv.data, pv)
-        self.cells = [pv for pv in self.cells if pv.data.live]
+
+    def store(self) -> list:
+        """What is known of every cell (to restore after a branch or a closure body)."""
+        return [(pv.data, pv.data.known, pv.data.value) for pv in self.cells]
+
+    def restore(self, saved) -> None:
+        n = len(saved)
+        for cell, known, value in saved:
+            cell.known, cell.value = known, value
+        for pv in self.cells[n:]:  # created meanwhile, unreachable now
+            pv.data.known = False
+        del self.cells[n:]
+
+    def forget(self) -> None:
+        """Unknown code may have written every real cell (a dynamic call, after a branch)."""
+        for pv in self.cells:
+            if not pv.data.live:
+                pv.data.known = False
 
     def reify_closure(self, pv):
         c = pv.data
@@ -187,19 +212,21 @@ class PartialEvaluator:
         if f.is_primitive:
             return f
         self.materialize_all()  # the closure may run at any time: its cells must be real
-        var = Var("f", _mono(f.checked_type))
+        var = Var("f", _mono(f.checked_type, self.bound))
         pv.dyn, pv.scope = var, self.lists[-1]
-        params = [Var(p.name_hint, _ty(p)) for p in f.params]
+        params = [Var(p.name_hint, _ty(p, self.bound)) for p in f.params]
         env = _Env(c.env)
         for p, q in zip(f.params, params):
             env.vals[p] = _dyn(q)
-        saved = self.dyn_branches
-        self.dyn_branches += 1  # the body runs under unknown control
+        saved, store = self.dyn_branches, self.store()
+        self.dyn_branches += 1  # the body runs under unknown control, on an unknown store
+        self.forget()
         try:
             body = self.block(lambda: self.eval_body(f.body, env))
         finally:
             self.dyn_branches = saved
-        ret = None if f.ret_type is None or f.type_params else _mono(f.ret_type)
+            self.restore(store)
+        ret = None if f.ret_type is None or f.type_params else _mono(f.ret_type, self.bound)
         self.lists[-1].append((var, Function(params, body, ret, f.type_params, f.attrs, f.span)))
         return var
 
@@ -312,11 +339,15 @@ class PartialEvaluator:
                                       else e.false_branch, _Env(env))
             self.materialize_all()
             self.dyn_branches += 1
+            store = self.store()  # each branch starts from what is known before the if
             try:
                 tb = self.block(lambda: self.eval_body(e.true_branch, _Env(env)))
+                self.restore(store)
                 fb = self.block(lambda: self.eval_body(e.false_branch, _Env(env)))
             finally:
                 self.dyn_branches -= 1
+                self.restore(store)
+            self.forget()  # either branch may have written: nothing is known after the if
             return _dyn(self.emit(name, If(self.reify(c), tb, fb), e.checked_type))
         if t is Match:
             return self.eval_match(e, env, name)
@@ -326,7 +357,7 @@ class PartialEvaluator:
             return pv
         if t is RefRead:
             r = self.atom(e.ref, env)
-            if r.kind == "ref" and r.data.live:
+            if r.kind == "ref" and r.data.known:
                 return r.data.value
             return _dyn(self.emit(name, RefRead(self.reify(r)), e.checked_type))
         if t is RefWrite:
@@ -335,6 +366,8 @@ class PartialEvaluator:
                 r.data.value = v
             else:
                 self.emit("_", RefWrite(self.reify(r), self.reify(v)), None)
+                if r.kind == "ref":  # a real cell: its content is known again
+                    r.data.value, r.data.known = v, True
             return UNIT
         if isinstance(e, Constructor):
             return _dyn(e)
@@ -368,8 +401,10 @@ class PartialEvaluator:
         callee = self.reify(fpv)
         rargs = [self.reify(a) for a in args]
         self.materialize_all()  # an unknown function may read or write any cell it can reach
-        return _dyn(self.emit(name, Call(callee, rargs, e.attrs, e.type_args, e.span),
-                              e.checked_type))
+        out = _dyn(self.emit(name, Call(callee, rargs, e.attrs, e.type_args, e.span),
+                             e.checked_type))
+        self.forget()
+        return out
 
     def fold(self, call, args):
         op = call.op
@@ -413,14 +448,18 @@ class PartialEvaluator:
         rdata = self.reify(data)
         clauses = []
         self.dyn_branches += 1
+        store = self.store()
         try:
             for clause in e.clauses:
                 new = _Env(env)
                 lhs = self.fresh_pattern(clause.lhs, new)
                 clauses.append(Clause(lhs, self.block(lambda c=clause, n=new:
                                                       self.eval_body(c.rhs, n)), clause.span))
+                self.restore(store)
         finally:
             self.dyn_branches -= 1
+            self.restore(store)
+        self.forget()
         return _dyn(self.emit(name, Match(rdata, clauses, e.complete, e.span), e.checked_type))
 
     def match_static(self, p, pv, binds):
@@ -453,7 +492,7 @@ class PartialEvaluator:
 
     def fresh_pattern(self, p, env):
         if isinstance(p, PatternVar):
-            v = Var(p.var.name_hint, _ty(p.var))
+            v = Var(p.var.name_hint, _ty(p.var, self.bound))
             env.vals[p.var] = _dyn(v)
             return PatternVar(v, p.span)
         if isinstance(p, PatternConstructor):
@@ -464,6 +503,7 @@ class PartialEvaluator:
         return p
 
     def run(self, func: Function) -> Function:
+        self.bound = frozenset(func.type_params)
         env = _Env()
         for p in func.params:
             env.vals[p] = _dyn(p)

@@ -159,14 +159,19 @@ class TypeSolver:
         if isinstance(a, FuncType) and isinstance(b, FuncType):
             if len(a.arg_types) != len(b.arg_types):
                 raise _UnifyError(f"function of {len(a.arg_types)} parameters vs {len(b.arg_types)}")
-            if len(a.type_params) != len(b.type_params):
-                raise _UnifyError("functions with different numbers of type parameters")
-            if b.type_params:
-                b = substitute_type_vars(b, dict(zip(b.type_params, a.type_params)))
+            if len(a.type_params) < len(b.type_params):
+                a, b = b, a
+            if a.type_params:
+                # Relay's rule for quantified functions: the type parameters of the one with more
+                # are renamed to the other's, and its extra ones become unknowns to solve
+                ren = dict(zip(a.type_params, b.type_params))
+                for tp in a.type_params[len(b.type_params):]:
+                    ren[tp] = IncompleteType(tp.kind)
+                a = substitute_type_vars(FuncType(a.arg_types, a.ret_type), ren)
             for x, y in zip(a.arg_types, b.arg_types):
                 self.unify(x, y)
             self.unify(a.ret_type, b.ret_type)
-            return a
+            return b
         if isinstance(a, RefType) and isinstance(b, RefType):
             self.unify(a.value, b.value)
             return a

@@ -119,7 +119,8 @@ def test_nchwc_knobs_change_the_schedule_not_the_result(knobs):
 
 def test_knobs_that_do_not_fit_fall_back_to_the_generic_schedule():
     func, params, args = _conv_block(16, 16, 6, 3, 1, 1)
-    with cpu.override_knobs({"wb": 5}), relay.transform.PassContext(opt_level=3):
+    # a tile wider than the 16 the template allows (any width up to 16 fits: with a tail)
+    with cpu.override_knobs({"wb": 17}), relay.transform.PassContext(opt_level=3):
         lib = relay.build(relay.IRModule.from_expr(func), target="llvm", params=params)
     (k,) = [v for v in lib.kernels.values() if v.anchor == "nn.contrib_conv2d_NCHWc"]
     assert k.schedule_rule == "generic"

@@ -276,3 +276,17 @@ def test_tvm_parser_module_of_older_scripts():
     np.testing.assert_array_equal(out.numpy(), [2, 4])
     assert isinstance(tvm.parser.parse_expr("1f"), relay.Constant)
     assert tvm.parser.fromtext is relay.fromtext
+
+
+def test_runtime_convert_of_relay_content_stays_python():
+    import tvm
+
+    x = relay.var("x", shape=(2,))
+    call = relay.exp(x)
+    got = tvm.runtime.convert([call, x])
+    assert got == [call, x] and got[0] is call
+    assert isinstance(tvm.runtime.convert((call,)), list)
+    tup = relay.Tuple(tvm.runtime.convert([call]))
+    assert tup.fields[0] is call
+    arr = tvm.runtime.convert([1, 2])  # TVM values: TVM's conversion, unchanged
+    assert not isinstance(arr, list) and [int(v) for v in arr] == [1, 2]

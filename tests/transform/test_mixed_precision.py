@@ -1,5 +1,6 @@
-"""ToMixedPrecision: which operators run in float16, accumulation in float32, and results within
-1e-2 (relative) of float32 on the reference interpreter and the graph executor."""
+"""ToMixedPrecision: which operators run in float16, accumulation in float16 by default and in
+float32 when registered (tvm.relay 0.19's rules), and results within 1e-2 (relative) of float32
+on the reference interpreter and the graph executor."""
 
 import warnings
 
@@ -8,6 +9,7 @@ import pytest
 
 import relay_tvm as relay
 from relay_tvm.errors import RelayError
+from relay_tvm.op.op_attrs import temp_op_attr
 from relay_tvm.testing import resnet
 
 RNG = np.random.default_rng(3)
@@ -35,16 +37,35 @@ def _calls(mod):
     return out
 
 
-def test_categories_and_float32_accumulation():
-    mod = relay.transform.ToMixedPrecision()(relay.transform.InferType()(_convnet()))
+def test_categories_and_accumulation():
+    typed = relay.transform.InferType()(_convnet())
+    mod = relay.transform.ToMixedPrecision()(typed)
     calls = _calls(mod)
     conv = calls["nn.conv2d"][0]
     assert [a.checked_type.dtype for a in conv.args] == ["float16", "float16"]
-    assert conv.attrs.out_dtype == "float32" and conv.checked_type.dtype == "float32"
+    assert conv.attrs.out_dtype == "float16" and conv.checked_type.dtype == "float16"
+    # no cast of a cast: the float32 value softmax needs is the cast of dense's float16 result
+    for c in calls["cast"]:
+        assert not (isinstance(c.args[0], relay.Call) and c.args[0].op.name == "cast")
     for name in ("nn.relu", "nn.max_pool2d", "nn.bias_add"):  # follow
         assert all(c.checked_type.dtype == "float16" for c in calls[name]), name
     assert calls["nn.softmax"][0].args[0].checked_type.dtype == "float32"  # never
     assert mod["main"].checked_type.ret_type.dtype == "float32"  # softmax stays float32
+    xs = RNG.uniform(-1, 1, (1, 3, 8, 8)).astype("float32")
+    want = relay.create_executor(mod=typed).evaluate()(xs).numpy()
+    np.testing.assert_allclose(relay.create_executor(mod=mod).evaluate()(xs).numpy(), want,
+                               rtol=1e-2, atol=1e-3)
+    # 0.19's registration: accumulate convolutions in float32, output float16
+    with temp_op_attr("nn.conv2d", "FTVMMixedPrecisionConversionType",
+                      lambda call, dt: [relay.transform.mixed_precision.MIXED_PRECISION_ALWAYS,
+                                        "float32", dt]):
+        acc32 = relay.transform.ToMixedPrecision()(typed)
+    conv = _calls(acc32)["nn.conv2d"][0]
+    assert conv.attrs.out_dtype == "float32" and conv.checked_type.dtype == "float32"
+    (after,) = [c for c in _calls(acc32)["cast"] if c.args[0] is conv]
+    assert after.attrs.dtype == "float16"
+    np.testing.assert_allclose(relay.create_executor(mod=acc32).evaluate()(xs).numpy(), want,
+                               rtol=1e-2, atol=1e-3)
 
 
 def test_keep_orig_output_dtype_and_follow_output():
@@ -69,7 +90,9 @@ def test_missing_op_modes():
         relay.transform.ToMixedPrecision(missing_op_mode=0)(mod)
     with pytest.warns(UserWarning, match="cumsum"):
         out = relay.transform.ToMixedPrecision(missing_op_mode=1)(mod)
-    assert _calls(out)["cumsum"][0].args[0].checked_type.dtype == "float32"
+    # an operator in no list follows its arguments (0.19): dense's float16 result
+    assert _calls(out)["cumsum"][0].args[0].checked_type.dtype == "float16"
+    assert out["main"].checked_type.ret_type.dtype == "float16"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         relay.transform.ToMixedPrecision(missing_op_mode=2)(mod)

@@ -43,8 +43,31 @@ def test_combine_dense():
     x = relay.var("x", shape=(2, 8))
     ws = [relay.const(RNG.normal(size=(u, 8)).astype("float32")) for u in (3, 4, 5)]
     f = relay.Function([x], relay.Tuple([relay.nn.dense(x, w) for w in ws]))
-    after = run_opt_pass(f, transform.CombineParallelDense(), opt_level=4)
+    after = run_opt_pass(f, transform.CombineParallelDense(to_batch=False), opt_level=4)
     names = []
     relay.analysis.post_order_visit(after, lambda n: names.append(n.op.name) if isinstance(n, relay.Call) else None)
     assert names.count("nn.dense") == 1 and "split" in names
     assert_same_result(f, after, atol=1e-4)
+
+
+def _op_names(e):
+    names = []
+    relay.analysis.post_order_visit(
+        e, lambda n: names.append(n.op.name) if isinstance(n, relay.Call) else None)
+    return names
+
+
+def test_combine_dense_to_batch():
+    """tvm.relay's default form: one batch_matmul of the stacked input and weights."""
+    x = relay.var("x", shape=(2, 8))
+    ws = [relay.const(RNG.normal(size=(4, 8)).astype("float32")) for _ in range(3)]
+    f = relay.Function([x], relay.Tuple([relay.nn.relu(relay.nn.dense(x, w)) for w in ws]))
+    after = run_opt_pass(f, transform.CombineParallelDense(), opt_level=4)
+    names = _op_names(after)
+    assert "nn.dense" not in names and names.count("nn.batch_matmul") == 1
+    assert names.count("squeeze") == 3
+    assert_same_result(f, after, atol=1e-4)
+    # weights of different shapes cannot be stacked: left alone in this form
+    ws2 = [relay.const(RNG.normal(size=(u, 8)).astype("float32")) for u in (3, 4, 5)]
+    g = relay.Function([x], relay.Tuple([relay.nn.dense(x, w) for w in ws2]))
+    assert_equal_structure(run_opt_pass(g, transform.CombineParallelDense(), opt_level=4), g)

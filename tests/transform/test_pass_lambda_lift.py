@@ -96,3 +96,23 @@ def test_inline_and_remove_unused():
     glob = transform.InlineGlobals()(mod)
     assert [g.name_hint for g in glob.get_global_vars()] == ["main"]
     np.testing.assert_allclose(_eval(transform.InferType()(glob), v).numpy(), _eval(mod, v).numpy(), rtol=1e-6)
+
+
+def test_eta_expand_keeps_signatures():
+    # a polymorphic constructor used as a value becomes a polymorphic function returning the
+    # data type; a global's wrapper keeps its return type
+    mod = relay.IRModule()
+    p = relay.Prelude(mod)
+    list_t, cons, nil = p.mod.get_type("List")
+    c = relay.var("c")
+    x = relay.var("x", shape=(), dtype="int32")
+    mod["main"] = relay.Function([x], relay.Let(c, cons, c(x, nil())))
+    out = transform.InferType()(transform.EtaExpand(expand_constructor=True)(
+        transform.InferType()(mod)))
+    wrapper = out["main"].body.value
+    assert isinstance(wrapper, relay.Function) and len(wrapper.type_params) == 1
+    a = wrapper.type_params[0]
+    assert wrapper.ret_type == list_t(a)
+    assert [q.type_annotation for q in wrapper.params] == [a, list_t(a)]
+    got = _eval(out, np.array(7, "int32"))
+    assert int(got.fields[0].numpy()) == 7 and got.fields[1].constructor.name_hint == "Nil"

@@ -97,3 +97,89 @@ def test_div_to_mul_uses_the_reciprocal(dtype):
     imod = relay.IRModule.from_expr(relay.Function([i], relay.divide(i, relay.const(
         np.array([2, 3], "int32")))))
     assert relay.transform.DivToMul()(imod)["main"].body.op.name == "divide"
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin", "argsort"])
+def test_arg_functions_skip_a_positive_dequantize(name):
+    x = relay.var("x", shape=(3, 5), dtype="int8")
+    fn = getattr(relay, name)
+    xs = np.array([[3, -7, 12, 12, 0], [-128, 127, 5, -5, 1], [4, 4, 4, -1, 9]], "int8")
+    pos = fn(relay.qnn.dequantize(x, relay.const(0.25), relay.const(3)), axis=1)
+    got = _simplify(pos)
+    assert got.op.name == name and isinstance(got.args[0], relay.Var)  # dequantize gone
+    _same_values(pos, got, xs)
+    # a negative scale reverses the order: the rule must not apply
+    neg = fn(relay.qnn.dequantize(x, relay.const(-0.25), relay.const(3)), axis=1)
+    kept = _simplify(neg)
+    assert kept.args[0].op.name == "qnn.dequantize"
+    _same_values(neg, kept, xs)
+
+
+def _casts(e):
+    out = []
+    relay.analysis.post_order_visit(
+        e, lambda n: out.append(n.attrs.dtype)
+        if isinstance(n, relay.Call) and n.op.name == "cast" else None)
+    return out
+
+
+@pytest.mark.parametrize("src,lo,hi,chain,want", [
+    ("int32", 0.0, 255.0, ["uint8", "int32"], []),  # uint8 holds [0, 255]: exact round trip
+    ("int32", -3.0, 90.0, ["int8", "int16", "int64"], ["int64"]),
+    ("float32", 0.0, 255.0, ["uint8", "int16", "int32"], ["int32"]),  # one truncation
+    ("float32", 0.0, 255.0, ["int8", "int16", "int32"], ["int8", "int32"]),  # int8 wraps: kept
+    ("float32", 0.0, 100.0, ["int8", "float32"], ["int8", "float32"]),  # truncation kept
+])
+def test_casts_after_clip(src, lo, hi, chain, want):
+    x = relay.var("x", shape=(9,), dtype=src)
+    e = relay.clip(x, lo, hi)
+    for d in chain:
+        e = relay.cast(e, d)
+    got = _simplify(e)
+    assert _casts(got) == want
+    xs = np.array([-7.5, -1, 0, 0.6, 3.99, 90, 127.5, 200.25, 300], "float32").astype(src)
+    if src == "float32" and "int8" in chain and hi > 127:
+        xs = np.clip(xs, lo, 127)  # a float beyond int8 is undefined in a cast: keep to defined
+    _same_values(e, got, xs)
+
+
+def test_clip_of_a_narrower_integer_is_gone():
+    x = relay.var("x", shape=(4,), dtype="uint8")
+    assert isinstance(_simplify(relay.clip(x, 0.0, 255.0)), relay.Var)
+    y = relay.cast(relay.var("y", shape=(4,), dtype="int32"), "int8")
+    assert _simplify(relay.clip(y, -128.0, 127.0)).op.name == "cast"
+    kept = _simplify(relay.clip(y, -100.0, 127.0))
+    assert kept.op.name == "clip"
+    _same_values(relay.clip(y, -100.0, 127.0), kept, np.array([-120, -5, 0, 77], "int32"))
+
+
+@pytest.mark.parametrize("make,value", [
+    (lambda s, d: relay.zeros(s, d), 0.0),
+    (lambda s, d: relay.ones(s, d), 1.0),
+    (lambda s, d: relay.full(relay.const(2.5, d), s, d), 2.5),
+])
+def test_filled_operand_of_broadcast_becomes_a_scalar(make, value):
+    x = relay.var("x", shape=(2, 3))
+    for e in (relay.subtract(make((2, 3), "float32"), x), relay.power(x, make((3,), "float32")),
+              relay.maximum(make((1, 3), "float32"), x)):
+        got = _simplify(e)
+        filled = [a for a in got.args if isinstance(a, relay.Constant)]
+        assert len(filled) == 1 and filled[0].data.shape == () and filled[0].data == value
+        _same_values(e, got, np.array([[0.5, -1.5, 2.0], [3.0, 0.25, -4.0]], "float32"))
+    # the filled tensor sets the result's shape: it stays
+    wider = relay.subtract(make((4, 2, 3), "float32"), x)
+    assert _simplify(wider).args[0].op.name in ("zeros", "ones", "full")
+
+
+def test_rules_keep_64_bit_dtypes():
+    # relay.const makes float64 / int64 values 32-bit unless told: the rules must say
+    x = relay.var("x", shape=(2,), dtype="float64")
+    i = relay.var("i", shape=(2,), dtype="int64")
+    for e, xs in ((relay.subtract(relay.ones_like(x), x), np.array([0.25, 3.0])),
+                  (relay.add(x, x), np.array([0.25, 3.0])),
+                  (relay.multiply(relay.full(relay.const(3, "int64"), (2,), "int64"), i),
+                   np.array([5, -2], "int64"))):
+        got = _simplify(e)
+        consts = [a for a in got.args if isinstance(a, relay.Constant)]
+        assert consts and consts[0].data.dtype == xs.dtype
+        _same_values(e, got, xs)

@@ -40,8 +40,8 @@ GENERIC_BY_DESIGN = frozenset({
 
 
 def rule_names() -> frozenset:
-    """The ``Op.schedule`` names that have a CPU rule (winograd.py's included: it is imported at
-    the end of this module)."""
+    """The ``Op.schedule`` names that have a CPU rule (those of cpu_nchwc.py and winograd.py
+    included: they are imported at the end of this module)."""
     return frozenset(_BY_NAME)
 
 
@@ -553,75 +553,14 @@ def _conv2d_narrow(sch, block, epi, pad_names, knobs, lanes, OC, OW):
     return {}
 
 
-@register("conv2d_NCHWc")
-def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
-    """``nn.contrib_conv2d_NCHWc`` (what AlterOpLayout makes of NCHW convolutions): data
-    ``NCHW[ic]c``, weight ``OIHW[ic]i[oc]o``, output ``NCHW[oc]c`` are blocked already, so the
-    tile is ``wb`` columns x ``cg`` output-channel blocks (vectors), the reduction runs over
-    input-channel blocks, then ``(kh, kw)``, then the contiguous channels of a block. Knobs:
-    ``wb``, ``cg``; defaults from :func:`cpu_model.register_tile`."""
-    import tvm
-
-    block, epi, pad_names = _window_prologue(sch, 5, 3, "an 8-loop NCHWc convolution")
-    knobs = knobs or Knobs()
-    feats = cpu_features(target)
-    lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
-    n, occ, oh, ow, ocb, ic, kh, kw = sch.get_loops(block)
-    OW, OB = generic.loop_extent(sch, ow), generic.loop_extent(sch, ocb)
-    OCC = generic.loop_extent(sch, occ)
-    ic_bn = int(_read_buffer(sch, block, 0).shape[-1])
-    IC = generic.loop_extent(sch, ic)
-    # a tile is wb columns x cg blocks of OB channels; a block is OB/lanes vectors (or part of one)
-    per_block = max(1, OB // lanes)
-    cg_choices = divisors(OCC, 4)
-    wb0, v0 = register_tile(feats, divisors(OW, 16), [c * per_block for c in cg_choices])
-    cg = knobs.pick("cg", cg_choices, max(1, v0 // per_block))
-    wb = knobs.pick("wb", divisors(OW, 16), wb0)
-    owo, owi = sch.split(ow, factors=[None, wb])
-    occo, occi = sch.split(occ, factors=[None, cg])
-    # Reduction order: "spatial first" keeps a tile's accumulators in registers for the whole
-    # reduction but streams the tile's weights (cg*OB*IC*KH*KW floats) once per output tile;
-    # "channel block first" runs the input-channel blocks outermost, so one block's weights
-    # (cg*OB*ic_bn*KH*KW floats, L1-sized) serve every output position before the next block,
-    # and the partial sums go through the (L1/L2-resident) output tile.
-    split_ic = ic_bn > 1 and IC % ic_bn == 0
-    wbytes = cg * OB * IC * generic.loop_extent(sch, kh) * generic.loop_extent(sch, kw) * 4
-    out_bytes = OB * cg * generic.loop_extent(sch, oh) * OW * 4
-    # channel block first pays off when the weights overflow L1 and the block's output plane
-    # (re-read once per input-channel block) stays in it (measured on Zen 3: 1.2-1.7x on 7x7
-    # and 14x14 layers, 0.9x on 56x56 ones)
-    rfirst0 = int(split_ic and wbytes > feats.l1d_bytes and out_bytes <= feats.l1d_bytes)
-    rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0], rfirst0)
-    if split_ic:
-        ico, ici = sch.split(ic, factors=[None, ic_bn])
-        if rfirst:
-            sch.reorder(n, occo, ico, oh, owo, kh, kw, ici, owi, occi, ocb)
-        else:
-            sch.reorder(n, occo, oh, owo, ico, kh, kw, ici, owi, occi, ocb)
-        red_outer = ico
-    else:
-        sch.reorder(n, occo, oh, owo, ic, kh, kw, owi, occi, ocb)
-        red_outer = ic
-    occ = occo
-    if epi is None:
-        epi = sch.cache_write(block, 0, "global")
-    if rfirst:
-        sch.reverse_compute_at(epi, occo, preserve_unit_loops=True)
-        fused = sch.fuse(n, occ)
-    else:
-        sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
-        fused = sch.fuse(n, occ, oh)
-    _finish_tile(sch, block, epi, fused, (owi, occi), ocb, red_outer, lanes, pad_names)
-    return {}
-
-
 @register("depthwise_conv2d_NCHWc")
 def schedule_depthwise_nchwc(sch, anchor, target, knobs=None):
     """``nn.contrib_depthwise_conv2d_NCHWc``: data ``NCHW[c]c``, weight ``OIHW1i[c]o``. Each
     output is a ``kh x kw`` window of one channel, so the tile is ``wb`` columns x the channel
     block (vectors): every window step loads ``wb`` data vectors and one weight vector into
     ``wb`` independent accumulators (a 1-column tile would wait on the FMA latency at every
-    step). ``(n, channel block, row)`` run in parallel. Knob: ``wb``."""
+    step). ``(n, channel block, row)`` run in parallel. Knobs: ``wb``, ``padat`` (the padded
+    input rows computed per output row instead of in a pass of their own)."""
     import tvm
 
     block, epi, pad_names = _window_prologue(sch, 5, 2, "a 7-loop depthwise NCHWc convolution")
@@ -637,7 +576,25 @@ def schedule_depthwise_nchwc(sch, anchor, target, knobs=None):
     if epi is None:
         epi = sch.cache_write(block, 0, "global")
     sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
-    _finish_tile(sch, block, epi, sch.fuse(n, cb, oh), (rj, owi), c, ri, lanes, pad_names)
+    fused = sch.fuse(n, cb, oh)
+    # the padded input rows of one output row computed right before it (in L1) instead of the
+    # whole padded tensor in a pass of its own: a depthwise layer does 9 FMAs per input element,
+    # so when the padded input overflows L2 the extra pass over memory cost as much as the
+    # convolution (Zen 3: 2.9x faster on MobileNetV2's stride-2 112x112 layer, 1.1-1.3x on
+    # the 28..112 stride-1 ones; 0.8x on 14x14 and 7x7 ones, whose input stays in L2)
+    pads = [b for b in _root_blocks(sch) if sch.get(b).name_hint in pad_names]
+    pad_bytes = 4
+    for d in (_write_buffer(sch, pads[0]).shape if len(pads) == 1 else ()):
+        pad_bytes *= int(d)
+    padat = knobs.pick("padat", [0, 1] if len(pads) == 1 else [0],
+                       int(len(pads) == 1 and pad_bytes > feats.l2_bytes))
+    if padat:
+        sch.compute_at(pads[0], fused, preserve_unit_loops=True)
+        inner = sch.get_loops(pads[0])[-1]
+        if generic.loop_extent(sch, inner) == CB:
+            sch.vectorize(inner)
+        pad_names = set()
+    _finish_tile(sch, block, epi, fused, (rj, owi), c, ri, lanes, pad_names)
     return {}
 
 
@@ -739,4 +696,4 @@ def schedule_window(sch, anchor, target, knobs=None):
 __all__ = ["select_rule", "register", "vector_lanes", "NotApplicable", "Knobs",
            "override_knobs"]
 
-from . import winograd  # noqa: E402,F401  (registers the "conv2d_winograd" rule)
+from . import cpu_nchwc, winograd  # noqa: E402,F401  (register "conv2d_NCHWc", "conv2d_winograd")

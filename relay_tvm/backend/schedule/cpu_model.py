@@ -41,6 +41,7 @@ class CPUFeatures:
         fma_pipes: FMAs issued per cycle.
         l1d_bytes: L1 data cache per core.
         l2_bytes: L2 cache per core.
+        load_ports: vector loads issued per cycle (2 on Haswell..Zen 4, Skylake-SP, NEON cores).
     """
 
     arch: str
@@ -50,6 +51,7 @@ class CPUFeatures:
     fma_pipes: int
     l1d_bytes: int
     l2_bytes: int
+    load_ports: int = 2
 
     def lanes(self, dtype_bits: int = 32) -> int:
         return max(1, self.vector_bits // dtype_bits)
@@ -127,9 +129,43 @@ def tile_registers(m: int, v: int) -> int:
     return m * v + (v if m > 1 else 0) + 1
 
 
+def tile_cycles(feats: CPUFeatures, m: int, v: int) -> float:
+    """Cycles of one reduction step of an ``m x v`` tile: the slowest of FMA issue (``m * v``
+    FMAs on ``fma_pipes``), the FMA latency (each accumulator's chain advances once a step)
+    and the ``m + v`` loads on ``load_ports``."""
+    return max(m * v / feats.fma_pipes, float(feats.fma_latency), (m + v) / feats.load_ports)
+
+
+def row_tile(feats: CPUFeatures, extent: int, v_choices, m_max: int = 16) -> tuple:
+    """``(m, v, cost)``: the register tile for a row of ``extent`` outputs that ``m`` need not
+    divide (the last ``extent % m`` outputs form one narrower tail tile).
+
+    ``cost`` is the model's cycles per output vector and reduction step: the row's
+    ``extent // m`` full tiles and its tail at :func:`tile_cycles`, divided by ``extent * v``.
+    The cheapest feasible pair wins (ties: no tail, then more FMAs per load, then the smaller
+    ``m``), so a row of a prime length (7, 13, 17, 109) gets a full-size tile and one tail
+    instead of one-column tiles.
+    """
+    best, best_key = (1, 1, float("inf")), None
+    for v in v_choices:
+        for m in range(1, min(extent, m_max) + 1):
+            if v < 1 or tile_registers(m, v) > feats.vector_registers:
+                continue
+            tail = extent % m
+            cyc = (extent // m) * tile_cycles(feats, m, v)
+            if tail:
+                cyc += tile_cycles(feats, tail, v)
+            cost = cyc / (extent * v)
+            key = (round(cost, 6), bool(tail), -(m * v) / (m + v), m)
+            if best_key is None or key < best_key:
+                best, best_key = (m, v, cost), key
+    return best
+
+
 def divisors(n: int, limit: int) -> list:
     """Divisors of ``n`` up to ``limit``, ascending."""
     return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
-__all__ = ["CPUFeatures", "cpu_features", "register_tile", "tile_registers", "divisors"]
+__all__ = ["CPUFeatures", "cpu_features", "register_tile", "tile_registers", "tile_cycles",
+           "row_tile", "divisors"]

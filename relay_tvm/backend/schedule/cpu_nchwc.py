@@ -1,0 +1,218 @@
+"""CPU template of ``nn.contrib_conv2d_NCHWc`` (rule ``"conv2d_NCHWc"``, registered in
+:mod:`.cpu`), what AlterOpLayout makes of the NCHW convolutions of a model.
+
+Data ``NCHW[ic]c``, weight ``OIHW[ic]i[oc]o`` and output ``NCHW[oc]c`` are blocked already, so
+the register tile is ``wb`` output positions (unrolled, one broadcast input scalar each) x
+``cg`` output-channel blocks (the contiguous vectors of the packed weight); the reduction runs
+over input-channel blocks, then ``(kh, kw)``, then the contiguous channels of a block.
+
+The output positions of a tile are consecutive in a *chunk* of ``rows`` output rows fused
+(``rows x OW`` positions; 1x1 layers of 7x7 or 13x13 make one chunk of the whole plane), and
+``wb`` need not divide the chunk: the chunk's last ``chunk % wb`` positions are a second,
+narrower tile (``loop_partition``), so a 17-column row gets 6-wide tiles and a 5-wide tail
+instead of 17 one-column tiles that wait on the FMA latency. The knobs come from the register
+and cycle model of :mod:`.cpu_model` (:func:`~.cpu_model.row_tile`).
+
+Loop order: ``(n, channel-block group, chunk)`` in parallel, the epilogue (bias, activation,
+residual add) computed per chunk while it is in L1. Knob ``rfirst`` runs the input-channel
+blocks outermost instead (one block's weights, L1-sized, serve the whole output plane, whose
+partial sums stay in L1): better when the weights overflow L1 and the plane does not.
+"""
+
+from __future__ import annotations
+
+from . import generic
+from .cpu import (
+    Knobs,
+    NotApplicable,
+    _finish_padding,
+    _read_buffer,
+    _vectorize_inner,
+    _window_prologue,
+    _write_buffer,
+    register,
+)
+from .cpu_model import cpu_features, divisors, row_tile
+
+
+def np_prod(shape) -> int:
+    out = 1
+    for d in shape:
+        out *= int(d)
+    return out
+
+_CHUNK_MAX = 256  # output positions of one chunk (a tail tile at most once per chunk)
+_MIN_TASKS = 8  # parallel tasks wanted (two per thread on a 4-core machine)
+_L2_BYTES_PER_CYCLE = 32  # sustained reads per core (Haswell..Zen 4: 32-64 B/cycle from L2)
+_L2_STREAM_BYTES_PER_CYCLE = 24  # weights re-read from L2 by every tile (a 3x3 layer's cg=2
+# tile streaming 73 KB of weights ran 10% slower than its cg=1 tile on Zen 3)
+_L3_BYTES_PER_CYCLE = 12  # (from L3 / other cores' slices, measured 10-16 B/cycle on Zen 3)
+
+
+def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_bytes):
+    """``(cg, rows, wb, rfirst)``: the knobs of the tile, chunk and reduction order (model
+    defaults, see the module doc).
+
+    For each ``(cg, rows)``: the reduction runs channel-block first (``rfirst``) when the tile's
+    weights (``cg x OB x red_bytes``) take more than half of L1 and the block's output plane
+    fits it; otherwise a multi-row chunk must leave the weights room in L1 (its output is
+    re-read by the epilogue). The estimated time is the register tile's cycles
+    (:func:`.cpu_model.row_tile`; at least one L2 read of a weight vector per ``wb`` FMAs when
+    the weights do not stay in L1) plus the input's traffic: each of the ``OCC / cg`` channel
+    groups reads the whole input (``in_bytes``), from L2 when it fits half of it, else from L3
+    (``_L2_BYTES_PER_CYCLE``, ``_L3_BYTES_PER_CYCLE``), so a larger ``cg`` pays off on large
+    inputs (ResNet-50's 1024-channel strided 1x1 layers). The fastest wins, then the fewest
+    rows, among the choices leaving at least ``_MIN_TASKS`` parallel tasks when some do."""
+    per_block = max(1, OB // lanes)
+    # up to 8 blocks: 8-channel blocks (1000 classes: 125 blocks of 8) need 5 for a 2x5 tile
+    cg_choices = [c for c in divisors(OCC, 8) if c * per_block <= 8]
+    rows_all = divisors(OH, OH)
+    l1 = feats.l1d_bytes
+
+    def channel_block_first(cg):
+        return int(split_ic and cg * OB * red_bytes > l1 // 2 and OB * cg * OH * OW * 4 <= l1)
+
+    cands = []
+    for cg in cg_choices:
+        wbytes = cg * OB * red_bytes
+        rfirst = channel_block_first(cg)
+        for rows in rows_all:
+            chunk = rows * OW
+            out = chunk * cg * OB * 4
+            if rows > 1 and (chunk > _CHUNK_MAX or out > l1 // 2
+                             or (not rfirst and out + wbytes > l1)):
+                continue
+            wb, _, cost = row_tile(feats, chunk, [cg * per_block])
+            if not rfirst and wbytes > l1 // 2:  # each step's v weight vectors come from L2
+                cost = max(cost, feats.vector_bits / 8 / _L2_STREAM_BYTES_PER_CYCLE / wb)
+            tasks = N * (OCC // cg) * (OH // rows)
+            compute = cost * N * OCC * per_block * OH * OW * (red_bytes // 4)
+            bw = _L2_BYTES_PER_CYCLE if in_bytes <= feats.l2_bytes // 2 else _L3_BYTES_PER_CYCLE
+            traffic = N * (OCC // cg) * in_bytes / bw
+            cands.append((round(compute + traffic), rows, cg, wb, rfirst, tasks))
+    enough = [c for c in cands if c[5] >= _MIN_TASKS] or cands
+    _, rows0, cg0, wb0, _, _ = min(enough)
+    cg = knobs.pick("cg", cg_choices, cg0)
+    rows = knobs.pick("rows", rows_all, rows0)
+    if (cg, rows) != (cg0, rows0):  # a tuner's cg / rows: the model's wb for them
+        wb0 = row_tile(feats, rows * OW, [cg * per_block])[0]
+    wb = knobs.pick("wb", range(1, min(16, rows * OW) + 1), wb0)
+    rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0], channel_block_first(cg))
+    return cg, rows, wb, rfirst
+
+
+def _chunked_loops(sch, block, rows, OW, split_ic, ic_bn):
+    """``(n, occ, oho, p, ocb, ico, ici, kh, kw)``: the block's loops with the output rows in
+    chunks of ``rows`` (``oho``) and the chunk's positions one loop ``p``, the input channels
+    in ``(ico, ici)`` blocks (``ici`` None when not split). A multi-row chunk is made a block
+    iterator of its own (``transform_block_layout``), so splitting ``p`` by a ``wb`` that does
+    not divide ``OW`` keeps the block's bindings affine."""
+    if rows > 1:
+        sch.transform_block_layout(block, lambda n, c, h, w, b, i, kh, kw: (
+            n, c, h // rows, h % rows * OW + w, b, i, kh, kw))
+    n, occ, oho, p, ocb, ic, kh, kw = sch.get_loops(block)
+    if split_ic:
+        ico, ici = sch.split(ic, factors=[None, ic_bn])
+    else:
+        ico, ici = ic, None
+    return n, occ, oho, p, ocb, ico, ici, kh, kw
+
+
+def _block_names(sch) -> set:
+    """The names of every block of the function, at any depth."""
+    names, stack = set(), [sch.get_sblock("root")]
+    while stack:
+        for b in sch.get_child_blocks(stack.pop()):
+            names.add(sch.get(b).name_hint)
+            stack.append(b)
+    return names
+
+
+def _tile_part(sch, block, wb, nred, rfirst, epi=None, chunk_loop=None):
+    """Tile one part (the whole chunk, or its main part / tail after partitioning): its loops
+    end ``[p, occi, ocb, <nred reduction loops>]``; ``p`` is split by ``wb`` (when it is
+    larger), the reduction moved outside the tile, the epilogue ``epi`` (when given) computed
+    per tile, the tile's positions unrolled and the accumulator's initialisation split off
+    (unless ``rfirst`` did it before)."""
+    loops = sch.get_loops(block)
+    p, occi, ocb = loops[-3 - nred:-nred]
+    red_loops = loops[-nred:]
+    ext = generic.loop_extent(sch, p)
+    if ext is not None and ext > wb:
+        po, pi = sch.split(p, factors=[None, wb])
+        sch.reorder(po, *red_loops, pi, occi, ocb)
+    else:
+        po, pi = chunk_loop, p
+        sch.reorder(*red_loops, pi, occi, ocb)
+    if epi is not None:
+        sch.reverse_compute_at(epi, po, preserve_unit_loops=True)
+    sch.unroll(pi)
+    if not rfirst:
+        sch.decompose_reduction(block, red_loops[0])
+
+
+@register("conv2d_NCHWc")
+def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
+    """The NCHWc convolution template (see the module doc). Knobs: ``cg`` (output-channel
+    blocks per tile), ``rows`` (output rows per chunk), ``wb`` (output positions per tile, any
+    size up to 16: the chunk's remainder becomes a tail tile), ``rfirst`` (input-channel blocks
+    outermost)."""
+    import tvm
+
+    block, epi, pad_names = _window_prologue(sch, 5, 3, "an 8-loop NCHWc convolution")
+    knobs = knobs or Knobs()
+    feats = cpu_features(target)
+    lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
+    n, occ, oh, ow, ocb, ic, kh, kw = sch.get_loops(block)
+    ext = {k: generic.loop_extent(sch, lp) for k, lp in
+           zip(("n", "occ", "oh", "ow", "ocb", "ic", "kh", "kw"), sch.get_loops(block))}
+    if any(v is None for v in ext.values()):
+        raise NotApplicable("symbolic extents")
+    N, OCC, OH, OW, OB, IC = (ext[k] for k in ("n", "occ", "oh", "ow", "ocb", "ic"))
+    KH, KW = ext["kh"], ext["kw"]
+    ic_bn = int(_read_buffer(sch, block, 0).shape[-1])
+    split_ic = ic_bn > 1 and IC % ic_bn == 0
+    cg, rows, wb, rfirst = _plan(feats, knobs, N=N, OCC=OCC, OB=OB, OH=OH, OW=OW, lanes=lanes,
+                                 red_bytes=IC * KH * KW * 4, split_ic=split_ic,
+                                 in_bytes=int(np_prod(_read_buffer(sch, block, 0).shape)) * 4)
+    n, occ, oho, p, ocb, ico, ici, kh, kw = _chunked_loops(sch, block, rows, OW, split_ic, ic_bn)
+    occo, occi = sch.split(occ, factors=[None, cg])
+    red = [ico, kh, kw] + ([ici] if ici is not None else [])
+    if rfirst:
+        sch.reorder(n, occo, ico, oho, p, occi, ocb, kh, kw, ici)
+    else:
+        sch.reorder(n, occo, oho, p, occi, ocb, *red)
+    # the tile's channel loops, annotated before the reduction is decomposed (the primitives
+    # want a reduction block) and before any partition (which copies them)
+    sch.unroll(occi)
+    sch.vectorize(ocb)
+    if epi is None:
+        epi = sch.cache_write(block, 0, "global")
+    chunk = rows * OW
+    tail = chunk % wb if chunk > wb else 0
+    # the epilogue per tile while its outputs are in registers/L1; with a tail tile per chunk
+    # (or with rfirst: per output block), placed before the partition (loop_partition's blocks
+    # have loose write regions that would make a later one cover too much)
+    tile_epi = not (rfirst or tail)
+    if not tile_epi:
+        sch.reverse_compute_at(epi, occo if rfirst else oho, preserve_unit_loops=True)
+    fused = sch.fuse(n, occo) if rfirst else sch.fuse(n, occo, oho)
+    sch.parallel(fused)
+    if rfirst:
+        sch.decompose_reduction(block, ico)
+        block = sch.get_sblock(sch.get(block).name_hint)
+    nred = 3 if rfirst else len(red)
+    if tail:
+        before = _block_names(sch)
+        sch.loop_partition(p, [chunk - tail, None])
+        parts = sorted(b for b in _block_names(sch) - before
+                       if not b.endswith(("_partition", "_common")))
+        if len(parts) != 2:
+            raise NotApplicable(f"loop_partition made blocks {parts}")
+        for part in parts:
+            _tile_part(sch, sch.get_sblock(part), wb, nred, rfirst)
+    else:
+        _tile_part(sch, block, wb, nred, rfirst, epi if tile_epi else None, fused)
+    _vectorize_inner(sch, epi, lanes)
+    _finish_padding(sch, pad_names)
+    return {}

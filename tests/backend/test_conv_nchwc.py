@@ -1,0 +1,164 @@
+"""The conv2d_NCHWc CPU template's tiles with a tail (``wb`` not dividing the row or chunk),
+chunks of several output rows, wide channel groups, and the row-tile model choosing them.
+
+Every compiled convolution is checked against a float64 NumPy convolution, and the kernel must
+have been scheduled by the template (not the generic fallback)."""
+
+import numpy as np
+import pytest
+from backend_util import rand
+
+import relay_tvm as relay
+from relay_tvm.backend.schedule import cpu, cpu_nchwc
+from relay_tvm.backend.schedule.cpu_model import CPUFeatures, row_tile, tile_registers
+
+AVX2 = CPUFeatures("x86", 256, 16, 4, 2, 32 << 10, 512 << 10)
+AVX512 = CPUFeatures("x86", 512, 32, 4, 2, 32 << 10, 1 << 20)
+
+
+def _np_conv_relu(x, w, b, s, p):
+    n, c, h, wd = x.shape
+    o, _, k, _ = w.shape
+    xp = np.pad(x.astype("float64"), ((0, 0), (0, 0), (p, p), (p, p)))
+    oh, ow = (h + 2 * p - k) // s + 1, (wd + 2 * p - k) // s + 1
+    out = np.zeros((n, o, oh, ow))
+    for i in range(k):
+        for j in range(k):
+            patch = xp[:, :, i:i + s * oh:s, j:j + s * ow:s]
+            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype("float64"))
+    return np.maximum(out + b[None, :, None, None], 0)
+
+
+def _build_and_run(C, O, H, W, k, s, p, knobs=None):
+    x = relay.var("x", shape=(1, C, H, W))
+    w = relay.var("w", shape=(O, C, k, k))
+    b = relay.var("b", shape=(O,))
+    y = relay.nn.relu(relay.nn.bias_add(relay.nn.conv2d(
+        x, w, strides=(s, s), padding=(p, p), channels=O, kernel_size=(k, k)), b))
+    mod = relay.IRModule.from_expr(relay.Function([x, w, b], y))
+    params = {"w": rand((O, C, k, k), seed=1) * 0.1, "b": rand((O,), seed=2)}
+    xv = rand((1, C, H, W), seed=3)
+    direct = {"relay.AlterOpLayout.winograd": "never"}
+    with cpu.override_knobs(knobs or {}), \
+            relay.transform.PassContext(opt_level=3, config=direct):
+        lib = relay.build(mod, target="llvm", params=params)
+    import tvm
+
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    gm.set_input("x", xv)
+    gm.run()
+    (kern,) = [v for v in lib.kernels.values() if v.anchor == "nn.contrib_conv2d_NCHWc"]
+    assert kern.schedule_rule == "conv2d_NCHWc"
+    ref = _np_conv_relu(xv, params["w"], params["b"], s, p)
+    np.testing.assert_allclose(gm.get_output(0).numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("extent, vs, expected", [
+    # 17 columns, 2-vector blocks: two 6-wide tiles (12 FMAs, 15 registers) and a 5-wide tail
+    # beat 17 one-column tiles, each waiting on the FMA latency
+    (17, [2], (6, 2)),
+    # 13 columns of one vector: one 13-wide tile (15 registers); 7 + a 6-wide tail costs more
+    (13, [1], (13, 1)),
+    # 28 columns divide into 4-wide tiles: 8 accumulators, no tail
+    (28, [2], (4, 2)),
+])
+def test_row_tile_by_hand(extent, vs, expected):
+    m, v, _ = row_tile(AVX2, extent, vs)
+    assert (m, v) == expected
+
+
+def test_row_tile_never_spills():
+    for feats in (AVX2, AVX512):
+        for extent in range(1, 70):
+            for v in (1, 2, 3, 4, 5, 8):
+                m, vv, cost = row_tile(feats, extent, [v])
+                if cost != float("inf"):
+                    assert tile_registers(m, vv) <= feats.vector_registers
+                    assert 1 <= m <= min(extent, 16)
+
+
+def test_plan_takes_a_tail_tile_on_prime_rows_and_wide_groups_on_8_channel_blocks():
+    plan = dict(N=1, lanes=8, red_bytes=64 * 9 * 4, split_ic=True, in_bytes=64 * 17 * 17 * 4)
+    cg, rows, wb, _ = cpu_nchwc._plan(AVX2, cpu.Knobs(), OCC=4, OB=16, OH=17, OW=17, **plan)
+    assert (rows * 17) % wb != 0 and wb > 1  # a tail tile, not one-column tiles
+    # 1000 classes: 125 blocks of 8 channels; 5 blocks make a 2 x 5-vector tile
+    plan.update(red_bytes=512 * 4, in_bytes=512 * 13 * 13 * 4)
+    cg, rows, wb, _ = cpu_nchwc._plan(AVX2, cpu.Knobs(), OCC=125, OB=8, OH=13, OW=13, **plan)
+    assert cg == 5
+
+
+@pytest.mark.parametrize("case, knob_sets", [
+    # 1x1 on a 13x13 plane (the model's choice: one 13-row chunk, 5-wide tiles and a tail)
+    ((32, 48, 13, 13, 1, 1, 0), [None, {"rows": 1, "wb": 5, "cg": 1, "rfirst": 0},
+                                 {"rows": 13, "wb": 6, "cg": 3, "rfirst": 1}]),
+    # 3x3, 40 output channels (8-channel blocks) on 17 columns
+    ((24, 40, 17, 17, 3, 1, 1), [None, {"rows": 1, "wb": 6, "cg": 5, "rfirst": 0},
+                                 {"rows": 1, "wb": 4, "cg": 1, "rfirst": 1}]),
+    # 1x1 stride 2 with an odd input (15 -> 8) and channels that are not a multiple of 16
+    ((24, 20, 15, 15, 1, 2, 0), [None, {"rows": 2, "wb": 3, "cg": 1, "rfirst": 0},
+                                 {"rows": 4, "wb": 5, "cg": 5, "rfirst": 1}]),
+    # 7x7 stride-2 stem on 3 channels, 23 -> 12, a 3-row chunk of 36 with a tail
+    ((3, 32, 23, 23, 7, 2, 3), [None, {"rows": 3, "wb": 5, "cg": 1, "rfirst": 0}]),
+    # a non-square plane (9x14 -> 5x7), 20 input channels (4-channel blocks)
+    ((20, 24, 9, 14, 1, 2, 0), [None, {"rows": 5, "wb": 4, "cg": 3, "rfirst": 0}]),
+    # 3x3 with several rows per chunk: the kernel-window loops stay reductions
+    ((64, 64, 9, 9, 3, 1, 1), [None, {"rows": 3, "wb": 5, "cg": 1, "rfirst": 0},
+                               {"rows": 9, "wb": 7, "cg": 2, "rfirst": 1}]),
+])
+def test_tail_tiles_and_chunks_match_numpy(case, knob_sets):
+    for knobs in knob_sets:
+        _build_and_run(*case, knobs=knobs)
+
+
+def test_1000_class_1x1_with_8_channel_blocks():
+    _build_and_run(64, 200, 13, 13, 1, 1, 0)  # 25 blocks of 8: groups of 5 blocks
+
+
+@pytest.mark.parametrize("target", ["llvm -mcpu=skylake-avx512", "llvm -mcpu=haswell",
+                                    "llvm -mtriple=aarch64-linux-gnu"])
+def test_other_isas_get_the_template_with_tails(target):
+    """AVX-512 (32 registers, 16-lane vectors: one vector per 16-channel block), AVX2 and NEON
+    builds of a 17-column layer use the template (compiled only: the host may lack the ISA;
+    the AVX2 values are checked above on this host)."""
+    x = relay.var("x", shape=(1, 32, 17, 17))
+    w = relay.var("w", shape=(48, 32, 3, 3))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1), channels=48, kernel_size=(3, 3)))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], y))
+    params = {"w": rand((48, 32, 3, 3), seed=1)}
+    direct = {"relay.AlterOpLayout.winograd": "never"}
+    with relay.transform.PassContext(opt_level=3, config=direct):
+        lib = relay.build(mod, target=target, params=params)
+    (kern,) = [v for v in lib.kernels.values() if v.anchor == "nn.contrib_conv2d_NCHWc"]
+    assert kern.schedule_rule == "conv2d_NCHWc"
+
+
+@pytest.mark.parametrize("C, H, s, wb", [(32, 14, 1, 7), (48, 15, 2, 4), (16, 9, 2, 5)])
+@pytest.mark.parametrize("padat", [0, 1])
+def test_depthwise_padding_per_row_matches_numpy(C, H, s, wb, padat):
+    """The depthwise template with its padded input computed per output row (``padat=1``,
+    the default when the padded input overflows L2) or in a pass of its own."""
+    x = relay.var("x", shape=(1, C, H, H))
+    w = relay.var("w", shape=(C, 1, 3, 3))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, strides=(s, s), padding=(1, 1), groups=C,
+                                      channels=C, kernel_size=(3, 3)))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], y))
+    wv, xv = rand((C, 1, 3, 3), seed=5), rand((1, C, H, H), seed=6)
+    oh = (H + 2 - 3) // s + 1
+    with cpu.override_knobs({"padat": padat, "wb": wb if oh % wb == 0 else 1}), \
+            relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params={"w": wv})
+    import tvm
+
+    (kern,) = [v for v in lib.kernels.values()
+               if v.anchor == "nn.contrib_depthwise_conv2d_NCHWc"]
+    assert kern.schedule_rule == "depthwise_conv2d_NCHWc"
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    gm.set_input("x", xv)
+    gm.run()
+    xp = np.pad(xv.astype("float64"), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ref = np.zeros((1, C, oh, oh))
+    for i in range(3):
+        for j in range(3):
+            ref += xp[:, :, i:i + s * oh:s, j:j + s * oh:s] * wv[None, :, 0, i, j, None, None]
+    np.testing.assert_allclose(gm.get_output(0).numpy(), np.maximum(ref, 0), rtol=1e-4,
+                               atol=1e-4)

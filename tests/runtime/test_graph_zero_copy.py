@@ -1,0 +1,39 @@
+"""GraphModule.set_input_zero_copy: the given tensor is the input itself (later changes are
+seen by later runs); bad tensors are refused with the reason."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tvm
+
+import relay_tvm as relay
+from relay_tvm.errors import InputError
+
+
+def _module():
+    x = relay.var("x", shape=(2, 3))
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x], x * relay.const(2.0))), "llvm")
+    return relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+
+
+def test_zero_copy_input_is_shared():
+    m = _module()
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    t = tvm.runtime.tensor(a, tvm.cpu(0))
+    m.module["set_input_zero_copy"](m.get_input_index("x"), t)
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), 2 * a)
+    t.copyfrom(-a)  # no set_input: the module reads the same tensor
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), -2 * a)
+
+
+def test_zero_copy_refuses_what_needs_a_copy():
+    m = _module()
+    with pytest.raises(InputError, match="use set_input"):
+        m.set_input_zero_copy("x", np.zeros((2, 3), "float32"))
+    with pytest.raises(InputError, match="expected"):
+        m.set_input_zero_copy("x", tvm.runtime.tensor(np.zeros((3, 2), "float32")))
+    with pytest.raises(InputError, match="expected"):
+        m.set_input_zero_copy(0, tvm.runtime.tensor(np.zeros((2, 3), "float64")))
