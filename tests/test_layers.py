@@ -34,6 +34,8 @@ LAYERS = {
     "relay_tvm.analysis.model_stats": 5,
     "relay_tvm.analysis.fake_quantized": 5,  # asks FakeQuantizationToInteger's region finder
     "relay_tvm.analysis.calibration": 7,  # runs main on the interpreter
+    "relay_tvm.analysis.fc_transpose": 5,  # re-exports transform.simplify_fc_transpose's search
+    "relay_tvm.analysis._ffi_api": 4,  # 0.19's type-solver test harness: drives typing.solver
     "relay_tvm.dataflow_pattern": 5,
     "relay_tvm.loops": 5,
     "relay_tvm.prelude": 5,
@@ -63,6 +65,9 @@ ALLOWED = {
     # tvm.relay 0.19's IRModule.import_from_std("prelude.rly") loads the Prelude on demand
     # (a method of the ir-layer module class; the Prelude is built from ir, op and typing).
     ("relay_tvm.ir.module", "relay_tvm.prelude"),
+    # tvm.relay 0.19's relay.op.register_mixed_precision_conversion: a lazy forwarder to the
+    # ToMixedPrecision pass's registry, which lives with the pass.
+    ("relay_tvm.op", "relay_tvm.transform.mixed_precision"),
 }
 
 

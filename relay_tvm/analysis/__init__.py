@@ -1,13 +1,13 @@
 """Analyses over Relay programs (tvm.relay.analysis)."""
 
 from ..ir.functor import post_order_visit  # noqa: F401
-from ..transform.simplify_fc_transpose import search_fc_transpose  # noqa: F401,E402
 from . import _ffi_api  # noqa: F401  (0.19's type solver test harness)
 from .annotated_regions import AnnotatedRegion, AnnotatedRegionSet  # noqa: F401
 from .basic_block import check_basic_block_normal_form  # noqa: F401
 from .calibration import get_calibration_data  # noqa: F401
 from .call_graph import CallGraph  # noqa: F401
 from .fake_quantized import list_fake_quantized_op_freqs  # noqa: F401
+from .fc_transpose import search_fc_transpose  # noqa: F401,E402
 from .free import (  # noqa: F401
     all_type_vars,
     all_vars,
