@@ -41,8 +41,11 @@ def CanonicalizeOps():  # noqa: N802 - Relay's name
 
 
 def _bits(dtype: str) -> int:
-    digits = "".join(ch for ch in dtype.split("x")[0] if ch.isdigit())
-    return int(digits) if digits else (1 if dtype.startswith("bool") else 32)
+    """Bits of one lane of ``dtype``, by TVM's dtype parser; bool counts as 1 bit (TVM stores
+    it in 8), so a bool -> int8 cast is widening."""
+    import tvm
+
+    return 1 if dtype == "bool" else tvm.DataType(dtype).bits
 
 
 class _CanonicalizeCast(Rewriter):
