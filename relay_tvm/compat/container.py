@@ -1,11 +1,39 @@
 """``tvm.runtime.container`` of TVM 0.19 (removed in 0.27), as relay_tvm's executors return
-values: a tuple result is a Python ``tuple`` of tensors (``ADT`` names that class, so 0.19's
-``isinstance(result, tvm.runtime.container.ADT)`` holds for tuple results), and
+values: a tuple result is a Python ``tuple`` of tensors and an algebraic-data-type value is a
+:class:`relay_tvm.runtime.interpreter.ConstructorValue`. 0.19's runtime gave both as one
+``ADT`` object (a tag and fields; iterating it gives the fields), so ``ADT`` here is a class
+that both are instances of: ``isinstance(result, tvm.runtime.container.ADT)`` holds for tuple
+and constructor results, and ``ADT(tag, fields)`` makes a tuple value (tag 0) as 0.19 did.
 ``tuple_object(fields)`` makes one."""
 
 from __future__ import annotations
 
-ADT = tuple
+
+class _ADTMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        from ..runtime.interpreter import ConstructorValue
+
+        return isinstance(obj, (tuple, ConstructorValue))
+
+    def __subclasscheck__(cls, sub) -> bool:
+        from ..runtime.interpreter import ConstructorValue
+
+        return issubclass(sub, (tuple, ConstructorValue))
+
+
+class ADT(metaclass=_ADTMeta):
+    """A runtime tuple or constructor value (TVM 0.19's ``tvm.runtime.container.ADT``).
+
+    ``ADT(0, fields)`` is the tuple of ``fields``; another tag names a constructor, which has
+    no meaning without its module here, so it raises ``ValueError`` (build constructor values
+    with ``relay_tvm.runtime.interpreter.ConstructorValue(constructor, fields)``).
+    """
+
+    def __new__(cls, tag, fields):
+        if int(tag) != 0:
+            raise ValueError(f"ADT({tag}, ...): only tag 0 (a tuple) can be built without its "
+                             "constructor; use ConstructorValue(constructor, fields)")
+        return tuple(fields)
 
 
 def tuple_object(fields=None) -> tuple:

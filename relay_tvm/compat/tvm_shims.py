@@ -540,3 +540,85 @@ def _install_transform():
 
     tvm.transform.Pass = _PassMeta("Pass", (), {"__doc__": tvm_pass.__doc__,
                                                 "__module__": "tvm.ir.transform"})
+    _install_pass_decorators(tvm)
+
+
+def _dual_pass_class():
+    from ..ir.module import IRModule as RelayModule
+    from ..transform.pass_infra import Pass
+
+    class DualPass(Pass):
+        """A pass made by ``tvm.transform.module_pass`` / ``function_pass`` on a Relay-era
+        script: on a Relay ``IRModule`` it runs as a relay_tvm pass (under relay_tvm's
+        PassContext and instruments), on anything else it is TVM's own pass object."""
+
+        def __init__(self, tvm_pass, relay_pass):
+            # tvm_pass: TVM's pass, or a function making it (a decorated class is
+            # instantiated for TVM only when the pass meets a TVM module)
+            super().__init__(relay_pass.info)
+            self._tvm_made = tvm_pass
+            self._relay_pass = relay_pass
+
+        @property
+        def _tvm_pass(self):
+            if callable(self._tvm_made) and not hasattr(self._tvm_made, "info"):
+                self._tvm_made = self._tvm_made()
+            return self._tvm_made
+
+        def transform_module(self, mod, ctx):
+            return self._relay_pass.transform_module(mod, ctx)
+
+        def __call__(self, mod):
+            if isinstance(mod, RelayModule):
+                return Pass.__call__(self, mod)
+            return self._tvm_pass(mod)
+
+        def __getattr__(self, name):
+            if name.startswith("_"):
+                raise AttributeError(name)
+            return getattr(self._tvm_pass, name)
+
+    return DualPass
+
+
+def _install_pass_decorators(tvm):
+    """``tvm.transform.module_pass`` / ``function_pass`` (and ``tvm.relay.transform``'s, which
+    0.19 scripts reach through ``tvm.transform``) make passes that accept Relay modules too;
+    on TVM modules the pass is exactly the one TVM's decorator makes."""
+    import inspect
+
+    from ..transform import pass_infra
+
+    dual = _dual_pass_class()
+
+    def wrap(tvm_deco, relay_deco, relay_only):
+        def deco(pass_func=None, opt_level=None, name=None, required=None, **kwargs):
+            def create(fn):
+                relay_p = relay_deco(fn, opt_level=opt_level, name=name, required=required)
+                if relay_only:
+                    return relay_p
+                tvm_p = tvm_deco(fn, opt_level=opt_level, name=name, required=required,
+                                 **kwargs)
+                if inspect.isclass(fn):
+                    @functools.wraps(fn)
+                    def make(*args, **kw):
+                        return dual(lambda: tvm_p(*args, **kw), relay_p(*args, **kw))
+
+                    return make
+                return dual(tvm_p, relay_p)
+
+            if opt_level is None:
+                raise ValueError("Please provide opt_level for the pass.")
+            return create(pass_func) if pass_func is not None else create
+
+        deco._relay_tvm = True
+        deco.__doc__ = tvm_deco.__doc__
+        return deco
+
+    if not getattr(tvm.transform.module_pass, "_relay_tvm", False):
+        tvm.transform.module_pass = wrap(tvm.transform.module_pass, pass_infra.module_pass,
+                                         False)
+    # TVM 0.27's tvm.transform has no function_pass (it was Relay's / Relax's); Relay
+    # function passes only make sense on Relay modules
+    if not hasattr(tvm.transform, "function_pass"):
+        tvm.transform.function_pass = wrap(None, pass_infra.function_pass, True)

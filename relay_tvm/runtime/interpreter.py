@@ -110,6 +110,19 @@ class ConstructorValue:
     def tag(self):
         return self.constructor.tag
 
+    # 0.19's runtime ADT object: len, indexing and iteration give the fields
+    def __len__(self):
+        return len(self.fields)
+
+    def __getitem__(self, i):
+        return self.fields[i]
+
+    def __iter__(self):
+        return iter(self.fields)
+
+    def __bool__(self):  # a nullary value (Nil, None_) is a value, not an empty container
+        return True
+
     def __repr__(self):
         if not self.fields:
             return self.constructor.name_hint

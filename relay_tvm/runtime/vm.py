@@ -338,11 +338,85 @@ class VirtualMachine:
         """Remember the arguments of ``func_name`` for :meth:`run`."""
         self._inputs[func_name] = self._args(func_name, args, kwargs)
 
-    def _args(self, func_name, args, kwargs):
+    def _sigs(self, func_name):
         sigs = self.exe.signatures.get(func_name)
         if sigs is None:
             raise BuildError(f"VirtualMachine: no function {func_name!r}; the executable has "
                              f"{sorted(self.exe.signatures)}")
+        return sigs
+
+    def get_input_index(self, input_name: str, func_name: str = "main") -> int:
+        """The position of parameter ``input_name`` of ``func_name``, or -1 when it has no
+        parameter of that name (tvm.relay 0.19's ``VirtualMachine.get_input_index``)."""
+        names = [s[0] for s in self._sigs(func_name)]
+        return names.index(input_name) if input_name in names else -1
+
+    def set_one_input(self, func_name="main", *args, **kwargs):
+        """Set one argument of ``func_name`` for a later :meth:`invoke` without arguments:
+        ``set_one_input("main", index_or_name, value)`` or ``set_one_input("main", name=value)``.
+        The other arguments keep what was set before.
+
+        Raises:
+            InputError: not exactly one argument given, an unknown name or index, or a value
+                whose shape / dtype does not match the parameter.
+        """
+        sigs = self._sigs(func_name)
+        names = [s[0] for s in sigs]
+        if len(args) == 2 and not kwargs:
+            key, value = args
+        elif not args and len(kwargs) == 1:
+            key, value = next(iter(kwargs.items()))
+        else:
+            raise InputError(f"set_one_input(@{func_name}): give one (index or name, value) "
+                             f"pair or one name=value; got {len(args)} positional and "
+                             f"{len(kwargs)} keyword argument(s)")
+        if isinstance(key, str):
+            if key not in names:
+                raise InputError(f"set_one_input(@{func_name}): unknown input {key!r}; "
+                                 f"inputs are {names}")
+            idx = names.index(key)
+        else:
+            idx = int(key)
+            if not 0 <= idx < len(sigs):
+                raise InputError(f"set_one_input(@{func_name}): index {idx} out of range; "
+                                 f"@{func_name} has {len(sigs)} input(s)")
+        cur = list(self._inputs.get(func_name) or [None] * len(sigs))
+        cur[idx] = _check(value, sigs[idx], func_name, self.exe)
+        self._inputs[func_name] = cur
+
+    def invoke_stateful(self, func_name="main", *args, **kwargs):
+        """Run ``func_name`` (on the arguments given, else on those set before) and keep the
+        result for :meth:`get_outputs`; returns nothing (tvm.relay 0.19's stateful API)."""
+        if args or kwargs:
+            self.set_input(func_name, *args, **kwargs)
+        self.invoke(func_name)
+
+    def invoke_with_outputs(self, func_name="main", input_args=None, output_args=None):
+        """Run ``func_name`` on ``input_args`` (a dict name -> value, or a list) and copy its
+        outputs into the preallocated tensors ``output_args`` (one per output, in order).
+
+        Raises:
+            InputError: the number of output tensors differs from the number of outputs, or
+                one has another shape or dtype than its output.
+        """
+        if isinstance(input_args, dict):
+            self.invoke(func_name, **input_args)
+        else:
+            self.invoke(func_name, *(input_args or ()))
+        outs = self.get_outputs()
+        dests = list(output_args or ())
+        if len(dests) != len(outs):
+            raise InputError(f"invoke_with_outputs(@{func_name}): {len(dests)} output tensor(s) "
+                             f"given for {len(outs)} output(s)")
+        for i, (dst, res) in enumerate(zip(dests, outs)):
+            if tuple(dst.shape) != tuple(res.shape) or str(dst.dtype) != str(res.dtype):
+                raise InputError(f"invoke_with_outputs(@{func_name}): output {i} is "
+                                 f"{tuple(res.shape)} {res.dtype}, the tensor given is "
+                                 f"{tuple(dst.shape)} {dst.dtype}")
+            res.copyto(dst)
+
+    def _args(self, func_name, args, kwargs):
+        sigs = self._sigs(func_name)
         args = list(args)
         names = [s[0] for s in sigs]
         for k, v in kwargs.items():
@@ -365,6 +439,10 @@ class VirtualMachine:
             users = list(args) + list(kwargs.values()) if not kwargs else None
         else:
             vals = self._inputs[func_name]
+            missing = [s[0] for s, v in zip(self._sigs(func_name), vals) if v is None]
+            if missing:
+                raise InputError(f"@{func_name}: inputs {missing} were not set (set_input / "
+                                 "set_one_input)")
         vals = [v if not hasattr(v, "copyto") or v.device == self.device
                 else v.copyto(self.device) for v in vals]
         try:
@@ -403,11 +481,36 @@ class VirtualMachine:
 
         return num_threads()
 
-    def benchmark(self, device=None, *args, func_name="main", repeat=5, number=5, **kwargs):
-        vals = self._args(func_name, args, kwargs)
-        self._vm.save_function(func_name, "__relay_bench", *vals)
-        return self._vm.time_evaluator("__relay_bench", device or self.device, number=number,
-                                       repeat=repeat)()
+    def benchmark(self, device=None, *args, func_name="main", repeat=5, number=5,
+                  min_repeat_ms=None, end_to_end=False, **kwargs):
+        """Time ``func_name`` on ``args`` (or on the inputs set before): ``repeat`` results,
+        each the mean of ``number`` runs, in seconds, as ``tvm.runtime.module.BenchmarkResult``
+        (``mean``, ``median``, ``std``, ``min``, ``max``, ``results``).
+
+        With ``end_to_end=True`` each run also converts and checks the arguments and converts
+        the result (the Python-side :meth:`invoke`); otherwise the VM's ``invoke_stateful`` is
+        timed by TVM's ``time_evaluator``.
+        """
+        import time
+
+        from tvm.runtime.module import BenchmarkResult
+
+        if args or kwargs:
+            self.set_input(func_name, *args, **kwargs)
+        if end_to_end:
+            times = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                for _ in range(number):
+                    self.invoke(func_name)
+                times.append((time.perf_counter() - t0) / number)
+            return BenchmarkResult(times)
+        vals = self._inputs.get(func_name)
+        if vals is None or any(v is None for v in vals):
+            raise InputError(f"benchmark(@{func_name}): give the arguments or set them first")
+        self._vm.set_input(func_name, *vals)
+        return self._vm.time_evaluator("invoke_stateful", device or self.device, number=number,
+                                       repeat=repeat, min_repeat_ms=min_repeat_ms or 0)(func_name)
 
 
 __all__ = ["VirtualMachine", "Executable", "load_executable"]
