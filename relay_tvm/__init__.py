@@ -61,7 +61,7 @@ from .ir import (  # noqa: F401
     var,
 )
 from .op import *  # noqa: F401,F403
-from .op import annotation, image, nn, vision  # noqa: F401
+from .op import annotation, image, nn, random, vision  # noqa: F401
 from .runtime.executor import create_executor  # noqa: F401
 from .scope_builder import ScopeBuilder  # noqa: F401
 from .transform.pass_infra import build_config  # noqa: F401,E402  (tvm.relay.build_config)

@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     nn,
     nn_contrib,  # nn.contrib_conv2d_NCHWc (AlterOpLayout's blocked convolution)
     op,  # tvm.relay.op.op
+    random,  # relay.random: Threefry keys, bits, uniform, normal
     reduce,
     shape_ops,
     tensor,
