@@ -13,6 +13,7 @@ from .div_to_mul import DivToMul  # noqa: F401
 from .dynamic_to_static import DynamicToStatic  # noqa: F401
 from .fake_quantization_to_integer import FakeQuantizationToInteger  # noqa: F401
 from .fast_math import FastMath  # noqa: F401
+from .flatten_atrous_conv import FlattenAtrousConv  # noqa: F401
 from .fold_constant import FoldConstant, FoldConstantExpr  # noqa: F401
 from .fold_scale_axis import (  # noqa: F401
     BackwardFoldScaleAxis,
@@ -74,7 +75,7 @@ for _factory in (
     PartialEvaluate, RemoveUnusedFunctions, SimplifyExpr, SimplifyInference, SpanCheck,
     ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm, ToMixedPrecision,
     FakeQuantizationToInteger, DynamicToStatic, ToCPS, UnCPS, AnnotateTarget,
-    MergeCompilerRegions, SimplifyFCTranspose, DefuseOps, CanonicalizeCast,
+    MergeCompilerRegions, SimplifyFCTranspose, DefuseOps, CanonicalizeCast, FlattenAtrousConv,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory

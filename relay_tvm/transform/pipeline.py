@@ -12,6 +12,7 @@ DEFAULT_PASS_ORDER = (
     "FoldScaleAxis",
     "SimplifyExpr",
     "CanonicalizeOps",
+    "FlattenAtrousConv",
     "AlterOpLayout",
     "FoldConstant",
     "FuseOps",
@@ -21,7 +22,7 @@ DEFAULT_PASS_ORDER = (
 def default_pipeline(opt_level: int | None = None, fuse: bool = True) -> Sequential:
     """The passes ``relay.build`` / ``relay.optimize`` run, in Relay's order: SimplifyInference,
     EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, SimplifyExpr, CanonicalizeOps,
-    AlterOpLayout, FoldConstant, FuseOps (then InferType).
+    FlattenAtrousConv, AlterOpLayout, FoldConstant, FuseOps (then InferType).
 
     Args:
         opt_level: unused for construction (each pass checks the current
