@@ -316,7 +316,7 @@ def cmd_run(args):
 
 def cmd_show(args):
     from . import transform
-    from .backend import optimize
+    from .backend.build_module import optimize_module as optimize
 
     shapes = _parse_shape(args.shape)
     mod, params = _import(args, shapes)

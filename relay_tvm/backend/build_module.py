@@ -106,7 +106,25 @@ def run_passes(mod, params=None) -> IRModule:
     return _infer(mod)
 
 
-def optimize(mod, target=None, params=None) -> IRModule:
+def optimize(mod, target=None, params=None):
+    """tvm.relay 0.19's ``relay.optimize``: the module ``build`` would compile and the
+    parameters, as the pair ``(mod, params)``.
+
+    Args:
+        mod, target, params: as :func:`optimize_module`.
+
+    Returns:
+        ``(IRModule, dict)``: the optimized, typed module (params bound into it as constants)
+        and ``params`` as ``name -> tvm Tensor`` (empty when none were given).
+    """
+    import tvm
+
+    out = optimize_module(mod, target, params)
+    return out, {k: v if hasattr(v, "numpy") else tvm.runtime.tensor(v)
+                 for k, v in (params or {}).items()}
+
+
+def optimize_module(mod, target=None, params=None) -> IRModule:
     """The module ``build`` would compile: params bound, the optimization passes of the current
     ``PassContext`` run, and ``main`` fused into calls of primitive functions.
 
@@ -331,7 +349,7 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     # threads): on a shared machine the two differ, and the CPU time is what the phase costs
     stats = {}
     t0, c0 = time.perf_counter(), time.process_time()
-    opt = optimize(ir_mod, tgt, params)
+    opt = optimize_module(ir_mod, tgt, params)
     stats["optimize_s"] = time.perf_counter() - t0
     stats["optimize_cpu_s"] = time.process_time() - c0
     t0, c0 = time.perf_counter(), time.process_time()

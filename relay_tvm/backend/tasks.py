@@ -52,7 +52,7 @@ def extract_tasks(mod, target=None, params=None) -> list:
 
     from ..analysis.structural import structural_equal, structural_hash
     from ..op.registry import Op
-    from .build_module import optimize
+    from .build_module import optimize_module as optimize
     from .target import make_target
 
     tgt = make_target(target)

@@ -102,7 +102,8 @@ def model_stats(mod, params=None, target=None, opt_level: int = 3) -> ModelStats
         TypeInferenceError: the program does not type-check.
     """
     from ..analysis import get_total_mac_number, list_op_freqs
-    from ..backend.build_module import _as_module, optimize
+    from ..backend.build_module import _as_module
+    from ..backend.build_module import optimize_module as optimize
     from ..backend.graph_codegen import build_graph
     from ..backend.lower import LowerCache
     from ..backend.target import make_target

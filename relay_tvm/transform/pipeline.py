@@ -14,6 +14,7 @@ DEFAULT_PASS_ORDER = (
     "CanonicalizeOps",
     "FlattenAtrousConv",
     "AlterOpLayout",
+    "FastMath",  # opt level 4: runs when asked for (required_pass=["FastMath"]) or at 4
     "FoldConstant",
     "FuseOps",
 )
@@ -22,7 +23,8 @@ DEFAULT_PASS_ORDER = (
 def default_pipeline(opt_level: int | None = None, fuse: bool = True) -> Sequential:
     """The passes ``relay.build`` / ``relay.optimize`` run, in Relay's order: SimplifyInference,
     EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, SimplifyExpr, CanonicalizeOps,
-    FlattenAtrousConv, AlterOpLayout, FoldConstant, FuseOps (then InferType).
+    FlattenAtrousConv, AlterOpLayout, FastMath (opt level 4), FoldConstant, FuseOps (then
+    InferType).
 
     Args:
         opt_level: unused for construction (each pass checks the current

@@ -18,7 +18,7 @@ def test_codegen_returns_graph_kernels_and_params():
     x = relay.var("x", shape=(2, 3))
     c = relay.const(np.arange(6, dtype="float32").reshape(2, 3))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x + c)))
-    opt = relay.optimize(mod, "llvm")
+    opt, _ = relay.optimize(mod, "llvm")
     gjson, lowered, params = GraphExecutorCodegen(None, "llvm").codegen(opt, opt["main"])
     graph = json.loads(gjson)
     ops = [n["op"] for n in graph["nodes"]]

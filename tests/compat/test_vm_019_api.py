@@ -145,3 +145,18 @@ def test_tvm_module_pass_on_a_tvm_module_is_tvm_s_pass():
     tvm_mod = TvmModule({})
     out = record(tvm_mod)
     assert seen == ["tvm.ir.module"] and out.same_as(tvm_mod)
+
+
+def test_relay_optimize_returns_module_and_params_as_019_did():
+    x = relay.var("x", shape=(2,))
+    w = relay.var("w", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], relay.exp(relay.add(x, w))))
+    wv = np.array([0.5, -1.0], "float32")
+    with tvm.transform.PassContext(opt_level=3, required_pass=["FastMath"]):
+        opt, params = relay.optimize(mod, target="llvm", params={"w": wv})
+    assert "fast_exp" in opt.astext() and [p.name_hint for p in opt["main"].params] == ["x"]
+    assert list(params) == ["w"] and hasattr(params["w"], "numpy")
+    np.testing.assert_array_equal(params["w"].numpy(), wv)
+    xv = np.array([1.0, 2.0], "float32")
+    got = relay.create_executor("debug", mod=opt).evaluate()(xv).numpy()
+    np.testing.assert_allclose(got, np.exp(xv + wv), rtol=1e-5)

@@ -168,7 +168,7 @@ def test_deep_chain_is_drawn_iteratively():
 def test_already_fused_module_is_drawn_as_it_is():
     """relay.optimize's output (what build compiles) keeps its groups; fusing again changes
     nothing."""
-    opt = relay.optimize(basic_block())
+    opt, _ = relay.optimize(basic_block())
     dot = relay.visualize(opt)
     assert dot == relay.visualize(opt, fused=False)
     n_groups = sum(1 for n in post_order(opt["main"])

@@ -39,7 +39,7 @@ def _reset_caches():
 
 def _optimize(mod):
     with transform.PassContext(opt_level=3):
-        return relay.optimize(mod)
+        return relay.optimize(mod)[0]
 
 
 def _calls_of(fn, *args) -> int:

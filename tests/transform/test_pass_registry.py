@@ -48,7 +48,7 @@ def test_build_folds_what_the_default_pipeline_folds():
     c = relay.add(relay.const(np.array([1.0, 2.0], "float32")), relay.const(1.0))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.multiply(x, c)))
     with relay.transform.PassContext(opt_level=3):
-        opt = relay.backend.optimize(mod)
+        opt, _ = relay.backend.optimize(mod)
     calls = []
     relay.analysis.post_order_visit(
         opt["main"], lambda e: calls.append(e) if isinstance(e, relay.Call)
