@@ -58,11 +58,36 @@ def bound_vars(expr) -> list:
     return out
 
 
+def _preorder_binding(expr):
+    """``(node, binders)`` pre-order, where a ``Match``'s pattern variables come clause by
+    clause, just before that clause's right-hand side (0.19's visiting order)."""
+    seen = set()
+    stack = [(expr, None)]
+    while stack:
+        e, marker = stack.pop()
+        if marker is not None:
+            yield None, marker
+            continue
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, Match):
+            yield e, ()
+            for c in reversed(e.clauses):
+                stack.append((c.rhs, None))
+                stack.append((None, tuple(pattern_vars(c.lhs))))
+            stack.append((e.data, None))
+            continue
+        yield e, _binders(e)
+        stack.extend((c, None) for c in reversed(children(e)))
+
+
 def all_vars(expr) -> list:
-    """Every variable occurring in ``expr``, in pre-order."""
+    """Every variable occurring in ``expr``, in pre-order (a binder where it binds; a
+    ``Match``'s pattern variables before their clause's right-hand side)."""
     out, seen = [], set()
-    for e in _preorder(expr):
-        for v in (*_binders(e), e):
+    for e, binders in _preorder_binding(expr):
+        for v in (*binders, e):
             if isinstance(v, Var) and v not in seen:
                 seen.add(v)
                 out.append(v)
@@ -128,17 +153,61 @@ def free_type_vars(expr_or_type, mod=None) -> list:
     return out
 
 
-def bound_type_vars(expr) -> list:
-    out = []
-    for e in _preorder(expr):
+def _types_in(expr_or_type):
+    """The types written in ``expr_or_type`` (itself, if a type; else its annotations), each
+    walked pre-order, as ``(type, is_binder_list)`` items: a ``FuncType``'s / ``Function``'s
+    type parameters come first, then its argument (parameter) types, then its return type."""
+    from .types import Type
+
+    def walk(t):
+        stack = [t]
+        while stack:
+            t = stack.pop()
+            if isinstance(t, TypeVar):
+                yield t, False
+            elif isinstance(t, TupleType):
+                stack.extend(reversed(t.fields))
+            elif isinstance(t, FuncType):
+                for v in t.type_params:
+                    yield v, True
+                stack.append(t.ret_type)
+                stack.extend(reversed(t.arg_types))
+            elif isinstance(t, RefType):
+                stack.append(t.value)
+            elif isinstance(t, TypeCall):
+                stack.extend(reversed(t.args))
+
+    if isinstance(expr_or_type, Type):
+        yield from walk(expr_or_type)
+        return
+    for e in _preorder(expr_or_type):
         if isinstance(e, Function):
-            out.extend(e.type_params)
+            for v in e.type_params:
+                yield v, True
+            for p in e.params:  # the parameters' annotations are read here, in order
+                if p.type_annotation is not None:
+                    yield from walk(p.type_annotation)
+            if e.ret_type is not None:
+                yield from walk(e.ret_type)
+        elif isinstance(e, Var) and e.type_annotation is not None:
+            yield from walk(e.type_annotation)
+
+
+def bound_type_vars(expr_or_type) -> list:
+    """Type variables bound by a type parameter list (of a ``Function`` or a ``FuncType``)
+    in an expression or a type, in order of occurrence."""
+    out = []
+    for v, binder in _types_in(expr_or_type):
+        if binder and v not in out:
+            out.append(v)
     return out
 
 
-def all_type_vars(expr) -> list:
-    out = bound_type_vars(expr)
-    for v in free_type_vars(expr):
+def all_type_vars(expr_or_type, mod=None) -> list:
+    """Every type variable in an expression or a type, bound or free, in order of first
+    occurrence (type parameters, then parameter types, return type, body)."""
+    out = []
+    for v, _ in _types_in(expr_or_type):
         if v not in out:
             out.append(v)
     return out

@@ -155,3 +155,32 @@ def test_deep_program_functors_do_not_recurse():
     assert out.op.name == "abs"
     r = relay.create_executor().evaluate(relay.Function([x], out))(np.array([-3.0], "float32"))
     assert r.numpy()[0] == 3.0
+
+
+def test_type_var_analyses_read_func_types_and_order_of_occurrence():
+    from relay_tvm.analysis import all_type_vars, bound_type_vars
+
+    a, b, c = relay.TypeVar("a"), relay.TypeVar("b"), relay.TypeVar("c")
+    ft = relay.FuncType([b], relay.FuncType([c], a, [c]), [a])
+    assert bound_type_vars(ft) == [a, c]
+    assert all_type_vars(ft) == [a, b, c]
+    assert bound_type_vars(relay.TupleType([a, b])) == []
+    x, y = relay.Var("x", a), relay.Var("y", c)
+    f = relay.Function([x], relay.Let(y, relay.Tuple([]), x), ret_type=b, type_params=[b])
+    assert bound_type_vars(f) == [b]
+    assert all_type_vars(f) == [b, a, c]
+
+
+def test_all_vars_lists_pattern_variables_clause_by_clause():
+    from relay_tvm.analysis import all_vars, bound_vars, free_vars
+
+    mod = relay.IRModule()
+    p = relay.prelude.Prelude(mod)
+    x, y, z = relay.Var("x"), relay.Var("y"), relay.Var("z")
+    m = relay.Match(p.nil(), [
+        relay.Clause(relay.PatternConstructor(p.nil), z),
+        relay.Clause(relay.PatternConstructor(p.cons, [relay.PatternVar(x),
+                                                       relay.PatternVar(y)]), p.cons(x, y)),
+    ])
+    assert all_vars(m) == [z, x, y]
+    assert bound_vars(m) == [x, y] and free_vars(m) == [z]
