@@ -142,8 +142,8 @@ def detect_feature(a, b=None) -> set:
         if x is not None:
             roots.extend(_roots(x))
     feats: set = set()
-    uses: dict = {}
     for root in roots:
+        uses: dict = {}  # sharing is counted within each function, as 0.19 did
         for n in _post_order(root):
             if isinstance(n, Op):
                 feats.add(Feature.fOp)

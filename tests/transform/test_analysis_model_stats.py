@@ -85,3 +85,16 @@ def test_workload_runs_and_softmax_sums_to_one():
     data = testing.rand((2, 1, 28, 28), seed=0)
     out = relay.create_executor("debug", mod=mod, params=params).evaluate()(data)
     np.testing.assert_allclose(out.numpy().sum(axis=1), [1.0, 1.0], rtol=1e-5)
+
+
+def test_detect_feature_counts_sharing_within_each_function_of_a_module():
+    from relay_tvm.analysis import Feature, detect_feature
+
+    x = relay.var("x", shape=(2,))
+    shared = relay.exp(x)
+    mod = relay.IRModule()
+    mod["f"] = relay.Function([x], relay.negative(shared))
+    mod["g"] = relay.Function([x], relay.abs(shared))
+    assert Feature.fGraph not in detect_feature(mod)
+    mod["h"] = relay.Function([x], relay.add(shared, shared))
+    assert Feature.fGraph in detect_feature(mod)
