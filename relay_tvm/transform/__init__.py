@@ -14,8 +14,8 @@ from .dynamic_to_static import DynamicToStatic  # noqa: F401
 from .fake_quantization_to_integer import FakeQuantizationToInteger  # noqa: F401
 from .fast_math import FastMath  # noqa: F401
 from .flatten_atrous_conv import FlattenAtrousConv  # noqa: F401
-from .fold_explicit_padding import FoldExplicitPadding  # noqa: F401
 from .fold_constant import FoldConstant, FoldConstantExpr  # noqa: F401
+from .fold_explicit_padding import FoldExplicitPadding  # noqa: F401
 from .fold_scale_axis import (  # noqa: F401
     BackwardFoldScaleAxis,
     FoldScaleAxis,
