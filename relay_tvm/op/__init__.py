@@ -37,6 +37,7 @@ from .indexing import *  # noqa: F401,F403
 from .op_attrs import (  # noqa: F401
     register_alter_op_layout,
     register_convert_op_layout,
+    register_infer_correct_layout,
     register_legalize,
     register_op_attr,
 )

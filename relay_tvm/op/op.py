@@ -5,6 +5,7 @@ from .op_attrs import (  # noqa: F401
     get_op_attr,
     register_alter_op_layout,
     register_convert_op_layout,
+    register_infer_correct_layout,
     register_legalize,
     register_op_attr,
     reset_op_attr,

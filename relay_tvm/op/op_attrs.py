@@ -114,6 +114,23 @@ register_legalize = _hook_register("FTVMLegalize")
 register_legalize.__doc__ = "Set the Legalize hook of an operator (see module doc)."
 
 
+def register_infer_correct_layout(op_name: str, fn: Callable | None = None, level: int = 10):
+    """tvm.relay 0.19's ``register_infer_correct_layout``: refused.
+
+    relay_tvm's layout passes carry layouts through operators with their own rules (see
+    :mod:`relay_tvm.transform.layout`) and would never call an ``FInferCorrectLayout``
+    function, so registering one raises instead of being ignored. Change how an operator is
+    rewritten with :func:`register_convert_op_layout` / :func:`register_alter_op_layout`.
+
+    Raises:
+        RelayError: always, naming the operator.
+    """
+    raise RelayError(f"register_infer_correct_layout({op_name!r}): relay_tvm's layout passes do "
+                     "not call FInferCorrectLayout functions (they have their own propagation "
+                     "rules); use register_convert_op_layout / register_alter_op_layout to change "
+                     "how an operator is rewritten")
+
+
 def apply_hook(key: str, call, orig, *extra):
     """Run the ``key`` hook of ``call``'s operator, if any, on the rewritten ``call`` whose
     original (typed) form is ``orig``; returns the replacement or None."""

@@ -142,3 +142,14 @@ def test_rand_and_nat_helpers():
     val = relay.create_executor("debug", mod=mod).evaluate(three)
     assert relay.testing.count(p, val) == 3
     assert relay.testing.count(p, relay.testing.make_nat_value(p, 5)) == 5
+
+
+def test_infer_correct_layout_output_imports_and_the_hook_is_refused():
+    import tvm.relay.transform.infer_layout_utils as ilu
+    from tvm.relay.op import op as reg
+
+    out = ilu.InferCorrectLayoutOutput(["NCHW", ""], ["NHWC"], None)
+    assert out.input_layouts == ["NCHW", ""] and out.output_layouts == ["NHWC"]
+    with pytest.raises(RelayError, match=r"register_infer_correct_layout\('nn.relu'\).*"
+                                         r"register_convert_op_layout"):
+        reg.register_infer_correct_layout("nn.relu", lambda *a: out, level=11)
