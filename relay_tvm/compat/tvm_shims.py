@@ -294,6 +294,10 @@ def _install_vm():
 
     cls.__new__ = __new__
     cls._relay_tvm = True
+    if not hasattr(tvm_vm, "Executable"):  # 0.19's class (save / load_exec); gone in 0.27
+        from ..runtime.vm import Executable
+
+        tvm_vm.Executable = Executable
 
 
 class _TargetMeta(type):

@@ -160,3 +160,15 @@ def test_relay_optimize_returns_module_and_params_as_019_did():
     xv = np.array([1.0, 2.0], "float32")
     got = relay.create_executor("debug", mod=opt).evaluate()(xv).numpy()
     np.testing.assert_allclose(got, np.exp(xv + wv), rtol=1e-5)
+
+
+def test_tvm_runtime_vm_executable_save_and_load_exec():
+    from tvm.runtime import vm as tvm_vm
+
+    x = relay.var("x", shape=(3,))
+    exe = relay.vm.compile(relay.IRModule.from_expr(relay.Function([x], relay.sqrt(x))), "llvm")
+    assert isinstance(exe, tvm_vm.Executable)
+    code, lib = exe.save()
+    loaded = tvm_vm.Executable.load_exec(code, lib)
+    vm = tvm_vm.VirtualMachine(loaded, tvm.cpu())
+    np.testing.assert_allclose(vm.run(np.array([1, 4, 9], "float32")).numpy(), [1, 2, 3])
