@@ -172,3 +172,18 @@ def test_tvm_runtime_vm_executable_save_and_load_exec():
     loaded = tvm_vm.Executable.load_exec(code, lib)
     vm = tvm_vm.VirtualMachine(loaded, tvm.cpu())
     np.testing.assert_allclose(vm.run(np.array([1, 4, 9], "float32")).numpy(), [1, 2, 3])
+
+
+def test_nd_ndarray_covers_interpreter_adt_fields_and_builds_tensors():
+    mod = relay.IRModule()
+    p = relay.prelude.Prelude(mod)
+    mod["main"] = relay.Function([], p.cons(relay.const(np.array([1.5, 2.5], "float32")),
+                                            p.nil()))
+    val = relay.create_executor("debug", mod=mod).evaluate()()
+    head = val[0]
+    assert isinstance(head, tvm.nd.NDArray) and not isinstance(np.zeros(2), tvm.nd.NDArray)
+    np.testing.assert_array_equal(head.numpy(), [1.5, 2.5])
+    t = tvm.nd.array(np.arange(3, dtype="int32"))
+    assert isinstance(t, tvm.nd.NDArray) and isinstance(t, tvm.runtime.Tensor)
+    assert issubclass(tvm.runtime.Tensor, tvm.nd.NDArray)
+    np.testing.assert_array_equal(tvm.nd.array(head).numpy(), [1.5, 2.5])
