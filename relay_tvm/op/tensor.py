@@ -274,6 +274,8 @@ _UNARY = [
 ]
 
 _BOOL_OUT = {"isnan", "isinf", "isfinite"}
+# tvm.relay 0.19's support levels of the rounding / sign operators (the rest are level 1)
+_LEVEL3 = {"ceil", "floor", "trunc", "round", "abs", "negative"}
 
 
 def _bool_rel(base):
@@ -295,7 +297,7 @@ for _name, _np_fn, _compute, _dts in _UNARY:
         compute=_compute,
         pattern=OpPattern.ELEMWISE,
         doc=f"Elementwise {_name}; the output has the input's shape and dtype.",
-        level=1,
+        level=3 if _name in _LEVEL3 else 1,
     )
 
 

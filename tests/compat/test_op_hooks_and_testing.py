@@ -153,3 +153,10 @@ def test_infer_correct_layout_output_imports_and_the_hook_is_refused():
     with pytest.raises(RelayError, match=r"register_infer_correct_layout\('nn.relu'\).*"
                                          r"register_convert_op_layout"):
         reg.register_infer_correct_layout("nn.relu", lambda *a: out, level=11)
+
+
+def test_support_levels_of_rounding_and_sign_operators_are_019s():
+    for name in ("ceil", "floor", "trunc", "round", "abs", "negative"):
+        assert relay.op.get(name).support_level == 3, name
+    for name in ("exp", "add", "sqrt"):
+        assert relay.op.get(name).support_level == 1, name
