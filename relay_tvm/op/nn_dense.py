@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
-from ..ir.types import AnyDim, IncompleteType, TensorType
+from ..ir.types import AnyDim, IncompleteType, TensorType, dim_equal
 from ._common import out_dims, shape_str, tensor_args
 from ._nn_common import dims_match, np_acc
 from .registry import OpPattern, make_call, register_op
@@ -223,6 +223,11 @@ def _batch_matmul_rel(types, attrs):
     m, k = (x.shape[2], x.shape[1]) if attrs.transpose_a else (x.shape[1], x.shape[2])
     n, ky = (y.shape[1], y.shape[2]) if attrs.transpose_b else (y.shape[2], y.shape[1])
     shapes = f"tensor_a shape {shape_str(x.shape)}, tensor_b shape {shape_str(y.shape)}"
+    if _symbolic(bx) or _symbolic(by) or _symbolic(k) or _symbolic(ky):
+        # lowering a dynamic kernel: dimensions are tir variables bound at run time, so
+        # their agreement cannot be checked here (the kernel reads batches modulo their size)
+        _check_same_dtype(x, y, ("tensor_a", "tensor_b"), op)
+        return TensorType((_symbolic_batch(bx, by), m, n), attrs.out_dtype or x.dtype)
     if not dims_match(k, ky):
         raise TypeInferenceError(
             f"{op}: reduction axes differ ({k} vs {ky}); {shapes} (transpose_a="
@@ -240,6 +245,50 @@ def _batch_matmul_rel(types, attrs):
     return TensorType((b, m, n), attrs.out_dtype or x.dtype)
 
 
+def _symbolic(d) -> bool:
+    """A dimension that is a tir expression (a dynamic kernel's), not a number or ``Any``."""
+    return not isinstance(d, (int, AnyDim)) and type(d).__name__ != "IntImm"
+
+
+def _symbolic_batch(bx, by):
+    """The output batch of batches ``bx`` / ``by`` (equal, or one of them 1) when one is
+    symbolic: the other if one is the number 1, the number if one is a number, else the larger
+    (equal batches, or the one that is not 1)."""
+    from tvm import tirx
+
+    for a, b in ((bx, by), (by, bx)):
+        if not _symbolic(a) and int(a) == 1:
+            return b
+        if not _symbolic(a):
+            return a
+    return bx if dim_equal(bx, by) else tirx.max(bx, by)
+
+
+def _dynamic_batch_matmul(a, b, out_type, transpose_a, transpose_b):
+    """``(B, M, K) x (B, N, K)^T`` with symbolic dimensions (tvm.topi's batch_matmul needs
+    static or equal batches): batch ``i`` of an operand is read at ``i mod`` its batch size,
+    which broadcasts a batch of 1 and stays in bounds."""
+    from tvm import te, tirx
+
+    out_shape = [int(d) if not _symbolic(d) else d for d in out_type.shape]
+    kdim = a.shape[1] if transpose_a else a.shape[2]
+    red = te.reduce_axis((0, kdim), name="k")
+    dtype = out_type.dtype
+
+    def batch(t, i):
+        nb = t.shape[0]
+        if not _symbolic(nb) and int(nb) == 1:
+            return 0
+        return tirx.floormod(tirx.Cast("int64", i), tirx.Cast("int64", nb))
+
+    def f(i, r, c):
+        av = a[batch(a, i), red, r] if transpose_a else a[batch(a, i), r, red]
+        bv = b[batch(b, i), c, red] if transpose_b else b[batch(b, i), red, c]
+        return te.sum(av.astype(dtype) * bv.astype(dtype), axis=red)
+
+    return te.compute(out_shape, f, name="T_batch_matmul", tag="batch_matmul")
+
+
 def _batch_matmul_ref(args, attrs, out_type):
     def fn(a, b):
         if attrs.transpose_a:
@@ -253,6 +302,10 @@ def _batch_matmul_ref(args, attrs, out_type):
 
 def _nn_batch_matmul_compute(attrs, inputs, out_type):
     from tvm import topi
+
+    if any(_symbolic(d) for t in inputs for d in t.shape):
+        return _dynamic_batch_matmul(inputs[0], inputs[1], out_type, attrs.transpose_a,
+                                     attrs.transpose_b)
 
     return topi.nn.batch_matmul(
         inputs[0], inputs[1], out_dtype=out_type.dtype, transpose_a=attrs.transpose_a,
