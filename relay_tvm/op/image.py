@@ -475,4 +475,6 @@ def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zero
                      padding_mode=padding_mode, align_corners=align_corners)
 
 
-__all__ = ["resize1d", "resize2d", "resize3d", "affine_grid", "grid_sample"]
+from .image_dilation import dilation2d  # noqa: E402  (image.dilation2d)
+
+__all__ = ["resize1d", "resize2d", "resize3d", "affine_grid", "grid_sample", "dilation2d"]
