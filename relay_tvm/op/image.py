@@ -475,6 +475,8 @@ def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zero
                      padding_mode=padding_mode, align_corners=align_corners)
 
 
+from .image_crop import crop_and_resize  # noqa: E402  (image.crop_and_resize)
 from .image_dilation import dilation2d  # noqa: E402  (image.dilation2d)
 
-__all__ = ["resize1d", "resize2d", "resize3d", "affine_grid", "grid_sample", "dilation2d"]
+__all__ = ["resize1d", "resize2d", "resize3d", "affine_grid", "grid_sample", "dilation2d",
+           "crop_and_resize"]
