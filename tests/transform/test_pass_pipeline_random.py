@@ -86,9 +86,8 @@ def test_opt_levels_agree(func, seed):
 def test_default_pipeline_order():
     names = [p.name for p in transform.default_pipeline(3).passes]
     assert names == ["QnnLowering", "SimplifyInference", "EliminateCommonSubexpr", "FoldConstant",
-                     "FoldScaleAxis", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout",
-                     "FoldConstant",
-                     "FuseOps", "InferType"]
+                     "FoldScaleAxis", "SimplifyExpr", "CanonicalizeOps", "FlattenAtrousConv",
+                     "AlterOpLayout", "FastMath", "FoldConstant", "FuseOps", "InferType"]
 
 
 def test_check_each_pass_names_the_broken_pass():
