@@ -4,6 +4,8 @@ between passes), against a float64 NumPy convolution (1e-5 relative) and the ref
 interpreter: strides 1 and 2, channel counts that are not multiples of 16 (8- and 4-channel
 blocks), batch 2, odd and non-square planes, tail tiles, an epilogue with a residual add."""
 
+import re
+
 import numpy as np
 import pytest
 from backend_util import rand
@@ -148,5 +150,4 @@ def test_other_isas_build_1x1_in_passes(target):
     assert kern.schedule_rule == "conv2d_NCHWc"
     asm = lib.get_source("asm")
     reg = "zmm" if "avx512" in target else "ymm"
-    assert f"vfmadd231ps\t%{reg}" in asm or f"vfmadd231ps\t(" in asm
-    assert reg in asm
+    assert re.search(rf"vfmadd\d+ps\s[^\n]*%{reg}\d+", asm), f"no {reg} FMA in the kernel"
