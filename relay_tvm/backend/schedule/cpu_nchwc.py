@@ -125,6 +125,15 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     return cg, rows, wb, rfirst, kc
 
 
+def _input_bytes(shape, OH: int, KH: int) -> int:
+    """Bytes of the blocked input ``(N, C/c, H, W, c)`` a convolution reads: a strided 1x1
+    layer skips the rows between its output rows (ResNet's stride-2 1x1 layers read every other
+    row; the rows they read are counted whole, the hardware prefetcher fetching the lines they
+    skip), which matters where the model weighs re-reading the input per channel group."""
+    n, cb, h, w, c = (int(d) for d in shape)
+    return n * cb * min(h, OH * KH) * w * c * 4
+
+
 def _chunked_loops(sch, block, rows, OW, split_ic, ic_bn):
     """``(n, occ, oho, p, ocb, ico, ici, kh, kw)``: the block's loops with the output rows in
     chunks of ``rows`` (``oho``) and the chunk's positions one loop ``p``, the input channels
@@ -200,7 +209,8 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     icb = IC // ic_bn if split_ic else 1
     cg, rows, wb, rfirst, kc = _plan(
         feats, knobs, N=N, OCC=OCC, OB=OB, OH=OH, OW=OW, lanes=lanes, red_bytes=IC * KH * KW * 4,
-        split_ic=split_ic, in_bytes=int(np_prod(_read_buffer(sch, block, 0).shape)) * 4, icb=icb)
+        split_ic=split_ic, in_bytes=_input_bytes(_read_buffer(sch, block, 0).shape, OH, KH),
+        icb=icb)
     n, occ, oho, p, ocb, ico, ici, kh, kw = _chunked_loops(sch, block, rows, OW, split_ic, ic_bn)
     occo, occi = sch.split(occ, factors=[None, cg])
     passes = kc < icb  # the reduction in passes of kc channel blocks over the chunk
