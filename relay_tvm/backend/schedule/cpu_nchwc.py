@@ -16,7 +16,11 @@ and cycle model of :mod:`.cpu_model` (:func:`~.cpu_model.row_tile`).
 Loop order: ``(n, channel-block group, chunk)`` in parallel, the epilogue (bias, activation,
 residual add) computed per chunk while it is in L1. Knob ``rfirst`` runs the input-channel
 blocks outermost instead (one block's weights, L1-sized, serve the whole output plane, whose
-partial sums stay in L1): better when the weights overflow L1 and the plane does not.
+partial sums stay in L1): better when the weights overflow L1 and the plane does not. Knob
+``kc`` runs the reduction in passes of ``kc`` input-channel blocks over each chunk instead (the
+cache blocking of a GEMM's reduction: one pass's weights stay in L1 for every tile of the
+chunk, the partial sums wait in the output between passes), for large 1x1 reductions on
+planes too large for ``rfirst``.
 """
 
 from __future__ import annotations
