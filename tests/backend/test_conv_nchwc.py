@@ -79,11 +79,11 @@ def test_row_tile_never_spills():
 
 def test_plan_takes_a_tail_tile_on_prime_rows_and_wide_groups_on_8_channel_blocks():
     plan = dict(N=1, lanes=8, red_bytes=64 * 9 * 4, split_ic=True, in_bytes=64 * 17 * 17 * 4)
-    cg, rows, wb, _ = cpu_nchwc._plan(AVX2, cpu.Knobs(), OCC=4, OB=16, OH=17, OW=17, **plan)
+    cg, rows, wb, _, _ = cpu_nchwc._plan(AVX2, cpu.Knobs(), OCC=4, OB=16, OH=17, OW=17, **plan)
     assert (rows * 17) % wb != 0 and wb > 1  # a tail tile, not one-column tiles
     # 1000 classes: 125 blocks of 8 channels; 5 blocks make a 2 x 5-vector tile
     plan.update(red_bytes=512 * 4, in_bytes=512 * 13 * 13 * 4)
-    cg, rows, wb, _ = cpu_nchwc._plan(AVX2, cpu.Knobs(), OCC=125, OB=8, OH=13, OW=13, **plan)
+    cg, rows, wb, _, _ = cpu_nchwc._plan(AVX2, cpu.Knobs(), OCC=125, OB=8, OH=13, OW=13, **plan)
     assert cg == 5
 
 
