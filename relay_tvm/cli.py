@@ -187,6 +187,12 @@ def cmd_compile(args):
         tuned = sum(1 for k in lib.kernels.values() if k.schedule_rule.startswith("database"))
         print(f"[relay-tvm] tuning database {args.tuning_db}: {tuned} of {len(lib.kernels)} "
               f"kernels use a tuned record", file=sys.stderr)
+        if not tuned and lib.kernels:
+            import warnings
+
+            warnings.warn(f"--tuning-db {args.tuning_db}: no record matches any of this "
+                          f"model's {len(lib.kernels)} kernels (was it tuned for another model, "
+                          f"shape or opt level?); the build is untuned", stacklevel=1)
     with _step(bar, f"export {args.output}"):
         lib.export_library(args.output)
     if bar is not None:

@@ -135,6 +135,11 @@ def test_tune_then_compile_with_the_database(exported, capsys):
     assert main(["tune", sym, "--shape", "data=2,2,5,5", "--trials", "4", "--trials-per-iter",
                  "2", "--seed", "0", "--work-dir", wd]) == 0
     assert "untuned" not in capsys.readouterr().err
+    # another batch size makes other kernels: the database applies to none, which is said
+    # (it only printed "0 of N kernels use a tuned record" before; from the new-user trial)
+    with pytest.warns(UserWarning, match=r"no record matches any of this model's \d+ kernels"):
+        assert main(["compile", sym, "--shape", "data=1,2,5,5", "--tuning-db", wd, "-o",
+                     so]) == 0
 
 
 @pytest.mark.parametrize("argv, status, match", [
