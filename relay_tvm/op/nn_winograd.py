@@ -20,7 +20,12 @@ The matrices ``A`` (alpha x m), ``B`` (alpha x alpha), ``G`` (alpha x r) are top
   ``NCHW`` or ``NCHW{k}c``; the weight is ``kernel_layout="OIHW"`` (alpha, alpha, O, I), the
   weight transform's result, or ``"OIHW{k}o"`` (alpha, alpha, O/k, I, k), the same packed by
   output-channel blocks (what AlterOpLayout makes for the CPU schedule, the packing folded at
-  build time). ``kernel_size`` is ``alpha - tile_size + 1``.
+  build time), or ``"OIHW{k}o2i"`` (alpha, alpha, O/k, I/2, k, 2), integer weights with the
+  input channels in pairs (our extension, for int16 x int16 -> int32 with tile_size 2, whose
+  transforms are integer): the transformed input is then held in int16 and the GEMM multiplies
+  int16 pairs (x86 ``vpmaddwd``), exact while ``|data| <= 8191`` (AlterOpLayout makes it only
+  for quantized convolutions whose data it proves 8-bit-sized, ``transform/winograd_int.py``).
+  ``kernel_size`` is ``alpha - tile_size + 1``.
 
 AlterOpLayout (opt level 3) rewrites an eligible ``nn.conv2d`` into this pair when its cost model
 says Winograd is faster (:mod:`relay_tvm.transform.layout`).
@@ -488,7 +493,8 @@ def contrib_conv2d_winograd_without_weight_transform(
     Args:
         data: (N, C, H, W) for ``NCHW``, (N, C/c, H, W, c) for ``NCHW{c}c``.
         weight: (alpha, alpha, O, C) for ``kernel_layout="OIHW"`` (the weight transform's
-            result), or (alpha, alpha, O/k, C, k) for ``"OIHW{k}o"``.
+            result), (alpha, alpha, O/k, C, k) for ``"OIHW{k}o"``, or (alpha, alpha, O/k,
+            C/2, k, 2) for ``"OIHW{k}o2i"`` (integer pairs, tile_size 2; see the module doc).
         tile_size: output tile edge ``m`` the weight was transformed for.
         strides, dilation, groups: must be (1, 1), (1, 1), 1.
         padding: 1, 2 or 4 values (top, left, bottom, right), as ``nn.conv2d``.

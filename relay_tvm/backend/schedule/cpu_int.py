@@ -6,7 +6,11 @@ their zero points) with int32 accumulation. This template packs the (padded) dat
 ``vpmaddwd`` multiplies a broadcast pair of input channels by the 8 x 2 weights of 8 output
 channels and adds the pairs: 16 multiply-adds per instruction, exact (int16 x int16 products
 and their pair sums fit int32; no saturation, unlike ``vpmaddubsw``). The tensor intrinsic is
-registered here as ``relay_tvm_pmaddwd_8x2``.
+registered here as ``relay_tvm_pmaddwd_8x2``; the integer Winograd's batched GEMM
+(``winograd.py``, kernel layout ``OIHW{k}o2i``) uses it too.
+
+Knobs of the direct template: ``wb`` (output columns per tile), ``ob`` (output channels per
+tile, 8-channel vectors), ``ukw`` (unroll the kernel columns).
 """
 
 from __future__ import annotations
