@@ -5,7 +5,7 @@ a dynamic batch (``relay.Any()``) compiled once, run at batch 1.
 
 Usage::
 
-    python benchmarks/bench_vm.py [--iters 10000] [--resnet] [--repeat 5]
+    python benchmarks/bench_vm.py [--iters 10000] [--resnet] [--repeat 5] [--rounds 6]
 
 Timings are the best of ``--repeat`` runs after one warm-up; on a shared machine they are noisy,
 so the ResNet rows also give the process CPU time per run (``time.process_time``, all threads),
@@ -96,37 +96,51 @@ def _best_cpu(fn, repeat):
     return min(walls), min(cpus)
 
 
-def bench_resnet(repeat):
+def bench_resnet(repeat, rounds=6):
+    """The three engines built once, then timed in ``rounds`` interleaved rounds (graph
+    executor, static VM, dynamic VM, each ``repeat`` runs after a warm-up run) so that a drift
+    of the machine's speed during the run does not favour whichever engine ran first; each
+    engine's figure is its best run, and the ratios are also given as the median over rounds of
+    the per-round ratio of best runs."""
     sys.path.insert(0, os.path.dirname(__file__))
-    from bench_resnet import get_model
-
     import tvm
+    from bench_resnet import get_model
 
     from relay_tvm.runtime import GraphModule
     from relay_tvm.runtime.vm import VirtualMachine
+    from relay_tvm.testing import resnet
 
     (mod, params), _ = get_model("resnet18")
     x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype("float32")
     lib = relay.build(mod, target="llvm", params=params)
     gm = GraphModule(lib["default"](tvm.cpu()))
     gm.set_input(0, x)
-    t_graph, c_graph = _best_cpu(gm.run, repeat)
     vm = VirtualMachine(relay.vm.compile(mod, target="llvm", params=params))
     ref = (gm.run(), gm.get_output(0).numpy())[1]
     np.testing.assert_allclose(vm.run(x).numpy(), ref, rtol=1e-4, atol=1e-4)
-    t_vm, c_vm = _best_cpu(lambda: vm.run(x), repeat)
-    print(f"ResNet-18 batch 1: graph executor {t_graph * 1e3:.2f} ms (cpu {c_graph * 1e3:.1f} "
-          f"ms), VM {t_vm * 1e3:.2f} ms (cpu {c_vm * 1e3:.1f} ms) ({t_vm / t_graph:.2f}x wall, "
-          f"{c_vm / c_graph:.2f}x cpu)")
-    from relay_tvm.testing import resnet
-
     dmod, dparams = resnet.get_workload(num_layers=18, batch_size=relay.Any())
     dvm = VirtualMachine(relay.vm.compile(dmod, target="llvm", params=dparams))
     np.testing.assert_allclose(dvm.run(x).numpy(), ref, rtol=1e-4, atol=1e-4)
-    t_dyn, c_dyn = _best_cpu(lambda: dvm.run(x), repeat)
-    print(f"ResNet-18 batch Any, run at 1: VM {t_dyn * 1e3:.2f} ms (cpu {c_dyn * 1e3:.1f} ms) "
-          f"vs static graph executor: {t_dyn / t_graph:.2f}x wall, {c_dyn / c_graph:.2f}x cpu "
-          f"(goal <= 1.1x)")
+    engines = {"graph": gm.run, "vm": lambda: vm.run(x), "dyn": lambda: dvm.run(x)}
+    per_round = {k: [] for k in engines}
+    for _ in range(rounds):
+        for name, fn in engines.items():
+            per_round[name].append(_best_cpu(fn, repeat))
+    best = {k: (min(w for w, _ in v), min(c for _, c in v)) for k, v in per_round.items()}
+
+    def median_ratio(name):
+        r = sorted(a[0] / b[0] for a, b in zip(per_round[name], per_round["graph"]))
+        return r[len(r) // 2]
+
+    (t_graph, c_graph), (t_vm, c_vm), (t_dyn, c_dyn) = best["graph"], best["vm"], best["dyn"]
+    print(f"ResNet-18 batch 1 ({rounds} interleaved rounds of {repeat} runs, "
+          f"{gm.num_threads} threads): graph executor "
+          f"{t_graph * 1e3:.2f} ms (cpu {c_graph * 1e3:.1f} ms)")
+    print(f"  static VM {t_vm * 1e3:.2f} ms (cpu {c_vm * 1e3:.1f} ms): {t_vm / t_graph:.2f}x "
+          f"best, {median_ratio('vm'):.2f}x median per round, {c_vm / c_graph:.2f}x cpu")
+    print(f"  batch Any, run at 1: VM {t_dyn * 1e3:.2f} ms (cpu {c_dyn * 1e3:.1f} ms): "
+          f"{t_dyn / t_graph:.2f}x best, {median_ratio('dyn'):.2f}x median per round, "
+          f"{c_dyn / c_graph:.2f}x cpu (goal <= 1.1x)")
 
 
 def main(argv=None):
@@ -134,11 +148,12 @@ def main(argv=None):
     ap.add_argument("--iters", type=int, default=10000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--resnet", action="store_true")
+    ap.add_argument("--rounds", type=int, default=6, help="interleaved rounds (--resnet)")
     a = ap.parse_args(argv)
     bench_loop(a.iters, a.repeat)
     bench_lists(a.iters, a.repeat)
     if a.resnet:
-        bench_resnet(a.repeat)
+        bench_resnet(a.repeat, a.rounds)
 
 
 if __name__ == "__main__":

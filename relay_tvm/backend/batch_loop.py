@@ -9,7 +9,10 @@ Such a kernel is compiled once for batch 1 with the full template, then wrapped 
 whose dynamic buffers have a symbolic first dimension ``n``: a loop over ``b < n`` declares the
 batch-1 buffers as views of row ``b`` (``DeclBuffer`` with ``address_of(buf[b, 0, ...])``) and
 runs the batch-1 body. Batch 1 then runs exactly the static kernel; batch ``n`` runs it ``n``
-times (per-shape buckets with one bucket, made general by the loop).
+times (per-shape buckets with one bucket, made general by the loop). Such a kernel needs no
+shape function: every output is ``(n, static...)``, and the VM builds that shape from its
+input's first dimension (``vm.builtin.match_shape`` / ``make_shape``), while the kernel's own
+argument checks make sure its dynamic inputs agree on ``n``.
 
 Whether a kernel is batch-wise is decided per operator from its attributes
 (:func:`batch_wise`): anything not known to be batch-wise keeps the symbolic kernel.
@@ -176,23 +179,4 @@ def wrap_batch(prim, dynamic: list, n=None):
     return tirx.PrimFunc(params, new_root, prim.ret_type, prim.attrs), n
 
 
-def batch_shape_func(in_types, out_types, n, name: str):
-    """The shape function of a wrapped kernel: output shapes ``(n, static...)`` from the
-    inputs' first dimension (TVM checks that every dynamic input has the same ``n``)."""
-    from tvm import te
-
-    from .shape_func import _select_of
-
-    inputs = []
-    for i, t in enumerate(in_types):
-        shape = tuple(n if isinstance(d, AnyDim) else d for d in t.shape)
-        inputs.append(te.placeholder(shape, t.dtype, name=f"p{i}"))
-    vecs = []
-    for t in out_types:
-        exprs = [n if isinstance(d, AnyDim) else te.const(int(d), "int64") for d in t.shape]
-        vecs.append(te.compute((len(exprs),), _select_of(exprs), name="shape"))
-    prim = te.create_prim_func(inputs + vecs)
-    return prim.with_attr("global_symbol", name)
-
-
-__all__ = ["batch_wise", "batch_one", "wrap_batch", "batch_shape_func"]
+__all__ = ["batch_wise", "batch_one", "wrap_batch"]

@@ -121,6 +121,9 @@ class LoweredFunc:
     shape_func_name: str = ""
     dynamic_outputs: list = field(default_factory=list)
     shape_func_inputs: list = field(default_factory=list)  # kernel input indices it takes
+    # a batch-loop kernel (see batch_loop): the index of a dynamic input whose first dimension
+    # is every output's first dimension (the VM then builds the output shapes directly)
+    batch_rows_input: int | None = None
 
 
 def anchor_op(func: Function):
@@ -349,9 +352,8 @@ class LowerCache:
         """A batch-wise kernel over a dynamic batch: its batch-1 kernel in a loop (see
         :mod:`relay_tvm.backend.batch_loop`); None when the batch-1 schedule packs a dynamic
         input."""
-        from tvm import tirx
 
-        from .batch_loop import batch_one, batch_shape_func, wrap_batch
+        from .batch_loop import batch_one, wrap_batch
 
         inner = self._lower_symbolic(batch_one(func))
         flat = [t for p in func.params for t in flatten_type(p.checked_type)]
@@ -366,10 +368,7 @@ class LowerCache:
         lowered = LoweredFunc(inner.name, prim, in_types, out_types, inner.lifted, inner.anchor,
                               inner.schedule_rule + "+batch_loop", inner.packs)
         lowered.dynamic_outputs = list(range(n_out))
-        lowered.shape_func_name = inner.name + "_shape_func"
-        lowered.shape_func_inputs = dyn
-        lowered.shape_func = batch_shape_func([in_types[i] for i in dyn], out_types,
-                                              tirx.Var("n", "int64"), lowered.shape_func_name)
+        lowered.batch_rows_input = dyn[0]  # no shape function: the VM makes (n, static...)
         return lowered
 
     def _lower_symbolic(self, func: Function, out_pack: Pack | None = None) -> LoweredFunc:

@@ -79,6 +79,9 @@ from .vm_emit import (
     insert_kills,
 )
 
+# codes of vm.builtin.match_shape / make_shape (TVM's MatchShapeCode / MakeShapeCode)
+_STORE_TO_HEAP, _NO_OP, _USE_IMM, _LOAD_SHAPE = 1, 2, 0, 1
+
 
 class _FuncCompiler:
     """Compiles one VM function: a global function, or a lifted local one whose parameters are
@@ -95,11 +98,19 @@ class _FuncCompiler:
         self.let_vals = {}  # let-bound Var -> value expression, over the whole function
         self.inlining = set()  # ids of local functions being inlined
         self.tail = set()  # ids of the expressions in tail position (see _tail_positions)
+        self.heap_reg = None  # see shape_heap
 
     def reg(self) -> int:
         r = self.nreg
         self.nreg += 1
         return r
+
+    def shape_heap(self) -> int:
+        """The register of this function's one-slot shape heap (``vm.builtin.match_shape``
+        stores a batch size there, ``make_shape`` reads it back), allocated on entry."""
+        if self.heap_reg is None:
+            self.heap_reg = self.reg()
+        return self.heap_reg
 
     def compile(self):
         memo = {}
@@ -114,6 +125,11 @@ class _FuncCompiler:
         self.tail = _tail_positions(self.func.body)
         code, res = self.expr(self.func.body, memo)
         code.append((_RET, self.as_reg(code, res)))
+        if self.heap_reg is not None:
+            # first, so every path finds it (a self tail call jumps back here and allocates
+            # it again); jump offsets are relative, so they stay valid
+            code.insert(0, (_CALL, "vm.builtin.alloc_shape_heap", [("state",), ("imm", 1)],
+                            self.heap_reg))
         return insert_kills(code, n + len(self.captured))
 
     # An operand is ("r", reg), ("c", tvm value) for constants, ("f", VM function name),
@@ -425,7 +441,23 @@ class _FuncCompiler:
         computed at run time by the kernel's shape function from ``ins`` (see
         :mod:`relay_tvm.backend.shape_func`)."""
         shapes = {}
-        if lowered.dynamic_outputs:
+        if lowered.batch_rows_input is not None:
+            # a batch-loop kernel: every output is (n, static...) with n the first dimension of
+            # a dynamic input; the kernel itself checks that its dynamic inputs agree on n
+            heap = ("r", self.shape_heap())
+            src = ins[lowered.batch_rows_input]
+            rank = len(lowered.input_types[lowered.batch_rows_input].shape)
+            codes = [("imm", _STORE_TO_HEAP), ("imm", 0)]
+            codes += [("imm", _NO_OP), ("imm", 0)] * (rank - 1)
+            code.append((_CALL, "vm.builtin.match_shape",
+                         [src, heap, ("imm", rank), *codes, ("str", lowered.name)], None))
+            for i in lowered.dynamic_outputs:
+                dims = [("imm", _LOAD_SHAPE), ("imm", 0)]
+                for d in lowered.output_types[i].shape[1:]:
+                    dims += [("imm", _USE_IMM), ("imm", int(d))]
+                shapes[i] = self.call(code, "vm.builtin.make_shape",
+                                      [heap, ("imm", len(dims) // 2), *dims])
+        elif lowered.dynamic_outputs:
             vecs = []
             for i in lowered.dynamic_outputs:
                 n = len(lowered.output_types[i].shape)

@@ -16,6 +16,28 @@ def _unary(name):
     return lambda ins, a, c: R(name)(ins[0])
 
 
+def _round(ins, a, c):
+    """MXNet's ``round`` rounds halves away from zero (C's ``round``; ``relay.round`` rounds
+    them to even): ``trunc(x) + sign(x)`` where ``x - trunc(x)`` is exactly one half (that
+    difference is exact in floating point, unlike ``floor(x + 0.5)`` for large odd values)."""
+    x = ins[0]
+    if not c.dtype(x).startswith(("float", "bfloat")):
+        return x
+    t = R("trunc")(x)
+    half = R("equal")(R("abs")(R("subtract")(x, t)), c.scalar(0.5, x))
+    return R("where")(half, R("add")(t, R("sign")(x)), R("round")(x))
+
+
+def _rint(ins, a, c):
+    """MXNet's ``rint``: the nearer of ``floor(x)`` and ``ceil(x)``, ``floor`` on a tie (so
+    ``rint(2.5) = 2`` and ``rint(-2.5) = -3``), mshadow's definition."""
+    x = ins[0]
+    if not c.dtype(x).startswith(("float", "bfloat")):
+        return x
+    lo, hi = R("floor")(x), R("ceil")(x)
+    return R("where")(R("less_equal")(R("subtract")(x, lo), R("subtract")(hi, x)), lo, hi)
+
+
 def _binary(name):
     return lambda ins, a, c: R(name)(ins[0], ins[1])
 
@@ -329,7 +351,9 @@ TENSOR_CONVERTERS = {
     "tan": _unary("tan"),
     "ceil": _unary("ceil"),
     "floor": _unary("floor"),
-    "round": _unary("round"),
+    "round": _round,
+    "rint": _rint,
+    "fix": _unary("trunc"),
     "trunc": _unary("trunc"),
     "sign": _unary("sign"),
     "erf": _unary("erf"),

@@ -379,6 +379,16 @@ class VirtualMachine:
 
             if SHAPE_CHECK in msg:  # a shape function met a value that makes no output
                 raise InputError(msg[msg.index(SHAPE_CHECK):].splitlines()[0]) from None
+            if msg.startswith("Mismatched ") and ".shape[" in msg:
+                # a kernel's own argument check: values of dynamic shape that its type
+                # promised would agree (e.g. two batch-wise operands of different batch sizes)
+                kernel = msg.split("`")[1].split("(")[0] if "`" in msg else "a kernel"
+                first = msg.splitlines()[0].split(" on argument")[0][len("Mismatched "):]
+                other = msg.splitlines()[-1].strip().replace("expected to match ", "")
+                raise InputError(f"VM kernel {kernel}: {first} differs from {other}; this "
+                                 "kernel runs its operands row by row, so their dynamic "
+                                 "dimensions must be equal (the VM does not broadcast a size-1 "
+                                 "Any dimension against a larger one)") from None
             raise
         for u, v in zip(users or (), vals):
             _write_back(u, v, self.exe)

@@ -10,7 +10,7 @@ import pytest
 import tvm
 
 import relay_tvm as relay
-from relay_tvm.errors import BuildError
+from relay_tvm.errors import BuildError, InputError
 
 
 def _vm(f):
@@ -226,3 +226,23 @@ def test_any_against_static_broadcast_checks_the_size_at_run_time():
                                rtol=1e-6)
     with pytest.raises(Exception, match=r"dimension 0 must be 3"):
         vm.run(bv, np.ones(1, "float32"))
+
+
+def test_batch_loop_kernels_need_no_shape_function():
+    """A batch-wise kernel's output shape (n, 4) is built from its input's first dimension
+    (match_shape / make_shape) instead of calling a compiled shape function; batch 2 and 5
+    from one executable equal NumPy, and two operands of different batch sizes are an
+    InputError naming the kernel (its own argument check), not a raw TVM error."""
+    x = relay.var("x", shape=(relay.Any(), 4))
+    y = relay.var("y", shape=(relay.Any(), 4))
+    f = relay.Function([x, y], relay.nn.relu(relay.add(relay.tanh(x), y)))
+    exe = relay.vm.compile(relay.IRModule.from_expr(f), target="llvm")
+    assert "shape_func" not in exe.bytecode and "vm.builtin.make_shape" in exe.bytecode
+    vm = relay.vm.VirtualMachine(exe, tvm.cpu())
+    for n in (2, 5):
+        rng = np.random.default_rng(n)
+        a, b = (rng.standard_normal((n, 4)).astype("float32") for _ in range(2))
+        np.testing.assert_allclose(vm.run(a, b).numpy(), np.maximum(np.tanh(a) + b, 0),
+                                   rtol=1e-6, atol=1e-7)
+    with pytest.raises(InputError, match=r"tanh_add_nn_relu: p1_rows.shape\[0\] differs"):
+        vm.run(np.ones((2, 4), "float32"), np.ones((3, 4), "float32"))
