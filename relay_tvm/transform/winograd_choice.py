@@ -152,16 +152,22 @@ def eligible(orig, new, need_constant=True) -> bool:
     return not need_constant or type(new.args[1]) is Constant
 
 
+def current_target():
+    """The current ``tvm.target.Target`` (the host's LLVM target when none is set)."""
+    import tvm
+
+    from ..backend.target import make_target
+
+    return tvm.target.Target.current(allow_none=True) or make_target(None)
+
+
 def _target_features():
     """``CPUFeatures`` of the current target (host LLVM when none is set), or None for a target
     that is not a CPU."""
-    import tvm
-
     # the ISA model lives with the CPU schedules (AlterOpLayout is a target-dependent pass)
     from ..backend.schedule.cpu_model import cpu_features
-    from ..backend.target import make_target
 
-    tgt = tvm.target.Target.current(allow_none=True) or make_target(None)
+    tgt = current_target()
     if tgt.kind.name != "llvm":
         return None
     return cpu_features(tgt)

@@ -72,9 +72,9 @@ def value_bound(expr, depth: int = 6):
 def _avx2_target() -> bool:
     import tvm
 
-    from ..backend.target import make_target
+    from .winograd_choice import current_target
 
-    tgt = tvm.target.Target.current(allow_none=True) or make_target(None)
+    tgt = current_target()
     if tgt.kind.name != "llvm":
         return False
     try:
