@@ -481,6 +481,20 @@ def load_module(path: str) -> LoadedFactory:
     try:
         fac._get_meta()
     except Exception as e:
+        if lib.implements_function("vm_load_executable"):
+            try:
+                from tvm import relax
+
+                relax.VirtualMachine(lib, tvm.cpu(0))["__relay_vm_meta"]
+                vm_exe = True
+            except Exception:
+                vm_exe = False
+            if vm_exe:
+                raise BuildError(
+                    f"load_module: {path!r} is a relay_tvm VM executable (from "
+                    f"relay.vm.compile(...).export_library), not a graph module; load it with "
+                    f"relay.vm.load_executable({path!r}) and run it on "
+                    f"relay.vm.VirtualMachine") from None
         raise BuildError(f"load_module: {path!r} is not a relay_tvm graph module: {e}") from e
     return fac
 

@@ -36,6 +36,12 @@ class Executable:
         self.target = target
         self._ctors = dict(constructors or {})  # tag -> Constructor
 
+    @property
+    def mod(self):
+        """tvm.relay 0.19's name of the executable's runtime module: :attr:`lib` here (one
+        module holds the bytecode and the kernels)."""
+        return self.lib
+
     def tag_of(self, ctor, where="argument") -> int:
         """The tag this executable uses for ``ctor``: its own when the executable was compiled
         in this process from the same definitions, else found by type and constructor name

@@ -170,6 +170,22 @@ def test_load_executable_errors(tmp_path):
         load_executable(str(tmp_path / "none.so"))
 
 
+def test_graph_loader_points_a_vm_executable_to_load_executable(tmp_path):
+    """From the new-user trial: relay.runtime.load_module on an exported VM executable said
+    only "no function '__relay_meta'"; it now names relay.vm.load_executable, and 0.19's
+    ``exe.mod`` is the executable's runtime module."""
+    x = relay.var("x", shape=(2,))
+    exe = relay.vm.compile(relay.IRModule.from_expr(relay.Function([x], relay.add(x, x))))
+    assert exe.mod is exe.lib
+    path = str(tmp_path / "vm.so")
+    exe.export_library(path)
+    with pytest.raises(relay.BuildError, match=r"is a relay_tvm VM executable .*"
+                                               r"relay.vm.load_executable"):
+        relay.runtime.load_module(path)
+    vm = VirtualMachine(load_executable(path))
+    np.testing.assert_allclose(vm.run(np.array([1.5, -2.0], "float32")).numpy(), [3.0, -4.0])
+
+
 def test_save_and_load_exec_in_a_new_process(tmp_path):
     exe = relay.vm.compile(_loop_module())
     code, lib = exe.save()
