@@ -20,6 +20,7 @@ import json
 import numpy as np
 
 from ..errors import BuildError, InputError
+from .interpreter import host_tensor
 
 
 def _dtype_of(value) -> str:
@@ -157,7 +158,7 @@ class GraphModule:
             if got_shape != shape:
                 raise InputError(f"set_input {name!r}: got shape {got_shape}, expected {shape}")
             if isinstance(v, np.ndarray):
-                t = tvm.runtime.tensor(np.array(v, order="C"), self.device)
+                t = host_tensor(v, self.device)
             elif v.device == self.device:
                 t = tvm.runtime.empty(shape, dtype, self.device)
                 t.copyfrom(v)

@@ -364,12 +364,21 @@ def _host_fields(v) -> None:
             stack.extend(fields)
 
 
+def host_tensor(a, device=None):
+    """A TVM tensor holding a copy of NumPy array ``a`` (C order, native byte order: a
+    big-endian ``>f4`` array keeps its values, TVM stores only native ones)."""
+    import tvm
+
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    a = np.array(a, order="C")
+    return tvm.runtime.tensor(a, device) if device is not None else tvm.runtime.tensor(a)
+
+
 def to_user(v):
     """Interpreter value -> what executors return (tvm Tensors for tensors)."""
     if isinstance(v, np.ndarray):
-        import tvm
-
-        return tvm.runtime.tensor(np.array(v, order="C"))
+        return host_tensor(v)
     if isinstance(v, tuple):
         return tuple(to_user(x) for x in v)
     if isinstance(v, ConstructorValue):

@@ -19,7 +19,7 @@ import json
 import numpy as np
 
 from ..errors import BuildError, InputError
-from .interpreter import ConstructorValue, RefValue
+from .interpreter import ConstructorValue, RefValue, host_tensor
 
 
 class Executable:
@@ -230,7 +230,7 @@ def _to_vm(v, where, exe):
     if isinstance(v, (tuple, list)):
         return tvm_ffi.Array([_to_vm(f, where, exe) for f in v])
     if isinstance(v, np.ndarray):
-        return tvm.runtime.tensor(np.array(v, order="C"))
+        return host_tensor(v)
     if isinstance(v, (tvm.runtime.Tensor, tvm_ffi.Function, tvm_ffi.Object)):
         return v
     raise InputError(f"{where}: unsupported value {type(v).__name__}")
@@ -254,7 +254,6 @@ def _write_back(user, val, exe):
 
 def _check(value, sig, fname, exe):
     """``value`` (NumPy / tvm Tensor / nested tuple) against a parameter signature entry."""
-    import tvm
 
     name, kind, shape, dtype = sig
     if kind in ("adt", "ref", "func", "any"):
@@ -284,7 +283,7 @@ def _check(value, sig, fname, exe):
         raise InputError(f"@{fname} argument %{name}: got shape {got_shape}, expected "
                          f"{want}".replace("'?'", "?"))
     if isinstance(value, np.ndarray):
-        return tvm.runtime.tensor(np.array(value, order="C"))
+        return host_tensor(value)
     return value
 
 

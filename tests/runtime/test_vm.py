@@ -209,3 +209,14 @@ def test_save_and_load_exec_in_a_new_process(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "o.npy"), want, rtol=1e-5)
     with pytest.raises(relay.BuildError, match="load_exec"):
         relay.vm.Executable.load_exec(b"not code", lib)
+
+
+@pytest.mark.parametrize("kind", ["graph", "vm", "debug"])
+def test_big_endian_input_keeps_its_values(kind):
+    """From the new-user trial: a ``>f4`` array raised TVM's "unknown dtype" ValueError; its
+    values are float32 values and run as such (stored in native byte order)."""
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.multiply(x, relay.const(2.0))))
+    xv = np.array([1.5, -2.25, 1e30], ">f4")
+    out = relay.create_executor(kind, mod, target="llvm").evaluate()(xv).numpy()
+    np.testing.assert_array_equal(out, xv.astype("<f4") * 2)
