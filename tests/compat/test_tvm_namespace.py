@@ -54,6 +54,19 @@ def test_alias_opt_out_by_environment_variable():
     assert out.stdout.split() == ["absent", "False"], out.stderr
 
 
+def test_tvm_relay_attribute_after_import_relay_tvm():
+    """From the new-user trial: ``import tvm, relay_tvm`` then ``tvm.relay.fromtext`` was an
+    AttributeError until ``import tvm.relay`` ran (a fresh process: the test session has
+    imported tvm.relay already)."""
+    code = ("import tvm, relay_tvm\n"
+            "f = tvm.relay.fromtext('#[version = \"0.0.5\"]\\ndef @main(%x: float32) { %x }')\n"
+            "print(tvm.relay is relay_tvm, len(f.functions))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+                         timeout=300)
+    assert out.stdout.split() == ["True", "1"], out.stderr
+
+
 def test_tvm_nd_and_tir_names():
     a = np.arange(6, dtype="float32").reshape(2, 3)
     t = tvm.nd.array(a)
