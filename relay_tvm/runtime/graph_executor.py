@@ -20,7 +20,7 @@ import json
 import numpy as np
 
 from ..errors import BuildError, InputError
-from .interpreter import host_tensor
+from .interpreter import check_shared_library, host_tensor
 
 
 def _dtype_of(value) -> str:
@@ -462,6 +462,7 @@ def load_module(path: str) -> LoadedFactory:
 
     if not os.path.exists(path):
         raise BuildError(f"load_module: no such file {path!r}")
+    check_shared_library(path, "load_module")
     from ..backend.cuda import prefer_nvcc_at_load
 
     prefer_nvcc_at_load()

@@ -19,7 +19,7 @@ import json
 import numpy as np
 
 from ..errors import BuildError, InputError
-from .interpreter import ConstructorValue, RefValue, host_tensor
+from .interpreter import ConstructorValue, RefValue, check_shared_library, host_tensor
 
 
 class Executable:
@@ -139,6 +139,7 @@ def load_executable(path: str) -> Executable:
 
     if not os.path.exists(path):
         raise BuildError(f"load_executable: no such file {path!r}")
+    check_shared_library(path, "load_executable")
     try:
         lib = tvm.runtime.load_module(path)
         vm = relax.VirtualMachine(lib, tvm.cpu(0))

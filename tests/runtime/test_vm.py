@@ -220,3 +220,18 @@ def test_big_endian_input_keeps_its_values(kind):
     xv = np.array([1.5, -2.25, 1e30], ">f4")
     out = relay.create_executor(kind, mod, target="llvm").evaluate()(xv).numpy()
     np.testing.assert_array_equal(out, xv.astype("<f4") * 2)
+
+
+def test_truncated_library_is_refused_before_dlopen(tmp_path):
+    """From the new-user trial: loading the first 5,000 bytes of an exported library killed
+    Python with SIGBUS inside dlopen; both loaders now refuse it with a BuildError first."""
+    x = relay.var("x", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, x)))
+    full = tmp_path / "net.so"
+    relay.build(mod, target="llvm").export_library(str(full))
+    cut = tmp_path / "cut.so"
+    cut.write_bytes(full.read_bytes()[:5000])
+    for load in (relay.runtime.load_module, load_executable):
+        with pytest.raises(relay.BuildError, match=r"is cut short \(5000 bytes"):
+            load(str(cut))
+    assert relay.runtime.load_module(str(full)) is not None
