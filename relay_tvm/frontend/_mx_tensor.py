@@ -216,6 +216,34 @@ def _legacy_scalar(out, x, axis, keep, excl, c):
     return R("reshape")(out, [1]) if n_red == n else out
 
 
+def _norm(ins, a, c):
+    """MXNet's ``norm``: the L2 (``ord=2``, default) or L1 (``ord=1``) norm over ``axis`` (all
+    elements when absent; shape (1,) then, as the legacy reductions); ``out_dtype`` casts."""
+    x = ins[0]
+    order = a.get_int("ord", 2)
+    if order not in (1, 2):
+        raise c.error(f"norm ord={order}: MXNet supports 1 and 2")
+    axis = a.get_tuple("axis", None)
+    axis = None if axis is not None and len(axis) == 0 else axis
+    keep = a.get_bool("keepdims", False)
+    if order == 1:
+        out = R("sum")(R("abs")(x), axis=axis, keepdims=keep)
+    else:
+        out = R("sqrt")(R("sum")(R("multiply")(x, x), axis=axis, keepdims=keep))
+    out = _legacy_scalar(out, x, axis, keep, False, c)
+    out_dtype = a.get_str("out_dtype", "None")
+    return out if out_dtype in ("None", c.dtype(x)) else R("cast")(out, out_dtype)
+
+
+def _sort(ins, a, c):
+    """MXNet's ``sort``: values along ``axis`` (the flattened array when ``axis=None``)."""
+    axis = a.get_int("axis", -1)
+    x = ins[0]
+    if axis is None:
+        x, axis = R("reshape")(x, [-1]), 0
+    return R("sort")(x, axis=axis, is_ascend=a.get_bool("is_ascend", True))
+
+
 def _arg(name):
     def conv(ins, a, c):
         x = ins[0]
@@ -472,6 +500,8 @@ TENSOR_CONVERTERS = {
     "argmax": _arg("argmax"),
     "argmin": _arg("argmin"),
     "argsort": _argsort,
+    "sort": _sort,
+    "norm": _norm,
     "topk": _topk,
     # creation
     "_zeros": _zeros,

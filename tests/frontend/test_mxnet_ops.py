@@ -99,6 +99,17 @@ def test_rounding_ties_follow_mxnet(name, kind):
     check(lambda x: op(name)(x), {"x": (1, 13)}, values={"x": ties}, kind=kind)
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 1}, {"ord": 1, "axis": (0, 2)},
+                                    {"axis": 2, "keepdims": True}, {"ord": 1}])
+def test_norm(kwargs):
+    check(lambda x: S.norm(x, **kwargs), X)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"axis": None}, {"is_ascend": False}])
+def test_sort(kwargs):
+    check(lambda x: S.sort(x, **kwargs), X)
+
+
 @pytest.mark.parametrize("name", UNARY_POS)
 def test_unary_positive(name):
     check(lambda x: op(name)(x + 1.0 if name == "arccosh" else x), X, positive=("x",))
