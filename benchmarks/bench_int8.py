@@ -23,21 +23,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _model(shape):
-    import mxnet as mx
-    import numpy as np
+    from relay_tvm.testing.gluon import random_zoo_model
 
-    mx.random.seed(0)
-    net = mx.gluon.model_zoo.vision.get_model("resnet18_v1", pretrained=False)
-    net.initialize(mx.init.Xavier(magnitude=2.0))
-    x = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
-    net(mx.nd.array(x))
-    rng = np.random.default_rng(0)
-    for name, p in net.collect_params().items():
-        if name.endswith(("running_var", "gamma")):
-            p.set_data(mx.nd.array(rng.uniform(0.5, 1.5, p.shape).astype("float32")))
-        elif name.endswith(("running_mean", "beta")):
-            p.set_data(mx.nd.array(rng.uniform(-0.2, 0.2, p.shape).astype("float32")))
-    return net, x
+    return random_zoo_model("resnet18_v1", shape)
 
 
 def main():

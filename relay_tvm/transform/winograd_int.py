@@ -30,6 +30,7 @@ from ..ir.expr import Call, Constant, const
 from ..ir.types import TensorType
 from ..op import nn_winograd
 from ..op.registry import make_call
+from .winograd_choice import plain_3x3
 
 _TILE = 2
 _INT16_MAX = 32767
@@ -104,19 +105,11 @@ def transformed_weight(w: np.ndarray) -> np.ndarray:
 def eligible(orig, new) -> bool:
     """Whether the int16 ``nn.conv2d`` ``new`` (``orig`` its typed original) can be the
     integer F(2x2, 3x3) (see the module docstring)."""
-    a = new.attrs
-    t_in, t_w = _ty(orig.args[0]), _ty(orig.args[1])
-    if not (isinstance(t_in, TensorType) and isinstance(t_w, TensorType)):
+    types = plain_3x3(orig, new)
+    if types is None:
         return False
-    if (t_in.dtype, t_w.dtype, a.out_dtype) != ("int16", "int16", "int32"):
-        return False
-    if len(t_in.shape) != 4 or len(t_w.shape) != 4 or \
-            not all(isinstance(d, int) for d in (*t_in.shape, *t_w.shape)):
-        return False
-    if (a.data_layout, a.kernel_layout, a.out_layout) != ("NCHW", "OIHW", ""):
-        return False
-    if tuple(t_w.shape[2:]) != (3, 3) or a.groups != 1 or tuple(a.strides) != (1, 1) or \
-            tuple(a.dilation) not in ((1, 1), (1,)):
+    t_in, t_w = types
+    if (t_in.dtype, t_w.dtype, new.attrs.out_dtype) != ("int16", "int16", "int32"):
         return False
     o, c = t_w.shape[:2]
     if c % 2 or o % 8 or _even_block(c) is None or type(new.args[1]) is not Constant:
