@@ -91,18 +91,11 @@ def work_export(a):
     import mxnet as mx
     import numpy as np
 
-    mx.random.seed(0)
+    from relay_tvm.testing.gluon import random_zoo_model
+
     shape = input_shape(a.model)
-    net = mx.gluon.model_zoo.vision.get_model(a.model, pretrained=False)
-    net.initialize(mx.init.Xavier(magnitude=2.0))
-    x = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
-    net(mx.nd.array(x))
-    rng = np.random.default_rng(0)  # non-trivial batch-norm statistics: the check means more
-    for name, p in net.collect_params().items():
-        if name.endswith(("running_var", "gamma")):
-            p.set_data(mx.nd.array(rng.uniform(0.5, 1.5, p.shape).astype("float32")))
-        elif name.endswith(("running_mean", "beta")):
-            p.set_data(mx.nd.array(rng.uniform(-0.2, 0.2, p.shape).astype("float32")))
+    # random weights, non-trivial batch-norm statistics: the output check means more
+    net, x = random_zoo_model(a.model, shape)
     net.hybridize()
     net(mx.nd.array(x))
     prefix = os.path.join(a.dir, "model")

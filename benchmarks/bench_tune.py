@@ -41,16 +41,9 @@ def export_model(name: str, size: int, out_dir: str) -> dict:
     import mxnet as mx
 
     shape = (1, 3, size, size)
-    net = mx.gluon.model_zoo.vision.get_model(name, pretrained=False)
-    net.initialize(mx.init.Xavier(magnitude=2.0))
-    x = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
-    net(mx.nd.array(x))
-    rng = np.random.default_rng(0)
-    for pname, p in net.collect_params().items():
-        if pname.endswith(("running_var", "gamma")):
-            p.set_data(mx.nd.array(rng.uniform(0.5, 1.5, p.shape).astype("float32")))
-        elif pname.endswith(("running_mean", "beta")):
-            p.set_data(mx.nd.array(rng.uniform(-0.2, 0.2, p.shape).astype("float32")))
+    from relay_tvm.testing.gluon import random_zoo_model
+
+    net, x = random_zoo_model(name, shape)
     net.hybridize(static_alloc=True, static_shape=True)
     ref = net(mx.nd.array(x)).asnumpy()
     prefix = os.path.join(out_dir, name)

@@ -187,6 +187,12 @@ def cmd_compile(args):
         tuned = sum(1 for k in lib.kernels.values() if k.schedule_rule.startswith("database"))
         print(f"[relay-tvm] tuning database {args.tuning_db}: {tuned} of {len(lib.kernels)} "
               f"kernels use a tuned record", file=sys.stderr)
+        if not tuned and lib.kernels:
+            import warnings
+
+            warnings.warn(f"--tuning-db {args.tuning_db}: no record matches any of this "
+                          f"model's {len(lib.kernels)} kernels (was it tuned for another model, "
+                          f"shape or opt level?); the build is untuned", stacklevel=1)
     with _step(bar, f"export {args.output}"):
         lib.export_library(args.output)
     if bar is not None:
@@ -226,6 +232,18 @@ def cmd_tune(args):
         runner = RPCSettings.parse(args.rpc_tracker, args.rpc_key)
     mod, params = _import(args, shapes)
     t0 = time.perf_counter()
+    import signal
+
+    interrupted = []
+
+    def on_sigint(signum, frame):
+        interrupted.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    try:
+        prev_handler = signal.signal(signal.SIGINT, on_sigint)
+    except ValueError:  # not the main thread
+        prev_handler = None
     try:
         db = tune.tune_relay(
             mod, params, args.target, args.work_dir,
@@ -235,10 +253,17 @@ def cmd_tune(args):
             num_trials_per_iter=args.trials_per_iter, runner=runner, seed=args.seed,
             time_budget_s=args.minutes * 60 if args.minutes is not None else None,
             opt_level=args.opt_level, progress=_print_progress, verbose=args.verbose)
-    except KeyboardInterrupt:
+    except BaseException as e:
+        # meta_schedule's C++ loop turns Ctrl-C into a RuntimeError without a message
+        if not isinstance(e, KeyboardInterrupt) and not (interrupted and
+                                                          isinstance(e, RuntimeError)):
+            raise
         print(f"\n[tune] interrupted: {args.work_dir} is consistent; run the same command "
               f"again to resume", file=sys.stderr)
         return 130
+    finally:
+        if prev_handler is not None:
+            signal.signal(signal.SIGINT, prev_handler)
     print(f"tuned in {time.perf_counter() - t0:.0f} s: {len(db)} records in {args.work_dir}; "
           f"build with: relay-tvm compile ... --target '{args.target}' --opt-level "
           f"{args.opt_level} --tuning-db {args.work_dir}")

@@ -130,14 +130,15 @@ def install() -> bool:
             EXTRA[old] = new
     own = _tvm_has_own_relay()
     sys.meta_path.insert(0, RelayAliasFinder(relay=not own))
-    _bind_aliases()
+    _bind_aliases(relay=not own)
     return not own
 
 
-def _bind_aliases() -> None:
+def _bind_aliases(relay: bool = True) -> None:
     """Make ``tvm.nd`` / ``tvm.tir`` attributes right away (scripts use them after a bare
-    ``import tvm``); the others on first attribute access of their parent package."""
-    lazy: dict = {}
+    ``import tvm``); the others, and ``tvm.relay`` itself (``import tvm, relay_tvm`` then
+    ``tvm.relay.fromtext(...)``), on first attribute access of their parent package."""
+    lazy: dict = {"tvm": {"relay"}} if relay else {}
     for old in EXTRA:
         parent, _, child = old.rpartition(".")
         if old in ("tvm.nd", "tvm.tir", "tvm.runtime.container"):

@@ -441,6 +441,14 @@ def _make_pass_context_class(base):
                      instruments=None, config=None, trace=None):
             import tvm.ir.instrument
 
+            from ..errors import RelayError
+            from ..transform.pass_infra import check_relay_config
+
+            if isinstance(opt_level, bool) or not isinstance(opt_level, int) \
+                    or not 0 <= opt_level <= 4:
+                raise RelayError(f"PassContext: opt_level must be an int in 0..4, got "
+                                 f"{opt_level!r}")
+            check_relay_config(config or {})
             tvm_cfg, relay_cfg = {}, {}
             for key, val in (config or {}).items():
                 if str(key).startswith("relay."):

@@ -16,6 +16,28 @@ def _unary(name):
     return lambda ins, a, c: R(name)(ins[0])
 
 
+def _round(ins, a, c):
+    """MXNet's ``round`` rounds halves away from zero (C's ``round``; ``relay.round`` rounds
+    them to even): ``trunc(x) + sign(x)`` where ``x - trunc(x)`` is exactly one half (that
+    difference is exact in floating point, unlike ``floor(x + 0.5)`` for large odd values)."""
+    x = ins[0]
+    if not c.dtype(x).startswith(("float", "bfloat")):
+        return x
+    t = R("trunc")(x)
+    half = R("equal")(R("abs")(R("subtract")(x, t)), c.scalar(0.5, x))
+    return R("where")(half, R("add")(t, R("sign")(x)), R("round")(x))
+
+
+def _rint(ins, a, c):
+    """MXNet's ``rint``: the nearer of ``floor(x)`` and ``ceil(x)``, ``floor`` on a tie (so
+    ``rint(2.5) = 2`` and ``rint(-2.5) = -3``), mshadow's definition."""
+    x = ins[0]
+    if not c.dtype(x).startswith(("float", "bfloat")):
+        return x
+    lo, hi = R("floor")(x), R("ceil")(x)
+    return R("where")(R("less_equal")(R("subtract")(x, lo), R("subtract")(hi, x)), lo, hi)
+
+
 def _binary(name):
     return lambda ins, a, c: R(name)(ins[0], ins[1])
 
@@ -194,6 +216,34 @@ def _legacy_scalar(out, x, axis, keep, excl, c):
     return R("reshape")(out, [1]) if n_red == n else out
 
 
+def _norm(ins, a, c):
+    """MXNet's ``norm``: the L2 (``ord=2``, default) or L1 (``ord=1``) norm over ``axis`` (all
+    elements when absent; shape (1,) then, as the legacy reductions); ``out_dtype`` casts."""
+    x = ins[0]
+    order = a.get_int("ord", 2)
+    if order not in (1, 2):
+        raise c.error(f"norm ord={order}: MXNet supports 1 and 2")
+    axis = a.get_tuple("axis", None)
+    axis = None if axis is not None and len(axis) == 0 else axis
+    keep = a.get_bool("keepdims", False)
+    if order == 1:
+        out = R("sum")(R("abs")(x), axis=axis, keepdims=keep)
+    else:
+        out = R("sqrt")(R("sum")(R("multiply")(x, x), axis=axis, keepdims=keep))
+    out = _legacy_scalar(out, x, axis, keep, False, c)
+    out_dtype = a.get_str("out_dtype", "None")
+    return out if out_dtype in ("None", c.dtype(x)) else R("cast")(out, out_dtype)
+
+
+def _sort(ins, a, c):
+    """MXNet's ``sort``: values along ``axis`` (the flattened array when ``axis=None``)."""
+    axis = a.get_int("axis", -1)
+    x = ins[0]
+    if axis is None:
+        x, axis = R("reshape")(x, [-1]), 0
+    return R("sort")(x, axis=axis, is_ascend=a.get_bool("is_ascend", True))
+
+
 def _arg(name):
     def conv(ins, a, c):
         x = ins[0]
@@ -329,7 +379,9 @@ TENSOR_CONVERTERS = {
     "tan": _unary("tan"),
     "ceil": _unary("ceil"),
     "floor": _unary("floor"),
-    "round": _unary("round"),
+    "round": _round,
+    "rint": _rint,
+    "fix": _unary("trunc"),
     "trunc": _unary("trunc"),
     "sign": _unary("sign"),
     "erf": _unary("erf"),
@@ -448,6 +500,8 @@ TENSOR_CONVERTERS = {
     "argmax": _arg("argmax"),
     "argmin": _arg("argmin"),
     "argsort": _argsort,
+    "sort": _sort,
+    "norm": _norm,
     "topk": _topk,
     # creation
     "_zeros": _zeros,

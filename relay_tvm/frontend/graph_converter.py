@@ -83,7 +83,12 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             v = Var(node.name, ann, span)
             inputs.append(v)
         table[node.index] = [v]
-    heads = _convert_nodes(graph, table, converters, frontend, options or {}, params)
+    try:
+        heads = _convert_nodes(graph, table, converters, frontend, options or {}, params)
+    except ConversionError as e:
+        if "could not infer the type" in str(e) and _shapeless_hint(inputs):
+            raise ConversionError(f"{e}\n{_shapeless_hint(inputs)}") from e
+        raise
     body = heads[0] if len(heads) == 1 else Tuple(heads)
     func = Function(inputs + param_vars, body)
     mod = IRModule.from_expr(func)
@@ -92,10 +97,21 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
 
         mod = infer_module(mod)
     except RelayError as e:
+        hint = _shapeless_hint(inputs)
         raise ConversionError(
             f"the converted {frontend} graph does not type-check (a parameter shape may not "
-            f"match the graph): {e}") from e
+            f"match the graph): {e}" + (f"\n{hint}" if hint else "")) from e
     return mod, used
+
+
+def _shapeless_hint(inputs) -> str:
+    """A hint naming the graph inputs that got no shape (from ``shape=`` or the graph's own
+    ``__shape__`` attribute), or ''."""
+    shapeless = [v.name_hint for v in inputs if v.type_annotation is None]
+    if not shapeless:
+        return ""
+    return (f"hint: input(s) {shapeless} have no shape: pass shape={{{shapeless[0]!r}: (...)}} "
+            f"for each data input (and the weights as arg_params / aux_params)")
 
 
 def _convert_nodes(graph, table, converters, frontend, options, params):

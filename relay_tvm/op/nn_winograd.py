@@ -20,7 +20,12 @@ The matrices ``A`` (alpha x m), ``B`` (alpha x alpha), ``G`` (alpha x r) are top
   ``NCHW`` or ``NCHW{k}c``; the weight is ``kernel_layout="OIHW"`` (alpha, alpha, O, I), the
   weight transform's result, or ``"OIHW{k}o"`` (alpha, alpha, O/k, I, k), the same packed by
   output-channel blocks (what AlterOpLayout makes for the CPU schedule, the packing folded at
-  build time). ``kernel_size`` is ``alpha - tile_size + 1``.
+  build time), or ``"OIHW{k}o2i"`` (alpha, alpha, O/k, I/2, k, 2), integer weights with the
+  input channels in pairs (our extension, for int16 x int16 -> int32 with tile_size 2, whose
+  transforms are integer): the transformed input is then held in int16 and the GEMM multiplies
+  int16 pairs (x86 ``vpmaddwd``), exact while ``|data| <= 8191`` (AlterOpLayout makes it only
+  for quantized convolutions whose data it proves 8-bit-sized, ``transform/winograd_int.py``).
+  ``kernel_size`` is ``alpha - tile_size + 1``.
 
 AlterOpLayout (opt level 3) rewrites an eligible ``nn.conv2d`` into this pair when its cost model
 says Winograd is faster (:mod:`relay_tvm.transform.layout`).
@@ -43,7 +48,7 @@ OP_WT = "nn.contrib_conv2d_winograd_weight_transform"
 OP = "nn.contrib_conv2d_winograd_without_weight_transform"
 
 _BLOCKED = re.compile(r"^NCHW(\d+)c$")
-_PACKED_KERNEL = re.compile(r"^OIHW(\d+)o$")
+_PACKED_KERNEL = re.compile(r"^OIHW(\d+)o(2i)?$")
 
 _WT_ATTRS = ("relay.attrs.ConvWinogradWeightTransformAttrs", [F("tile_size", "int", 4)])
 _ATTRS = (
@@ -110,15 +115,17 @@ def _block(layout: str, what: str):
 
 
 def _kernel_block(layout: str):
+    """``(block, pairs)``: the output-channel block (None for ``OIHW``) and whether the input
+    channels are packed in pairs (``OIHW{k}o2i``)."""
     if layout == "OIHW":
-        return None
+        return None, False
     m = _PACKED_KERNEL.match(layout)
     if m is None:
         raise TypeInferenceError(
-            f"{OP}: kernel_layout must be OIHW (alpha, alpha, O, I) or OIHW<n>o (alpha, alpha, "
-            f"O/n, I, n), got {layout!r}"
+            f"{OP}: kernel_layout must be OIHW (alpha, alpha, O, I), OIHW<n>o (alpha, alpha, "
+            f"O/n, I, n) or OIHW<n>o2i (alpha, alpha, O/n, I/2, n, 2), got {layout!r}"
         )
-    return int(m.group(1))
+    return int(m.group(1)), m.group(2) is not None
 
 
 # ---- weight transform --------------------------------------------------------------------------
@@ -191,8 +198,9 @@ register_op(
 
 def geometry(attrs, data_shape, weight_shape):
     """``dict`` of the convolution's sizes from the attributes and the argument shapes:
-    ``N, C, H, W, O, r, m, alpha, OH, OW, nH, nW, pads, ic, ob, oc`` (``ic``, ``ob``, ``oc`` the
-    data, packed-weight and output blocks, None when unblocked).
+    ``N, C, H, W, O, r, m, alpha, OH, OW, nH, nW, pads, ic, ob, oc, pairs`` (``ic``, ``ob``,
+    ``oc`` the data, packed-weight and output blocks, None when unblocked; ``pairs`` whether
+    the weight packs input channels in pairs, ``OIHW{k}o2i``).
 
     Raises:
         TypeInferenceError: attributes or shapes that do not describe a stride-1, dilation-1,
@@ -206,30 +214,47 @@ def geometry(attrs, data_shape, weight_shape):
         )
     ic = _block(attrs.data_layout, "data_layout")
     oc = _block(attrs.out_layout or attrs.data_layout, "out_layout")
-    ob = _kernel_block(attrs.kernel_layout)
+    ob, pairs = _kernel_block(attrs.kernel_layout)
     if len(data_shape) != (4 if ic is None else 5):
         raise TypeInferenceError(
             f"{OP}: data must be {attrs.data_layout}, got shape {shape_str(data_shape)}"
         )
     n, cb, h, w = data_shape[:4]
     c = cb * (ic or 1)
-    if len(weight_shape) != (4 if ob is None else 5):
+    rank = 4 if ob is None else 6 if pairs else 5
+    if len(weight_shape) != rank:
         raise TypeInferenceError(
-            f"{OP}: weight must be {'4' if ob is None else '5'}-d for kernel_layout "
+            f"{OP}: weight must be {rank}-d for kernel_layout "
             f"{attrs.kernel_layout!r}, got {shape_str(weight_shape)}"
         )
     alpha = weight_shape[0]
     o = weight_shape[2] * (ob or 1)
-    wi = weight_shape[3]
+    wi = weight_shape[3] * (2 if pairs else 1)
+    if pairs and (tuple(weight_shape[4:]) != (ob, 2)):
+        raise TypeInferenceError(
+            f"{OP}: weight {shape_str(weight_shape)} is not (alpha, alpha, O/{ob}, I/2, {ob}, 2) "
+            f"for kernel_layout {attrs.kernel_layout!r}")
     m = attrs.tile_size
     r = alpha - m + 1
     if weight_shape[1] != alpha or wi != c or (ob is not None and weight_shape[4] != ob):
+        if pairs:
+            raise TypeInferenceError(
+                f"{OP}: weight {shape_str(weight_shape)} ({attrs.kernel_layout}) does not fit "
+                f"data {shape_str(data_shape)} ({attrs.data_layout}): expected (alpha, alpha, "
+                f"O/{ob}, {c // 2}, {ob}, 2)")
         raise TypeInferenceError(
             f"{OP}: weight {shape_str(weight_shape)} ({attrs.kernel_layout}) does not fit data "
             f"{shape_str(data_shape)} ({attrs.data_layout}): expected (alpha, alpha, O, {c})"
             + ("" if ob is None else f" packed as (alpha, alpha, O/{ob}, {c}, {ob})")
         )
-    transform_matrices(m, r)
+    a_m, b_m, _ = transform_matrices(m, r)
+    if pairs and not (np.array_equal(a_m, np.round(a_m)) and np.array_equal(b_m, np.round(b_m))):
+        raise TypeInferenceError(
+            f"{OP}: kernel_layout {attrs.kernel_layout!r} (integer pairs) needs integer input and "
+            f"output transforms: tile_size 2 for a 3x3 kernel, got tile_size {m}")
+    if pairs and c % 2:
+        raise TypeInferenceError(f"{OP}: kernel_layout {attrs.kernel_layout!r} needs an even "
+                                 f"number of input channels, got {c}")
     if attrs.kernel_size is not None and tuple(_pair(attrs.kernel_size)) != (r, r):
         raise TypeInferenceError(
             f"{OP}: kernel_size {tuple(attrs.kernel_size)} does not match the weight's alpha "
@@ -244,7 +269,8 @@ def geometry(attrs, data_shape, weight_shape):
     if oh < 1 or ow < 1:
         raise TypeInferenceError(f"{OP}: the {r}x{r} kernel does not fit the padded input")
     return dict(N=n, C=c, H=h, W=w, O=o, r=r, m=m, alpha=alpha, OH=oh, OW=ow,
-                nH=-(-oh // m), nW=-(-ow // m), pads=(pt, pl, pb, pr), ic=ic, ob=ob, oc=oc)
+                nH=-(-oh // m), nW=-(-ow // m), pads=(pt, pl, pb, pr), ic=ic, ob=ob, oc=oc,
+                pairs=pairs)
 
 
 def _rel(types, attrs):
@@ -275,7 +301,10 @@ def _ref(args, attrs, out_type):
     a_m, b_m, _ = transform_matrices(g["m"], g["r"])
     x = _to_nchw(data, g["ic"]).astype("float64")
     u = weight.astype("float64")
-    if g["ob"] is not None:  # (alpha, alpha, O/k, I, k) -> (alpha, alpha, O, I)
+    if g["pairs"]:  # (alpha, alpha, O/k, I/2, k, 2) -> (alpha, alpha, O, I)
+        al, _, ko, i2, k, _ = u.shape
+        u = u.transpose(0, 1, 2, 4, 3, 5).reshape(al, al, ko * k, i2 * 2)
+    elif g["ob"] is not None:  # (alpha, alpha, O/k, I, k) -> (alpha, alpha, O, I)
         al, _, ko, i, k = u.shape
         u = u.transpose(0, 1, 2, 4, 3).reshape(al, al, ko * k, i)
     m, r, alpha, nh, nw = g["m"], g["r"], g["alpha"], g["nH"], g["nW"]
@@ -288,9 +317,17 @@ def _ref(args, attrs, out_type):
     tiles = np.lib.stride_tricks.as_strided(
         xp, (g["N"], g["C"], nh, nw, alpha, alpha),
         xp.strides[:2] + (xp.strides[2] * m, xp.strides[3] * m) + xp.strides[2:])
-    v = np.einsum("ra,nctwrs,sb->abntwc", b_m, tiles, b_m, optimize=True)
-    mm = np.einsum("abntwc,aboc->abntwo", v, u, optimize=True)
-    y = np.einsum("ai,abntwo,bj->notiwj", a_m, mm, a_m, optimize=True)
+    if g["pairs"]:  # integers all the way, the input transform held in int16 (see compute)
+        b_i, a_i, u = b_m.astype("int64"), a_m.astype("int64"), u.astype("int64")
+        v = np.einsum("ra,nctwrs,sb->abntwc", b_i, tiles.astype("int64"), b_i)
+        if data.dtype == np.int16:
+            v = v.astype("int16").astype("int64")
+        mm = np.einsum("abntwc,aboc->abntwo", v, u).astype("int32").astype("int64")
+        y = np.einsum("ai,abntwo,bj->notiwj", a_i, mm, a_i)
+    else:
+        v = np.einsum("ra,nctwrs,sb->abntwc", b_m, tiles, b_m, optimize=True)
+        mm = np.einsum("abntwc,aboc->abntwo", v, u, optimize=True)
+        y = np.einsum("ai,abntwo,bj->notiwj", a_m, mm, a_m, optimize=True)
     y = y.reshape(g["N"], g["O"], nh * m, nw * m)[:, :, :g["OH"], :g["OW"]]
     oc = g["oc"]
     if oc is not None:
@@ -305,8 +342,8 @@ def _sparse_sum(coefs, term, dtype):
     out = None
     for k, c in coefs:
         t = term(k)
-        if c != 1.0:
-            t = t * tvm.tirx.const(c, dtype)
+        if c != 1.0:  # integer transforms (pairs) only reach here with integer coefficients
+            t = t * tvm.tirx.const(int(c) if "int" in str(dtype) else c, dtype)
         out = t if out is None else out + t
     return out if out is not None else tvm.tirx.const(0, dtype)
 
@@ -321,6 +358,10 @@ def _select(i, n, expr_of):
     for k in range(n - 2, -1, -1):
         out = tvm.tirx.if_then_else(i == k, expr_of(k), out)
     return out
+
+
+def _narrow(expr, narrow):
+    return expr.astype("int16") if narrow else expr
 
 
 def _column(mat, col):
@@ -344,6 +385,10 @@ def winograd_compute(data, weight, attrs, out_dtype):
     a_m, b_m, _ = transform_matrices(g["m"], g["r"])
     m, r, alpha, nh, nw = g["m"], g["r"], g["alpha"], g["nH"], g["nW"]
     n_, c_, o_, ic, ob, oc = g["N"], g["C"], g["O"], g["ic"], g["ob"], g["oc"]
+    # int16 pairs (OIHW{k}o2i): the transformed input is narrowed back to int16 so that the
+    # GEMM multiplies int16 pairs into int32 (vpmaddwd); exact while |data| * (the input
+    # transform's largest row sum)^2 <= 32767, which AlterOpLayout proves before choosing it
+    narrow = g["pairs"] and str(data.dtype) == "int16" and str(weight.dtype) == "int16"
     pt, pl, _, _ = g["pads"]
     hp, wp = nh * m + r - 1, nw * m + r - 1
     acc = out_dtype
@@ -366,19 +411,23 @@ def winograd_compute(data, weight, attrs, out_dtype):
     data_tmp = te.compute((alpha, alpha, p_, c_), data_tmp_fn, name="data_tmp")
     data_pack = te.compute(
         (alpha, alpha, p_, c_),
-        lambda a, b, p, c: _select(b, alpha, lambda bi: _sparse_sum(
-            _column(b_m, bi), lambda si: data_tmp[a, si, p, c], acc)),
+        lambda a, b, p, c: _narrow(_select(b, alpha, lambda bi: _sparse_sum(
+            _column(b_m, bi), lambda si: data_tmp[a, si, p, c], acc)), narrow),
         name="data_pack", tag="winograd_data_pack")
     k = te.reduce_axis((0, c_), name="rc")
     if ob is None:
         def wt(a, b, o, c):
             return weight[a, b, o, c]
+    elif g["pairs"]:
+        def wt(a, b, o, c):
+            return weight[a, b, o // ob, c // 2, o % ob, c % 2]
     else:
         def wt(a, b, o, c):
             return weight[a, b, o // ob, c, o % ob]
     bgemm = te.compute(
         (alpha, alpha, p_, o_),
-        lambda a, b, p, o: te.sum(data_pack[a, b, p, k] * wt(a, b, o, k).astype(acc), axis=k),
+        lambda a, b, p, o: te.sum(data_pack[a, b, p, k].astype(acc) * wt(a, b, o, k).astype(acc),
+                                  axis=k),
         name="bgemm", tag="winograd_bgemm")
     inverse_tmp = te.compute(
         (m, alpha, p_, o_),
@@ -444,7 +493,8 @@ def contrib_conv2d_winograd_without_weight_transform(
     Args:
         data: (N, C, H, W) for ``NCHW``, (N, C/c, H, W, c) for ``NCHW{c}c``.
         weight: (alpha, alpha, O, C) for ``kernel_layout="OIHW"`` (the weight transform's
-            result), or (alpha, alpha, O/k, C, k) for ``"OIHW{k}o"``.
+            result), (alpha, alpha, O/k, C, k) for ``"OIHW{k}o"``, or (alpha, alpha, O/k,
+            C/2, k, 2) for ``"OIHW{k}o2i"`` (integer pairs, tile_size 2; see the module doc).
         tile_size: output tile edge ``m`` the weight was transformed for.
         strides, dilation, groups: must be (1, 1), (1, 1), 1.
         padding: 1, 2 or 4 values (top, left, bottom, right), as ``nn.conv2d``.

@@ -20,6 +20,7 @@ import json
 import numpy as np
 
 from ..errors import BuildError, InputError
+from .interpreter import check_shared_library, host_tensor
 
 
 def _dtype_of(value) -> str:
@@ -157,7 +158,7 @@ class GraphModule:
             if got_shape != shape:
                 raise InputError(f"set_input {name!r}: got shape {got_shape}, expected {shape}")
             if isinstance(v, np.ndarray):
-                t = tvm.runtime.tensor(np.array(v, order="C"), self.device)
+                t = host_tensor(v, self.device)
             elif v.device == self.device:
                 t = tvm.runtime.empty(shape, dtype, self.device)
                 t.copyfrom(v)
@@ -461,6 +462,7 @@ def load_module(path: str) -> LoadedFactory:
 
     if not os.path.exists(path):
         raise BuildError(f"load_module: no such file {path!r}")
+    check_shared_library(path, "load_module")
     from ..backend.cuda import prefer_nvcc_at_load
 
     prefer_nvcc_at_load()
@@ -481,6 +483,20 @@ def load_module(path: str) -> LoadedFactory:
     try:
         fac._get_meta()
     except Exception as e:
+        if lib.implements_function("vm_load_executable"):
+            try:
+                from tvm import relax
+
+                relax.VirtualMachine(lib, tvm.cpu(0))["__relay_vm_meta"]
+                vm_exe = True
+            except Exception:
+                vm_exe = False
+            if vm_exe:
+                raise BuildError(
+                    f"load_module: {path!r} is a relay_tvm VM executable (from "
+                    f"relay.vm.compile(...).export_library), not a graph module; load it with "
+                    f"relay.vm.load_executable({path!r}) and run it on "
+                    f"relay.vm.VirtualMachine") from None
         raise BuildError(f"load_module: {path!r} is not a relay_tvm graph module: {e}") from e
     return fac
 

@@ -377,12 +377,47 @@ def _host_fields(v) -> None:
             stack.extend(fields)
 
 
+def check_shared_library(path: str, who: str) -> None:
+    """Refuse an ELF shared library cut short before ``dlopen`` sees it (the loader maps the
+    missing pages and the process dies of SIGBUS): its section header table, which the linker
+    writes at the end, must lie inside the file. Other files are left to TVM's loader.
+
+    Raises:
+        BuildError: the file ends before its section headers.
+    """
+    import os
+    import struct
+
+    from ..errors import BuildError
+
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(64)
+    if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:  # only 64-bit ELF is checked
+        return
+    end = "<" if head[5] == 1 else ">"
+    shoff = struct.unpack_from(end + "Q", head, 0x28)[0]
+    shentsize, shnum = struct.unpack_from(end + "HH", head, 0x3A)
+    if shoff + shentsize * shnum > size:
+        raise BuildError(f"{who}: {path!r} is cut short ({size} bytes, but its section headers "
+                         f"end at byte {shoff + shentsize * shnum}); export it again")
+
+
+def host_tensor(a, device=None):
+    """A TVM tensor holding a copy of NumPy array ``a`` (C order, native byte order: a
+    big-endian ``>f4`` array keeps its values, TVM stores only native ones)."""
+    import tvm
+
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    a = np.array(a, order="C")
+    return tvm.runtime.tensor(a, device) if device is not None else tvm.runtime.tensor(a)
+
+
 def to_user(v):
     """Interpreter value -> what executors return (tvm Tensors for tensors)."""
     if isinstance(v, np.ndarray):
-        import tvm
-
-        return tvm.runtime.tensor(np.array(v, order="C"))
+        return host_tensor(v)
     if isinstance(v, tuple):
         return tuple(to_user(x) for x in v)
     if isinstance(v, ConstructorValue):

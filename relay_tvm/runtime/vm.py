@@ -19,7 +19,7 @@ import json
 import numpy as np
 
 from ..errors import BuildError, InputError
-from .interpreter import ConstructorValue, RefValue
+from .interpreter import ConstructorValue, RefValue, check_shared_library, host_tensor
 
 
 class Executable:
@@ -35,6 +35,12 @@ class Executable:
         self.meta = meta
         self.target = target
         self._ctors = dict(constructors or {})  # tag -> Constructor
+
+    @property
+    def mod(self):
+        """tvm.relay 0.19's name of the executable's runtime module: :attr:`lib` here (one
+        module holds the bytecode and the kernels)."""
+        return self.lib
 
     def tag_of(self, ctor, where="argument") -> int:
         """The tag this executable uses for ``ctor``: its own when the executable was compiled
@@ -133,6 +139,7 @@ def load_executable(path: str) -> Executable:
 
     if not os.path.exists(path):
         raise BuildError(f"load_executable: no such file {path!r}")
+    check_shared_library(path, "load_executable")
     try:
         lib = tvm.runtime.load_module(path)
         vm = relax.VirtualMachine(lib, tvm.cpu(0))
@@ -224,7 +231,7 @@ def _to_vm(v, where, exe):
     if isinstance(v, (tuple, list)):
         return tvm_ffi.Array([_to_vm(f, where, exe) for f in v])
     if isinstance(v, np.ndarray):
-        return tvm.runtime.tensor(np.array(v, order="C"))
+        return host_tensor(v)
     if isinstance(v, (tvm.runtime.Tensor, tvm_ffi.Function, tvm_ffi.Object)):
         return v
     raise InputError(f"{where}: unsupported value {type(v).__name__}")
@@ -248,7 +255,6 @@ def _write_back(user, val, exe):
 
 def _check(value, sig, fname, exe):
     """``value`` (NumPy / tvm Tensor / nested tuple) against a parameter signature entry."""
-    import tvm
 
     name, kind, shape, dtype = sig
     if kind in ("adt", "ref", "func", "any"):
@@ -278,7 +284,7 @@ def _check(value, sig, fname, exe):
         raise InputError(f"@{fname} argument %{name}: got shape {got_shape}, expected "
                          f"{want}".replace("'?'", "?"))
     if isinstance(value, np.ndarray):
-        return tvm.runtime.tensor(np.array(value, order="C"))
+        return host_tensor(value)
     return value
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 
+from ..errors import RelayError
 from ..ir.adt import Constructor
 from ..ir.attrs import DictAttrs
 from ..ir.expr import (
@@ -528,6 +529,10 @@ def FuseOps(fuse_opt_level: int = -1) -> Pass:  # noqa: N802 - Relay's name
     :func:`fused_function_name` of its body).
     The result is type-checked.
     """
+    if isinstance(fuse_opt_level, bool) or not isinstance(fuse_opt_level, int) \
+            or not -1 <= fuse_opt_level <= 4:
+        raise RelayError(f"FuseOps: fuse_opt_level must be an int in -1..4 (-1: the "
+                         f"PassContext's opt_level), got {fuse_opt_level!r}")
     return _FuseOps(fuse_opt_level)
 
 

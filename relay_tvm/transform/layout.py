@@ -30,8 +30,10 @@ from ..ir.expr import Call, Constant
 from ..ir.types import TensorType
 from ..op.registry import OpPattern, make_call
 from ._rewrite import Rewriter, called_ops, op_name
-from .pass_infra import FunctionPass, PassInfo
-from .winograd_choice import winograd_conv, winograd_decider
+from .pass_infra import FunctionPass, PassContext, PassInfo
+from .winograd_choice import CONFIG_KEY, winograd_conv, winograd_decider
+from .winograd_int import eligible as int16_winograd_eligible
+from .winograd_int import int16_winograd_conv
 
 _BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
            "right_shift", "left_shift"}
@@ -221,9 +223,10 @@ def _user_hook(key, orig, new, *extra):
 
 
 class _Alter(Rewriter):
-    def __init__(self, winograd):
+    def __init__(self, winograd, int_winograd=True):
         super().__init__()
         self.winograd = winograd
+        self.int_winograd = int_winograd
 
     def post_call(self, orig, new):
         hooked = _user_hook("FTVMAlterOpLayout", orig, new)
@@ -233,6 +236,8 @@ class _Alter(Rewriter):
             tile = self.winograd(orig, new)
             if tile:
                 return winograd_conv(orig, new, tile)
+            if self.int_winograd and int16_winograd_eligible(orig, new):
+                return int16_winograd_conv(orig, new)
             return _nchwc_conv(orig, new)
         return new
 
@@ -291,9 +296,11 @@ def alter_op_layout(func, mod=None, winograd=None):
     target and ``PassContext`` config)."""
     if "nn.conv2d" not in called_ops(func):
         return func
+    int_winograd = True
     if winograd is None:
         winograd = winograd_decider()
-    out = _Alter(winograd).rewrite(func)
+        int_winograd = PassContext.current().config.get(CONFIG_KEY, "auto") != "never"
+    out = _Alter(winograd, int_winograd).rewrite(func)
     return func if out is func else _finish(out, mod)
 
 

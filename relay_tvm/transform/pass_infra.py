@@ -29,6 +29,47 @@ class PassInfo:
         return f"PassInfo({self.name}, opt_level={self.opt_level})"
 
 
+#: ``relay.*`` config keys relay_tvm reads (what they do: where they are read)
+RELAY_CONFIG_KEYS = {
+    "relay.FuseOps.max_depth",  # transform.fuse_ops: largest fused group
+    "relay.AlterOpLayout.winograd",  # transform.winograd_choice: "auto", "never", 2 or 4
+    "relay.ToMixedPrecision.keep_orig_output_dtype",  # transform.mixed_precision
+    "relay.backend.use_meta_schedule",  # backend.schedule: apply the tuning database
+    "relay.backend.tuning_database",  # backend.schedule: the database itself
+    "relay.debug.check_each_pass",  # here: well-formedness and types after every pass
+}
+#: keys TVM 0.19 registered that have no effect in relay_tvm (accepted with a warning, so a
+#: 0.19 script runs; AOT, BYOC toolchains, auto_scheduler and device planning are gone)
+RELAY_CONFIG_KEYS_WITHOUT_EFFECT = {
+    "relay.FuseOps.link_params", "relay.backend.tir_converter",
+    "relay.backend.use_auto_scheduler", "relay.backend.use_meta_schedule_dispatch",
+    "relay.collage.byoc_fusion_style", "relay.collage.byoc_max_depth",
+    "relay.collage.tvm_max_depth", "relay.fallback_device_type", "relay.frontend.fill_span",
+    "relay.remove_standalone_reshapes.enable",
+}
+
+
+def check_relay_config(config: dict) -> None:
+    """Refuse a ``relay.*`` key no pass reads (a typo would otherwise be ignored silently);
+    warn on 0.19 keys that do nothing here. Raises RelayError naming the key and the nearest
+    known ones."""
+    import difflib
+    import warnings
+
+    for key in config:
+        k = str(key)
+        if not k.startswith("relay.") or k in RELAY_CONFIG_KEYS or k.startswith("relay.ext."):
+            continue
+        if k in RELAY_CONFIG_KEYS_WITHOUT_EFFECT:
+            warnings.warn(f"PassContext config {k!r} has no effect in relay_tvm", stacklevel=3)
+            continue
+        known = sorted(RELAY_CONFIG_KEYS | RELAY_CONFIG_KEYS_WITHOUT_EFFECT)
+        near = difflib.get_close_matches(k, known, n=3)
+        hint = f"; did you mean {' or '.join(map(repr, near))}?" if near else \
+            f"; known keys: {', '.join(known)}"
+        raise RelayError(f"PassContext: unknown config option {k!r}{hint}")
+
+
 class PassContext:
     """The settings passes run under; a context manager.
 
@@ -36,7 +77,8 @@ class PassContext:
         opt_level: 0..4; passes with a higher ``opt_level`` are skipped unless required.
         required_pass: names of passes that run whatever the level.
         disabled_pass: names of passes that never run.
-        config: options, e.g. ``{"relay.FuseOps.max_depth": 256, "relay.debug.check_each_pass": True}``.
+        config: options, e.g. ``{"relay.FuseOps.max_depth": 256, "relay.debug.check_each_pass": True}``;
+            an unknown ``relay.*`` key is a RelayError (see :data:`RELAY_CONFIG_KEYS`).
         instruments: objects with optional ``enter_pass_ctx``, ``exit_pass_ctx``,
             ``should_run(mod, info)``, ``run_before_pass(mod, info)``, ``run_after_pass(mod, info)``.
     """
@@ -51,6 +93,7 @@ class PassContext:
         self.required_pass = set(required_pass or ())
         self.disabled_pass = set(disabled_pass or ())
         self.config = dict(config or {})
+        check_relay_config(self.config)
         self.instruments = list(instruments or ())
         self.trace = trace
 

@@ -133,35 +133,53 @@ def winograd_tile(n, c, h, w, o, lanes, pad=(1, 1, 1, 1), feats=None):
     return best
 
 
-def eligible(orig, new, need_constant=True) -> bool:
-    """Whether ``new`` (a ``nn.conv2d`` call; ``orig`` its typed original) can be Winograd."""
+def plain_3x3(orig, new):
+    """``(data type, weight type)`` when ``new`` (a ``nn.conv2d`` call; ``orig`` its typed
+    original) is a static NCHW/OIHW 3x3 convolution of stride 1, no dilation, one group (what
+    the Winograd forms compute), else None."""
     a = new.attrs
     t_in, t_w = _ty(orig.args[0]), _ty(orig.args[1])
     if not (isinstance(t_in, TensorType) and isinstance(t_w, TensorType)):
-        return False
+        return None
     if len(t_in.shape) != 4 or len(t_w.shape) != 4 or \
             not all(isinstance(d, int) for d in (*t_in.shape, *t_w.shape)):
-        return False
+        return None
     if (a.data_layout, a.kernel_layout, a.out_layout) != ("NCHW", "OIHW", ""):
-        return False
+        return None
     if tuple(t_w.shape[2:]) != (3, 3) or a.groups != 1 or tuple(a.strides) != (1, 1) or \
             tuple(a.dilation) not in ((1, 1), (1,)):
+        return None
+    return t_in, t_w
+
+
+def eligible(orig, new, need_constant=True) -> bool:
+    """Whether ``new`` (a ``nn.conv2d`` call; ``orig`` its typed original) can be Winograd."""
+    types = plain_3x3(orig, new)
+    if types is None:
         return False
-    if t_in.dtype != "float32" or t_w.dtype != "float32" or a.out_dtype not in ("", "float32"):
+    t_in, t_w = types
+    if t_in.dtype != "float32" or t_w.dtype != "float32" or \
+            new.attrs.out_dtype not in ("", "float32"):
         return False
     return not need_constant or type(new.args[1]) is Constant
+
+
+def current_target():
+    """The current ``tvm.target.Target`` (the host's LLVM target when none is set)."""
+    import tvm
+
+    from ..backend.target import make_target
+
+    return tvm.target.Target.current(allow_none=True) or make_target(None)
 
 
 def _target_features():
     """``CPUFeatures`` of the current target (host LLVM when none is set), or None for a target
     that is not a CPU."""
-    import tvm
-
     # the ISA model lives with the CPU schedules (AlterOpLayout is a target-dependent pass)
     from ..backend.schedule.cpu_model import cpu_features
-    from ..backend.target import make_target
 
-    tgt = tvm.target.Target.current(allow_none=True) or make_target(None)
+    tgt = current_target()
     if tgt.kind.name != "llvm":
         return None
     return cpu_features(tgt)

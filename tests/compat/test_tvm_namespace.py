@@ -54,6 +54,19 @@ def test_alias_opt_out_by_environment_variable():
     assert out.stdout.split() == ["absent", "False"], out.stderr
 
 
+def test_tvm_relay_attribute_after_import_relay_tvm():
+    """From the new-user trial: ``import tvm, relay_tvm`` then ``tvm.relay.fromtext`` was an
+    AttributeError until ``import tvm.relay`` ran (a fresh process: the test session has
+    imported tvm.relay already)."""
+    code = ("import tvm, relay_tvm\n"
+            "f = tvm.relay.fromtext('#[version = \"0.0.5\"]\\ndef @main(%x: float32) { %x }')\n"
+            "print(tvm.relay is relay_tvm, len(f.functions))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+                         timeout=300)
+    assert out.stdout.split() == ["True", "1"], out.stderr
+
+
 def test_tvm_nd_and_tir_names():
     a = np.arange(6, dtype="float32").reshape(2, 3)
     t = tvm.nd.array(a)
@@ -290,3 +303,29 @@ def test_runtime_convert_of_relay_content_stays_python():
     assert tup.fields[0] is call
     arr = tvm.runtime.convert([1, 2])  # TVM values: TVM's conversion, unchanged
     assert not isinstance(arr, list) and [int(v) for v in arr] == [1, 2]
+
+
+def test_pass_context_refuses_typos_and_bad_levels():
+    """Found by the new-user trial: a misspelt relay.* option, a string opt_level and
+    FuseOps(fuse_opt_level=9) were accepted (the typo silently ignored)."""
+    import warnings
+
+    x = relay.var("x", shape=(1, 4))
+    for ctx in (tvm.transform.PassContext, relay.transform.PassContext):
+        with pytest.raises(RelayError, match=r"'relay.FuseOps.max_depthh'; did you mean "
+                                             r"'relay.FuseOps.max_depth'"):
+            ctx(opt_level=3, config={"relay.FuseOps.max_depthh": 3})
+        with pytest.raises(RelayError, match=r"opt_level must be an int in 0..4, got '3'"):
+            ctx(opt_level="3")
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            ctx(opt_level=3, config={"relay.backend.use_auto_scheduler": True})
+        assert any("no effect in relay_tvm" in str(w.message) for w in got)
+    with pytest.raises(RelayError, match=r"fuse_opt_level must be an int in -1..4.*got 9"):
+        relay.transform.FuseOps(fuse_opt_level=9)
+    # a known key still works: max_depth 1 leaves relu(relu(x)) in two kernels
+    y = relay.nn.relu(relay.nn.relu(x))
+    m2 = relay.transform.InferType()(tvm.IRModule.from_expr(relay.Function([x], y)))
+    with tvm.transform.PassContext(opt_level=3, config={"relay.FuseOps.max_depth": 1}):
+        fused = relay.transform.FuseOps()(m2)
+    assert relay.astext(fused).count("Primitive=1") == 2

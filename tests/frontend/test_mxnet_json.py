@@ -240,3 +240,14 @@ def test_convolution_num_group_must_divide_the_channels():
     with pytest.raises(ConversionError, match=r"num_group=3 must be >= 1 and divide both the 16 "
                                               r"input channels"):
         relay.frontend.from_mxnet(json.dumps(sym), shape={"data": (1, 16, 4, 4)})
+
+
+def test_missing_input_shape_says_to_pass_shape():
+    """From the new-user trial: from_mxnet(sym) without shape= said only "could not infer the
+    type of %data"; it now says which inputs have no shape and what to pass."""
+    import mxnet as mx
+    d = mx.sym.var("data")
+    for sym in (mx.sym.relu(d), mx.sym.FullyConnected(d, num_hidden=3, name="fc")):
+        with pytest.raises(ConversionError, match=r"input\(s\) \['data'.*have no shape: pass "
+                                                  r"shape=\{'data': \(...\)\}"):
+            relay.frontend.from_mxnet(sym)

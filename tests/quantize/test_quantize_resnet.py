@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import relay_tvm as relay
+from relay_tvm.testing.gluon import random_zoo_model
 
 mx = pytest.importorskip("mxnet", reason="MXNet 1.9.1 is needed for the Gluon model zoo")
 pytestmark = pytest.mark.mxnet
@@ -32,16 +33,7 @@ CONFIG = dict(calibrate_mode="percentile", weight_scale="channel_max", dtype_inp
 
 
 def _resnet18(size):
-    mx.random.seed(0)
-    net = mx.gluon.model_zoo.vision.get_model("resnet18_v1", pretrained=False)
-    net.initialize(mx.init.Xavier(magnitude=2.0))
-    net(mx.nd.zeros((1, 3, size, size)))
-    rng = np.random.default_rng(0)
-    for name, p in net.collect_params().items():
-        if name.endswith(("running_var", "gamma")):
-            p.set_data(mx.nd.array(rng.uniform(0.5, 1.5, p.shape).astype("float32")))
-        elif name.endswith(("running_mean", "beta")):
-            p.set_data(mx.nd.array(rng.uniform(-0.2, 0.2, p.shape).astype("float32")))
+    net, _ = random_zoo_model("resnet18_v1", (1, 3, size, size))
     net.hybridize()
     return relay.frontend.from_mxnet(net, shape={"data": (1, 3, size, size)})
 

@@ -170,6 +170,22 @@ def test_load_executable_errors(tmp_path):
         load_executable(str(tmp_path / "none.so"))
 
 
+def test_graph_loader_points_a_vm_executable_to_load_executable(tmp_path):
+    """From the new-user trial: relay.runtime.load_module on an exported VM executable said
+    only "no function '__relay_meta'"; it now names relay.vm.load_executable, and 0.19's
+    ``exe.mod`` is the executable's runtime module."""
+    x = relay.var("x", shape=(2,))
+    exe = relay.vm.compile(relay.IRModule.from_expr(relay.Function([x], relay.add(x, x))))
+    assert exe.mod is exe.lib
+    path = str(tmp_path / "vm.so")
+    exe.export_library(path)
+    with pytest.raises(relay.BuildError, match=r"is a relay_tvm VM executable .*"
+                                               r"relay.vm.load_executable"):
+        relay.runtime.load_module(path)
+    vm = VirtualMachine(load_executable(path))
+    np.testing.assert_allclose(vm.run(np.array([1.5, -2.0], "float32")).numpy(), [3.0, -4.0])
+
+
 def test_save_and_load_exec_in_a_new_process(tmp_path):
     exe = relay.vm.compile(_loop_module())
     code, lib = exe.save()
@@ -193,3 +209,29 @@ def test_save_and_load_exec_in_a_new_process(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "o.npy"), want, rtol=1e-5)
     with pytest.raises(relay.BuildError, match="load_exec"):
         relay.vm.Executable.load_exec(b"not code", lib)
+
+
+@pytest.mark.parametrize("kind", ["graph", "vm", "debug"])
+def test_big_endian_input_keeps_its_values(kind):
+    """From the new-user trial: a ``>f4`` array raised TVM's "unknown dtype" ValueError; its
+    values are float32 values and run as such (stored in native byte order)."""
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.multiply(x, relay.const(2.0))))
+    xv = np.array([1.5, -2.25, 1e30], ">f4")
+    out = relay.create_executor(kind, mod, target="llvm").evaluate()(xv).numpy()
+    np.testing.assert_array_equal(out, xv.astype("<f4") * 2)
+
+
+def test_truncated_library_is_refused_before_dlopen(tmp_path):
+    """From the new-user trial: loading the first 5,000 bytes of an exported library killed
+    Python with SIGBUS inside dlopen; both loaders now refuse it with a BuildError first."""
+    x = relay.var("x", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, x)))
+    full = tmp_path / "net.so"
+    relay.build(mod, target="llvm").export_library(str(full))
+    cut = tmp_path / "cut.so"
+    cut.write_bytes(full.read_bytes()[:5000])
+    for load in (relay.runtime.load_module, load_executable):
+        with pytest.raises(relay.BuildError, match=r"is cut short \(5000 bytes"):
+            load(str(cut))
+    assert relay.runtime.load_module(str(full)) is not None

@@ -6,7 +6,11 @@ their zero points) with int32 accumulation. This template packs the (padded) dat
 ``vpmaddwd`` multiplies a broadcast pair of input channels by the 8 x 2 weights of 8 output
 channels and adds the pairs: 16 multiply-adds per instruction, exact (int16 x int16 products
 and their pair sums fit int32; no saturation, unlike ``vpmaddubsw``). The tensor intrinsic is
-registered here as ``relay_tvm_pmaddwd_8x2``.
+registered here as ``relay_tvm_pmaddwd_8x2``; the integer Winograd's batched GEMM
+(``winograd.py``, kernel layout ``OIHW{k}o2i``) uses it too.
+
+Knobs of the direct template: ``wb`` (output columns per tile), ``ob`` (output channels per
+tile, 8-channel vectors), ``ukw`` (unroll the kernel columns).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ INTRIN = "relay_tvm_pmaddwd_8x2"
 _REGISTERED = []
 
 
-def _register():
+def register():
+    """Register the tensor intrinsic :data:`INTRIN` (once)."""
     if _REGISTERED:
         return
     from tvm.s_tir import TensorIntrin
@@ -41,10 +46,13 @@ def _register():
         with T.sblock("root"):
             T.reads(C[0:8], A[0:2], B[0:8, 0:2])
             T.writes(C[0:8])
-            a_pair = T.reinterpret(A.vload([0], "int16x2"), dtype="int32")
-            a16 = T.reinterpret(T.broadcast(a_pair, 8), dtype="int16x16")
+            # one expression: a named value here (``a = ...``) becomes a buffer that the
+            # lowered kernel allocates from the workspace pool on every tile (measured: ~13%
+            # of the int8 ResNet-18's time went to TVMBackendAllocWorkspace/Free)
             C[T.ramp(T.int32(0), 1, 8)] += T.call_llvm_pure_intrin(
-                T.llvm_lookup_intrinsic_id("llvm.x86.avx2.pmadd.wd"), a16,
+                T.llvm_lookup_intrinsic_id("llvm.x86.avx2.pmadd.wd"),
+                T.reinterpret(T.broadcast(T.reinterpret(A.vload([0], "int16x2"), dtype="int32"),
+                                          8), dtype="int16x16"),
                 B.vload([0, 0], dtype="int16x16"), dtype="int32x8")
 
     TensorIntrin.register(INTRIN, desc, impl)
@@ -65,15 +73,14 @@ def applicable(target, data_dtype, weight_dtype, out_dtype, ic, oc) -> bool:
         return False
 
 
-def schedule_conv2d_int16(sch, block, pad_names, epi, wb, helpers):
+def schedule_conv2d_int16(sch, block, pad_names, epi, wb, helpers, ob=8, unroll_kw=True):
     """The tensorized schedule of an NCHW/OIHW int16 convolution block (after the caller's
     inlining); returns the build-time weight packs. ``helpers`` are cpu.py's
     (Pack, _param_index, _read_buffer, _tile_epilogue, _vectorize_inner, _finish_padding,
     generic)."""
     Pack, param_index, read_buffer, tile_epilogue, vectorize_inner, finish_padding, generic = \
         helpers
-    _register()
-    ob = 8
+    register()
     packs = {}
     dbuf = read_buffer(sch, block, 0)
     if param_index(sch, dbuf) is None:  # the materialized padding block
@@ -99,17 +106,19 @@ def schedule_conv2d_int16(sch, block, pad_names, epi, wb, helpers):
         epi = sch.cache_write(block, 0, "global")
     sch.transform_layout(block, ("write", 0), lambda n_, c, h, w: (n_, c // ob, h, w, c % ob))
     n, oc, oh, ow, ic, kh, kw = sch.get_loops(block)
-    oco, oci = sch.split(oc, factors=[None, ob])
+    oco, ocv, oci = sch.split(oc, factors=[None, ob // 8, 8])
     owo, owi = sch.split(ow, factors=[None, wb])
     ico, ici = sch.split(ic, factors=[None, 2])
-    sch.reorder(n, oco, oh, owo, ico, kh, kw, owi, oci, ici)
+    sch.reorder(n, oco, oh, owo, ico, kh, kw, owi, ocv, oci, ici)
     epi = tile_epilogue(sch, block, epi, owo)
     sch.parallel(sch.fuse(n, oco, oh))
     init = sch.decompose_reduction(block, ico)
     sch.vectorize(sch.get_loops(init)[-1])
     sch.tensorize(oci, INTRIN)
     sch.unroll(owi)
-    sch.unroll(kw)
+    sch.unroll(ocv)
+    if unroll_kw:
+        sch.unroll(kw)
     vectorize_inner(sch, epi, 8)
     finish_padding(sch, pad_names)
     return packs

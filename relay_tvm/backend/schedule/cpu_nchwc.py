@@ -16,7 +16,11 @@ and cycle model of :mod:`.cpu_model` (:func:`~.cpu_model.row_tile`).
 Loop order: ``(n, channel-block group, chunk)`` in parallel, the epilogue (bias, activation,
 residual add) computed per chunk while it is in L1. Knob ``rfirst`` runs the input-channel
 blocks outermost instead (one block's weights, L1-sized, serve the whole output plane, whose
-partial sums stay in L1): better when the weights overflow L1 and the plane does not.
+partial sums stay in L1): better when the weights overflow L1 and the plane does not. Knob
+``kc`` runs the reduction in passes of ``kc`` input-channel blocks over each chunk instead (the
+cache blocking of a GEMM's reduction: one pass's weights stay in L1 for every tile of the
+chunk, the partial sums wait in the output between passes), for large 1x1 reductions on
+planes too large for ``rfirst``.
 """
 
 from __future__ import annotations
@@ -49,56 +53,89 @@ _L2_STREAM_BYTES_PER_CYCLE = 24  # weights re-read from L2 by every tile (a 3x3 
 _L3_BYTES_PER_CYCLE = 12  # (from L3 / other cores' slices, measured 10-16 B/cycle on Zen 3)
 
 
-def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_bytes):
-    """``(cg, rows, wb, rfirst)``: the knobs of the tile, chunk and reduction order (model
+def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_bytes, icb=1):
+    """``(cg, rows, wb, rfirst, kc)``: the knobs of the tile, chunk and reduction order (model
     defaults, see the module doc).
 
     For each ``(cg, rows)``: the reduction runs channel-block first (``rfirst``) when the tile's
     weights (``cg x OB x red_bytes``) take more than half of L1 and the block's output plane
     fits it; otherwise a multi-row chunk must leave the weights room in L1 (its output is
-    re-read by the epilogue). The estimated time is the register tile's cycles
-    (:func:`.cpu_model.row_tile`; at least one L2 read of a weight vector per ``wb`` FMAs when
-    the weights do not stay in L1) plus the input's traffic: each of the ``OCC / cg`` channel
-    groups reads the whole input (``in_bytes``), from L2 when it fits half of it, else from L3
-    (``_L2_BYTES_PER_CYCLE``, ``_L3_BYTES_PER_CYCLE``), so a larger ``cg`` pays off on large
-    inputs (ResNet-50's 1024-channel strided 1x1 layers). The fastest wins, then the fewest
-    rows, among the choices leaving at least ``_MIN_TASKS`` parallel tasks when some do."""
+    re-read by the epilogue). Otherwise the reduction may also run in passes of ``kc`` of the
+    ``icb`` input-channel blocks over the chunk (the GEMM's cache blocking of its reduction:
+    the pass's weights, at most a quarter of L1, serve every tile of the
+    chunk, whose partial sums stay in L1 between passes); else ``kc == icb`` (one pass). The
+    estimated time is the register tile's cycles (:func:`.cpu_model.row_tile`; at least one L2
+    read of a weight vector per ``wb`` FMAs when the weights of a pass do not stay in L1; one
+    reload and store of the accumulators per pass) plus the input's traffic: each of the
+    ``OCC / cg`` channel groups reads the whole input (``in_bytes``), from L2 when it fits half
+    of it, else from L3 (``_L2_BYTES_PER_CYCLE``, ``_L3_BYTES_PER_CYCLE``), so a larger ``cg``
+    pays off on large inputs (ResNet-50's 1024-channel strided 1x1 layers). The fastest wins,
+    then the fewest rows, among the choices leaving at least ``_MIN_TASKS`` parallel tasks when
+    some do."""
     per_block = max(1, OB // lanes)
     # up to 8 blocks: 8-channel blocks (1000 classes: 125 blocks of 8) need 5 for a 2x5 tile
     cg_choices = [c for c in divisors(OCC, 8) if c * per_block <= 8]
     rows_all = divisors(OH, OH)
+    kc_all = divisors(icb, icb) if split_ic else [1]
+    full = kc_all[-1]
     l1 = feats.l1d_bytes
 
     def channel_block_first(cg):
         return int(split_ic and cg * OB * red_bytes > l1 // 2 and OB * cg * OH * OW * 4 <= l1)
 
+    def pass_blocks(cg):
+        """The most input-channel blocks whose weights take at most a quarter of L1 (the rest
+        holds the chunk's partial sums and the input streaming through; on Zen 3, ResNet-50's
+        512->128 1x1 layer ran 5% faster with passes of 8 KB of weights than of 16 KB, and 1.4x
+        faster than in one pass streaming 64 KB)."""
+        fit = [k for k in kc_all if cg * OB * red_bytes * k // full <= l1 // 4]
+        return fit[-1] if fit else kc_all[0]
+
     cands = []
+    steps = red_bytes // 4
     for cg in cg_choices:
         wbytes = cg * OB * red_bytes
-        rfirst = channel_block_first(cg)
-        for rows in rows_all:
-            chunk = rows * OW
-            out = chunk * cg * OB * 4
-            if rows > 1 and (chunk > _CHUNK_MAX or out > l1 // 2
-                             or (not rfirst and out + wbytes > l1)):
-                continue
-            wb, _, cost = row_tile(feats, chunk, [cg * per_block])
-            if not rfirst and wbytes > l1 // 2:  # each step's v weight vectors come from L2
-                cost = max(cost, feats.vector_bits / 8 / _L2_STREAM_BYTES_PER_CYCLE / wb)
-            tasks = N * (OCC // cg) * (OH // rows)
-            compute = cost * N * OCC * per_block * OH * OW * (red_bytes // 4)
-            bw = _L2_BYTES_PER_CYCLE if in_bytes <= feats.l2_bytes // 2 else _L3_BYTES_PER_CYCLE
-            traffic = N * (OCC // cg) * in_bytes / bw
-            cands.append((round(compute + traffic), rows, cg, wb, rfirst, tasks))
-    enough = [c for c in cands if c[5] >= _MIN_TASKS] or cands
-    _, rows0, cg0, wb0, _, _ = min(enough)
+        for rfirst in [channel_block_first(cg)]:
+            for kc in [full] if rfirst else sorted({full, pass_blocks(cg)}, reverse=True):
+                wpass = wbytes * kc // full
+                for rows in rows_all:
+                    chunk = rows * OW
+                    out = chunk * cg * OB * 4
+                    if (rows > 1 or kc != full) and (chunk > _CHUNK_MAX or out > l1 // 2
+                                                     or (not rfirst and out + wpass > l1)):
+                        continue
+                    wb, _, cost = row_tile(feats, chunk, [cg * per_block])
+                    if not rfirst and wpass > l1 // 2:  # each step's v weight vectors from L2
+                        cost = max(cost, feats.vector_bits / 8 / _L2_STREAM_BYTES_PER_CYCLE / wb)
+                    if kc != full:  # accumulators loaded and stored once per pass
+                        cost += 2.0 / feats.load_ports * (full // kc) / steps
+                    tasks = N * (OCC // cg) * (1 if rfirst else OH // rows)
+                    compute = cost * N * OCC * per_block * OH * OW * steps
+                    bw = _L2_BYTES_PER_CYCLE if in_bytes <= feats.l2_bytes // 2 \
+                        else _L3_BYTES_PER_CYCLE
+                    traffic = N * (OCC // cg) * in_bytes / bw
+                    cands.append((round(compute + traffic), rows, -kc, rfirst, cg, wb, tasks))
+    enough = [c for c in cands if c[6] >= _MIN_TASKS] or cands
+    _, rows0, nkc0, rfirst0, cg0, wb0, _ = min(enough)
     cg = knobs.pick("cg", cg_choices, cg0)
     rows = knobs.pick("rows", rows_all, rows0)
-    if (cg, rows) != (cg0, rows0):  # a tuner's cg / rows: the model's wb for them
+    model = (cg, rows) == (cg0, rows0)
+    if not model:  # a tuner's cg / rows: the model's wb for them
         wb0 = row_tile(feats, rows * OW, [cg * per_block])[0]
     wb = knobs.pick("wb", range(1, min(16, rows * OW) + 1), wb0)
-    rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0], channel_block_first(cg))
-    return cg, rows, wb, rfirst
+    rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0],
+                        rfirst0 if model else channel_block_first(cg))
+    kc = knobs.pick("kc", [full] if rfirst else kc_all, -nkc0 if model and not rfirst else full)
+    return cg, rows, wb, rfirst, kc
+
+
+def _input_bytes(shape, OH: int, KH: int) -> int:
+    """Bytes of the blocked input ``(N, C/c, H, W, c)`` a convolution reads: a strided 1x1
+    layer skips the rows between its output rows (ResNet's stride-2 1x1 layers read every other
+    row; the rows they read are counted whole, the hardware prefetcher fetching the lines they
+    skip), which matters where the model weighs re-reading the input per channel group."""
+    n, cb, h, w, c = (int(d) for d in shape)
+    return n * cb * min(h, OH * KH) * w * c * 4
 
 
 def _chunked_loops(sch, block, rows, OW, split_ic, ic_bn):
@@ -128,12 +165,12 @@ def _block_names(sch) -> set:
     return names
 
 
-def _tile_part(sch, block, wb, nred, rfirst, epi=None, chunk_loop=None):
+def _tile_part(sch, block, wb, nred, decomposed, epi=None, chunk_loop=None):
     """Tile one part (the whole chunk, or its main part / tail after partitioning): its loops
     end ``[p, occi, ocb, <nred reduction loops>]``; ``p`` is split by ``wb`` (when it is
     larger), the reduction moved outside the tile, the epilogue ``epi`` (when given) computed
     per tile, the tile's positions unrolled and the accumulator's initialisation split off
-    (unless ``rfirst`` did it before)."""
+    (unless it was split off before: ``decomposed``)."""
     loops = sch.get_loops(block)
     p, occi, ocb = loops[-3 - nred:-nred]
     red_loops = loops[-nred:]
@@ -147,7 +184,7 @@ def _tile_part(sch, block, wb, nred, rfirst, epi=None, chunk_loop=None):
     if epi is not None:
         sch.reverse_compute_at(epi, po, preserve_unit_loops=True)
     sch.unroll(pi)
-    if not rfirst:
+    if not decomposed:
         sch.decompose_reduction(block, red_loops[0])
 
 
@@ -156,7 +193,8 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     """The NCHWc convolution template (see the module doc). Knobs: ``cg`` (output-channel
     blocks per tile), ``rows`` (output rows per chunk), ``wb`` (output positions per tile, any
     size up to 16: the chunk's remainder becomes a tail tile), ``rfirst`` (input-channel blocks
-    outermost)."""
+    outermost), ``kc`` (input-channel blocks per reduction pass over a chunk; all of them: one
+    pass)."""
     import tvm
 
     block, epi, pad_names = _window_prologue(sch, 5, 3, "an 8-loop NCHWc convolution")
@@ -172,14 +210,21 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     KH, KW = ext["kh"], ext["kw"]
     ic_bn = int(_read_buffer(sch, block, 0).shape[-1])
     split_ic = ic_bn > 1 and IC % ic_bn == 0
-    cg, rows, wb, rfirst = _plan(feats, knobs, N=N, OCC=OCC, OB=OB, OH=OH, OW=OW, lanes=lanes,
-                                 red_bytes=IC * KH * KW * 4, split_ic=split_ic,
-                                 in_bytes=int(np_prod(_read_buffer(sch, block, 0).shape)) * 4)
+    icb = IC // ic_bn if split_ic else 1
+    cg, rows, wb, rfirst, kc = _plan(
+        feats, knobs, N=N, OCC=OCC, OB=OB, OH=OH, OW=OW, lanes=lanes, red_bytes=IC * KH * KW * 4,
+        split_ic=split_ic, in_bytes=_input_bytes(_read_buffer(sch, block, 0).shape, OH, KH),
+        icb=icb)
     n, occ, oho, p, ocb, ico, ici, kh, kw = _chunked_loops(sch, block, rows, OW, split_ic, ic_bn)
     occo, occi = sch.split(occ, factors=[None, cg])
+    passes = kc < icb  # the reduction in passes of kc channel blocks over the chunk
+    if passes:
+        icoo, ico = sch.split(ico, factors=[None, kc])
     red = [ico, kh, kw] + ([ici] if ici is not None else [])
     if rfirst:
         sch.reorder(n, occo, ico, oho, p, occi, ocb, kh, kw, ici)
+    elif passes:
+        sch.reorder(n, occo, oho, icoo, p, occi, ocb, *red)
     else:
         sch.reorder(n, occo, oho, p, occi, ocb, *red)
     # the tile's channel loops, annotated before the reduction is decomposed (the primitives
@@ -190,18 +235,23 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
         epi = sch.cache_write(block, 0, "global")
     chunk = rows * OW
     tail = chunk % wb if chunk > wb else 0
-    # the epilogue per tile while its outputs are in registers/L1; with a tail tile per chunk
-    # (or with rfirst: per output block), placed before the partition (loop_partition's blocks
-    # have loose write regions that would make a later one cover too much)
-    tile_epi = not (rfirst or tail)
+    # the epilogue per tile while its outputs are in registers/L1; with a tail tile per chunk,
+    # with passes (per chunk) or with rfirst (per output block), placed before the partition
+    # (loop_partition's blocks have loose write regions that would make a later one cover too
+    # much). A tile straddling two rows of a multi-row chunk (``OW % wb != 0``) covers no
+    # rectangle of the output: TVM's region of an epilogue computed at its loop then missed the
+    # next row's first columns (wrong results: a (1, 3, 2, 15) input, 1x1 kernel, chunk 30,
+    # tiles of 10), so such tiles get the epilogue per chunk too
+    tile_epi = not (rfirst or tail or passes) and (rows == 1 or OW % wb == 0)
     if not tile_epi:
         sch.reverse_compute_at(epi, occo if rfirst else oho, preserve_unit_loops=True)
     fused = sch.fuse(n, occo) if rfirst else sch.fuse(n, occo, oho)
     sch.parallel(fused)
-    if rfirst:
-        sch.decompose_reduction(block, ico)
+    if rfirst or passes:
+        sch.decompose_reduction(block, ico if rfirst else icoo)
         block = sch.get_sblock(sch.get(block).name_hint)
     nred = 3 if rfirst else len(red)
+    decomposed = bool(rfirst or passes)
     if tail:
         before = _block_names(sch)
         sch.loop_partition(p, [chunk - tail, None])
@@ -210,9 +260,9 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
         if len(parts) != 2:
             raise NotApplicable(f"loop_partition made blocks {parts}")
         for part in parts:
-            _tile_part(sch, sch.get_sblock(part), wb, nred, rfirst)
+            _tile_part(sch, sch.get_sblock(part), wb, nred, decomposed)
     else:
-        _tile_part(sch, block, wb, nred, rfirst, epi if tile_epi else None, fused)
+        _tile_part(sch, block, wb, nred, decomposed, epi if tile_epi else None, fused)
     _vectorize_inner(sch, epi, lanes)
     _finish_padding(sch, pad_names)
     return {}

@@ -82,6 +82,34 @@ def _input_transform(sch, names, a, lanes):
     sch.parallel(sch.fuse(*outer))
 
 
+def _batched_gemm_pairs(sch, bg, ob, p_ext, knobs):
+    """Stage 2 for int16 pairs (``OIHW{k}o2i``): the register tile is ``mb`` tiles x the
+    weight's ``ob`` channels (``ob / 8`` int32 vectors), each step one ``vpmaddwd`` per tile and
+    vector (:mod:`.cpu_int`'s intrinsic: a broadcast input-channel pair times 8 x 2 weights)."""
+    from . import cpu_int
+
+    cpu_int.register()
+    la, lb, lp, lo, lk = sch.get_loops(bg)
+    nv = ob // 8
+    # accumulators + the loaded weight vectors + a broadcast within the 16 ymm registers
+    cands = [d for d in divisors(p_ext, 16) if d * nv <= 12] or [1]
+    mb = knobs.pick("mb", cands, max(cands))
+    po, pi = sch.split(lp, factors=[None, mb])
+    oo, ov, o8 = sch.split(lo, factors=[None, nv, 8])
+    ko, k2 = sch.split(lk, factors=[None, 2])
+    if knobs.pick("tiles_out", [0, 1], 1):  # a tile group's data stays in L1 over the weights
+        sch.reorder(la, lb, po, oo, ko, pi, ov, o8, k2)
+        sch.parallel(sch.fuse(la, lb, po, oo))
+    else:
+        sch.reorder(la, lb, oo, po, ko, pi, ov, o8, k2)
+        sch.parallel(sch.fuse(la, lb, oo, po))
+    init = sch.decompose_reduction(bg, ko)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.tensorize(o8, cpu_int.INTRIN)
+    sch.unroll(pi)
+    sch.unroll(ov)
+
+
 def _batched_gemm(sch, names, a, lanes, target, knobs):
     """Stage 2, the batched GEMM (knobs ``mb``, ``nb``)."""
     # batched GEMM
@@ -89,6 +117,8 @@ def _batched_gemm(sch, names, a, lanes, target, knobs):
     la, lb, lp, lo, lk = sch.get_loops(bg)
     p_ext = generic.loop_extent(sch, lp)
     kl = a.kernel_layout
+    if kl.endswith("o2i"):
+        return _batched_gemm_pairs(sch, bg, int(kl[4:-3]), p_ext, knobs or Knobs())
     ob = int(kl[4:-1]) if kl != "OIHW" else 1
     mb0, nb0 = gemm_tile(p_ext, ob, cpu_features(target))
     knobs = knobs or Knobs()
