@@ -21,6 +21,7 @@ REQUIRED = {
     "image.affine_grid": {"target_shape": (2, 2)},
     "image.resize1d": {"size": (2,)},
     "image.resize3d": {"size": (2, 2, 2)},
+    "image.crop_and_resize": {"crop_size": (2, 2)},
     "nn.batch_to_space_nd": {"block_shape": (2,), "crops": ((0, 0),)},
     "nn.space_to_batch_nd": {"block_shape": (2,), "paddings": ((0, 0),)},
     "nn.dilate": {"strides": (1,)},
