@@ -237,8 +237,14 @@ def cmd_tune(args):
     interrupted = []
 
     def on_sigint(signum, frame):
+        # the first Ctrl-C asks the tuner to stop between batches (an exception raised inside
+        # meta_schedule's C++ loop can crash the process); a second one aborts at once
+        if interrupted:
+            signal.default_int_handler(signum, frame)
         interrupted.append(signum)
-        signal.default_int_handler(signum, frame)
+        tune.request_stop()
+        print("\n[tune] Ctrl-C: stopping after the current batch (Ctrl-C again to abort)",
+              file=sys.stderr, flush=True)
 
     try:
         prev_handler = signal.signal(signal.SIGINT, on_sigint)

@@ -143,6 +143,24 @@ def _measure_callback(state):
     return Count()
 
 
+_STOP: list = []  # request_stop() was called: end at the next batch boundary
+
+
+def request_stop() -> None:
+    """Ask a running :func:`tune_relay` to stop at the next batch boundary (the CLI calls it
+    from its Ctrl-C handler): the work directory is saved and ``KeyboardInterrupt`` raised from
+    Python code, never inside meta_schedule's C++ loop (an exception raised there by a signal
+    handler can crash the process). Safe to call from a signal handler."""
+    _STOP.append(True)
+
+
+def _check_stop(wd) -> None:
+    if _STOP:
+        _STOP.clear()
+        wd.save()
+        raise KeyboardInterrupt("tune_relay: stop requested")
+
+
 def _measure_untuned(tasks, tgt, builder, runner, db, wd, progress):
     """Build and run each task's untuned schedule; commit the records."""
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
@@ -153,6 +171,7 @@ def _measure_untuned(tasks, tgt, builder, runner, db, wd, progress):
     from .space import untuned_candidate
 
     for task in tasks:
+        _check_stop(wd)
         st = wd.task_state(task_key(task))
         sch = untuned_candidate(task, tgt)
         args = ArgInfo.from_prim_func(sch.mod["main"])
@@ -341,6 +360,7 @@ class _Search:
             return
         st.pop("stopped", None)
         while done < want:
+            _check_stop(self.wd)
             if self.deadline is not None and time.monotonic() > self.deadline:
                 st["stopped"], self.stopped = "time budget", True
                 break
@@ -464,6 +484,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
         _report_skips(plan, wd, progress)
         return db
     load_tensor_intrinsics(tgt)
+    _STOP.clear()
     builder = builder if builder is not None else in_process_builder()
     runner_obj = make_runner(runner, evaluator or evaluator_config())
     try:
@@ -532,4 +553,4 @@ def compile_relay(database, mod, target, params=None, opt_level: int = 3):
         return build(mod, target=target, params=params, database=database)
 
 
-__all__ = ["extract_tasks", "tune_relay", "compile_relay", "RPCSettings"]
+__all__ = ["extract_tasks", "tune_relay", "compile_relay", "RPCSettings", "request_stop"]

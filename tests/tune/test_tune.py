@@ -263,6 +263,35 @@ def test_default_space_failure_ends_that_task_only(tmp_path, monkeypatch):
     assert conv["trials"] == 8 and "default_space_error" not in conv
 
 
+def test_request_stop_ends_at_a_batch_boundary_and_resumes(tmp_path):
+    """request_stop() (the CLI's Ctrl-C) ends tuning with KeyboardInterrupt after the batch in
+    flight, from Python code; the work directory is saved and a second run finishes the rest
+    without re-measuring the untuned baselines or the first batch."""
+    mod, params = _model(8)
+    events = []
+
+    def progress(e):
+        events.append(e)
+        if e["event"] == "batch":
+            tune.request_stop()
+
+    with pytest.raises(KeyboardInterrupt):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, max_trials_per_task=8,
+                        num_trials_per_iter=4, seed=0, evaluator=FAST, progress=progress)
+    assert [e["event"] for e in events].count("batch") == 1
+    with open(tmp_path / MANIFEST) as f:
+        first = {k: s.get("trials", 0) for k, s in json.load(f)["tasks"].items()}
+    assert sorted(first.values())[-1] > 0 and sum(first.values()) <= 4  # one batch, saved
+    again = []
+    tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, max_trials_per_task=8,
+                    num_trials_per_iter=4, seed=0, evaluator=FAST, progress=again.append)
+    assert not any(e["event"] == "untuned" for e in again)  # the baselines were kept
+    with open(tmp_path / MANIFEST) as f:
+        second = {k: s.get("trials", 0) for k, s in json.load(f)["tasks"].items()}
+    assert all(second[k] >= first[k] for k in first) and sum(second.values()) > sum(
+        first.values())
+
+
 def test_time_budget_stops_before_searching(tmp_path):
     mod, params = _model(8)
     events = []
