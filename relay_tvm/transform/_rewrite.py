@@ -22,6 +22,16 @@ def post_order(expr, enter_primitive: bool = False) -> list:
     return _post_order(expr, lambda n: () if is_primitive(n) else children(n))
 
 
+def node_uses(expr) -> dict:
+    """``node -> number of parent nodes that use it`` over ``expr`` (primitive functions not
+    entered): a rewrite that folds a producer into its consumer checks the producer has one."""
+    uses: dict = {}
+    for n in post_order(expr):
+        for c in children(n):
+            uses[c] = uses.get(c, 0) + 1
+    return uses
+
+
 def op_name(call) -> str | None:
     """The operator name of ``call`` when it calls a registered operator, else ``None``."""
     if type(call) is Call and isinstance(call.op, Op):

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..ir.expr import Constant
 from ..op.registry import make_call
-from ._rewrite import Rewriter, op_name
+from ._rewrite import Rewriter, node_uses, op_name
 from .pass_infra import FunctionPass, PassInfo
 
 _CONVS = {"nn.conv1d", "nn.conv2d", "nn.conv3d", "qnn.conv2d"}
@@ -123,21 +123,10 @@ class _FoldPadding(Rewriter):
         return new if out is None else out
 
 
-def _uses(func) -> dict:
-    from ..ir.functor import children
-    from ._rewrite import post_order
-
-    uses: dict = {}
-    for n in post_order(func):
-        for c in children(n):
-            uses[c] = uses.get(c, 0) + 1
-    return uses
-
-
 def FoldExplicitPadding():  # noqa: N802 - Relay's name
     """Fold an ``nn.pad`` into the convolution or pooling that reads it (see the module
     docstring for when). Needs types (runs InferType first)."""
-    return FunctionPass(lambda f, m, c: _FoldPadding(_uses(f)).rewrite(f),
+    return FunctionPass(lambda f, m, c: _FoldPadding(node_uses(f)).rewrite(f),
                         PassInfo(0, "FoldExplicitPadding", ("InferType",)))
 
 

@@ -16,19 +16,10 @@ in Relay's pass) folds them, so batch-norm scales vanish into the convolution we
 from __future__ import annotations
 
 from ..ir.expr import Constant
-from ..ir.functor import children
 from ..op.registry import make_call
-from ._rewrite import Rewriter, called_ops, op_name, post_order
+from ._rewrite import Rewriter, called_ops, node_uses, op_name
 from .fold_constant import fold_constant_expr
 from .pass_infra import FunctionPass, PassInfo
-
-
-def _uses(func) -> dict:
-    uses: dict = {}
-    for n in post_order(func):
-        for c in children(n):
-            uses[c] = uses.get(c, 0) + 1
-    return uses
 
 
 def _plain_conv(call) -> bool:
@@ -127,7 +118,7 @@ class _Fold(Rewriter):
 def fold_scale_axis(func, mod=None):
     if "nn.conv2d" not in called_ops(func):  # both directions fold into a convolution
         return func
-    out = _Fold(_uses(func)).rewrite(func)
+    out = _Fold(node_uses(func)).rewrite(func)
     if out is func:
         return func
     from ..typing.infer import infer_expr
