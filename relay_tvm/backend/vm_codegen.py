@@ -76,6 +76,7 @@ from .vm_emit import (
     _post_order,
     _tail_positions,
     _where,
+    call_depth,
     insert_kills,
 )
 
@@ -524,6 +525,7 @@ class VMCompiler:
         self.pending_lifted = []
         self.ctor_funcs = {}  # constructor tag -> (VM function name, arity)
         self.names = set()
+        self.call_depth = None
 
     def need_function(self, gv):
         if gv.name_hint not in self.done:
@@ -564,6 +566,10 @@ class VMCompiler:
             lifted[name] = (arity, [(_CALL, "vm.builtin.make_tuple",
                                      [("imm", tag)] + [("r", i) for i in range(arity)], arity),
                                     (_RET, arity)])
+        codes = {name: code for name, (_, code) in funcs.items()}
+        codes.update((name, code) for name, (_, code) in lifted.items())
+        #: how deep VM calls nest at run time (None: unbounded; see vm_emit.call_depth)
+        self.call_depth = call_depth(codes)
         ib = relax.ExecBuilder()
         for k in self.cache.funcs:
             ib.declare_function(k.name)

@@ -289,37 +289,72 @@ def _check(value, sig, fname, exe):
 
 
 _STACK_BYTES = 1 << 30
+#: the deepest nesting of VM calls (``meta["call_depth"]``) run on the caller's own stack
+_FLAT_DEPTH = 64
+
+
+class _BigStackThread:
+    """One long-lived thread with a 1 GiB stack (address space, touched only as used) that runs
+    the calls handed to it, one at a time, for every :class:`VirtualMachine` of the process.
+
+    The Relax VM runs a call of a VM function as a nested C++ call, so recursion that is not a
+    tail call (``@map``, ``@length`` over a long list) uses C stack per level; the 8 MiB of the
+    main thread overflows (the process dies) after a few thousand levels. The thread is kept,
+    not started per call: TVM's kernel thread pool and its kernels' workspace pool are
+    per calling thread, so a fresh thread per call started a new pool of workers and
+    page-faulted every kernel workspace in again on every run (218 minor page faults and
+    1.2-1.3x the graph executor's time for ResNet-18 at batch 1).
+    """
+
+    _lock = None
+    _queue = None
+    _thread = None
+
+    @classmethod
+    def call(cls, fn, args):
+        import queue
+        import threading
+
+        if threading.current_thread() is cls._thread:  # a callback re-entering the VM
+            return fn(*args)
+        if cls._thread is None or not cls._thread.is_alive():
+            if cls._lock is None:
+                cls._lock = threading.Lock()
+            with cls._lock:
+                if cls._thread is None or not cls._thread.is_alive():
+                    cls._queue = queue.SimpleQueue()
+                    old = threading.stack_size()
+                    threading.stack_size(_STACK_BYTES)
+                    try:
+                        t = threading.Thread(target=cls._serve, args=(cls._queue,),
+                                             name="relay_tvm-vm", daemon=True)
+                        t.start()
+                    finally:
+                        threading.stack_size(old)
+                    cls._thread = t
+        box = {}
+        done = threading.Event()
+        cls._queue.put((fn, args, box, done))
+        done.wait()
+        if "err" in box:
+            raise box["err"]
+        return box["out"]
+
+    @staticmethod
+    def _serve(q):
+        while True:
+            fn, args, box, done = q.get()
+            try:
+                box["out"] = fn(*args)
+            except BaseException as e:  # re-raised in the caller's thread
+                box["err"] = e
+            finally:
+                done.set()
 
 
 def _call_with_big_stack(fn, args):
-    """Call ``fn(*args)`` on a thread with a 1 GiB stack (address space, touched only as used).
-
-    The Relax VM runs a call of a VM function as a nested C++ call, so recursion that is not
-    a tail call (``@map``, ``@length`` over a long list) uses C stack per level; the 8 MiB of
-    the main thread overflows (the process dies) after a few thousand levels. Self tail calls
-    are compiled into jumps and need no stack.
-    """
-    import threading
-
-    box = {}
-
-    def run():
-        try:
-            box["out"] = fn(*args)
-        except BaseException as e:  # re-raised in the caller's thread
-            box["err"] = e
-
-    old = threading.stack_size()
-    threading.stack_size(_STACK_BYTES)
-    try:
-        t = threading.Thread(target=run, name="relay_tvm-vm")
-        t.start()
-    finally:
-        threading.stack_size(old)
-    t.join()
-    if "err" in box:
-        raise box["err"]
-    return box["out"]
+    """``fn(*args)`` on the VM's big-stack thread (see :class:`_BigStackThread`)."""
+    return _BigStackThread.call(fn, args)
 
 
 class VirtualMachine:
@@ -339,6 +374,12 @@ class VirtualMachine:
         self._vm = relax.VirtualMachine(exe.lib, self.device)
         self._inputs: dict = {}
         self._outputs = None
+        # a program whose VM calls nest only a few levels deep (no recursion, no closure
+        # calls: most models) runs on the caller's thread, which already has TVM's kernel
+        # thread pool and workspaces (what the graph executor uses); others on the big-stack
+        # thread. Executables without the figure (older exports) take the big-stack thread.
+        depth = exe.meta.get("call_depth")
+        self._flat = depth is not None and depth <= _FLAT_DEPTH
 
     def set_input(self, func_name="main", *args, **kwargs):
         """Remember the arguments of ``func_name`` for :meth:`run`."""
@@ -452,7 +493,8 @@ class VirtualMachine:
         vals = [v if not hasattr(v, "copyto") or v.device == self.device
                 else v.copyto(self.device) for v in vals]
         try:
-            out = _call_with_big_stack(self._vm[func_name], vals)
+            fn = self._vm[func_name]
+            out = fn(*vals) if self._flat else _call_with_big_stack(fn, vals)
         except Exception as e:  # the VM's error for a match that has no matching clause
             msg = str(e)
             if "relay_tvm VM: no clause" in msg:
