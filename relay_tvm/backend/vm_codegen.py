@@ -39,8 +39,8 @@ next clause, the bindings, the body and a ``Goto`` past the remaining clauses. A
 function itself in tail position (through ``let`` bodies, ``if`` branches and ``match``
 clauses) moves its arguments into the parameter registers and jumps back to the first
 instruction, so loops written as recursion run in constant stack; other recursion nests C++
-calls in the Relax VM, which :class:`relay_tvm.runtime.vm.VirtualMachine` runs on one
-persistent thread with a 1 GiB stack. A program whose VM calls nest a bounded depth
+calls in the Relax VM, which :class:`relay_tvm.runtime.vm.VirtualMachine` runs on a thread
+with a 1 GiB stack. A program whose VM calls nest a bounded depth
 (:func:`relay_tvm.backend.vm_emit.call_depth`, kept in the executable's metadata) runs on the
 caller's thread instead.
 """

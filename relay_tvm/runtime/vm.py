@@ -293,68 +293,45 @@ _STACK_BYTES = 1 << 30
 _FLAT_DEPTH = 64
 
 
-class _BigStackThread:
-    """One long-lived thread with a 1 GiB stack (address space, touched only as used) that runs
-    the calls handed to it, one at a time, for every :class:`VirtualMachine` of the process.
-
-    The Relax VM runs a call of a VM function as a nested C++ call, so recursion that is not a
-    tail call (``@map``, ``@length`` over a long list) uses C stack per level; the 8 MiB of the
-    main thread overflows (the process dies) after a few thousand levels. The thread is kept,
-    not started per call: TVM's kernel thread pool and its kernels' workspace pool are
-    per calling thread, so a fresh thread per call started a new pool of workers and
-    page-faulted every kernel workspace in again on every run (218 minor page faults and
-    1.2-1.3x the graph executor's time for ResNet-18 at batch 1).
-    """
-
-    _lock = None
-    _queue = None
-    _thread = None
-
-    @classmethod
-    def call(cls, fn, args):
-        import queue
-        import threading
-
-        if threading.current_thread() is cls._thread:  # a callback re-entering the VM
-            return fn(*args)
-        if cls._thread is None or not cls._thread.is_alive():
-            if cls._lock is None:
-                cls._lock = threading.Lock()
-            with cls._lock:
-                if cls._thread is None or not cls._thread.is_alive():
-                    cls._queue = queue.SimpleQueue()
-                    old = threading.stack_size()
-                    threading.stack_size(_STACK_BYTES)
-                    try:
-                        t = threading.Thread(target=cls._serve, args=(cls._queue,),
-                                             name="relay_tvm-vm", daemon=True)
-                        t.start()
-                    finally:
-                        threading.stack_size(old)
-                    cls._thread = t
-        box = {}
-        done = threading.Event()
-        cls._queue.put((fn, args, box, done))
-        done.wait()
-        if "err" in box:
-            raise box["err"]
-        return box["out"]
-
-    @staticmethod
-    def _serve(q):
-        while True:
-            fn, args, box, done = q.get()
-            try:
-                box["out"] = fn(*args)
-            except BaseException as e:  # re-raised in the caller's thread
-                box["err"] = e
-            finally:
-                done.set()
-
-
 def _call_with_big_stack(fn, args):
-    """``fn(*args)`` on the VM's big-stack thread (see :class:`_BigStackThread`)."""
-    return _BigStackThread.call(fn, args)
+    """Call ``fn(*args)`` on a thread with a 1 GiB stack (address space, touched only as used).
+
+    The Relax VM runs a call of a VM function as a nested C++ call, so recursion that is not
+    a tail call (``@map``, ``@length`` over a long list) uses C stack per level; the 8 MiB of
+    the main thread overflows (the process dies) after a few thousand levels. Self tail calls
+    are compiled into jumps and need no stack.
+
+    The thread is started per call, and TVM keeps its kernel thread pool and the kernels'
+    workspace pool per calling thread, so each call starts a new pool of workers and
+    page-faults its workspaces and stack in again (218 minor page faults and 1.1-1.3x the
+    graph executor's time for ResNet-18 at batch 1 when every program ran here). Programs of
+    bounded call depth therefore run on the caller's thread (:class:`VirtualMachine`). One
+    persistent big-stack thread was tried for the others: no page faults, but the list
+    benchmark (build + map + foldl over 10,000 elements, ``benchmarks/bench_vm.py``) took
+    ~20% more CPU time, glibc's allocator being slower on that long-lived thread (equal with
+    ``MALLOC_ARENA_MAX=1``).
+    """
+    import threading
+
+    box = {}
+
+    def run():
+        try:
+            box["out"] = fn(*args)
+        except BaseException as e:  # re-raised in the caller's thread
+            box["err"] = e
+
+    old = threading.stack_size()
+    threading.stack_size(_STACK_BYTES)
+    try:
+        t = threading.Thread(target=run, name="relay_tvm-vm")
+        t.start()
+    finally:
+        threading.stack_size(old)
+    t.join()
+    if "err" in box:
+        raise box["err"]
+    return box["out"]
 
 
 class VirtualMachine:
@@ -376,8 +353,8 @@ class VirtualMachine:
         self._outputs = None
         # a program whose VM calls nest only a few levels deep (no recursion, no closure
         # calls: most models) runs on the caller's thread, which already has TVM's kernel
-        # thread pool and workspaces (what the graph executor uses); others on the big-stack
-        # thread. Executables without the figure (older exports) take the big-stack thread.
+        # thread pool and workspaces (what the graph executor uses); others on a big-stack
+        # thread (_call_with_big_stack). Executables without the figure (older exports) too.
         depth = exe.meta.get("call_depth")
         self._flat = depth is not None and depth <= _FLAT_DEPTH
 

@@ -1,7 +1,7 @@
 """Where the VM runs a program: a program whose VM calls nest a bounded depth runs on the
 caller's thread (with TVM's kernel thread pool and workspaces of that thread, as the graph
-executor does); a recursive one, or one that calls closures, on one persistent thread with a
-big stack (vm_emit.call_depth, runtime.vm._BigStackThread)."""
+executor does); a recursive one, or one that calls closures, on a thread with a big stack
+(vm_emit.call_depth, runtime.vm._call_with_big_stack)."""
 
 import threading
 
@@ -91,55 +91,37 @@ def test_acyclic_global_calls_are_flat(monkeypatch):
     np.testing.assert_allclose(vm.run(x).numpy(), (x * 2) * 2 + 1)
 
 
-def test_closure_calls_use_the_big_stack_thread():
+def _spy_big_stack(monkeypatch):
+    used = []
+    real = rvm._call_with_big_stack
+
+    def spy(fn, args):
+        used.append(threading.get_ident())
+        return real(fn, args)
+
+    monkeypatch.setattr(rvm, "_call_with_big_stack", spy)
+    return used
+
+
+def test_closure_calls_use_the_big_stack_thread(monkeypatch):
     exe = relay.vm.compile(relay.parse(HIGHER_ORDER), target="llvm")
     assert exe.meta["call_depth"] is None
+    used = _spy_big_stack(monkeypatch)
     x = np.arange(4, dtype="float32")
     np.testing.assert_allclose(VirtualMachine(exe).run(x).numpy(), -x)
+    assert len(used) == 1
 
 
-def test_recursion_runs_on_one_persistent_big_stack_thread():
+def test_deep_recursion_runs_on_the_big_stack_thread(monkeypatch):
     exe = relay.vm.compile(relay.parse(RECURSIVE), target="llvm")
     assert exe.meta["call_depth"] is None
     vm = VirtualMachine(exe)
-    assert int(vm.run(np.array(10, "int32")).numpy()) == 55
-    first = rvm._BigStackThread._thread
-    assert first is not None and first.is_alive()
-    threads = threading.active_count()
+    used = _spy_big_stack(monkeypatch)
     n = 20000  # deeper than the main thread's 8 MiB stack allows
-    for _ in range(3):
+    for _ in range(2):
         assert int(vm.run(np.array(n, "int32")).numpy()) == n * (n + 1) // 2
-    assert rvm._BigStackThread._thread is first
-    assert threading.active_count() == threads
-
-
-def test_big_stack_thread_serves_concurrent_callers_and_reentry():
-    exe = relay.vm.compile(relay.parse(RECURSIVE), target="llvm")
-    vm = VirtualMachine(exe)
-    main = vm._vm["main"]
-    results, errors = {}, []
-
-    def work(k):
-        try:
-            import tvm
-
-            arg = tvm.runtime.tensor(np.array(k * 100, "int32"))
-            results[k] = int(rvm._call_with_big_stack(main, [arg]).numpy())
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    ts = [threading.Thread(target=work, args=(k,)) for k in range(1, 6)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert errors == []
-    assert results == {k: (k * 100) * (k * 100 + 1) // 2 for k in range(1, 6)}
-    # a call made from the big-stack thread itself runs there at once (no deadlock)
-    inner = rvm._call_with_big_stack(
-        lambda: rvm._call_with_big_stack(threading.get_ident, []), [])
-    assert inner == rvm._BigStackThread._thread.ident
-    with pytest.raises(ZeroDivisionError):
+    assert len(used) == 2
+    with pytest.raises(ZeroDivisionError):  # errors come back to the caller's thread
         rvm._call_with_big_stack(lambda: 1 // 0, [])
 
 
@@ -147,14 +129,7 @@ def test_executable_without_call_depth_takes_the_big_stack_thread(monkeypatch):
     exe = relay.vm.compile(_small_net(relay.Any()), target="llvm")
     meta = {k: v for k, v in exe.meta.items() if k != "call_depth"}
     old = VirtualMachine(Executable(exe.lib, meta))
-    used = []
-    real = rvm._call_with_big_stack
-
-    def spy(fn, args):
-        used.append(fn)
-        return real(fn, args)
-
-    monkeypatch.setattr(rvm, "_call_with_big_stack", spy)
+    used = _spy_big_stack(monkeypatch)
     x = np.ones((2, 3, 8, 8), "float32")
     want = VirtualMachine(exe).run(x).numpy()
     assert used == []
