@@ -163,3 +163,32 @@ def test_rescale_uses_the_bound_of_8_bit_data():
     want = _q31_int64(xs.astype("int64") + 100, 1.7)
     for got in _run(expr, [xs]):
         np.testing.assert_array_equal(got.astype("int64"), want)
+
+
+@pytest.mark.parametrize("in_dtype,zp", [("int8", 3), ("uint8", 128), ("int32", 0),
+                                         ("int16", -700)])
+def test_qnn_requantize_int32_path_matches_numpy(in_dtype, zp):
+    from relay_tvm.qnn.op import _arith
+
+    rng = np.random.default_rng(7)
+    info = np.iinfo(in_dtype)
+    lo, hi = max(info.min, -2**24), min(info.max, 2**24)
+    xs = rng.integers(lo, hi + 1, (2, 6, 5), dtype="int64")
+    xs[0, :, 0], xs[0, :, 1] = lo, hi
+    xs = xs.astype(in_dtype)
+    # per-channel scales over axis 1: tiny, below 1, above 1 (0.19's left shift), exact 1
+    iscale = np.array([1e-7, 3e-3, 0.3, 0.9, 1.0, 6.5], "float32")
+    oscale = np.float32(0.05)
+    x = relay.var("x", shape=xs.shape, dtype=in_dtype)
+    e = relay.qnn.op.requantize(x, relay.const(iscale), relay.const(np.int32(zp)),
+                                relay.const(oscale), relay.const(np.int32(-5)), axis=1,
+                                rounding="UPWARD", out_dtype="int32")
+    mod = relay.IRModule.from_expr(relay.Function([x], e))
+    canon = relay.qnn.transform.CanonicalizeOps()(relay.transform.InferType()(mod))
+    text = relay.astext(canon["main"])
+    if in_dtype != "int32":  # bounded data: every factor runs in int32
+        assert "int64" not in text and "multiply_high" in text
+    want = _arith.requantize(xs, iscale, np.int32(zp), oscale, np.int32(-5), 1, "UPWARD",
+                             "int64", "int32")
+    got = relay.create_executor("graph", mod=mod, target="llvm").evaluate()(xs).numpy()
+    np.testing.assert_array_equal(got, want)

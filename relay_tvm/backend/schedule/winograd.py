@@ -90,7 +90,6 @@ def _batched_gemm_pairs(sch, bg, ob, p_ext, knobs):
 
     cpu_int.register()
     la, lb, lp, lo, lk = sch.get_loops(bg)
-    lo_ext = generic.loop_extent(sch, lo) or 0
     nv = ob // 8
     # accumulators + the loaded weight vectors + a broadcast within the 16 ymm registers
     cands = [d for d in divisors(p_ext, 16) if d * nv <= 12] or [1]
@@ -98,12 +97,7 @@ def _batched_gemm_pairs(sch, bg, ob, p_ext, knobs):
     po, pi = sch.split(lp, factors=[None, mb])
     oo, ov, o8 = sch.split(lo, factors=[None, nv, 8])
     ko, k2 = sch.split(lk, factors=[None, 2])
-    # tiles outside: a tile group's data stays in L1 while the (alpha, alpha) weight slice
-    # streams past it, once per group; channels outside: a channel block's weights stay in L1
-    # while the tiles stream past. Stream the smaller: the weights (C x O) when there are
-    # fewer output channels than tiles (C x P) (ResNet's 7x7 layers: 512 KB of int16 weights
-    # per position against 16 KB of tiles, re-read 4 times from L3 or memory otherwise)
-    if knobs.pick("tiles_out", [0, 1], int(lo_ext <= p_ext)):
+    if knobs.pick("tiles_out", [0, 1], 1):  # a tile group's data stays in L1 over the weights
         sch.reorder(la, lb, po, oo, ko, pi, ov, o8, k2)
         sch.parallel(sch.fuse(la, lb, po, oo))
     else:
