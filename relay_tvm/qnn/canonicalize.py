@@ -3,8 +3,9 @@
 
 Every rule produces exactly what the operator's NumPy reference kernel computes
 (:mod:`relay_tvm.qnn.op._arith`): requantization is the int64 fixed-point product with the
-constants computed by :func:`~relay_tvm.qnn.op._arith.fixed_point`, so compiled code and the
-interpreter agree bit for bit. Products shift both operands by their zero points in int16 and
+constants computed by :func:`~relay_tvm.qnn.op._arith.fixed_point` (its value computed in
+int32 with ``qnn.multiply_high`` where the input's bound makes that exact), so compiled code
+and the interpreter agree bit for bit. Products shift both operands by their zero points in int16 and
 run ``nn.conv2d`` / ``nn.dense`` / ``nn.batch_matmul`` with int32 accumulation; when both zero
 points are the constant 0 and the operand dtypes agree, the int8/uint8 operands go to the
 ordinary operator unchanged (the template's int8 path).

@@ -5,8 +5,9 @@ A :class:`QRealizeIntExpr` is an integer tensor ``data`` of dtype ``dtype`` stan
 real values ``data * dom_scale``. ``simulated_quantize`` of a real value becomes
 ``clip(round(x / dom_scale))``; of an integer value with another scale a rescaling: a right
 shift with rounding (scales differing by a power of two, the "power2" weights with
-"global_scale") or a fixed-point multiplication (int64, Q31 multiplier; rounding "UPWARD" adds
-half and shifts, "TONEAREST" rounds half away from zero). conv2d/dense/batch_matmul take
+"global_scale") or a fixed-point multiplication (Q31 multiplier; rounding "UPWARD" adds half
+and shifts, "TONEAREST" rounds half away from zero; int64 arithmetic, or the same values in
+int32 with ``qnn.multiply_high`` where :func:`rescale` shows that exact). conv2d/dense/batch_matmul take
 ``dtype_input`` data and ``dtype_weight`` weights and accumulate in ``dtype_activation``
 (scale = product of the scales); add aligns both sides to the smaller scale. Values leaving
 integer arithmetic are cast to float32 and multiplied by their scale.
