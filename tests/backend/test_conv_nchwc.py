@@ -51,6 +51,7 @@ def _build_and_run(C, O, H, W, k, s, p, knobs=None):
     assert kern.schedule_rule == "conv2d_NCHWc"
     ref = _np_conv_relu(xv, params["w"], params["b"], s, p)
     np.testing.assert_allclose(gm.get_output(0).numpy(), ref, rtol=1e-4, atol=1e-4)
+    return kern
 
 
 @pytest.mark.parametrize("extent, vs, expected", [
@@ -168,6 +169,25 @@ def test_depthwise_padding_per_row_matches_numpy(C, H, s, wb, padat):
             ref += xp[:, :, i:i + s * oh:s, j:j + s * oh:s] * wv[None, :, 0, i, j, None, None]
     np.testing.assert_allclose(gm.get_output(0).numpy(), np.maximum(ref, 0), rtol=1e-4,
                                atol=1e-4)
+
+
+@pytest.mark.parametrize("C, H, W, k, s", [(3, 161, 150, 3, 2), (32, 61, 43, 3, 1)])
+def test_padding_runs_rows_in_parallel_and_matches_numpy(C, H, W, k, s):
+    """The materialized padded input: ``(n, channel block, row)`` in parallel and the columns
+    a serial loop (fusing the columns in too cost a division and a modulo per element: on a
+    3-channel stem as much as the convolution), values against NumPy."""
+    import re
+
+    kern = _build_and_run(C, 16, H, W, k, s, k // 2)
+    text = kern.prim_func.script()
+    pad = re.search(r"data_pad = T.sblock_alloc_buffer\(\((\d+), (\d+), (\d+), (\d+), (\d+)\)",
+                    text)
+    assert pad, "the padded input is materialized"
+    n, cb, hp, wp, _ = (int(g) for g in pad.groups())
+    assert (hp, wp) == (H + 2 * (k // 2), W + 2 * (k // 2))
+    extents = [int(e) for e in re.findall(r"in T\.parallel\((\d+)\)", text)]
+    assert n * cb * hp in extents
+    assert not any(e % (hp * wp) == 0 for e in extents)
 
 
 def test_random_convolutions_match_numpy_at_opt_level_3():
