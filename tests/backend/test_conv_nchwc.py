@@ -190,6 +190,16 @@ def test_padding_runs_rows_in_parallel_and_matches_numpy(C, H, W, k, s):
     assert not any(e % (hp * wp) == 0 for e in extents)
 
 
+def test_padding_of_few_long_rows_shares_out_the_columns_too():
+    """A padded input of fewer rows than there are to share out among threads (3 rows of
+    2000 columns here) keeps its columns in the parallel loop, values against NumPy."""
+    import re
+
+    kern = _build_and_run(16, 8, 3, 2000, 3, 1, 1)
+    extents = [int(e) for e in re.findall(r"in T\.parallel\((\d+)\)", kern.prim_func.script())]
+    assert 5 * 2002 in extents
+
+
 @pytest.mark.parametrize("C, O, H, W, k, s, inlined", [
     (3, 32, 37, 30, 3, 2, True),  # MobileNet's stem: 9 vector FMAs per input element
     (3, 8, 20, 21, 3, 1, True),  # stride 1, one output block

@@ -290,6 +290,9 @@ def _finish_tile(sch, block, epi, fused, unrolled, vector, red_loop, lanes, pad_
     _finish_padding(sch, pad_names)
 
 
+_PAD_MIN_ROWS = 64  # fewer padded rows than this: the columns are fused into the parallel loop
+
+
 def _finish_padding(sch, pad_names) -> None:
     """Run the materialized padding blocks in parallel, vectorized: the loops above the row
     (``n, channel block, row``) fused in parallel, the columns a serial loop, the innermost
@@ -307,8 +310,10 @@ def _finish_padding(sch, pad_names) -> None:
             generic.parallel_vectorize(sch, b)
             continue
         # the innermost loop, vectorized by parallel_vectorize's rule, and the leading ones
-        # (all but the column loop) in parallel
-        generic.parallel_vectorize(sch, b, max_parallel_extent=_prod(exts[:-2]))
+        # (all but the column loop) in parallel, unless there are too few rows to share out
+        rows = _prod(exts[:-2])
+        generic.parallel_vectorize(sch, b, **({"max_parallel_extent": rows}
+                                              if rows >= _PAD_MIN_ROWS else {}))
 
 
 # ---- dense / matmul / batch_matmul ------------------------------------------------------------
