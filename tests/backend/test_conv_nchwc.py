@@ -51,6 +51,7 @@ def _build_and_run(C, O, H, W, k, s, p, knobs=None):
     assert kern.schedule_rule == "conv2d_NCHWc"
     ref = _np_conv_relu(xv, params["w"], params["b"], s, p)
     np.testing.assert_allclose(gm.get_output(0).numpy(), ref, rtol=1e-4, atol=1e-4)
+    return kern
 
 
 @pytest.mark.parametrize("extent, vs, expected", [
@@ -168,6 +169,49 @@ def test_depthwise_padding_per_row_matches_numpy(C, H, s, wb, padat):
             ref += xp[:, :, i:i + s * oh:s, j:j + s * oh:s] * wv[None, :, 0, i, j, None, None]
     np.testing.assert_allclose(gm.get_output(0).numpy(), np.maximum(ref, 0), rtol=1e-4,
                                atol=1e-4)
+
+
+@pytest.mark.parametrize("C, H, W, k, s", [(3, 161, 150, 7, 2), (32, 61, 43, 3, 1)])
+def test_padding_runs_rows_in_parallel_and_matches_numpy(C, H, W, k, s):
+    """The materialized padded input: ``(n, channel block, row)`` in parallel and the columns
+    a serial loop (fusing the columns in too cost a division and a modulo per element: on a
+    3-channel stem as much as the convolution), values against NumPy."""
+    import re
+
+    kern = _build_and_run(C, 16, H, W, k, s, k // 2)
+    text = kern.prim_func.script()
+    pad = re.search(r"data_pad = T.sblock_alloc_buffer\(\((\d+), (\d+), (\d+), (\d+), (\d+)\)",
+                    text)
+    assert pad, "the padded input is materialized"
+    n, cb, hp, wp, _ = (int(g) for g in pad.groups())
+    assert (hp, wp) == (H + 2 * (k // 2), W + 2 * (k // 2))
+    extents = [int(e) for e in re.findall(r"in T\.parallel\((\d+)\)", text)]
+    assert n * cb * hp in extents
+    assert not any(e % (hp * wp) == 0 for e in extents)
+
+
+def test_padding_of_few_long_rows_shares_out_the_columns_too():
+    """A padded input of fewer rows than there are to share out among threads (3 rows of
+    2000 columns here) keeps its columns in the parallel loop, values against NumPy."""
+    import re
+
+    kern = _build_and_run(16, 8, 3, 2000, 3, 1, 1)
+    extents = [int(e) for e in re.findall(r"in T\.parallel\((\d+)\)", kern.prim_func.script())]
+    assert 5 * 2002 in extents
+
+
+@pytest.mark.parametrize("C, O, H, W, k, s, inlined", [
+    (3, 32, 37, 30, 3, 2, True),  # MobileNet's stem: 9 vector FMAs per input element
+    (3, 8, 20, 21, 3, 1, True),  # stride 1, one output block
+    (3, 64, 37, 30, 7, 2, False),  # ResNet's stem: 98, the padding pass is cheap next to it
+    (8, 32, 20, 21, 3, 2, False),  # a whole-vector channel block: the pass is vectorized
+])
+def test_narrow_padding_inlined_on_cheap_layers_and_matches_numpy(C, O, H, W, k, s, inlined):
+    """The padded input of a layer with a channel block under half a vector and few FMAs per
+    input element is inlined into the convolution (conditions in the loads), else
+    materialized; the values against NumPy either way."""
+    kern = _build_and_run(C, O, H, W, k, s, k // 2)
+    assert ("data_pad = T.sblock_alloc_buffer" not in kern.prim_func.script()) == inlined
 
 
 def test_random_convolutions_match_numpy_at_opt_level_3():
