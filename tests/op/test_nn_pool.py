@@ -232,3 +232,27 @@ POOL_ERRORS = [
 def test_pool_errors(make, shape, match):
     with pytest.raises(TypeInferenceError, match=match):
         infer(make, {"x": (shape, "float32")})
+
+
+@pytest.mark.parametrize("kind", ["max", "avg", "global_avg"])
+def test_blocked_pool_gradient_equals_the_nchw_one(kind):
+    def make(v, lay):
+        if kind == "global_avg":
+            return relay.nn.global_avg_pool2d(v, layout=lay)
+        extra = {"count_include_pad": True} if kind == "avg" else {}
+        ctor = getattr(relay.nn, f"{kind}_pool2d")
+        return ctor(v, 3, 2, padding=1, layout=lay, ceil_mode=True, **extra)
+
+    def grad(arr, lay, executor):
+        v = relay.var("x", shape=arr.shape)
+        y = make(v, lay)
+        mod = relay.transform.InferType()(relay.IRModule.from_expr(
+            relay.Function([v], relay.sum(relay.multiply(y, y)))))
+        g = relay.IRModule.from_expr(relay.transform.gradient(mod["main"], mode="first_order"))
+        return relay.create_executor(executor, mod=g, target="llvm").evaluate()(arr)[1][0].numpy()
+
+    x = rand((1, 16, 7, 9))
+    want = _block(grad(x, "NCHW", "debug"), 8)
+    for executor in ("debug", "graph"):
+        np.testing.assert_allclose(grad(_block(x, 8), "NCHW8c", executor), want,
+                                   rtol=1e-5, atol=1e-6)
