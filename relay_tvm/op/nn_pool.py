@@ -38,8 +38,8 @@ from ._nn_common import (
     pad_before_after,
 )
 from ._pool_te import adaptive_max_pool, window_pool
-from .shape_ops import layout_to, parse_layout
 from .registry import OpPattern, make_call, register_op
+from .shape_ops import layout_to, parse_layout
 
 _LAYOUT = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
