@@ -254,7 +254,8 @@ def _pool_ctor(nd, kind):
     ctor.__doc__ = (
         f"{nd}-D {kind} pooling (tvm.relay.nn.{kind}_pool{nd}d).\n\n"
         f"    Args:\n"
-        f"        data: {nd + 2}-d tensor in ``layout`` ({lay} by default).\n"
+        f"        data: {nd + 2}-d tensor in ``layout`` ({lay} by default), or {nd + 3}-d with\n"
+        f"            the channels blocked (``{lay}16c``: the block is the last axis).\n"
         f"        pool_size, strides, dilation: an int or {nd} ints.\n"
         f"        padding: 1, {nd} or {2 * nd} ints (all befores, then all afters).\n"
         f"        ceil_mode: round the output size up instead of down.\n"
@@ -385,7 +386,7 @@ def _global_ctor(nd, kind):
 
     ctor.__name__ = f"global_{kind}_pool{nd}d"
     ctor.__doc__ = (f"Global {kind} pooling (tvm.relay.nn.global_{kind}_pool{nd}d): every spatial "
-                    f"axis of ``layout`` ({_LAYOUT[nd]}) becomes 1.")
+                    f"axis of ``layout`` ({_LAYOUT[nd]}, or {_LAYOUT[nd]}{{c}}c) becomes 1.")
     return ctor
 
 
