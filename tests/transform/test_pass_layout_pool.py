@@ -178,7 +178,10 @@ def test_resnet18_has_no_transform_between_stem_and_blocks():
 
 @pytest.mark.mxnet
 @pytest.mark.slow
-@pytest.mark.parametrize("name,size", [("squeezenet1.0", 224), ("inceptionv3", 299)])
+@pytest.mark.parametrize("name,size", [
+    ("squeezenet1.0", 224),
+    pytest.param("inceptionv3", 299, marks=pytest.mark.sweep),  # ~3 minutes of compiling
+])
 def test_concat_networks_opt3_equal_opt0(name, size):
     # SqueezeNet's classifier pools 13x13 and InceptionV3's 8x8: the smallest inputs they take
     mod, params, x = _gluon(name, size)
