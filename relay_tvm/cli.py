@@ -158,9 +158,19 @@ def _import(args, shapes):
         raise CLIError(f"no parameter file found for {args.model!r} (looked for "
                        f"PREFIX-NNNN.params next to it): give --params FILE, or "
                        f"--weights-as-inputs to compile the weights as runtime inputs")
-    if args.format == "nnvm":
-        return frontend.from_nnvm(args.model, params=params, shape=shapes, dtype=args.dtype)
-    return frontend.from_mxnet(args.model, shape=shapes, dtype=args.dtype, arg_params=params)
+    from .errors import ConversionError, TypeInferenceError
+
+    try:
+        if args.format == "nnvm":
+            return frontend.from_nnvm(args.model, params=params, shape=shapes, dtype=args.dtype)
+        return frontend.from_mxnet(args.model, shape=shapes, dtype=args.dtype, arg_params=params)
+    except (TypeInferenceError, ConversionError) as e:
+        if args.dtype == "float32" or "dtype" not in str(e):
+            raise
+        raise CLIError(f"{args.model}: {e}\n--dtype {args.dtype} sets the dtype of the inputs "
+                       f"given by --shape only; the parameters keep the dtype they were saved "
+                       f"with, and Relay does not cast between them (save the model in "
+                       f"{args.dtype}, e.g. net.cast('{args.dtype}') in Gluon)") from None
 
 
 def cmd_compile(args):

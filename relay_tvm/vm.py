@@ -88,7 +88,10 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     ib, funcs = comp.compile()
     meta = {"signatures": {name: [_signature(p.checked_type, p.name_hint) for p in params]
                            for name, (params,) in funcs.items()},
-            "constructors": _constructors(opt)}
+            "constructors": _constructors(opt),
+            # nesting of VM calls (None: recursion or closure calls); the runtime runs a
+            # program of small bounded depth on the caller's thread (see runtime.vm)
+            "call_depth": comp.call_depth}
     with ib.function("__relay_vm_meta", num_inputs=0):
         ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))],
                      dst=ib.r(0))

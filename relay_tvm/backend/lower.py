@@ -417,9 +417,12 @@ class LowerCache:
                                             + [v for v in vecs if v is not None])
             except Exception as e:
                 raise BuildError(f"{name}: the shape function failed to build: {e}") from e
-            from .shape_func import with_nonnegative_check
+            from .shape_func import checks_on_input_shapes, with_checks, with_nonnegative_check
 
             what = anchor.op.name if anchor is not None else name
+            # the kernel's checks run first, so a size that makes no valid output is reported
+            # by what the operator required rather than by the negative size it led to
+            sprim = with_checks(sprim, checks_on_input_shapes(symbols))
             sprim = with_nonnegative_check(sprim, sum(v is not None for v in vecs),
                                            f"{what} (kernel {name})")
             lowered.shape_func_name = name + "_shape_func"

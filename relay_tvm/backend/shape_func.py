@@ -68,6 +68,12 @@ class SymbolicDims:
         return tuple(out)
 
 
+def _has_any(ty) -> bool:
+    if isinstance(ty, TupleType):
+        return any(_has_any(f) for f in ty.fields)
+    return isinstance(ty, TensorType) and any(isinstance(d, AnyDim) for d in ty.shape)
+
+
 def _sym_type(val, ty):
     """The type of TE value ``val`` (tensor or nested list) with ``ty``'s dtypes."""
     if isinstance(ty, TupleType):
@@ -86,13 +92,15 @@ def output_type(node, args_te, symbols: SymbolicDims, where: str):
         ``(out_type, fresh)``: ``fresh`` lists the data-dependent dimensions' variables.
     """
     ty = node.checked_type
-    if not ty.is_dynamic():
+    args_dynamic = any(_has_any(a.checked_type) for a in node.args)
+    if not ty.is_dynamic() and not args_dynamic:
         return ty, []
     op = node.op
     from ..op import _common
 
     res = None
     _common.LOWERING[0] = True
+    _common.LOWERING_WHERE[0] = where
     del _common.LOWERING_CHECKS[:]
     try:
         arg_types = [_sym_type(v, a.checked_type) for v, a in zip(args_te, node.args)]
@@ -101,9 +109,12 @@ def output_type(node, args_te, symbols: SymbolicDims, where: str):
         res = None
     finally:
         _common.LOWERING[0] = False
+        _common.LOWERING_WHERE[0] = ""
         if res is not None:
             symbols.checks.extend(_common.LOWERING_CHECKS)
         del _common.LOWERING_CHECKS[:]
+    if not ty.is_dynamic():  # a static output of dynamic inputs: only the checks were wanted
+        return ty, []
     if isinstance(res, tuple):
         res = res[0]
     if res is None or not isinstance(res, (TensorType, TupleType)):
@@ -184,7 +195,8 @@ def with_checks(prim, checks):
         return prim
     # the FFI constructor takes (condition, kind, message parts); TVM 0.27's Python wrapper
     # names them in another order but passes them through positionally
-    stmts = [tirx.AssertStmt(c, tvm.ir.StringImm("ValueError"), [tvm.ir.StringImm(m)])
+    stmts = [tirx.AssertStmt(c, tvm.ir.StringImm("ValueError"),
+                             [tvm.ir.StringImm(f"{SHAPE_CHECK}: {m}")])
              for c, m in conds]
     root = prim.body
     blk = root.block
@@ -195,6 +207,20 @@ def with_checks(prim, checks):
 
 
 SHAPE_CHECK = "relay_tvm shape check"
+
+
+def checks_on_input_shapes(symbols: SymbolicDims) -> list:
+    """The kernel's checks that read only dimensions of its inputs (not data-dependent ones):
+    those its shape function can run too."""
+    from tvm import tirx
+
+    bound = list(symbols.vars)
+    out = []
+    for cond, msg in symbols.checks:
+        seen = tirx.analysis.undefined_vars(cond, [])
+        if all(any(v.same_as(b) for b in bound) for v in seen):
+            out.append((cond, msg))
+    return out
 
 
 def with_nonnegative_check(sprim, n_vectors: int, what: str):

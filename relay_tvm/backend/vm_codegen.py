@@ -40,7 +40,9 @@ function itself in tail position (through ``let`` bodies, ``if`` branches and ``
 clauses) moves its arguments into the parameter registers and jumps back to the first
 instruction, so loops written as recursion run in constant stack; other recursion nests C++
 calls in the Relax VM, which :class:`relay_tvm.runtime.vm.VirtualMachine` runs on a thread
-with a 1 GiB stack.
+with a 1 GiB stack. A program whose VM calls nest a bounded depth
+(:func:`relay_tvm.backend.vm_emit.call_depth`, kept in the executable's metadata) runs on the
+caller's thread instead.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ from .vm_emit import (
     _post_order,
     _tail_positions,
     _where,
+    call_depth,
     insert_kills,
 )
 
@@ -524,6 +527,7 @@ class VMCompiler:
         self.pending_lifted = []
         self.ctor_funcs = {}  # constructor tag -> (VM function name, arity)
         self.names = set()
+        self.call_depth = None
 
     def need_function(self, gv):
         if gv.name_hint not in self.done:
@@ -564,6 +568,10 @@ class VMCompiler:
             lifted[name] = (arity, [(_CALL, "vm.builtin.make_tuple",
                                      [("imm", tag)] + [("r", i) for i in range(arity)], arity),
                                     (_RET, arity)])
+        codes = {name: code for name, (_, code) in funcs.items()}
+        codes.update((name, code) for name, (_, code) in lifted.items())
+        #: how deep VM calls nest at run time (None: unbounded; see vm_emit.call_depth)
+        self.call_depth = call_depth(codes)
         ib = relax.ExecBuilder()
         for k in self.cache.funcs:
             ib.declare_function(k.name)

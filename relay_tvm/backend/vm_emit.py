@@ -122,6 +122,46 @@ def insert_kills(code, n_fixed: int) -> list:
     return out
 
 
+def call_depth(codes: dict):
+    """The deepest nesting of VM function calls the functions ``codes`` (``name -> instruction
+    list``) can make, or None when it is unbounded: a cycle in the call graph (recursion that
+    is not a self tail call, which is a jump) or a call of a closure
+    (``vm.builtin.invoke_closure``, whose callee is not known here). The runtime runs a program
+    of bounded depth on the caller's thread and others on a thread with a big stack (see
+    :class:`relay_tvm.runtime.vm.VirtualMachine`)."""
+    callees = {}
+    for name, code in codes.items():
+        out = set()
+        for ins in code:
+            if ins[0] != _CALL:
+                continue
+            if ins[1] == "vm.builtin.invoke_closure":
+                return None
+            if ins[1] in codes:
+                out.add(ins[1])
+        callees[name] = out
+    depth: dict = {}
+    on_path: set = set()
+    for root in codes:
+        if root in depth:
+            continue
+        stack = [(root, iter(sorted(callees[root])))]
+        on_path.add(root)
+        while stack:
+            name, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                stack.pop()
+                on_path.discard(name)
+                depth[name] = 1 + max((depth[c] for c in callees[name]), default=0)
+            elif nxt in on_path:
+                return None
+            elif nxt not in depth:
+                on_path.add(nxt)
+                stack.append((nxt, iter(sorted(callees[nxt]))))
+    return max(depth.values(), default=0)
+
+
 def _emit(ib, code):
     import tvm
 

@@ -377,11 +377,40 @@ def _check_length(a, c):
 
 
 def softmax(ins, a, c):
-    _check_length(a, c)
     x = _temp(ins[0], a, c)
-    out = R("nn.softmax")(x, axis=a.get_int("axis", -1))
+    axis = a.get_int("axis", -1)
+    if a.get_bool("use_length", False):
+        out = _length_masked_softmax(x, ins[1] if len(ins) > 1 else None, axis, c)
+    else:
+        out = R("nn.softmax")(x, axis=axis)
     dt = a.get_str("dtype", None)
     return R("cast")(out, dt) if dt not in (None, "None") else out
+
+
+def _length_masked_softmax(x, length, axis, c):
+    """MXNet's ``softmax(data, length, use_length=True)``: along ``axis`` only the first
+    ``length[...]`` entries take part; the others (all, for a length of 0) are 0 in the output.
+    ``length`` has data's shape without ``axis`` and an integer dtype."""
+    if length is None:
+        raise c.error("use_length=True needs the length input")
+    shape = c.shape(x)
+    ndim = len(shape)
+    ax = axis % ndim
+    want = tuple(d for k, d in enumerate(shape) if k != ax)
+    if tuple(c.shape(length)) != want:
+        raise c.error(f"length has shape {tuple(c.shape(length))}, expected {want} (data shape "
+                      f"{tuple(shape)} without axis {axis})")
+    if not c.dtype(length).startswith(("int", "uint")):
+        raise c.error(f"length must have an integer dtype (as MXNet requires), got "
+                      f"{c.dtype(length)}")
+    pos = R("reshape")(R("arange")(const(0, "int32"), const(int(shape[ax]), "int32"),
+                                   const(1, "int32"), dtype="int32"),
+                       [int(shape[ax])] + [1] * (ndim - 1 - ax))
+    keep = R("less")(pos, R("expand_dims")(R("cast")(length, "int32"), ax))
+    # the lowest finite value, not -inf: a row of length 0 stays finite (then zeroed)
+    low = const(np.array(np.finfo(c.dtype(x)).min, c.dtype(x)), c.dtype(x))
+    out = R("nn.softmax")(R("where")(keep, x, low), axis=ax)
+    return R("where")(keep, out, R("zeros_like")(out))
 
 
 def log_softmax(ins, a, c):

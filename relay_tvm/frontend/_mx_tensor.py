@@ -272,8 +272,12 @@ def _topk(ins, a, c):
         x, axis = R("reshape")(x, [-1]), 0
     ret = a.get_str("ret_typ", "indices")
     ret = "values" if ret == "value" else ret
-    if ret == "mask":
-        raise c.error("topk ret_typ='mask' is not supported")
+    if ret == "mask":  # data's shape and dtype, 1 at the k selected positions along axis
+        idx = R("topk")(x, k=a.get_int("k", 1), axis=axis, ret_type="indices",
+                        is_ascend=a.get_bool("is_ascend", False), dtype="int32")
+        ones = R("ones_like")(R("cast")(idx, c.dtype(x)))
+        mask = R("scatter_elements")(R("zeros_like")(x), idx, ones, axis=axis)
+        return mask if x is ins[0] else R("reshape_like")(mask, ins[0])
     dtype = a.get_str("dtype", "float32")
     out = R("topk")(x, k=a.get_int("k", 1), axis=axis, ret_type=ret,
                     is_ascend=a.get_bool("is_ascend", False), dtype=dtype)
@@ -282,6 +286,38 @@ def _topk(ins, a, c):
 
         return outputs_of(out, 2)
     return out
+
+
+def _pick(ins, a, c):
+    """MXNet's ``pick(data, index, axis=-1, keepdims=False, mode="clip")``: the entry at
+    ``index`` along ``axis`` for every other position; ``index`` (any numeric dtype, cast to
+    int32) has data's shape without ``axis`` or with size 1 there; out-of-range indices clip to
+    ``[0, n)`` or wrap modulo ``n``."""
+    x, index = ins
+    shape = c.shape(x)
+    ndim = len(shape)
+    axis = a.get_int("axis", -1)
+    if axis is None:
+        raise c.error("axis=None (pick from the flattened data) is not supported")
+    ax = axis % ndim
+    n = int(shape[ax])
+    ishape = tuple(c.shape(index))
+    rest = tuple(d for k, d in enumerate(shape) if k != ax)
+    idx = R("cast")(index, "int32")
+    if ishape == rest:
+        idx = R("expand_dims")(idx, ax)
+    elif not (len(ishape) == ndim and ishape[ax] == 1 and ishape[:ax] + ishape[ax + 1:] == rest):
+        raise c.error(f"index has shape {ishape}, expected {rest} (data shape {tuple(shape)} "
+                      f"without axis {axis}) or that with size 1 at the axis")
+    mode = a.get_str("mode", "clip")
+    if mode == "wrap":
+        idx = R("floor_mod")(idx, const(n, "int32"))
+    elif mode == "clip":
+        idx = R("clip")(idx, 0, n - 1)
+    else:
+        raise c.error(f"mode={mode!r} is not one of 'clip', 'wrap'")
+    out = R("gather")(x, ax, idx)
+    return out if a.get_bool("keepdims", False) else R("squeeze")(out, axis=[ax])
 
 
 # ---- creation ----
@@ -503,6 +539,7 @@ TENSOR_CONVERTERS = {
     "sort": _sort,
     "norm": _norm,
     "topk": _topk,
+    "pick": _pick,
     # creation
     "_zeros": _zeros,
     "_ones": _ones,

@@ -310,20 +310,36 @@ def const(value, dtype=None, span=None) -> Constant:
 
     Python ``float`` and ``int`` (and float64/int64 arrays) become float32 and int32 unless
     ``dtype`` is given, as in Relay; other NumPy arrays keep their dtype.
+
+    Raises:
+        RelayError: ``value`` is not a number, sequence, array or tensor, or holds integers the
+            constant's integer dtype cannot hold (tvm.relay 0.19 wrapped them silently).
     """
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         value = value.numpy()
     if isinstance(value, (bool, int, float, list, tuple)) or isinstance(value, np.generic):
-        value = np.array(value, dtype=dtype)
+        value = np.array(value)
     elif not isinstance(value, np.ndarray):
         raise RelayError(f"const: cannot make a constant from {type(value).__name__}")
-    if dtype is None:
-        default = _PY_DEFAULTS.get(value.dtype)
-        if default is not None:
-            value = value.astype(default)
-    else:
-        value = value.astype(dtype)
+    target = _PY_DEFAULTS.get(value.dtype) if dtype is None else dtype
+    if target is not None:
+        _check_integers_fit(value, np.dtype(target), dtype is None)
+        value = value.astype(target)
     return Constant(value, span)
+
+
+def _check_integers_fit(value: np.ndarray, target: np.dtype, defaulted: bool) -> None:
+    """Refuse integer values that the integer dtype of the constant cannot hold (NumPy's cast
+    would wrap them: ``2**40 + 5`` as int32 is 5)."""
+    if value.dtype.kind not in "iub" or target.kind not in "iu" or value.size == 0:
+        return
+    info = np.iinfo(target)
+    lo, hi = int(value.min()), int(value.max())
+    if lo < info.min or hi > info.max:
+        hint = (" (Python ints and int64 arrays default to int32, as in Relay; give "
+                "dtype=\"int64\")" if defaulted else "")
+        raise RelayError(f"const: value range [{lo}, {hi}] does not fit {target} "
+                         f"[{info.min}, {info.max}]{hint}")
 
 
 def bind(expr, binds: dict):

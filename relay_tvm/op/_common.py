@@ -40,6 +40,52 @@ def shape_str(shape) -> str:
 # the kernel checks them
 LOWERING = [False]
 LOWERING_CHECKS: list = []
+LOWERING_WHERE = [""]  # the call being lowered, for the messages of the checks
+
+
+def as_int64(d):
+    """A dimension (an int or a PrimExpr) as an int64 PrimExpr."""
+    from tvm import tirx
+
+    if isinstance(d, (int, np.integer)):
+        return tirx.const(int(d), "int64")
+    return d.astype("int64")
+
+
+def _prod64(shape):
+    out = as_int64(1)
+    for d in shape:
+        out = out * as_int64(d)
+    return out
+
+
+def require_at_run_time(cond, message: str) -> None:
+    """While the backend lowers a dynamic kernel (``LOWERING``): have the kernel check ``cond``
+    (a boolean ``PrimExpr`` over its symbolic dimensions) before it runs, failing with
+    ``message``. A relation calls this where its type rule accepted an ``Any`` dimension that
+    must agree with another at run time; outside lowering it does nothing."""
+    if LOWERING[0] and not isinstance(cond, (bool, np.bool_)):
+        where = LOWERING_WHERE[0]
+        LOWERING_CHECKS.append((cond, f"{where}: {message}" if where else message))
+
+
+def require_equal_dims(a, b, message: str) -> None:
+    """:func:`require_at_run_time` of ``a == b`` for two dimensions (ints or symbolic)."""
+    if not LOWERING[0] or isinstance(a, AnyDim) or isinstance(b, AnyDim):
+        return
+    if not (isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer))):
+        require_at_run_time(as_int64(a) == as_int64(b), message)
+
+
+def require_same_size(shape_a, shape_b, message: str) -> None:
+    """:func:`require_at_run_time` that two shapes have the same element count (a reshape's
+    input and output); nothing when a dimension is ``Any`` (the count is then unknown here)."""
+    dims = list(shape_a) + list(shape_b)
+    if not LOWERING[0] or any(isinstance(d, AnyDim) for d in dims):
+        return
+    if all(isinstance(d, (int, np.integer)) for d in dims):
+        return
+    require_at_run_time(_prod64(shape_a) == _prod64(shape_b), message)
 
 
 def broadcast_shapes(a, b, what: str = "operands"):

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from ..errors import AttributeSchemaError, TypeInferenceError
 from ..ir.types import AnyDim, IncompleteType, TensorType, dim_equal
-from ._common import TupleWrapper, shape_str, tensor_args  # noqa: F401  (re-exported)
+from ._common import (  # noqa: F401  (TupleWrapper, shape_str, tensor_args: re-exported)
+    LOWERING,
+    TupleWrapper,
+    require_equal_dims,
+    shape_str,
+    tensor_args,
+)
 
 SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
 
@@ -84,8 +90,15 @@ def check_window(op: str, strides, dilation, before, after, kernel=None,
 
 
 def dims_match(a, b) -> bool:
-    """Whether two dimensions may be equal (``Any`` matches everything)."""
-    return isinstance(a, AnyDim) or isinstance(b, AnyDim) or dim_equal(a, b)
+    """Whether two dimensions may be equal (``Any`` matches everything). While a dynamic kernel
+    is lowered, a symbolic dimension matches too and the kernel checks at run time that the two
+    are equal (:func:`relay_tvm.op._common.require_equal_dims`)."""
+    if isinstance(a, AnyDim) or isinstance(b, AnyDim) or dim_equal(a, b):
+        return True
+    if LOWERING[0] and not (isinstance(a, int) and isinstance(b, int)):
+        require_equal_dims(a, b, "two dimensions its type rule requires equal differ at run time")
+        return True
+    return False
 
 
 def layout_axes(layout: str, letters: str, op: str, what: str) -> dict:
@@ -180,6 +193,18 @@ def np_acc(dtype) -> str:
     return "float64" if np.dtype(dtype).kind == "f" else "int64"
 
 
+def np_operands(arrays, out_dtype):
+    """Reference-kernel operands of a product (dense, matmul, conv) with ``out_dtype``: float
+    operands of an integer ``out_dtype`` are first cast to it (truncated toward zero), as topi's
+    computes cast each operand to ``out_dtype`` before multiplying; every executor then agrees
+    (``dense([[1.7]], [[1.5]], out_dtype="int32")`` is 1). Others are returned unchanged."""
+    import numpy as np
+
+    if np.dtype(out_dtype).kind not in "iu":
+        return list(arrays)
+    return [a.astype(out_dtype) if a.dtype.kind == "f" else a for a in arrays]
+
+
 __all__ = [
     "SPATIAL",
     "ntuple",
@@ -193,4 +218,5 @@ __all__ = [
     "vector_params",
     "TupleWrapper",
     "np_acc",
+    "np_operands",
 ]

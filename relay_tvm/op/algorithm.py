@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType, TupleType
-from ._common import TupleWrapper, normalize_axis, static_value, tensor_args
+from ._common import TupleWrapper, normalize_axis, require_equal_dims, static_value, tensor_args
 from .registry import OpPattern, make_call, register_op
 
 
@@ -280,6 +280,9 @@ def _searchsorted_rel(types, attrs):
             f"searchsorted: sorted_sequence shape {shape_str(seq.shape)} and values shape "
             f"{shape_str(vals.shape)} must agree on all but the last axis"
         )
+    if seq.ndim > 1:
+        for j, (a, b) in enumerate(zip(seq.shape[:-1], vals.shape[:-1])):
+            require_equal_dims(a, b, f"sorted_sequence and values differ on axis {j}")
     if seq.dtype != vals.dtype:
         raise TypeInferenceError(
             f"searchsorted: sorted_sequence dtype {seq.dtype} differs from values dtype "

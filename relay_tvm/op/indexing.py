@@ -14,9 +14,13 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
 from ._common import (
+    LOWERING,
+    as_int64,
     int_dtype_check,
     normalize_axis,
     out_dims,
+    require_at_run_time,
+    require_equal_dims,
     shape_str,
     static_value,
     tensor_args,
@@ -66,12 +70,42 @@ def slice_plan(attrs, shape, op_name="strided_slice"):
                 if e < 0:
                     e = None
                 else:
-                    bb = b + shape[ax] if b < 0 and isinstance(shape[ax], int) else b
-                    e = bb + e
+                    if b < 0 and not isinstance(shape[ax], int):  # both from the end
+                        e = b + e if b + e < 0 else None
+                    else:
+                        e = (b + shape[ax] if b < 0 else b) + e
         if s == 0:
             raise TypeInferenceError(f"{op_name}: stride of axis {ax} is 0")
         plan[ax] = slice(b, e, s)
     return plan
+
+
+def symbolic_slice(sl: slice, n):
+    """Python's ``sl.indices(n)`` for a symbolic length ``n`` (a ``PrimExpr`` of a kernel with
+    ``Any`` dimensions) and static ``sl``: ``(start, length, step)``, start and length as
+    int64 ``PrimExpr`` s (negative bounds count from the end, out-of-range ones clamp)."""
+    from tvm import te, tirx
+
+    n = as_int64(n)
+    step = 1 if sl.step is None else sl.step
+
+    def bound(v, lo, hi):
+        if v < 0:
+            return te.max(n + v, lo)
+        return te.min(tirx.const(v, "int64"), hi)
+
+    if step > 0:
+        lo, hi = tirx.const(0, "int64"), n
+        start = lo if sl.start is None else bound(sl.start, lo, hi)
+        stop = hi if sl.stop is None else bound(sl.stop, lo, hi)
+        span = stop - start
+    else:
+        lo, hi = tirx.const(-1, "int64"), n - 1
+        start = hi if sl.start is None else bound(sl.start, lo, hi)
+        stop = lo if sl.stop is None else bound(sl.stop, lo, hi)
+        span = start - stop
+    length = te.max(tirx.floordiv(span + (abs(step) - 1), abs(step)), tirx.const(0, "int64"))
+    return start, length, step
 
 
 def _strided_slice_rel(types, attrs):
@@ -85,8 +119,10 @@ def _strided_slice_rel(types, attrs):
             out.append(d)
         elif isinstance(d, int):
             out.append(len(range(*sl.indices(d))))
-        else:
+        elif isinstance(d, AnyDim):
             out.append(AnyDim())
+        else:  # lowering a kernel with Any dimensions: its symbolic length
+            out.append(symbolic_slice(sl, d)[1])
     return TensorType(out, ts[0].dtype)
 
 
@@ -103,7 +139,7 @@ def _strided_slice_compute(attrs, inputs, out_type):
     from tvm import te
 
     x = inputs[0]
-    shape = [int(d) for d in x.shape]
+    shape = [int(d) if type(d).__name__ == "IntImm" else d for d in x.shape]
     plan = slice_plan(attrs, shape)
     starts, steps = [], []
     for d, sl in zip(shape, plan):
@@ -111,7 +147,7 @@ def _strided_slice_compute(attrs, inputs, out_type):
             starts.append(0)
             steps.append(1)
         else:
-            start, _, step = sl.indices(d)
+            start, _, step = sl.indices(d) if isinstance(d, int) else symbolic_slice(sl, d)
             starts.append(start)
             steps.append(step)
     return te.compute(
@@ -213,6 +249,8 @@ def _slice_like_rel(types, attrs):
                 f"slice_like: shape_like shape {shape_str(like.shape)} is larger than data shape "
                 f"{shape_str(data.shape)} on axis {a}"
             )
+        if LOWERING[0] and not (isinstance(d, int) and isinstance(t, int)):
+            require_at_run_time(as_int64(t) <= as_int64(d), f"shape_like is larger than data on axis {a}")
         shape[a] = t
     return TensorType(shape, data.dtype)
 
@@ -524,6 +562,7 @@ def _sequence_mask_rel(types, attrs):
             f"sequence_mask: valid_length shape {shape_str(vl.shape)} must be ({batch},), the "
             f"batch dimension of data shape {shape_str(data.shape)}"
         )
+    require_equal_dims(vl.shape[0], batch, "valid_length must have the batch dimension's size")
     return data
 
 
@@ -582,6 +621,7 @@ def _reverse_sequence_rel(types, attrs):
             f"reverse_sequence: seq_lengths shape {shape_str(sl.shape)} must be ({b},), the "
             f"batch dimension of data shape {shape_str(data.shape)}"
         )
+    require_equal_dims(sl.shape[0], b, "seq_lengths must have the batch dimension's size")
     return data
 
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
-from ..ir.types import IncompleteType, TensorType
-from ._common import shape_str, tensor_args
+from ..ir.types import AnyDim, IncompleteType, TensorType
+from ._common import require_equal_dims, shape_str, tensor_args
 from ._nn_common import (
     SPATIAL,
     check_positive,
@@ -28,6 +28,7 @@ from ._nn_common import (
     int_seq,
     layout_axes,
     np_acc,
+    np_operands,
     ntuple,
     out_size,
     pad_before_after,
@@ -86,6 +87,9 @@ def _out_channels(op, transpose, c, i, o, groups, shapes):
             f"{op}: weight input channels {i} must equal data channels / groups = "
             f"{c}/{groups}; {shapes}"
         )
+    if not isinstance(c, AnyDim) and not isinstance(i, AnyDim):
+        require_equal_dims(c, i * groups if isinstance(i, int) else i * groups,
+                           f"data channels must equal weight input channels x groups ({groups})")
     if isinstance(o, int) and o % groups:
         raise TypeInferenceError(
             f"{op}: output channels {o} are not divisible by groups={groups}; {shapes}"
@@ -249,7 +253,7 @@ def _conv_ref(nd: int, transpose: bool):
     op = f"nn.conv{nd}d" + ("_transpose" if transpose else "")
 
     def ref(args, attrs, out_type):
-        data, weight = args
+        data, weight = np_operands(args, out_type.dtype)
         acc = np_acc(out_type.dtype if data.dtype.kind in "iu" else data.dtype)
         data, weight = _to_canonical(data, weight, attrs, nd, "IO" if transpose else "OI")
         data, weight = data.astype(acc), weight.astype(acc)

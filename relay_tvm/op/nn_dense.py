@@ -10,8 +10,8 @@ from __future__ import annotations
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, IncompleteType, TensorType, dim_equal
-from ._common import out_dims, shape_str, tensor_args
-from ._nn_common import dims_match, np_acc
+from ._common import out_dims, require_at_run_time, require_equal_dims, shape_str, tensor_args
+from ._nn_common import dims_match, np_acc, np_operands
 from .registry import OpPattern, make_call, register_op
 
 
@@ -23,7 +23,7 @@ def _check_same_dtype(a, b, names, op):
 
 
 def _product_ref(args, out_type, fn):
-    a, b = args
+    a, b = np_operands(args, out_type.dtype)
     acc = np_acc(a.dtype)
     return fn(a.astype(acc), b.astype(acc)).astype(out_type.dtype)
 
@@ -224,8 +224,15 @@ def _batch_matmul_rel(types, attrs):
     n, ky = (y.shape[1], y.shape[2]) if attrs.transpose_b else (y.shape[2], y.shape[1])
     shapes = f"tensor_a shape {shape_str(x.shape)}, tensor_b shape {shape_str(y.shape)}"
     if _symbolic(bx) or _symbolic(by) or _symbolic(k) or _symbolic(ky):
-        # lowering a dynamic kernel: dimensions are tir variables bound at run time, so
-        # their agreement cannot be checked here (the kernel reads batches modulo their size)
+        # lowering a dynamic kernel: dimensions are tir variables bound at run time; the
+        # kernel checks that they agree (it reads a batch of size 1 for every output batch)
+        from tvm import tirx
+
+        require_equal_dims(k, ky, "tensor_a and tensor_b differ on the reduction axis")
+        b64 = [d.astype("int64") if _symbolic(d) else tirx.const(int(d), "int64")
+               for d in (bx, by)]
+        require_at_run_time(tirx.Or(tirx.Or(b64[0] == b64[1], b64[0] == 1), b64[1] == 1),
+                            "batch sizes of tensor_a and tensor_b differ and neither is 1")
         _check_same_dtype(x, y, ("tensor_a", "tensor_b"), op)
         return TensorType((_symbolic_batch(bx, by), m, n), attrs.out_dtype or x.dtype)
     if not dims_match(k, ky):

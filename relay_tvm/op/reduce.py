@@ -121,12 +121,25 @@ def _topi_reduce(name):
 
 
 def _mean_compute(attrs, inputs, out_type):
-    from tvm import tirx, topi
+    from tvm import topi
 
     axes = reduce_axes(attrs, len(inputs[0].shape), "mean")
-    n = _count([int(d) for d in inputs[0].shape], axes)
+    n = _count(_te_dims(inputs[0].shape), axes)
     return _widened(inputs[0], lambda x: topi.divide(
-        topi.sum(x, axis=list(axes), keepdims=attrs.keepdims), tirx.const(n, x.dtype)))
+        topi.sum(x, axis=list(axes), keepdims=attrs.keepdims), _as_scalar(n, x.dtype)))
+
+
+def _te_dims(shape):
+    """A TE tensor's dimensions: ints where static, PrimExprs where symbolic (a kernel with
+    ``Any`` dimensions)."""
+    return [int(d) if type(d).__name__ == "IntImm" else d for d in shape]
+
+
+def _as_scalar(n, dtype):
+    """An element count (int or PrimExpr) as a scalar of ``dtype`` to divide by."""
+    from tvm import tirx
+
+    return tirx.const(n, dtype) if isinstance(n, int) else n.astype(dtype)
 
 
 def _bool_input_rel(name):
@@ -359,17 +372,17 @@ def _variance_ref(args, attrs, out_type):
 
 
 def _variance_compute(attrs, inputs, out_type):
-    from tvm import tirx, topi
+    from tvm import topi
 
     x, m = inputs
     axes = reduce_axes(attrs, len(x.shape), "variance")
-    n = _count([int(d) for d in x.shape], axes) - (1 if attrs.unbiased else 0)
+    n = _count(_te_dims(x.shape), axes) - (1 if attrs.unbiased else 0)
     dtype = str(x.dtype)
     if dtype in _HALF:  # in float32, as the reference (see _ACCUMULATING)
         x, m = topi.cast(x, "float32"), topi.cast(m, "float32")
     d = topi.subtract(x, m)
     s = topi.sum(topi.multiply(d, d), axis=list(axes), keepdims=attrs.keepdims)
-    return topi.cast(topi.divide(s, tirx.const(n, x.dtype)), dtype)
+    return topi.cast(topi.divide(s, _as_scalar(n, x.dtype)), dtype)
 
 
 register_op(

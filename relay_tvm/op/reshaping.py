@@ -13,6 +13,8 @@ from ..ir.types import AnyDim, TensorType
 from ._common import (
     dim_mul,
     normalize_axis,
+    require_equal_dims,
+    require_same_size,
     shape_str,
     static_value,
     tensor_args,
@@ -103,6 +105,8 @@ def infer_reshape(ishape, newshape, op_name="reshape"):
                 f"elements) into "
                 f"{tuple(out)} ({int(np.prod(out))} elements)"
             )
+    require_same_size(ishape, out, f"the data's element count differs from that of the new "
+                                   f"shape {tuple(newshape)}")
     return tuple(out)
 
 
@@ -273,6 +277,8 @@ def _reshape_like_rel(types, attrs):
                 f"elements) cannot take shape {shape_str(shape)} from shape_like shape "
                 f"{shape_str(like.shape)} ({int(np.prod(shape))} elements)"
             )
+    require_same_size(data.shape, shape, "the data's element count differs from that of the "
+                                         "shape taken from shape_like")
     return TensorType(shape, data.dtype)
 
 
@@ -338,6 +344,7 @@ def _squeeze_axes(attrs, shape):
                 f"squeeze: axis {a} of data shape {shape_str(shape)} has size {shape[a]}, "
                 f"expected 1"
             )
+        require_equal_dims(shape[a], 1, f"axis {a} of the data must have size 1")
     return axes
 
 

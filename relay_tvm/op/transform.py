@@ -8,10 +8,14 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
 from ._common import (
+    as_int64,
     as_tuple_expr,
     dim_add,
     dim_mul,
     normalize_axis,
+    out_dims,
+    require_at_run_time,
+    require_equal_dims,
     shape_str,
     static_value,
     tensor_args,
@@ -101,6 +105,10 @@ def _concat_rel(types, attrs):
                     f"{shape_str(fields[0].shape)} differ on axis {j} "
                     f"(concatenating on axis {axis})"
                 )
+            if j != axis and k:
+                require_equal_dims(f.shape[j], fields[0].shape[j],
+                                   f"field {k} and field 0 differ on axis {j} (concatenating "
+                                   f"on axis {axis})")
         d = f.shape[axis]
         total = dim_add(total, d)
     shape = list(fields[0].shape)
@@ -236,8 +244,15 @@ def _split_bounds(attrs, dim, op_name="split"):
     if isinstance(ios, int):
         if ios <= 0:
             raise TypeInferenceError(f"{op_name}: sections must be positive, got {ios}")
-        if not isinstance(dim, int):
+        if isinstance(dim, AnyDim):
             return [None] * ios
+        if not isinstance(dim, int):  # lowering a kernel with Any dimensions: symbolic bounds
+            from tvm import tirx
+
+            require_at_run_time(tirx.floormod(as_int64(dim), ios) == 0,
+                                f"axis {attrs.axis} does not divide into {ios} equal sections")
+            n = tirx.floordiv(as_int64(dim), ios)
+            return [(i * n, (i + 1) * n) for i in range(ios)]
         if dim % ios:
             raise TypeInferenceError(
                 f"{op_name}: axis {attrs.axis} of size {dim} does not divide into {ios} equal "
@@ -254,6 +269,9 @@ def _split_bounds(attrs, dim, op_name="split"):
         raise TypeInferenceError(
             f"{op_name}: index {idx[-1]} is out of range for axis {attrs.axis} of size {dim}"
         )
+    if idx and not isinstance(dim, (int, AnyDim)):
+        require_at_run_time(as_int64(dim) > idx[-1],
+                            f"index {idx[-1]} is out of range for axis {attrs.axis}")
     bounds = list(zip([0] + idx, idx + [dim]))
     return bounds
 
@@ -267,7 +285,7 @@ def _split_rel(types, attrs):
     fields = []
     for be in _split_bounds(attrs, t.shape[axis]):
         shape = list(t.shape)
-        if be is None or not isinstance(be[1], int):
+        if be is None or isinstance(be[1], AnyDim):
             shape[axis] = AnyDim()
         else:
             shape[axis] = be[1] - be[0]
@@ -285,10 +303,23 @@ def _split_ref(args, attrs, out_type):
 
 
 def _split_compute(attrs, inputs, out_type):
-    from tvm import topi
+    from tvm import te, topi
 
+    x = inputs[0]
     ios = attrs.indices_or_sections
-    return topi.split(inputs[0], ios if isinstance(ios, int) else list(ios), attrs.axis)
+    axis = attrs.axis % len(x.shape)
+    if type(x.shape[axis]).__name__ == "IntImm":
+        return topi.split(x, ios if isinstance(ios, int) else list(ios), axis)
+    fields = []  # a symbolic axis (a kernel with Any dimensions): one slice per field
+    for k, (begin, _end) in enumerate(_split_bounds(attrs, x.shape[axis])):
+        shape = out_dims(out_type.fields[k].shape)
+        fields.append(te.compute(shape, _shifted_read(x, axis, begin), name=f"split{k}"))
+    return fields
+
+
+def _shifted_read(x, axis, begin):
+    """``out[..., i, ...] = x[..., i + begin, ...]`` on ``axis`` (a TE compute body)."""
+    return lambda *i: x(*i[:axis], i[axis] + begin, *i[axis + 1:])
 
 
 register_op(
@@ -348,6 +379,8 @@ def _stack_rel(types, attrs):
                 f"stack: field {k} shape {shape_str(f.shape)} differs from field 0 shape "
                 f"{shape_str(f0.shape)}"
             )
+        for j, (a, b) in enumerate(zip(f.shape, f0.shape)):
+            require_equal_dims(a, b, f"field {k} and field 0 differ on axis {j}")
     axis = normalize_axis(attrs.axis, f0.ndim + 1, "stack")
     shape = list(f0.shape)
     return TensorType(shape[:axis] + [len(fields)] + shape[axis:], f0.dtype)

@@ -16,6 +16,7 @@ from ._common import (
     broadcast_shapes,
     int_dtype_check,
     normalize_axis,
+    require_equal_dims,
     shape_str,
     tensor_args,
     tuple_or_tensors,
@@ -247,6 +248,8 @@ def _scatter_elements_rel(types, attrs):
             f"{shape_str(upd.shape)} must be equal and of data's rank (data shape "
             f"{shape_str(data.shape)})"
         )
+    for j, (a, b) in enumerate(zip(idx.shape, upd.shape)):
+        require_equal_dims(a, b, f"indices and updates differ on axis {j}")
     normalize_axis(attrs.axis, data.ndim, "scatter_elements")
     return data
 
@@ -323,6 +326,9 @@ def _scatter_nd_rel(types, attrs):
             f"scatter_nd: updates shape {shape_str(upd.shape)} must be {shape_str(want)} for "
             f"indices shape {shape_str(idx.shape)} and data shape {shape_str(data.shape)}"
         )
+    for j, (a, b) in enumerate(zip(want, upd.shape)):
+        require_equal_dims(a, b, f"updates differ on axis {j} from indices.shape[1:] + "
+                                 "data.shape[M:]")
     if upd.dtype != data.dtype:
         raise TypeInferenceError(
             f"scatter_nd: updates dtype {upd.dtype} differs from data dtype {data.dtype}"
@@ -550,6 +556,8 @@ def _einsum_rel(types, attrs):
                     f"einsum: index {c!r} has size {sizes[c]} and {d} (operand {k} shape "
                     f"{shape_str(t.shape)}, equation {attrs.equation!r})"
                 )
+            if c in sizes:
+                require_equal_dims(sizes[c], d, f"index {c!r} has two sizes (operand {k})")
             if c not in sizes or not isinstance(sizes[c], int):
                 sizes[c] = d
     for c in rhs:

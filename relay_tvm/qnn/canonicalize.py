@@ -3,8 +3,9 @@
 
 Every rule produces exactly what the operator's NumPy reference kernel computes
 (:mod:`relay_tvm.qnn.op._arith`): requantization is the int64 fixed-point product with the
-constants computed by :func:`~relay_tvm.qnn.op._arith.fixed_point`, so compiled code and the
-interpreter agree bit for bit. Products shift both operands by their zero points in int16 and
+constants computed by :func:`~relay_tvm.qnn.op._arith.fixed_point` (its value computed in
+int32 with ``qnn.multiply_high`` where the input's bound makes that exact), so compiled code
+and the interpreter agree bit for bit. Products shift both operands by their zero points in int16 and
 run ``nn.conv2d`` / ``nn.dense`` / ``nn.batch_matmul`` with int32 accumulation; when both zero
 points are the constant 0 and the operand dtypes agree, the int8/uint8 operands go to the
 ordinary operator unchanged (the template's int8 path).
@@ -69,12 +70,51 @@ def saturate(x, out_dtype: str):
     return _c("cast", x, dtype=out_dtype)
 
 
+def _int32_requantize(x, ndim, izp, m, axis, rounding, in_dtype):
+    """The int64 fixed-point product of :func:`requantize_expr` (before the output zero point)
+    computed in int32 with ``qnn.multiply_high`` where that is exact (rounding "UPWARD", a
+    constant input zero point, a bound of ``|x - izp|`` that the shift allows: see
+    :func:`._multiply_high.int32_fixed_point_multiply`), else None. A shift ``s > 0`` of
+    0.19's ``(x << s) * sig`` with 31 fractional bits is ``x * sig`` with ``31 - s``."""
+    from ..quantize._bound import value_bound
+    from .op._multiply_high import int32_fixed_point_multiply
+
+    rng = {"int8": 128, "uint8": 255, "int16": 2 ** 15, "uint16": 2 ** 16 - 1, "int32": 2 ** 31}
+    if rounding != "UPWARD" or in_dtype not in rng or not (
+            _is_zero(izp) or isinstance(izp, Constant)):
+        return None
+    bounds = [b for b in (rng[in_dtype], value_bound(x)) if b is not None]
+    bound = min(bounds)
+    t = x if in_dtype == "int32" else _c("cast", x, dtype="int32")
+    if not _is_zero(izp):
+        zv = np.asarray(izp.data).astype("int64")
+        bound += int(np.abs(zv).max())
+        if bound >= 2 ** 31:
+            return None
+        t = _c("subtract", t, const(np.array(_arith.along(zv, ndim, axis), "int32", order="C"),
+                                    "int32"))
+    sig, shift = _arith.fixed_point(m)
+    if (sig < 0).any() or (shift > 30).any():
+        return None
+    sig = np.array(_arith.along(sig, ndim, axis), order="C")
+    total = np.array(_arith.along(31 - shift, ndim, axis), order="C")
+    return int32_fixed_point_multiply(t, sig, total, bound)
+
+
 def requantize_expr(x, ndim, iscale, izp, izp_rank, oscale, ozp, axis, rounding, compute_dtype,
-                    out_dtype, op="qnn.requantize"):
+                    out_dtype, op="qnn.requantize", in_dtype=None):
     """The Relay code of ``qnn.requantize`` with constant scale values ``iscale`` / ``oscale``
-    (NumPy) and zero-point expressions ``izp`` / ``ozp``."""
+    (NumPy) and zero-point expressions ``izp`` / ``ozp``; ``x`` holds ``in_dtype`` values
+    (when given, the int64 arithmetic may run in int32: :func:`_int32_requantize`)."""
     axis = axis % ndim if ndim else 0
     m = _arith.multipliers(iscale, oscale)
+    fast = None if compute_dtype != "int64" else _int32_requantize(x, ndim, izp, m, axis,
+                                                                   rounding, in_dtype)
+    if fast is not None:
+        t = fast
+        if not _is_zero(ozp):
+            t = _c("add", t, _c("cast", ozp, dtype="int32"))
+        return saturate(t, out_dtype)
     if compute_dtype == "int64":
         t = _c("cast", x, dtype="int64")
         if not _is_zero(izp):
@@ -132,7 +172,7 @@ def _to_output(x, t, scale, zp, oscale, ozp, axis=-1):
     zr = zp.checked_type if hasattr(zp, "checked_type") else None
     zrank = np.asarray(zp.data).ndim if isinstance(zp, Constant) else _rank(zr)
     return requantize_expr(x, _rank(t), s, zp, zrank, os_, ozp, axis, "UPWARD", "int64",
-                           "int32")
+                           "int32", in_dtype=t.dtype)
 
 
 # ---- the rules: (new call, original typed call) -> expression ------------------------------
@@ -173,7 +213,7 @@ def _requantize(new, orig):
                            value_of(iscale, "input_scale", op), izp,
                            _rank(orig.args[2].checked_type),
                            value_of(oscale, "output_scale", op), ozp, a.axis, a.rounding,
-                           a.compute_dtype, a.out_dtype)
+                           a.compute_dtype, a.out_dtype, in_dtype=orig.args[0].checked_type.dtype)
 
 
 def _shift16(x, zp, zrank, ndim, axis):
@@ -225,7 +265,7 @@ def _binary(kind):
             nd = _rank(orig.checked_type)
             return requantize_expr(_c("multiply", lsh, rsh), nd, scale, const(0, "int32"), 0,
                                    value_of(os_, "output_scale", op), oz, axis, "UPWARD",
-                                   "int64", out_dtype)
+                                   "int64", out_dtype, in_dtype="int32")
         lq = _to_output(lhs, lt, ls, lz, os_, oz, a.lhs_axis)
         rq = _to_output(rhs, rt, rs, rz, os_, oz, a.rhs_axis)
         zo = _c("cast", oz, dtype="int32")

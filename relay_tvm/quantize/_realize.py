@@ -5,8 +5,9 @@ A :class:`QRealizeIntExpr` is an integer tensor ``data`` of dtype ``dtype`` stan
 real values ``data * dom_scale``. ``simulated_quantize`` of a real value becomes
 ``clip(round(x / dom_scale))``; of an integer value with another scale a rescaling: a right
 shift with rounding (scales differing by a power of two, the "power2" weights with
-"global_scale") or a fixed-point multiplication (int64, Q31 multiplier; rounding "UPWARD" adds
-half and shifts, "TONEAREST" rounds half away from zero). conv2d/dense/batch_matmul take
+"global_scale") or a fixed-point multiplication (Q31 multiplier; rounding "UPWARD" adds half
+and shifts, "TONEAREST" rounds half away from zero; int64 arithmetic, or the same values in
+int32 with ``qnn.multiply_high`` where :func:`rescale` shows that exact). conv2d/dense/batch_matmul take
 ``dtype_input`` data and ``dtype_weight`` weights and accumulate in ``dtype_activation``
 (scale = product of the scales); add aligns both sides to the smaller scale. Values leaving
 integer arithmetic are cast to float32 and multiplied by their scale.
@@ -32,6 +33,7 @@ from ..ir.expr import Call, Constant, Tuple, const
 from ..op import tensor as _t
 from ..op import transform as _tr
 from ..op.op_attrs import register_op_attr
+from ._bound import value_bound
 from ._forward import TempExpr
 from ._op import OP_NAME
 from ._partition import forward_op
@@ -137,14 +139,40 @@ def fixed_point_multiply(data, factor, rounding: str):
     return _t.right_shift(data, c(total))
 
 
+def rescale(data, dtype: str, factor, rounding: str, bound: int | None = None):
+    """``round(data * factor)`` of an integer expression ``data`` of dtype ``dtype``
+    (:func:`fixed_point_multiply`'s result exactly): in int32 with ``qnn.multiply_high``
+    when the rounding is "UPWARD" and ``data`` fits int32
+    (:func:`~relay_tvm.qnn.op._multiply_high.int32_fixed_point_multiply`; factors of 2**-2
+    and more need a bound of ``|data|`` small enough to shift ``data`` left: the smallest of
+    ``bound``, ``dtype``'s range and :func:`._bound.value_bound`), else in int64. The result
+    is int32 or int64."""
+    from ..qnn.op._multiply_high import int32_fixed_point_multiply
+
+    mult, total = _fixed_point_consts(factor)
+    if rounding == "UPWARD" and dtype in _INT32_SAFE:
+        known = [b for b in (bound, _INT32_SAFE[dtype], value_bound(data)) if b is not None]
+        bound = min(int(b) for b in known)
+        out = int32_fixed_point_multiply(data if dtype == "int32" else _tr.cast(data, "int32"),
+                                         mult, total, bound)
+        if out is not None:
+            return out
+    return fixed_point_multiply(_tr.cast(data, "int64"), factor, rounding)
+
+
+# largest |value| of each integer dtype that fits int32
+_INT32_SAFE = {"int8": 128, "uint8": 255, "int16": 2 ** 15, "uint16": 2 ** 16 - 1,
+               "int32": 2 ** 31}
+
+
 def to_scalar_scale(x):
     """A per-channel-scaled :class:`QRealizeIntExpr` rescaled to one scale (the largest, so
     every factor is <= 1); others unchanged."""
     if not isinstance(x, QRealizeIntExpr) or not _per_channel(x.dom_scale):
         return x
     top = float(x.dom_scale.max())
-    data = fixed_point_multiply(_tr.cast(x.data, "int64"), x.dom_scale.astype(np.float64) / top,
-                                current_qconfig().rounding)
+    data = rescale(x.data, x.dtype, x.dom_scale.astype(np.float64) / top,
+                   current_qconfig().rounding)
     return QRealizeIntExpr(_tr.cast(data, x.dtype), top, x.dtype, x.unsigned)
 
 
@@ -175,8 +203,7 @@ def _simulated_quantize(ref_call, new_args, ctx):
                              f"constant weight, not to an integer value")
         data, idom, odom = x.data, x.dom_scale, dom_scale
         if _per_channel(idom):  # one fixed-point factor per channel
-            data = fixed_point_multiply(_tr.cast(data, "int64"), idom.astype(np.float64) / odom,
-                                        cfg.rounding)
+            data = rescale(data, x.dtype, idom.astype(np.float64) / odom, cfg.rounding)
             return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype, uns)
         if idom == odom:
             return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype, uns)
@@ -191,7 +218,7 @@ def _simulated_quantize(ref_call, new_args, ctx):
             else:
                 data = _t.left_shift(data, const(-shift, act))
             return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype, uns)
-        data = fixed_point_multiply(_tr.cast(data, "int64"), idom / odom, cfg.rounding)
+        data = rescale(data, x.dtype, idom / odom, cfg.rounding)
         return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype, uns)
     if isinstance(x, TempExpr):
         x = x.realize()
@@ -246,8 +273,9 @@ def _multiply(ref_call, new_args, ctx):
     return None
 
 
-def _mul_and_div(data, s1: float, s2: float, dtype: str, rounding: str):
-    """``data * s1 / s2`` for ``s1 >= s2`` (``data`` of dtype ``dtype``)."""
+def _mul_and_div(data, s1: float, s2: float, dtype: str, rounding: str, src: str | None = None):
+    """``data * s1 / s2`` for ``s1 >= s2`` (``data`` of dtype ``dtype``, holding values of
+    dtype ``src`` when given)."""
     if s1 == s2:
         return data
     factor = s1 / s2
@@ -256,7 +284,7 @@ def _mul_and_div(data, s1: float, s2: float, dtype: str, rounding: str):
         return _t.left_shift(data, const(int(shift), dtype))
     if factor == int(factor):
         return _t.multiply(data, const(int(factor), dtype))
-    out = fixed_point_multiply(_tr.cast(data, "int64"), factor, rounding)
+    out = rescale(data, dtype, factor, rounding, _INT32_SAFE.get(src or dtype))
     return _tr.cast(out, dtype)
 
 
@@ -287,7 +315,8 @@ def unify_dtype_scale(ref_args, args, dtype=None):
         s = min(args[0].dom_scale, args[1].dom_scale)
     else:
         s = float(np.float32(cfg.global_scale / 2.0 ** (cfg.nbit_activation - 1)))
-    datas = [_mul_and_div(d, a.dom_scale, s, dtype, cfg.rounding) for d, a in zip(datas, args)]
+    datas = [_mul_and_div(d, a.dom_scale, s, dtype, cfg.rounding, a.dtype)
+             for d, a in zip(datas, args)]
     return datas, dtype, s
 
 
@@ -336,8 +365,7 @@ def _add_per_channel(ref_call, new_args):
             odata = _tr.cast(stop_fusion(_tr.cast(odata, narrow_dtype(other))), act)
         factor = np.asarray(other.dom_scale, dtype=np.float64) / scale
         if not np.all(factor == 1.0):
-            odata = _tr.cast(fixed_point_multiply(_tr.cast(odata, "int64"), factor,
-                                                  cfg.rounding), act)
+            odata = _tr.cast(rescale(odata, act, factor, cfg.rounding), act)
     datas = [bdata, odata] if b == 0 else [odata, bdata]
     return QRealizeIntExpr(forward_op(ref_call, datas), base.dom_scale, act)
 

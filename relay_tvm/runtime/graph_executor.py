@@ -144,8 +144,10 @@ class GraphModule:
             shape, dtype = self._input_types[i]
             if v is None:
                 raise InputError(f"set_input: no value given for input {name!r}")
+            if isinstance(v, np.generic):  # a NumPy scalar: a 0-d array of its own dtype
+                v = np.asarray(v)
             if not isinstance(v, np.ndarray) and not hasattr(v, "numpy"):
-                if isinstance(v, (bool, int, float, np.generic, list)):
+                if isinstance(v, (bool, int, float, list)):
                     raise InputError(f"set_input {name!r}: expected a NumPy array or tvm Tensor of "
                                      f"shape {shape} and dtype {dtype}, got {type(v).__name__} "
                                      f"(no implicit conversion)")

@@ -289,6 +289,8 @@ def _check(value, sig, fname, exe):
 
 
 _STACK_BYTES = 1 << 30
+#: the deepest nesting of VM calls (``meta["call_depth"]``) run on the caller's own stack
+_FLAT_DEPTH = 64
 
 
 def _call_with_big_stack(fn, args):
@@ -298,6 +300,16 @@ def _call_with_big_stack(fn, args):
     a tail call (``@map``, ``@length`` over a long list) uses C stack per level; the 8 MiB of
     the main thread overflows (the process dies) after a few thousand levels. Self tail calls
     are compiled into jumps and need no stack.
+
+    The thread is started per call, and TVM keeps its kernel thread pool and the kernels'
+    workspace pool per calling thread, so each call starts a new pool of workers and
+    page-faults its workspaces and stack in again (218 minor page faults and 1.1-1.3x the
+    graph executor's time for ResNet-18 at batch 1 when every program ran here). Programs of
+    bounded call depth therefore run on the caller's thread (:class:`VirtualMachine`). One
+    persistent big-stack thread was tried for the others: no page faults, but the list
+    benchmark (build + map + foldl over 10,000 elements, ``benchmarks/bench_vm.py``) took
+    ~20% more CPU time, glibc's allocator being slower on that long-lived thread (equal with
+    ``MALLOC_ARENA_MAX=1``).
     """
     import threading
 
@@ -339,6 +351,12 @@ class VirtualMachine:
         self._vm = relax.VirtualMachine(exe.lib, self.device)
         self._inputs: dict = {}
         self._outputs = None
+        # a program whose VM calls nest only a few levels deep (no recursion, no closure
+        # calls: most models) runs on the caller's thread, which already has TVM's kernel
+        # thread pool and workspaces (what the graph executor uses); others on a big-stack
+        # thread (_call_with_big_stack). Executables without the figure (older exports) too.
+        depth = exe.meta.get("call_depth")
+        self._flat = depth is not None and depth <= _FLAT_DEPTH
 
     def set_input(self, func_name="main", *args, **kwargs):
         """Remember the arguments of ``func_name`` for :meth:`run`."""
@@ -452,7 +470,8 @@ class VirtualMachine:
         vals = [v if not hasattr(v, "copyto") or v.device == self.device
                 else v.copyto(self.device) for v in vals]
         try:
-            out = _call_with_big_stack(self._vm[func_name], vals)
+            fn = self._vm[func_name]
+            out = fn(*vals) if self._flat else _call_with_big_stack(fn, vals)
         except Exception as e:  # the VM's error for a match that has no matching clause
             msg = str(e)
             if "relay_tvm VM: no clause" in msg:

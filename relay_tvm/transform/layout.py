@@ -49,7 +49,7 @@ from .winograd_int import eligible as int16_winograd_eligible
 from .winograd_int import int16_winograd_conv
 
 _BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
-           "right_shift", "left_shift"}
+           "right_shift", "left_shift", "qnn.multiply_high"}
 # unary operators that commute with any layout change although they are not ELEMWISE
 _LAYOUT_FREE_UNARY = {"annotation.stop_fusion"}
 # 2-D pooling operators with a ``layout`` attribute that accepts NCHW{c}c

@@ -543,3 +543,22 @@ def test_c_target_exports_compiles_as_c_and_runs(tmp_path):
     ref = relay.create_executor("debug", relay.IRModule.from_expr(f), params=params).evaluate()(xv)
     np.testing.assert_allclose(m.get_output(0).numpy(), ref[0].numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_array_equal(m.get_output(1).numpy(), ref[1].numpy())
+
+
+def test_set_input_takes_a_numpy_scalar_of_the_input_dtype():
+    """np.float32(2) for a float32 scalar input is a 0-d value of that dtype, not a conversion
+    (it was refused with "expected float32, got float32")."""
+    import tvm
+
+    from relay_tvm.errors import InputError
+
+    s = relay.var("s", shape=(), dtype="float32")
+    x = relay.var("x", shape=(3,), dtype="float32")
+    lib = relay.build(tvm.IRModule.from_expr(relay.Function([x, s], x * s)), target="llvm")
+    m = GraphModule(lib["default"](tvm.cpu()))
+    m.set_input("x", np.array([1.0, 2.0, 3.0], "float32"))
+    m.set_input("s", np.float32(2))
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), [2.0, 4.0, 6.0])
+    with pytest.raises(InputError, match="got dtype float64, expected float32"):
+        m.set_input("s", np.float64(2))

@@ -207,3 +207,14 @@ def test_tune_interrupted_says_how_to_resume(exported):
     assert proc.returncode == 130, text[-3000:]
     assert "interrupted" in text and "run the same command again to resume" in text
     assert "Traceback" not in text
+
+
+def test_input_dtype_other_than_the_parameters(exported, capsys):
+    """--dtype float16 on a float32 model: the type error says that --dtype sets only the
+    inputs' dtype (it named a BatchNorm / conv dtype clash and nothing else)."""
+    d, _ = exported
+    rc = main(["compile", str(d / "m-symbol.json"), "--shape", "data=2,2,5,5", "--dtype",
+               "float16", "-o", str(d / "h.so")])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "--dtype float16 sets the dtype of the inputs" in err and "float32" in err

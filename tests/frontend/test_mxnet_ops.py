@@ -589,3 +589,33 @@ COMPILED_OPT3 = [
 @pytest.mark.parametrize("name, build, shapes", COMPILED_OPT3, ids=[c[0] for c in COMPILED_OPT3])
 def test_compiled_more(name, build, shapes):
     check(build, shapes, positive=("g",), kind="graph", opt_level=3, rtol=1e-5)
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_softmax_use_length(axis):
+    """Only the first length[...] entries along axis take part; the rest (all, for a length of
+    0) are 0, as MXNet computes them."""
+    shape = (2, 5, 3) if axis == 1 else (2, 3, 5)
+    length = np.array([[1, 5, 0], [2, 3, 4]], "int32")
+    check(lambda x, n: S.softmax(x, n, use_length=True, axis=axis), {"x": shape, "n": (2, 3)},
+          dtypes={"n": "int32"}, values={"n": length})
+    check(lambda x, n: S.softmax(x, n, use_length=True, axis=axis, temperature=2.0),
+          {"x": shape, "n": (2, 3)}, dtypes={"n": "int32"}, values={"n": length}, kind="graph")
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_topk_mask(axis):
+    check(lambda x: S.topk(x, k=2, axis=axis, ret_typ="mask"), {"x": (3, 4, 5)})
+    check(lambda x: S.topk(x, k=1, axis=axis, ret_typ="mask", is_ascend=True), {"x": (3, 4, 5)},
+          kind="graph")
+
+
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_pick(mode, keepdims):
+    idx = np.array([[0, 7, -1], [1, 2, 4]], "float32")  # out of range on purpose
+    check(lambda x, i: S.pick(x, i, axis=2, mode=mode, keepdims=keepdims),
+          {"x": (2, 3, 5), "i": (2, 3)}, values={"i": idx})
+    idx1 = np.array([[[0, 7, -1, 1, 1]], [[1, 2, 4, 0, -3]]], "float32")
+    check(lambda x, i: S.pick(x, i, axis=1, mode=mode, keepdims=keepdims),
+          {"x": (2, 3, 5), "i": (2, 1, 5)}, values={"i": idx1}, kind="graph")

@@ -153,3 +153,24 @@ def test_expr_operator_sugar():
     e = (x + 1.0) * 2.0 - x / 4.0
     out = relay.create_executor().evaluate(relay.Function([x], e))(np.array([4.0, 8.0], "float32"))
     np.testing.assert_allclose(out.numpy(), (np.array([4.0, 8.0]) + 1) * 2 - np.array([4.0, 8.0]) / 4)
+
+
+def test_const_refuses_integers_its_dtype_cannot_hold():
+    """relay.const casts int64 to int32 by default (Relay's rule) and to an explicit dtype;
+    values out of range would wrap (2**40 + 5 -> 5): an error instead (a new user's find)."""
+    import numpy as np
+    import pytest
+
+    import relay_tvm as relay
+    from relay_tvm.errors import RelayError
+
+    assert relay.const(np.array([2**31 - 1, -(2**31)])).data.numpy().tolist() == [2**31 - 1,
+                                                                                 -(2**31)]
+    assert relay.const(2**40 + 5, "int64").data.numpy() == 2**40 + 5
+    with pytest.raises(RelayError, match=r"does not fit int32.*dtype=\"int64\""):
+        relay.const(np.array([2**40 + 5, 3]))
+    with pytest.raises(RelayError, match="does not fit int8"):
+        relay.const(300, "int8")
+    with pytest.raises(RelayError, match="does not fit uint8"):
+        relay.const([-1, 2], "uint8")
+    assert relay.const(1.5, "int32").data.numpy() == 1  # a float cast truncates, as NumPy does

@@ -243,9 +243,13 @@ def test_channel_max_weight_scales_and_int32_bias():
         qmod = relay.quantize.quantize(_net(), p)
     # the folded bias is added to conv1's int32 accumulator at its per-channel scale
     # (4/128 * max|w1[c]|/128), quantized to int32 rather than to 8 bits
-    consts = [n for n in relay.transform._rewrite.post_order(qmod["main"].body)
-              if isinstance(n, relay.Constant) and n.data.dtype == "int32"
-              and n.data.shape == (16, 1, 1)]
+    # (the int32 (16, 1, 1) constant added to a conv2d: the rescalings have such constants too)
+    conv = relay.op.get("nn.conv2d")
+    consts = [a for n in relay.transform._rewrite.post_order(qmod["main"].body)
+              if isinstance(n, relay.Call) and getattr(n.op, "name", None) == "add"
+              and any(isinstance(b, relay.Call) and b.op is conv for b in n.args)
+              for a in n.args if isinstance(a, relay.Constant) and a.data.dtype == "int32"
+              and a.data.shape == (16, 1, 1)]
     assert len(consts) == 1
     s_acc = np.float32(4.0 / 128) * (np.abs(p["w1"]).reshape(16, -1).max(1) / 128).astype(
         "float32")

@@ -7,6 +7,7 @@ arithmetic, which ``relay.build`` and the VM run automatically.
 
 from . import legalizations  # noqa: F401
 from ._elemwise import add, avg_pool2d, concatenate, mul, subtract  # noqa: F401
+from ._multiply_high import multiply_high  # noqa: F401
 from ._products import batch_matmul, conv2d, conv2d_transpose, dense  # noqa: F401
 from ._quantize import (  # noqa: F401
     SQNN_CODE_TO_DTYPE,
