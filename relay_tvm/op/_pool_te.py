@@ -5,12 +5,21 @@ window gives ``-3.4e38``), and with ``dilation`` > 1 and ``count_include_pad=Fal
 pooling divides by the wrong tap count. Here a window tap ``o * stride - pad_before + j *
 dilation`` outside the input is skipped (max) or counted only when inside the padded input and
 ``count_include_pad`` (avg); max pooling reduces with the NaN-propagating reducer whose identity
-is ``-inf``. Any layout that is a permutation of ``N``, ``C`` and the spatial letters works.
+is ``-inf``. Any layout that is a permutation of ``N``, ``C`` and the spatial letters works, with
+the channels blocked or not (``NCHW16c``: the block is one more kept axis).
 """
 
 from __future__ import annotations
 
 from ._ieee import lowest, reducer
+
+
+def _positions(layout, spatial):
+    """The axis positions of the ``spatial`` letters in ``layout`` (``NCHW16c``: H 2, W 3)."""
+    from .shape_ops import parse_layout
+
+    names = [a if f is None else None for a, f in parse_layout(layout, "pool")]
+    return [names.index(c) for c in spatial]
 
 
 def _ceildiv(a, b):
@@ -27,7 +36,7 @@ def window_pool(x, kind, layout, spatial, k, s, d, before, after, out_shape,
     from tvm import te, tirx
 
     nd = len(spatial)
-    pos = [layout.index(c) for c in spatial]
+    pos = _positions(layout, spatial)
     size = [int(x.shape[p]) for p in pos]
     raxes = [te.reduce_axis((0, k[i]), name=f"r{i}") for i in range(nd)]
     dt = x.dtype
@@ -83,7 +92,7 @@ def adaptive_max_pool(x, layout, spatial, osz, out_shape):
     from tvm import te, tirx
 
     nd = len(spatial)
-    pos = [layout.index(c) for c in spatial]
+    pos = _positions(layout, spatial)
     size = [int(x.shape[p]) for p in pos]
     widths = [max(-((-(o + 1) * size[i]) // osz[i]) - (o * size[i] // osz[i])
                   for o in range(osz[i])) for i in range(nd)]

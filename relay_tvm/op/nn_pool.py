@@ -9,7 +9,10 @@ topi.nn.pool applies); taps past the padded input are ignored. Max pooling ignor
 pooling divides by the number of taps inside the padded input
 (``count_include_pad=True``) or inside the input itself (``False``). Adaptive pooling over
 output ``o`` of ``O`` covers input ``[floor(o*S/O), ceil((o+1)*S/O))``. Layouts: any permutation
-of ``N``, ``C`` and the spatial letters (NCHW, NHWC, ...). All are kOutEWiseFusable, as in Relay.
+of ``N``, ``C`` and the spatial letters (NCHW, NHWC, ...), optionally with the channels blocked
+(``NCHW16c``: shape ``(N, C/16, H, W, 16)``, what AlterOpLayout gives the pools between blocked
+convolutions; only ``C`` may be split, as in Relay's Pool relations). All are kOutEWiseFusable,
+as in Relay.
 TE computes: ``_pool_te`` (window pooling, adaptive/global max pooling: topi's drop NaN and
 miscount dilated average windows), ``topi.nn.global_pool``, ``topi.nn.adaptive_pool*`` (avg).
 """
@@ -30,24 +33,50 @@ from ._nn_common import (
     check_positive,
     check_rank,
     check_window,
-    layout_axes,
     ntuple,
     out_size,
     pad_before_after,
 )
 from ._pool_te import adaptive_max_pool, window_pool
 from .registry import OpPattern, make_call, register_op
+from .shape_ops import layout_to, parse_layout
 
 _LAYOUT = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
 
+def pool_layout(layout: str, nd: int, op: str):
+    """``(positions of the primal axes N, C and the spatial letters, the primal layout, the
+    block of C or None)`` of a pooling layout: a permutation of ``N``, ``C`` and the ``nd``
+    spatial letters, optionally with one ``{c}c`` sub-axis (``NCHW16c``).
+
+    Raises:
+        TypeInferenceError: any other layout (a split spatial or batch axis, a missing axis).
+    """
+    letters = "NC" + SPATIAL[nd]
+    parsed = parse_layout(layout, op)
+    primal = "".join(a for a, f in parsed if f is None)
+    subs = [(a, f) for a, f in parsed if f is not None]
+    if sorted(primal) != sorted(letters) or len(subs) > 1 or (subs and subs[0][0] != "C"):
+        raise TypeInferenceError(
+            f"{op}: layout {layout!r} is not supported; expected a permutation of {letters!r}, "
+            f"optionally with the channels blocked (e.g. {letters}16c)"
+        )
+    axes = {a: i for i, (a, f) in enumerate(parsed) if f is None}
+    return axes, primal, (subs[0][1] if subs else None)
+
+
 def _canon(x, layout, nd):
-    return x.transpose([layout.index(ch) for ch in "NC" + SPATIAL[nd]])
+    _, primal, block = pool_layout(layout, nd, "pool")
+    if block is not None:
+        x = layout_to(x, layout, primal)
+    return x.transpose([primal.index(ch) for ch in "NC" + SPATIAL[nd]])
 
 
 def _uncanon(x, layout, nd):
     canon = "NC" + SPATIAL[nd]
-    return x.transpose([canon.index(ch) for ch in layout])
+    _, primal, block = pool_layout(layout, nd, "pool")
+    x = x.transpose([canon.index(ch) for ch in primal])
+    return layout_to(x, primal, layout) if block is not None else x
 
 
 def _check_out_layout(attrs, op):
@@ -56,6 +85,23 @@ def _check_out_layout(attrs, op):
             f"{op}: out_layout {attrs.out_layout!r} differs from layout {attrs.layout!r}; only "
             f"the input layout is supported"
         )
+
+
+def _check_layout(data, attrs, nd, op):
+    """The primal axes' positions in ``attrs.layout``; checks the rank and the block size of
+    ``data`` against it."""
+    axes, primal, block = pool_layout(attrs.layout, nd, op)
+    _check_out_layout(attrs, op)
+    check_rank(data, len(primal) + (block is not None), op, "data", attrs.layout)
+    if block is not None:
+        at = [f is not None for _, f in parse_layout(attrs.layout, op)].index(True)
+        d = data.shape[at]
+        if isinstance(d, int) and d != block:
+            raise TypeInferenceError(
+                f"{op}: layout {attrs.layout} has a channel block of {block} but data shape "
+                f"{tuple(data.shape)} has {d} there"
+            )
+    return axes
 
 
 # ---- max/avg pooling -------------------------------------------------------------------------
@@ -94,9 +140,7 @@ def _pool_rel(nd, op):
         if ts is None:
             return None
         data = ts[0]
-        axes = layout_axes(attrs.layout, "NC" + sp, op, "layout")
-        _check_out_layout(attrs, op)
-        check_rank(data, nd + 2, op, "data", attrs.layout)
+        axes = _check_layout(data, attrs, nd, op)
         k, s, d, before, after = _pool_params(attrs, nd, op)
         shape = list(data.shape)
         outs = []
@@ -210,7 +254,8 @@ def _pool_ctor(nd, kind):
     ctor.__doc__ = (
         f"{nd}-D {kind} pooling (tvm.relay.nn.{kind}_pool{nd}d).\n\n"
         f"    Args:\n"
-        f"        data: {nd + 2}-d tensor in ``layout`` ({lay} by default).\n"
+        f"        data: {nd + 2}-d tensor in ``layout`` ({lay} by default), or {nd + 3}-d with\n"
+        f"            the channels blocked (``{lay}16c``: the block is the last axis).\n"
         f"        pool_size, strides, dilation: an int or {nd} ints.\n"
         f"        padding: 1, {nd} or {2 * nd} ints (all befores, then all afters).\n"
         f"        ceil_mode: round the output size up instead of down.\n"
@@ -242,9 +287,7 @@ def _adaptive_rel(nd, op, global_):
         if ts is None:
             return None
         data = ts[0]
-        axes = layout_axes(attrs.layout, "NC" + sp, op, "layout")
-        _check_out_layout(attrs, op)
-        check_rank(data, nd + 2, op, "data", attrs.layout)
+        axes = _check_layout(data, attrs, nd, op)
         shape = list(data.shape)
         osz = (1,) * nd if global_ else _adaptive_size(attrs, nd, [shape[axes[c]] for c in sp], op)
         for i, ch in enumerate(sp):
@@ -293,15 +336,15 @@ def _adaptive_compute(nd, kind, op, global_):
         from tvm import topi
 
         x = inputs[0]
+        pos = pool_layout(attrs.layout, nd, op)[0]
+        axes = [pos[c] for c in SPATIAL[nd]]
         if kind == "max":
-            axes = [attrs.layout.index(c) for c in SPATIAL[nd]]
             osz = ((1,) * nd if global_
                    else _adaptive_size(attrs, nd, [int(x.shape[a]) for a in axes], op))
             return adaptive_max_pool(x, attrs.layout, SPATIAL[nd], osz,
                                      out_dims(out_type.shape))
         if global_ and nd == 2:
             return topi.nn.global_pool(x, kind, attrs.layout)
-        axes = [attrs.layout.index(c) for c in SPATIAL[nd]]
         osz = (1,) * nd if global_ else _adaptive_size(attrs, nd, [x.shape[a] for a in axes], op)
         fn = {1: topi.nn.adaptive_pool1d, 2: topi.nn.adaptive_pool, 3: topi.nn.adaptive_pool3d}[nd]
         return fn(x, list(osz), kind, attrs.layout)
@@ -343,7 +386,7 @@ def _global_ctor(nd, kind):
 
     ctor.__name__ = f"global_{kind}_pool{nd}d"
     ctor.__doc__ = (f"Global {kind} pooling (tvm.relay.nn.global_{kind}_pool{nd}d): every spatial "
-                    f"axis of ``layout`` ({_LAYOUT[nd]}) becomes 1.")
+                    f"axis of ``layout`` ({_LAYOUT[nd]}, or {_LAYOUT[nd]}{{c}}c) becomes 1.")
     return ctor
 
 

@@ -377,6 +377,14 @@ def _layout_ref(args, attrs, out_type):
     return np.ascontiguousarray(np.transpose(x, [split_names.index(n) for n in pd]))
 
 
+def layout_to(x: np.ndarray, src: str, dst: str) -> np.ndarray:
+    """NumPy ``layout_transform``: ``x`` in layout ``src`` (e.g. ``NCHW16c``) rewritten in
+    ``dst`` (e.g. ``NCHW``); the same rules as the operator (blocks must divide)."""
+    from types import SimpleNamespace
+
+    return _layout_ref([x], SimpleNamespace(src_layout=src, dst_layout=dst), None)
+
+
 def _layout_transform_compute(attrs, inputs, out_type):
     from tvm import topi
 

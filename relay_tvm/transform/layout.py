@@ -19,14 +19,27 @@ Propagation (Relay's InferCorrectLayout, for the operators that need no attribut
 elementwise operators, and for broadcasting binary operators when the other operand is in the
 same layout, a full-shape tensor, a scalar or a per-channel tensor (which is converted);
 ``layout_transform(layout_transform(x, A, B), B, A)`` is ``x``. Other operators are boundaries.
+
+Pooling and concatenation keep the blocked layout too (Relay's PoolInferCorrectLayout and
+ConcatenateLayout): ``pool(layout_transform(x, NCHW{c}c, NCHW))`` (max/avg, global, adaptive
+2-D pooling) becomes ``layout_transform(pool(x, layout=NCHW{c}c), NCHW{c}c, NCHW)``, and a
+``concatenate`` on the channel axis of NCHW tensors that are all ``layout_transform`` from
+``NCHW{c_i}c`` concatenates the blocked tensors on their outer channel axis, each re-blocked
+directly to ``gcd(c_i)`` channels where the blocks differ (a gcd below 4 stays a boundary).
+A transform back to NCHW followed by one to another block becomes one direct transform:
+``layout_transform(layout_transform(x, NCHW{a}c, NCHW), NCHW, NCHW{b}c)`` is
+``layout_transform(x, NCHW{a}c, NCHW{b}c)``.
 """
 
 from __future__ import annotations
 
+import math
+import re
+
 import numpy as np
 
 from ..errors import RelayError
-from ..ir.expr import Call, Constant
+from ..ir.expr import Call, Constant, Tuple
 from ..ir.types import TensorType
 from ..op.registry import OpPattern, make_call
 from ._rewrite import Rewriter, called_ops, op_name
@@ -39,6 +52,27 @@ _BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power
            "right_shift", "left_shift", "qnn.multiply_high"}
 # unary operators that commute with any layout change although they are not ELEMWISE
 _LAYOUT_FREE_UNARY = {"annotation.stop_fusion"}
+# 2-D pooling operators with a ``layout`` attribute that accepts NCHW{c}c
+_POOLS = {"nn.max_pool2d", "nn.avg_pool2d", "nn.global_max_pool2d", "nn.global_avg_pool2d",
+          "nn.adaptive_max_pool2d", "nn.adaptive_avg_pool2d"}
+_BLOCKED = re.compile(r"NCHW(\d+)c")
+# the smallest common channel block a concatenation of differently blocked tensors is
+# re-blocked to (below it, a vector would be mostly empty: it stays a boundary)
+_MIN_CONCAT_BLOCK = 4
+
+
+def _block_of(layout: str):
+    """``c`` of ``NCHW{c}c``, else None."""
+    m = _BLOCKED.fullmatch(layout)
+    return int(m.group(1)) if m else None
+
+
+def _to_nchw(e):
+    """``(x, c)`` when ``e`` is ``layout_transform(x, NCHW{c}c, NCHW)``, else None."""
+    if op_name(e) != "layout_transform" or e.attrs.dst_layout != "NCHW":
+        return None
+    c = _block_of(e.attrs.src_layout)
+    return (e.args[0], c) if c else None
 
 
 def block_size(n: int, limit: int = 16) -> int:
@@ -112,6 +146,10 @@ class _Propagate(Rewriter):
                 ia = inner.attrs
                 if ia.src_layout == a.dst_layout and ia.dst_layout == a.src_layout:
                     return inner.args[0]
+                if (ia.dst_layout == a.src_layout == "NCHW" and _block_of(ia.src_layout)
+                        and _block_of(a.dst_layout)):
+                    # NCHW{a}c -> NCHW -> NCHW{b}c: one direct transform
+                    return _lt(inner.args[0], ia.src_layout, a.dst_layout, new.span)
             return new
         if name is None:
             return new
@@ -127,7 +165,40 @@ class _Propagate(Rewriter):
             return new
         if name in _BINARY:
             return self._binary(orig, new)
+        if name in _POOLS:
+            return self._pool(new)
+        if name == "concatenate":
+            return self._concat(orig, new)
         return new
+
+    @staticmethod
+    def _pool(new):
+        a = new.attrs
+        src = _to_nchw(new.args[0])
+        if src is None or a.layout != "NCHW" or a.out_layout not in ("", "NCHW"):
+            return new
+        x, c = src
+        fields = dict(a.items())
+        fields.update(layout=f"NCHW{c}c", out_layout="")
+        pooled = make_call(op_name(new), [x], span=new.span, **fields)
+        return _lt(pooled, f"NCHW{c}c", "NCHW", new.args[0].span)
+
+    @staticmethod
+    def _concat(orig, new):
+        tup = new.args[0]
+        out_t = _ty(orig)
+        if type(tup) is not Tuple or not _static4(out_t) or new.attrs.axis not in (1, -3):
+            return new
+        srcs = [_to_nchw(f) for f in tup.fields]
+        if not srcs or any(sc is None for sc in srcs):
+            return new
+        g = math.gcd(*[c for _, c in srcs])
+        if g < _MIN_CONCAT_BLOCK and len({c for _, c in srcs}) > 1:
+            return new
+        dst = f"NCHW{g}c"
+        parts = [x if c == g else _lt(x, f"NCHW{c}c", dst) for x, c in srcs]
+        cat = make_call("concatenate", [Tuple(parts, tup.span)], span=new.span, axis=1)
+        return _lt(cat, dst, "NCHW", new.span)
 
     def _binary(self, orig, new):
         for i in (0, 1):

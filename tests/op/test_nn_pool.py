@@ -102,6 +102,55 @@ def test_max_pool_int8_and_avg_pool_float16():
              {"x": h}, want.astype("float16"), rtol=1e-3, atol=1e-3)
 
 
+def _block(a, c):
+    """NCHW (N, C, H, W) -> NCHW{c}c (N, C/c, H, W, c)."""
+    n, ch, h, w = a.shape
+    return np.ascontiguousarray(a.reshape(n, ch // c, c, h, w).transpose(0, 1, 3, 4, 2))
+
+
+# blocked channels (what AlterOpLayout gives pools between NCHW{c}c convolutions): odd sizes,
+# padding, ceil_mode, strides, count_include_pad both ways
+# (shape NCHW, block, pool_size, strides, dilation, padding, ceil_mode, count_include_pad)
+BLOCKED_CASES = [
+    ((1, 16, 9, 11), 8, (3, 3), (2, 2), (1, 1), (1, 1), True, False),
+    ((1, 16, 9, 11), 8, (3, 3), (2, 2), (1, 1), (1, 1), True, True),
+    ((2, 12, 7, 8), 4, (3, 2), (2, 3), (1, 1), (1, 0, 2, 1), True, True),
+    ((1, 16, 7, 7), 16, (2, 2), (1, 2), (2, 2), (1, 1), False, False),
+    ((1, 6, 5, 6), 3, (2, 3), (1, 1), (1, 1), (0, 0), False, False),
+    ((1, 32, 13, 13), 8, (3, 3), (2, 2), (1, 1), (0, 0), True, False),
+]
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("case", BLOCKED_CASES)
+def test_pool2d_blocked_channels(kind, case):
+    shape, c, k, s, d, pad, ceil, cip = case
+    x = rand(shape)
+    want = pool_loops(x, kind, k, s, d, _full_pads(pad, 2), ceil, cip).astype("float32")
+    extra = {"count_include_pad": cip} if kind == "avg" else {}
+    ctor = getattr(relay.nn, f"{kind}_pool2d")
+    check_op(lambda a: ctor(a, k, s, d, pad, layout=f"NCHW{c}c", ceil_mode=ceil, **extra),
+             {"x": _block(x, c)}, _block(want, c))
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("osz", [None, (3, 2), (1, 1)])
+def test_global_and_adaptive_pool2d_blocked_channels(kind, osz):
+    x = rand((2, 16, 7, 5))
+    lay = "NCHW8c"
+    if osz is None:
+        want = adaptive_loops(x, kind, (1, 1)).astype("float32")
+        ctor = getattr(relay.nn, f"global_{kind}_pool2d")
+        check_op(lambda a: ctor(a, layout=lay), {"x": _block(x, 8)}, _block(want, 8))
+    else:
+        want = adaptive_loops(x, kind, osz).astype("float32")
+        ctor = getattr(relay.nn, f"adaptive_{kind}_pool2d")
+        check_op(lambda a: ctor(a, osz, layout=lay), {"x": _block(x, 8)}, _block(want, 8))
+    t = infer(lambda a: relay.nn.max_pool2d(a, 3, 2, layout=lay, ceil_mode=True),
+              {"x": ((1, 2, 8, 8, 8), "float32")})
+    assert t == TensorType((1, 2, 4, 4, 8), "float32")
+
+
 def adaptive_loops(x, kind, osz):
     size = x.shape[2:]
     nd = len(osz)
@@ -169,7 +218,10 @@ def test_pool_attrs_follow_relay():
 POOL_ERRORS = [
     (lambda a: relay.nn.max_pool2d(a, 3), (1, 3, 8), r"nn.max_pool2d: data must be 4-d NCHW, got shape \(1, 3, 8\)"),
     (lambda a: relay.nn.avg_pool2d(a, 5), (1, 3, 4, 4), r"nn.avg_pool2d: output height would be 0: data shape \(1, 3, 4, 4\)"),
-    (lambda a: relay.nn.max_pool2d(a, 2, layout="NCHW16c"), (1, 3, 4, 4), r"layout 'NCHW16c' is not supported"),
+    (lambda a: relay.nn.max_pool2d(a, 2, layout="NCHW2h"), (1, 3, 2, 4, 2), r"layout 'NCHW2h' is not supported"),
+    (lambda a: relay.nn.max_pool2d(a, 2, layout="NCHW16c"), (1, 3, 4, 4), r"data must be 5-d NCHW16c"),
+    (lambda a: relay.nn.avg_pool2d(a, 2, layout="NCHW8c"), (1, 3, 4, 4, 4), r"channel block of 8 but data shape \(1, 3, 4, 4, 4\) has 4"),
+    (lambda a: relay.nn.global_avg_pool2d(a, layout="NC4cHW4c"), (1, 3, 4, 4, 4), r"malformed layout"),
     (lambda a: relay.nn.max_pool2d(a, (2, 2, 2)), (1, 3, 4, 4), r"pool_size must have 1 or 2 values"),
     (lambda a: relay.nn.global_avg_pool2d(a), (3, 4, 4), r"nn.global_avg_pool2d: data must be 4-d"),
     (lambda a: relay.nn.adaptive_max_pool2d(a, (0, 2)), (1, 3, 4, 4), r"output_size \(0, 2\) must be positive"),
@@ -180,3 +232,27 @@ POOL_ERRORS = [
 def test_pool_errors(make, shape, match):
     with pytest.raises(TypeInferenceError, match=match):
         infer(make, {"x": (shape, "float32")})
+
+
+@pytest.mark.parametrize("kind", ["max", "avg", "global_avg"])
+def test_blocked_pool_gradient_equals_the_nchw_one(kind):
+    def make(v, lay):
+        if kind == "global_avg":
+            return relay.nn.global_avg_pool2d(v, layout=lay)
+        extra = {"count_include_pad": True} if kind == "avg" else {}
+        ctor = getattr(relay.nn, f"{kind}_pool2d")
+        return ctor(v, 3, 2, padding=1, layout=lay, ceil_mode=True, **extra)
+
+    def grad(arr, lay, executor):
+        v = relay.var("x", shape=arr.shape)
+        y = make(v, lay)
+        mod = relay.transform.InferType()(relay.IRModule.from_expr(
+            relay.Function([v], relay.sum(relay.multiply(y, y)))))
+        g = relay.IRModule.from_expr(relay.transform.gradient(mod["main"], mode="first_order"))
+        return relay.create_executor(executor, mod=g, target="llvm").evaluate()(arr)[1][0].numpy()
+
+    x = rand((1, 16, 7, 9))
+    want = _block(grad(x, "NCHW", "debug"), 8)
+    for executor in ("debug", "graph"):
+        np.testing.assert_allclose(grad(_block(x, 8), "NCHW8c", executor), want,
+                                   rtol=1e-5, atol=1e-6)

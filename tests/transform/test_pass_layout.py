@@ -51,8 +51,8 @@ def test_alter_op_layout_transforms_only_at_the_boundaries():
         c2 = contrib_conv2d_nchwc(y, w2, padding=(0, 0, 0, 0), channels=16,
                                            kernel_size=(1, 1), data_layout="NCHW16c",
                                            kernel_layout="OIHW16i16o", out_layout="NCHW16c")
-        z = lt(relay.add(c2, xb), "NCHW16c", "NCHW")
-        return relay.Function([x], relay.nn.global_avg_pool2d(z))
+        z = relay.nn.global_avg_pool2d(relay.add(c2, xb), layout="NCHW16c")
+        return relay.Function([x], lt(z, "NCHW16c", "NCHW"))
 
     after = run_opt_pass(block_net(), [transform.AlterOpLayout(), transform.FoldConstant()])
     assert_equal_structure(after, expected())
