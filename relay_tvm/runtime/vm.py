@@ -19,7 +19,13 @@ import json
 import numpy as np
 
 from ..errors import BuildError, InputError
-from .interpreter import ConstructorValue, RefValue, check_shared_library, host_tensor
+from .interpreter import (
+    ConstructorValue,
+    RefValue,
+    check_shared_library,
+    host_tensor,
+    seal_library,
+)
 
 
 class Executable:
@@ -83,6 +89,7 @@ class Executable:
             if cc is not None:
                 kwargs["cc"] = cc
         self.lib.export_library(path, **kwargs)
+        seal_library(str(path))
 
     @property
     def bytecode(self) -> str:
