@@ -261,7 +261,7 @@ class GraphExecutorFactoryModule:
             self.lib.export_library(path, **kwargs)
         except Exception as e:  # the linker's message (missing tools, unwritable file) is in e
             raise BuildError(f"export_library: writing {str(path)!r} failed: {e}") from e
-        from ..runtime.interpreter import seal_library
+        from .library_file import seal_library
 
         seal_library(str(path))
 

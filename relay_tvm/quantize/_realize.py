@@ -33,7 +33,7 @@ from ..ir.expr import Call, Constant, Tuple, const
 from ..op import tensor as _t
 from ..op import transform as _tr
 from ..op.op_attrs import register_op_attr
-from ._bound import value_bound
+from ..qnn._bound import value_bound
 from ._forward import TempExpr
 from ._op import OP_NAME
 from ._partition import forward_op

@@ -19,8 +19,9 @@ import json
 
 import numpy as np
 
+from ..backend.library_file import check_shared_library
 from ..errors import BuildError, InputError
-from .interpreter import check_shared_library, host_tensor
+from .interpreter import host_tensor
 
 
 def _dtype_of(value) -> str:

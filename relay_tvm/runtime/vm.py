@@ -18,14 +18,9 @@ import json
 
 import numpy as np
 
+from ..backend.library_file import check_shared_library, seal_library
 from ..errors import BuildError, InputError
-from .interpreter import (
-    ConstructorValue,
-    RefValue,
-    check_shared_library,
-    host_tensor,
-    seal_library,
-)
+from .interpreter import ConstructorValue, RefValue, host_tensor
 
 
 class Executable:

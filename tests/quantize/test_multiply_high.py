@@ -134,7 +134,7 @@ def test_int32_rescaling_mixed_shifts_zero_where_the_shift_passes_62():
 
 
 def test_value_bound_follows_the_expression():
-    from relay_tvm.quantize._bound import value_bound
+    from relay_tvm.qnn._bound import value_bound
 
     x = relay.var("x", shape=(4,), dtype="float32")
     q = relay.cast(relay.clip(relay.round(x), -127.0, 127.0), "int8")

@@ -1,0 +1,80 @@
+"""Exported library files: the CRC-32 seal written after an exported ELF library and the checks
+the loaders run before ``dlopen`` (a damaged or truncated file would crash the process there)."""
+
+from __future__ import annotations
+
+_SEAL = b"relay_tvm-crc32\x01"  # + payload length (8 bytes, little-endian) + CRC-32 (4 bytes)
+
+
+def _crc32_of(path: str, length: int) -> int:
+    import zlib
+
+    crc, left = 0, length
+    with open(path, "rb") as f:
+        while left:
+            chunk = f.read(min(left, 1 << 24))
+            if not chunk:
+                break
+            crc = zlib.crc32(chunk, crc)
+            left -= len(chunk)
+    return crc
+
+
+def seal_library(path: str) -> None:
+    """Append a CRC-32 of the exported library ``path`` after its last byte (the dynamic loader
+    ignores bytes past the ELF image), so that :func:`check_shared_library` refuses a damaged
+    copy before ``dlopen`` runs its code: a single flipped byte used to crash the process.
+    Other files (a ``.tar`` of objects) are left as they are."""
+    import os
+    import struct
+
+    with open(path, "rb") as f:
+        head = f.read(18)
+    if len(head) < 18 or head[:4] != b"\x7fELF" or head[16] != 3:  # only ELF shared objects
+        return
+    length = os.path.getsize(path)
+    with open(path, "ab") as f:
+        f.write(_SEAL + struct.pack("<QI", length, _crc32_of(path, length)))
+
+
+def check_shared_library(path: str, who: str) -> None:
+    """Refuse a damaged exported library before ``dlopen`` sees it: one whose CRC-32 (written by
+    :func:`seal_library` at export) does not match, or an ELF file cut short (the loader maps
+    the missing pages and the process dies of SIGBUS): its section header table, which the
+    linker writes at the end, must lie inside the file. Files without the checksum (exported
+    by older versions, or by TVM itself) get only the second check; other formats are left to
+    TVM's loader.
+
+    Raises:
+        BuildError: the checksum differs, or the file ends before its section headers.
+    """
+    import os
+    import struct
+
+    from ..errors import BuildError
+
+    size = os.path.getsize(path)
+    tail = len(_SEAL) + 12
+    if size >= tail:
+        with open(path, "rb") as f:
+            f.seek(size - tail)
+            trailer = f.read(tail)
+        if trailer.startswith(_SEAL):
+            length, crc = struct.unpack("<QI", trailer[len(_SEAL):])
+            if length != size - tail or _crc32_of(path, length) != crc:
+                raise BuildError(f"{who}: {path!r} is damaged (its CRC-32 checksum from export "
+                                 f"does not match: a changed or truncated copy); export it "
+                                 f"again")
+    with open(path, "rb") as f:
+        head = f.read(64)
+    if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:  # only 64-bit ELF is checked
+        return
+    end = "<" if head[5] == 1 else ">"
+    shoff = struct.unpack_from(end + "Q", head, 0x28)[0]
+    shentsize, shnum = struct.unpack_from(end + "HH", head, 0x3A)
+    if shoff + shentsize * shnum > size:
+        raise BuildError(f"{who}: {path!r} is cut short ({size} bytes, but its section headers "
+                         f"end at byte {shoff + shentsize * shnum}); export it again")
+
+
+__all__ = ["seal_library", "check_shared_library"]
