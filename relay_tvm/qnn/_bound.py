@@ -9,6 +9,9 @@ from ..ir.expr import Call, Constant, Var
 
 _RANGE = {"int8": 128, "uint8": 255, "int16": 2 ** 15, "uint16": 2 ** 16 - 1, "int32": 2 ** 31,
           "uint32": 2 ** 32 - 1, "bool": 1}
+# the integer dtypes whose values an int32 holds, and their largest |value|: the data of the
+# int32 rescalings (qnn.canonicalize's requantization, relay.quantize's realize step)
+INT32_SAFE = {k: _RANGE[k] for k in ("int8", "uint8", "int16", "uint16", "int32")}
 _SAME = ("nn.relu", "annotation.stop_fusion", "copy", "nn.max_pool2d", "annotation.cast_hint")
 
 
@@ -87,4 +90,4 @@ def value_bound(expr, depth: int = 12) -> int | None:
     return None
 
 
-__all__ = ["value_bound"]
+__all__ = ["INT32_SAFE", "value_bound"]

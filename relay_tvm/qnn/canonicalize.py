@@ -76,10 +76,10 @@ def _int32_requantize(x, ndim, izp, m, axis, rounding, in_dtype):
     constant input zero point, a bound of ``|x - izp|`` that the shift allows: see
     :func:`._multiply_high.int32_fixed_point_multiply`), else None. A shift ``s > 0`` of
     0.19's ``(x << s) * sig`` with 31 fractional bits is ``x * sig`` with ``31 - s``."""
+    from ._bound import INT32_SAFE as rng
     from ._bound import value_bound
     from .op._multiply_high import int32_fixed_point_multiply
 
-    rng = {"int8": 128, "uint8": 255, "int16": 2 ** 15, "uint16": 2 ** 16 - 1, "int32": 2 ** 31}
     if rounding != "UPWARD" or in_dtype not in rng or not (
             _is_zero(izp) or isinstance(izp, Constant)):
         return None

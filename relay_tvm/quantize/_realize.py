@@ -33,6 +33,7 @@ from ..ir.expr import Call, Constant, Tuple, const
 from ..op import tensor as _t
 from ..op import transform as _tr
 from ..op.op_attrs import register_op_attr
+from ..qnn._bound import INT32_SAFE as _INT32_SAFE
 from ..qnn._bound import value_bound
 from ._forward import TempExpr
 from ._op import OP_NAME
@@ -159,10 +160,6 @@ def rescale(data, dtype: str, factor, rounding: str, bound: int | None = None):
             return out
     return fixed_point_multiply(_tr.cast(data, "int64"), factor, rounding)
 
-
-# largest |value| of each integer dtype that fits int32
-_INT32_SAFE = {"int8": 128, "uint8": 255, "int16": 2 ** 15, "uint16": 2 ** 16 - 1,
-               "int32": 2 ** 31}
 
 
 def to_scalar_scale(x):
