@@ -579,21 +579,6 @@ def _conv2d_narrow(sch, block, epi, pad_names, knobs, lanes, OC, OW):
     return {}
 
 
-def _pad_per_row(anchor, kh: int, pad_bytes: int, l2_bytes: int) -> bool:
-    """Whether a depthwise layer computes the padded input rows of each output row right before
-    it (in L1) instead of the whole padded tensor in a pass of its own: when the padded input
-    overflows L2 (the extra pass over memory then costs as much as the convolution: a
-    depthwise layer does 9 FMAs per input element) and the output rows are strided, so each
-    padded row is computed at most ``kh / stride <= 2`` times. With stride 1 a 3x3 window
-    computes every padded row 3 times, which cost more than the pass (Zen 3, one core, each
-    kernel alone: MobileNet's 128-channel 56x56 layer 0.18 ms with the pass, 0.28 per row;
-    32@112 0.16 vs 0.20; 256@28 0.094 vs 0.12; MobileNetV2's 144@56 0.22 vs 0.28-0.31); with
-    stride 2 rows win (64@112 0.124 vs 0.177, 96@112 0.27 vs 0.35, 144@56 0.072 vs 0.099)."""
-    strides = [int(x) for x in anchor.attrs.strides] if anchor is not None and \
-        anchor.attrs is not None and hasattr(anchor.attrs, "strides") else [1, 1]
-    return pad_bytes > l2_bytes and kh <= 2 * strides[0]
-
-
 @register("depthwise_conv2d_NCHWc")
 def schedule_depthwise_nchwc(sch, anchor, target, knobs=None):
     """``nn.contrib_depthwise_conv2d_NCHWc``: data ``NCHW[c]c``, weight ``OIHW1i[c]o``. Each
@@ -618,13 +603,17 @@ def schedule_depthwise_nchwc(sch, anchor, target, knobs=None):
         epi = sch.cache_write(block, 0, "global")
     sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
     fused = sch.fuse(n, cb, oh)
+    # the padded input rows of one output row computed right before it (in L1) instead of the
+    # whole padded tensor in a pass of its own: a depthwise layer does 9 FMAs per input element,
+    # so when the padded input overflows L2 the extra pass over memory cost as much as the
+    # convolution (Zen 3: 2.9x faster on MobileNetV2's stride-2 112x112 layer, 1.1-1.3x on
+    # the 28..112 stride-1 ones; 0.8x on 14x14 and 7x7 ones, whose input stays in L2)
     pads = [b for b in _root_blocks(sch) if sch.get(b).name_hint in pad_names]
     pad_bytes = 4
     for d in (_write_buffer(sch, pads[0]).shape if len(pads) == 1 else ()):
         pad_bytes *= int(d)
     padat = knobs.pick("padat", [0, 1] if len(pads) == 1 else [0],
-                       int(len(pads) == 1 and _pad_per_row(anchor, generic.loop_extent(sch, ri),
-                                                           pad_bytes, feats.l2_bytes)))
+                       int(len(pads) == 1 and pad_bytes > feats.l2_bytes))
     if padat:
         sch.compute_at(pads[0], fused, preserve_unit_loops=True)
         inner = sch.get_loops(pads[0])[-1]
