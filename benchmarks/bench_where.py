@@ -11,10 +11,21 @@ them alike. ``--ort`` runs ONNX Runtime with profiling in the peers' virtual env
 network exported by ``mx.onnx.export_model``, and lists its nodes' minimum times beside ours
 when both have the same number of convolutions (then they are the same layers in order).
 
+``--against ROOT`` instead compares the kernels of this checkout's build with those of another
+checkout's (e.g. ``/work/main``) *inside the sequence*: both builds are exported (each by its own
+checkout, ``bench_ab.py build``), loaded in this process and profiled with
+``mode="sequence"`` alternately (A, B, then B, A: the second of a pair was up to 12% off), the
+best round of each kernel kept. A kernel timed alone can mislead: MobileNet's stride-1
+depthwise layers ran 1.2-1.55x faster alone with their padded input in a pass of its own, and
+0.81-0.93x as fast as before inside the model (one Zen 3 core, 20 rounds). Identical kernels
+agreed within 1% over 20 rounds and within 6-10% over 10 rounds of a busier machine (the large
+ones; sub-0.01 ms kernels scatter more): use 20 rounds or more.
+
 Usage::
 
     python benchmarks/bench_where.py --model mobilenet1.0 --threads 2
     python benchmarks/bench_where.py --model mobilenetv2_1.0 --threads 1 --rounds 20 --ort
+    python benchmarks/bench_where.py --model mobilenet1.0 --threads 1 --against /work/main
 
 Prints per kernel: ms alone / in sequence / cold (each the best of the rounds; a round times
 a kernel alone as the mean of 3 runs in a row, in sequence and cold once), the sums, and the whole run's best and median.
@@ -108,6 +119,46 @@ def ort_profile(model: str, net, x, threads: int, rounds: int, venv: str):
         return f"onnxruntime failed: {(r.stderr or r.stdout).strip()[-200:]}"
 
 
+def compare(a) -> None:
+    """Per-kernel in-sequence times of this checkout's build against ``a.against``'s."""
+    import numpy as np
+    import tvm
+
+    from relay_tvm.runtime import GraphModule, load_module
+
+    env = dict(os.environ, TVM_NUM_THREADS="1")  # building needs no thread pool
+    with tempfile.TemporaryDirectory() as tmp:
+        gms = []
+        for tag, root in (("against", os.path.abspath(a.against)), ("this", ROOT)):
+            out = os.path.join(tmp, f"{a.model}.{tag}.so")
+            subprocess.run([sys.executable, os.path.join(HERE, "bench_ab.py"), "build", root,
+                            out, a.model], check=True, env=env, cwd=tmp)
+            gm = GraphModule(load_module(out)["default"](tvm.cpu(0)))
+            gm.set_input("data", np.load(out + ".input.npy"))
+            gm.run()
+            gms.append(gm)
+    np.testing.assert_allclose(gms[1].get_output(0).numpy(), gms[0].get_output(0).numpy(),
+                               rtol=1e-4, atol=1e-4)
+    runs = [[], []]
+    for r in range(a.rounds):
+        for k in (0, 1) if r % 2 == 0 else (1, 0):
+            runs[k].append(gms[k].profile(repeat=1, mode="sequence"))
+    best = [np.min([[t for _, _, t in p] for p in rs], axis=0) for rs in runs]
+    names = [[n for _, n, _ in rs[0]] for rs in runs]
+    print(f"{a.model}, {gms[0].num_threads} threads, best of {a.rounds} rounds in sequence; "
+          f"A = {a.against}, B = {ROOT}")
+    if names[0] == names[1]:
+        print(f"{'A ms':>8} {'B ms':>8} {'A/B':>6}  kernel")
+        for n, ta, tb in zip(names[0], best[0], best[1]):
+            print(f"{ta * 1e3:>8.3f} {tb * 1e3:>8.3f} {ta / tb:>6.3f}  "
+                  f"{n.replace('tvmgen_default_fused_', '')[:60]}")
+    else:
+        print(f"the builds differ in their kernels ({len(names[0])} vs {len(names[1])}): "
+              "totals only")
+    print(f"sum A {best[0].sum() * 1e3:.3f} ms, B {best[1].sum() * 1e3:.3f} ms, A/B "
+          f"{best[0].sum() / best[1].sum():.3f}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="mobilenet1.0")
@@ -115,10 +166,14 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--ort", action="store_true", help="ONNX Runtime's per-node profile too")
     ap.add_argument("--peers-venv", default=os.path.join(HERE, ".peers-venv"))
+    ap.add_argument("--against", help="another checkout: per-kernel A/B in sequence")
     a = ap.parse_args(argv)
     if a.threads:
         os.environ["TVM_NUM_THREADS"] = str(a.threads)
     sys.path.insert(0, ROOT)
+    if a.against:
+        compare(a)
+        return
     import numpy as np
     import tvm
 
