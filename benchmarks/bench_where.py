@@ -214,8 +214,10 @@ def main(argv=None):
         print(f"sum {kind:<10} alone {sum(m['alone'] for m in sel) * 1e3:8.3f}  in seq "
               f"{sum(m['sequence'] for m in sel) * 1e3:8.3f}  cold "
               f"{sum(m['cold'] for m in sel) * 1e3:8.3f}  ({len(sel)} kernels)")
+    seq = sum(m["sequence"] for _, _, m in rows)
     print(f"whole run: best {min(whole) * 1e3:.3f} ms, median {np.median(whole) * 1e3:.3f} ms "
-          f"({len(whole)} runs)")
+          f"({len(whole)} runs); best - in-sequence sum {(min(whole) - seq) * 1e3:+.3f} ms, "
+          f"median - best {(np.median(whole) - min(whole)) * 1e3:+.3f} ms")
     if a.ort:
         res = ort_profile(a.model, net, x, gm.num_threads, a.rounds * 3, a.peers_venv)
         if isinstance(res, str):
