@@ -347,6 +347,7 @@ class GraphModule:
                 f(*args)
                 samples[k].append(clock() - t)
         return [(nid, name, float(np.median(s))) for (nid, name, _, _), s in zip(funcs, samples)]
+
     def debug_get_output(self, node):
         """Output 0 of graph node ``node`` (index, or name of the first node with that name),
         computed by running the kernels one by one (tvm.contrib.debugger's API)."""
