@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     transform,
     transform_extra,
     transform_grad,  # gradients of the shape operators
+    transform_sparse,  # sparse_to_dense, matrix_set_diag, sliding_window, ...
     vision,
 )
 from . import reduce as _reduce
@@ -60,6 +61,7 @@ from .shape_ops import *  # noqa: F401,F403
 from .tensor import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
 from .transform_extra import *  # noqa: F401,F403
+from .transform_sparse import *  # noqa: F401,F403
 
 _sugar.attach()  # x + y, x < 1, -x, x.astype(...) on expressions
 
@@ -72,6 +74,7 @@ __all__ = [
     *indexing.__all__,
     *shape_ops.__all__,
     *transform_extra.__all__,
+    *transform_sparse.__all__,
     "TupleWrapper",
     "get",
     "Op",

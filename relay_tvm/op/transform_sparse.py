@@ -1,0 +1,524 @@
+"""tvm.relay 0.19's ``sparse_to_dense``, ``matrix_set_diag``, ``sliding_window``,
+``strided_set`` and ``fixed_point_multiply``.
+
+Names, arguments, attributes and semantics follow tvm.relay 0.19 (python/tvm/relay/op/transform.py
+and src/relay/op/tensor/transform.cc); the TE computes are topi's. The type relations check what
+0.19's left to the kernel (index dtypes, ranks, diagonal lengths) and name the argument at fault.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError, TypeInferenceError
+from ..ir.attrs import AttrField as F
+from ..ir.types import TensorType
+from ._common import identity_rel, int_dtype_check, shape_str, tensor_args
+from .registry import OpPattern, make_call, register_op
+
+# ---- sparse_to_dense ---------------------------------------------------------------------------
+
+
+def _sparse_to_dense_rel(types, attrs):
+    names = ("sparse_indices", "sparse_values", "default_value")
+    ts = tensor_args(types, names, "sparse_to_dense")
+    if ts is None:
+        return None
+    idx, vals, default = ts
+    int_dtype_check(idx, "sparse_indices", "sparse_to_dense")
+    oshape = tuple(int(d) for d in attrs.output_shape)
+    if idx.ndim > 2:
+        raise TypeInferenceError(
+            f"sparse_to_dense: sparse_indices must be 0-D, 1-D or 2-D, got shape "
+            f"{shape_str(idx.shape)}"
+        )
+    want_rank = idx.shape[1] if idx.ndim == 2 else 1
+    if isinstance(want_rank, int) and want_rank != len(oshape):
+        raise TypeInferenceError(
+            f"sparse_to_dense: sparse_indices of shape {shape_str(idx.shape)} address a rank "
+            f"{want_rank} output, but output_shape is {shape_str(oshape)}"
+        )
+    want_vals = () if idx.ndim == 0 else (idx.shape[0],)
+    if tuple(vals.shape) != want_vals:
+        raise TypeInferenceError(
+            f"sparse_to_dense: sparse_values must have shape {shape_str(want_vals)} (one value "
+            f"per index of sparse_indices {shape_str(idx.shape)}), got {shape_str(vals.shape)}"
+        )
+    if default.ndim != 0 or default.dtype != vals.dtype:
+        raise TypeInferenceError(
+            f"sparse_to_dense: default_value must be a {vals.dtype} scalar (sparse_values' "
+            f"dtype), got shape {shape_str(default.shape)} dtype {default.dtype}"
+        )
+    return TensorType(oshape, vals.dtype)
+
+
+def _sparse_to_dense_ref(args, attrs, out_type):
+    idx, vals, default = (np.asarray(a) for a in args)
+    oshape = tuple(int(d) for d in attrs.output_shape)
+    out = np.full(oshape, default, dtype=out_type.dtype)
+    rows = idx.reshape(-1, 1) if idx.ndim < 2 else idx
+    for j, pos in enumerate(rows):  # later entries win, as topi's select chain
+        pos = tuple(int(p) for p in pos)
+        if not all(0 <= p < n for p, n in zip(pos, oshape)):
+            raise InterpreterError(
+                f"sparse_to_dense: sparse_indices entry {j} = {list(pos)} is out of range for "
+                f"output_shape {shape_str(oshape)}"
+            )
+        out[pos] = vals.reshape(-1)[j]
+    return out
+
+
+def _sparse_to_dense_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    oshape = [int(d) for d in attrs.output_shape]
+    return topi.sparse_to_dense(inputs[0], oshape, inputs[1], inputs[2]())
+
+
+register_op(
+    "sparse_to_dense",
+    num_inputs=3,
+    arguments=("sparse_indices", "sparse_values", "default_value"),
+    attrs=("relay.attrs.SparseToDenseAttrs", [F("output_shape", "ints")]),
+    rel=_sparse_to_dense_rel,
+    ref=_sparse_to_dense_ref,
+    compute=_sparse_to_dense_compute,
+    pattern=OpPattern.OPAQUE,
+    doc="Dense tensor from indices and values, default elsewhere (topi.sparse_to_dense).",
+    level=3,
+)
+
+
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0):
+    """A dense tensor of shape ``output_shape`` holding ``sparse_values`` at ``sparse_indices``
+    and ``default_value`` elsewhere (tvm.relay 0.19's ``relay.sparse_to_dense``).
+
+    Args:
+        sparse_indices: integer indices: a scalar or a vector ``(N,)`` for a 1-D output, or a
+            matrix ``(N, len(output_shape))``. A later duplicate index wins.
+        output_shape: the output shape, a list of ints (an Expr, 0.19's dynamic form, is
+            refused: use ``relay.dyn`` operators).
+        sparse_values: a scalar (with scalar indices) or a vector ``(N,)``.
+        default_value: a scalar Expr of sparse_values' dtype, or a Python number (made a
+            constant and given sparse_values' dtype with ``cast_like``).
+
+    Returns:
+        A tensor of shape ``output_shape`` and sparse_values' dtype.
+
+    Raises:
+        TypeError: output_shape is an Expr.
+        TypeInferenceError: (at type inference) ranks, lengths or dtypes do not fit.
+    """
+    from ..ir.base import RelayExpr
+    from ..ir.expr import const
+    from .transform import cast_like
+
+    if isinstance(output_shape, RelayExpr):
+        raise TypeError(
+            "sparse_to_dense: output_shape given as a Relay expression (0.19's dynamic "
+            "dyn.sparse_to_dense) is not supported; pass a list of ints"
+        )
+    if isinstance(sparse_indices, (int, list, tuple, np.ndarray)):
+        sparse_indices = const(sparse_indices, "int32")
+    if not isinstance(default_value, RelayExpr):
+        default_value = cast_like(const(default_value), sparse_values)
+    shape = tuple(int(d) for d in output_shape)
+    return make_call(
+        "sparse_to_dense", [sparse_indices, sparse_values, default_value], output_shape=shape
+    )
+
+
+# ---- matrix_set_diag ---------------------------------------------------------------------------
+
+
+def _max_diag_len(m, n, k1, k2):
+    return min(m + min(k2, 0), n - max(k1, 0))
+
+
+def _matrix_set_diag_rel(types, attrs):
+    ts = tensor_args(types, ("input", "diagonal"), "matrix_set_diag")
+    if ts is None:
+        return None
+    data, diag = ts
+    k1, k2 = attrs.k1, attrs.k2
+    if k1 > k2:
+        raise TypeInferenceError(f"matrix_set_diag: k1 = {k1} is larger than k2 = {k2}")
+    if data.ndim < 2:
+        raise TypeInferenceError(
+            f"matrix_set_diag: input must have rank >= 2, got shape {shape_str(data.shape)}"
+        )
+    if diag.dtype != data.dtype:
+        raise TypeInferenceError(
+            f"matrix_set_diag: diagonal dtype {diag.dtype} differs from input dtype {data.dtype}"
+        )
+    m, n = data.shape[-2:]
+    if isinstance(m, int) and isinstance(n, int):
+        if not (-m < k1 and k2 < n):
+            raise TypeInferenceError(
+                f"matrix_set_diag: diagonals k = ({k1}, {k2}) out of range for {m}x{n} matrices"
+            )
+        band = () if k1 == k2 else (k2 - k1 + 1,)
+        want = tuple(data.shape[:-2]) + band + (_max_diag_len(m, n, k1, k2),)
+        if tuple(diag.shape) != want:
+            raise TypeInferenceError(
+                f"matrix_set_diag: diagonal must have shape {shape_str(want)} for input "
+                f"{shape_str(data.shape)} and k = ({k1}, {k2}), got {shape_str(diag.shape)}"
+            )
+    return data
+
+
+def _matrix_set_diag_ref(args, attrs, out_type):
+    data, diag = args
+    out = np.array(data, copy=True)
+    m, n = data.shape[-2:]
+    k1, k2 = attrs.k1, attrs.k2
+    rows, cols = np.indices((m, n))
+    d = cols - rows
+    mask = (d >= k1) & (d <= k2)
+    r, c, dd = rows[mask], cols[mask], d[mask]
+    pos = np.where(dd >= 0, r, c)
+    if k1 == k2:
+        out[..., r, c] = diag[..., pos]
+        return out
+    maxlen = diag.shape[-1]
+    length = np.where(dd >= 0, np.minimum(n - dd, m), np.minimum(n, m + dd))
+    right = np.where(dd >= 0, attrs.super_diag_right_align, attrs.sub_diag_right_align)
+    pos = pos + np.where(right, maxlen - length, 0)
+    out[..., r, c] = diag[..., k2 - dd, pos]
+    return out
+
+
+def _matrix_set_diag_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    align = ("RIGHT" if attrs.super_diag_right_align else "LEFT") + "_" + (
+        "RIGHT" if attrs.sub_diag_right_align else "LEFT"
+    )
+    return topi.matrix_set_diag(inputs[0], inputs[1], (attrs.k1, attrs.k2), align)
+
+
+register_op(
+    "matrix_set_diag",
+    num_inputs=2,
+    arguments=("input", "diagonal"),
+    attrs=(
+        "relay.attrs.MatrixSetDiagAttrs",
+        [
+            F("k1", "int", 0),
+            F("k2", "int", 0),
+            F("super_diag_right_align", "bool", False),
+            F("sub_diag_right_align", "bool", False),
+        ],
+    ),
+    rel=_matrix_set_diag_rel,
+    ref=_matrix_set_diag_ref,
+    compute=_matrix_set_diag_compute,
+    pattern=OpPattern.INJECTIVE,
+    doc="Replace the diagonals k1..k2 of the innermost matrices (topi.matrix_set_diag).",
+    level=10,
+)
+
+_ALIGNS = ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT")
+
+
+def matrix_set_diag(data, diagonal, k=0, align="RIGHT_LEFT"):
+    """``data`` with the diagonals ``k`` of its innermost matrices replaced by ``diagonal``
+    (tvm.relay 0.19's ``relay.matrix_set_diag``; TensorFlow's MatrixSetDiagV3).
+
+    Args:
+        data: ``(..., M, N)``.
+        diagonal: one diagonal (``k`` an int or ``(k, k)``): ``(..., L)``; a band ``(k1, k2)``
+            with ``k1 < k2``: ``(..., k2 - k1 + 1, L)``, row ``i`` holding diagonal ``k2 - i``;
+            ``L = min(M + min(k2, 0), N - max(k1, 0))``, the longest diagonal's length.
+        k: diagonal offset (positive: above the main diagonal) or a pair ``(k1, k2)``.
+        align: how a band's shorter diagonals sit in their rows: ``"RIGHT_LEFT"`` (default,
+            superdiagonals right-aligned, subdiagonals left-aligned), ``"LEFT_RIGHT"``,
+            ``"LEFT_LEFT"``, ``"RIGHT_RIGHT"``.
+
+    Returns:
+        A tensor of data's shape and dtype.
+
+    Raises:
+        ValueError: align is not one of the four names.
+        TypeInferenceError: (at type inference) k1 > k2, a diagonal outside the matrix, or
+            diagonal's shape or dtype does not fit.
+    """
+    if align not in _ALIGNS:
+        raise ValueError(f"matrix_set_diag: align must be one of {_ALIGNS}, got {align!r}")
+    if isinstance(k, (tuple, list)):
+        k1, k2 = int(k[0]), int(k[1] if len(k) >= 2 else k[0])
+    else:
+        k1 = k2 = int(k)
+    return make_call(
+        "matrix_set_diag",
+        [data, diagonal],
+        k1=k1,
+        k2=k2,
+        super_diag_right_align=align[:5] == "RIGHT",
+        sub_diag_right_align=align[-5:] == "RIGHT",
+    )
+
+
+# ---- sliding_window ----------------------------------------------------------------------------
+
+
+def _sliding_window_rel(types, attrs):
+    ts = tensor_args(types, ("data",), "sliding_window")
+    if ts is None:
+        return None
+    (data,) = ts
+    axis, window, strides = attrs.axis, tuple(attrs.window_shape), tuple(attrs.strides)
+    if not 0 <= axis < data.ndim:
+        raise TypeInferenceError(
+            f"sliding_window: axis {axis} is out of range for rank {data.ndim} (0 <= axis < rank)"
+        )
+    tail = data.ndim - axis
+    if len(window) != tail or len(strides) != tail:
+        raise TypeInferenceError(
+            f"sliding_window: window_shape {list(window)} and strides {list(strides)} must "
+            f"both have length rank - axis = {tail} (data shape {shape_str(data.shape)})"
+        )
+    places = []
+    for i, (w, s) in enumerate(zip(window, strides)):
+        dim = data.shape[axis + i]
+        if w < 1 or s < 1:
+            raise TypeInferenceError(
+                f"sliding_window: window_shape and strides must be positive, got {list(window)}"
+                f" and {list(strides)}"
+            )
+        if not isinstance(dim, int):
+            raise TypeInferenceError(
+                f"sliding_window: dimension {axis + i} of data {shape_str(data.shape)} must be "
+                "static"
+            )
+        if w > dim:
+            raise TypeInferenceError(
+                f"sliding_window: window {w} is longer than dimension {axis + i} of data "
+                f"{shape_str(data.shape)}"
+            )
+        places.append((dim - w) // s + 1)
+    return TensorType(tuple(data.shape[:axis]) + tuple(places) + window, data.dtype)
+
+
+def _sliding_window_ref(args, attrs, out_type):
+    data = np.asarray(args[0])
+    axis = attrs.axis
+    axes = tuple(range(axis, data.ndim))
+    view = np.lib.stride_tricks.sliding_window_view(data, tuple(attrs.window_shape), axis=axes)
+    sel = (slice(None),) * axis + tuple(slice(None, None, s) for s in attrs.strides)
+    return np.ascontiguousarray(view[sel])
+
+
+def _sliding_window_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.sliding_window(
+        inputs[0], attrs.axis, [int(w) for w in attrs.window_shape],
+        [int(s) for s in attrs.strides],
+    )
+
+
+register_op(
+    "sliding_window",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=(
+        "relay.attrs.SlidingWindowAttrs",
+        [F("axis", "int"), F("window_shape", "ints"), F("strides", "ints")],
+    ),
+    rel=_sliding_window_rel,
+    ref=_sliding_window_ref,
+    compute=_sliding_window_compute,
+    pattern=OpPattern.OPAQUE,
+    doc="Windows of data over its trailing axes (topi.sliding_window).",
+    level=3,
+)
+
+
+def sliding_window(data, axis, window_shape, strides):
+    """Every window of shape ``window_shape`` over the axes ``axis..rank-1`` of ``data``, placed
+    every ``strides`` elements (tvm.relay 0.19's ``relay.sliding_window``).
+
+    Args:
+        data: a tensor of static shape over the windowed axes.
+        axis: the first windowed axis, ``0 <= axis < rank``.
+        window_shape: window length per windowed axis (``rank - axis`` entries).
+        strides: step per windowed axis (``rank - axis`` entries).
+
+    Returns:
+        ``data.shape[:axis] + ((d - w) // s + 1 for each axis) + window_shape``, data's dtype:
+        ``out[..., p_0, p_1, ..., :, :] = data[..., p_0*s_0 : p_0*s_0 + w_0, ...]``.
+
+    Raises:
+        TypeInferenceError: (at type inference) lengths, axis or windows do not fit.
+    """
+    return make_call(
+        "sliding_window",
+        [data],
+        axis=int(axis),
+        window_shape=tuple(int(w) for w in window_shape),
+        strides=tuple(int(s) for s in strides),
+    )
+
+
+# ---- strided_set -------------------------------------------------------------------------------
+
+
+def _strided_set_rel(types, attrs):
+    ts = tensor_args(types, ("data", "v", "begin", "end", "strides"), "strided_set")
+    if ts is None:
+        return None
+    data, v = ts[:2]
+    if v.dtype != data.dtype or v.ndim != data.ndim:
+        raise TypeInferenceError(
+            f"strided_set: v must have data's dtype {data.dtype} and rank {data.ndim}, got "
+            f"{v.dtype} of shape {shape_str(v.shape)}"
+        )
+    for name, t in zip(("begin", "end", "strides"), ts[2:]):
+        ok_len = t.ndim == 1 and (not isinstance(t.shape[0], int) or t.shape[0] <= data.ndim)
+        if t.dtype != "int32" or not ok_len:
+            raise TypeInferenceError(
+                f"strided_set: {name} must be an int32 vector of at most {data.ndim} entries, "
+                f"got {t.dtype} of shape {shape_str(t.shape)}"
+            )
+    return data
+
+
+def _axis_positions(b, e, s, n):
+    """The positions of one axis that topi.strided_set writes, in the order of v's index."""
+    if s == 0:
+        raise InterpreterError("strided_set: a stride is 0")
+    b = b + n if b < 0 else b
+    e = e + n if e < 0 else e
+    if s > 0:
+        return [i for i in range(n) if b <= i < e and (i - b) % s == 0]
+    return [i for i in range(n - 1, -1, -1) if e < i <= b and (b - i) % (-s) == 0]
+
+
+def _strided_set_ref(args, attrs, out_type):
+    data, v, begin, end, strides = (np.asarray(a) for a in args)
+    out = np.array(data, copy=True)
+    pos = []
+    for i, n in enumerate(data.shape):
+        s = int(strides[i]) if i < strides.shape[0] else 1
+        b = int(begin[i]) if i < begin.shape[0] else (0 if s > 0 else n)
+        e = int(end[i]) if i < end.shape[0] else (n + 1 if s > 0 else -(n + 1))
+        pos.append(_axis_positions(b, e, s, n))
+    want = tuple(len(p) for p in pos)
+    if v.shape != want:
+        raise InterpreterError(
+            f"strided_set: v has shape {shape_str(v.shape)}, the slice begin={begin.tolist()} "
+            f"end={end.tolist()} strides={strides.tolist()} of data {shape_str(data.shape)} "
+            f"has shape {shape_str(want)}"
+        )
+    out[np.ix_(*pos)] = v
+    return out
+
+
+def _strided_set_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    return topi.strided_set(*inputs)
+
+
+register_op(
+    "strided_set",
+    num_inputs=5,
+    arguments=("data", "v", "begin", "end", "strides"),
+    rel=_strided_set_rel,
+    ref=_strided_set_ref,
+    compute=_strided_set_compute,
+    pattern=OpPattern.INJECTIVE,
+    doc="data with a strided slice replaced by v (topi.strided_set).",
+    level=4,
+)
+
+
+def strided_set(data, v, begin, end, strides=None):
+    """``data`` with its strided slice ``begin:end:strides`` replaced by ``v`` (tvm.relay 0.19's
+    ``relay.strided_set``).
+
+    Args:
+        data: the tensor.
+        v: the values, data's dtype and rank, the slice's shape.
+        begin, end, strides: int32 vectors (Exprs or lists/tuples, made constants) of at most
+            rank entries; missing trailing entries take the whole axis, stride 1. A negative
+            begin/end counts from the axis end; a negative stride walks the axis backwards.
+            Unlike NumPy, begin and end are not clamped.
+
+    Returns:
+        A tensor of data's shape and dtype.
+
+    Raises:
+        TypeInferenceError: (at type inference) dtypes or ranks do not fit.
+        InterpreterError: (the reference interpreter) v's shape is not the slice's (compiled
+            code does not check it).
+    """
+    from ..ir.expr import const
+
+    def vec(x):
+        return const(np.asarray(list(x), "int32")) if isinstance(x, (tuple, list)) else x
+
+    if strides is None:
+        strides = const(np.array([1], "int32"))
+    return make_call("strided_set", [data, v, vec(begin), vec(end), vec(strides)])
+
+
+# ---- fixed_point_multiply ----------------------------------------------------------------------
+
+
+def _fixed_point_multiply_ref(args, attrs, out_type):
+    x = np.asarray(args[0]).astype("int64")
+    left, right = max(attrs.shift, 0), max(-attrs.shift, 0) + 31
+    x = (x << left) * np.int64(attrs.multiplier)
+    x = (x + (np.int64(1) << (right - 1))) >> right
+    return x.astype("int32")
+
+
+register_op(
+    "fixed_point_multiply",
+    num_inputs=1,
+    arguments=("data",),
+    attrs=(
+        "relay.attrs.FixedPointMultiplyAttrs",
+        [F("multiplier", "int"), F("shift", "int")],
+    ),
+    rel=identity_rel("fixed_point_multiply", ("int32",)),
+    ref=_fixed_point_multiply_ref,
+    compute=lambda attrs, inputs, out_type: __import__("tvm").topi.fixed_point_multiply(
+        inputs[0], attrs.multiplier, attrs.shift
+    ),
+    pattern=OpPattern.ELEMWISE,
+    doc="int32 times multiplier * 2**(shift - 31), rounded half up (topi.fixed_point_multiply).",
+    level=10,
+)
+
+
+def fixed_point_multiply(data, multiplier, shift):
+    """``data * multiplier * 2**(shift - 31)`` in fixed point (tvm.relay 0.19's
+    ``relay.fixed_point_multiply``; TVM's ``q_multiply_shift`` with 31 fractional bits).
+
+    The product is formed in int64 (after a left shift by ``max(shift, 0)``), rounded half
+    towards +inf at the right shift by ``31 + max(-shift, 0)``, and wrapped to int32.
+
+    Args:
+        data: an int32 tensor.
+        multiplier: the Q31 multiplier (an int32).
+        shift: the power-of-two exponent.
+
+    Returns:
+        An int32 tensor of data's shape.
+
+    Raises:
+        TypeInferenceError: (at type inference) data is not int32.
+    """
+    return make_call("fixed_point_multiply", [data], multiplier=int(multiplier), shift=int(shift))
+
+
+__all__ = [
+    "sparse_to_dense",
+    "matrix_set_diag",
+    "sliding_window",
+    "strided_set",
+    "fixed_point_multiply",
+]

@@ -1,0 +1,175 @@
+"""sparse_to_dense, matrix_set_diag, sliding_window, strided_set and fixed_point_multiply
+against NumPy, through the interpreter and compiled (tvm.relay 0.19's semantics)."""
+
+import numpy as np
+import pytest
+from op_check import check_op, infer
+
+import relay_tvm as relay
+from relay_tvm.errors import TypeInferenceError
+
+RNG = np.random.default_rng(12)
+
+
+def _tf_matrix_set_diag(data, diag, k1, k2, align):
+    """TensorFlow's MatrixSetDiagV3 written out element by element."""
+    out = data.copy()
+    m, n = data.shape[-2:]
+    maxlen = diag.shape[-1]
+    for bi in np.ndindex(*data.shape[:-2]):
+        for d in range(k1, k2 + 1):
+            row = diag[bi] if k1 == k2 else diag[bi][k2 - d]
+            length = min(m + min(d, 0), n - max(d, 0))
+            right = align.split("_")[0 if d >= 0 else 1] == "RIGHT"
+            off = maxlen - length if (right and k1 != k2) else 0
+            for t in range(length):
+                i, j = (t, t + d) if d >= 0 else (t - d, t)
+                out[bi + (i, j)] = row[off + t]
+    return out
+
+
+@pytest.mark.parametrize(
+    "shape,dshape,k,align",
+    [
+        ((2, 2), (2,), 0, "RIGHT_LEFT"),
+        ((4, 3, 3), (4, 3), 0, "RIGHT_LEFT"),
+        ((2, 3, 4), (2, 3), 1, "RIGHT_LEFT"),
+        ((2, 4, 3), (2, 3), -1, "RIGHT_LEFT"),
+        ((2, 3, 4), (2, 4, 3), (-1, 2), "RIGHT_LEFT"),
+        ((2, 3, 4), (2, 4, 3), (-1, 2), "LEFT_RIGHT"),
+        ((2, 3, 4), (2, 4, 3), (-1, 2), "LEFT_LEFT"),
+        ((5, 3), (3, 3), (-2, 0), "RIGHT_RIGHT"),
+    ],
+)
+def test_matrix_set_diag(shape, dshape, k, align):
+    a = RNG.integers(-100, 100, shape).astype("int32")
+    g = RNG.integers(-100, 100, dshape).astype("int32")
+    x = relay.var("x", shape=shape, dtype="int32")
+    d = relay.var("d", shape=dshape, dtype="int32")
+    k1, k2 = (k, k) if isinstance(k, int) else k
+    check_op(relay.matrix_set_diag(x, d, k, align), [a, g], _tf_matrix_set_diag(a, g, k1, k2, align))
+
+
+def test_matrix_set_diag_errors():
+    x = relay.var("x", shape=(3, 4))
+    with pytest.raises(TypeInferenceError, match=r"diagonal must have shape \(3,\)"):
+        infer(relay.matrix_set_diag(x, relay.var("d", shape=(4,))))
+    with pytest.raises(TypeInferenceError, match="out of range"):
+        infer(relay.matrix_set_diag(x, relay.var("d", shape=(1,)), 4))
+    with pytest.raises(ValueError, match="align"):
+        relay.matrix_set_diag(x, relay.var("d", shape=(3,)), 0, "RIGHT")
+
+
+@pytest.mark.parametrize(
+    "idx,vals,default,oshape",
+    [
+        (np.array(1, "int32"), np.array(3.0, "float32"), 0.0, [5]),
+        (np.array([0, 1, 4], "int32"), np.array([3, 4, 5], "float32"), 1.5, [5]),
+        (np.array([[0, 1], [2, 3], [1, 0]], "int64"), np.array([1, 2, 3], "float32"), 0, [3, 4]),
+        (np.array([[0, 0, 1], [1, 2, 0]], "int32"), np.array([7, 8], "int32"), -1, [2, 3, 2]),
+        (np.array([2, 2], "int32"), np.array([5, 6], "int32"), 0, [4]),  # a later duplicate wins
+    ],
+)
+def test_sparse_to_dense(idx, vals, default, oshape):
+    exp = np.full(oshape, default, vals.dtype)
+    for j, pos in enumerate(idx.reshape(-1, 1) if idx.ndim < 2 else idx):
+        exp[tuple(pos)] = vals.reshape(-1)[j]
+    i = relay.var("i", shape=idx.shape, dtype=str(idx.dtype))
+    v = relay.var("v", shape=vals.shape, dtype=str(vals.dtype))
+    check_op(relay.sparse_to_dense(i, oshape, v, default), [idx, vals], exp)
+
+
+def test_sparse_to_dense_default_expr_and_errors():
+    i = relay.var("i", shape=(2,), dtype="int32")
+    v = relay.var("v", shape=(2,), dtype="float32")
+    dflt = relay.var("dflt", shape=(), dtype="float32")
+    f = relay.Function([i, v, dflt], relay.sparse_to_dense(i, [3], v, dflt))
+    check_op(f, [np.array([2, 0], "int32"), np.array([1, 2], "float32"), np.array(9, "float32")],
+             np.array([2, 9, 1], "float32"))
+    with pytest.raises(TypeInferenceError, match="sparse_values must have shape"):
+        infer(relay.sparse_to_dense(i, [3], relay.var("w", shape=(3,))))
+    with pytest.raises(TypeInferenceError, match="rank 1 output"):
+        infer(relay.sparse_to_dense(i, [3, 3], v))
+    with pytest.raises(TypeInferenceError, match="integer dtype"):
+        infer(relay.sparse_to_dense(relay.var("f", shape=(2,)), [3], v))
+    with pytest.raises(TypeError, match="list of ints"):
+        relay.sparse_to_dense(i, relay.var("s", shape=(1,), dtype="int32"), v)
+
+
+@pytest.mark.parametrize(
+    "shape,axis,window,strides",
+    [((2, 3, 9, 10), 1, [3, 4, 5], [1, 2, 3]), ((7,), 0, [3], [2]), ((4, 5), 0, [4, 2], [1, 3])],
+)
+def test_sliding_window(shape, axis, window, strides):
+    a = RNG.uniform(-1, 1, shape).astype("float32")
+    x = relay.var("x", shape=shape)
+    y = relay.sliding_window(x, axis, window, strides)
+    places = [(shape[axis + i] - w) // s + 1 for i, (w, s) in enumerate(zip(window, strides))]
+    exp = np.zeros(shape[:axis] + tuple(places) + tuple(window), "float32")
+    for lead in np.ndindex(*shape[:axis]):
+        for p in np.ndindex(*places):
+            sl = tuple(slice(q * s, q * s + w) for q, s, w in zip(p, strides, window))
+            exp[lead + p] = a[lead + sl]
+    assert infer(y).concrete_shape == exp.shape
+    check_op(y, [a], exp)
+
+
+def test_sliding_window_errors():
+    x = relay.var("x", shape=(2, 3))
+    with pytest.raises(TypeInferenceError, match="length rank - axis = 1"):
+        infer(relay.sliding_window(x, 1, [2, 2], [1, 1]))
+    with pytest.raises(TypeInferenceError, match="longer than dimension"):
+        infer(relay.sliding_window(x, 1, [4], [1]))
+
+
+@pytest.mark.parametrize(
+    "shape,begin,end,strides",
+    [
+        ((3, 4), [0, 1], [2, 4], [1, 1]),
+        ((3, 4, 5), [0, 3], [2, 0], [1, -2]),
+        ((3, 4), [-2], [3], None),
+        ((6, 4), [5, 1], [0, 3], [-2, 1]),
+    ],
+)
+def test_strided_set(shape, begin, end, strides):
+    a = RNG.uniform(-1, 1, shape).astype("float32")
+    sl = [slice(b, e, s) for b, e, s in zip(begin, end, strides or [1] * len(begin))]
+    exp = a.copy()
+    vshape = exp[tuple(sl)].shape
+    v = RNG.uniform(-1, 1, vshape).astype("float32")
+    exp[tuple(sl)] = v
+    x = relay.var("x", shape=shape)
+    vv = relay.var("v", shape=vshape)
+    check_op(relay.strided_set(x, vv, begin, end, strides), [a, v], exp)
+
+
+def test_strided_set_errors():
+    x = relay.var("x", shape=(3, 4))
+    with pytest.raises(TypeInferenceError, match="v must have data's dtype"):
+        infer(relay.strided_set(x, relay.var("v", shape=(2,)), [0], [2]))
+    b = relay.const(np.array([0, 0]), "int64")
+    with pytest.raises(TypeInferenceError, match="begin must be an int32 vector"):
+        infer(relay.strided_set(x, relay.var("v", shape=(2, 4)), b, [2]))
+    from relay_tvm.errors import InterpreterError
+
+    with pytest.raises(InterpreterError, match="slice"):
+        f = relay.Function([x], relay.strided_set(x, relay.const(np.ones((1, 4), "float32")),
+                                                  [0], [2]))
+        relay.create_executor("debug").evaluate(f)(np.zeros((3, 4), "float32"))
+
+
+@pytest.mark.parametrize(
+    "multiplier,shift", [(1073741824, -3), (1518500250, 2), (2147483647, 0), (1395864371, -7)]
+)
+def test_fixed_point_multiply(multiplier, shift):
+    a = RNG.integers(-(2**20), 2**20, (40,)).astype("int32")
+    a[:4] = [0, 1, -1, 2**20]
+    # exact in float64 (|a * multiplier| < 2**53); rounding half towards +inf
+    exp = np.floor(a.astype("float64") * multiplier * 2.0 ** (shift - 31) + 0.5).astype("int32")
+    x = relay.var("x", shape=a.shape, dtype="int32")
+    check_op(relay.fixed_point_multiply(x, multiplier, shift), [a], exp)
+
+
+def test_fixed_point_multiply_needs_int32():
+    with pytest.raises(TypeInferenceError, match="fixed_point_multiply"):
+        infer(relay.fixed_point_multiply(relay.var("x", shape=(2,)), 1 << 30, 0))
