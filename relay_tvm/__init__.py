@@ -47,6 +47,7 @@ from .ir import (  # noqa: F401
     TupleType,
     Type,
     TypeCall,
+    TypeConstraint,
     TypeData,
     TypeFunctor,
     TypeKind,

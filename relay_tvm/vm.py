@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from .errors import BuildError
+from .runtime.compiled import VMExecutor  # noqa: F401  (0.19's relay.vm.VMExecutor)
 from .runtime.vm import Executable, VirtualMachine, load_executable  # noqa: F401
 
 
@@ -139,4 +140,6 @@ class VMCompiler:
         return run_passes(mod, self._params or None), self.get_params()
 
 
-__all__ = ["compile", "VirtualMachine", "Executable", "load_executable", "VMCompiler"]
+__all__ = [
+    "compile", "VirtualMachine", "Executable", "load_executable", "VMCompiler", "VMExecutor"
+]

@@ -6,6 +6,7 @@ from .annotated_regions import AnnotatedRegion, AnnotatedRegionSet  # noqa: F401
 from .basic_block import check_basic_block_normal_form  # noqa: F401
 from .calibration import get_calibration_data  # noqa: F401
 from .call_graph import CallGraph  # noqa: F401
+from .dtypes import all_dtypes, check_constant  # noqa: F401
 from .fake_quantized import list_fake_quantized_op_freqs  # noqa: F401
 from .fc_transpose import search_fc_transpose  # noqa: F401,E402
 from .free import (  # noqa: F401
