@@ -62,6 +62,7 @@ from .tensor import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
 from .transform_extra import *  # noqa: F401,F403
 from .transform_sparse import *  # noqa: F401,F403
+from .unique import unique  # noqa: F401,E402
 
 _sugar.attach()  # x + y, x < 1, -x, x.astype(...) on expressions
 
@@ -75,6 +76,7 @@ __all__ = [
     *shape_ops.__all__,
     *transform_extra.__all__,
     *transform_sparse.__all__,
+    "unique",
     "TupleWrapper",
     "get",
     "Op",

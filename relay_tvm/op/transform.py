@@ -560,3 +560,4 @@ from .shape_ops import *  # noqa: F401,F403,E402
 from .tensor import full, full_like, where  # noqa: F401,E402
 from .transform_extra import *  # noqa: F401,F403,E402
 from .transform_sparse import *  # noqa: F401,F403,E402
+from .unique import unique  # noqa: F401,E402
