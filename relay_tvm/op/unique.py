@@ -31,10 +31,8 @@ def _unique_rel(types, attrs):
     if ts is None:
         return None
     (data,) = ts
-    if data.ndim != 1 or not isinstance(data.shape[0], int):
-        raise TypeInferenceError(
-            f"unique: data must be a 1-D tensor of static length, got shape {shape_str(data.shape)}"
-        )
+    if data.ndim != 1:
+        raise TypeInferenceError(f"unique: data must be 1-D, got shape {shape_str(data.shape)}")
     if not data.dtype.startswith(("int", "uint")):
         raise TypeInferenceError(f"unique: data must have an integer dtype, got {data.dtype}")
     n = data.shape
@@ -76,7 +74,7 @@ def _unique_compute(attrs, inputs, out_type):
     from .algorithm import _sortable
 
     x = inputs[0]
-    n = int(x.shape[0])
+    n = x.shape[0]  # static, or symbolic for an ``Any`` length (run by the VM)
     i32 = "int32"
     order = topi.argsort(_sortable(x), axis=0, is_ascend=True, dtype=i32)
     srt = topi.take(x, order, mode="clip")
@@ -88,12 +86,17 @@ def _unique_compute(attrs, inputs, out_type):
         name="unique_change",
     )
     rank = topi.cumsum(change, axis=0, dtype=i32)  # sorted position -> distinct value's rank
-    num = te.compute((1,), lambda _: rank[n - 1] + 1, name="unique_num")
+    num = te.compute(
+        (1,),
+        lambda _: tirx.if_then_else(n > 0, rank[tirx.max(n - 1, 0)] + 1, tirx.const(0, i32)),
+        name="unique_num",
+    )
     zeros_v = topi.full((n,), x.dtype, 0)
     zeros = topi.full((n,), i32, 0)
     ones = topi.full((n,), i32, 1)
     vals = topi.scatter_elements(zeros_v, rank, srt, 0, "update")
-    first = topi.scatter_elements(topi.full((n,), i32, n), rank, order, 0, "min")
+    n32 = n if isinstance(n, int) else tirx.Cast(i32, n)
+    first = topi.scatter_elements(topi.full((n,), i32, n32), rank, order, 0, "min")
     counts = topi.scatter_elements(zeros, rank, ones, 0, "add")
     inverse = topi.scatter_elements(zeros, order, rank, 0, "update")
     if not attrs.sorted:
@@ -127,7 +130,7 @@ def unique(data, is_sorted=True, return_counts=False):
     """The distinct elements of a 1-D integer tensor (tvm.relay 0.19's ``relay.unique``).
 
     Args:
-        data: a 1-D integer tensor of static length ``n``.
+        data: a 1-D integer tensor of length ``n`` (``Any`` too: then run it on the VM).
         is_sorted: order the distinct values ascending (True) or by first occurrence (False).
         return_counts: also return how often each distinct value occurs.
 
@@ -139,8 +142,7 @@ def unique(data, is_sorted=True, return_counts=False):
         padding (0; ``n`` in ``indices``).
 
     Raises:
-        TypeInferenceError: (at type inference) data is not 1-D of static length or not of an
-            integer dtype.
+        TypeInferenceError: (at type inference) data is not 1-D or not of an integer dtype.
     """
     call = make_call("unique", [data], sorted=bool(is_sorted), return_counts=bool(return_counts))
     return TupleWrapper(call, 5 if return_counts else 4)

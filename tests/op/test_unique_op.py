@@ -68,3 +68,17 @@ def test_unique_types_and_errors():
         infer(relay.unique(relay.var("x", shape=(2, 3), dtype="int32")).astuple())
     with pytest.raises(TypeInferenceError, match="integer dtype"):
         infer(relay.unique(relay.var("x", shape=(3,))).astuple())
+
+
+@pytest.mark.parametrize("is_sorted", [True, False])
+@pytest.mark.parametrize("data", [np.array([4, 5, 1, 2, 3, 3, 4, 5, 9, 9], "int64"),
+                                  np.array([], "int64"), np.array([-1], "int64")],
+                         ids=["10", "empty", "one"])
+def test_unique_any_length_on_the_vm(is_sorted, data):
+    x = relay.var("x", shape=(relay.Any(),), dtype="int64")
+    mod = IRModule.from_expr(relay.Function([x], relay.unique(x, is_sorted, True).astuple()))
+    exp = _expected(data, is_sorted, True)
+    for kind in ("vm", "debug"):
+        res = relay.create_executor(kind, mod=mod, target="llvm").evaluate()(data)
+        for got, want in zip(res, exp):
+            np.testing.assert_array_equal(got.numpy(), want)
