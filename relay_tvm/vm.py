@@ -92,7 +92,8 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
             "constructors": _constructors(opt),
             # nesting of VM calls (None: recursion or closure calls); the runtime runs a
             # program of small bounded depth on the caller's thread (see runtime.vm)
-            "call_depth": comp.call_depth}
+            "call_depth": comp.call_depth,
+            "stats": comp.stats}
     with ib.function("__relay_vm_meta", num_inputs=0):
         ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))],
                      dst=ib.r(0))

@@ -528,6 +528,7 @@ class VMCompiler:
         self.ctor_funcs = {}  # constructor tag -> (VM function name, arity)
         self.names = set()
         self.call_depth = None
+        self.stats = None
 
     def need_function(self, gv):
         if gv.name_hint not in self.done:
@@ -572,6 +573,7 @@ class VMCompiler:
         codes.update((name, code) for name, (_, code) in lifted.items())
         #: how deep VM calls nest at run time (None: unbounded; see vm_emit.call_depth)
         self.call_depth = call_depth(codes)
+        self.stats = _stats(codes, list(funcs) + list(lifted), self.cache.funcs)
         ib = relax.ExecBuilder()
         for k in self.cache.funcs:
             ib.declare_function(k.name)
@@ -587,6 +589,26 @@ class VMCompiler:
             with ib.function(name, num_inputs=n):
                 _emit(ib, code)
         return ib, {k: (v[0],) for k, v in funcs.items()}
+
+
+def _stats(codes: dict, functions: list, kernels) -> dict:
+    """What tvm.relay 0.19's ``Executable.stats`` listed: the shapes of the tensor constants
+    the VM code loads, the VM functions (Relay globals and lifted closures) and the kernels
+    (primitive functions and shape functions), in the order they are declared."""
+    shapes = {}
+    for code in codes.values():
+        for ins in code:
+            if ins[0] != _CALL:
+                continue
+            for a in ins[2]:
+                if a[0] == "c" and not isinstance(a[1], str) and hasattr(a[1], "shape"):
+                    shapes.setdefault(id(a[1]), [int(d) for d in a[1].shape])
+    prims = []
+    for k in kernels:
+        prims.append(k.name)
+        if k.shape_func is not None:
+            prims.append(k.shape_func_name)
+    return {"constants": list(shapes.values()), "globals": functions, "primitives": prims}
 
 
 __all__ = ["VMCompiler"]

@@ -71,6 +71,30 @@ class Executable:
         return c
 
     @property
+    def stats(self) -> str:
+        """A text summary as tvm.relay 0.19's ``Executable.stats``: the shapes of the tensor
+        constants the VM code loads (``scalar`` for rank 0), the VM functions with their
+        indices, and the kernels (primitive and shape functions).
+
+        Raises:
+            BuildError: the executable was compiled before relay_tvm recorded these lists.
+        """
+        st = self.meta.get("stats")
+        if st is None:
+            raise BuildError("Executable.stats: this executable carries no statistics "
+                             "(compiled by an older relay_tvm); compile it again")
+
+        def shape(s):
+            return "scalar" if not s else "[" + ", ".join(str(d) for d in s) + "]"
+
+        consts = ", ".join(shape(s) for s in st["constants"])
+        globs = ", ".join(f'("{g}", {i})' for i, g in enumerate(st["globals"]))
+        return ("Relay VM executable statistics:\n"
+                f"  Constant shapes (# {len(st['constants'])}): [{consts}]\n"
+                f"  Globals (#{len(st['globals'])}): [{globs}]\n"
+                f"  Primitive ops (#{len(st['primitives'])}): [{', '.join(st['primitives'])}]\n")
+
+    @property
     def signatures(self):
         return self.meta["signatures"]
 

@@ -70,3 +70,27 @@ def test_contrib_conv2d_nchwc_names():
         relay.Function([data, w], y))(ab, kb).numpy()
     np.testing.assert_allclose(got, plain.reshape(1, 2, 4, 5, 5).transpose(0, 1, 3, 4, 2),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_vm_executable_stats():
+    x = relay.var("x", shape=(2, 3))
+    y = relay.var("y", shape=(2, 3))
+    helper = relay.GlobalVar("helper")
+    mod = IRModule()
+    mod[helper] = relay.Function([y], relay.nn.relu(y))
+    c4 = relay.const(np.arange(4, dtype="float32"))
+    mod["main"] = relay.Function(
+        [x], relay.Tuple([relay.exp(relay.Call(helper, [x])), c4, relay.const(7.0)]))
+    exe = relay.vm.compile(mod, target="llvm")
+    lines = exe.stats.splitlines()
+    assert lines[0] == "Relay VM executable statistics:"
+    assert lines[1] == "  Constant shapes (# 2): [[4], scalar]"
+    assert lines[2].startswith("  Globals (#2): [") and '("main", ' in lines[2]
+    assert '("helper", ' in lines[2]
+    prims = lines[3].split(": ", 1)[1].strip("[]").split(", ")
+    assert lines[3].startswith(f"  Primitive ops (#{len(prims)}): ")
+    assert any("relu" in p for p in prims) and any("exp" in p for p in prims)
+    code, lib = exe.save()
+    assert relay.vm.Executable.load_exec(code, lib).stats == exe.stats
+    res = relay.vm.VirtualMachine(exe, None).invoke("main", np.ones((2, 3), "float32"))
+    np.testing.assert_allclose(res[1].numpy(), np.arange(4))
