@@ -40,6 +40,7 @@ from ._nn_common import TupleWrapper, pad_before_after
 from .nn_activation import *  # noqa: F401,F403
 from .nn_contrib import contrib_conv2d_nchwc, contrib_depthwise_conv2d_nchwc  # noqa: F401
 from .nn_conv import *  # noqa: F401,F403
+from .nn_conv_grad import conv2d_backward_weight  # noqa: F401
 from .nn_dense import *  # noqa: F401,F403
 from .nn_grad import *  # noqa: F401,F403
 from .nn_loss import *  # noqa: F401,F403
