@@ -34,6 +34,7 @@ from ._common import TupleWrapper  # noqa: F401
 from .algorithm import *  # noqa: F401,F403
 from .argwhere import argwhere  # noqa: F401
 from .debug import debug  # noqa: F401,E402
+from .device_copy import device_copy  # noqa: F401,E402
 from .indexing import *  # noqa: F401,F403
 from .op_attrs import (  # noqa: F401
     register_alter_op_layout,
@@ -72,6 +73,7 @@ __all__ = [
     *_reduce.__all__,
     *algorithm.__all__,
     "argwhere",
+    "device_copy",
     *indexing.__all__,
     *shape_ops.__all__,
     *transform_extra.__all__,
