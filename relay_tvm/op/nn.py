@@ -42,6 +42,7 @@ from .nn_contrib import contrib_conv2d_nchwc, contrib_depthwise_conv2d_nchwc  # 
 from .nn_conv import *  # noqa: F401,F403
 from .nn_conv_grad import conv2d_backward_weight  # noqa: F401
 from .nn_dense import *  # noqa: F401,F403
+from .nn_dense_pack import contrib_dense_pack  # noqa: F401
 from .nn_fifo import fifo_buffer  # noqa: F401
 from .nn_grad import *  # noqa: F401,F403
 from .nn_loss import *  # noqa: F401,F403
