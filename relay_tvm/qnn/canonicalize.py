@@ -426,3 +426,12 @@ RULES = {
 RULES.update({name: _unary_lut for name in ("qnn.sqrt", "qnn.rsqrt", "qnn.exp", "qnn.erf",
                                             "qnn.sigmoid", "qnn.hardswish", "qnn.tanh",
                                             "qnn.log", "qnn.abs")})
+
+
+def _leaky_relu(new, orig):
+    from .op._leaky_relu import canonicalize
+
+    return canonicalize(new, orig)
+
+
+RULES["qnn.leaky_relu"] = _leaky_relu

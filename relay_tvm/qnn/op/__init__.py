@@ -7,6 +7,7 @@ arithmetic, which ``relay.build`` and the VM run automatically.
 
 from . import legalizations  # noqa: F401
 from ._elemwise import add, avg_pool2d, concatenate, mul, subtract  # noqa: F401
+from ._leaky_relu import leaky_relu  # noqa: F401,E402
 from ._multiply_high import multiply_high  # noqa: F401
 from ._products import batch_matmul, conv2d, conv2d_transpose, dense  # noqa: F401
 from ._quantize import (  # noqa: F401
@@ -26,4 +27,4 @@ __all__ = ["quantize", "dequantize", "requantize", "requantize_config",
            "current_requantize_config", "simulated_quantize", "simulated_dequantize",
            "conv2d", "conv2d_transpose", "dense", "batch_matmul", "add", "subtract", "mul",
            "concatenate", "avg_pool2d", "sqrt", "rsqrt", "exp", "erf", "sigmoid", "hardswish", "tanh", "log",
-           "abs"]
+           "abs", "leaky_relu"]
