@@ -521,4 +521,68 @@ __all__ = [
     "sliding_window",
     "strided_set",
     "fixed_point_multiply",
+    "segment_sum",
 ]
+
+
+# ---- segment_sum (a composition, as in 0.19) -----------------------------------------------------
+
+
+def segment_sum(data, segment_ids, num_segments=None):
+    """Sums of the rows of ``data`` grouped by ``segment_ids`` (tvm.relay 0.19's
+    ``relay.op.segment_sum``): ``out[s] = sum of data[i] over i with segment_ids[i] == s``.
+
+    Built from other operators (zeros, reshape, broadcast_to, ``scatter_elements`` with
+    ``add``), like 0.19's. With an int ``num_segments`` and static data the result is static;
+    otherwise its shape is known at run time (run it on the VM; data may have ``Any`` dims).
+
+    Args:
+        data: ``(d0, ...)``, any rank >= 1.
+        segment_ids: ``(d0,)`` integers in ``[0, num_segments)``, in any order.
+        num_segments: the number of segments (an int or a 1-element integer Expr); default
+            ``max(segment_ids) + 1``.
+
+    Returns:
+        ``(num_segments, *data.shape[1:])``, data's dtype; segments no row maps to are 0.
+    """
+    from ..ir.base import RelayExpr
+    from ..ir.expr import const
+    from . import reduce as _reduce
+    from . import shape_ops as _sh
+    from . import tensor as _tensor
+    from . import transform as _tr
+
+    dtype = _data_type(data)
+    ndim = len(dtype.shape)
+    rest_static = [d for d in dtype.shape[1:] if isinstance(d, int)]
+    if isinstance(num_segments, int) and len(rest_static) == ndim - 1:
+        zeros = _tensor.zeros([int(num_segments)] + rest_static, dtype.dtype)
+        ids = _sh.broadcast_to_like(_tr.reshape(segment_ids, [-1] + [1] * (ndim - 1)), data)
+        return _tr.scatter_elements(zeros, ids, data, axis=0, reduction="add")
+    if num_segments is None:
+        count = _tensor.add(_tr.reshape(_reduce.max(segment_ids, axis=[0]), [-1]),
+                            _tr.cast_like(const([1]), segment_ids))
+    elif isinstance(num_segments, RelayExpr):
+        count = _tr.reshape(num_segments, [-1])
+    else:
+        count = const([int(num_segments)])
+    count = _tr.cast(count, "int64")
+    rest = _tr.strided_slice(_sh.shape_of(data, "int64"), [1], [ndim])
+    shape = _tr.concatenate([count, rest], 0)
+    zeros = _tensor.zeros(shape, dtype.dtype)
+    ids = _tr.reshape(segment_ids, [-1] + [1] * (ndim - 1))
+    ids = _sh.broadcast_to(ids, _sh.shape_of(data, "int64"))
+    return _tr.scatter_elements(zeros, ids, data, axis=0, reduction="add")
+
+
+def _data_type(data):
+    """data's tensor type, from its type annotation or by inferring the expression's type."""
+    from ..analysis.free import free_vars
+    from ..ir.expr import Function
+    from ..ir.module import IRModule
+    from ..transform import InferType
+
+    t = getattr(data, "_checked_type", None) or getattr(data, "type_annotation", None)
+    if t is None or not hasattr(t, "shape"):
+        t = InferType()(IRModule.from_expr(Function(free_vars(data), data)))["main"].ret_type
+    return t

@@ -173,3 +173,33 @@ def test_fixed_point_multiply(multiplier, shift):
 def test_fixed_point_multiply_needs_int32():
     with pytest.raises(TypeInferenceError, match="fixed_point_multiply"):
         infer(relay.fixed_point_multiply(relay.var("x", shape=(2,)), 1 << 30, 0))
+
+
+def _segment_sum_loop(data, ids, num):
+    out = np.zeros((num,) + data.shape[1:], data.dtype)
+    for i, s in enumerate(ids):
+        out[s] += data[i]
+    return out
+
+
+@pytest.mark.parametrize("shape,dtype", [((5, 3), "float32"), ((6,), "int32"),
+                                         ((4, 2, 3), "float32")])
+@pytest.mark.parametrize("num_segments", [None, 5])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_segment_sum(shape, dtype, num_segments, dynamic):
+    data = RNG.integers(-5, 6, shape).astype(dtype)
+    ids = np.array([3, 0, 3, 1, 0, 1][: shape[0]], "int32")
+    num = num_segments or int(ids.max()) + 1
+    exp = _segment_sum_loop(data, ids, num)
+    dshape = tuple(relay.Any() for _ in shape) if dynamic else shape
+    x = relay.var("x", shape=dshape, dtype=dtype)
+    s = relay.var("s", shape=(relay.Any(),) if dynamic else ids.shape, dtype="int32")
+    f = relay.Function([x, s], relay.op.segment_sum(x, s, num_segments))
+    mod = relay.IRModule.from_expr(f)
+    static = num_segments is not None and not dynamic
+    if static:
+        assert infer(f).concrete_shape == exp.shape
+    kinds = ["debug", "vm"] + (["graph"] if static else [])
+    for kind in kinds:
+        got = relay.create_executor(kind, mod=mod, target="llvm").evaluate()(data, ids)
+        np.testing.assert_array_equal(got.numpy(), exp)
