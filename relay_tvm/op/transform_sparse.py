@@ -515,16 +515,6 @@ def fixed_point_multiply(data, multiplier, shift):
     return make_call("fixed_point_multiply", [data], multiplier=int(multiplier), shift=int(shift))
 
 
-__all__ = [
-    "sparse_to_dense",
-    "matrix_set_diag",
-    "sliding_window",
-    "strided_set",
-    "fixed_point_multiply",
-    "segment_sum",
-]
-
-
 # ---- segment_sum (a composition, as in 0.19) -----------------------------------------------------
 
 
@@ -532,9 +522,10 @@ def segment_sum(data, segment_ids, num_segments=None):
     """Sums of the rows of ``data`` grouped by ``segment_ids`` (tvm.relay 0.19's
     ``relay.op.segment_sum``): ``out[s] = sum of data[i] over i with segment_ids[i] == s``.
 
-    Built from other operators (zeros, reshape, broadcast_to, ``scatter_elements`` with
-    ``add``), like 0.19's. With an int ``num_segments`` and static data the result is static;
-    otherwise its shape is known at run time (run it on the VM; data may have ``Any`` dims).
+    Built from other operators (each element's segment by ``take``, zeros, and
+    ``scatter_elements`` with ``add``), like 0.19's. With an int ``num_segments`` and static
+    data the result is static; otherwise its shape is known at run time (run it on the VM;
+    data may have ``Any`` dims).
 
     Args:
         data: ``(d0, ...)``, any rank >= 1.
@@ -552,37 +543,35 @@ def segment_sum(data, segment_ids, num_segments=None):
     from . import tensor as _tensor
     from . import transform as _tr
 
-    dtype = _data_type(data)
-    ndim = len(dtype.shape)
-    rest_static = [d for d in dtype.shape[1:] if isinstance(d, int)]
-    if isinstance(num_segments, int) and len(rest_static) == ndim - 1:
-        zeros = _tensor.zeros([int(num_segments)] + rest_static, dtype.dtype)
-        ids = _sh.broadcast_to_like(_tr.reshape(segment_ids, [-1] + [1] * (ndim - 1)), data)
-        return _tr.scatter_elements(zeros, ids, data, axis=0, reduction="add")
-    if num_segments is None:
-        count = _tensor.add(_tr.reshape(_reduce.max(segment_ids, axis=[0]), [-1]),
-                            _tr.cast_like(const([1]), segment_ids))
-    elif isinstance(num_segments, RelayExpr):
-        count = _tr.reshape(num_segments, [-1])
+    # each element's segment: segment_ids[row], row counted by a cumsum of ones (any rank)
+    rows = _tensor.subtract(_tr.cumsum(_tr.cast(_tensor.ones_like(data), "int32"), axis=0),
+                            const(1, "int32"))
+    ids = _tr.take(segment_ids, rows, axis=0)
+    if isinstance(num_segments, int):
+        # (num_segments, *data.shape[1:]) zeros of data's dtype, static when data's shape is
+        # static
+        first_rows = const(np.zeros(int(num_segments), "int32"))
+        zeros = _tensor.zeros_like(_tr.take(data, first_rows, axis=0))
     else:
-        count = const([int(num_segments)])
-    count = _tr.cast(count, "int64")
-    rest = _tr.strided_slice(_sh.shape_of(data, "int64"), [1], [ndim])
-    shape = _tr.concatenate([count, rest], 0)
-    zeros = _tensor.zeros(shape, dtype.dtype)
-    ids = _tr.reshape(segment_ids, [-1] + [1] * (ndim - 1))
-    ids = _sh.broadcast_to(ids, _sh.shape_of(data, "int64"))
+        if num_segments is None:
+            count = _tensor.add(_tr.reshape(_reduce.max(segment_ids, axis=[0]), [-1]),
+                                _tr.cast_like(const([1]), segment_ids))
+        elif isinstance(num_segments, RelayExpr):
+            count = _tr.reshape(num_segments, [-1])
+        else:
+            raise TypeError(f"segment_sum: num_segments must be an int, an Expr or None, got "
+                            f"{num_segments!r}")
+        rest = _tr.strided_slice(_sh.shape_of(data, "int64"), [1], [-1], slice_mode="size")
+        shape = _tr.concatenate([_tr.cast(count, "int64"), rest], 0)
+        zeros = _tr.cast_like(_tensor.zeros(shape, "float32"), data)  # exact: all zeros
     return _tr.scatter_elements(zeros, ids, data, axis=0, reduction="add")
 
 
-def _data_type(data):
-    """data's tensor type, from its type annotation or by inferring the expression's type."""
-    from ..analysis.free import free_vars
-    from ..ir.expr import Function
-    from ..ir.module import IRModule
-    from ..transform import InferType
-
-    t = getattr(data, "_checked_type", None) or getattr(data, "type_annotation", None)
-    if t is None or not hasattr(t, "shape"):
-        t = InferType()(IRModule.from_expr(Function(free_vars(data), data)))["main"].ret_type
-    return t
+__all__ = [
+    "sparse_to_dense",
+    "matrix_set_diag",
+    "sliding_window",
+    "strided_set",
+    "fixed_point_multiply",
+    "segment_sum",
+]

@@ -429,9 +429,19 @@ RULES.update({name: _unary_lut for name in ("qnn.sqrt", "qnn.rsqrt", "qnn.exp", 
 
 
 def _leaky_relu(new, orig):
-    from .op._leaky_relu import canonicalize
+    """qnn.leaky_relu as a lookup: ``take(table, x - min(dtype))`` (see op._leaky_relu)."""
+    from .op._leaky_relu import table
 
-    return canonicalize(new, orig)
+    x = new.args[0]
+    dt = orig.args[0].checked_type.dtype
+    params = [value_of(e, n, "qnn.leaky_relu") for e, n in zip(new.args[1:], (
+        "the input scale", "the input zero point", "the output scale", "the output zero point"))]
+    tab = table(dt, orig.attrs.alpha, *params)
+    lo = _arith.qrange(dt)[0]
+    idx = _c("cast", x, dtype="int32")
+    if lo:
+        idx = _c("subtract", idx, const(np.asarray(lo, "int32"), "int32"))
+    return _c("take", const(tab, dt), idx, axis=0, batch_dims=0, mode="fast")
 
 
 RULES["qnn.leaky_relu"] = _leaky_relu

@@ -36,23 +36,6 @@ def _ref(a, attrs, out_type):
     return tab[x.astype("int64") - _arith.qrange(str(x.dtype))[0]]
 
 
-def canonicalize(new, orig):
-    """CanonicalizeOps' rule: ``take(table, x - min(dtype))``."""
-    from ...ir.expr import const
-    from ..canonicalize import _c, value_of
-
-    x = new.args[0]
-    dt = orig.args[0].checked_type.dtype
-    params = [value_of(e, n, OP) for e, n in zip(new.args[1:], (
-        "the input scale", "the input zero point", "the output scale", "the output zero point"))]
-    tab = table(dt, orig.attrs.alpha, *params)
-    lo = _arith.qrange(dt)[0]
-    idx = _c("cast", x, dtype="int32")
-    if lo:
-        idx = _c("subtract", idx, const(np.asarray(lo, "int32"), "int32"))
-    return _c("take", const(tab, dt), idx, axis=0, batch_dims=0, mode="fast")
-
-
 register_op(OP, num_inputs=5,
             arguments=("x", "input_scale", "input_zero_point", "output_scale",
                        "output_zero_point"),
