@@ -60,8 +60,21 @@ def _virtual_device(dev, what) -> VirtualDevice:
                     f"DLPack device type code, got {dev!r}")
 
 
+def _parsed(v):
+    """A VirtualDevice from the text form ``str(VirtualDevice)`` (what printed IR parses back
+    to), else ``v``."""
+    import re
+
+    m = re.fullmatch(r"VirtualDevice\(device_type=(\w+), virtual_device_id=(\d+)\)", str(v))
+    if isinstance(v, str) and m:
+        codes = {name: code for code, name in _NAMES.items()}
+        kind = codes.get(m.group(1))
+        return VirtualDevice(kind if kind is not None else int(m.group(1)), int(m.group(2)))
+    return v
+
+
 def _check_same(attrs, error=UnsupportedOperatorError):
-    src, dst = attrs.src_virtual_device, attrs.dst_virtual_device
+    src, dst = _parsed(attrs.src_virtual_device), _parsed(attrs.dst_virtual_device)
     if src.device_type_int != dst.device_type_int:
         raise error(
             f"device_copy from {src} to {dst}: relay_tvm runs a program on one device; copies "

@@ -40,3 +40,14 @@ def test_device_copy_between_device_types_refused(kind):
     assert mod["main"].checked_type.ret_type == x.type_annotation
     with pytest.raises((UnsupportedOperatorError, BuildError), match="one device"):
         relay.create_executor(kind, mod=mod, target="llvm").evaluate()(np.zeros(4, "float32"))
+
+
+def test_device_copy_text_roundtrip_runs():
+    x = relay.var("x", shape=(3,))
+    f = relay.Function([x], relay.device_copy(x, "cpu", "cpu"))
+    back = relay.parse_expr(relay.astext(f))
+    a = np.arange(3, dtype="float32")
+    np.testing.assert_array_equal(relay.create_executor("debug").evaluate(back)(a).numpy(), a)
+    g = relay.parse_expr(relay.astext(relay.Function([x], relay.device_copy(x, "cuda", "cpu"))))
+    with pytest.raises(UnsupportedOperatorError, match="cuda"):
+        relay.create_executor("debug").evaluate(g)(a)
