@@ -49,8 +49,9 @@ def _np_floor_div(a, b):
 
 
 # float arithmetic whose real-number identities TVM's simplifier would apply
-# (x == x, x <= x and x >= x are false for NaN; x != x is true)
-_IEEE_ARITH = {"subtract", "multiply", "divide", "floor_divide", "trunc_divide", "mod",
+# (x == x, x <= x and x >= x are false for NaN; x != x is true; x + 0.0 is +0.0 for x = -0.0,
+# but TVM folds an inlined x + 0.0 to x)
+_IEEE_ARITH = {"add", "subtract", "multiply", "divide", "floor_divide", "trunc_divide", "mod",
                "floor_mod", "equal", "not_equal", "less_equal", "greater_equal"}
 
 
@@ -93,9 +94,9 @@ def _topi(name):
         from tvm import topi
 
         if name in _IEEE_ARITH and is_float(inputs[0].dtype):
-            # keep TVM from folding x-x, x/x, x*0, x/0, x==x: an opaque rhs (lhs too for x*y) makes
-            # the operands differ syntactically and hides constants
-            lhs = opaque(inputs[0]) if name == "multiply" else inputs[0]
+            # keep TVM from folding x-x, x/x, x*0, x/0, x==x, x+0: an opaque rhs (lhs too for the
+            # commutative x*y, x+y) makes the operands differ syntactically and hides constants
+            lhs = opaque(inputs[0]) if name in ("multiply", "add") else inputs[0]
             inputs = [lhs, opaque(inputs[1])]
         if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here
             q = topi.divide(*inputs)
