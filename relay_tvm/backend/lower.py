@@ -175,8 +175,10 @@ def _call_compute(node, flat_in, out_type):
     if op.compute is None:
         raise BuildError(f"operator {op.name} has no TE compute registered; it cannot be "
                          f"compiled (use the debug executor)", node.span)
+    from .half_accum import call_compute
+
     try:
-        out = op.compute(node.attrs, flat_in, out_type)
+        out = call_compute(op, node.attrs, flat_in, out_type)
     except BuildError:
         raise
     except Exception as e:
