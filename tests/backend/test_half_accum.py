@@ -13,6 +13,7 @@ import pytest
 
 import relay_tvm as relay
 from relay_tvm.backend import half_accum
+from relay_tvm.op.nn_contrib import contrib_conv2d_nchwc  # not in relay.nn yet
 
 _RNG = np.random.default_rng(20261202)
 
@@ -93,6 +94,19 @@ _CASES = [
     ("conv3d_transpose", lambda x, w: relay.nn.conv3d_transpose(x, w),
      [_unit(1, 256, 4, 4, 4), _unit(256, 2, 2, 2, 2)]),
     ("cross_entropy", relay.nn.cross_entropy, [_unit(2, 3000), _unit(2, 3000)]),
+    ("conv2d_NCHWc", lambda x, w: contrib_conv2d_nchwc(
+        x, w, padding=(1, 1), channels=8, kernel_size=(3, 3), data_layout="NCHW8c",
+        kernel_layout="OIHW8i8o"), [_unit(1, 64, 6, 6, 8), _unit(1, 64, 3, 3, 8, 8)]),
+    ("conv2d_winograd", lambda x, w: relay.nn.contrib_conv2d_winograd_without_weight_transform(
+        x, relay.nn.contrib_conv2d_winograd_weight_transform(w, 4), 4, padding=(1, 1),
+        channels=8, kernel_size=(3, 3)), [_unit(1, 512, 8, 8), _unit(8, 512, 3, 3)]),
+    ("deformable_conv2d", lambda x, o, w: relay.nn.deformable_conv2d(
+        x, o, w, channels=4, kernel_size=(3, 3)),
+     [_unit(1, 256, 6, 6), _unit(1, 18, 4, 4), _unit(4, 256, 3, 3)]),
+    ("correlation", lambda a, b: relay.nn.correlation(a, b, 1, 1, 1, 1, (1, 1)),
+     [_pos(1, 1024, 4, 4), _pos(1, 1024, 4, 4)]),
+    ("roi_align", lambda x, r: relay.vision.roi_align(x, r, (2, 2), 1.0, sample_ratio=16),
+     [_pos(1, 2, 64, 64), np.array([[0, 0, 0, 63, 63]], "float16")]),
 ]
 
 
