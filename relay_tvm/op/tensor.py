@@ -89,6 +89,13 @@ def _float_floor_mod(a, b, out_dtype, dtype):
 _IEEE_BINARY = {"not_equal": _float_not_equal, "floor_mod": _float_floor_mod}
 
 
+def _is_input(t) -> bool:
+    """``t`` is a kernel input (a placeholder), whose value TVM cannot know."""
+    from tvm import te
+
+    return isinstance(t.op, te.PlaceholderOp)
+
+
 def _topi(name):
     def compute(attrs, inputs, out_type):
         from tvm import topi
@@ -96,8 +103,13 @@ def _topi(name):
         if name in _IEEE_ARITH and is_float(inputs[0].dtype):
             # keep TVM from folding x-x, x/x, x*0, x/0, x==x, x+0: an opaque rhs (lhs too for the
             # commutative x*y, x+y) makes the operands differ syntactically and hides constants
-            lhs = opaque(inputs[0]) if name in ("multiply", "add") else inputs[0]
-            inputs = [lhs, opaque(inputs[1])]
+            if name == "add":
+                # only x + 0.0 folds here (to x, wrong for x = -0.0), and a kernel input is never
+                # a literal: ResNet's residual and bias adds of inputs keep their TIR
+                inputs = [t if _is_input(t) else opaque(t) for t in inputs]
+            else:
+                lhs = opaque(inputs[0]) if name == "multiply" else inputs[0]
+                inputs = [lhs, opaque(inputs[1])]
         if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here
             q = topi.divide(*inputs)
             return q if out_type.dtype.startswith(("int", "uint")) else topi.trunc(q)
