@@ -184,3 +184,12 @@ def test_schedule_templates_still_apply_to_float16():
     assert rules["float16"] == rules["float32"]
     assert ("nn.dense", "dense") in rules["float16"]
     assert ("nn.avg_pool2d", "pool") in rules["float16"]
+
+
+def test_float16_accumulates_in_float32_with_any_dims():
+    """The VM's symbolic-size kernels go through the same wrapper."""
+    x = relay.var("x", shape=(1, 4, relay.Any(), relay.Any()), dtype="float16")
+    xv = _pos(1, 4, 64, 64)
+    got = _run(relay.Function([x], relay.nn.global_avg_pool2d(x)), [xv], "vm")
+    assert got.dtype == np.float16
+    assert _ulps(got, xv.astype("float64").mean(axis=(2, 3), keepdims=True)).max() <= 1
