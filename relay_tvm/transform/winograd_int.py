@@ -129,12 +129,11 @@ def eligible(orig, new) -> bool:
     return _avx2_target()
 
 
-def weight_block(o: int, row_tiles: int) -> int:
+def weight_block(o: int, tiles: int) -> int:
     """Output channels per block of the packed weight (``OIHW{k}o2i``): 16 (two int32 vectors
-    per register tile row) when a register tile of 4-6 input tiles divides the ``row_tiles``
-    tiles of a tile row (the schedule runs the GEMMs per group of tile rows), fewer weight
-    loads per ``vpmaddwd``; else 8, with up to 12 tiles."""
-    return 16 if o % 16 == 0 and any(row_tiles % d == 0 for d in (4, 5, 6)) else 8
+    per register tile row, fewer weight loads per ``vpmaddwd``) when a register tile of 4-6
+    input tiles divides ``tiles``, else 8 with up to 12 tiles."""
+    return 16 if o % 16 == 0 and any(tiles % d == 0 for d in (4, 5, 6)) else 8
 
 
 def int16_winograd_conv(orig, new):
@@ -148,8 +147,8 @@ def int16_winograd_conv(orig, new):
     ic = _even_block(c)
     oc = block_size(o)
     pt, pl, pb, pr = nn_winograd._pad4(a.padding)
-    w = _ty(orig.args[0]).shape[3]
-    ob = weight_block(o, -(-(w + pl + pr - 2) // _TILE))
+    n, _, h, w = _ty(orig.args[0]).shape
+    ob = weight_block(o, n * -(-(h + pt + pb - 2) // _TILE) * -(-(w + pl + pr - 2) // _TILE))
     u = transformed_weight(new.args[1].data.numpy())  # (4, 4, O, I)
     al = u.shape[0]
     u = u.reshape(al, al, o // ob, ob, c // 2, 2).transpose(0, 1, 2, 4, 3, 5)
