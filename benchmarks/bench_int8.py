@@ -12,8 +12,9 @@ one engine process after the other, cannot promise on a shared machine). ``--pro
 per-kernel times of both (``GraphModule.profile``). ``--scaling`` prints each kernel's time on 1
 and on 2 threads and its speedup, for both models, measured in this process (the thread pool
 re-configured between the two with ``runtime.config_threadpool``; needs ``TVM_NUM_THREADS`` >= 2,
-the default on a 2-core machine): the best of many single calls, so that a loaded machine's
-quiet moments count; next to the kernel sum, the whole run's best.
+the default on a 2-core machine): each kernel's best of many calls made in the model's
+sequence (after its producers), so that a loaded machine's quiet moments count; next to the
+kernel sum, the whole run's best.
 """
 
 from __future__ import annotations
@@ -84,36 +85,29 @@ def main():
             g.profile(number=3, repeat=3, show=True)
     if a.scaling:
         for k, g in mods.items():
-            print(f"===== {k}: ms on 1 and 2 threads (best of {a.rounds} x 10 calls), speedup")
+            print(f"===== {k}: ms on 1 and 2 threads (best of {a.rounds} x 10 passes), speedup")
             scaling(g, a.rounds)
 
 
 def scaling(gm, rounds, threads=(1, 2)):
-    """Print each kernel's best time on each thread count, and the whole run's."""
+    """Print each kernel's best time on each thread count, timed where it runs in the model
+    (a pass over the whole sequence, as ``profile(mode="sequence")``), and the whole run's."""
     import time
 
     import tvm
 
     config = tvm.get_global_func("runtime.config_threadpool")
-    vals, _ = gm._debug_run()
-    graph = gm._graph
-    shapes, dtypes = graph["attrs"]["shape"][1], graph["attrs"]["dltype"][1]
-    row = graph["node_row_ptr"]
-    calls = []
-    for nid, node in enumerate(graph["nodes"]):
-        if node["op"] == "null":
-            continue
-        name = node["attrs"]["func_name"]
-        args = [vals[(i, j)] for i, j, _ in node["inputs"]]
-        args.append(tvm.runtime.empty(shapes[row[nid]], dtypes[row[nid]], tvm.cpu()))
-        timer = gm._kernel_module(name).time_evaluator(name, tvm.cpu(), number=1, repeat=10)
-        calls.append((nid, name, timer, args))
+    _, calls = gm._kernel_calls()
+    funcs = [(nid, name, kmod.get_function(name), args) for nid, name, kmod, args in calls]
     best = {}
     for _ in range(rounds):
         for n in threads:
             config(1, n)
-            for nid, _, timer, args in calls:
-                best[nid, n] = min(best.get((nid, n), 1.0), min(timer(*args).results))
+            for _ in range(10):
+                for nid, _, f, args in funcs:
+                    t = time.perf_counter()
+                    f(*args)
+                    best[nid, n] = min(best.get((nid, n), 1.0), time.perf_counter() - t)
             for _ in range(3):
                 gm.run()
                 t = time.perf_counter()
@@ -122,7 +116,7 @@ def scaling(gm, rounds, threads=(1, 2)):
     config(1, 0)
     a, b = threads
     tot = dict.fromkeys(threads, 0.0)
-    for nid, name, _, _ in sorted(calls, key=lambda c: -best[c[0], a]):
+    for nid, name, _, _ in sorted(funcs, key=lambda c: -best[c[0], a]):
         for n in threads:
             tot[n] += best[nid, n]
         if best[nid, a] >= 5e-5:
