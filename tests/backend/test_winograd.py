@@ -55,7 +55,9 @@ def _run(lib, x):
 
 
 @pytest.mark.parametrize("c, h, n, config", [
-    (32, 16, 1, None),  # the cost model picks F(4x4, 3x3)
+    # the cost model picks F(4x4, 3x3) (at 16x16 it keeps 32 channels direct: measured with
+    # cold caches the three forms are within 7% there)
+    (32, 32, 1, None),
     (16, 10, 2, {CONFIG_KEY: 2}),  # forced F(2x2, 3x3), batch 2, 10 = 5 tiles of 2
     (16, 7, 1, {CONFIG_KEY: 4}),  # forced F(4x4, 3x3) on 7x7: the last tiles are cropped
 ])
