@@ -85,18 +85,19 @@ def transform_terms(tile: int) -> tuple:
 
 def gemm_tile_efficiency(p, ob, feats) -> float:
     """Fraction of the FMA rate the batched GEMM's register tile allows (the tile the schedule
-    picks, :func:`relay_tvm.backend.schedule.cpu_model.register_tile`, over the ``p`` tiles and
-    the weight's ``ob``-channel block): too few accumulators leave FMA latency exposed, too
-    few FMAs per load leave the FMA units waiting for the load ports."""
-    from ..backend.schedule.cpu_model import divisors, register_tile
+    picks, :func:`relay_tvm.backend.schedule.winograd.gemm_tile`, over the ``p`` tiles and the
+    weight's ``ob``-channel block): too few accumulators leave FMA latency exposed, too few
+    FMAs per load leave the FMA units waiting for the load ports, and a last block of tiles
+    that ``mb`` does not fill computes padding."""
+    from ..backend.schedule.winograd import gemm_tile
 
     lanes = feats.lanes(32)
-    vs = [v for v in (1, 2, 3, 4) if ob % (v * lanes) == 0]
-    if not vs:
+    if ob % lanes:
         return 0.5
-    m, v = register_tile(feats, divisors(p, 16), vs)
+    m, nb = gemm_tile(p, ob, feats)
+    v = nb // lanes
     need = feats.fma_latency * feats.fma_pipes
-    return min(m * v, need) / need * min(1.0, m * v / (m + v))
+    return min(m * v, need) / need * min(1.0, m * v / (m + v)) * p / (-(-p // m) * m)
 
 
 def winograd_cost(n, c, oh, ow, o, lanes, tile, feats=None, threads=1):
