@@ -3,7 +3,7 @@ e.g. the main branch), relay_tvm only, timed alternately in one process.
 
 Each checkout builds every model in a process of its own (its own ``relay_tvm`` imported from
 its root, opt level 3, the host target) and exports the library; the timing process then loads
-both libraries of a model and runs A, B, A, B, ... in rounds of a few runs, keeping the best
+both libraries of a model and runs A, B, B, A, ... in rounds of a few runs, keeping the best
 and the median round of each: on a shared machine the other processes' load falls on both
 alike, and the ratio means more than either time. With one thread, ``--clock cpu`` times the
 thread's CPU time (``time.thread_time``), which the other processes do not inflate (the cache
@@ -70,8 +70,11 @@ def time_pair(paths, rounds: int, per_round: int, cpu_clock: bool):
                                rtol=1e-4, atol=1e-4)
     clock = time.thread_time if cpu_clock else time.perf_counter
     runs = [[], []]
-    for _ in range(rounds):
-        for k, gm in enumerate(gms):
+    for r in range(rounds):
+        # A, B then B, A: the one timed second in a round ran up to 12% faster or slower
+        # (caches, clock), which a fixed order turns into a bias of the ratio
+        for k in (0, 1) if r % 2 == 0 else (1, 0):
+            gm = gms[k]
             t = clock()
             for _ in range(per_round):
                 gm.run()

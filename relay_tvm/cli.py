@@ -211,23 +211,6 @@ def cmd_compile(args):
     return 0
 
 
-def _print_progress(e):
-    where = f"[tune] task {e.get('index', 0) + 1}/{e.get('tasks', '?')} {e['task']}"
-    if e["event"] == "untuned":
-        print(f"[tune] {e['task']}: untuned {e['ms']:.4f} ms", file=sys.stderr)
-    elif e["event"] == "batch":
-        space = {"template": " (template knobs)", "default": " (default space)"}.get(
-            e.get("space"), "")
-        print(f"{where}{space}: {e['trials']}/{e['planned']} trials, best {e['best_ms']:.4f} ms "
-              f"(untuned {e['untuned_ms']:.4f} ms); sum of kernel times so far "
-              f"{e['gain']:.2f}x faster (kernels timed alone while tuning; measure the built "
-              f"model for the end-to-end figure)", file=sys.stderr)
-    elif e["event"] == "skip" and e["planned"] == 0:
-        print(f"{where}: no trials left in the budget", file=sys.stderr)
-    elif e["event"] == "skip":
-        print(f"{where}: done already ({e['trials']} trials)", file=sys.stderr)
-
-
 def cmd_tune(args):
     from . import tune
     from .tune.measure import RPCSettings
@@ -268,7 +251,7 @@ def cmd_tune(args):
                 None if args.trials is not None else 64),
             num_trials_per_iter=args.trials_per_iter, runner=runner, seed=args.seed,
             time_budget_s=args.minutes * 60 if args.minutes is not None else None,
-            opt_level=args.opt_level, progress=_print_progress, verbose=args.verbose)
+            opt_level=args.opt_level, progress=tune.print_progress, verbose=args.verbose)
     except BaseException as e:
         # meta_schedule's C++ loop turns Ctrl-C into a RuntimeError without a message
         if not isinstance(e, KeyboardInterrupt) and not (interrupted and

@@ -288,7 +288,9 @@ class GraphModule:
             stack.extend(m.imports)
         raise BuildError(f"kernel {name!r} is not in the library")
 
-    def _debug_run(self, time_number=0, time_repeat=1):
+    def _kernel_calls(self):
+        """``[(node index, kernel name, packed function, args)]`` in execution order, each
+        node's outputs in tensors of their own (allocated here), inputs from the set inputs."""
         import tvm
 
         self._check_ready()
@@ -296,7 +298,7 @@ class GraphModule:
         shapes = graph["attrs"]["shape"][1]
         dtypes = graph["attrs"]["dltype"][1]
         row = graph["node_row_ptr"]
-        vals, times = {}, []
+        vals, calls = {}, []
         for k, nid in enumerate(graph["arg_nodes"]):
             vals[(nid, 0)] = self._inputs[k]
         for nid, node in enumerate(graph["nodes"]):
@@ -307,15 +309,44 @@ class GraphModule:
             outs = [tvm.runtime.empty(shapes[row[nid] + i], dtypes[row[nid] + i], self.device)
                     for i in range(nout)]
             args = [vals[(a, b)] for a, b, _ in node["inputs"]] + outs
-            kmod = self._kernel_module(name)
+            calls.append((nid, name, self._kernel_module(name), args))
+            for i, o in enumerate(outs):
+                vals[(nid, i)] = o
+        return vals, calls
+
+    def _debug_run(self, time_number=0, time_repeat=1):
+        vals, calls = self._kernel_calls()
+        times = []
+        for nid, name, kmod, args in calls:
             kmod.get_function(name)(*args)
             if time_number:
                 t = kmod.time_evaluator(name, self.device, number=time_number,
                                         repeat=time_repeat)(*args)
                 times.append((nid, name, float(t.median)))
-            for i, o in enumerate(outs):
-                vals[(nid, i)] = o
         return vals, times
+
+    def _sequence_times(self, repeat: int, flush_bytes: int = 0):
+        """Median seconds of each kernel call over ``repeat`` passes of the whole sequence,
+        each kernel timed once per pass where it runs in the model (after its producers);
+        with ``flush_bytes``, each call instead follows a read of that many bytes (its data
+        and weights then come from memory)."""
+        import time
+
+        _, calls = self._kernel_calls()
+        funcs = [(nid, name, kmod.get_function(name), args) for nid, name, kmod, args in calls]
+        for _, _, f, args in funcs:  # a first pass: the kernels are loaded and the data is set
+            f(*args)
+        sweep = np.ones(max(flush_bytes // 4, 1), "float32") if flush_bytes else None
+        samples = [[] for _ in funcs]
+        clock = time.perf_counter
+        for _ in range(repeat):
+            for k, (_, _, f, args) in enumerate(funcs):
+                if sweep is not None:
+                    sweep.sum()
+                t = clock()
+                f(*args)
+                samples[k].append(clock() - t)
+        return [(nid, name, float(np.median(s))) for (nid, name, _, _), s in zip(funcs, samples)]
 
     def debug_get_output(self, node):
         """Output 0 of graph node ``node`` (index, or name of the first node with that name),
@@ -331,17 +362,41 @@ class GraphModule:
         vals, _ = self._debug_run()
         return vals[(node, 0)]
 
-    def profile(self, number=3, repeat=3, show=False):
+    def profile(self, number=3, repeat=3, show=False, mode="alone", flush_bytes=64 << 20):
         """Time every kernel call separately (a Python loop over the kernels).
 
+        Args:
+            number, repeat: ``mode="alone"``: each kernel is run ``number`` times in a row,
+                ``repeat`` such measurements, the median kept (``time_evaluator``; the data
+                and weights are then in the caches). Other modes: ``repeat`` passes over the
+                whole sequence (``number`` unused), the median of each kernel's passes kept.
+            show: also print a table sorted by time.
+            mode: ``"alone"`` (as above); ``"sequence"``: each kernel timed once per pass as
+                it runs inside the model (its input just written by its producer, its weights
+                wherever the previous kernels left them: the times of a real run);
+                ``"cold"``: each kernel timed after reading ``flush_bytes`` of other memory
+                (its data and weights from memory). Comparing the modes tells how much of a
+                run goes to caches and to the hand-over between kernels.
+            flush_bytes: bytes read before each kernel with ``mode="cold"`` (more than the
+                last-level cache).
+
         Returns:
-            list of ``(node index, kernel name, seconds)`` in execution order; with ``show``
-            also prints a table sorted by time.
+            list of ``(node index, kernel name, seconds)`` in execution order.
+
+        Raises:
+            InputError: an unknown ``mode`` or a non-positive ``repeat``.
         """
-        _, times = self._debug_run(number, repeat)
+        if mode not in ("alone", "sequence", "cold"):
+            raise InputError(f"profile: mode must be 'alone', 'sequence' or 'cold', got {mode!r}")
+        if int(repeat) < 1 or int(number) < 1:
+            raise InputError(f"profile: number and repeat must be >= 1, got {number}, {repeat}")
+        if mode == "alone":
+            _, times = self._debug_run(number, repeat)
+        else:
+            times = self._sequence_times(int(repeat), flush_bytes if mode == "cold" else 0)
         if show:
             total = sum(t for _, _, t in times) or 1.0
-            print(f"{'node':>5}  {'ms':>9}  {'%':>5}  kernel")
+            print(f"{'node':>5}  {'ms':>9}  {'%':>5}  kernel ({mode})")
             for nid, name, t in sorted(times, key=lambda r: -r[2]):
                 print(f"{nid:>5}  {t * 1e3:>9.3f}  {100 * t / total:>5.1f}  {name}")
             print(f"total {total * 1e3:.3f} ms over {len(times)} kernel calls")

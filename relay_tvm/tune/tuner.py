@@ -29,6 +29,7 @@ from .measure import (
     make_runner,
     remove_artifact,
 )
+from .progress import print_progress
 from .workdir import WorkDir, fingerprint, task_key
 
 
@@ -424,7 +425,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
                runner="local", builder=None, cost_model="xgb", strategy="evolutionary",
                seed: int | None = None, time_budget_s: float | None = None,
                opt_level: int = 3, evaluator=None, max_space_points: int = 48,
-               progress=None, verbose: bool = False):
+               progress=print_progress, verbose: bool = False):
     """Tune the kernels of a Relay model; the result is a meta_schedule database in
     ``work_dir`` (tvm.relay 0.19's ``meta_schedule.relay_integration.tune_relay``).
 
@@ -450,7 +451,9 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
         evaluator: meta_schedule ``EvaluatorConfig`` of each measurement.
         max_space_points: knob assignments per template space.
         progress: called with a dict per event (``"untuned"``, ``"batch"``, ``"task"``,
-            ``"skip"``); see ``relay-tvm tune`` for a printer.
+            ``"skip"``); the default prints ``[tune]`` lines on stderr
+            (:func:`~relay_tvm.tune.progress.print_progress`, as ``relay-tvm tune`` does);
+            None: silent.
         verbose: also print meta_schedule's own log (always written to ``work_dir/logs``).
 
     Returns:

@@ -449,6 +449,24 @@ def test_debug_path_profile_and_node_outputs(tmp_path):
         m.debug_get_output("nope")
 
 
+def test_profile_modes_time_the_same_kernels_in_sequence_and_cold():
+    mod = _small_net()
+    lib = relay.build(mod, target="llvm", params={"w": rand((3, 2, 3, 3), seed=1)})
+    m = GraphModule(lib["default"]())
+    m.set_input("x", rand((1, 2, 6, 6)))
+    m.run()
+    g = json.loads(m.get_graph_json())
+    ops = [(i, n["attrs"]["func_name"]) for i, n in enumerate(g["nodes"]) if n["op"] == "tvm_op"]
+    for mode in ("alone", "sequence", "cold"):
+        times = m.profile(number=1, repeat=2, mode=mode, flush_bytes=1 << 20)
+        assert [(t[0], t[1]) for t in times] == ops, mode
+        assert all(t[2] > 0 for t in times), mode
+    with pytest.raises(relay.errors.InputError, match="mode must be"):
+        m.profile(mode="warm")
+    with pytest.raises(relay.errors.InputError, match="must be >= 1"):
+        m.profile(repeat=0, mode="sequence")
+
+
 @pytest.mark.skipif(__import__("shutil").which("aarch64-linux-gnu-g++") is None,
                     reason="no AArch64 cross compiler (apt-get install g++-aarch64-linux-gnu)")
 def test_cross_compile_aarch64_export(tmp_path):

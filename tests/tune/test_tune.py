@@ -292,6 +292,20 @@ def test_request_stop_ends_at_a_batch_boundary_and_resumes(tmp_path):
         first.values())
 
 
+def test_progress_is_printed_by_default_and_silenced_by_none(tmp_path, capsys):
+    """tune_relay without ``progress=`` prints ``[tune]`` lines on stderr (new-user finding:
+    it used to be silent unless given a printer); ``progress=None`` is silent."""
+    mod, params = _model(8)
+    tune.tune_relay(mod, params, "llvm", str(tmp_path / "a"), 2, num_trials_per_iter=2, seed=0,
+                    evaluator=FAST)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("[tune]")]
+    assert any("untuned" in ln for ln in lines) and any(" trials, best " in ln for ln in lines)
+    tune.tune_relay(mod, params, "llvm", str(tmp_path / "b"), 2, num_trials_per_iter=2, seed=0,
+                    evaluator=FAST, progress=None)
+    assert "[tune]" not in capsys.readouterr().err
+
+
 def test_time_budget_stops_before_searching(tmp_path):
     mod, params = _model(8)
     events = []
