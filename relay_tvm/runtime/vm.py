@@ -84,7 +84,9 @@ class Executable:
             if cc is not None:
                 kwargs["cc"] = cc
         self.lib.export_library(path, **kwargs)
-        seal_library(str(path))
+        from ..backend.isa import target_isa
+
+        seal_library(str(path), target_isa(self.target))
 
     @property
     def bytecode(self) -> str:
@@ -350,6 +352,10 @@ class VirtualMachine:
 
         self.exe = exe
         self.device = device if device is not None else tvm.cpu(0)
+        if exe.target is not None:  # compiled here: can this CPU run it? (loaded: checked)
+            from ..backend.isa import check_isa, target_isa
+
+            check_isa(target_isa(exe.target), "VirtualMachine", "the executable")
         self._vm = relax.VirtualMachine(exe.lib, self.device)
         self._inputs: dict = {}
         self._outputs = None
