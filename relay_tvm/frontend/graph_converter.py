@@ -49,7 +49,7 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
         if bad:
             raise ConversionError(f"dtype given for {bad}, but the graph has no such input")
     table = {}
-    inputs, param_vars, used = [], [], {}
+    inputs, param_vars, used, missing = [], [], {}, {}
     for node in graph.nodes:
         if node.op != "null":
             continue
@@ -71,10 +71,10 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             param_vars.append(v)
             used[node.name] = as_param(arr)
         elif params_given:
-            raise ConversionError(
-                f"{frontend} variable {node.name!r} (node {node.index}) has no value in the "
-                f"parameters and no shape in shape=...: a parameter is missing, or an input "
-                f"needs its shape")
+            # an error only if the outputs use it (SoftmaxOutput's label does not)
+            v = Var(node.name, None, span)
+            missing[v] = node
+            inputs.append(v)
         else:
             shp = _var_shape_attr(node)
             ann = None
@@ -90,6 +90,21 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             raise ConversionError(f"{e}\n{_shapeless_hint(inputs)}") from e
         raise
     body = heads[0] if len(heads) == 1 else Tuple(heads)
+    # main takes the variables the outputs depend on, as tvm.relay 0.19 built it from the
+    # graph's free variables: a loss layer's label (SoftmaxOutput) is unused in inference
+    from ..ir.free import free_vars
+
+    needed = set(free_vars(body))
+    for v, node in missing.items():
+        if v in needed:
+            raise ConversionError(
+                f"{frontend} variable {node.name!r} (node {node.index}) has no value in the "
+                f"parameters and no shape in shape=...: a parameter is missing, or an input "
+                f"needs its shape")
+    inputs = [v for v in inputs if v in needed]
+    param_vars = [v for v in param_vars if v in needed]
+    kept = {v.name_hint for v in param_vars}
+    used = {k: a for k, a in used.items() if k in kept}
     func = Function(inputs + param_vars, body)
     mod = IRModule.from_expr(func)
     try:

@@ -119,6 +119,7 @@ class Parser(TypeSyntax):
         self.mod = init_module.copy() if init_module is not None else IRModule()
         self.globals = {gv.name_hint: gv for gv in self.mod.get_global_vars()}
         self.gtypes = {g.name_hint: g for g in self.mod.get_global_type_vars()}
+        self.type_arity: dict = {}  # type parameters of the ADTs defined in this text
         self.ctors = {}
         for td in self.mod.type_definitions.values():
             for c in td.constructors:
@@ -207,6 +208,18 @@ class Parser(TypeSyntax):
             self.poisoned.add(name)
         return Var(name, span=self.span(t))
 
+    def _count_type_params(self, j: int) -> int:
+        """The number of names in the ``[A, B]`` starting at token ``j`` (0 when none)."""
+        toks = self.toks
+        if j >= len(toks) or toks[j].kind != PUNCT or toks[j].value != "[":
+            return 0
+        n = 0
+        for t in toks[j + 1:]:
+            if t.kind == PUNCT and t.value == "]":
+                break
+            n += t.kind == IDENT
+        return n
+
     def lookup_type(self, name: str):
         for scope in reversed(self.tscopes):
             v = scope.get(name)
@@ -240,6 +253,7 @@ class Parser(TypeSyntax):
                 self.globals[n.value] = GlobalVar(n.value, self.span(n))
             elif t.value == "type" and n.kind == IDENT and n.value not in self.gtypes:
                 self.gtypes[n.value] = GlobalTypeVar(n.value, span=self.span(n))
+                self.type_arity[n.value] = self._count_type_params(j + 2)
         ends = items[1:] + [len(self.toks) - 1]
         defined: set = set()
         # type definitions first: constructors must exist before the functions that use them
