@@ -90,21 +90,7 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             raise ConversionError(f"{e}\n{_shapeless_hint(inputs)}") from e
         raise
     body = heads[0] if len(heads) == 1 else Tuple(heads)
-    # main takes the variables the outputs depend on, as tvm.relay 0.19 built it from the
-    # graph's free variables: a loss layer's label (SoftmaxOutput) is unused in inference
-    from ..ir.free import free_vars
-
-    needed = set(free_vars(body))
-    for v, node in missing.items():
-        if v in needed:
-            raise ConversionError(
-                f"{frontend} variable {node.name!r} (node {node.index}) has no value in the "
-                f"parameters and no shape in shape=...: a parameter is missing, or an input "
-                f"needs its shape")
-    inputs = [v for v in inputs if v in needed]
-    param_vars = [v for v in param_vars if v in needed]
-    kept = {v.name_hint for v in param_vars}
-    used = {k: a for k, a in used.items() if k in kept}
+    inputs, param_vars, used = _keep_used(body, inputs, param_vars, used, missing, frontend)
     func = Function(inputs + param_vars, body)
     mod = IRModule.from_expr(func)
     try:
@@ -117,6 +103,26 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             f"the converted {frontend} graph does not type-check (a parameter shape may not "
             f"match the graph): {e}" + (f"\n{hint}" if hint else "")) from e
     return mod, used
+
+
+def _keep_used(body, inputs, param_vars, used, missing, frontend):
+    """The inputs, parameter variables and parameter values the outputs ``body`` depend on:
+    ``main`` takes those, as tvm.relay 0.19 built it from the graph's free variables (a loss
+    layer's label, SoftmaxOutput's, is unused in inference). A variable in ``missing`` (no
+    value, no shape) is an error only when used."""
+    from ..ir.free import free_vars
+
+    needed = set(free_vars(body))
+    for v, node in missing.items():
+        if v in needed:
+            raise ConversionError(
+                f"{frontend} variable {node.name!r} (node {node.index}) has no value in the "
+                f"parameters and no shape in shape=...: a parameter is missing, or an input "
+                f"needs its shape")
+    param_vars = [v for v in param_vars if v in needed]
+    kept = {v.name_hint for v in param_vars}
+    return ([v for v in inputs if v in needed], param_vars,
+            {k: a for k, a in used.items() if k in kept})
 
 
 def _shapeless_hint(inputs) -> str:
