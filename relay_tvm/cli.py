@@ -321,6 +321,15 @@ def cmd_run(args):
         if not dev.exist:
             raise CLIError(f"--device {args.device}: this machine has no {args.device} device "
                            f"(or TVM's {args.device} runtime is missing)")
+        from .backend.library_file import looks_like_library
+
+        if not os.path.isfile(args.module):
+            raise CLIError(f"{args.module}: no such file (expected a library written by "
+                           f"`relay-tvm compile`)")
+        if not looks_like_library(args.module):
+            raise CLIError(f"{args.module}: not a relay_tvm library (expected the .so written "
+                           f"by `relay-tvm compile MODEL -o NET.so`; inputs go in --input "
+                           f"NAME=FILE.npy)")
         gm = load_module(args.module)["default"](dev)
     values = _load_inputs(args.input, gm, args.fill_random)
     with _step(bar, "run"):

@@ -92,6 +92,18 @@ def check_shared_library(path: str, who: str) -> None:
                          f"end at byte {shoff + shentsize * shnum}); export it again")
 
 
+def looks_like_library(path: str) -> bool:
+    """Whether ``path`` starts like a file ``tvm.runtime.load_module`` loads: an ELF, Mach-O
+    or PE shared library, or a tar of object files (``export_library(..."x.tar")``)."""
+    with open(path, "rb") as f:
+        head = f.read(264)
+    if head[:4] == b"\x7fELF" or head[:2] == b"MZ":
+        return True
+    if head[:4] in (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe"):
+        return True
+    return head[257:262] == b"ustar"
+
+
 def read_isa(path: str, length: int) -> dict | None:
     """The instruction-set record :func:`seal_library` wrote before the seal of ``path`` whose
     checksummed payload is ``length`` bytes long (None when there is none)."""
@@ -116,4 +128,4 @@ def read_isa(path: str, length: int) -> dict | None:
             return None
 
 
-__all__ = ["seal_library", "check_shared_library", "read_isa"]
+__all__ = ["seal_library", "check_shared_library", "read_isa", "looks_like_library"]

@@ -88,6 +88,14 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
     except ConversionError as e:
         if "could not infer the type" in str(e) and _shapeless_hint(inputs):
             raise ConversionError(f"{e}\n{_shapeless_hint(inputs)}") from e
+        if "but the graph needs" in str(e) and shape:
+            # the needed shape follows from the inputs' shapes: a wrong input shape (a missing
+            # batch axis) shows up as a weight "of the wrong shape"
+            given = {k: tuple(v) for k, v in shape.items()}
+            raise ConversionError(
+                f"{e}\nhint: the shape the graph needs follows from the input shape(s) "
+                f"given, shape={given}: the likely cause is a wrong input shape (a missing "
+                f"batch axis: (N, C, H, W) for NCHW layers) rather than a wrong weight") from e
         raise
     body = heads[0] if len(heads) == 1 else Tuple(heads)
     inputs, param_vars, used = _keep_used(body, inputs, param_vars, used, missing, frontend)

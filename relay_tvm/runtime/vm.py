@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from ..backend.library_file import check_shared_library, seal_library
+from ..backend.library_file import check_shared_library, looks_like_library, seal_library
 from ..errors import BuildError, InputError
 from .interpreter import ConstructorValue, RefValue, host_tensor
 
@@ -143,6 +143,9 @@ def load_executable(path: str) -> Executable:
 
     if not os.path.exists(path):
         raise BuildError(f"load_executable: no such file {path!r}")
+    if os.path.isdir(path) or not looks_like_library(path):
+        raise BuildError(f"load_executable: {path!r} is not a relay_tvm library (expected a "
+                         f"shared library written by Executable.export_library)")
     check_shared_library(path, "load_executable")
     try:
         lib = tvm.runtime.load_module(path)

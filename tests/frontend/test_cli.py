@@ -225,3 +225,14 @@ def test_input_dtype_other_than_the_parameters(exported, capsys):
     assert rc == 2
     err = capsys.readouterr().err
     assert "--dtype float16 sets the dtype of the inputs" in err and "float32" in err
+
+
+def test_run_a_file_that_is_not_a_library(tmp_path, capsys):
+    """`relay-tvm run x.npy` (an input given where the library goes): a CLIError saying so,
+    not TVM's loader text (from a new-user trial)."""
+    np.save(tmp_path / "x.npy", np.zeros((1, 2), "float32"))
+    assert main(["run", str(tmp_path / "x.npy")]) == 2
+    err = capsys.readouterr().err
+    assert "x.npy: not a relay_tvm library" in err and "relay-tvm compile" in err
+    assert main(["run", str(tmp_path / "nope.so")]) == 2
+    assert "nope.so: no such file" in capsys.readouterr().err
