@@ -276,12 +276,17 @@ def _check(value, sig, fname, exe):
         return tuple(_check(v, s, fname, exe) for v, s in zip(value, shape))
     if isinstance(value, (bool, int, float, np.generic)):
         value = np.asarray(value, dtype=dtype)
+    elif isinstance(value, list):  # Python numbers take the parameter's dtype, as scalars do
+        from .pyargs import list_to_array
+
+        value = list_to_array(value, dtype, f"@{fname} argument %{name}")
     if isinstance(value, np.ndarray):
         got = "bool" if value.dtype == np.bool_ else value.dtype.name
     elif hasattr(value, "dtype"):
         got = str(value.dtype)
     else:
-        raise InputError(f"@{fname} argument %{name}: unsupported value {type(value).__name__}")
+        raise InputError(f"@{fname} argument %{name}: expected a NumPy array or a tvm tensor "
+                         f"({kind} {dtype}), got {type(value).__name__}")
     if got != dtype:
         raise InputError(f"@{fname} argument %{name}: got dtype {got}, expected {dtype} "
                          f"(no implicit cast)")
