@@ -15,6 +15,8 @@ an emulator showing another architecture's), only the architecture is compared.
 
 from __future__ import annotations
 
+import functools
+
 # LLVM feature name -> /proc/cpuinfo flag (x86_64)
 _X86 = {
     "sse3": "pni", "ssse3": "ssse3", "sse4.1": "sse4_1", "sse4.2": "sse4_2", "sse4a": "sse4a",
@@ -64,6 +66,7 @@ def target_isa(target) -> dict | None:
             "target": str(target)}
 
 
+@functools.lru_cache(maxsize=1)
 def host_isa() -> tuple:
     """``(arch, flags)`` of this machine: ``platform.machine()`` normalized (``x86_64``,
     ``aarch64``) and the set of ``/proc/cpuinfo`` flags, or None where they cannot be read."""
