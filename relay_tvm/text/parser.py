@@ -119,9 +119,10 @@ class Parser(TypeSyntax):
         self.mod = init_module.copy() if init_module is not None else IRModule()
         self.globals = {gv.name_hint: gv for gv in self.mod.get_global_vars()}
         self.gtypes = {g.name_hint: g for g in self.mod.get_global_type_vars()}
-        self.type_arity: dict = {}  # type parameters of the ADTs defined in this text
+        self.type_arity: dict = {}  # number of type parameters of each ADT
         self.ctors = {}
         for td in self.mod.type_definitions.values():
+            self.type_arity[td.header.name_hint] = len(td.type_vars)
             for c in td.constructors:
                 self.ctors[c.name_hint] = c
 
@@ -209,7 +210,8 @@ class Parser(TypeSyntax):
         return Var(name, span=self.span(t))
 
     def _count_type_params(self, j: int) -> int:
-        """The number of names in the ``[A, B]`` starting at token ``j`` (0 when none)."""
+        """The number of names in the ``[A, B]`` starting at token ``j`` (0 when none): the type
+        parameters of the ``type`` definition whose name precedes it."""
         toks = self.toks
         if j >= len(toks) or toks[j].kind != PUNCT or toks[j].value != "[":
             return 0

@@ -47,3 +47,17 @@ def @f(%l: P) -> int32 { 0 }
 """
     with pytest.raises(relay.errors.RelayError, match=r"type P takes 1 type argument"):
         relay.fromtext(src)
+
+
+
+def test_prelude_list_needs_its_argument():
+    from relay_tvm.prelude import Prelude
+    from relay_tvm.text.parser import parse
+
+    mod = relay.IRModule()
+    Prelude(mod)
+    head = '#[version = "0.0.5"]\n'
+    parsed = parse(head + "def @f(%l: List[int32]) -> int32 { 0 }", init_module=mod)
+    assert isinstance(parsed["f"].params[0].type_annotation, TypeCall)
+    with pytest.raises(relay.errors.RelayError, match=r"type List takes 1 type argument"):
+        parse(head + "def @g(%l: List) -> int32 { 0 }", init_module=mod)
