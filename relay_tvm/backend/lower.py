@@ -425,8 +425,11 @@ class LowerCache:
             # the kernel's checks run first, so a size that makes no valid output is reported
             # by what the operator required rather than by the negative size it led to
             sprim = with_checks(sprim, checks_on_input_shapes(symbols))
+            why = getattr(anchor.op, "shape_error", None) if anchor is not None else None
+            if callable(why):
+                why = why(anchor.attrs)
             sprim = with_nonnegative_check(sprim, sum(v is not None for v in vecs),
-                                           f"{what} (kernel {name})")
+                                           f"{what} (kernel {name})", why)
             lowered.shape_func_name = name + "_shape_func"
             lowered.shape_func = sprim.with_attr("global_symbol", lowered.shape_func_name)
         return lowered
