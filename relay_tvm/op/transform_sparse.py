@@ -416,9 +416,39 @@ def _strided_set_ref(args, attrs, out_type):
 
 
 def _strided_set_compute(attrs, inputs, out_type):
-    from tvm import topi
+    """topi.strided_set's rule, with every read of ``v`` guarded: a position is taken from
+    ``v`` only when the slice covers it, its index into ``v`` is inside ``v``'s shape and the
+    stride is not 0 (topi's form read past ``v``'s end when ``v`` was smaller than the slice,
+    and divided by a zero stride)."""
+    from tvm import te, tirx
 
-    return topi.strided_set(*inputs)
+    data, v, begin, end, strides = inputs
+    n = len(data.shape)
+    i32 = "int32"
+
+    def entry(vec, i, default):
+        return tirx.if_then_else(vec.shape[0] > i, vec[i], default)
+
+    def f(*idx):
+        conds, vidx = [], []
+        for i in range(n):
+            size = tirx.Cast(i32, data.shape[i])
+            s = entry(strides, i, tirx.const(1, i32))
+            b = entry(begin, i, tirx.Select(s > 0, tirx.const(0, i32), size))
+            e = entry(end, i, tirx.Select(s > 0, size + 1, -(size + 1)))
+            b = tirx.Select(b < 0, b + size, b)
+            e = tirx.Select(e < 0, e + size, e)
+            x = tirx.Cast(i32, idx[i])
+            safe = tirx.Select(s == 0, tirx.const(1, i32), s)
+            up = tirx.all(s > 0, b <= x, x < e, tirx.floormod(x - b, safe) == 0)
+            down = tirx.all(s < 0, e < x, x <= b, tirx.floormod(b - x, -safe) == 0)
+            k = tirx.Select(s > 0, tirx.floordiv(x - b, safe), tirx.floordiv(b - x, -safe))
+            conds.append(tirx.all(tirx.any(up, down), k >= 0, k < tirx.Cast(i32, v.shape[i])))
+            vidx.append(tirx.Select(tirx.all(k >= 0, k < tirx.Cast(i32, v.shape[i])), k, 0))
+        inside = tirx.all(*conds)
+        return tirx.if_then_else(inside, v(*vidx), data(*idx))
+
+    return te.compute(data.shape, f, name="strided_set")
 
 
 register_op(
@@ -451,8 +481,10 @@ def strided_set(data, v, begin, end, strides=None):
 
     Raises:
         TypeInferenceError: (at type inference) dtypes or ranks do not fit.
-        InterpreterError: (the reference interpreter) v's shape is not the slice's (compiled
-            code does not check it).
+        InterpreterError: (the reference interpreter) v's shape is not the slice's, or a
+            stride is 0. Compiled code cannot raise there: it never reads outside ``v`` and
+            writes only the positions of the slice that ``v`` covers (a zero stride writes
+            none); check such inputs with the interpreter.
     """
     from ..ir.expr import const
 
@@ -461,7 +493,47 @@ def strided_set(data, v, begin, end, strides=None):
 
     if strides is None:
         strides = const(np.array([1], "int32"))
-    return make_call("strided_set", [data, v, vec(begin), vec(end), vec(strides)])
+    args = [data, v, vec(begin), vec(end), vec(strides)]
+    _check_static_slice(*args)
+    return make_call("strided_set", args)
+
+
+def _static_shape(e):
+    """The static shape of a typed ``Var`` or a ``Constant``, else None."""
+    from ..ir.expr import Constant, Var
+
+    if isinstance(e, Constant):
+        return tuple(np.asarray(e.data.numpy()).shape)
+    t = getattr(e, "type_annotation", None) if isinstance(e, Var) else None
+    shape = getattr(t, "shape", None)
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return None
+    return tuple(shape)
+
+
+def _check_static_slice(data, v, begin, end, strides):
+    """Where data's and v's shapes and the begin/end/strides values are known when the call
+    is made, v must have the slice's shape and no stride may be 0 (compiled code cannot raise
+    at run time; see :func:`strided_set`)."""
+    from ..ir.expr import Constant
+
+    dshape, vshape = _static_shape(data), _static_shape(v)
+    if dshape is None or vshape is None or len(vshape) != len(dshape) or \
+            not all(isinstance(x, Constant) for x in (begin, end, strides)):
+        return
+    b, e, st = (np.asarray(x.data.numpy()).reshape(-1).tolist() for x in (begin, end, strides))
+    want = []
+    for i, size in enumerate(dshape):
+        si = st[i] if i < len(st) else 1
+        if si == 0:
+            raise TypeInferenceError(f"strided_set: stride {i} is 0")
+        bi = b[i] if i < len(b) else (0 if si > 0 else size)
+        ei = e[i] if i < len(e) else (size + 1 if si > 0 else -(size + 1))
+        want.append(len(_axis_positions(bi, ei, si, size)))
+    if tuple(want) != vshape:
+        raise TypeInferenceError(f"strided_set: v has shape {shape_str(vshape)}, the slice "
+                                 f"begin={b} end={e} strides={st} of data "
+                                 f"{shape_str(dshape)} has shape {shape_str(tuple(want))}")
 
 
 # ---- fixed_point_multiply ----------------------------------------------------------------------

@@ -152,10 +152,14 @@ def test_strided_set_errors():
         infer(relay.strided_set(x, relay.var("v", shape=(2, 4)), b, [2]))
     from relay_tvm.errors import InterpreterError
 
+    with pytest.raises(TypeInferenceError, match="slice"):  # known when the call is made
+        relay.strided_set(x, relay.const(np.ones((1, 4), "float32")), [0], [2])
+    b = relay.var("b", shape=(1,), dtype="int32")  # known at run time: the interpreter raises
     with pytest.raises(InterpreterError, match="slice"):
-        f = relay.Function([x], relay.strided_set(x, relay.const(np.ones((1, 4), "float32")),
-                                                  [0], [2]))
-        relay.create_executor("debug").evaluate(f)(np.zeros((3, 4), "float32"))
+        f = relay.Function([x, b], relay.strided_set(x, relay.const(np.ones((1, 4), "float32")),
+                                                     b, [2]))
+        relay.create_executor("debug").evaluate(f)(np.zeros((3, 4), "float32"),
+                                                   np.array([0], "int32"))
 
 
 @pytest.mark.parametrize(
@@ -203,3 +207,34 @@ def test_segment_sum(shape, dtype, num_segments, dynamic):
     for kind in kinds:
         got = relay.create_executor(kind, mod=mod, target="llvm").evaluate()(data, ids)
         np.testing.assert_array_equal(got.numpy(), exp)
+
+
+def test_strided_set_v_of_another_shape():
+    """v must have the slice's shape. Known when the call is made: a TypeInferenceError. Known
+    only at run time (begin/end/strides variables): compiled code used to read past v's end
+    (garbage like 3e-41 in the output) and divide by a zero stride; it now writes only what v
+    covers and never reads outside it (lead's review of compat12)."""
+    d = relay.var("d", shape=(4, 4))
+    v = relay.var("v", shape=(1, 1))
+    with pytest.raises(TypeInferenceError, match=r"v has shape \(1, 1\).*has shape \(2, 2\)"):
+        relay.strided_set(d, v, [0, 0], [2, 2], [1, 1])
+    with pytest.raises(TypeInferenceError, match="stride 1 is 0"):
+        relay.strided_set(d, relay.var("w", shape=(2, 2)), [0, 0], [2, 2], [1, 0])
+    b = relay.var("b", shape=(2,), dtype="int32")
+    dv = np.arange(16, dtype="float32").reshape(4, 4)
+    c = relay.const
+    for args, runtime, want_set in [
+        ((b, c(np.array([2, 2], "int32")), c(np.array([1, 1], "int32"))),
+         np.array([0, 0], "int32"), [(0, 0)]),
+        ((c(np.array([0, 0], "int32")), c(np.array([2, 2], "int32")), b),
+         np.array([0, 1], "int32"), []),
+    ]:
+        f = relay.Function([d, v, b], relay.strided_set(d, v, *args))
+        mod = relay.IRModule.from_expr(f)
+        for kind in ("graph", "vm"):
+            out = relay.create_executor(kind, mod=mod).evaluate()(
+                dv, np.full((1, 1), -1.0, "float32"), runtime).numpy()
+            want = dv.copy()
+            for pos in want_set:
+                want[pos] = -1.0
+            np.testing.assert_array_equal(out, want)
