@@ -240,7 +240,7 @@ def with_nonnegative_check(sprim, n_vectors: int, what: str):
         for j in range(int(buf.shape[0])):
             msg = (f"{SHAPE_CHECK}: {what}: the values of its tensor arguments give no "
                    f"valid shape for output {k} (dimension {j} would be negative): an invalid "
-                   f"size, shape, pad width, scale or axis given as a tensor, or a reshape "
+                   f"size, shape, pad width, scale, stride or axis given as a tensor, or a reshape "
                    f"that does not keep the element count")
             stmts.append(tirx.AssertStmt(tirx.BufferLoad(buf, [tirx.const(j, "int64")]) >= 0,
                                          tvm.ir.StringImm("ValueError"), [tvm.ir.StringImm(msg)]))

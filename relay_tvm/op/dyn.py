@@ -22,7 +22,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import InputError, TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType, TupleType
 from ._common import normalize_axis, out_dims, select_of, shape_str, tensor_args
@@ -303,8 +303,10 @@ def _slice_bounds(b, e, s, n, size_mode):
     b = tirx.max(tirx.min(b, hi), lo)
     e = tirx.max(tirx.min(e, hi), lo)
     span = tirx.Select(pos, e - b, b - e)
-    step = tirx.Select(pos, s, -s)
-    length = tirx.max((span + step - one) // step, zero)
+    step = tirx.Select(pos, s, tirx.Select(s == zero, one, -s))  # never divide by 0 (SIGFPE)
+    # a zero stride (a run-time value) gives length -1, which the shape function's
+    # non-negative check reports as an InputError
+    length = tirx.Select(s == zero, -one, tirx.max((span + step - one) // step, zero))
     return b, length, s
 
 
@@ -329,7 +331,8 @@ def _slice_ref(args, attrs, out_type):
             continue
         st = s[a] if a < len(s) else 1
         if st == 0:
-            raise TypeInferenceError("dyn.strided_slice: a stride is 0")
+            raise InputError(f"dyn.strided_slice: the stride of axis {a} is 0 (strides "
+                             f"{s}); a slice step must be nonzero")
         end = e[a] if a < len(e) else None
         if attrs.slice_mode == "size":
             end, st = (None if end is None or end < 0 else b[a] + end), 1
