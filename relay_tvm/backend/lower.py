@@ -379,8 +379,15 @@ class LowerCache:
 
         name = self._name_for(func, "" if out_pack is None else "_layout_transform")
         symbols = SymbolicDims()
-        with self.target:  # some topi computes read the current target (conv2d_NCHWc)
-            inputs, outputs, lifted = to_te(func, name, symbols)
+        from ..op import _common
+
+        del _common.INDEX_CHECKS[:]
+        try:
+            with self.target:  # some topi computes read the current target (conv2d_NCHWc)
+                inputs, outputs, lifted = to_te(func, name, symbols)
+            index_checks = list(_common.INDEX_CHECKS)
+        finally:
+            del _common.INDEX_CHECKS[:]
         if out_pack is not None:
             if len(outputs) != 1 or symbols.vars or symbols.data_dependent:
                 raise BuildError(f"{name}: only a kernel with one static-shape output can "
@@ -398,6 +405,10 @@ class LowerCache:
             prim = with_checks(prim, symbols.checks)
         else:
             prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name)
+        if index_checks:
+            from .shape_func import with_index_checks
+
+            prim = with_index_checks(prim, inputs, index_checks)
         prim = prim.with_attr("global_symbol", name)
         in_types = [symbolic_type(t) for t in inputs]
         out_types = [symbolic_type(t) for t in outputs]

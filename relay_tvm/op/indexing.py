@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import InputError, TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
 from ._common import (
@@ -21,6 +21,7 @@ from ._common import (
     out_dims,
     require_at_run_time,
     require_equal_dims,
+    require_indices_in_range,
     shape_str,
     static_value,
     tensor_args,
@@ -436,6 +437,12 @@ def _gather_nd_rel(types, attrs):
 def _gather_nd_ref(args, attrs, out_type):
     x, idx = args
     b = attrs.batch_dims
+    for r in range(idx.shape[0]):
+        n = x.shape[b + r]
+        bad = idx[r][(idx[r] < -n) | (idx[r] >= n)]
+        if bad.size:
+            raise InputError(f"gather_nd: index {int(bad.flat[0])} out of range for axis {b + r} "
+                             f"of data shape {shape_str(x.shape)} (valid: [{-n}, {n}))")
     if b == 0:
         return x[tuple(idx)]
     parts = [x[bi][tuple(idx[(slice(None), *bi)])] for bi in np.ndindex(*x.shape[:b])]
@@ -443,11 +450,32 @@ def _gather_nd_ref(args, attrs, out_type):
 
 
 def _gather_nd_compute(attrs, inputs, out_type):
-    from tvm import topi
+    """topi.gather_nd on indices wrapped (negative: from the end, as NumPy) and clamped into
+    range, so that no read leaves ``data``; the kernel checks the indices first (an index out of
+    ``[-n, n)`` is an InputError) when they are a kernel input."""
+    from tvm import te, tirx, topi
 
-    return topi.gather_nd(
-        inputs[0], inputs[1], attrs.batch_dims
-    )
+    x, idx = inputs
+    b = attrs.batch_dims
+
+    def size(i):  # the size of the data axis that indices[i[0], ...] indexes
+        dims = [tirx.const(int(d), "int64") if isinstance(d, int) else tirx.Cast("int64", d)
+                for d in x.shape[b:b + int(idx.shape[0])]]
+        out = dims[-1]
+        for r in range(len(dims) - 2, -1, -1):
+            out = tirx.Select(tirx.Cast("int64", i[0]) == r, dims[r], out)
+        return out
+
+    require_indices_in_range(idx, size, f"gather_nd: an index is out of range for data shape "
+                             f"{shape_str(x.shape)} (valid on each axis: [-n, n))")
+
+    def safe(*i):
+        n = size(i).astype(idx.dtype)
+        v = idx(*i)
+        v = tirx.Select(v < 0, v + n, v)
+        return tirx.max(tirx.min(v, n - 1), tirx.const(0, idx.dtype))
+
+    return topi.gather_nd(x, te.compute(idx.shape, safe, name="gather_nd_index"), b)
 
 
 register_op(

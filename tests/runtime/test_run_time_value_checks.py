@@ -33,3 +33,31 @@ def test_dyn_strided_slice_zero_stride(executor):
     for bad in ([0, 1], [1, 0]):
         with pytest.raises(InputError, match="strided_slice.*stride"):
             _run(executor, [x, s], body, xv, np.array(bad, "int64"))
+
+
+@pytest.mark.parametrize("executor,opt_level",
+                         [("debug", 3), ("graph", 0), ("graph", 3), ("vm", 0), ("vm", 3)])
+def test_gather_nd_index_out_of_range(executor, opt_level):
+    x = relay.var("x", shape=(2, 3, 4))
+    i = relay.var("i", shape=(2, 3), dtype="int32")
+    body = relay.add(relay.gather_nd(x, i), relay.const(1.0))  # fused with what follows
+    xv = _f32(2, 3, 4)
+    with relay.transform.PassContext(opt_level=opt_level):
+        good = np.array([[0, 1, -2], [2, -1, 0]], "int32")  # negative: from the end, as NumPy
+        res = _run(executor, [x, i], body, xv, good)
+        np.testing.assert_array_equal(res.numpy(), xv[tuple(good)] + 1)
+        for bad in ([[0, 50000000, 1], [0, 0, 0]], [[0, 1, 0], [0, -4, 0]], [[-3, 0, 0], [0] * 3]):
+            with pytest.raises(InputError, match="gather_nd.*out of range"):
+                _run(executor, [x, i], body, xv, np.array(bad, "int32"))
+
+
+def test_gather_nd_batch_dims_checks_each_axis():
+    x = relay.var("x", shape=(2, 5, 3))
+    i = relay.var("i", shape=(1, 2), dtype="int64")
+    body = relay.gather_nd(x, i, batch_dims=1)
+    xv = _f32(2, 5, 3)
+    for executor in ("debug", "vm"):
+        res = _run(executor, [x, i], body, xv, np.array([[4, -5]], "int64"))
+        np.testing.assert_array_equal(res.numpy(), np.stack([xv[0, 4], xv[1, 0]]))
+        with pytest.raises(InputError, match="gather_nd"):
+            _run(executor, [x, i], body, xv, np.array([[5, 0]], "int64"))
