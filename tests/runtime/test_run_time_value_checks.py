@@ -8,7 +8,7 @@ import pytest
 import tvm
 
 import relay_tvm as relay
-from relay_tvm.errors import InputError
+from relay_tvm.errors import InputError, TypeInferenceError
 
 
 def _run(executor, params, body, *args):
@@ -61,3 +61,27 @@ def test_gather_nd_batch_dims_checks_each_axis():
         np.testing.assert_array_equal(res.numpy(), np.stack([xv[0, 4], xv[1, 0]]))
         with pytest.raises(InputError, match="gather_nd"):
             _run(executor, [x, i], body, xv, np.array([[5, 0]], "int64"))
+
+
+@pytest.mark.parametrize("executor", ["debug", "vm"])
+@pytest.mark.parametrize("xshape", [(2, 3), (relay.Any(), 3)], ids=["static", "any"])
+def test_dyn_broadcast_to_checks_compatibility(executor, xshape):
+    x = relay.var("x", shape=xshape)
+    s = relay.var("s", shape=(3,), dtype="int64")
+    body = relay.broadcast_to(x, s)
+    for xv, good in ((_f32(2, 3), [4, 2, 3]), (_f32(1, 3), [2, 5, 3])):
+        if xv.shape[0] == 1 and xshape[0] == 2:
+            continue  # the static program's x has 2 rows
+        res = _run(executor, [x, s], body, xv, np.array(good, "int64"))
+        np.testing.assert_array_equal(res.numpy(), np.broadcast_to(xv, good))
+    for bad in ([1, 4, 3], [1, 2, 1], [2, 3, 3]):
+        with pytest.raises(InputError, match="broadcast_to"):
+            _run(executor, [x, s], body, _f32(2, 3), np.array(bad, "int64"))
+
+
+def test_dyn_broadcast_to_rejects_a_shorter_shape():
+    x = relay.var("x", shape=(2, 3))
+    s = relay.var("s", shape=(1,), dtype="int64")
+    with pytest.raises(TypeInferenceError, match="broadcast_to.*fewer"):
+        relay.transform.InferType()(tvm.IRModule.from_expr(
+            relay.Function([x, s], relay.broadcast_to(x, s))))
