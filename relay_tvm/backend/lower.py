@@ -276,6 +276,43 @@ def _copy_of(t):
     return lambda *i: t(*i)
 
 
+def keep_init_of_empty_reductions(prim):
+    """``prim`` with the init of every reduction block whose loop nest has a loop of extent 0
+    moved out in front of that loop (``decompose_reduction``).
+
+    A reduction block's ``T.init()`` is lowered to ``if k == 0: init`` inside the reduction
+    loops, so over an empty reduction axis (``sum`` of a (3, 0) tensor, a conv2d with 0 input
+    channels) it never ran and the output kept uninitialised memory instead of the reduction's
+    identity (new-user trial)."""
+    import tvm
+    from tvm import s_tir, tirx
+
+    sch = s_tir.Schedule(tvm.IRModule({"main": prim}))
+    try:
+        todo = list(sch.get_child_blocks(sch.get_sblock("root")))
+    except Exception:  # no root block to walk: leave the function as it is
+        return prim
+    found = []
+    while todo:
+        block = todo.pop()
+        todo.extend(sch.get_child_blocks(block))
+        if sch.get(block).init is not None:
+            found.append(block)
+    changed = False
+    for block in found:
+        loops = sch.get_loops(block)
+        empty = [lp for lp in loops
+                 if isinstance(sch.get(lp).extent, tirx.IntImm) and int(sch.get(lp).extent) == 0]
+        if not empty:
+            continue
+        try:
+            sch.decompose_reduction(block, empty[0])
+            changed = True
+        except Exception:  # noqa: S112 - a loop nest decompose_reduction refuses: unchanged
+            continue
+    return sch.mod["main"] if changed else prim
+
+
 class LowerCache:
     """Lowers primitive functions, compiling structurally equal ones once.
 
@@ -405,6 +442,7 @@ class LowerCache:
             prim = with_checks(prim, symbols.checks)
         else:
             prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name)
+        prim = keep_init_of_empty_reductions(prim)
         if index_checks:
             from .shape_func import with_index_checks
 
