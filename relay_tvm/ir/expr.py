@@ -313,7 +313,9 @@ def const(value, dtype=None, span=None) -> Constant:
 
     Raises:
         RelayError: ``value`` is not a number, sequence, array or tensor, or holds integers the
-            constant's integer dtype cannot hold (tvm.relay 0.19 wrapped them silently).
+            constant's integer dtype cannot hold (tvm.relay 0.19 wrapped them silently), or
+            holds floats with a fraction, inf or NaN for an integer dtype (0.19 truncated
+            ``const(1.7, "int32")`` to 1).
     """
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         value = value.numpy()
@@ -331,7 +333,22 @@ def const(value, dtype=None, span=None) -> Constant:
 def _check_integers_fit(value: np.ndarray, target: np.dtype, defaulted: bool) -> None:
     """Refuse integer values that the integer dtype of the constant cannot hold (NumPy's cast
     would wrap them: ``2**40 + 5`` as int32 is 5)."""
-    if value.dtype.kind not in "iub" or target.kind not in "iu" or value.size == 0:
+    if target.kind not in "iu" or value.size == 0:
+        return
+    if value.dtype.kind == "f":
+        bad = ~np.isfinite(value) | (value != np.trunc(value))
+        if bad.any():
+            first = value.reshape(-1)[int(np.argmax(bad.reshape(-1)))]
+            raise RelayError(f"const: {first!r} is not an integer, and {target} constants hold "
+                             f"integers only (round or cast the value explicitly)")
+        value = value.astype("float64")
+        lo, hi = value.min(), value.max()
+        info = np.iinfo(target)
+        if lo < info.min or hi > info.max:
+            raise RelayError(f"const: value range [{lo}, {hi}] does not fit {target} "
+                             f"[{info.min}, {info.max}]")
+        return
+    if value.dtype.kind not in "iub":
         return
     info = np.iinfo(target)
     lo, hi = int(value.min()), int(value.max())

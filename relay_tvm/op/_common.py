@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import TypeInferenceError
@@ -284,7 +286,21 @@ def dim_mul(a, b):
     return _simplify(a * b)
 
 
-__all__ += ["dim_add", "dim_mul"]
+def dim_scale(d, s: float):
+    """``floor(d * s + 0.5)`` of a dimension (upsampling's output extent): ``Any`` stays
+    ``Any``, a symbolic ``d`` (a VM kernel being lowered) gives the same rounding as an int64
+    PrimExpr."""
+    if isinstance(d, AnyDim):
+        return AnyDim()
+    if isinstance(d, int):
+        return int(math.floor(d * s + 0.5))
+    from tvm import tirx
+
+    scaled = tirx.Cast("float64", as_int64(d)) * float(s) + 0.5
+    return tirx.Cast("int64", tirx.floor(scaled))
+
+
+__all__ += ["dim_add", "dim_mul", "dim_scale"]
 
 
 def static_value(v, what: str, op_name: str):

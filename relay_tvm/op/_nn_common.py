@@ -138,9 +138,14 @@ def out_size(size, k, pad_lo, pad_hi, stride, dil, ceil_mode=False):
         out = (size + pad_lo + pad_hi - eff + stride - 1) // stride + 1
         # PyTorch's rule, which topi.nn.pool follows: the last window must start inside the
         # input or its leading padding.
-        if isinstance(out, int) and (out - 1) * stride >= size + pad_lo:
-            out -= 1
-        return out
+        if isinstance(out, int):
+            if (out - 1) * stride >= size + pad_lo:
+                out -= 1
+            return out
+        from tvm import tirx  # symbolic: a VM kernel of Any spatial size being lowered
+
+        one, zero = tirx.const(1, "int64"), tirx.const(0, "int64")
+        return out - tirx.Select((out - 1) * stride >= size + pad_lo, one, zero)
     return (size + pad_lo + pad_hi - eff) // stride + 1
 
 

@@ -28,16 +28,25 @@ def _ceildiv(a, b):
     return tirx.floordiv(a + (b - 1), b)
 
 
+def _sizes(x, pos):
+    """The extents of ``x`` along axes ``pos``: ints where static, the symbolic ``PrimExpr``
+    of a kernel with ``Any`` dimensions elsewhere."""
+    from ._common import out_dims
+
+    return out_dims([x.shape[p] for p in pos])
+
+
 def window_pool(x, kind, layout, spatial, k, s, d, before, after, out_shape,
                 count_include_pad=False):
     """Max or average pooling of ``x`` (layout ``layout``, spatial letters ``spatial``) with
-    pool sizes ``k``, strides ``s``, dilations ``d`` and pads ``before``/``after``, to the static
-    ``out_shape`` (ceil_mode is already in it)."""
+    pool sizes ``k``, strides ``s``, dilations ``d`` and pads ``before``/``after``, to
+    ``out_shape`` (ceil_mode is already in it; symbolic where the input's spatial extents are:
+    the VM's kernels of ``Any`` height/width)."""
     from tvm import te, tirx
 
     nd = len(spatial)
     pos = _positions(layout, spatial)
-    size = [int(x.shape[p]) for p in pos]
+    size = _sizes(x, pos)
     raxes = [te.reduce_axis((0, k[i]), name=f"r{i}") for i in range(nd)]
     dt = x.dtype
 
@@ -93,9 +102,12 @@ def adaptive_max_pool(x, layout, spatial, osz, out_shape):
 
     nd = len(spatial)
     pos = _positions(layout, spatial)
-    size = [int(x.shape[p]) for p in pos]
+    size = _sizes(x, pos)
+    # the widest window; a symbolic size (the VM's Any height/width) gets the bound
+    # ceil(S/O) + 1, the taps past a window's end masked below
     widths = [max(-((-(o + 1) * size[i]) // osz[i]) - (o * size[i] // osz[i])
-                  for o in range(osz[i])) for i in range(nd)]
+                  for o in range(osz[i])) if isinstance(size[i], int)
+              else _ceildiv(size[i], osz[i]) + 1 for i in range(nd)]
     raxes = [te.reduce_axis((0, widths[i]), name=f"r{i}") for i in range(nd)]
     red = reducer("max", x.dtype)
 

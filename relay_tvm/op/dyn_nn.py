@@ -329,14 +329,14 @@ class _Up:
         return TensorType(shape, out.dtype)
 
     def ref(self, args, attrs, out_type):
-        from .nn_shape import _scaled
+        from ._common import dim_scale
 
         scales = [float(np.asarray(s)) for s in args[1:]]
         if any(not s > 0 for s in scales):
             raise InputError(f"{self.name}: scales must be positive, got {tuple(scales)}")
         shape = list(args[0].shape)
         for a, s in zip(self.axes(attrs.layout), scales):
-            shape[a] = _scaled(shape[a], s)
+            shape[a] = dim_scale(shape[a], s)
         if any(d <= 0 for d in shape):
             raise InputError(f"{self.name}: scales {tuple(scales)} make an empty output "
                              f"{tuple(shape)}")

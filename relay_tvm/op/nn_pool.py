@@ -340,7 +340,7 @@ def _adaptive_compute(nd, kind, op, global_):
         axes = [pos[c] for c in SPATIAL[nd]]
         if kind == "max":
             osz = ((1,) * nd if global_
-                   else _adaptive_size(attrs, nd, [int(x.shape[a]) for a in axes], op))
+                   else _adaptive_size(attrs, nd, out_dims([x.shape[a] for a in axes]), op))
             return adaptive_max_pool(x, attrs.layout, SPATIAL[nd], osz,
                                      out_dims(out_type.shape))
         if global_ and nd == 2:

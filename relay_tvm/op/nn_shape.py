@@ -8,15 +8,13 @@ All are kInjective, as in Relay. TE computes: ``topi.nn.pad`` / ``replicate_pad`
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.expr import Constant, Expr
 from ..ir.types import AnyDim, TensorType
-from ._common import out_dims, shape_str, tensor_args
+from ._common import dim_mul, dim_scale, out_dims, shape_str, tensor_args
 from ._nn_common import check_rank, layout_axes
 from .image import resize_reference
 from .registry import OpPattern, make_call, register_op
@@ -139,10 +137,7 @@ def _flatten_rel(types, attrs):
         raise TypeInferenceError("nn.batch_flatten: data must have rank >= 1, got a scalar")
     rest = 1
     for d in data.shape[1:]:
-        if not isinstance(d, int):
-            rest = AnyDim()
-            break
-        rest *= d
+        rest = dim_mul(rest, d)  # Any stays Any; symbolic while a VM kernel is lowered
     return TensorType((data.shape[0], rest), data.dtype)
 
 
@@ -302,12 +297,6 @@ def space_to_depth(data, block_size, layout="NCHW"):
 # ---- nn.upsampling ---------------------------------------------------------------------------
 
 
-def _scaled(d, s):
-    if not isinstance(d, int):
-        return AnyDim()
-    return int(math.floor(d * s + 0.5))
-
-
 def _upsampling_rel(types, attrs):
     op = "nn.upsampling"
     ts = tensor_args(types, ("data",), op)
@@ -325,8 +314,8 @@ def _upsampling_rel(types, attrs):
         raise TypeInferenceError(f"{op}: scales must be positive, got ({attrs.scale_h}, {attrs.scale_w})")
     shape = list(data.shape)
     h, w = (2, 3) if attrs.layout == "NCHW" else (1, 2)
-    shape[h] = _scaled(shape[h], attrs.scale_h)
-    shape[w] = _scaled(shape[w], attrs.scale_w)
+    shape[h] = dim_scale(shape[h], attrs.scale_h)
+    shape[w] = dim_scale(shape[w], attrs.scale_w)
     return TensorType(shape, data.dtype)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
-from ._common import out_dims, shape_str, tensor_args
+from ._common import dim_scale, out_dims, shape_str, tensor_args
 from ._nn_common import check_rank
 from .image import COORDINATE_MODES, resize_reference
 from .registry import OpPattern, make_call, register_op
@@ -356,7 +356,7 @@ def _up3_rel(types, attrs):
     for a, s in zip(axes, (attrs.scale_d, attrs.scale_h, attrs.scale_w)):
         if s <= 0:
             raise TypeInferenceError(f"{op}: scales must be positive")
-        shape[a] = int(math.floor(shape[a] * s + 0.5)) if isinstance(shape[a], int) else AnyDim()
+        shape[a] = dim_scale(shape[a], s)
     return TensorType(shape, data.dtype)
 
 

@@ -129,7 +129,8 @@ def create_executor(kind="debug", mod=None, device=None, target="llvm", params=N
 
     Args:
         kind: ``"debug"`` (the reference interpreter), ``"graph"`` (compiled dataflow program)
-            or ``"vm"`` (compiled, the full language).
+            or ``"vm"`` (compiled, the full language). tvm.relay 0.19's ``"aot"`` runs on the
+            graph executor, with a warning (TVM 0.27 has no AOT executor).
         mod: the module (``IRModule()`` when None).
         device: a ``tvm.runtime.Device`` for compiled executors (CPU by default).
         target: the compilation target for compiled executors.
@@ -144,6 +145,13 @@ def create_executor(kind="debug", mod=None, device=None, target="llvm", params=N
         return Interpreter_(mod, device, target, params)
     if kind in ("graph", "vm", "aot"):
         from .compiled import make_compiled_executor
+
+        if kind == "aot":
+            import warnings
+
+            warnings.warn("create_executor('aot'): relay_tvm has no AOT executor (TVM 0.27 "
+                          "removed it); the graph executor compiles and runs the program",
+                          UserWarning, stacklevel=2)
 
         return make_compiled_executor(kind, mod, device, target, params)
     raise RelayError(f"unknown executor kind {kind!r}; expected 'debug', 'graph' or 'vm'")

@@ -129,6 +129,13 @@ def eligible(orig, new) -> bool:
     return _avx2_target()
 
 
+def weight_block(o: int, tiles: int) -> int:
+    """Output channels per block of the packed weight (``OIHW{k}o2i``): 16 (two int32 vectors
+    per register tile row, fewer weight loads per ``vpmaddwd``) when a register tile of 4-6
+    input tiles divides ``tiles``, else 8 with up to 12 tiles."""
+    return 16 if o % 16 == 0 and any(tiles % d == 0 for d in (4, 5, 6)) else 8
+
+
 def int16_winograd_conv(orig, new):
     """``nn.conv2d`` -> layout_transform to ``NCHW{ic}c``, F(2x2, 3x3) of the integer
     transformed weight packed as ``OIHW{k}o2i``, right shift by 2, layout_transform back."""
@@ -141,10 +148,7 @@ def int16_winograd_conv(orig, new):
     oc = block_size(o)
     pt, pl, pb, pr = nn_winograd._pad4(a.padding)
     n, _, h, w = _ty(orig.args[0]).shape
-    tiles = n * -(-(h + pt + pb - 2) // _TILE) * -(-(w + pl + pr - 2) // _TILE)
-    # 16 channels (2 vectors) when a register tile of 4-6 input tiles x 2 vectors divides the
-    # tiles (fewer weight loads per vpmaddwd), else 8 with up to 12 tiles
-    ob = 16 if o % 16 == 0 and any(tiles % d == 0 for d in (4, 5, 6)) else 8
+    ob = weight_block(o, n * -(-(h + pt + pb - 2) // _TILE) * -(-(w + pl + pr - 2) // _TILE))
     u = transformed_weight(new.args[1].data.numpy())  # (4, 4, O, I)
     al = u.shape[0]
     u = u.reshape(al, al, o // ob, ob, c // 2, 2).transpose(0, 1, 2, 4, 3, 5)

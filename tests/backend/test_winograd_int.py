@@ -204,3 +204,63 @@ def test_haswell_target_is_avx2_only():
         lib = relay.build(mod, target="llvm -mcpu=haswell")
     asm = lib.get_source("asm")
     assert "vpmaddwd" in asm and "zmm" not in asm
+
+
+def _wino_kernels(lib):
+    """The TIR text of the built Winograd kernels."""
+    return [f.script() for gv, f in lib.ir_mod.functions.items() if WINO in gv.name_hint]
+
+
+def chained(shape, w1, w2, zp=5):
+    """conv -> clip to int8 -> conv: the first convolution's output stays blocked
+    (``NCHW{k}c``), the second's data is bounded by the clip, so both are Winograd."""
+    x = relay.var("x", shape=shape, dtype="uint8")
+    d = relay.subtract(relay.cast(x, "int16"), relay.const(np.int16(zp)))
+    y = relay.nn.conv2d(d, relay.const(w1.astype("int16")), padding=(1, 1),
+                        channels=w1.shape[0], kernel_size=(3, 3), out_dtype="int32")
+    y = relay.cast(relay.clip(relay.right_shift(y, relay.const(np.int32(6))), -128, 127),
+                   "int16")
+    z = relay.nn.conv2d(y, relay.const(w2.astype("int16")), padding=(1, 1),
+                        channels=w2.shape[0], kernel_size=(3, 3), out_dtype="int32")
+    return relay.IRModule.from_expr(relay.Function([x], z))
+
+
+def np_chained(xv, w1, w2, zp=5):
+    y = np.clip(np_conv(xv.astype("int64") - zp, w1, (1, 1, 1, 1)) >> 6, -128, 127)
+    return np_conv(y, w2, (1, 1, 1, 1))
+
+
+@needs_avx2
+@pytest.mark.parametrize("n,c,o,h,w,knobs", [
+    (1, 64, 64, 56, 56, {}),                  # ResNet-18's layer 1: 28 groups of a tile row
+    (2, 16, 32, 9, 11, {}),                   # batch 2, ragged last tile row and column
+    (1, 32, 64, 14, 14, {"rows": 7, "osplit": 2}),  # one group, two output-channel chunks
+    (1, 16, 64, 12, 12, {"rows": 2, "osplit": 4}),
+    (1, 32, 32, 8, 8, {"fuse": 0}),           # the stages one by one (the earlier schedule)
+])
+def test_int16_winograd_fused_stages_exact(n, c, o, h, w, knobs):
+    # the int16 Winograd with its three stages fused per group of tile rows (one parallel
+    # loop besides the padding) computes exactly NumPy's integer convolution, whatever the
+    # grouping knobs, the batch and the ragged last tiles
+    from relay_tvm.backend.schedule import LAST_ERRORS
+    from relay_tvm.backend.schedule.cpu import override_knobs
+
+    rng = np.random.default_rng(n + c + o + h + w)
+    xv = rng.integers(0, 256, (n, c, h, w)).astype("uint8")
+    w1 = rng.integers(-128, 128, (o, c, 3, 3)).astype("int16")
+    w2 = rng.integers(-128, 128, (o, o, 3, 3)).astype("int16")
+    LAST_ERRORS.clear()
+    with override_knobs(knobs), relay.transform.PassContext(opt_level=3):
+        lib = relay.build(chained(xv.shape, w1, w2), target="llvm")
+    assert not LAST_ERRORS, LAST_ERRORS  # no template fell back to the generic schedule
+    kernels = _wino_kernels(lib)
+    assert len(kernels) == 2
+    for text in kernels:
+        # fused: one parallel loop over the groups (and the padding's, when materialized);
+        # stage by stage: one per stage
+        parallel = text.count("T.parallel")
+        assert parallel >= 3 if knobs.get("fuse") == 0 else parallel <= 2, text
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu()))
+    gm.set_input("x", xv)
+    gm.run()
+    np.testing.assert_array_equal(gm.get_output(0).numpy(), np_chained(xv, w1, w2))

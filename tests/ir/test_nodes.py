@@ -173,4 +173,12 @@ def test_const_refuses_integers_its_dtype_cannot_hold():
         relay.const(300, "int8")
     with pytest.raises(RelayError, match="does not fit uint8"):
         relay.const([-1, 2], "uint8")
-    assert relay.const(1.5, "int32").data.numpy() == 1  # a float cast truncates, as NumPy does
+    # a float with a fraction (or inf/NaN) for an integer dtype is refused: tvm.relay 0.19
+    # truncated const(1.7, "int32") to 1 silently (new-user finding); integral floats convert
+    assert relay.const(2.0, "int32").data.numpy() == 2
+    assert relay.const([-3.0, 4.0], "int8").data.numpy().tolist() == [-3, 4]
+    for bad in (1.7, [1.0, 2.5], float("nan"), float("inf")):
+        with pytest.raises(RelayError, match="not an integer.*int32 constants hold integers"):
+            relay.const(bad, "int32")
+    with pytest.raises(RelayError, match="does not fit int8"):
+        relay.const(1e3, "int8")

@@ -180,3 +180,23 @@ def test_bound_params_are_checked_not_broadcast():
     mod2 = relay.IRModule.from_expr(relay.Function([a, s], relay.multiply(a, s)))
     out = relay.create_executor("debug", mod=mod2, params={"s": 2.0}).evaluate()(np.ones((2, 3), "float32"))
     np.testing.assert_allclose(out.numpy(), 2 * np.ones((2, 3)))
+
+
+def test_create_executor_aot_warns_and_runs_on_the_graph_executor():
+    """tvm.relay 0.19's create_executor("aot") ran without a word on the graph executor here
+    (new-user finding); it now says so, and still computes the right value."""
+    import warnings
+
+    import numpy as np
+    import pytest
+
+    import relay_tvm as relay
+
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.multiply(x, relay.const(2.0))))
+    with pytest.warns(UserWarning, match="no AOT executor.*graph executor"):
+        ex = relay.create_executor("aot", mod=mod)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = ex.evaluate()(np.array([1.0, -2.0, 0.5], "float32")).numpy()
+    np.testing.assert_array_equal(out, [2.0, -4.0, 1.0])

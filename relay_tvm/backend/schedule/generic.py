@@ -32,7 +32,8 @@ def iter_kinds(sch, block) -> list:
 
 def loop_extent(sch, loop):
     ext = sch.get(loop).extent
-    return int(ext) if hasattr(ext, "value") else None
+    # IntImm only: a Cast also has a ``value`` (its operand), a symbolic one
+    return int(ext) if type(ext).__name__ == "IntImm" else None
 
 
 def inline_producers(sch) -> None:

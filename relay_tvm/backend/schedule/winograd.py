@@ -110,6 +110,113 @@ def _batched_gemm_pairs(sch, bg, ob, p_ext, knobs):
     sch.unroll(ov)
 
 
+def _gemm_pairs_tile(sch, bg, nv, mb):
+    """The int16-pairs GEMM's register tile over the block's last five loops ``(a, b, p, o,
+    c)``: ``mb`` tiles x ``nv`` 8-channel vectors, the reduction over channel pairs inside the
+    tile loop; returns the outer loops ``(a, b, p / mb, o / (8 nv))``."""
+    from . import cpu_int
+
+    cpu_int.register()
+    la, lb, lp, lo, lk = sch.get_loops(bg)[-5:]
+    po, pi = sch.split(lp, factors=[None, mb])
+    oo, ov, o8 = sch.split(lo, factors=[None, nv, 8])
+    ko, k2 = sch.split(lk, factors=[None, 2])
+    sch.reorder(la, lb, po, oo, ko, pi, ov, o8, k2)
+    init = sch.decompose_reduction(bg, ko)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.tensorize(o8, cpu_int.INTRIN)
+    sch.unroll(pi)
+    sch.unroll(ov)
+    return la, lb, po, oo
+
+
+def _pairs_mb(tiles: int, nv: int) -> list[int]:
+    """Register-tile row counts for ``tiles`` GEMM rows: divisors whose accumulators
+    (``mb * nv``) leave room for the loaded weight vectors and a broadcast in 16 ymm."""
+    return [d for d in divisors(tiles, 16) if d * nv <= 12] or [1]
+
+
+def _fused_pairs(sch, names, out, a, m, target, knobs) -> bool:
+    """The int16-pairs Winograd with its stages fused per group of tile rows (knob ``fuse``):
+    for each group, in parallel over (batch, group), the input transform, the ``alpha^2`` GEMMs
+    and the output transform run back to back, so the transformed input and the GEMM result
+    (a few hundred KB for a 56x56 plane) stay in the core's L2 instead of going through L3
+    between three parallel loops. Chosen when the packed weight fits in half of L2 (it is
+    read once per group) and tile rows divide evenly into groups; returns False (nothing
+    changed) otherwise, and the caller schedules the stages one by one."""
+    knobs = knobs or Knobs()
+    bg = names["bgemm"]
+    la, _, lp, lo, lk = sch.get_loops(bg)
+    alpha = generic.loop_extent(sch, la)
+    p_ext, o_ext, c_ext = (generic.loop_extent(sch, v) for v in (lp, lo, lk))
+    ob = int(a.kernel_layout[4:-3])
+    loops = sch.get_loops(out)
+    if len(loops) != 5 or None in (alpha, p_ext, o_ext, c_ext):  # a blocked (NCHW{k}c) output
+        return False
+    n, oc, y, x = loops[:4]
+    n_ext, y_ext, x_ext = (generic.loop_extent(sch, v) for v in (n, y, x))
+    th, tw = -(-y_ext // m), -(-x_ext // m)
+    if n_ext * th * tw != p_ext:
+        return False
+    # the weight is read once per group: fused only when it stays in L2 (in the whole network,
+    # ResNet-18's 2 MB and 8 MB Winograd weights re-read per group from L3 or memory cost more
+    # than the fusion saves: measured 2% slower on one thread, this Zen 3)
+    w_bytes = alpha * alpha * o_ext * c_ext * 2
+    if not knobs.pick("fuse", [0, 1], int(w_bytes <= cpu_features(target).l2_bytes // 2)):
+        return False
+    nv = ob // 8
+    # tile rows per group: the fewest whose tiles give a register tile of >= 4 rows
+    rows = [g for g in (1, 2, 4, 7, 8) if th % g == 0]
+    good = [g for g in rows if max(_pairs_mb(g * tw, nv)) >= 4]
+    g = knobs.pick("rows", rows, (good or rows)[0])
+    cands = _pairs_mb(g * tw, nv)
+    mb = knobs.pick("mb", cands, max(cands))
+    # output-channel chunks per group (each recomputes the group's input transform): more
+    # parallel iterations when there are few groups
+    oc_ext = generic.loop_extent(sch, oc)
+    per_block = o_ext // oc_ext
+    splits = [d for d in (1, 2, 4) if oc_ext % d == 0 and (oc_ext // d * per_block) % ob == 0]
+    osplit = knobs.pick("osplit", splits, 1)  # 1: measured best on ResNet-18's layers
+
+    # the output (inverse transform + epilogue) by tile rows, groups of g outermost
+    yo, yi = sch.split(y, factors=[None, m])
+    xo, xi = sch.split(x, factors=[None, m])
+    yoo, yoi = sch.split(yo, factors=[None, g])
+    oco, oc = sch.split(oc, factors=[osplit, None])
+    c = loops[4]
+    sch.reorder(n, yoo, oco, oc, yoi, xo, yi, xi, c)
+    lanes = vector_lanes(target, 32)
+    cx = generic.loop_extent(sch, c)
+    if cx > 2 * lanes and cx % lanes == 0:
+        _, c = sch.split(c, factors=[None, lanes])
+    if not generic.touches_bool(sch, out):
+        sch.vectorize(c)
+    _tmp_at(sch, _blocks(sch)["inverse_tmp"], xo, vector=True)
+    sch.unroll(yi)
+    sch.unroll(xi)
+    # the group's GEMMs, then its input transform, computed under the group loop
+    dp = names["data_pack"]
+    sch.compute_at(bg, oco, preserve_unit_loops=True)
+    sch.compute_at(dp, oco, preserve_unit_loops=True)
+    sch.parallel(sch.fuse(n, yoo, oco))  # before the GEMM's reduction is split and tensorized
+    _gemm_pairs_tile(sch, bg, nv, mb)
+    la, lb, lp, lc = sch.get_loops(dp)[-4:]
+    blocked_in = a.data_layout != "NCHW"
+    ic = int(a.data_layout[4:-1]) if blocked_in else 1
+    if blocked_in and ic % 8 == 0:
+        lco, lci = sch.split(lc, factors=[None, 8])
+        sch.reorder(lp, lco, la, lb, lci)
+        sch.vectorize(lci)
+        at, vec = lco, True
+    else:
+        sch.reorder(lc, lp, la, lb)
+        at, vec = lp, False
+    sch.unroll(la)
+    sch.unroll(lb)
+    _tmp_at(sch, names["data_tmp"], at, vector=vec)
+    return True
+
+
 def _batched_gemm(sch, names, a, lanes, target, knobs):
     """Stage 2, the batched GEMM (knobs ``mb``, ``nb``)."""
     # batched GEMM
@@ -184,9 +291,12 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
     dtype = str(_write_buffer(sch, names["bgemm"]).dtype)
     lanes = vector_lanes(target, tvm.DataType(dtype).bits)
 
-    _input_transform(sch, names, a, lanes)
-    _batched_gemm(sch, names, a, lanes, target, knobs)
-    _output_transform(sch, out, m, lanes)
+    if a.kernel_layout.endswith("o2i") and _fused_pairs(sch, names, out, a, m, target, knobs):
+        pass
+    else:
+        _input_transform(sch, names, a, lanes)
+        _batched_gemm(sch, names, a, lanes, target, knobs)
+        _output_transform(sch, out, m, lanes)
     if "data_pad" in _blocks(sch):
         generic.parallel_vectorize(sch, _blocks(sch)["data_pad"])
     return {}
