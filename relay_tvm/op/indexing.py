@@ -309,6 +309,8 @@ def _take_rel(types, attrs):
 
 def _take_1(x, idx, axis, mode):
     n = x.shape[axis]
+    if mode == "fast":
+        _np_index_check("take", idx, n, x.shape)
     if mode == "clip":
         idx = np.clip(idx, 0, n - 1)
     elif mode == "wrap":
@@ -329,12 +331,46 @@ def _take_ref(args, attrs, out_type):
     ).reshape(*x.shape[:b], *_take_1(x[(0,) * b], idx[(0,) * b], axis - b, attrs.mode).shape)
 
 
+def _checked_indices(op_name, x, idx, n):
+    """``idx`` with negative values counted from the end (NumPy) and clamped into ``[0, n)``,
+    so no read leaves the data; the kernel first checks that the values lie in ``[-n, n)``
+    (an InputError naming ``op_name`` otherwise) when ``idx`` is a kernel input."""
+    from tvm import te, tirx
+
+    n64 = tirx.const(int(n), "int64") if isinstance(n, int) else tirx.Cast("int64", n)
+    require_indices_in_range(idx, lambda i: n64, f"{op_name}: an index is out of range for "
+                             f"data shape {shape_str(x.shape)} (valid: [-n, n) on the indexed "
+                             f"axis of size n)")
+
+    def safe(*i):
+        nn = n64.astype(idx.dtype)
+        v = idx(*i)
+        v = tirx.Select(v < 0, v + nn, v)
+        return tirx.max(tirx.min(v, nn - 1), tirx.const(0, idx.dtype))
+
+    return te.compute(idx.shape, safe, name=f"{op_name}_index")
+
+
+def _np_index_check(op_name, idx, n, data_shape):
+    bad = idx[(idx < -n) | (idx >= n)]
+    if bad.size:
+        raise InputError(f"{op_name}: index {int(bad.flat[0])} out of range for data shape "
+                         f"{shape_str(data_shape)} (valid: [{-n}, {n}) on the indexed axis)")
+
+
 def _take_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.take(
-        inputs[0], inputs[1], axis=attrs.axis, batch_dims=attrs.batch_dims, mode=attrs.mode
-    )
+    x, idx = inputs
+    mode = attrs.mode
+    if mode == "fast":  # "fast" trusts the indices; an index out of range read past the data
+        n = x.shape[attrs.axis % len(x.shape)] if attrs.axis is not None else None
+        if n is None:
+            n = 1
+            for d in x.shape:
+                n = n * d
+        idx, mode = _checked_indices("take", x, idx, n), "clip"
+    return topi.take(x, idx, axis=attrs.axis, batch_dims=attrs.batch_dims, mode=mode)
 
 
 register_op(
@@ -382,12 +418,17 @@ def _gather_rel(types, attrs):
     return TensorType(idx.shape, data.dtype)
 
 
+def _gather_ref(x, idx, axis):
+    _np_index_check("gather", idx, x.shape[axis], x.shape)
+    return np.take_along_axis(x, idx.astype("int64"), axis)
+
+
 def _gather_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.gather(
-        inputs[0], attrs.axis, inputs[1]
-    )
+    x, idx = inputs
+    n = x.shape[attrs.axis % len(x.shape)]
+    return topi.gather(x, attrs.axis, _checked_indices("gather", x, idx, n))
 
 
 register_op(
@@ -396,9 +437,7 @@ register_op(
     arguments=("data", "indices"),
     attrs=("relay.attrs.GatherAttrs", [F("axis", "int")]),
     rel=_gather_rel,
-    ref=lambda args, attrs, out_type: np.take_along_axis(
-        args[0], args[1].astype("int64"), attrs.axis
-    ),
+    ref=lambda args, attrs, out_type: _gather_ref(args[0], args[1], attrs.axis),
     compute=_gather_compute,
     pattern=OpPattern.INJECTIVE,
     doc="out[i][j][k] = data[indices[i][j][k]][j][k] for axis 0 (numpy.take_along_axis).",

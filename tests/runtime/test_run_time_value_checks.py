@@ -85,3 +85,22 @@ def test_dyn_broadcast_to_rejects_a_shorter_shape():
     with pytest.raises(TypeInferenceError, match="broadcast_to.*fewer"):
         relay.transform.InferType()(tvm.IRModule.from_expr(
             relay.Function([x, s], relay.broadcast_to(x, s))))
+
+
+@pytest.mark.parametrize("executor,opt_level", [("debug", 3), ("graph", 0), ("vm", 3)])
+def test_take_fast_and_gather_index_out_of_range(executor, opt_level):
+    x = relay.var("x", shape=(3, 4))
+    i = relay.var("i", shape=(2, 4), dtype="int32")
+    take = relay.take(x, i, axis=0, mode="fast")
+    gather = relay.gather(x, 0, i)
+    xv = _f32(3, 4)
+    good = np.array([[0, 2, -1, -3], [1, 1, 0, 2]], "int32")
+    with relay.transform.PassContext(opt_level=opt_level):
+        np.testing.assert_array_equal(_run(executor, [x, i], take, xv, good).numpy(),
+                                      np.take(xv, good, axis=0))
+        np.testing.assert_array_equal(_run(executor, [x, i], gather, xv, good).numpy(),
+                                      np.take_along_axis(xv, good.astype("int64"), 0))
+        for bad in ([[0, 3, 0, 0], [0] * 4], [[0] * 4, [0, 0, -4, 50000000]]):
+            for name, body in (("take", take), ("gather", gather)):
+                with pytest.raises(InputError, match=f"{name}.*out of range"):
+                    _run(executor, [x, i], body, xv, np.array(bad, "int32"))
