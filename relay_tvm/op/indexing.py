@@ -331,7 +331,7 @@ def _take_ref(args, attrs, out_type):
     ).reshape(*x.shape[:b], *_take_1(x[(0,) * b], idx[(0,) * b], axis - b, attrs.mode).shape)
 
 
-def _checked_indices(op_name, x, idx, n):
+def checked_indices(op_name, x, idx, n):
     """``idx`` with negative values counted from the end (NumPy) and clamped into ``[0, n)``,
     so no read leaves the data; the kernel first checks that the values lie in ``[-n, n)``
     (an InputError naming ``op_name`` otherwise) when ``idx`` is a kernel input."""
@@ -369,7 +369,7 @@ def _take_compute(attrs, inputs, out_type):
             n = 1
             for d in x.shape:
                 n = n * d
-        idx, mode = _checked_indices("take", x, idx, n), "clip"
+        idx, mode = checked_indices("take", x, idx, n), "clip"
     return topi.take(x, idx, axis=attrs.axis, batch_dims=attrs.batch_dims, mode=mode)
 
 
@@ -428,7 +428,7 @@ def _gather_compute(attrs, inputs, out_type):
 
     x, idx = inputs
     n = x.shape[attrs.axis % len(x.shape)]
-    return topi.gather(x, attrs.axis, _checked_indices("gather", x, idx, n))
+    return topi.gather(x, attrs.axis, checked_indices("gather", x, idx, n))
 
 
 register_op(
@@ -492,20 +492,28 @@ def _gather_nd_compute(attrs, inputs, out_type):
     """topi.gather_nd on indices wrapped (negative: from the end, as NumPy) and clamped into
     range, so that no read leaves ``data``; the kernel checks the indices first (an index out of
     ``[-n, n)`` is an InputError) when they are a kernel input."""
-    from tvm import te, tirx, topi
+    from tvm import topi
 
     x, idx = inputs
-    b = attrs.batch_dims
+    return topi.gather_nd(x, checked_nd_indices("gather_nd", x, idx, attrs.batch_dims),
+                          attrs.batch_dims)
 
-    def size(i):  # the size of the data axis that indices[i[0], ...] indexes
+
+def checked_nd_indices(op_name, x, idx, first_axis):
+    """M-d indices (row ``r`` of ``idx`` indexes axis ``first_axis + r`` of ``x``, as in
+    gather_nd/scatter_nd) wrapped from the end and clamped into range, with the kernel's check
+    that they lie in ``[-n, n)`` (see :func:`checked_indices`)."""
+    from tvm import te, tirx
+
+    def size(i):  # the size of the data axis that idx[i[0], ...] indexes
         dims = [tirx.const(int(d), "int64") if isinstance(d, int) else tirx.Cast("int64", d)
-                for d in x.shape[b:b + int(idx.shape[0])]]
+                for d in x.shape[first_axis:first_axis + int(idx.shape[0])]]
         out = dims[-1]
         for r in range(len(dims) - 2, -1, -1):
             out = tirx.Select(tirx.Cast("int64", i[0]) == r, dims[r], out)
         return out
 
-    require_indices_in_range(idx, size, f"gather_nd: an index is out of range for data shape "
+    require_indices_in_range(idx, size, f"{op_name}: an index is out of range for data shape "
                              f"{shape_str(x.shape)} (valid on each axis: [-n, n))")
 
     def safe(*i):
@@ -514,7 +522,7 @@ def _gather_nd_compute(attrs, inputs, out_type):
         v = tirx.Select(v < 0, v + n, v)
         return tirx.max(tirx.min(v, n - 1), tirx.const(0, idx.dtype))
 
-    return topi.gather_nd(x, te.compute(idx.shape, safe, name="gather_nd_index"), b)
+    return te.compute(idx.shape, safe, name=f"{op_name}_index")
 
 
 register_op(

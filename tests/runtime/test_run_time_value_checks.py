@@ -104,3 +104,24 @@ def test_take_fast_and_gather_index_out_of_range(executor, opt_level):
             for name, body in (("take", take), ("gather", gather)):
                 with pytest.raises(InputError, match=f"{name}.*out of range"):
                     _run(executor, [x, i], body, xv, np.array(bad, "int32"))
+
+
+@pytest.mark.parametrize("executor", ["debug", "graph", "vm"])
+def test_scatter_nd_and_adv_index_out_of_range(executor):
+    x = relay.var("x", shape=(2, 3))
+    i = relay.var("i", shape=(1, 2), dtype="int64")
+    u = relay.var("u", shape=(2, 3))
+    j = relay.var("j", shape=(2,), dtype="int64")
+    xv, uv = _f32(2, 3), _f32(2, 3) + 10
+    scatter = _run(executor, [x, i, u], relay.scatter_nd(x, i, u, "update"), xv,
+                   np.array([[1, -2]], "int64"), uv).numpy()
+    want = xv.copy()
+    want[1], want[0] = uv[0], uv[1]
+    np.testing.assert_array_equal(scatter, want)
+    adv = _run(executor, [x, j], relay.adv_index([x, j]), xv, np.array([1, -1], "int64"))
+    np.testing.assert_array_equal(adv.numpy(), xv[[1, -1]])
+    with pytest.raises(InputError, match="scatter_nd.*out of range"):
+        _run(executor, [x, i, u], relay.scatter_nd(x, i, u, "update"), xv,
+             np.array([[0, 50000000]], "int64"), uv)
+    with pytest.raises(InputError, match="adv_index.*out of range"):
+        _run(executor, [x, j], relay.adv_index([x, j]), xv, np.array([0, -3], "int64"))
