@@ -106,9 +106,12 @@ def main(argv=None):
         ap.error("--against ROOT is required")
     if a.clock == "cpu" and a.threads != 1:
         ap.error("--clock cpu needs --threads 1 (the worker threads' time is not counted)")
-    env = dict(os.environ, TVM_NUM_THREADS="1")  # building needs no thread pool
+    env = dict(os.environ)
     if a.threads:
         os.environ["TVM_NUM_THREADS"] = str(a.threads)
+        # the builds see the thread count the timing uses: Winograd's choice weighs the
+        # weights' DRAM traffic by it (transform/winograd_choice.py)
+        env["TVM_NUM_THREADS"] = str(a.threads)
     sys.path.insert(0, ROOT)
     print(f"against {a.against}, this {ROOT}; TVM_NUM_THREADS="
           f"{os.environ.get('TVM_NUM_THREADS', '(default)')}; {a.clock} clock; best and median "

@@ -62,6 +62,9 @@ ALLOWED = {
     # this target. Moving the target description below transform is a larger move, left open.
     ("relay_tvm.transform.winograd_choice", "relay_tvm.backend.schedule.cpu_model"),
     ("relay_tvm.transform.winograd_choice", "relay_tvm.backend.target"),
+    # ... and the Winograd schedule which register tile its batched GEMM will use (the model
+    # must price the tile the schedule builds, guarded last block included).
+    ("relay_tvm.transform.winograd_choice", "relay_tvm.backend.schedule.winograd"),
     # tvm.relay 0.19's IRModule.import_from_std("prelude.rly") loads the Prelude on demand
     # (a method of the ir-layer module class; the Prelude is built from ir, op and typing).
     ("relay_tvm.ir.module", "relay_tvm.prelude"),

@@ -261,9 +261,10 @@ class GraphExecutorFactoryModule:
             self.lib.export_library(path, **kwargs)
         except Exception as e:  # the linker's message (missing tools, unwritable file) is in e
             raise BuildError(f"export_library: writing {str(path)!r} failed: {e}") from e
+        from .isa import target_isa
         from .library_file import seal_library
 
-        seal_library(str(path))
+        seal_library(str(path), target_isa(self.target))
 
     def __getitem__(self, name):
         if name != self.libmod_name:
@@ -272,6 +273,9 @@ class GraphExecutorFactoryModule:
         if self.module_class is None:
             raise BuildError("lib['default'](dev): no graph module class registered; "
                              "import relay_tvm.runtime")
+        from .isa import check_isa, target_isa
+
+        check_isa(target_isa(self.target), f"lib[{name!r}](dev)", "the library")
         return lambda dev=None: self.module_class._from_executable(self.lib, dev, self.meta,
                                                                    self.params)
 

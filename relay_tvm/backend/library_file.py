@@ -4,6 +4,9 @@ the loaders run before ``dlopen`` (a damaged or truncated file would crash the p
 from __future__ import annotations
 
 _SEAL = b"relay_tvm-crc32\x01"  # + payload length (8 bytes, little-endian) + CRC-32 (4 bytes)
+# the instruction-set record (JSON, see relay_tvm.backend.isa) sits just before the seal, inside
+# the checksummed payload: <json> + _ISA + <json length, 4 bytes little-endian>
+_ISA = b"relay_tvm-isa\x01"
 
 
 def _crc32_of(path: str, length: int) -> int:
@@ -20,11 +23,14 @@ def _crc32_of(path: str, length: int) -> int:
     return crc
 
 
-def seal_library(path: str) -> None:
+def seal_library(path: str, isa: dict | None = None) -> None:
     """Append a CRC-32 of the exported library ``path`` after its last byte (the dynamic loader
     ignores bytes past the ELF image), so that :func:`check_shared_library` refuses a damaged
     copy before ``dlopen`` runs its code: a single flipped byte used to crash the process.
+    ``isa`` (:func:`relay_tvm.backend.isa.target_isa` of the target) is written before the
+    checksum, so that the loader can refuse code this CPU cannot run (SIGILL otherwise).
     Other files (a ``.tar`` of objects) are left as they are."""
+    import json
     import os
     import struct
 
@@ -32,6 +38,10 @@ def seal_library(path: str) -> None:
         head = f.read(18)
     if len(head) < 18 or head[:4] != b"\x7fELF" or head[16] != 3:  # only ELF shared objects
         return
+    if isa:
+        record = json.dumps(isa, sort_keys=True).encode()
+        with open(path, "ab") as f:
+            f.write(record + _ISA + struct.pack("<I", len(record)))
     length = os.path.getsize(path)
     with open(path, "ab") as f:
         f.write(_SEAL + struct.pack("<QI", length, _crc32_of(path, length)))
@@ -43,10 +53,12 @@ def check_shared_library(path: str, who: str) -> None:
     the missing pages and the process dies of SIGBUS): its section header table, which the
     linker writes at the end, must lie inside the file. Files without the checksum (exported
     by older versions, or by TVM itself) get only the second check; other formats are left to
-    TVM's loader.
+    TVM's loader. A library whose seal records its target's instruction set is refused when this
+    machine lacks some of it (see :func:`relay_tvm.backend.isa.check_isa`).
 
     Raises:
-        BuildError: the checksum differs, or the file ends before its section headers.
+        BuildError: the checksum differs, the file ends before its section headers, or the
+            library needs another architecture or CPU features this machine lacks.
     """
     import os
     import struct
@@ -65,6 +77,9 @@ def check_shared_library(path: str, who: str) -> None:
                 raise BuildError(f"{who}: {path!r} is damaged (its CRC-32 checksum from export "
                                  f"does not match: a changed or truncated copy); export it "
                                  f"again")
+            from .isa import check_isa
+
+            check_isa(read_isa(path, length), who, repr(path))
     with open(path, "rb") as f:
         head = f.read(64)
     if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:  # only 64-bit ELF is checked
@@ -77,4 +92,40 @@ def check_shared_library(path: str, who: str) -> None:
                          f"end at byte {shoff + shentsize * shnum}); export it again")
 
 
-__all__ = ["seal_library", "check_shared_library"]
+def looks_like_library(path: str) -> bool:
+    """Whether ``path`` starts like a file ``tvm.runtime.load_module`` loads: an ELF, Mach-O
+    or PE shared library, or a tar of object files (``export_library(..."x.tar")``)."""
+    with open(path, "rb") as f:
+        head = f.read(264)
+    if head[:4] == b"\x7fELF" or head[:2] == b"MZ":
+        return True
+    if head[:4] in (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe"):
+        return True
+    return head[257:262] == b"ustar"
+
+
+def read_isa(path: str, length: int) -> dict | None:
+    """The instruction-set record :func:`seal_library` wrote before the seal of ``path`` whose
+    checksummed payload is ``length`` bytes long (None when there is none)."""
+    import json
+    import struct
+
+    tail = len(_ISA) + 4
+    if length < tail:
+        return None
+    with open(path, "rb") as f:
+        f.seek(length - tail)
+        trailer = f.read(tail)
+        if not trailer.startswith(_ISA):
+            return None
+        (n,) = struct.unpack("<I", trailer[len(_ISA):])
+        if n > length - tail:
+            return None
+        f.seek(length - tail - n)
+        try:
+            return json.loads(f.read(n))
+        except ValueError:
+            return None
+
+
+__all__ = ["seal_library", "check_shared_library", "read_isa", "looks_like_library"]

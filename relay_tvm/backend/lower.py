@@ -175,8 +175,10 @@ def _call_compute(node, flat_in, out_type):
     if op.compute is None:
         raise BuildError(f"operator {op.name} has no TE compute registered; it cannot be "
                          f"compiled (use the debug executor)", node.span)
+    from .half_accum import call_compute
+
     try:
-        out = op.compute(node.attrs, flat_in, out_type)
+        out = call_compute(op, node.attrs, flat_in, out_type)
     except BuildError:
         raise
     except Exception as e:
@@ -472,8 +474,11 @@ class LowerCache:
             # the kernel's checks run first, so a size that makes no valid output is reported
             # by what the operator required rather than by the negative size it led to
             sprim = with_checks(sprim, checks_on_input_shapes(symbols))
+            why = getattr(anchor.op, "shape_error", None) if anchor is not None else None
+            if callable(why):
+                why = why(anchor.attrs)
             sprim = with_nonnegative_check(sprim, sum(v is not None for v in vecs),
-                                           f"{what} (kernel {name})")
+                                           f"{what} (kernel {name})", why)
             lowered.shape_func_name = name + "_shape_func"
             lowered.shape_func = sprim.with_attr("global_symbol", lowered.shape_func_name)
         return lowered

@@ -255,13 +255,14 @@ def checks_on_input_shapes(symbols: SymbolicDims) -> list:
     return out
 
 
-def with_nonnegative_check(sprim, n_vectors: int, what: str):
+def with_nonnegative_check(sprim, n_vectors: int, what: str, why: str | None = None):
     """``sprim`` (a shape function whose last ``n_vectors`` parameters are its shape vectors)
     with an ``assert`` after the body that every computed dimension is >= 0.
 
     The ``dyn.*`` shape functions give a negative dimension for a value that makes no output (a
     negative size, pad width or scale given as a tensor); the VM then stops with this message
-    (turned into an :class:`relay_tvm.errors.InputError`) instead of allocating."""
+    (turned into an :class:`relay_tvm.errors.InputError`) instead of allocating. ``why`` (the
+    operator's ``shape_error``) says what such values mean for that operator."""
     import tvm
     from tvm import tirx
 
@@ -270,10 +271,12 @@ def with_nonnegative_check(sprim, n_vectors: int, what: str):
     for k, p in enumerate(params):
         buf = p  # TVM 0.27: a PrimFunc's params are its buffers
         for j in range(int(buf.shape[0])):
-            msg = (f"{SHAPE_CHECK}: {what}: the values of its tensor arguments give no "
-                   f"valid shape for output {k} (dimension {j} would be negative): an invalid "
-                   f"size, shape, pad width, scale, stride or axis given as a tensor, or a reshape "
-                   f"that does not keep the element count")
+            if why:
+                msg = f"{SHAPE_CHECK}: {what}: {why}"
+            else:
+                msg = (f"{SHAPE_CHECK}: {what}: the values of its tensor arguments give no "
+                       f"valid shape for output {k} (dimension {j}): an invalid size, shape, "
+                       f"pad width, scale, stride or axis given as a tensor")
             stmts.append(tirx.AssertStmt(tirx.BufferLoad(buf, [tirx.const(j, "int64")]) >= 0,
                                          tvm.ir.StringImm("ValueError"), [tvm.ir.StringImm(msg)]))
     if not stmts:

@@ -12,6 +12,7 @@ Translation table (string → dict), for example::
                                           "mtriple": <host>}
     "llvm -mtriple=aarch64-linux-gnu"    {"kind": "llvm", "mtriple": "aarch64-linux-gnu",
                                           "mattr": ["+neon"]}
+    "llvm -mcpu=native"                  {"kind": "llvm", "mcpu": <host cpu>, "mtriple": <host>}
     "llvm -mattr=+avx2,+fma"             {"kind": "llvm", ..., "mattr": ["+avx2", "+fma"]}
     "cuda", "cuda -arch=sm_80"           {"kind": "cuda"}, {"kind": "cuda", "arch": "sm_80"}
     "c"                                  {"kind": "c"}
@@ -96,6 +97,11 @@ def complete_llvm(d: dict) -> dict:
     if d.get("kind") != "llvm":
         return d
     cpu, triple = host_cpu()
+    if d.get("mcpu") == "native":  # LLVM's name for the host CPU (clang -march=native)
+        if "mtriple" in d and not _is_host_triple(d["mtriple"]):
+            raise BuildError(f"target: -mcpu=native means this machine's CPU, which cannot run "
+                             f"{d['mtriple']}; name the target's CPU (-mcpu=NAME)")
+        d["mcpu"] = cpu
     if "mtriple" not in d:
         d["mtriple"] = triple
         if "mcpu" not in d:

@@ -49,7 +49,7 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
         if bad:
             raise ConversionError(f"dtype given for {bad}, but the graph has no such input")
     table = {}
-    inputs, param_vars, used = [], [], {}
+    inputs, param_vars, used, missing = [], [], {}, {}
     for node in graph.nodes:
         if node.op != "null":
             continue
@@ -71,10 +71,10 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             param_vars.append(v)
             used[node.name] = as_param(arr)
         elif params_given:
-            raise ConversionError(
-                f"{frontend} variable {node.name!r} (node {node.index}) has no value in the "
-                f"parameters and no shape in shape=...: a parameter is missing, or an input "
-                f"needs its shape")
+            # an error only if the outputs use it (SoftmaxOutput's label does not)
+            v = Var(node.name, None, span)
+            missing[v] = node
+            inputs.append(v)
         else:
             shp = _var_shape_attr(node)
             ann = None
@@ -88,8 +88,17 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
     except ConversionError as e:
         if "could not infer the type" in str(e) and _shapeless_hint(inputs):
             raise ConversionError(f"{e}\n{_shapeless_hint(inputs)}") from e
+        if "but the graph needs" in str(e) and shape:
+            # the needed shape follows from the inputs' shapes: a wrong input shape (a missing
+            # batch axis) shows up as a weight "of the wrong shape"
+            given = {k: tuple(v) for k, v in shape.items()}
+            raise ConversionError(
+                f"{e}\nhint: the shape the graph needs follows from the input shape(s) "
+                f"given, shape={given}: the likely cause is a wrong input shape (a missing "
+                f"batch axis: (N, C, H, W) for NCHW layers) rather than a wrong weight") from e
         raise
     body = heads[0] if len(heads) == 1 else Tuple(heads)
+    inputs, param_vars, used = _keep_used(body, inputs, param_vars, used, missing, frontend)
     func = Function(inputs + param_vars, body)
     mod = IRModule.from_expr(func)
     try:
@@ -102,6 +111,26 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             f"the converted {frontend} graph does not type-check (a parameter shape may not "
             f"match the graph): {e}" + (f"\n{hint}" if hint else "")) from e
     return mod, used
+
+
+def _keep_used(body, inputs, param_vars, used, missing, frontend):
+    """The inputs, parameter variables and parameter values the outputs ``body`` depend on:
+    ``main`` takes those, as tvm.relay 0.19 built it from the graph's free variables (a loss
+    layer's label, SoftmaxOutput's, is unused in inference). A variable in ``missing`` (no
+    value, no shape) is an error only when used."""
+    from ..ir.free import free_vars
+
+    needed = set(free_vars(body))
+    for v, node in missing.items():
+        if v in needed:
+            raise ConversionError(
+                f"{frontend} variable {node.name!r} (node {node.index}) has no value in the "
+                f"parameters and no shape in shape=...: a parameter is missing, or an input "
+                f"needs its shape")
+    param_vars = [v for v in param_vars if v in needed]
+    kept = {v.name_hint for v in param_vars}
+    return ([v for v in inputs if v in needed], param_vars,
+            {k: a for k, a in used.items() if k in kept})
 
 
 def _shapeless_hint(inputs) -> str:

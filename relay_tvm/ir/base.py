@@ -46,15 +46,25 @@ class Node:
 
     __slots__ = ()
 
-    def astext(self, show_meta_data: bool = True) -> str:
-        """The Relay text format of this node (see :mod:`relay_tvm.text`).
+    def astext(self, show_meta_data: bool = True, show_types: bool = False,
+               show_spans: bool = False, annotate=None) -> str:
+        """The Relay text format of this node: ``relay.astext(node, ...)`` with the same
+        keywords (see :func:`relay_tvm.text.printer.astext`).
+
+        Args:
+            show_meta_data: include the ``#[metadata]`` section (non-scalar constants).
+            show_types: add ``/* ty=... */`` comments with the inferred types.
+            show_spans: add ``span=...`` to those comments.
+            annotate: optional ``f(expr) -> str | None`` added to each bound expression's
+                comment.
 
         Raises:
             RelayError: no printer is registered (``relay_tvm.text`` was never imported).
         """
         if _PRINTER is None:
             raise RelayError("astext: no text printer registered; import relay_tvm.text")
-        return _PRINTER(self, show_meta_data=show_meta_data)
+        return _PRINTER(self, show_meta_data=show_meta_data, show_types=show_types,
+                        show_spans=show_spans, annotate=annotate)
 
     def same_as(self, other) -> bool:
         """Whether ``other`` is this very object (TVM's reference equality)."""

@@ -385,9 +385,10 @@ class TupleWrapper:
         """The underlying tuple-typed expression."""
         return self.tuple_value
 
-    def astext(self):
+    def astext(self, **kwargs):
+        """The text of the wrapped tuple (keywords as for ``relay.astext``)."""
         return (
-            self.tuple_value.astext()
+            self.tuple_value.astext(**kwargs)
             if hasattr(self.tuple_value, "astext")
             else str(self.tuple_value)
         )

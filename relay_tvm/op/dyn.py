@@ -26,7 +26,13 @@ from ..errors import InputError, TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType, TupleType
 from ._common import normalize_axis, out_dims, select_of, shape_str, tensor_args
-from .registry import OpPattern, make_call, register_op, register_shape_func
+from .registry import (
+    OpPattern,
+    make_call,
+    register_op,
+    register_shape_error,
+    register_shape_func,
+)
 
 
 def _shape_arg(t, what, op_name) -> int:
@@ -146,6 +152,10 @@ register_op(
     pattern=OpPattern.OPAQUE, doc="reshape to a shape given as a 1-D tensor (0: copy, -1: infer)",
     level=10)
 register_shape_func("dyn.reshape", _dyn_reshape_shape)
+register_shape_error(
+    "dyn.reshape", "the new shape (its tensor argument newshape) does not keep the input's "
+    "element count (or holds a negative entry other than one -1); expected a shape whose "
+    "product equals the number of elements of data")
 
 
 # ---- dyn.broadcast_to, dyn.full, dyn.zeros, dyn.ones -------------------------------------------

@@ -38,7 +38,7 @@ from ..errors import InputError, TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
 from ._common import out_dims, shape_str, tensor_args
-from .registry import OpPattern, make_call, register_op, register_shape_func
+from .registry import OpPattern, make_call, register_op, register_shape_error, register_shape_func
 
 
 def _vec(values):
@@ -183,6 +183,9 @@ register_op(
     rel=_resize_rel, ref=_resize_ref, compute=_resize_compute, pattern=OpPattern.OPAQUE,
     doc="image.resize2d with the output (height, width) given as a 1-D tensor", level=5)
 register_shape_func(_RESIZE, _resize_shape)
+register_shape_error(
+    _RESIZE, "the output size (its tensor argument size) must hold whole numbers >= 1; got a "
+    "0, negative or fractional size")
 
 
 # ---- dyn.nn.pad --------------------------------------------------------------------------------
@@ -288,6 +291,16 @@ register_op(
 register_shape_func(_PAD, _pad_shape)
 
 
+def _pad_error(attrs) -> str:
+    extra = {"reflect": "; in mode 'reflect' each width must also be smaller than its axis",
+             "edge": "; in mode 'edge' a padded axis must not be empty"}.get(attrs.pad_mode, "")
+    return (f"a pad width (its tensor argument pad_width, (rank, 2) of (before, after)) is "
+            f"negative; expected widths >= 0{extra}")
+
+
+register_shape_error(_PAD, _pad_error)
+
+
 # ---- dyn.nn.upsampling, dyn.nn.upsampling3d ----------------------------------------------------
 
 
@@ -371,6 +384,9 @@ for _up, _attrs in (
                 doc=f"nn.upsampling{'' if _up.nd == 2 else '3d'} with {', '.join(_up.scales)} "
                     f"given as scalar tensors", level=2)
     register_shape_func(_up.name, _up.shape)
+    register_shape_error(_up.name, f"the scales ({', '.join(_up.scales)}, scalar tensors) must "
+                                   f"be > 0 and large enough that every output axis has at "
+                                   f"least one element")
 
 
 # ---- constructors (relay.op.dyn.image / relay.op.dyn.nn) ---------------------------------------

@@ -24,7 +24,7 @@ from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
 from ._common import shape_str, tensor_args
 from .dyn_nn import _dim, _vec
-from .registry import OpPattern, make_call, register_op, register_shape_func
+from .registry import OpPattern, make_call, register_op, register_shape_error, register_shape_func
 
 
 def _int_dtype(t, what, op):
@@ -88,6 +88,8 @@ register_op("dyn.expand_dims", num_inputs=2, arguments=("data", "axis"),
             pattern=OpPattern.OPAQUE, doc="expand_dims with the axis given as a scalar tensor",
             level=3)
 register_shape_func("dyn.expand_dims", _expand_shape)
+register_shape_error("dyn.expand_dims", "the axis (its tensor argument) is out of range for "
+                                        "the data's rank; expected -rank-1 <= axis <= rank")
 
 
 # ---- dyn.squeeze -------------------------------------------------------------------------------
@@ -158,6 +160,9 @@ register_op("dyn.squeeze", num_inputs=2, arguments=("data", "axes"),
             compute=_reshape_compute, pattern=OpPattern.OPAQUE,
             doc="squeeze with the axes given as a 1-D tensor", level=3)
 register_shape_func("dyn.squeeze", _squeeze_shape)
+register_shape_error("dyn.squeeze", "the axes (its tensor argument) are out of range for the "
+                                    "data's rank, repeat an axis, or name an axis whose size "
+                                    "is not 1")
 
 
 def expand_dims(data, axis, num_newaxis=1):

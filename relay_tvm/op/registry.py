@@ -242,6 +242,10 @@ register_rel = _setter("type_rel")
 # output shape follows from the input shapes need none: their shape function is derived from the
 # TE compute (see :mod:`relay_tvm.backend.lower`).
 register_shape_func = _setter("shape_func")
+# What it means when a shape function gives a negative dimension (its sign for "these values
+# make no output"): a string, or ``f(attrs) -> str``; the VM's InputError says it. Without one
+# the message lists the usual causes.
+register_shape_error = _setter("shape_error")
 
 
 def register_pattern(name: str, pattern: OpPattern) -> None:
@@ -283,6 +287,7 @@ __all__ = [
     "register_gradient",
     "register_rel",
     "register_shape_func",
+    "register_shape_error",
     "register_pattern",
     "get",
     "is_registered",

@@ -14,7 +14,14 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType, dim_equal
 from ._common import broadcast_shapes, out_dims, shape_str, static_value, tensor_args
-from .registry import OpPattern, make_call, register_gradient, register_op, register_shape_func
+from .registry import (
+    OpPattern,
+    make_call,
+    register_gradient,
+    register_op,
+    register_shape_error,
+    register_shape_func,
+)
 
 # ---- broadcast_to / broadcast_to_like ----------------------------------------------------------
 
@@ -478,11 +485,19 @@ def _arange_shape(attrs, inputs, out_type):
     from tvm import te, tirx
 
     start, stop, step = (x().astype("float64") for x in inputs)
-    n = tirx.max(tirx.ceil((stop - start) / step), tirx.const(0.0, "float64")).astype("int64")
+    length = tirx.ceil((stop - start) / step)
+    n = tirx.max(length, tirx.const(0.0, "float64")).astype("int64")
+    # step 0 or a non-finite value: no length (-1, which the VM's shape check reports)
+    ok = tirx.all(step != tirx.const(0.0, "float64"), tirx.isfinite(length))
+    n = tirx.Select(ok, n, tirx.const(-1, "int64"))
     return [te.compute((1,), lambda i: n, name="shape")]
 
 
 register_shape_func("arange", _arange_shape)
+register_shape_error(
+    "arange", "step is 0, or start, stop or step is not finite (the length "
+    "ceil((stop - start) / step) is undefined); expected a nonzero finite step and finite "
+    "start and stop")
 
 
 def arange(start, stop=None, step=None, dtype="float32"):

@@ -53,8 +53,9 @@ def _np_floor_div(a, b):
 
 
 # float arithmetic whose real-number identities TVM's simplifier would apply
-# (x == x, x <= x and x >= x are false for NaN; x != x is true)
-_IEEE_ARITH = {"subtract", "multiply", "divide", "floor_divide", "trunc_divide", "mod",
+# (x == x, x <= x and x >= x are false for NaN; x != x is true; x + 0.0 is +0.0 for x = -0.0,
+# but TVM folds an inlined x + 0.0 to x)
+_IEEE_ARITH = {"add", "subtract", "multiply", "divide", "floor_divide", "trunc_divide", "mod",
                "floor_mod", "equal", "not_equal", "less_equal", "greater_equal"}
 
 
@@ -121,15 +122,27 @@ def _guarded_int_division(name, a, b):
     return getattr(topi, op)(topi.where(zero, scalar(0), a), topi.where(bad, scalar(1), b))
 
 
+def _is_input(t) -> bool:
+    """``t`` is a kernel input (a placeholder), whose value TVM cannot know."""
+    from tvm import te
+
+    return isinstance(t.op, te.PlaceholderOp)
+
+
 def _topi(name):
     def compute(attrs, inputs, out_type):
         from tvm import topi
 
         if name in _IEEE_ARITH and is_float(inputs[0].dtype):
-            # keep TVM from folding x-x, x/x, x*0, x/0, x==x: an opaque rhs (lhs too for x*y) makes
-            # the operands differ syntactically and hides constants
-            lhs = opaque(inputs[0]) if name == "multiply" else inputs[0]
-            inputs = [lhs, opaque(inputs[1])]
+            # keep TVM from folding x-x, x/x, x*0, x/0, x==x, x+0: an opaque rhs (lhs too for the
+            # commutative x*y, x+y) makes the operands differ syntactically and hides constants
+            if name == "add":
+                # only x + 0.0 folds here (to x, wrong for x = -0.0), and a kernel input is never
+                # a literal: ResNet's residual and bias adds of inputs keep their TIR
+                inputs = [t if _is_input(t) else opaque(t) for t in inputs]
+            else:
+                lhs = opaque(inputs[0]) if name == "multiply" else inputs[0]
+                inputs = [lhs, opaque(inputs[1])]
         if name in _INT_DIVISION and str(inputs[0].dtype).startswith(("int", "uint")):
             return _guarded_int_division(name, *inputs)
         if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here

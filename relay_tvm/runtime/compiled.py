@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import BuildError, RelayError
+from ..errors import InputError, RelayError
 from .executor import Executor, order_args
 
 
-def _to_tensor_arg(v):
+def _to_tensor_arg(v, where: str = "argument"):
     import tvm
 
     if isinstance(v, np.ndarray) or hasattr(v, "numpy"):
@@ -20,7 +20,8 @@ def _to_tensor_arg(v):
         return np.asarray(v)
     if isinstance(v, tvm.runtime.Tensor):
         return v
-    raise BuildError(f"compiled executor: unsupported argument {type(v).__name__}")
+    raise InputError(f"{where}: expected a NumPy array or a tvm tensor, got "
+                     f"{type(v).__name__}")
 
 
 class GraphExecutor(Executor):
@@ -52,10 +53,15 @@ class GraphExecutor(Executor):
         def run(*args, **kwargs):
             args = order_args(free_names, args, kwargs)
             for i, a in enumerate(args):
+                where = f"argument {i} (%{free_names[i]})"
                 if isinstance(a, (bool, int, float)):
                     shape, dtype = gm._input_types[i]
                     a = np.asarray(a, dtype=dtype)
-                gm.set_input(i, _to_tensor_arg(a))
+                elif isinstance(a, list):  # numbers take the parameter's dtype (as 0.19)
+                    from .pyargs import list_to_array
+
+                    a = list_to_array(a, gm._input_types[i][1], where)
+                gm.set_input(i, _to_tensor_arg(a, where))
             gm.run()
             return gm.get_outputs_structured()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import RelayError
+from ..errors import InputError, RelayError
 from ..ir.expr import Function, GlobalVar
 from ..ir.module import IRModule
 from ..transform.bind_params import bind_params_by_name, check_arg  # noqa: F401  (API names)
@@ -71,18 +71,18 @@ def order_args(names, args, kwargs) -> list:
     parameter order.
 
     Raises:
-        RelayError: an unknown keyword or a wrong number of arguments.
+        InputError: an unknown keyword or a wrong number of arguments.
     """
     args = list(args)
     for k, v in kwargs.items():
         if k not in names:
-            raise RelayError(f"unknown argument {k!r}; parameters are {list(names)}")
+            raise InputError(f"unknown argument {k!r}; parameters are {list(names)}")
         idx = list(names).index(k)
         while len(args) <= idx:
             args.append(None)
         args[idx] = v
     if len(args) != len(names):
-        raise RelayError(
+        raise InputError(
             f"the function takes {len(names)} argument(s) "
             f"({', '.join('%' + n for n in names)}), got {len(args)}"
         )
@@ -115,8 +115,15 @@ class Interpreter_(Executor):
                 ty = p.checked_type
                 if isinstance(a, (bool, int, float)) and hasattr(ty, "dtype"):
                     v = np.asarray(a, dtype=ty.dtype)
+                elif isinstance(a, list) and hasattr(ty, "dtype"):  # as the compiled ones
+                    from .pyargs import list_to_array
+
+                    v = list_to_array(a, ty.dtype, f"argument {i} (%{p.name_hint})")
                 else:
                     v = to_value(a)
+                if hasattr(ty, "dtype") and not hasattr(v, "shape"):
+                    raise InputError(f"argument {i} (%{p.name_hint}): expected a NumPy array or "
+                                     f"a tvm tensor ({ty}), got {type(a).__name__}")
                 check_arg(v, ty, f"argument {i} (%{p.name_hint})")
                 vals.append(v)
             return to_user(interp.apply(closure, vals))

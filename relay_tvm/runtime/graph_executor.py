@@ -19,7 +19,7 @@ import json
 
 import numpy as np
 
-from ..backend.library_file import check_shared_library
+from ..backend.library_file import check_shared_library, looks_like_library
 from ..errors import BuildError, InputError
 from .interpreter import host_tensor
 
@@ -528,6 +528,10 @@ def load_module(path: str) -> LoadedFactory:
 
     if not os.path.exists(path):
         raise BuildError(f"load_module: no such file {path!r}")
+    if os.path.isdir(path) or not looks_like_library(path):
+        raise BuildError(f"load_module: {path!r} is not a relay_tvm library (expected a "
+                         f"shared library written by lib.export_library or `relay-tvm "
+                         f"compile`)")
     check_shared_library(path, "load_module")
     from ..backend.cuda import prefer_nvcc_at_load
 

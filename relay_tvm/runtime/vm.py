@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from ..backend.library_file import check_shared_library, seal_library
+from ..backend.library_file import check_shared_library, looks_like_library, seal_library
 from ..errors import BuildError, InputError
 from .interpreter import ConstructorValue, RefValue, host_tensor
 
@@ -84,7 +84,9 @@ class Executable:
             if cc is not None:
                 kwargs["cc"] = cc
         self.lib.export_library(path, **kwargs)
-        seal_library(str(path))
+        from ..backend.isa import target_isa
+
+        seal_library(str(path), target_isa(self.target))
 
     @property
     def bytecode(self) -> str:
@@ -141,6 +143,9 @@ def load_executable(path: str) -> Executable:
 
     if not os.path.exists(path):
         raise BuildError(f"load_executable: no such file {path!r}")
+    if os.path.isdir(path) or not looks_like_library(path):
+        raise BuildError(f"load_executable: {path!r} is not a relay_tvm library (expected a "
+                         f"shared library written by Executable.export_library)")
     check_shared_library(path, "load_executable")
     try:
         lib = tvm.runtime.load_module(path)
@@ -271,12 +276,17 @@ def _check(value, sig, fname, exe):
         return tuple(_check(v, s, fname, exe) for v, s in zip(value, shape))
     if isinstance(value, (bool, int, float, np.generic)):
         value = np.asarray(value, dtype=dtype)
+    elif isinstance(value, list):  # Python numbers take the parameter's dtype, as scalars do
+        from .pyargs import list_to_array
+
+        value = list_to_array(value, dtype, f"@{fname} argument %{name}")
     if isinstance(value, np.ndarray):
         got = "bool" if value.dtype == np.bool_ else value.dtype.name
     elif hasattr(value, "dtype"):
         got = str(value.dtype)
     else:
-        raise InputError(f"@{fname} argument %{name}: unsupported value {type(value).__name__}")
+        raise InputError(f"@{fname} argument %{name}: expected a NumPy array or a tvm tensor "
+                         f"({kind} {dtype}), got {type(value).__name__}")
     if got != dtype:
         raise InputError(f"@{fname} argument %{name}: got dtype {got}, expected {dtype} "
                          f"(no implicit cast)")
@@ -350,6 +360,10 @@ class VirtualMachine:
 
         self.exe = exe
         self.device = device if device is not None else tvm.cpu(0)
+        if exe.target is not None:  # compiled here: can this CPU run it? (loaded: checked)
+            from ..backend.isa import check_isa, target_isa
+
+            check_isa(target_isa(exe.target), "VirtualMachine", "the executable")
         self._vm = relax.VirtualMachine(exe.lib, self.device)
         self._inputs: dict = {}
         self._outputs = None

@@ -15,6 +15,7 @@ from ..ir.base import check_dtype
 from ..ir.types import (
     AnyDim,
     FuncType,
+    GlobalTypeVar,
     IncompleteType,
     RefType,
     TensorType,
@@ -134,6 +135,15 @@ class TypeSyntax:
                         break
                 self.expect_p("]", opener)
                 return TypeCall(named, args)
+            if isinstance(named, GlobalTypeVar):
+                arity = getattr(self, "type_arity", {}).get(v, 0)
+                if arity:
+                    self.fail(t, f"type {v} takes {arity} type argument(s) ({v}[...]); got "
+                                 f"none")
+                # a bare ADT name is its application to no arguments (tvm.relay 0.19's
+                # ParseNonPrimitiveType): `L` and `L[]` are the same type, the one its
+                # constructors build
+                return TypeCall(named, [])
             return named
         try:
             return TensorType((), check_dtype(_BARE_DTYPE.get(v, v)))

@@ -119,8 +119,10 @@ class Parser(TypeSyntax):
         self.mod = init_module.copy() if init_module is not None else IRModule()
         self.globals = {gv.name_hint: gv for gv in self.mod.get_global_vars()}
         self.gtypes = {g.name_hint: g for g in self.mod.get_global_type_vars()}
+        self.type_arity: dict = {}  # number of type parameters of each ADT
         self.ctors = {}
         for td in self.mod.type_definitions.values():
+            self.type_arity[td.header.name_hint] = len(td.type_vars)
             for c in td.constructors:
                 self.ctors[c.name_hint] = c
 
@@ -207,6 +209,19 @@ class Parser(TypeSyntax):
             self.poisoned.add(name)
         return Var(name, span=self.span(t))
 
+    def _count_type_params(self, j: int) -> int:
+        """The number of names in the ``[A, B]`` starting at token ``j`` (0 when none): the type
+        parameters of the ``type`` definition whose name precedes it."""
+        toks = self.toks
+        if j >= len(toks) or toks[j].kind != PUNCT or toks[j].value != "[":
+            return 0
+        n = 0
+        for t in toks[j + 1:]:
+            if t.kind == PUNCT and t.value == "]":
+                break
+            n += t.kind == IDENT
+        return n
+
     def lookup_type(self, name: str):
         for scope in reversed(self.tscopes):
             v = scope.get(name)
@@ -240,6 +255,7 @@ class Parser(TypeSyntax):
                 self.globals[n.value] = GlobalVar(n.value, self.span(n))
             elif t.value == "type" and n.kind == IDENT and n.value not in self.gtypes:
                 self.gtypes[n.value] = GlobalTypeVar(n.value, span=self.span(n))
+                self.type_arity[n.value] = self._count_type_params(j + 2)
         ends = items[1:] + [len(self.toks) - 1]
         defined: set = set()
         # type definitions first: constructors must exist before the functions that use them

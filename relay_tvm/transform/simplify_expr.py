@@ -8,7 +8,8 @@ arithmetic identities). Each rule only fires when the result keeps the call's ty
 pattern                               rewrite
 ====================================  ============================================
 ``x * 1``, ``1 * x``                  ``x``
-``x + 0``, ``0 + x``, ``x - 0``       ``x``
+``x + 0``, ``0 + x``, ``x - 0``       ``x`` (floats: only ``x + (-0.0)``, ``-0.0 + x``,
+                                      ``x - (+0.0)``, as ``-0.0 + 0.0`` is ``+0.0``)
 ``x / 1``                             ``x``
 ``reshape(reshape(x, a), b)``         ``reshape(x, b's static shape)``
 ``reshape(x, shape of x)``            ``x``
@@ -27,7 +28,7 @@ from ..ir.types import TensorType
 from ..op.registry import make_call
 from ._rewrite import Rewriter, op_name
 from .pass_infra import FunctionPass, PassInfo
-from .simplify_rules import RULES_019, is_value
+from .simplify_rules import RULES_019, is_signed_zero, is_value
 
 
 def _ty(e):
@@ -36,6 +37,16 @@ def _ty(e):
 
 def _is_value(e, v) -> bool:
     return is_value(e, v)
+
+
+def _is_unit(e, name: str, t) -> bool:
+    """``e`` is the identity operand of ``name`` (result type ``t``). A float zero must have the sign
+    that keeps every ``x`` exactly, signed zeros included (``x + (-0.0)``, ``x - (+0.0)``)."""
+    if name in ("multiply", "divide"):
+        return _is_value(e, 1)
+    if isinstance(t, TensorType) and str(t.dtype).startswith(("float", "bfloat")):
+        return is_signed_zero(e, negative=(name == "add"))
+    return _is_value(e, 0)
 
 
 def _static(t):
@@ -52,10 +63,10 @@ def _identity_operand(orig, new):
     name = op_name(new)
     lhs, rhs = new.args
     olhs, orhs = orig.args
-    unit = {"multiply": 1, "divide": 1, "add": 0, "subtract": 0}[name]
-    if _is_value(rhs, unit) and _keeps_type(orig, olhs):
+    t = _ty(orig)
+    if _is_unit(rhs, name, t) and _keeps_type(orig, olhs):
         return lhs
-    if name in ("multiply", "add") and _is_value(lhs, unit) and _keeps_type(orig, orhs):
+    if name in ("multiply", "add") and _is_unit(lhs, name, t) and _keeps_type(orig, orhs):
         return rhs
     return None
 

@@ -5,10 +5,13 @@ Relay's ``simplify_inference.cc``: the first field of ``nn.batch_norm`` becomes
 ``shift = -mean * scale + beta`` broadcast along ``axis``; ``nn.dropout``'s first field becomes its
 input; ``nn.layer_norm``, ``nn.instance_norm``, ``nn.group_norm`` become mean / variance
 arithmetic and ``nn.l2_normalize`` becomes ``data / sqrt(max(sum(data^2), eps))``. The other
-fields of batch_norm (the moving statistics) are left as they were.
+fields of batch_norm (the moving statistics) are left as they were. Half-precision (float16,
+bfloat16) normalizations are unpacked in float32 between casts, rounded once.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from ..ir.expr import Call, Constant, TupleGetItem
 from ..ir.types import TensorType
@@ -140,7 +143,16 @@ class _Simplify(Rewriter):
         fn = _UNPACK.get(name)
         if fn is None:
             return new
-        return _with_span(fn(new, orig.checked_type), orig.span)
+        ttype = orig.checked_type
+        if str(ttype.dtype) in _HALF:
+            # the whole normalization in float32, rounded once (as the compiled operator does,
+            # relay_tvm.backend.half_accum): x - mean with a float16-rounded mean was off by
+            # thousands of ulps when the spread is small against the mean
+            wide = Call(new.op, [_call("cast", a, dtype="float32") for a in new.args], new.attrs,
+                        new.type_args, new.span)
+            out = fn(wide, dataclasses.replace(ttype, dtype="float32"))
+            return _with_span(_call("cast", out, dtype=str(ttype.dtype)), orig.span)
+        return _with_span(fn(new, ttype), orig.span)
 
 
 def _with_span(e, span):
@@ -149,6 +161,7 @@ def _with_span(e, span):
     return Call(e.op, e.args, e.attrs, e.type_args, span)
 
 
+_HALF = ("float16", "bfloat16")
 _TRIGGERS = frozenset({"nn.batch_norm", "nn.dropout", *_UNPACK})
 
 

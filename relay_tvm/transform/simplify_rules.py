@@ -12,7 +12,8 @@ pattern (types known statically)                      rewrite
 ``cast(x, dtype of x)``                               ``x``
 ``cast(cast(x, a), b)`` with ``x -> a`` lossless      ``cast(x, b)`` (lossless: same kind, int /
                                                       uint / float, and ``a`` at least as wide)
-``x + zeros``, ``x * ones``, ``x - zeros``, ...       ``x`` (when the type stays the same)
+``x + zeros``, ``x * ones``, ``x - zeros``, ...       ``x`` (when the type stays the same;
+                                                      float: ``x + (-0.0)``, ``x - (+0.0)`` only)
 ``x + x``                                             ``x * 2``
 ``c / sqrt(x)`` (float)                               ``rsqrt(x)`` if ``c`` is 1, else
                                                       ``c * rsqrt(x)``
@@ -68,6 +69,22 @@ def is_value(e, v) -> bool:
         return type(fill) is Constant and fill.data.size == 1 and bool(fill.data.item() == v)
     return (v == 0 and name in ("zeros", "zeros_like")) or (v == 1 and name in ("ones",
                                                                               "ones_like"))
+
+
+def is_signed_zero(e, negative: bool) -> bool:
+    """``e`` is a float tensor whose every element is the zero of sign ``negative`` (``-0.0``
+    when true), a constant or a zeros / full call: ``x + (-0.0)`` and ``x - (+0.0)`` are ``x``
+    for every float ``x``, but ``x + (+0.0)`` turns ``x = -0.0`` into ``+0.0`` (IEEE 754)."""
+    if type(e) is Constant:
+        d = np.asarray(e.data)
+        return d.size > 0 and bool(np.all(d == 0)) and bool(np.all(np.signbit(d) == negative))
+    name = op_name(e)
+    if name in ("zeros", "zeros_like"):
+        return not negative
+    if name in ("full", "full_like"):
+        fill = e.args[-1] if name == "full_like" else e.args[0]
+        return type(fill) is Constant and is_signed_zero(fill, negative)
+    return False
 
 
 def _concretize(orig, new):
@@ -275,4 +292,4 @@ RULES_019 = [
     *((name, _full_operand) for name in _BROADCAST_OPS),
 ]
 
-__all__ = ["RULES_019", "is_value", "cast_to", "lossless"]
+__all__ = ["RULES_019", "is_value", "is_signed_zero", "cast_to", "lossless"]

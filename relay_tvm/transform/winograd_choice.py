@@ -8,18 +8,29 @@ Among the eligible ones a small analytic model of the target picks F(4x4, 3x3), 
 the direct (NCHW{c}c) convolution, counting vector instructions per output:
 
 - direct: ``9 C`` FMAs per output element, at the rate the direct template reaches, and its
-  weight streamed from memory once;
+  weight, ``9 C O`` floats, streamed from memory;
 - Winograd F(m, 3): per ``m x m`` output tile (the last ones padded when ``m`` does not divide
   the output), ``alpha^2 C O`` FMAs of the batched GEMM, the input transform (its nonzero
   terms per element, ``C`` channels) and the output transform (``O`` channels), at the rate the
-  Winograd stages reach; plus the transformed weight, ``alpha^2 C O`` floats (4x the direct
-  weight for F(4x4), what favours F(2x2) when few tiles share each weight), streamed once; and
-  a fixed start-up cost per extra stage (what keeps tiny convolutions direct).
+  Winograd stages reach; the transformed weight, ``alpha^2 C O`` floats (4x the direct weight
+  for F(4x4), 1.8x for F(2x2)), streamed from memory; the transformed input and the GEMM's
+  result, ``alpha^2 P (C + O)`` floats, each written by one stage and read by the next; and a
+  fixed cost per layer (start-up of the extra stages, the GEMM's short reductions).
 
-The costs are in vector FMA slots, so they scale with the vector width (the only target input:
-lanes of float32 from ``mcpu`` / ``mattr``, no CPU names). The constants were calibrated on
-ResNet-18's 3x3 layers on an AVX2 machine, F(4x4) and F(2x2) timed against the direct template
-in the same process.
+Weights stream from main memory, not from cache: a whole network's weights (ResNet-18's are
+46 MB direct, ~180 MB as F(4x4) Winograd) overflow the last-level cache, so each layer reads its
+own weights from DRAM on every run however it was timed alone. DRAM bandwidth does not grow with
+the thread count the way FMA throughput does (this 2-core VM reads ~20 GB/s with one thread or
+two), so the weight term is weighted by the number of threads the module will run on: with more
+threads, layers whose transformed weights are large (7x7 planes of 512 channels) move from
+F(4x4) to F(2x2).
+
+The costs are in vector FMA slots of one core, so they scale with the vector width (lanes of
+float32 from ``mcpu`` / ``mattr``, no CPU names). The constants were calibrated on 15 layer
+shapes of ResNet-18/50, VGG-16, SqueezeNet and Inception-v3 on an AVX2 machine (Zen 3), each
+layer timed as direct, F(2x2) and F(4x4) in one process with one thread, every run after a
+96 MB buffer was written (the weights and the stages' buffers come from DRAM, as they do inside
+a whole network).
 
 ``PassContext`` config ``"relay.AlterOpLayout.winograd"``: ``"auto"`` (default, the model),
 ``"never"``, or ``2`` / ``4`` to force that tile size on every eligible convolution (with or
@@ -38,17 +49,22 @@ from ..op.registry import make_call
 
 CONFIG_KEY = "relay.AlterOpLayout.winograd"
 
-# Calibration (ResNet-18's 3x3 layers, batch 1, AVX2; F(4x4), F(2x2) and the direct NCHW{c}c
-# template timed alternately in one process, medians; three runs, 1 and 2 threads; slots are in
-# units of the direct template's FMA rate): the Winograd stages issue their FMAs at ~0.71 of the
-# direct template's rate (shorter GEMM reductions, transforms that are load/store bound), times
-# the register-tile efficiency of the GEMM (P = 49 tiles allow only a 7 x 1-vector tile on
-# AVX2); weights stream at ~1.5 bytes per lane-slot; each extra kernel stage costs ~10k slots of
-# start-up (a parallel launch; 6x6 and 8x8 layers take tens of microseconds either way).
+# Calibration (15 layer shapes: ResNet's 64@56, 128@28, 256@14, 512@7, VGG's 128@56, 256@28,
+# 256@56, 512@14, 512@28, SqueezeNet's 64->256@13, 32->128@27, Inception's 96@35, 64->96@35,
+# 448->384@8, 384@8; batch 1, AVX2 Zen 3, one thread, thread CPU time, best of 20 runs each
+# after a 96 MB write, direct, F(2x2) and F(4x4) timed alternately; non-negative least squares
+# on relative error: mean error 10%, and the cheapest predicted form is the fastest measured on
+# 13 of 15 shapes, 8% and 35% slower on Inception's two 35x35 layers): in units of the direct
+# template's FMA rate, the Winograd stages issue at the same rate (1.0), weights stream at
+# ~0.6 bytes per lane-slot (5 bytes per AVX2 FMA slot, ~25 GB/s at 5 G FMA slots/s), the
+# stages' buffers at ~0.2 bytes per lane-slot (they are written and read back through the
+# caches, cold on a first touch), and each Winograd layer costs ~0.8 M slots more (start-up,
+# short GEMM reductions, the padded tail tiles' guards).
 _DIRECT_EFF = 1.0
-_WINOGRAD_EFF = 0.71
-_BYTES_PER_LANE_SLOT = 1.5
-_STAGE_OVERHEAD = 10000.0
+_WINOGRAD_EFF = 0.96
+_WEIGHT_BYTES_PER_LANE_SLOT = 0.63
+_BUFFER_BYTES_PER_LANE_SLOT = 0.18
+_LAYER_OVERHEAD = 1.1e5
 
 
 def _ty(e):
@@ -69,25 +85,26 @@ def transform_terms(tile: int) -> tuple:
 
 def gemm_tile_efficiency(p, ob, feats) -> float:
     """Fraction of the FMA rate the batched GEMM's register tile allows (the tile the schedule
-    picks, :func:`relay_tvm.backend.schedule.cpu_model.register_tile`, over the ``p`` tiles and
-    the weight's ``ob``-channel block): too few accumulators leave FMA latency exposed, too
-    few FMAs per load leave the FMA units waiting for the load ports."""
-    from ..backend.schedule.cpu_model import divisors, register_tile
+    picks, :func:`relay_tvm.backend.schedule.winograd.gemm_tile`, over the ``p`` tiles and the
+    weight's ``ob``-channel block): too few accumulators leave FMA latency exposed, too few
+    FMAs per load leave the FMA units waiting for the load ports, and a last block of tiles
+    that ``mb`` does not fill computes padding."""
+    from ..backend.schedule.winograd import gemm_tile
 
     lanes = feats.lanes(32)
-    vs = [v for v in (1, 2, 3, 4) if ob % (v * lanes) == 0]
-    if not vs:
+    if ob % lanes:
         return 0.5
-    m, v = register_tile(feats, divisors(p, 16), vs)
+    m, nb = gemm_tile(p, ob, feats)
+    v = nb // lanes
     need = feats.fma_latency * feats.fma_pipes
-    return min(m * v, need) / need * min(1.0, m * v / (m + v))
+    return min(m * v, need) / need * min(1.0, m * v / (m + v)) * p / (-(-p // m) * m)
 
 
-def winograd_cost(n, c, oh, ow, o, lanes, tile, feats=None):
-    """Estimated vector-FMA slots of F(tile x tile, 3x3) for this layer: the batched GEMM (at
-    its register tile's efficiency) and the transforms at the Winograd stages' rate, the
-    transformed weight's bytes at the streaming rate, and the start-up of three more stages
-    than the direct kernel."""
+def winograd_cost(n, c, oh, ow, o, lanes, tile, feats=None, threads=1):
+    """Estimated vector-FMA slots of one core for F(tile x tile, 3x3) on this layer: the batched
+    GEMM (at its register tile's efficiency) and the transforms at the Winograd stages' rate,
+    the transformed weight's bytes at the DRAM streaming rate (times ``threads``: the cores
+    share the memory bandwidth), the stages' buffers, and the per-layer overhead."""
     from .layout import block_size
 
     alpha = tile + 2
@@ -97,8 +114,10 @@ def winograd_cost(n, c, oh, ow, o, lanes, tile, feats=None):
     gemm = alpha * alpha * p * c * o / tile_eff
     trans = alpha * alpha * p * c * t_in + tile * tile * p * o * t_out
     weight_bytes = alpha * alpha * c * o * 4
+    buffer_bytes = alpha * alpha * p * (c + o) * 4
     return ((gemm + trans) / lanes / _WINOGRAD_EFF
-            + weight_bytes / (_BYTES_PER_LANE_SLOT * lanes) + 3 * _STAGE_OVERHEAD)
+            + threads * weight_bytes / (_WEIGHT_BYTES_PER_LANE_SLOT * lanes)
+            + buffer_bytes / (_BUFFER_BYTES_PER_LANE_SLOT * lanes) + _LAYER_OVERHEAD)
 
 
 def _default_features(lanes):
@@ -108,26 +127,27 @@ def _default_features(lanes):
     return CPUFeatures("x86", lanes * 32, 32 if lanes >= 16 else 16, 4, 2, 32768, 524288)
 
 
-def direct_cost(n, c, oh, ow, o, lanes):
-    """Estimated vector-FMA slots of the direct NCHW{c}c 3x3 convolution (its FMAs and its
-    weight, ``9 C O`` floats, streamed once)."""
+def direct_cost(n, c, oh, ow, o, lanes, threads=1):
+    """Estimated vector-FMA slots of one core for the direct NCHW{c}c 3x3 convolution (its FMAs,
+    and its weight, ``9 C O`` floats, streamed from DRAM, times ``threads``)."""
     return n * o * oh * ow * c * 9 / lanes / _DIRECT_EFF + \
-        9 * c * o * 4 / (_BYTES_PER_LANE_SLOT * lanes)
+        threads * 9 * c * o * 4 / (_WEIGHT_BYTES_PER_LANE_SLOT * lanes)
 
 
-def winograd_tile(n, c, h, w, o, lanes, pad=(1, 1, 1, 1), feats=None):
+def winograd_tile(n, c, h, w, o, lanes, pad=(1, 1, 1, 1), feats=None, threads=1):
     """The tile size (4 or 2) the model prefers for a stride-1 3x3 convolution of (n, c, h, w)
     data into ``o`` channels with ``lanes`` float32 vector lanes and ``pad`` (top, left,
     bottom, right), or None for the direct convolution (always for fewer channels than
     lanes). ``feats``: the target's ``CPUFeatures`` (registers, FMA latency) for the GEMM tile;
-    x86-like defaults for ``lanes`` when None."""
+    x86-like defaults for ``lanes`` when None. ``threads``: the threads the module will run on
+    (the weights' share of the cost grows with it)."""
     oh, ow = h + pad[0] + pad[2] - 2, w + pad[1] + pad[3] - 2
     if oh < 1 or ow < 1 or c < lanes or o < lanes:
         # the stages vectorize over channels: fewer than a vector's worth leaves them scalar
         return None
-    best, best_cost = None, direct_cost(n, c, oh, ow, o, lanes)
+    best, best_cost = None, direct_cost(n, c, oh, ow, o, lanes, threads)
     for tile in (4, 2):
-        cost = winograd_cost(n, c, oh, ow, o, lanes, tile, feats)
+        cost = winograd_cost(n, c, oh, ow, o, lanes, tile, feats, threads)
         if cost < best_cost:
             best, best_cost = tile, cost
     return best
@@ -185,6 +205,21 @@ def _target_features():
     return cpu_features(tgt)
 
 
+def module_threads() -> int:
+    """The threads a module built now will run on by default: ``TVM_NUM_THREADS`` (or
+    ``OMP_NUM_THREADS``), which ``import relay_tvm`` sets to the usable cores when neither is
+    set, else the usable cores (:func:`relay_tvm._threads.usable_cores`)."""
+    import os
+
+    from .._threads import usable_cores
+
+    for key in ("TVM_NUM_THREADS", "OMP_NUM_THREADS"):
+        v = os.environ.get(key, "").strip()
+        if v.isdigit() and int(v) > 0:
+            return int(v)
+    return usable_cores()
+
+
 def winograd_decider():
     """``decide(orig, new) -> tile or None`` under the current PassContext and target.
 
@@ -205,6 +240,7 @@ def winograd_decider():
     if feats is None:
         return lambda orig, new: None
     lanes = feats.lanes(32)
+    threads = module_threads()
 
     def decide(orig, new):
         if not eligible(orig, new):
@@ -212,7 +248,7 @@ def winograd_decider():
         n, c, h, w = _ty(orig.args[0]).shape
         o = _ty(orig.args[1]).shape[0]
         pad = nn_winograd._pad4(new.attrs.padding)
-        return winograd_tile(n, c, h, w, o, lanes, pad, feats)
+        return winograd_tile(n, c, h, w, o, lanes, pad, feats, threads)
 
     return decide
 
@@ -240,5 +276,5 @@ def winograd_conv(orig, new, tile):
     return make_call("layout_transform", [conv], span=new.span, src_layout=ol, dst_layout="NCHW")
 
 
-__all__ = ["winograd_tile", "winograd_cost", "direct_cost", "gemm_tile_efficiency", "eligible", "winograd_decider",
-           "winograd_conv", "CONFIG_KEY"]
+__all__ = ["winograd_tile", "winograd_cost", "direct_cost", "gemm_tile_efficiency", "eligible",
+           "winograd_decider", "module_threads", "winograd_conv", "CONFIG_KEY"]

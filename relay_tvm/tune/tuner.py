@@ -7,7 +7,8 @@ The names and arguments are tvm.relay 0.19's ``meta_schedule.relay_integration``
    or a :class:`~relay_tvm.errors.TuningError`; resuming counts the trials already done;
 3. measure every task's untuned schedule (template defaults or the generic rule) once and
    commit it to the database, so a build never picks a tuned record slower than it;
-4. tune in two passes over the tasks, largest estimated cost first, in batches of
+4. tune in two passes over the tasks, largest measured cost first (calls x untuned time from
+   step 3; kernels whose untuned schedule did not run go last, by calls x FLOPs), in batches of
    ``num_trials_per_iter`` trials: first each CPU template's knob space
    (:mod:`relay_tvm.tune.space`; small, a few to 48 points), then, with what is left of each
    task's share, meta_schedule's default space for the target (the only space of kernels
@@ -218,10 +219,17 @@ def _device_type(tgt) -> str:
     return "cpu" if tgt.kind.name == "llvm" else tgt.kind.name
 
 
-def _plan(tasks, max_trials_global, max_trials_per_task):
-    """Trials per task: an even share of the global budget (capped per task), largest
-    estimated cost (calls x FLOPs) first."""
-    order = sorted(tasks, key=lambda t: -t.weight * _flops(t))
+def _plan(tasks, max_trials_global, max_trials_per_task, wd=None):
+    """Trials per task: an even share of the global budget (capped per task), the kernels that
+    cost the model most time first: calls x measured untuned time where ``wd`` has it (a
+    FLOP count misjudges kernels: a Winograd convolution counts fewer FLOPs than a direct one
+    of the same layer but can run several times longer untuned), then the rest by calls x
+    FLOPs."""
+    def cost(t):
+        secs = wd.task_state(task_key(t)).get("untuned_s") if wd is not None else None
+        return (0, -t.weight * secs) if secs is not None else (1, -t.weight * _flops(t))
+
+    order = sorted(tasks, key=cost)
     share = math.ceil(max_trials_global / max(1, len(tasks)))
     if max_trials_per_task is not None:
         share = min(share, max_trials_per_task)
@@ -492,6 +500,9 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     runner_obj = make_runner(runner, evaluator or evaluator_config())
     try:
         _measure_untuned(todo, tgt, builder, runner_obj, db, wd, progress)
+        # the same shares, now in order of measured cost (a time budget may end the run
+        # before the last task: the kernels that take the model longest go first)
+        plan = _plan(tasks, max_trials_global, max_trials_per_task, wd)
         search = _Search(tasks, tgt, wd, db, builder, runner_obj, cost_model, strategy, seed,
                          num_trials_per_iter, max_space_points, verbose, progress,
                          None if time_budget_s is None else t_start + time_budget_s)

@@ -154,8 +154,10 @@ def test_load_module_errors(tmp_path):
         relay.runtime.load_module(str(tmp_path / "missing.so"))
     bad = tmp_path / "bad.so"
     bad.write_bytes(b"not a library")
-    with pytest.raises(relay.BuildError, match="cannot load"):
+    with pytest.raises(relay.BuildError, match="'.*bad.so' is not a relay_tvm library"):
         relay.runtime.load_module(str(bad))
+    with pytest.raises(relay.BuildError, match="is not a relay_tvm library"):
+        relay.vm.load_executable(str(bad))
 
 
 # ---- memory planning ----------------------------------------------------------------------

@@ -55,7 +55,13 @@ def _run(lib, x):
 
 
 @pytest.mark.parametrize("c, h, n, config", [
-    (32, 16, 1, None),  # the cost model picks F(4x4, 3x3)
+    # the cost model picks F(4x4, 3x3) (at 16x16 it keeps 32 channels direct: measured with
+    # cold caches the three forms are within 7% there)
+    (32, 32, 1, None),
+    # 14x14 in F(2x2): 49 tiles, and 35x35 in F(4x4): 81 tiles; the GEMM's register tile
+    # (6 tiles on AVX2, 13 on AVX-512) does not divide them: a guarded last block
+    (16, 14, 1, {CONFIG_KEY: 2}),
+    (16, 35, 1, {CONFIG_KEY: 4}),
     (16, 10, 2, {CONFIG_KEY: 2}),  # forced F(2x2, 3x3), batch 2, 10 = 5 tiles of 2
     (16, 7, 1, {CONFIG_KEY: 4}),  # forced F(4x4, 3x3) on 7x7: the last tiles are cropped
 ])
@@ -88,3 +94,30 @@ def test_winograd_template_applies_on_other_isas(target):
         lib = relay.build(mod, target=target, params=params)
     rules = [(k.anchor, k.schedule_rule) for k in lib.kernels.values()]
     assert rules.count((WINO, "conv2d_winograd")) == 2, rules
+
+
+def test_gemm_tile_may_leave_a_guarded_last_block():
+    """The batched GEMM's tile rows need not divide the tile count P when the dividing tiles
+    are one vector wide or hide too little FMA latency; then at most 10% of the rows are
+    padding, and the cost model prices the padding."""
+    from relay_tvm.backend.schedule.cpu_model import cpu_features
+    from relay_tvm.backend.schedule.winograd import gemm_tile
+    from relay_tvm.backend.target import make_target
+    from relay_tvm.transform.winograd_choice import gemm_tile_efficiency
+
+    for target in ("llvm -mcpu=haswell", "llvm -mcpu=skylake-avx512",
+                   "llvm -mtriple=aarch64-linux-gnu"):
+        feats = cpu_features(make_target(target))
+        lanes = feats.lanes(32)
+        for p in (4, 9, 16, 25, 49, 64, 81, 144, 196, 324, 784):
+            mb, nb = gemm_tile(p, 16, feats)
+            rows = -(-p // mb) * mb
+            assert 1 <= mb <= min(p, 16) and p >= 0.9 * rows, (target, p, mb)
+            assert nb % lanes == 0 and 16 % nb == 0, (target, p, nb)
+            eff = gemm_tile_efficiency(p, 16, feats)
+            assert 0 < eff <= p / rows + 1e-12, (target, p, eff)
+    avx2 = cpu_features(make_target("llvm -mcpu=haswell"))
+    # dividing tiles that are wide and deep enough stay: 16, 196 tiles -> 4 x 2 vectors
+    assert gemm_tile(16, 16, avx2) == (4, 16) and gemm_tile(196, 16, avx2) == (4, 16)
+    # 49 and 81 tiles: 7 x 1 and 9 x 1 vectors before; 6 x 2 vectors with a guarded block
+    assert gemm_tile(49, 16, avx2) == (6, 16) and gemm_tile(81, 16, avx2) == (6, 16)

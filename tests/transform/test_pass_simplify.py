@@ -176,8 +176,14 @@ def test_canonicalize_bias_add():
 @pytest.mark.parametrize("make,simplified", [
     (lambda x: relay.multiply(x, C(1.0)), lambda x: x),
     (lambda x: relay.multiply(C(1.0), x), lambda x: x),
-    (lambda x: relay.add(x, C(0.0)), lambda x: x),
+    # x + (-0.0) and x - (+0.0) are x for every float; x + (+0.0) and x - (-0.0) turn -0.0
+    # into +0.0 (IEEE 754), so they stay
+    (lambda x: relay.add(x, C(-0.0)), lambda x: x),
+    (lambda x: relay.add(C(-0.0), x), lambda x: x),
     (lambda x: relay.subtract(x, C(0.0)), lambda x: x),
+    (lambda x: relay.add(x, C(0.0)), lambda x: relay.add(x, C(0.0))),
+    (lambda x: relay.add(C(0.0), x), lambda x: relay.add(C(0.0), x)),
+    (lambda x: relay.subtract(x, C(-0.0)), lambda x: relay.subtract(x, C(-0.0))),
     (lambda x: relay.divide(x, C(1.0)), lambda x: x),
     (lambda x: relay.reshape(relay.reshape(x, (6, 2)), (3, 4)), lambda x: relay.reshape(x, (3, 4))),
     (lambda x: relay.reshape(x, (2, 6)), lambda x: x),

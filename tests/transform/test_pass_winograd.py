@@ -9,7 +9,7 @@ from pass_util import assert_same_result, run_opt_pass
 import relay_tvm as relay
 from relay_tvm import transform
 from relay_tvm.errors import RelayError
-from relay_tvm.transform.winograd_choice import CONFIG_KEY, winograd_tile
+from relay_tvm.transform.winograd_choice import CONFIG_KEY, module_threads, winograd_tile
 
 RNG = np.random.default_rng(3)
 WINO = "nn.contrib_conv2d_winograd_without_weight_transform"
@@ -45,7 +45,8 @@ def test_eligible_conv_becomes_winograd_with_folded_weight():
     assert "nn.contrib_conv2d_winograd_weight_transform" not in names
     assert names.count("layout_transform") == 2
     call = [n for n in _calls(after) if n.op.name == WINO][0]
-    assert call.attrs.tile_size == winograd_tile(1, 64, 28, 28, 64, 8)
+    assert call.attrs.tile_size == winograd_tile(1, 64, 28, 28, 64, 8,
+                                                 threads=module_threads())
     alpha = call.attrs.tile_size + 2
     assert call.args[1].data.shape == (alpha, alpha, 4, 64, 16)  # (a, a, O/16, I, 16)
     assert_same_result(before, after, atol=1e-4, rtol=1e-4)
@@ -114,14 +115,18 @@ def test_cost_model_choices():
 
     avx2 = cpu_features(make_target("llvm -mcpu=haswell"))
     avx512 = cpu_features(make_target("llvm -mcpu=skylake-avx512"))
-    # ResNet-18's 3x3 layers: F(4x4, 3x3) on AVX2
-    for c, h in ((64, 56), (128, 28), (256, 14), (512, 7)):
-        assert winograd_tile(1, c, h, h, c, 8, feats=avx2) == 4, (c, h)
-    for c, h in ((64, 56), (128, 28), (256, 14)):
-        assert winograd_tile(1, c, h, h, c, 16, feats=avx512) == 4, (c, h)
-    # AVX-512, 512 channels at 7x7: F(4x4) has 4 tiles, a 4 x 1-vector GEMM tile (too few
-    # accumulators for the FMA latency); F(2x2) has 16
-    assert winograd_tile(1, 512, 7, 7, 512, 16, feats=avx512) == 2
+    for threads in (1, 2):
+        # ResNet's 3x3 layers up to 14x14: F(4x4, 3x3) on AVX2 and AVX-512
+        for c, h in ((64, 56), (128, 28), (256, 14)):
+            assert winograd_tile(1, c, h, h, c, 8, feats=avx2, threads=threads) == 4, (c, h)
+            assert winograd_tile(1, c, h, h, c, 16, feats=avx512, threads=threads) == 4, (c, h)
+        # 512 channels at 7x7: F(4x4)'s transformed weight (37.7 MB) streams from DRAM for 4
+        # tiles (measured on Zen 3 with cold caches, one thread: F(2x2) 2.28 ms, F(4x4) 2.71,
+        # direct 3.05); F(2x2)'s is 16.8 MB for 16 tiles
+        assert winograd_tile(1, 512, 7, 7, 512, 8, feats=avx2, threads=threads) == 2
+        assert winograd_tile(1, 512, 7, 7, 512, 16, feats=avx512, threads=threads) == 2
+        # 8x8 planes of 384 channels (Inception-v3): F(2x2) measured 1.55 ms, F(4x4) 1.63
+        assert winograd_tile(1, 384, 8, 8, 384, 8, feats=avx2, threads=2) == 2
     # 6x6 and 4x4 outputs: F(4x4)'s tiles would be mostly padding, F(2x2)'s fit exactly
     assert winograd_tile(1, 256, 6, 6, 256, 8, feats=avx2) == 2
     assert winograd_tile(1, 512, 4, 4, 512, 8, feats=avx2) == 2
@@ -131,3 +136,44 @@ def test_cost_model_choices():
     assert winograd_tile(1, 16, 6, 6, 32, 8) is None
     # no room for a 3x3 window
     assert winograd_tile(1, 64, 1, 1, 64, 8, pad=(0, 0, 0, 0)) is None
+
+
+def test_weight_cost_grows_with_threads():
+    """The weights stream at the memory's rate however many threads compute: with more threads
+    the choice never moves to a form with a larger weight (direct < F(2x2) < F(4x4))."""
+    from relay_tvm.backend.schedule.cpu_model import cpu_features
+    from relay_tvm.backend.target import make_target
+    from relay_tvm.transform.winograd_choice import direct_cost, winograd_cost
+
+    avx2 = cpu_features(make_target("llvm -mcpu=haswell"))
+    size = {4: 2, 2: 1, None: 0}
+    for c, o, h in ((64, 64, 56), (128, 128, 28), (256, 256, 14), (512, 512, 7),
+                    (512, 512, 14), (96, 96, 35), (448, 384, 8), (256, 256, 6), (64, 256, 13)):
+        picks = [winograd_tile(1, c, h, h, o, 8, feats=avx2, threads=t) for t in (1, 2, 4, 8)]
+        assert [size[p] for p in picks] == sorted((size[p] for p in picks), reverse=True), \
+            (c, o, h, picks)
+        # the cost difference is exactly the extra weight bytes times the thread step
+        d1 = winograd_cost(1, c, h, h, o, 8, 4, avx2, 1) - direct_cost(1, c, h, h, o, 8, 1)
+        d2 = winograd_cost(1, c, h, h, o, 8, 4, avx2, 2) - direct_cost(1, c, h, h, o, 8, 2)
+        extra = (36 - 9) * c * o * 4
+        assert d2 - d1 == pytest.approx(extra / (0.63 * 8), rel=1e-9)
+
+
+def test_decider_uses_the_module_thread_count(monkeypatch):
+    from relay_tvm._threads import usable_cores
+    from relay_tvm.transform.winograd_choice import module_threads
+
+    monkeypatch.setenv("TVM_NUM_THREADS", "3")
+    assert module_threads() == 3
+    monkeypatch.delenv("TVM_NUM_THREADS")
+    monkeypatch.setenv("OMP_NUM_THREADS", "5")
+    assert module_threads() == 5
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert module_threads() == usable_cores()
+    # a 512-channel 7x7 layer: F(2x2) at one thread, direct with many (its 9.4 MB weight is the
+    # smallest to stream); the rewrite follows the environment at build time
+    monkeypatch.setenv("TVM_NUM_THREADS", "1")
+    assert [n.attrs.tile_size for n in _calls(alter(conv_net(c=512, o=512, h=7)))
+            if n.op.name == WINO] == [2]
+    monkeypatch.setenv("TVM_NUM_THREADS", "16")
+    assert WINO not in op_names(alter(conv_net(c=512, o=512, h=7)))

@@ -71,10 +71,24 @@ def test_add_self_and_identities():
     twice = _simplify(relay.add(x, x))
     assert twice.op.name == "multiply"
     _same_values(relay.add(x, x), twice, np.arange(5, dtype="float32"))
-    for e in (relay.add(x, relay.zeros((5,), "float32")),
+    for e in (relay.subtract(x, relay.zeros((5,), "float32")),
               relay.multiply(relay.ones_like(x), x),
-              relay.add(relay.full(relay.const(0.0), (5,), "float32"), x)):
+              relay.add(relay.full(relay.const(-0.0), (5,), "float32"), x)):
         assert isinstance(_simplify(e), relay.Var)
+    # x + (+0.0) is +0.0 for x = -0.0: kept (as are the integer identities it would be)
+    for e in (relay.add(x, relay.zeros((5,), "float32")),
+              relay.add(relay.full(relay.const(0.0), (5,), "float32"), x),
+              relay.subtract(x, relay.full(relay.const(-0.0), (5,), "float32"))):
+        kept = _simplify(e)
+        assert isinstance(kept, relay.Call)
+        xv = np.array([-0.0, 0.0, -1.0, np.inf, np.nan], "float32")
+        fb = relay.Function([x], e)
+        got = relay.create_executor("debug").evaluate(relay.Function([x], kept))(xv).numpy()
+        want = relay.create_executor("debug").evaluate(fb)(xv).numpy()
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        np.testing.assert_array_equal(np.signbit(got), [False, False, True, False, False])
+    i = relay.var("i", shape=(5,), dtype="int32")
+    assert isinstance(_simplify(relay.add(i, relay.zeros((5,), "int32"))), relay.Var)
     # an identity that would broadcast is kept
     kept = _simplify(relay.add(x, relay.zeros((2, 5), "float32")))
     assert isinstance(kept, relay.Call)

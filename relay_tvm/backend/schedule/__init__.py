@@ -104,10 +104,13 @@ def _from_database(prim, anchor, target, database, name):
     if spec is not None and not tgt_mod_is_gpu(target):
         from . import cpu
 
+        # the untuned schedule's own record (tune_relay commits one per kernel) won the
+        # measurement: named apart, so reports count only records chosen over it
+        mark = ":untuned" if spec.get("untuned") else ""
         if spec.get("rule") == "generic":
             sch = tvm.s_tir.Schedule(prim)
             generic.cpu_fallback(sch)
-            return sch.mod["main"], "database:generic", {}
+            return sch.mod["main"], "database:generic" + mark, {}
         rule = cpu.select_rule(anchor)
         if rule is None or rule[1] != spec.get("rule"):
             _note(name, "database", f"record of template {spec.get('rule')!r}, kernel's is "
@@ -125,7 +128,7 @@ def _from_database(prim, anchor, target, database, name):
             _note(name, "database", f"template {rule[1]} now picks {knobs.chosen}, the record "
                   f"has {fixed}")
             return None
-        return sch.mod["main"], f"database:{rule[1]}", packs
+        return sch.mod["main"], f"database:{rule[1]}{mark}", packs
     try:
         sch = database.query_schedule(mod, target, workload_name="main")
     except Exception as e:
@@ -181,8 +184,9 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = "", knobs
     Returns:
         ``(scheduled PrimFunc, rule name, packs)``: ``packs`` maps kernel input indices to the
         :class:`relay_tvm.backend.lower.Pack` layouts the rule chose for them. The rule name is
-        ``"database"`` for a meta_schedule record and ``"database:<rule>"`` for a tuned template
-        record.
+        ``"database"`` for a meta_schedule record, ``"database:<rule>"`` for a tuned template
+        record and ``"database:<rule>:untuned"`` for the untuned schedule's record (the
+        template defaults or the generic rule, measured fastest).
     """
     tuned = _from_database(prim, anchor, target, database, name)
     if tuned is not None:
