@@ -278,6 +278,43 @@ def _copy_of(t):
     return lambda *i: t(*i)
 
 
+def keep_init_of_empty_reductions(prim):
+    """``prim`` with the init of every reduction block whose loop nest has a loop of extent 0
+    moved out in front of that loop (``decompose_reduction``).
+
+    A reduction block's ``T.init()`` is lowered to ``if k == 0: init`` inside the reduction
+    loops, so over an empty reduction axis (``sum`` of a (3, 0) tensor, a conv2d with 0 input
+    channels) it never ran and the output kept uninitialised memory instead of the reduction's
+    identity (new-user trial)."""
+    import tvm
+    from tvm import s_tir, tirx
+
+    sch = s_tir.Schedule(tvm.IRModule({"main": prim}))
+    try:
+        todo = list(sch.get_child_blocks(sch.get_sblock("root")))
+    except Exception:  # no root block to walk: leave the function as it is
+        return prim
+    found = []
+    while todo:
+        block = todo.pop()
+        todo.extend(sch.get_child_blocks(block))
+        if sch.get(block).init is not None:
+            found.append(block)
+    changed = False
+    for block in found:
+        loops = sch.get_loops(block)
+        empty = [lp for lp in loops
+                 if isinstance(sch.get(lp).extent, tirx.IntImm) and int(sch.get(lp).extent) == 0]
+        if not empty:
+            continue
+        try:
+            sch.decompose_reduction(block, empty[0])
+            changed = True
+        except Exception:  # noqa: S112 - a loop nest decompose_reduction refuses: unchanged
+            continue
+    return sch.mod["main"] if changed else prim
+
+
 class LowerCache:
     """Lowers primitive functions, compiling structurally equal ones once.
 
@@ -381,8 +418,15 @@ class LowerCache:
 
         name = self._name_for(func, "" if out_pack is None else "_layout_transform")
         symbols = SymbolicDims()
-        with self.target:  # some topi computes read the current target (conv2d_NCHWc)
-            inputs, outputs, lifted = to_te(func, name, symbols)
+        from ..op import _common
+
+        del _common.INDEX_CHECKS[:]
+        try:
+            with self.target:  # some topi computes read the current target (conv2d_NCHWc)
+                inputs, outputs, lifted = to_te(func, name, symbols)
+            index_checks = list(_common.INDEX_CHECKS)
+        finally:
+            del _common.INDEX_CHECKS[:]
         if out_pack is not None:
             if len(outputs) != 1 or symbols.vars or symbols.data_dependent:
                 raise BuildError(f"{name}: only a kernel with one static-shape output can "
@@ -400,6 +444,11 @@ class LowerCache:
             prim = with_checks(prim, symbols.checks)
         else:
             prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name)
+        prim = keep_init_of_empty_reductions(prim)
+        if index_checks:
+            from .shape_func import with_index_checks
+
+            prim = with_index_checks(prim, inputs, index_checks)
         prim = prim.with_attr("global_symbol", name)
         in_types = [symbolic_type(t) for t in inputs]
         out_types = [symbolic_type(t) for t in outputs]

@@ -209,6 +209,38 @@ def with_checks(prim, checks):
 SHAPE_CHECK = "relay_tvm shape check"
 
 
+def with_index_checks(prim, inputs, checks):
+    """``prim`` with loops of ``assert`` s before its body that check index values (see
+    :func:`relay_tvm.op._common.require_indices_in_range`); checks of tensors that are not kernel
+    inputs (``inputs``, the TE placeholders in parameter order) are dropped."""
+    import tvm
+    from tvm import tirx
+
+    stmts = []
+    for tensor, bounds, message in checks:
+        k = next((i for i, t in enumerate(inputs) if t.same_as(tensor)), None)
+        if k is None:
+            continue
+        buf = prim.params[k]  # TVM 0.27: a PrimFunc's params are its buffers
+        loop_vars = [tirx.Var(f"chk{j}", "int64") for j in range(len(buf.shape))]
+        v = tirx.BufferLoad(buf, loop_vars).astype("int64")
+        n = bounds(loop_vars).astype("int64")
+        body = tirx.AssertStmt(tirx.all(v >= -n, v < n), tvm.ir.StringImm("ValueError"),
+                               [tvm.ir.StringImm(f"{SHAPE_CHECK}: {message}")])
+        for lv, ext in reversed(list(zip(loop_vars, buf.shape))):
+            body = tirx.For(lv, tirx.const(0, "int64"), tirx.Cast("int64", ext),
+                            tirx.ForKind.SERIAL, body)
+        stmts.append(body)
+    if not stmts:
+        return prim
+    root = prim.body
+    blk = root.block
+    new_blk = tvm.s_tir.SBlock(blk.iter_vars, blk.reads, blk.writes, blk.name_hint,
+                               tirx.SeqStmt(stmts + [blk.body]), blk.init, blk.alloc_buffers,
+                               blk.match_buffers, blk.annotations)
+    return prim.with_body(tvm.s_tir.SBlockRealize(root.iter_values, root.predicate, new_blk))
+
+
 def checks_on_input_shapes(symbols: SymbolicDims) -> list:
     """The kernel's checks that read only dimensions of its inputs (not data-dependent ones):
     those its shape function can run too."""
@@ -244,7 +276,7 @@ def with_nonnegative_check(sprim, n_vectors: int, what: str, why: str | None = N
             else:
                 msg = (f"{SHAPE_CHECK}: {what}: the values of its tensor arguments give no "
                        f"valid shape for output {k} (dimension {j}): an invalid size, shape, "
-                       f"pad width, scale or axis given as a tensor")
+                       f"pad width, scale, stride or axis given as a tensor")
             stmts.append(tirx.AssertStmt(tirx.BufferLoad(buf, [tirx.const(j, "int64")]) >= 0,
                                          tvm.ir.StringImm("ValueError"), [tvm.ir.StringImm(msg)]))
     if not stmts:

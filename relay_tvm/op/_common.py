@@ -61,6 +61,20 @@ def _prod64(shape):
     return out
 
 
+# Checks of index values that TE computes ask of their kernel (``require_indices_in_range``);
+# the backend turns those on kernel inputs into asserts before the kernel body.
+INDEX_CHECKS: list = []
+
+
+def require_indices_in_range(indices, bounds, message: str) -> None:
+    """Have the kernel that computes a gather check, before it runs, that every value of the
+    integer tensor ``indices`` lies in ``[-n, n)``, where ``n = bounds(index_tuple)`` (a
+    PrimExpr: the size of the data axis that element indexes), failing with an
+    :class:`relay_tvm.errors.InputError` ``message``. Only a kernel input can be checked (an
+    index computed inside the kernel is not); the compute must still clamp what it reads."""
+    INDEX_CHECKS.append((indices, bounds, message))
+
+
 def require_at_run_time(cond, message: str) -> None:
     """While the backend lowers a dynamic kernel (``LOWERING``): have the kernel check ``cond``
     (a boolean ``PrimExpr`` over its symbolic dimensions) before it runs, failing with

@@ -22,7 +22,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import InputError, TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType, TupleType
 from ._common import normalize_axis, out_dims, select_of, shape_str, tensor_args
@@ -180,8 +180,45 @@ def _shape_values(attrs, inputs, out_type):
     return [_vec([_i64(s[j]) for j in range(int(s.shape[0]))])]
 
 
+def _broadcast_rel(types, attrs):
+    out = _shape_out_rel("dyn.broadcast_to", ("data", "shape"), 0)(types, attrs)
+    if out is not None and len(out.shape) < types[0].ndim:
+        raise TypeInferenceError(f"dyn.broadcast_to: shape has {len(out.shape)} entries, fewer "
+                                 f"than data's rank {types[0].ndim} (NumPy broadcasting)")
+    return out
+
+
+def _broadcast_ref(args, attrs, out_type):
+    x, shape = args[0], _ints(args[1])
+    try:
+        return np.array(np.broadcast_to(x, shape))
+    except ValueError:
+        raise InputError(f"dyn.broadcast_to: data shape {shape_str(x.shape)} does not "
+                         f"broadcast to {tuple(shape)} (NumPy broadcasting)") from None
+
+
+def _broadcast_shape(attrs, inputs, out_type):
+    """The target shape; a dimension that data cannot broadcast to (data's is neither 1 nor
+    equal) becomes -1, which the shape function's non-negative check reports as an
+    InputError (the kernel would read past data's end)."""
+    from tvm import tirx
+
+    x, s = inputs
+    k, nx = int(s.shape[0]), len(x.shape)
+    dims = []
+    for j in range(k):
+        want = _i64(s[j])
+        a = j - (k - nx)
+        if a >= 0:
+            d = x.shape[a]
+            d = tirx.const(int(d), "int64") if isinstance(d, int) else _i64(d)
+            want = tirx.Select(tirx.Or(d == 1, d == want), want, tirx.const(-1, "int64"))
+        dims.append(want)
+    return [_vec(dims)]
+
+
 def _broadcast_compute(attrs, inputs, out_type):
-    from tvm import te
+    from tvm import te, tirx
 
     x = inputs[0]
     shape = out_dims(out_type.shape)
@@ -192,8 +229,10 @@ def _broadcast_compute(attrs, inputs, out_type):
         for a in range(nx):
             d = x.shape[a]
             o = i[len(shape) - nx + a]
-            idx.append(0 if isinstance(d, int) and d == 1 else
-                       (o if not hasattr(d, "value") or int(d.value) != 1 else 0))
+            if isinstance(d, int) or hasattr(d, "value"):
+                idx.append(0 if int(d) == 1 else o)
+            else:  # a dynamic data dimension broadcasts when it is 1 at run time
+                idx.append(tirx.Select(d == 1, o * 0, o))
         return x[tuple(idx)]
 
     return te.compute(shape, f, name="dyn_broadcast_to")
@@ -201,11 +240,10 @@ def _broadcast_compute(attrs, inputs, out_type):
 
 register_op(
     "dyn.broadcast_to", num_inputs=2, arguments=("data", "shape"),
-    rel=_shape_out_rel("dyn.broadcast_to", ("data", "shape"), 0),
-    ref=lambda args, attrs, out_type: np.array(np.broadcast_to(args[0], _ints(args[1]))),
-    compute=_broadcast_compute, pattern=OpPattern.OPAQUE,
-    doc="broadcast to a shape given as a 1-D tensor (NumPy broadcasting)", level=10)
-register_shape_func("dyn.broadcast_to", _shape_values)
+    rel=_broadcast_rel, ref=_broadcast_ref, compute=_broadcast_compute, pattern=OpPattern.OPAQUE,
+    doc="broadcast to a shape given as a 1-D tensor (NumPy broadcasting; a shape data does not "
+        "broadcast to is an InputError at run time)", level=10)
+register_shape_func("dyn.broadcast_to", _broadcast_shape)
 
 
 def _fill_compute(value):
@@ -313,8 +351,10 @@ def _slice_bounds(b, e, s, n, size_mode):
     b = tirx.max(tirx.min(b, hi), lo)
     e = tirx.max(tirx.min(e, hi), lo)
     span = tirx.Select(pos, e - b, b - e)
-    step = tirx.Select(pos, s, -s)
-    length = tirx.max((span + step - one) // step, zero)
+    step = tirx.Select(pos, s, tirx.Select(s == zero, one, -s))  # never divide by 0 (SIGFPE)
+    # a zero stride (a run-time value) gives length -1, which the shape function's
+    # non-negative check reports as an InputError
+    length = tirx.Select(s == zero, -one, tirx.max((span + step - one) // step, zero))
     return b, length, s
 
 
@@ -339,7 +379,8 @@ def _slice_ref(args, attrs, out_type):
             continue
         st = s[a] if a < len(s) else 1
         if st == 0:
-            raise TypeInferenceError("dyn.strided_slice: a stride is 0")
+            raise InputError(f"dyn.strided_slice: the stride of axis {a} is 0 (strides "
+                             f"{s}); a slice step must be nonzero")
         end = e[a] if a < len(e) else None
         if attrs.slice_mode == "size":
             end, st = (None if end is None or end < 0 else b[a] + end), 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import InputError, TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
 from ._common import (
@@ -21,6 +21,7 @@ from ._common import (
     out_dims,
     require_at_run_time,
     require_equal_dims,
+    require_indices_in_range,
     shape_str,
     static_value,
     tensor_args,
@@ -308,6 +309,8 @@ def _take_rel(types, attrs):
 
 def _take_1(x, idx, axis, mode):
     n = x.shape[axis]
+    if mode == "fast":
+        _np_index_check("take", idx, n, x.shape)
     if mode == "clip":
         idx = np.clip(idx, 0, n - 1)
     elif mode == "wrap":
@@ -328,12 +331,46 @@ def _take_ref(args, attrs, out_type):
     ).reshape(*x.shape[:b], *_take_1(x[(0,) * b], idx[(0,) * b], axis - b, attrs.mode).shape)
 
 
+def checked_indices(op_name, x, idx, n):
+    """``idx`` with negative values counted from the end (NumPy) and clamped into ``[0, n)``,
+    so no read leaves the data; the kernel first checks that the values lie in ``[-n, n)``
+    (an InputError naming ``op_name`` otherwise) when ``idx`` is a kernel input."""
+    from tvm import te, tirx
+
+    n64 = tirx.const(int(n), "int64") if isinstance(n, int) else tirx.Cast("int64", n)
+    require_indices_in_range(idx, lambda i: n64, f"{op_name}: an index is out of range for "
+                             f"data shape {shape_str(x.shape)} (valid: [-n, n) on the indexed "
+                             f"axis of size n)")
+
+    def safe(*i):
+        nn = n64.astype(idx.dtype)
+        v = idx(*i)
+        v = tirx.Select(v < 0, v + nn, v)
+        return tirx.max(tirx.min(v, nn - 1), tirx.const(0, idx.dtype))
+
+    return te.compute(idx.shape, safe, name=f"{op_name}_index")
+
+
+def _np_index_check(op_name, idx, n, data_shape):
+    bad = idx[(idx < -n) | (idx >= n)]
+    if bad.size:
+        raise InputError(f"{op_name}: index {int(bad.flat[0])} out of range for data shape "
+                         f"{shape_str(data_shape)} (valid: [{-n}, {n}) on the indexed axis)")
+
+
 def _take_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.take(
-        inputs[0], inputs[1], axis=attrs.axis, batch_dims=attrs.batch_dims, mode=attrs.mode
-    )
+    x, idx = inputs
+    mode = attrs.mode
+    if mode == "fast":  # "fast" trusts the indices; an index out of range read past the data
+        n = x.shape[attrs.axis % len(x.shape)] if attrs.axis is not None else None
+        if n is None:
+            n = 1
+            for d in x.shape:
+                n = n * d
+        idx, mode = checked_indices("take", x, idx, n), "clip"
+    return topi.take(x, idx, axis=attrs.axis, batch_dims=attrs.batch_dims, mode=mode)
 
 
 register_op(
@@ -381,12 +418,17 @@ def _gather_rel(types, attrs):
     return TensorType(idx.shape, data.dtype)
 
 
+def _gather_ref(x, idx, axis):
+    _np_index_check("gather", idx, x.shape[axis], x.shape)
+    return np.take_along_axis(x, idx.astype("int64"), axis)
+
+
 def _gather_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.gather(
-        inputs[0], attrs.axis, inputs[1]
-    )
+    x, idx = inputs
+    n = x.shape[attrs.axis % len(x.shape)]
+    return topi.gather(x, attrs.axis, checked_indices("gather", x, idx, n))
 
 
 register_op(
@@ -395,9 +437,7 @@ register_op(
     arguments=("data", "indices"),
     attrs=("relay.attrs.GatherAttrs", [F("axis", "int")]),
     rel=_gather_rel,
-    ref=lambda args, attrs, out_type: np.take_along_axis(
-        args[0], args[1].astype("int64"), attrs.axis
-    ),
+    ref=lambda args, attrs, out_type: _gather_ref(args[0], args[1], attrs.axis),
     compute=_gather_compute,
     pattern=OpPattern.INJECTIVE,
     doc="out[i][j][k] = data[indices[i][j][k]][j][k] for axis 0 (numpy.take_along_axis).",
@@ -436,6 +476,12 @@ def _gather_nd_rel(types, attrs):
 def _gather_nd_ref(args, attrs, out_type):
     x, idx = args
     b = attrs.batch_dims
+    for r in range(idx.shape[0]):
+        n = x.shape[b + r]
+        bad = idx[r][(idx[r] < -n) | (idx[r] >= n)]
+        if bad.size:
+            raise InputError(f"gather_nd: index {int(bad.flat[0])} out of range for axis {b + r} "
+                             f"of data shape {shape_str(x.shape)} (valid: [{-n}, {n}))")
     if b == 0:
         return x[tuple(idx)]
     parts = [x[bi][tuple(idx[(slice(None), *bi)])] for bi in np.ndindex(*x.shape[:b])]
@@ -443,11 +489,40 @@ def _gather_nd_ref(args, attrs, out_type):
 
 
 def _gather_nd_compute(attrs, inputs, out_type):
+    """topi.gather_nd on indices wrapped (negative: from the end, as NumPy) and clamped into
+    range, so that no read leaves ``data``; the kernel checks the indices first (an index out of
+    ``[-n, n)`` is an InputError) when they are a kernel input."""
     from tvm import topi
 
-    return topi.gather_nd(
-        inputs[0], inputs[1], attrs.batch_dims
-    )
+    x, idx = inputs
+    return topi.gather_nd(x, checked_nd_indices("gather_nd", x, idx, attrs.batch_dims),
+                          attrs.batch_dims)
+
+
+def checked_nd_indices(op_name, x, idx, first_axis):
+    """M-d indices (row ``r`` of ``idx`` indexes axis ``first_axis + r`` of ``x``, as in
+    gather_nd/scatter_nd) wrapped from the end and clamped into range, with the kernel's check
+    that they lie in ``[-n, n)`` (see :func:`checked_indices`)."""
+    from tvm import te, tirx
+
+    def size(i):  # the size of the data axis that idx[i[0], ...] indexes
+        dims = [tirx.const(int(d), "int64") if isinstance(d, int) else tirx.Cast("int64", d)
+                for d in x.shape[first_axis:first_axis + int(idx.shape[0])]]
+        out = dims[-1]
+        for r in range(len(dims) - 2, -1, -1):
+            out = tirx.Select(tirx.Cast("int64", i[0]) == r, dims[r], out)
+        return out
+
+    require_indices_in_range(idx, size, f"{op_name}: an index is out of range for data shape "
+                             f"{shape_str(x.shape)} (valid on each axis: [-n, n))")
+
+    def safe(*i):
+        n = size(i).astype(idx.dtype)
+        v = idx(*i)
+        v = tirx.Select(v < 0, v + n, v)
+        return tirx.max(tirx.min(v, n - 1), tirx.const(0, idx.dtype))
+
+    return te.compute(idx.shape, safe, name=f"{op_name}_index")
 
 
 register_op(

@@ -217,8 +217,10 @@ def conv_nd_reference(x, w, strides, dilation, before, after, groups):
         )]
         for off in itertools.product(*[range(kk) for kk in k])
     ], axis=3)  # (N, G, I, prod(K), *osz)
-    cols = cols.reshape(n, groups, i * int(np.prod(k, dtype=np.int64)), -1)
-    wmat = w.reshape(groups, o // groups, -1)  # (G, O/G, I * prod(K)), same (I, K) order
+    # explicit sizes, not -1: with 0 input channels the -1 would be ambiguous
+    ik = i * int(np.prod(k, dtype=np.int64))
+    cols = cols.reshape(n, groups, ik, int(np.prod(osz, dtype=np.int64)))
+    wmat = w.reshape(groups, o // groups, ik)  # (G, O/G, I * prod(K)), same (I, K) order
     return np.matmul(wmat[None], cols).reshape(n, o, *osz)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import normalize_axis, out_dims, tensor_args
+from ._common import normalize_axis, out_dims, shape_str, tensor_args
 from ._ieee import arg_reduce, is_float
 from ._ieee import np_reduce as _ieee_np_reduce
 from ._ieee import reduce as ieee_reduce
@@ -39,6 +39,15 @@ def reduce_axes(attrs, ndim: int, op_name: str) -> tuple:
     return axes
 
 
+# reductions without an identity: over an empty axis NumPy raises (max, min, argmax, argmin) or
+# warns and gives nan (mean, variance); Relay refuses them at type inference, as compiled code
+# would otherwise return uninitialised memory or fail to build (division by a zero count)
+_NO_IDENTITY = {
+    "max": "NumPy raises", "min": "NumPy raises", "argmax": "NumPy raises",
+    "argmin": "NumPy raises", "mean": "NumPy gives nan", "variance": "NumPy gives nan",
+}
+
+
 def reduce_rel(op_name: str, out_dtype: str | None = None, numeric: bool = True):
     """Relation of a reduction: the reduced shape; ``numeric`` rejects bool data (TVM has no
     min/max identity for bool and adds bools as 1-bit integers)."""
@@ -53,6 +62,13 @@ def reduce_rel(op_name: str, out_dtype: str | None = None, numeric: bool = True)
                 f"{op_name}: data has dtype bool; use all/any, or cast to an integer dtype first"
             )
         axes = reduce_axes(attrs, t.ndim, op_name)
+        if op_name in _NO_IDENTITY:
+            empty = [a for a in sorted(axes) if isinstance(t.shape[a], int) and t.shape[a] == 0]
+            if empty:
+                raise TypeInferenceError(
+                    f"{op_name}: reduces axis {empty[0]} of size 0 (data shape "
+                    f"{shape_str(t.shape)}); {op_name} of an empty axis has no value "
+                    f"({_NO_IDENTITY[op_name]})")
         if attrs.keepdims:
             shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
         else:

@@ -6,6 +6,10 @@ Semantics (Relay's, checked against TVM's code generation):
 - integer ``divide`` and ``mod`` (and ``trunc_divide``/``trunc_mod``, for any dtype) truncate toward
   zero (C; TVM's ``truncdiv``/``truncmod``), float ``mod`` is C ``fmod``;
   ``floor_divide``/``floor_mod`` round toward negative infinity (Python);
+- integer division is total, as in NumPy: a zero divisor gives a quotient and remainder of 0, and
+  ``INT_MIN / -1`` wraps to ``INT_MIN`` (remainder 0), in the interpreter and in compiled code
+  (hardware division traps on both; the computes guard the divisor); float division is IEEE-754
+  (``x / 0`` is ``±inf`` or ``nan``);
 - ``round`` rounds half to even (LLVM ``nearbyint``, as ``np.round``);
 - ``power`` is defined for floats only (TVM's ``pow`` intrinsic);
 - comparisons and ``isnan``/``isinf``/``isfinite`` return ``bool``; ``logical_*`` keep the dtype;
@@ -88,6 +92,35 @@ def _float_floor_mod(a, b, out_dtype, dtype):
 
 _IEEE_BINARY = {"not_equal": _float_not_equal, "floor_mod": _float_floor_mod}
 
+_INT_DIVISION = ("divide", "floor_divide", "trunc_divide", "mod", "floor_mod")
+
+
+def _guarded_int_division(name, a, b):
+    """``topi.<name>(a, b)`` on integers, defined everywhere as NumPy defines it: a zero divisor
+    gives 0 and ``INT_MIN / -1`` wraps to ``INT_MIN`` (its remainder is 0). Hardware division
+    traps (SIGFPE) on both, so there the divisor becomes 1 (and, for a zero divisor, the
+    dividend 0): ``0 / 1 = 0 % 1 = 0`` and ``INT_MIN / 1 = INT_MIN``, ``INT_MIN % 1 = 0``.
+
+    Both operands are guarded instead of selecting 0 after the division: LLVM folds
+    ``select(b == 0, 0, a / select(b == 0, 1, b))`` back into ``a / b`` (seen for uint8)."""
+    from tvm import te, tirx, topi
+
+    dt = str(a.dtype)
+
+    def scalar(v):
+        return te.compute((), lambda: tirx.const(v, dt), name=f"{name}_const")
+
+    zero = topi.equal(b, tirx.const(0, dt))
+    bad = zero
+    if dt.startswith("int"):
+        # a == INT_MIN written as a < INT_MIN + 1: TVM 0.27's simplifier folds x == INT_MIN to
+        # False (an overflow in its rewrite of x == c)
+        overflow = topi.logical_and(topi.less(a, tirx.const(-(1 << (int(dt[3:]) - 1)) + 1, dt)),
+                                    topi.equal(b, tirx.const(-1, dt)))
+        bad = topi.logical_or(zero, overflow)
+    op = "divide" if name == "trunc_divide" else name
+    return getattr(topi, op)(topi.where(zero, scalar(0), a), topi.where(bad, scalar(1), b))
+
 
 def _is_input(t) -> bool:
     """``t`` is a kernel input (a placeholder), whose value TVM cannot know."""
@@ -110,6 +143,8 @@ def _topi(name):
             else:
                 lhs = opaque(inputs[0]) if name == "multiply" else inputs[0]
                 inputs = [lhs, opaque(inputs[1])]
+        if name in _INT_DIVISION and str(inputs[0].dtype).startswith(("int", "uint")):
+            return _guarded_int_division(name, *inputs)
         if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here
             q = topi.divide(*inputs)
             return q if out_type.dtype.startswith(("int", "uint")) else topi.trunc(q)
@@ -224,6 +259,9 @@ _BINARY = [
     ("right_shift", np.right_shift, "right_shift", None, _INT),
 ]
 
+_DIVISION_DOC = (" On integers a zero divisor gives 0 and INT_MIN / -1 wraps to INT_MIN (NumPy's"
+                 " semantics; remainder 0); on floats division is IEEE-754.")
+
 for _name, _np_fn, _topi_name, _out, _dts in _BINARY:
     register_op(
         _name,
@@ -233,7 +271,8 @@ for _name, _np_fn, _topi_name, _out, _dts in _BINARY:
         ref=_ieee(_np_fn),
         compute=_topi(_topi_name),
         pattern=OpPattern.BROADCAST,
-        doc=f"Elementwise {_name} with NumPy broadcasting (topi.{_topi_name}).",
+        doc=f"Elementwise {_name} with NumPy broadcasting (topi.{_topi_name})."
+        + (_DIVISION_DOC if _topi_name in _INT_DIVISION else ""),
         level=1,
     )
 
@@ -590,10 +629,13 @@ def _binary_ctor(name):
         return make_call(name, [lhs, rhs])
 
     ctor.__name__ = name
+    division = name in _INT_DIVISION or name == "trunc_mod"
     ctor.__doc__ = (
         f"Elementwise ``{name}`` with NumPy broadcasting; both operands of one dtype.\n\n"
-        f"Raises TypeInferenceError (at type inference) when the shapes do not broadcast or the "
-        f"dtypes differ."
+        + (f"{_DIVISION_DOC.strip()} The compiled code agrees (it never traps).\n\n"
+           if division else "")
+        + "Raises TypeInferenceError (at type inference) when the shapes do not broadcast or the "
+        "dtypes differ."
     )
     return ctor
 

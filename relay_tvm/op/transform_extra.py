@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import InputError, TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType, TupleType
 from ._common import (
@@ -338,6 +338,12 @@ def _scatter_nd_rel(types, attrs):
 
 def _scatter_nd_ref(args, attrs, out_type):
     data, idx, upd = args
+    for r in range(idx.shape[0]):
+        n = data.shape[r]
+        bad = idx[r][(idx[r] < -n) | (idx[r] >= n)]
+        if bad.size:
+            raise InputError(f"scatter_nd: index {int(bad.flat[0])} out of range for axis {r} "
+                             f"of data shape {tuple(data.shape)} (valid: [{-n}, {n}))")
     out = data.copy()
     for y in np.ndindex(*idx.shape[1:]):
         dst = tuple(int(v) for v in idx[(slice(None), *y)])
@@ -351,9 +357,10 @@ def _scatter_nd_ref(args, attrs, out_type):
 def _scatter_nd_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.scatter_nd(
-        inputs[0], inputs[1], inputs[2], attrs.mode
-    )
+    from .indexing import checked_nd_indices
+
+    x, idx, upd = inputs
+    return topi.scatter_nd(x, checked_nd_indices("scatter_nd", x, idx, 0), upd, attrs.mode)
 
 
 register_op(
@@ -395,10 +402,24 @@ def _adv_index_rel(types, attrs):
     return TensorType((*shape, *data.shape[len(idx) :]), data.dtype)
 
 
+def _adv_index_ref(args):
+    x = args[0]
+    for k, t in enumerate(args[1:]):
+        bad = t[(t < -x.shape[k]) | (t >= x.shape[k])]
+        if bad.size:
+            raise InputError(f"adv_index: index {int(bad.flat[0])} out of range for axis {k} "
+                             f"of data shape {tuple(x.shape)}")
+    return x[tuple(a.astype("int64") for a in args[1:])]
+
+
 def _adv_index_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.adv_index(inputs[0], inputs[1:])
+    from .indexing import checked_indices
+
+    x = inputs[0]
+    return topi.adv_index(x, [checked_indices("adv_index", x, t, x.shape[k])
+                              for k, t in enumerate(inputs[1:])])
 
 
 register_op(
@@ -406,7 +427,7 @@ register_op(
     num_inputs=1,
     arguments=("inputs",),
     rel=_adv_index_rel,
-    ref=lambda args, attrs, out_type: args[0][0][tuple(a.astype("int64") for a in args[0][1:])],
+    ref=lambda args, attrs, out_type: _adv_index_ref(args[0]),
     compute=_adv_index_compute,
     pattern=OpPattern.INJECTIVE,
     doc="NumPy advanced indexing data[i0, i1, ...] with broadcast index tensors (topi.adv_index).",

@@ -227,7 +227,15 @@ class GraphModule:
         if input_dict:
             self.set_input(**input_dict)
         self._check_ready()
-        out = self._main(*self._inputs)
+        try:
+            out = self._main(*self._inputs)
+        except Exception as e:
+            from ..backend.shape_func import SHAPE_CHECK
+
+            msg = str(e)
+            if SHAPE_CHECK in msg:  # a kernel's check of its input values (an index range)
+                raise InputError(msg[msg.index(SHAPE_CHECK):].splitlines()[0]) from None
+            raise
         self._outputs = list(out)
 
     def get_num_outputs(self) -> int:

@@ -253,6 +253,8 @@ def _nchwc_conv(orig, new):
     if t_in.dtype == "int16" and a.out_dtype == "int32":
         return new  # quantized (qnn) convolution: the NCHW int16 template packs for vpmaddwd
     o, c = t_w.shape[0], t_in.shape[1]
+    if c == 0 or o == 0:
+        return new  # an empty channel axis has no block (and nothing worth packing)
     depthwise = a.groups == c == o and a.groups > 1
     if a.groups != 1 and not depthwise:
         return new

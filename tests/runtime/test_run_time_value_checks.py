@@ -1,0 +1,127 @@
+"""Operator arguments whose values are known only at run time (slice strides, indices, target
+shapes given as tensors): compiled code checks them and raises ``InputError`` naming the
+operator, as the interpreter refuses them, instead of a SIGFPE, a read out of bounds or garbage
+(all found by a new user)."""
+
+import numpy as np
+import pytest
+import tvm
+
+import relay_tvm as relay
+from relay_tvm.errors import InputError, TypeInferenceError
+
+
+def _run(executor, params, body, *args):
+    mod = tvm.IRModule.from_expr(relay.Function(params, body))
+    return relay.create_executor(executor, mod=mod, target="llvm").evaluate()(*args)
+
+
+def _f32(*shape):
+    return np.arange(int(np.prod(shape)), dtype="float32").reshape(shape)
+
+
+@pytest.mark.parametrize("executor", ["debug", "vm"])
+def test_dyn_strided_slice_zero_stride(executor):
+    x = relay.var("x", shape=(4, 6))
+    s = relay.var("s", shape=(2,), dtype="int64")
+    begin = relay.const(np.array([0, 5], "int64"))
+    end = relay.const(np.array([4, -7], "int64"))
+    body = relay.strided_slice(x, begin, end, s)
+    xv = _f32(4, 6)
+    good = _run(executor, [x, s], body, xv, np.array([2, -2], "int64"))
+    np.testing.assert_array_equal(good.numpy(), xv[0:4:2, 5::-2])
+    for bad in ([0, 1], [1, 0]):
+        with pytest.raises(InputError, match="strided_slice.*stride"):
+            _run(executor, [x, s], body, xv, np.array(bad, "int64"))
+
+
+@pytest.mark.parametrize("executor,opt_level",
+                         [("debug", 3), ("graph", 0), ("graph", 3), ("vm", 0), ("vm", 3)])
+def test_gather_nd_index_out_of_range(executor, opt_level):
+    x = relay.var("x", shape=(2, 3, 4))
+    i = relay.var("i", shape=(2, 3), dtype="int32")
+    body = relay.add(relay.gather_nd(x, i), relay.const(1.0))  # fused with what follows
+    xv = _f32(2, 3, 4)
+    with relay.transform.PassContext(opt_level=opt_level):
+        good = np.array([[0, 1, -2], [2, -1, 0]], "int32")  # negative: from the end, as NumPy
+        res = _run(executor, [x, i], body, xv, good)
+        np.testing.assert_array_equal(res.numpy(), xv[tuple(good)] + 1)
+        for bad in ([[0, 50000000, 1], [0, 0, 0]], [[0, 1, 0], [0, -4, 0]], [[-3, 0, 0], [0] * 3]):
+            with pytest.raises(InputError, match="gather_nd.*out of range"):
+                _run(executor, [x, i], body, xv, np.array(bad, "int32"))
+
+
+def test_gather_nd_batch_dims_checks_each_axis():
+    x = relay.var("x", shape=(2, 5, 3))
+    i = relay.var("i", shape=(1, 2), dtype="int64")
+    body = relay.gather_nd(x, i, batch_dims=1)
+    xv = _f32(2, 5, 3)
+    for executor in ("debug", "vm"):
+        res = _run(executor, [x, i], body, xv, np.array([[4, -5]], "int64"))
+        np.testing.assert_array_equal(res.numpy(), np.stack([xv[0, 4], xv[1, 0]]))
+        with pytest.raises(InputError, match="gather_nd"):
+            _run(executor, [x, i], body, xv, np.array([[5, 0]], "int64"))
+
+
+@pytest.mark.parametrize("executor", ["debug", "vm"])
+@pytest.mark.parametrize("xshape", [(2, 3), (relay.Any(), 3)], ids=["static", "any"])
+def test_dyn_broadcast_to_checks_compatibility(executor, xshape):
+    x = relay.var("x", shape=xshape)
+    s = relay.var("s", shape=(3,), dtype="int64")
+    body = relay.broadcast_to(x, s)
+    for xv, good in ((_f32(2, 3), [4, 2, 3]), (_f32(1, 3), [2, 5, 3])):
+        if xv.shape[0] == 1 and xshape[0] == 2:
+            continue  # the static program's x has 2 rows
+        res = _run(executor, [x, s], body, xv, np.array(good, "int64"))
+        np.testing.assert_array_equal(res.numpy(), np.broadcast_to(xv, good))
+    for bad in ([1, 4, 3], [1, 2, 1], [2, 3, 3]):
+        with pytest.raises(InputError, match="broadcast_to"):
+            _run(executor, [x, s], body, _f32(2, 3), np.array(bad, "int64"))
+
+
+def test_dyn_broadcast_to_rejects_a_shorter_shape():
+    x = relay.var("x", shape=(2, 3))
+    s = relay.var("s", shape=(1,), dtype="int64")
+    with pytest.raises(TypeInferenceError, match="broadcast_to.*fewer"):
+        relay.transform.InferType()(tvm.IRModule.from_expr(
+            relay.Function([x, s], relay.broadcast_to(x, s))))
+
+
+@pytest.mark.parametrize("executor,opt_level", [("debug", 3), ("graph", 0), ("vm", 3)])
+def test_take_fast_and_gather_index_out_of_range(executor, opt_level):
+    x = relay.var("x", shape=(3, 4))
+    i = relay.var("i", shape=(2, 4), dtype="int32")
+    take = relay.take(x, i, axis=0, mode="fast")
+    gather = relay.gather(x, 0, i)
+    xv = _f32(3, 4)
+    good = np.array([[0, 2, -1, -3], [1, 1, 0, 2]], "int32")
+    with relay.transform.PassContext(opt_level=opt_level):
+        np.testing.assert_array_equal(_run(executor, [x, i], take, xv, good).numpy(),
+                                      np.take(xv, good, axis=0))
+        np.testing.assert_array_equal(_run(executor, [x, i], gather, xv, good).numpy(),
+                                      np.take_along_axis(xv, good.astype("int64"), 0))
+        for bad in ([[0, 3, 0, 0], [0] * 4], [[0] * 4, [0, 0, -4, 50000000]]):
+            for name, body in (("take", take), ("gather", gather)):
+                with pytest.raises(InputError, match=f"{name}.*out of range"):
+                    _run(executor, [x, i], body, xv, np.array(bad, "int32"))
+
+
+@pytest.mark.parametrize("executor", ["debug", "graph", "vm"])
+def test_scatter_nd_and_adv_index_out_of_range(executor):
+    x = relay.var("x", shape=(2, 3))
+    i = relay.var("i", shape=(1, 2), dtype="int64")
+    u = relay.var("u", shape=(2, 3))
+    j = relay.var("j", shape=(2,), dtype="int64")
+    xv, uv = _f32(2, 3), _f32(2, 3) + 10
+    scatter = _run(executor, [x, i, u], relay.scatter_nd(x, i, u, "update"), xv,
+                   np.array([[1, -2]], "int64"), uv).numpy()
+    want = xv.copy()
+    want[1], want[0] = uv[0], uv[1]
+    np.testing.assert_array_equal(scatter, want)
+    adv = _run(executor, [x, j], relay.adv_index([x, j]), xv, np.array([1, -1], "int64"))
+    np.testing.assert_array_equal(adv.numpy(), xv[[1, -1]])
+    with pytest.raises(InputError, match="scatter_nd.*out of range"):
+        _run(executor, [x, i, u], relay.scatter_nd(x, i, u, "update"), xv,
+             np.array([[0, 50000000]], "int64"), uv)
+    with pytest.raises(InputError, match="adv_index.*out of range"):
+        _run(executor, [x, j], relay.adv_index([x, j]), xv, np.array([0, -3], "int64"))
