@@ -198,11 +198,19 @@ def with_checks(prim, checks):
     stmts = [tirx.AssertStmt(c, tvm.ir.StringImm("ValueError"),
                              [tvm.ir.StringImm(f"{SHAPE_CHECK}: {m}")])
              for c, m in conds]
+    return _prepend_to_root(prim, stmts)
+
+
+def _prepend_to_root(prim, stmts):
+    """``prim`` with ``stmts`` run before the body of its root block."""
+    import tvm
+    from tvm import tirx
+
     root = prim.body
     blk = root.block
     new_blk = tvm.s_tir.SBlock(blk.iter_vars, blk.reads, blk.writes, blk.name_hint,
-                               tirx.SeqStmt(stmts + [blk.body]), blk.init, blk.alloc_buffers,
-                               blk.match_buffers, blk.annotations)
+                               tirx.SeqStmt(list(stmts) + [blk.body]), blk.init,
+                               blk.alloc_buffers, blk.match_buffers, blk.annotations)
     return prim.with_body(tvm.s_tir.SBlockRealize(root.iter_values, root.predicate, new_blk))
 
 
@@ -233,12 +241,7 @@ def with_index_checks(prim, inputs, checks):
         stmts.append(body)
     if not stmts:
         return prim
-    root = prim.body
-    blk = root.block
-    new_blk = tvm.s_tir.SBlock(blk.iter_vars, blk.reads, blk.writes, blk.name_hint,
-                               tirx.SeqStmt(stmts + [blk.body]), blk.init, blk.alloc_buffers,
-                               blk.match_buffers, blk.annotations)
-    return prim.with_body(tvm.s_tir.SBlockRealize(root.iter_values, root.predicate, new_blk))
+    return _prepend_to_root(prim, stmts)
 
 
 def checks_on_input_shapes(symbols: SymbolicDims) -> list:
