@@ -62,6 +62,17 @@ def set_default_threads() -> None:
         os.environ["TVM_NUM_THREADS"] = str(usable_cores())
 
 
+def module_threads() -> int:
+    """The threads a module built now will run on by default: ``TVM_NUM_THREADS`` (then
+    ``OMP_NUM_THREADS``), which ``import relay_tvm`` sets to the usable cores when neither is
+    set, else :func:`usable_cores` (what the Winograd cost model weighs weight streaming by)."""
+    for key in _ENV:
+        v = os.environ.get(key, "").strip()
+        if v.isdigit() and int(v) > 0:
+            return int(v)
+    return usable_cores()
+
+
 def num_threads() -> int:
     """The number of threads TVM's runtime runs a parallel kernel on in this process."""
     import tvm_ffi
@@ -69,4 +80,4 @@ def num_threads() -> int:
     return int(tvm_ffi.get_global_func("runtime.NumThreads")())
 
 
-__all__ = ["usable_cores", "set_default_threads", "num_threads"]
+__all__ = ["usable_cores", "set_default_threads", "module_threads", "num_threads"]

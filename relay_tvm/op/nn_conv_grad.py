@@ -34,7 +34,7 @@ def _params(attrs):
 
 
 def _rel(types, attrs):
-    from ._common import shape_str, tensor_args
+    from ._common import same_dtype, shape_str, tensor_args
 
     ts = tensor_args(types, ("grad", "data"), OP)
     if ts is None:
@@ -53,9 +53,7 @@ def _rel(types, attrs):
             f"{OP}: grad and data must be 4-D, got {shape_str(grad.shape)} and "
             f"{shape_str(data.shape)}"
         )
-    if grad.dtype != data.dtype:
-        raise TypeInferenceError(f"{OP}: grad dtype {grad.dtype} differs from data dtype "
-                                 f"{data.dtype}")
+    same_dtype([grad, data], ("grad", "data"), OP)
     n, c = data.shape[:2]
     o = grad.shape[1]
     g = attrs.groups

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import shape_str, tensor_args
+from ._common import same_dtype, shape_str, tensor_args
 from .registry import OpPattern, make_call, register_op
 
 OP = "nn.contrib_dense_pack"
@@ -32,9 +32,7 @@ def _rel(types, attrs):
             f"{OP}: data must be 2-D and weight 3-D (N/n, K, n), got {shape_str(data.shape)} "
             f"and {shape_str(weight.shape)}"
         )
-    if data.dtype != weight.dtype:
-        raise TypeInferenceError(f"{OP}: data dtype {data.dtype} differs from weight dtype "
-                                 f"{weight.dtype}")
+    same_dtype([data, weight], ("data", "weight"), OP)
     blocks, k, n = weight.shape
     if k != data.shape[1]:
         raise TypeInferenceError(

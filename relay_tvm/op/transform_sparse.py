@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import InterpreterError, TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import identity_rel, int_dtype_check, shape_str, tensor_args
+from ._common import identity_rel, int_dtype_check, same_dtype, shape_str, tensor_args
 from .registry import OpPattern, make_call, register_op
 
 # ---- sparse_to_dense ---------------------------------------------------------------------------
@@ -147,10 +147,7 @@ def _matrix_set_diag_rel(types, attrs):
         raise TypeInferenceError(
             f"matrix_set_diag: input must have rank >= 2, got shape {shape_str(data.shape)}"
         )
-    if diag.dtype != data.dtype:
-        raise TypeInferenceError(
-            f"matrix_set_diag: diagonal dtype {diag.dtype} differs from input dtype {data.dtype}"
-        )
+    same_dtype([data, diag], ("input", "diagonal"), "matrix_set_diag")
     m, n = data.shape[-2:]
     if isinstance(m, int) and isinstance(n, int):
         if not (-m < k1 and k2 < n):

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 
+from .._threads import module_threads  # the cost model's thread count (re-exported)
 from ..errors import RelayError
 from ..ir.expr import Constant
 from ..ir.types import TensorType
@@ -203,21 +204,6 @@ def _target_features():
     if tgt.kind.name != "llvm":
         return None
     return cpu_features(tgt)
-
-
-def module_threads() -> int:
-    """The threads a module built now will run on by default: ``TVM_NUM_THREADS`` (or
-    ``OMP_NUM_THREADS``), which ``import relay_tvm`` sets to the usable cores when neither is
-    set, else the usable cores (:func:`relay_tvm._threads.usable_cores`)."""
-    import os
-
-    from .._threads import usable_cores
-
-    for key in ("TVM_NUM_THREADS", "OMP_NUM_THREADS"):
-        v = os.environ.get(key, "").strip()
-        if v.isdigit() and int(v) > 0:
-            return int(v)
-    return usable_cores()
 
 
 def winograd_decider():

@@ -238,3 +238,19 @@ def test_strided_set_v_of_another_shape():
             for pos in want_set:
                 want[pos] = -1.0
             np.testing.assert_array_equal(out, want)
+
+
+def test_mismatched_dtypes_of_the_new_ops_are_refused():
+    """matrix_set_diag, nn.conv2d_backward_weight and nn.contrib_dense_pack share relay's
+    operand-dtype check (no implicit cast)."""
+    v = relay.var
+    cases = [
+        relay.matrix_set_diag(v("a", shape=(3, 3)), v("d", shape=(3,), dtype="float64")),
+        relay.nn.conv2d_backward_weight(v("g", shape=(1, 2, 3, 3)),
+                                        v("x", shape=(1, 1, 5, 5), dtype="float64"),
+                                        kernel_size=(3, 3), channels=2),
+        relay.nn.contrib_dense_pack(v("x", shape=(2, 4)), v("w", shape=(1, 4, 8), dtype="float16")),
+    ]
+    for call in cases:
+        with pytest.raises(TypeInferenceError, match="has dtype float32 but .* has dtype float"):
+            infer(call)
