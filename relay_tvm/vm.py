@@ -76,6 +76,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     """
     from tvm.relax.vm_build import _vmlink
 
+    from .backend import dynamic_parallel
     from .backend.build_module import run_passes
     from .backend.schedule import database_in_scope
     from .backend.target import make_target
@@ -99,7 +100,8 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
                      dst=ib.r(0))
         ib.emit_ret(ib.r(0))
     try:
-        lib = _vmlink(ib, tgt, comp.cache.ir_module() if comp.cache.funcs else None)
+        lib = _vmlink(ib, tgt, comp.cache.ir_module() if comp.cache.funcs else None,
+                      tir_pipeline=dynamic_parallel.pipeline(tgt))
     except Exception as e:
         raise BuildError(f"VM compile: compiling the kernels for {tgt} failed: {e}") from e
     ctors = {c.tag: c for data in opt.type_definitions.values() for c in data.constructors}

@@ -1,0 +1,145 @@
+"""Dynamic sharing of a parallel loop's iterations between the threads of TVM's thread pool.
+
+TVM's runtime runs a ``parallel`` loop of ``E`` iterations as one task per thread, each task a
+fixed contiguous ``E / threads`` share (``codegen_cpu``'s static split). When one thread starts
+late (a worker waking up) or runs slower (another process or the hypervisor taking its core),
+the kernel waits for it with the other core idle. This pass rewrites each outermost parallel
+loop so that the threads share its iterations at run time, in ``K`` chunks of consecutive
+iterations:
+
+- the task that runs the loop's first iteration takes chunks from the front (0, 1, 2, ...),
+  every other task from the back (K-1, K-2, ...), until they meet; with two threads each takes
+  one contiguous range, as with the static split (the next kernel finds its data in the same
+  core's cache when its split matches), but the ranges' boundary moves to where the two
+  threads meet;
+- the two cursors are guarded by a ``pthread_mutex_t`` in the kernel's stack frame (TIR's CPU
+  code generator has no atomic operations): one lock and unlock per chunk.
+
+Applied by :func:`pipeline` to LLVM CPU kernels (not to the C target, whose code has no
+prototype for the lock functions). ``RELAY_TVM_STATIC_PARALLEL=1`` turns it off (for A/B).
+"""
+
+from __future__ import annotations
+
+import os
+
+_MUTEX_WORDS = 16  # int32 words for a pthread_mutex_t (40 bytes on x86-64, 48 on AArch64)
+_LO, _HI = _MUTEX_WORDS, _MUTEX_WORDS + 1  # the cursors' words after the mutex
+_SYNC_WORDS = _MUTEX_WORDS + 16  # cursors on their own cache line
+_CHUNKS_PER_THREAD = 8
+_MIN_ITERATIONS = 4  # fewer iterations keep the static split
+
+
+def chunking(extent: int, threads: int) -> tuple:
+    """``(chunks, per_chunk)``: a parallel loop of ``extent`` iterations shared by ``threads``
+    threads runs in ``chunks`` chunks of ``per_chunk`` consecutive iterations (the last one
+    shorter): about ``_CHUNKS_PER_THREAD`` per thread, at most one per iteration."""
+    want = max(1, min(extent, _CHUNKS_PER_THREAD * max(1, threads)))
+    per = -(-extent // want)
+    return -(-extent // per), per
+
+
+def _rewrite_loop(loop, threads: int):
+    from tvm import tirx
+
+    extent = int(loop.extent)
+    k, g = chunking(extent, threads)
+    dt = str(loop.extent.ty)
+    i32 = "int32"
+    sync = tirx.decl_buffer((_SYNC_WORDS,), i32, name="par_sync")
+    cur = tirx.decl_buffer((1,), i32, name="par_chunk")
+    mutex = tirx.address_of(tirx.BufferLoad(sync, [tirx.const(0, i32)]))
+    lo = tirx.BufferLoad(sync, [tirx.const(_LO, i32)])
+    hi = tirx.BufferLoad(sync, [tirx.const(_HI, i32)])
+    c = tirx.BufferLoad(cur, [tirx.const(0, i32)])
+
+    def store(buf, idx, value):
+        return tirx.BufferStore(buf, value, [tirx.const(idx, i32)])
+
+    t = tirx.Var("par_task", i32)
+    front = t == 0  # the task running the loop's first iteration takes chunks from the front
+
+    def grab():
+        """Under the lock: par_chunk = the next chunk from this task's end, or -1."""
+        take = tirx.IfThenElse(front, tirx.SeqStmt([store(cur, 0, lo), store(sync, _LO, lo + 1)]),
+                               tirx.SeqStmt([store(sync, _HI, hi - 1), store(cur, 0, hi)]))
+        return tirx.SeqStmt([
+            tirx.Evaluate(tirx.call_extern(i32, "pthread_mutex_lock", mutex)),
+            tirx.IfThenElse(lo < hi, take, store(cur, 0, tirx.const(-1, i32))),
+            tirx.Evaluate(tirx.call_extern(i32, "pthread_mutex_unlock", mutex)),
+        ])
+
+    cc = tirx.Cast(dt, c) if dt != i32 else c
+    begin = cc * tirx.const(g, dt)
+    run = tirx.For(loop.loop_var, begin,
+                   tirx.Min(tirx.const(g, dt), tirx.const(extent, dt) - begin),
+                   tirx.ForKind.SERIAL, loop.body)
+    body = tirx.SeqStmt([
+        tirx.AllocBuffer(cur),
+        # racy early exit (plain loads) for the iterations after the work is gone
+        tirx.IfThenElse(lo < hi, tirx.SeqStmt([
+            grab(), tirx.While(c >= 0, tirx.SeqStmt([run, grab()]))]), None),
+    ])
+    par = tirx.For(t, tirx.const(0, i32), tirx.const(k, i32), tirx.ForKind.PARALLEL, body)
+    init = [store(sync, i, tirx.const(0, i32)) for i in range(_SYNC_WORDS)]
+    init[_HI] = store(sync, _HI, tirx.const(k, i32))
+    return tirx.SeqStmt([tirx.AllocBuffer(sync), *init, par])
+
+
+def rewrite(func, threads: int):
+    """``func`` with each outermost parallel loop of a constant extent of at least
+    ``_MIN_ITERATIONS`` shared dynamically (see the module doc)."""
+    import tvm_ffi
+    from tvm import tirx
+
+    def on_for(loop):
+        if loop.kind != tirx.ForKind.PARALLEL or not isinstance(loop.extent, tirx.IntImm) \
+                or int(loop.extent) < _MIN_ITERATIONS:
+            return loop
+        if not (isinstance(loop.min, tirx.IntImm) and int(loop.min) == 0):
+            return loop
+        return _rewrite_loop(loop, threads)
+
+    body = tvm_ffi.structural_map(func.body, [(tirx.For, on_for)])
+    if body.same_as(func.body):
+        return func
+    return func.with_body(body)
+
+
+def enabled() -> bool:
+    return os.environ.get("RELAY_TVM_STATIC_PARALLEL", "") not in ("1", "true")
+
+
+PIPELINE = "relay_tvm_cpu"
+
+
+def _factory():
+    import tvm
+
+    from .._threads import module_threads
+
+    base, fin_host, fin_dev = tvm.tirx.get_tir_pipeline("s_tir")
+    threads = module_threads()  # read per build: the factory runs in each tirx.build
+
+    def run(mod):
+        mod = base(mod)
+        funcs = {gv: rewrite(f, threads) if isinstance(f, tvm.tirx.PrimFunc) else f
+                 for gv, f in mod.functions.items()}
+        return tvm.IRModule(funcs, attrs=mod.attrs)
+
+    return run, fin_host, fin_dev
+
+
+def pipeline(target) -> str:
+    """The name of the TIR pipeline to build kernels for ``target`` with: TVM's ``s_tir``
+    followed by :func:`rewrite` for LLVM CPU targets (registered on first use), else
+    ``"default"``."""
+    from .._threads import module_threads
+
+    if target.kind.name != "llvm" or not enabled() or module_threads() < 2:
+        return "default"
+    from tvm.tirx import compilation_pipeline as cp
+
+    if PIPELINE not in cp.PIPELINE_MAP:
+        cp.register_tir_pipeline(PIPELINE, _factory)
+    return PIPELINE
