@@ -34,6 +34,7 @@ PRODUCTS = frozenset({
     "nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose",
     "nn.contrib_conv2d_NCHWc", "nn.contrib_depthwise_conv2d_NCHWc",
     "nn.contrib_conv2d_winograd_without_weight_transform",
+    "nn.conv2d_backward_weight", "nn.contrib_dense_pack",
 })
 
 # computes run on float32 copies of their half inputs

@@ -97,6 +97,11 @@ _CASES = [
     ("conv2d_NCHWc", lambda x, w: contrib_conv2d_nchwc(
         x, w, padding=(1, 1), channels=8, kernel_size=(3, 3), data_layout="NCHW8c",
         kernel_layout="OIHW8i8o"), [_unit(1, 64, 6, 6, 8), _unit(1, 64, 3, 3, 8, 8)]),
+    ("conv2d_backward_weight", lambda g, x: relay.nn.conv2d_backward_weight(
+        g, x, padding=(1, 1), channels=4, kernel_size=(3, 3)),
+     [_unit(1, 4, 64, 64), _unit(1, 2, 64, 64)]),
+    ("contrib_dense_pack", lambda a, w: relay.nn.contrib_dense_pack(a, w, "NC8n"),
+     [_unit(2, 4096), _unit(2, 4096, 8)]),
     ("conv2d_winograd", lambda x, w: relay.nn.contrib_conv2d_winograd_without_weight_transform(
         x, relay.nn.contrib_conv2d_winograd_weight_transform(w, 4), 4, padding=(1, 1),
         channels=8, kernel_size=(3, 3)), [_unit(1, 512, 8, 8), _unit(8, 512, 3, 3)]),
