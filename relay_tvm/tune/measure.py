@@ -75,16 +75,21 @@ def _builder_base():
     class InProcessBuilder(PyBuilder):
         """Builds each candidate with ``tvm.compile`` in this process and exports it as a tar
         archive (what the local and RPC runners load). A failed build is that candidate's error
-        (its message kept), not the run's."""
+        (its message kept), not the run's. Candidates get the TIR pipeline that ``relay.build``
+        gives kernels (:mod:`relay_tvm.backend.dynamic_parallel`), so they are timed as they
+        will run."""
 
         def build(self, build_inputs):
             import tvm
             from tvm.support.tar import tar
 
+            from ..backend import dynamic_parallel
+
             results = []
             for bi in build_inputs:
                 try:
-                    lib = tvm.compile(bi.mod, target=bi.target)
+                    lib = tvm.compile(bi.mod, target=bi.target,
+                                      tir_pipeline=dynamic_parallel.pipeline(bi.target))
                     path = os.path.join(tempfile.mkdtemp(prefix="relay_tvm_tune_"),
                                         "kernel." + tar.output_format)
                     lib.export_library(path, fcompile=tar)
