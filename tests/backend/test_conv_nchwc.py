@@ -140,10 +140,12 @@ def test_other_isas_get_the_template_with_tails(target):
 
 
 @pytest.mark.parametrize("C, H, s, wb", [(32, 14, 1, 7), (48, 15, 2, 4), (16, 9, 2, 5)])
-@pytest.mark.parametrize("padat", [0, 1])
-def test_depthwise_padding_per_row_matches_numpy(C, H, s, wb, padat):
-    """The depthwise template with its padded input computed per output row (``padat=1``,
-    the default when the padded input overflows L2) or in a pass of its own."""
+@pytest.mark.parametrize("pad_knobs", [{"padin": 1}, {"padin": 0, "padat": 0},
+                                       {"padin": 0, "padat": 1}])
+def test_depthwise_padding_per_row_matches_numpy(C, H, s, wb, pad_knobs):
+    """The depthwise template reading through the padding (``padin=1``, the default: the
+    border's loads are conditional), with its padded input computed per output row
+    (``padat=1``) or in a pass of its own."""
     x = relay.var("x", shape=(1, C, H, H))
     w = relay.var("w", shape=(C, 1, 3, 3))
     y = relay.nn.relu(relay.nn.conv2d(x, w, strides=(s, s), padding=(1, 1), groups=C,
@@ -151,7 +153,7 @@ def test_depthwise_padding_per_row_matches_numpy(C, H, s, wb, padat):
     mod = relay.IRModule.from_expr(relay.Function([x, w], y))
     wv, xv = rand((C, 1, 3, 3), seed=5), rand((1, C, H, H), seed=6)
     oh = (H + 2 - 3) // s + 1
-    with cpu.override_knobs({"padat": padat, "wb": wb if oh % wb == 0 else 1}), \
+    with cpu.override_knobs({**pad_knobs, "wb": wb if oh % wb == 0 else 1}), \
             relay.transform.PassContext(opt_level=3):
         lib = relay.build(mod, target="llvm", params={"w": wv})
     import tvm
