@@ -225,3 +225,13 @@ def test_random_convolutions_match_numpy_at_opt_level_3():
         k, s = int(rng.choice([1, 3])), int(rng.choice([1, 1, 2]))
         H, W = int(rng.integers(1, 12)) + k - 1, int(rng.integers(3, 40))
         _build_and_run(C, O, H, W, k, s, k // 2)
+
+
+@pytest.mark.parametrize("C, O, H, k, s, p, padin", [
+    (32, 48, 17, 3, 1, 1, 1), (16, 32, 15, 3, 2, 1, 1), (3, 16, 23, 7, 2, 3, 1),
+    (3, 16, 23, 3, 2, 1, 0)])
+def test_padding_inlined_or_not_matches_numpy(C, O, H, k, s, p, padin):
+    """Knob ``padin`` (tunable): the convolution reads through the padding (conditional loads)
+    or a padded copy is made first, against the rule's default either way."""
+    kern = _build_and_run(C, O, H, H, k, s, p, knobs={"padin": padin})
+    assert ('T.sblock("data_pad")' in kern.prim_func.script()) == (not padin)

@@ -195,7 +195,7 @@ def _tile_part(sch, block, wb, nred, decomposed, epi=None, chunk_loop=None):
 _INLINE_PAD_MAX_FMAS = 16  # vector FMAs per input element below which a narrow pad is inlined
 
 
-def _maybe_inline_padding(sch, anchor, pad_names, ic_bn, lanes, fmas_per_window):
+def _maybe_inline_padding(sch, anchor, pad_names, ic_bn, lanes, fmas_per_window, knobs=None):
     """Inline the padded input into the convolution (conditions in its loads) instead of
     materializing it when its channel block is narrower than half a vector and the layer does
     few FMAs per input element (``fmas_per_window`` vector FMAs per input position and
@@ -204,10 +204,12 @@ def _maybe_inline_padding(sch, anchor, pad_names, ic_bn, lanes, fmas_per_window)
     convolution. MobileNet's 3x3 stride-2 stem on 3 channels (9 vector FMAs per element):
     0.36 -> 0.25-0.30 ms on one Zen 3 core; ResNet's 7x7 stem (98) keeps its pass. Returns
     the padding blocks still materialized."""
-    if not pad_names or 2 * ic_bn > lanes:
+    if not pad_names:
         return pad_names
     strides = [int(s) for s in anchor.attrs.strides] if anchor.attrs is not None else [1, 1]
-    if fmas_per_window / (strides[0] * strides[1]) > _INLINE_PAD_MAX_FMAS:
+    default = int(2 * ic_bn <= lanes
+                  and fmas_per_window / (strides[0] * strides[1]) <= _INLINE_PAD_MAX_FMAS)
+    if not (knobs or Knobs()).pick("padin", [0, 1], default):
         return pad_names
     for b in _root_blocks(sch):
         if sch.get(b).name_hint in pad_names:
@@ -240,7 +242,7 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     KH, KW = ext["kh"], ext["kw"]
     ic_bn = int(_read_buffer(sch, block, 0).shape[-1])
     pad_names = _maybe_inline_padding(sch, anchor, pad_names, ic_bn, lanes,
-                                      OCC * OB * KH * KW / lanes)
+                                      OCC * OB * KH * KW / lanes, knobs)
     split_ic = ic_bn > 1 and IC % ic_bn == 0
     icb = IC // ic_bn if split_ic else 1
     cg, rows, wb, rfirst, kc = _plan(
