@@ -121,3 +121,23 @@ def test_gemm_tile_may_leave_a_guarded_last_block():
     assert gemm_tile(16, 16, avx2) == (4, 16) and gemm_tile(196, 16, avx2) == (4, 16)
     # 49 and 81 tiles: 7 x 1 and 9 x 1 vectors before; 6 x 2 vectors with a guarded block
     assert gemm_tile(49, 16, avx2) == (6, 16) and gemm_tile(81, 16, avx2) == (6, 16)
+
+
+@pytest.mark.parametrize("c, h, config", [(32, 32, None), (16, 7, {CONFIG_KEY: 4}),
+                                           (16, 14, {CONFIG_KEY: 2})])
+def test_input_transform_reading_through_the_padding_equals_interpreter(c, h, config):
+    """Knob ``padin`` (tunable, off by default): the input transform reads the unpadded input
+    with conditional loads instead of a padded copy; the block still equals the interpreter."""
+    from relay_tvm.backend.schedule.cpu import override_knobs
+
+    func, params = basic_block(c, h)
+    x = rand((1, c, h, h), seed=98)
+    with override_knobs({"padin": 1}):
+        lib = _build(func, params, 3, config)
+    for k in lib.kernels.values():
+        if k.anchor == WINO:
+            assert k.schedule_rule == "conv2d_winograd"
+            assert 'T.sblock("data_pad")' not in k.prim_func.script()
+    ref = relay.create_executor("debug", relay.IRModule.from_expr(func),
+                                params=params).evaluate()(x).numpy()
+    assert_same(ref, _run(lib, x), rtol=1e-4, atol=1e-4 * np.abs(ref).max())
