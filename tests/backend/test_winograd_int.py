@@ -237,6 +237,8 @@ def np_chained(xv, w1, w2, zp=5):
     (1, 32, 64, 14, 14, {"rows": 7, "osplit": 2}),  # one group, two output-channel chunks
     (1, 16, 64, 12, 12, {"rows": 2, "osplit": 4}),
     (1, 32, 32, 8, 8, {"fuse": 0}),           # the stages one by one (the earlier schedule)
+    (1, 64, 64, 56, 56, {"padin": 0}),        # a padded copy instead of reading through
+    (2, 16, 32, 9, 11, {"padin": 0, "fuse": 0}),
 ])
 def test_int16_winograd_fused_stages_exact(n, c, o, h, w, knobs):
     # the int16 Winograd with its three stages fused per group of tile rows (one parallel
@@ -260,6 +262,8 @@ def test_int16_winograd_fused_stages_exact(n, c, o, h, w, knobs):
         # stage by stage: one per stage
         parallel = text.count("T.parallel")
         assert parallel >= 3 if knobs.get("fuse") == 0 else parallel <= 2, text
+        # the padding is read through (conditional loads) unless the knob says otherwise
+        assert ('T.sblock("data_pad")' in text) == (knobs.get("padin") == 0), text
     gm = relay.runtime.GraphModule(lib["default"](tvm.cpu()))
     gm.set_input("x", xv)
     gm.run()

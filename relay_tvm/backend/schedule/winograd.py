@@ -291,10 +291,14 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
         getattr(sch.get(names["data_pad"]).body, "value", ""))
     knobs = knobs or Knobs()
     # reading through the padding (the pad inlined into the input transform, conditional
-    # loads): one parallel loop and one copy fewer. Off by default: on ResNet-18 (one Zen 3
-    # core, in the model's sequence) it gained 3-15% on the 56x56, 14x14 and 7x7 layers but
-    # made the 28x28 ones 2.2x slower; tuning may choose it per layer
-    padin = knobs.pick("padin", [0, 1] if pad_cond else [0], 0)
+    # loads): one parallel loop and one copy fewer. The default for the int16 pairs: int8
+    # ResNet-18's 13 Winograd kernels 13.14 -> 12.80 ms in the model's sequence, outputs
+    # bit-identical. Off for float32: on ResNet-18 it gained 3-15% on the 56x56, 14x14 and
+    # 7x7 layers but made the 28x28 ones (7 tiles a row) 2.2x slower (one Zen 3 core, loaded
+    # machine, 2026-12-02); tuning may choose it per layer
+    a = anchor.attrs
+    pairs = a.kernel_layout.endswith("o2i")
+    padin = knobs.pick("padin", [0, 1] if pad_cond else [0], int(pad_cond and pairs))
     keep = {"data_tmp", "data_pack", "bgemm", "inverse_tmp"} | (
         {"data_pad"} if pad_cond and not padin else set())
     _inline_all_but(sch, keep, strict=True)  # epilogue and inverse transform into the output
@@ -304,12 +308,11 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
     if len(outs) != 1:
         raise NotApplicable(f"{len(outs)} output blocks")
     out = outs[0]
-    a = anchor.attrs
     m = int(a.tile_size)
     dtype = str(_write_buffer(sch, names["bgemm"]).dtype)
     lanes = vector_lanes(target, tvm.DataType(dtype).bits)
 
-    if a.kernel_layout.endswith("o2i") and _fused_pairs(sch, names, out, a, m, target, knobs):
+    if pairs and _fused_pairs(sch, names, out, a, m, target, knobs):
         pass
     else:
         _input_transform(sch, names, a, lanes)
