@@ -47,6 +47,9 @@ def _parse_shape(items):
                            f"(e.g. data=1,3,224,224)") from None
         if any(d <= 0 for d in shape):
             raise CLIError(f"--shape {item!r}: every dimension must be >= 1")
+        if name in shapes:
+            raise CLIError(f"--shape {item!r}: input {name!r} was given a shape already "
+                           f"({','.join(map(str, shapes[name]))}); give each input once")
         shapes[name] = shape
     return shapes
 

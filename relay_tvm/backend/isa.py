@@ -121,7 +121,7 @@ def check_isa(isa: dict | None, who: str, what: str, host: tuple | None = None) 
     built = isa.get("target", "?")
     if wrong_arch:
         raise BuildError(f"{who}: {what} was compiled for {isa['arch']} (target {built}), and "
-                         f"this machine is {arch}; run it on a {isa['arch']} machine, or "
+                         f"this machine is {arch}; run it on an {isa['arch']} machine, or "
                          f"rebuild with target 'llvm' here")
     if missing:
         raise BuildError(

@@ -627,6 +627,21 @@ def _install_pass_decorators(tvm):
         deco.__doc__ = tvm_deco.__doc__
         return deco
 
+    if not getattr(tvm.transform.PrintIR, "_relay_tvm", False):
+        tvm_print = tvm.transform.PrintIR
+
+        def PrintIR(header="", show_meta_data=False):
+            """``tvm.transform.PrintIR``: prints the module (a Relay module as its text) and
+            returns it unchanged."""
+            def show(mod, _ctx):
+                print(f"PrintIR({header}):\n{mod.astext(show_meta_data=show_meta_data)}")
+                return mod
+
+            relay_p = pass_infra.module_pass(show, opt_level=0, name="PrintIR")
+            return dual(lambda: tvm_print(header), relay_p)
+
+        PrintIR._relay_tvm = True
+        tvm.transform.PrintIR = PrintIR
     if not getattr(tvm.transform.module_pass, "_relay_tvm", False):
         tvm.transform.module_pass = wrap(tvm.transform.module_pass, pass_infra.module_pass,
                                          False)

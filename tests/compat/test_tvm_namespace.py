@@ -329,3 +329,29 @@ def test_pass_context_refuses_typos_and_bad_levels():
     with tvm.transform.PassContext(opt_level=3, config={"relay.FuseOps.max_depth": 1}):
         fused = relay.transform.FuseOps()(m2)
     assert relay.astext(fused).count("Primitive=1") == 2
+
+
+def test_print_ir_on_relay_and_tvm_modules(capsys):
+    """``tvm.transform.PrintIR`` alone and inside a Sequential with Relay passes prints the
+    Relay text and returns the module unchanged; on a TVM module it is TVM's pass."""
+    x = relay.var("x", shape=(2, 2))
+    mod = relay.IRModule.from_expr(
+        relay.Function([x], relay.add(x, relay.const(1.0) + relay.const(2.0))))
+    out = tvm.transform.Sequential([relay.transform.FoldConstant(),
+                                    tvm.transform.PrintIR("after fold")])(mod)
+    text = capsys.readouterr().out
+    assert "PrintIR(after fold)" in text and "add(%x, 3f)" in text
+    assert isinstance(out, relay.IRModule)
+    a = np.ones((2, 2), "float32")
+    np.testing.assert_allclose(_interp_mod(out["main"], a).numpy(), a + 3)
+    assert tvm.transform.PrintIR()(mod) is mod
+    assert "add(1f, 2f)" in capsys.readouterr().out
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def f(a: T.Buffer((4,), "float32")):
+        for i in range(4):
+            a[i] = a[i] + T.float32(1)
+
+    tmod = tvm.IRModule({"f": f})
+    assert tvm.transform.PrintIR("tir")(tmod).same_as(tmod)

@@ -85,6 +85,8 @@ def test_demo_default_command(capsys):
 @pytest.mark.parametrize("argv, match", [
     (["compile", "{d}/m-symbol.json", "--shape", "data=2,2,5x5"], "integers separated by commas"),
     (["compile", "{d}/m-symbol.json", "--shape", "data=2,0,5,5"], "every dimension must be >= 1"),
+    (["compile", "{d}/m-symbol.json", "--shape", "data=1,2,5,5", "--shape", "data=2,2,5,5"],
+     "was given a shape already"),
     (["compile", "{d}/nope-symbol.json", "--shape", "data=1,2,5,5"], "does not exist"),
     (["compile", "{d}/m-symbol.json", "--shape", "data=1,2,5,5", "-o", "{d}/no/dir/x.so"],
      "does not exist"),
