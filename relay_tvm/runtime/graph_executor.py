@@ -195,8 +195,16 @@ class GraphModule:
         self._inputs[i] = value
 
     def get_input(self, key):
-        """The tensor set for input ``key`` (name or index)."""
-        return self._inputs[self._index(key, "get_input")]
+        """The tensor of input ``key`` (name or index). Before ``set_input`` it is a zero
+        tensor of the input's shape and dtype that becomes the input (0.19 returned the
+        executor's own input buffer, which scripts fill with ``copyfrom``)."""
+        import tvm
+
+        i = self._index(key, "get_input")
+        if self._inputs[i] is None:
+            shape, dtype = self._input_types[i]
+            self._inputs[i] = tvm.runtime.tensor(np.zeros(shape, dtype), self.device)
+        return self._inputs[i]
 
     def get_input_index(self, name: str) -> int:
         return self._index(name, "get_input_index")
@@ -278,7 +286,9 @@ class GraphModule:
         self._vm.save_function("main", "__relay_bench", *self._inputs)
         f = self._vm.time_evaluator("__relay_bench", dev, number=number, repeat=repeat,
                                     min_repeat_ms=min_repeat_ms or 0)
-        return f()
+        result = f()
+        self.run()  # the outputs of a run, as after 0.19's benchmark (which ran in place)
+        return result
 
     # ---- the debug path: a Python loop over the kernels ----------------------------------------
 

@@ -37,3 +37,16 @@ def test_zero_copy_refuses_what_needs_a_copy():
         m.set_input_zero_copy("x", tvm.runtime.tensor(np.zeros((3, 2), "float32")))
     with pytest.raises(InputError, match="expected"):
         m.set_input_zero_copy(0, tvm.runtime.tensor(np.zeros((2, 3), "float64")))
+
+
+def test_get_input_before_set_input_is_the_input_buffer_and_benchmark_leaves_outputs():
+    """0.19 habits: ``get_input`` before ``set_input`` gives the input's buffer (zeros here),
+    which ``copyfrom`` fills; after ``benchmark`` the outputs of a run are there."""
+    m = _module()
+    buf = m.get_input(0)
+    assert buf.shape == (2, 3) and str(buf.dtype) == "float32"
+    np.testing.assert_array_equal(buf.numpy(), np.zeros((2, 3), "float32"))
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    buf.copyfrom(a)
+    m.benchmark(tvm.cpu(0), number=1, repeat=1)
+    np.testing.assert_array_equal(m.get_output(0).numpy(), 2 * a)
