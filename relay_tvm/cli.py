@@ -121,6 +121,11 @@ def _zoo_block(name, shape):
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CLIError(f"{name}: MXNet cannot run the network on input shape {tuple(shape)}: "
                        f"{first}") from None
+    # batch-norm statistics drawn too: with MXNet's defaults (mean 0, variance 1, gamma 1) a
+    # deep random net's output shrank to ~1e-22 and the demo's comparison said nothing
+    from .testing.gluon import random_batch_norm
+
+    random_batch_norm(net)
     return net
 
 
@@ -289,7 +294,7 @@ def _minutes(text):
 def _load_inputs(items, gm, fill_random=False):
     shapes, dtypes = gm.get_input_info()
     # the weights built into the library are already set; the rest are the model's inputs
-    names = [n for n in shapes if gm.get_input(n) is None]
+    names = gm.unset_inputs()
     values = {}
     for i, item in enumerate(items or []):
         name, sep, path = item.partition("=")

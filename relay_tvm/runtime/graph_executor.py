@@ -206,6 +206,11 @@ class GraphModule:
             self._inputs[i] = tvm.runtime.tensor(np.zeros(shape, dtype), self.device)
         return self._inputs[i]
 
+    def unset_inputs(self) -> list:
+        """Names of the inputs neither set (``set_input``) nor built into the library (bound
+        weights): what a run still needs."""
+        return [n for n, v in zip(self._input_names, self._inputs) if v is None]
+
     def get_input_index(self, name: str) -> int:
         return self._index(name, "get_input_index")
 
@@ -226,7 +231,7 @@ class GraphModule:
     # ---- running --------------------------------------------------------------------------
 
     def _check_ready(self):
-        missing = [n for n, v in zip(self._input_names, self._inputs) if v is None]
+        missing = self.unset_inputs()
         if missing:
             raise InputError(f"run: inputs {missing} were not set (set_input)")
 
