@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import ConversionError
 from ..ir.expr import TupleGetItem, const
-from .common import infer_dtype, infer_shape
+from .common import infer_dtype, infer_shape_any
 
 
 def R(path: str):
@@ -72,7 +72,10 @@ class Ctx:
         return self._convert_subgraph(subs[k], list(args), self)
 
     def shape(self, e) -> tuple:
-        return infer_shape(e)
+        """The shape of ``e``: ints, with ``relay.Any()`` (an AnyDim) where an input's
+        dimension is dynamic; a converter that needs that dimension's value fails with a
+        ConversionError naming the node."""
+        return infer_shape_any(e)
 
     def dtype(self, e) -> str:
         return infer_dtype(e)

@@ -190,6 +190,17 @@ def infer_shape(expr) -> tuple:
     return tuple(out)
 
 
+def infer_shape_any(expr) -> tuple:
+    """The shape of a tensor expression: ints, and :class:`~relay_tvm.ir.types.AnyDim` for a
+    dimension known only at run time (an input given ``relay.Any()``)."""
+    from ..ir.types import AnyDim
+
+    t = infer_type(expr)
+    if not hasattr(t, "shape"):
+        raise ConversionError(f"expected a tensor, got a value of type {t}")
+    return tuple(d if isinstance(d, AnyDim) else int(d) for d in t.shape)
+
+
 def infer_dtype(expr) -> str:
     return str(infer_type(expr).dtype)
 

@@ -13,7 +13,7 @@ from ..errors import ConversionError, RelayError, UnsupportedOperatorError
 from ..ir.base import Span, check_dtype
 from ..ir.expr import Function, Tuple, Var
 from ..ir.module import IRModule
-from ..ir.types import TensorType
+from ..ir.types import AnyDim, TensorType
 from ._mx_util import Ctx
 from .common import StrAttrs, as_param, set_spans
 
@@ -55,12 +55,12 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             continue
         span = Span(node.name)
         if node.name in shape:
-            try:
-                shp = tuple(int(d) for d in shape[node.name])
+            try:  # ints, or relay.Any() for a dimension known only at run time (the VM)
+                shp = tuple(d if isinstance(d, AnyDim) else int(d) for d in shape[node.name])
             except (TypeError, ValueError):
                 raise ConversionError(
-                    f"shape of input {node.name!r}: expected a tuple of ints, got "
-                    f"{shape[node.name]!r}") from None
+                    f"shape of input {node.name!r}: expected a tuple of ints (or relay.Any() "
+                    f"for a dynamic dimension), got {shape[node.name]!r}") from None
             dt = check_dtype(_dtype_of(dtype, node.name), f"dtype of input {node.name!r}")
             v = Var(node.name, TensorType(shp, dt), span)
             inputs.append(v)

@@ -22,3 +22,32 @@ def test_missing_batch_axis_points_at_the_input_shape():
                        match=r"(?s)'conv0_weight'.*has shape \(16, 3, 3, 3\).*hint: .*"
                              r"shape=\{'data': \(3, 16, 16\)\}.*missing batch axis"):
         relay.frontend.from_mxnet(y, shape={"data": (3, 16, 16)}, arg_params=params)
+
+
+@pytest.mark.parametrize("name", ["resnet18_v1", "mobilenet1.0"])
+def test_dynamic_batch_imports_and_runs_on_the_vm(name):
+    """``shape={"data": (relay.Any(), 3, H, W)}`` (0.19 passed it on to ``relay.var``): the
+    model imports with a dynamic batch and the VM runs batches 1 and 3 equal to MXNet."""
+    import tvm
+
+    from relay_tvm.testing.gluon import random_zoo_model
+
+    net, _ = random_zoo_model(name, (1, 3, 32, 32))
+    mod, params = relay.frontend.from_mxnet(net, shape={"data": (relay.Any(), 3, 32, 32)})
+    assert "?" in str(mod["main"].params[0].type_annotation)
+    with relay.transform.PassContext(opt_level=3):
+        ex = relay.vm.compile(mod, target="llvm", params=params)
+    vm = relay.vm.VirtualMachine(ex, tvm.cpu())
+    for b in (1, 3):
+        xb = np.random.default_rng(b).uniform(-1, 1, (b, 3, 32, 32)).astype("float32")
+        ref = net(mx.nd.array(xb)).asnumpy()
+        np.testing.assert_allclose(vm.run(xb).numpy(), ref, rtol=1e-4,
+                                   atol=1e-5 * np.abs(ref).max())
+
+
+def test_dynamic_dimension_a_converter_needs_is_a_clear_error():
+    y = mx.sym.reshape(mx.sym.var("data"), shape=(-3, -2), name="r")
+    with pytest.raises(relay.errors.ConversionError, match=r"Reshape node 'r'.*AnyDim"):
+        relay.frontend.from_mxnet(y, shape={"data": (relay.Any(), 3, 4)})
+    with pytest.raises(relay.errors.ConversionError, match=r"relay.Any\(\)"):
+        relay.frontend.from_mxnet(y, shape={"data": ("n", 3, 4)})
