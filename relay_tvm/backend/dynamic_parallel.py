@@ -16,7 +16,10 @@ iterations:
   code generator has no atomic operations): one lock and unlock per chunk.
 
 Applied by :func:`pipeline` to LLVM CPU kernels (not to the C target, whose code has no
-prototype for the lock functions). ``RELAY_TVM_STATIC_PARALLEL=1`` turns it off (for A/B).
+prototype for the lock functions) of libraries built for two or more threads
+(:func:`relay_tvm._threads.module_threads` when building: ``K`` is about 8 per thread, so a
+library built for ``n`` threads gives at most ``8n`` threads work per loop).
+``RELAY_TVM_STATIC_PARALLEL=1`` turns it off (for A/B).
 """
 
 from __future__ import annotations
@@ -107,6 +110,7 @@ def rewrite(func, threads: int):
 
 
 def enabled() -> bool:
+    """False when ``RELAY_TVM_STATIC_PARALLEL`` is ``1`` or ``true``: TVM's static loops."""
     return os.environ.get("RELAY_TVM_STATIC_PARALLEL", "") not in ("1", "true")
 
 
