@@ -14,6 +14,7 @@ Usage::
     python benchmarks/bench_ab.py --against /work/main                      # all cores
     python benchmarks/bench_ab.py --against /work/main --models mobilenet1.0 --threads 2
     python benchmarks/bench_ab.py --against /work/main --threads 1 --clock cpu --rounds 31
+    python benchmarks/bench_ab.py --against /work/main --mcpu haswell      # AVX2 code
 
 Prints per model both times (best and median round, ms) and the ratio against/this (> 1: this
 checkout is faster).
@@ -33,8 +34,9 @@ ROOT = os.path.dirname(HERE)
 MODELS = ["mobilenet1.0", "mobilenetv2_1.0", "resnet18_v1"]
 
 
-def build(root: str, out: str, model: str, size: int) -> None:
-    """Export ``model`` compiled by the relay_tvm of ``root`` to ``out`` (and its input)."""
+def build(root: str, out: str, model: str, size: int, target: str = "llvm") -> None:
+    """Export ``model`` compiled for ``target`` by the relay_tvm of ``root`` to ``out`` (and its
+    input)."""
     sys.path.insert(0, root)
     import numpy as np
 
@@ -47,7 +49,7 @@ def build(root: str, out: str, model: str, size: int) -> None:
     net, x = random_zoo_model(model, shape)
     mod, params = relay.frontend.from_mxnet(net, shape={"data": shape})
     with relay.transform.PassContext(opt_level=3):
-        lib = relay.build(mod, target="llvm", params=params)
+        lib = relay.build(mod, target=target, params=params)
     lib.export_library(out)
     np.save(out + ".input.npy", x)
 
@@ -90,6 +92,7 @@ def main(argv=None):
     b.add_argument("out")
     b.add_argument("model")
     b.add_argument("--size", type=int, default=224)
+    b.add_argument("--target", default="llvm")
     ap.add_argument("--against", help="the other checkout's root (e.g. /work/main)")
     ap.add_argument("--models", nargs="+", default=MODELS)
     ap.add_argument("--size", type=int, default=224, help="input height and width")
@@ -98,9 +101,11 @@ def main(argv=None):
     ap.add_argument("--per-round", type=int, default=5, help="runs per timed round")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="cpu: the thread's CPU time (only meaningful with --threads 1)")
+    ap.add_argument("--mcpu", default=None, help="build both for this LLVM CPU (e.g. haswell: "
+                    "AVX2 code, sized for AVX2, on an AVX-512 machine)")
     a = ap.parse_args(argv)
     if a.cmd == "build":
-        build(a.root, a.out, a.model, a.size)
+        build(a.root, a.out, a.model, a.size, a.target)
         return
     if not a.against:
         ap.error("--against ROOT is required")
@@ -113,8 +118,10 @@ def main(argv=None):
         # weights' DRAM traffic by it (transform/winograd_choice.py)
         env["TVM_NUM_THREADS"] = str(a.threads)
     sys.path.insert(0, ROOT)
+    target = f"llvm -mcpu={a.mcpu}" if a.mcpu else "llvm"
     print(f"against {a.against}, this {ROOT}; TVM_NUM_THREADS="
-          f"{os.environ.get('TVM_NUM_THREADS', '(default)')}; {a.clock} clock; best and median "
+          f"{os.environ.get('TVM_NUM_THREADS', '(default)')}; target {target}; {a.clock} clock; "
+          f"best and median "
           f"of {a.rounds} rounds of {a.per_round} runs")
     print(f"{'model':<18}{'against best':>13}{'this best':>10}{'ratio':>7}"
           f"{'against med':>12}{'this med':>9}{'ratio':>7}")
@@ -124,7 +131,8 @@ def main(argv=None):
             for tag, root in (("against", os.path.abspath(a.against)), ("this", ROOT)):
                 out = os.path.join(tmp, f"{model}.{tag}.so")
                 subprocess.run([sys.executable, os.path.abspath(__file__), "build", root, out,
-                                model, "--size", str(a.size)], check=True, env=env, cwd=tmp)
+                                model, "--size", str(a.size), "--target", target], check=True,
+                               env=env, cwd=tmp)
                 paths.append(out)
             (ab, am), (tb, tm) = time_pair(paths, a.rounds, a.per_round, a.clock == "cpu")
             print(f"{model:<18}{ab * 1e3:>13.3f}{tb * 1e3:>10.3f}{ab / tb:>7.3f}"

@@ -114,9 +114,12 @@ def test_model_runs_large_reductions_in_passes_that_fit_l1():
     # 64 input channels: the whole reduction's weights fit, one pass
     cg, rows, wb, rfirst, kc = _plan(AVX2, 64, 128, 56, 2, 8)
     assert kc == 64 // 16
-    # AVX-512 sizes its own passes (32 registers, 16-lane vectors)
+    # AVX-512 sizes its own tiles (32 registers, 16-lane vectors); its L2 refills L1 a line
+    # per cycle, so a tile of at least 3 positions may stream its weights in one pass (on Zen
+    # 5 one pass, cg=4 x wb=6, ran as fast as passes of 2-16 blocks: 0.213 vs 0.214-0.216 ms)
     cg, rows, wb, rfirst, kc = _plan(AVX512, 512, 128, 28, 1, 16)
-    assert not rfirst and kc < 512 // 16
+    assert not rfirst
+    assert kc < 512 // 16 or wb * 0.75 * AVX512.l2_bytes_per_cycle() >= 2 * 64
 
 
 def test_knob_space_offers_kc_and_defaults_are_deterministic():

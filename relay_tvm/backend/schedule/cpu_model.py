@@ -56,6 +56,12 @@ class CPUFeatures:
     def lanes(self, dtype_bits: int = 32) -> int:
         return max(1, self.vector_bits // dtype_bits)
 
+    def l2_bytes_per_cycle(self) -> int:
+        """Bytes per cycle one core's L2 refills its L1 with: one cache line (64 B) per cycle
+        on cores with 512-bit vector loads (Skylake-SP, Zen 4 and 5), half a line on 256-bit
+        x86 cores (Haswell..Zen 3) and the NEON cores the ARM model stands for (32 B)."""
+        return max(32, self.vector_bits // 8)
+
 
 def _host_cache(level: int, default: int) -> int:
     base = "/sys/devices/system/cpu/cpu0/cache"

@@ -49,8 +49,9 @@ def np_prod(shape) -> int:
 _CHUNK_MAX = 256  # output positions of one chunk (a tail tile at most once per chunk)
 _MIN_TASKS = 8  # parallel tasks wanted (two per thread on a 4-core machine)
 _L2_BYTES_PER_CYCLE = 32  # sustained reads per core (Haswell..Zen 4: 32-64 B/cycle from L2)
-_L2_STREAM_BYTES_PER_CYCLE = 24  # weights re-read from L2 by every tile (a 3x3 layer's cg=2
-# tile streaming 73 KB of weights ran 10% slower than its cg=1 tile on Zen 3)
+_L2_STREAM_SHARE = 0.75  # of the L2's refill rate (CPUFeatures.l2_bytes_per_cycle) sustained
+# by weights re-read from L2 by every tile (24 B/cycle on Zen 3: a 3x3 layer's cg=2 tile
+# streaming 73 KB of weights ran 10% slower than its cg=1 tile)
 _L3_BYTES_PER_CYCLE = 12  # (from L3 / other cores' slices, measured 10-16 B/cycle on Zen 3)
 
 
@@ -58,16 +59,17 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     """``(cg, rows, wb, rfirst, kc)``: the knobs of the tile, chunk and reduction order (model
     defaults, see the module doc).
 
-    For each ``(cg, rows)``: the reduction runs channel-block first (``rfirst``) when the tile's
-    weights (``cg x OB x red_bytes``) take more than half of L1 and the block's output plane
-    fits it; otherwise a multi-row chunk must leave the weights room in L1 (its output is
-    re-read by the epilogue). Otherwise the reduction may also run in passes of ``kc`` of the
+    For each ``(cg, rows)``: the reduction may run channel-block first (``rfirst``) when the
+    tile's weights (``cg x OB x red_bytes``) take more than half of L1 and the block's output
+    plane fits it; a multi-row chunk must leave the weights room in L1 (its output is
+    re-read by the epilogue). The reduction may also run in passes of ``kc`` of the
     ``icb`` input-channel blocks over the chunk (the GEMM's cache blocking of its reduction:
     the pass's weights, at most a quarter of L1, serve every tile of the
-    chunk, whose partial sums stay in L1 between passes); else ``kc == icb`` (one pass). The
+    chunk, whose partial sums stay in L1 between passes), or in one pass (``kc == icb``). The
     estimated time is the register tile's cycles (:func:`.cpu_model.row_tile`; at least one L2
-    read of a weight vector per ``wb`` FMAs when the weights of a pass do not stay in L1; one
-    reload and store of the accumulators per pass) plus the input's traffic: each of the
+    read of a weight vector per ``wb`` FMAs when the weights of a pass do not stay in L1, at
+    ``_L2_STREAM_SHARE`` of the L2's refill rate; one reload and store of the accumulators per
+    pass, and per channel block with ``rfirst``) plus the input's traffic: each of the
     ``OCC / cg`` channel groups reads the whole input (``in_bytes``), from L2 when it fits half
     of it, else from L3 (``_L2_BYTES_PER_CYCLE``, ``_L3_BYTES_PER_CYCLE``), so a larger ``cg``
     pays off on large inputs (ResNet-50's 1024-channel strided 1x1 layers). The fastest wins,
@@ -94,9 +96,10 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
 
     cands = []
     steps = red_bytes // 4
+    stream = _L2_STREAM_SHARE * feats.l2_bytes_per_cycle()
     for cg in cg_choices:
         wbytes = cg * OB * red_bytes
-        for rfirst in [channel_block_first(cg)]:
+        for rfirst in sorted({0, channel_block_first(cg)}):
             for kc in [full] if rfirst else sorted({full, pass_blocks(cg)}, reverse=True):
                 wpass = wbytes * kc // full
                 for rows in rows_all:
@@ -107,8 +110,13 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
                         continue
                     wb, _, cost = row_tile(feats, chunk, [cg * per_block])
                     if not rfirst and wpass > l1 // 2:  # each step's v weight vectors from L2
-                        cost = max(cost, feats.vector_bits / 8 / _L2_STREAM_BYTES_PER_CYCLE / wb)
-                    if kc != full:  # accumulators loaded and stored once per pass
+                        cost = max(cost, feats.vector_bits / 8 / stream / wb)
+                    # accumulators loaded and stored once per pass (rfirst: per channel block;
+                    # on Zen 5 rfirst ran 4-20% slower than one pass streaming the weights
+                    # from L2 on every 1x1 layer of ResNet-50 and MobileNet where it applied)
+                    if rfirst:
+                        cost += 2.0 / feats.load_ports * icb / steps
+                    elif kc != full:
                         cost += 2.0 / feats.load_ports * (full // kc) / steps
                     # rows counted as tasks for rfirst too, although its parallel loop is
                     # (n, channel groups): counting only those excluded rfirst on small
