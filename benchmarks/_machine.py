@@ -10,8 +10,12 @@ x FMA units x 2 flops per FMA x clock. FMA units: 2 on Intel since Haswell (AVX2
 Zen 2-5 (256-bit) and on AVX-512 server parts from Skylake-SP on, EXCEPT the Xeon Bronze/Silver/
 Gold 31xx-52xx of the Skylake-SP and Cascade Lake generations (1 AVX-512 FMA unit, save Gold 5122
 and 5222; recognised by the model name) and Zen 1/Zen+ (256-bit FMA split into two 128-bit
-halves: counted as 1). The clock is the maximum (turbo) clock where Linux reports one.
-Under a hypervisor the model name may hide the part; ``--fma-units`` overrides the guess.
+halves: counted as 1). The clock is the maximum (turbo) clock where Linux reports one; where it
+does not (a VM's ``/proc/cpuinfo`` gives the nominal clock, which the cores exceed: 2.6 GHz read,
+3.9 GHz run on a Zen 5 VM), the clock is measured: a C loop of independent FMAs on registers,
+compiled for the ISA by the system's C compiler, run for 0.2 s on one core, gives FMA vectors
+per second, divided by the FMA units (:func:`measured_clock_mhz`). Under a hypervisor the model
+name may hide the part; ``--fma-units`` overrides the guess.
 """
 
 from __future__ import annotations
@@ -147,6 +151,78 @@ def clock_mhz(cpuinfo: dict | None = None, lscpu_text: str | None = None) -> dic
             "source": "/proc/cpuinfo cpu MHz (no max MHz known)" if cur else "unknown"}
 
 
+_FMA_LOOP = r"""
+#include <immintrin.h>
+#include <stdio.h>
+#include <time.h>
+#define N %(acc)d
+int main(void) {
+  VEC a[N], b = SET1(1.0000001f), c = SET1(1e-9f);
+  for (int i = 0; i < N; i++) a[i] = SET1((float)i);
+  struct timespec t0, t1;
+  long iters = 1000000, done = 0;
+  double s = 0.0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (s < 0.2) {
+    for (long k = 0; k < iters; k++) {
+#pragma GCC unroll 32
+      for (int i = 0; i < N; i++) a[i] = FMA(a[i], b, c);
+    }
+    done += iters;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  }
+  float sum = 0.0f;
+  for (int i = 0; i < N; i++) { float t[16]; STORE(t, a[i]); sum += t[0]; }
+  printf("%%.6e %%f\n", (double)done * N / s, sum);
+  return 0;
+}
+"""
+_FMA_VARIANTS = {
+    "avx512f": ("-mavx512f -mfma", 24, "__m512", "_mm512_set1_ps", "_mm512_fmadd_ps",
+                "_mm512_storeu_ps"),
+    "avx2": ("-mavx2 -mfma", 12, "__m256", "_mm256_set1_ps", "_mm256_fmadd_ps",
+             "_mm256_storeu_ps"),
+}
+_MEASURED: dict = {}
+
+
+def measured_fma_rate(isa: str) -> float | None:
+    """FMA vector instructions per second one core sustains on ``isa`` ("avx512f" / "avx2"),
+    measured once per process by a C loop of independent register FMAs (enough accumulators
+    to cover 4 cycles of latency on 2+ pipes), or None without a C compiler, on another ISA
+    or when the host cannot run the code."""
+    if isa in _MEASURED:
+        return _MEASURED[isa]
+    _MEASURED[isa] = None
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if isa not in _FMA_VARIANTS or not cc:
+        return None
+    import tempfile
+
+    flags, acc, vec, set1, fma, store = _FMA_VARIANTS[isa]
+    src = (f"#define VEC {vec}\n#define SET1 {set1}\n#define FMA {fma}\n#define STORE {store}\n"
+           + _FMA_LOOP % {"acc": acc})
+    with tempfile.TemporaryDirectory() as tmp:
+        c_path, exe = os.path.join(tmp, "fma.c"), os.path.join(tmp, "fma")
+        with open(c_path, "w") as f:
+            f.write(src)
+        try:
+            subprocess.run([cc, "-O2", *flags.split(), c_path, "-o", exe], check=True,
+                           capture_output=True, timeout=60)
+            out = subprocess.run([exe], check=True, capture_output=True, text=True, timeout=30)
+            _MEASURED[isa] = float(out.stdout.split()[0])
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+            pass
+    return _MEASURED[isa]
+
+
+def measured_clock_mhz(isa: str, units: int) -> float | None:
+    """The clock implied by :func:`measured_fma_rate` with ``units`` FMA pipes (MHz)."""
+    rate = measured_fma_rate(isa)
+    return rate / units / 1e6 if rate else None
+
+
 def fma_units(cpuinfo: dict, isa: str) -> tuple[int, str]:
     """``(units, why)``: FMA pipes per core for ``isa`` (see the module docstring)."""
     name = cpuinfo.get("model name", "")
@@ -171,9 +247,11 @@ def peak_gflops(threads: int, isa: str, mhz: float | None, units: int) -> float 
     return _LANES[isa] * units * 2 * mhz / 1000.0 * threads
 
 
-def machine(threads: int | None = None, target: str = "llvm", units: int | None = None) -> dict:
+def machine(threads: int | None = None, target: str = "llvm", units: int | None = None,
+            measure_clock: bool = True) -> dict:
     """Everything the headers print, as a dict (``peak_gflops`` is for ``threads`` cores and
-    the ISA of ``target``'s code)."""
+    the ISA of ``target``'s code; without a maximum clock from Linux the clock is measured
+    unless ``measure_clock`` is False)."""
     info = read_cpuinfo()
     cores, cores_how = usable_cores()
     threads = threads or cores
@@ -184,6 +262,11 @@ def machine(threads: int | None = None, target: str = "llvm", units: int | None 
     u, why = fma_units(info, code_isa)
     if units:
         u, why = units, f"{units} FMA units per core (--fma-units)"
+    if not clock["max"] and measure_clock and code_isa in _FMA_VARIANTS:
+        mhz = measured_clock_mhz(code_isa, u)
+        if mhz:
+            clock = dict(clock, used=mhz, source=f"measured: an FMA loop on one core ran "
+                         f"{mhz / 1000:.2f} G {code_isa} FMAs per unit per second")
     return {
         "model": info.get("model name", "unknown"), "host_isa": host_isa, "code_isa": code_isa,
         "flags": {f: f in flags for f in ("avx2", "avx512f", "fma")},

@@ -139,3 +139,18 @@ def test_bench_mxnet_report_ratios_and_goal():
     assert "1.50×" in mob and "≤ 1.0: **not met**" in mob   # 6/4 vs ONNX Runtime
     assert "relay_tvm default (2 thr) ms" in text
     assert "OpenVINO: openvino does not import" in text
+
+
+def test_measured_fma_rate_and_clock():
+    """The FMA loop runs where a C compiler and AVX2 are present: at least 0.5 G vector FMAs
+    per second per unit (any x86 core of the last decade does 1.5-4 G even on a busy VM), and
+    the implied clock is the rate over the units."""
+    import shutil
+
+    flags = _machine.read_cpuinfo().get("flags", "").split()
+    if not (shutil.which("cc") or shutil.which("gcc")) or "avx2" not in flags:
+        pytest.skip("the FMA loop needs a C compiler and an AVX2 host")
+    rate = _machine.measured_fma_rate("avx2")
+    assert rate is not None and rate > 0.5e9
+    assert _machine.measured_clock_mhz("avx2", 2) == pytest.approx(rate / 2e6)
+    assert _machine.measured_fma_rate("neon") is None
