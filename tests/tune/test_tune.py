@@ -23,10 +23,16 @@ import tvm_ffi
 import relay_tvm as relay
 from relay_tvm import tune
 from relay_tvm.backend.schedule import TEMPLATE_ANNOTATION, record_spec, template_spec
+from relay_tvm.backend.target import make_target
 from relay_tvm.errors import TuningError
 from relay_tvm.tune.measure import RPCSettings, evaluator_config
 from relay_tvm.tune.space import assignments, knob_space, untuned_candidate
 from relay_tvm.tune.workdir import MANIFEST, RECORDS
+
+# the target relay.build and tune_relay make of "llvm": the host's CPU (-mcpu), whose vector
+# width sizes the templates (a bare Target("llvm") is generic x86-64: AVX2-sized on an
+# AVX-512 host, so its schedules differ from the build's)
+HOST = make_target("llvm")
 
 FAST = evaluator_config(number=2, repeat=1, min_repeat_ms=5)
 
@@ -84,7 +90,7 @@ def _best_specs(db, mod, params):
     """{kernel task name: knobs of the database's best record}."""
     out = {}
     for t in tune.extract_tasks(mod, "llvm", params):
-        rec = db.query_tuning_record(t.mod, tvm.target.Target("llvm"), "main")
+        rec = db.query_tuning_record(t.mod, HOST, "main")
         if rec is not None:
             out[t.name] = record_spec(rec)
     return out
@@ -105,7 +111,7 @@ def test_tuning_measures_and_build_applies_the_best(tuned):
     # every tuned kernel: its template records hold distinct knob assignments, as many as the
     # knob space has points (at most the 8 trials); the rest of the 8 came from the default
     # space (records without a template annotation)
-    target = tvm.target.Target("llvm")
+    target = HOST
     for t in tune.extract_tasks(mod, "llvm", params):
         if not db.has_workload(t.mod):
             continue
@@ -215,7 +221,7 @@ def test_kernel_without_template_searches_the_default_space(tmp_path):
     mod = relay.transform.InferType()(relay.IRModule.from_expr(
         relay.Function([x], relay.nn.softmax(x))))
     (task,) = tune.extract_tasks(mod, "llvm")
-    assert knob_space(task, tvm.target.Target("llvm")) is None  # no template: meta_schedule's
+    assert knob_space(task, HOST) is None  # no template: meta_schedule's
     db = tune.tune_relay(mod, {}, "llvm", str(tmp_path), 4, num_trials_per_iter=4, seed=0,
                          evaluator=FAST)
     recs = db.get_all_tuning_records()
@@ -252,7 +258,7 @@ def test_default_space_failure_ends_that_task_only(tmp_path, monkeypatch):
     monkeypatch.setattr(tuner._Search, "_batch", batch)
     mod, params = _model(8)
     (dense,) = [t for t in tune.extract_tasks(mod, "llvm", params) if t.name == "fused_nn_dense"]
-    points = len(assignments(knob_space(dense, tvm.target.Target("llvm"))[1])) - 1
+    points = len(assignments(knob_space(dense, HOST)[1])) - 1
     assert points < 8  # so the dense task goes on to the default space
     with pytest.warns(UserWarning, match="default space failed"):
         tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, max_trials_per_task=8,
@@ -347,7 +353,7 @@ def _record(db, task, sch, secs):
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
     from tvm.s_tir.meta_schedule.database import TuningRecord
 
-    tgt = tvm.target.Target("llvm")
+    tgt = HOST
     db.commit_tuning_record(TuningRecord(sch.trace, db.commit_workload(task.mod), [secs], tgt,
                                          ArgInfo.from_prim_func(sch.mod["main"])))
 
@@ -355,7 +361,7 @@ def _record(db, task, sch, secs):
 def _other_knobs(task):
     from relay_tvm.tune.space import assignments, knob_space
 
-    _, space = knob_space(task, tvm.target.Target("llvm"))
+    _, space = knob_space(task, HOST)
     return assignments(space)[1]
 
 
@@ -363,7 +369,7 @@ def _tuned_candidate(task, knobs):
     from relay_tvm.tune.space import apply_template
 
     sch = tvm.s_tir.Schedule(task.mod)
-    apply_template(sch, task, tvm.target.Target("llvm"), knobs)
+    apply_template(sch, task, HOST, knobs)
     return sch
 
 
@@ -375,7 +381,7 @@ def test_a_slower_tuned_record_is_not_used(tuned_secs, used):
     task = _conv_task(mod, params)
     knobs = _other_knobs(task)
     db = MemoryDatabase()
-    _record(db, task, untuned_candidate(task, tvm.target.Target("llvm")), 1e-4)
+    _record(db, task, untuned_candidate(task, HOST), 1e-4)
     _record(db, task, _tuned_candidate(task, knobs), tuned_secs)
     lib, base = _build(mod, params, db), _build(mod, params)
     name = "tvmgen_default_" + task.name
@@ -396,7 +402,7 @@ def test_record_of_a_template_that_no_longer_fits_is_skipped():
     mod, params = _model()
     task = _conv_task(mod, params)
     db = MemoryDatabase()
-    sch = untuned_candidate(task, tvm.target.Target("llvm"))
+    sch = untuned_candidate(task, HOST)
     # a record claiming knob values this instance does not offer
     sch.annotate(sch.get_sblock("root"), TEMPLATE_ANNOTATION,
                  template_spec("conv2d_NCHWc", {"wb": 999}))
@@ -457,7 +463,7 @@ def test_corrupted_database_lines(tmp_path):
         tune.tune_relay(mod, params, "llvm", str(tmp_path), 0)
     task = _conv_task(mod, params)
     db = load_database(str(tmp_path))
-    _record(db, task, untuned_candidate(task, tvm.target.Target("llvm")), 1e-4)
+    _record(db, task, untuned_candidate(task, HOST), 1e-4)
     rec_path = tmp_path / RECORDS
     good = rec_path.read_text()
     assert good.count("\n") == 1
