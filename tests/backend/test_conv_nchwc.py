@@ -78,6 +78,22 @@ def test_row_tile_never_spills():
                     assert 1 <= m <= min(extent, 16)
 
 
+def test_row_tile_leaves_conditional_broadcasts_a_register_each():
+    """Reading through the padding, each of the tile's ``m`` broadcasts is a conditional load
+    held in a register: the tile fits ``m * v + v + 1 + m`` registers. MobileNet's 3-channel
+    stride-2 stem (112 output columns, one or two 16-lane vectors on AVX-512) took a 14 x 2
+    tile without the bound (3-5x slower on Zen 5 than 7 x 2 or 8 x 2); AVX2 keeps its 2 x 4."""
+    for feats in (AVX2, AVX512):
+        for extent in (7, 56, 112):
+            for v in (1, 2, 4):
+                m, vv, cost = row_tile(feats, extent, [v], conditional=True)
+                if cost != float("inf"):
+                    assert tile_registers(m, vv) + m <= feats.vector_registers
+    assert row_tile(AVX512, 112, [2])[0] == 14
+    assert row_tile(AVX512, 112, [2], conditional=True)[0] <= 9
+    assert row_tile(AVX2, 112, [4], conditional=True)[0] == row_tile(AVX2, 112, [4])[0] == 2
+
+
 def test_plan_takes_a_tail_tile_on_prime_rows_and_wide_groups_on_8_channel_blocks():
     plan = dict(N=1, lanes=8, red_bytes=64 * 9 * 4, split_ic=True, in_bytes=64 * 17 * 17 * 4)
     cg, rows, wb, _, _ = cpu_nchwc._plan(AVX2, cpu.Knobs(), OCC=4, OB=16, OH=17, OW=17, **plan)

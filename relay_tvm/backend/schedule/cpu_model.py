@@ -142,7 +142,8 @@ def tile_cycles(feats: CPUFeatures, m: int, v: int) -> float:
     return max(m * v / feats.fma_pipes, float(feats.fma_latency), (m + v) / feats.load_ports)
 
 
-def row_tile(feats: CPUFeatures, extent: int, v_choices, m_max: int = 16) -> tuple:
+def row_tile(feats: CPUFeatures, extent: int, v_choices, m_max: int = 16,
+             conditional: bool = False) -> tuple:
     """``(m, v, cost)``: the register tile for a row of ``extent`` outputs that ``m`` need not
     divide (the last ``extent % m`` outputs form one narrower tail tile).
 
@@ -151,11 +152,17 @@ def row_tile(feats: CPUFeatures, extent: int, v_choices, m_max: int = 16) -> tup
     The cheapest feasible pair wins (ties: no tail, then more FMAs per load, then the smaller
     ``m``), so a row of a prime length (7, 13, 17, 109) gets a full-size tile and one tail
     instead of one-column tiles.
+
+    ``conditional``: the broadcast operand is a conditional load (a padded input read through
+    its padding): it cannot be a memory operand, so each of the ``m`` broadcasts holds a
+    register of its own (on Zen 5, the 3-channel stride-2 stem with 28 accumulators ran 3-5x
+    slower than with 14; on AVX2 the best tile was the largest within this bound).
     """
     best, best_key = (1, 1, float("inf")), None
     for v in v_choices:
         for m in range(1, min(extent, m_max) + 1):
-            if v < 1 or tile_registers(m, v) > feats.vector_registers:
+            if v < 1 or tile_registers(m, v) + (m if conditional else 0) > \
+                    feats.vector_registers:
                 continue
             tail = extent % m
             cyc = (extent // m) * tile_cycles(feats, m, v)

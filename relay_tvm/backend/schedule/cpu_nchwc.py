@@ -55,7 +55,8 @@ _L2_STREAM_SHARE = 0.75  # of the L2's refill rate (CPUFeatures.l2_bytes_per_cyc
 _L3_BYTES_PER_CYCLE = 12  # (from L3 / other cores' slices, measured 10-16 B/cycle on Zen 3)
 
 
-def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_bytes, icb=1):
+def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_bytes, icb=1,
+          conditional=False):
     """``(cg, rows, wb, rfirst, kc)``: the knobs of the tile, chunk and reduction order (model
     defaults, see the module doc).
 
@@ -74,7 +75,8 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     of it, else from L3 (``_L2_BYTES_PER_CYCLE``, ``_L3_BYTES_PER_CYCLE``), so a larger ``cg``
     pays off on large inputs (ResNet-50's 1024-channel strided 1x1 layers). The fastest wins,
     then the fewest rows, among the choices leaving at least ``_MIN_TASKS`` parallel tasks when
-    some do."""
+    some do. ``conditional``: the input is read through its padding (conditional loads: the
+    register tile leaves each broadcast a register, :func:`.cpu_model.row_tile`)."""
     per_block = max(1, OB // lanes)
     # up to 8 blocks: 8-channel blocks (1000 classes: 125 blocks of 8) need 5 for a 2x5 tile
     cg_choices = [c for c in divisors(OCC, 8) if c * per_block <= 8]
@@ -108,7 +110,8 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
                     if (rows > 1 or kc != full) and (chunk > _CHUNK_MAX or out > l1 // 2
                                                      or (not rfirst and out + wpass > l1)):
                         continue
-                    wb, _, cost = row_tile(feats, chunk, [cg * per_block])
+                    wb, _, cost = row_tile(feats, chunk, [cg * per_block],
+                                           conditional=conditional)
                     if not rfirst and wpass > l1 // 2:  # each step's v weight vectors from L2
                         cost = max(cost, feats.vector_bits / 8 / stream / wb)
                     # accumulators loaded and stored once per pass (rfirst: per channel block;
@@ -133,7 +136,7 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     rows = knobs.pick("rows", rows_all, rows0)
     model = (cg, rows) == (cg0, rows0)
     if not model:  # a tuner's cg / rows: the model's wb for them
-        wb0 = row_tile(feats, rows * OW, [cg * per_block])[0]
+        wb0 = row_tile(feats, rows * OW, [cg * per_block], conditional=conditional)[0]
     wb = knobs.pick("wb", range(1, min(16, rows * OW) + 1), wb0)
     rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0],
                         rfirst0 if model else channel_block_first(cg))
@@ -249,6 +252,7 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     N, OCC, OH, OW, OB, IC = (ext[k] for k in ("n", "occ", "oh", "ow", "ocb", "ic"))
     KH, KW = ext["kh"], ext["kw"]
     ic_bn = int(_read_buffer(sch, block, 0).shape[-1])
+    padded = bool(pad_names)
     pad_names = _maybe_inline_padding(sch, anchor, pad_names, ic_bn, lanes,
                                       OCC * OB * KH * KW / lanes, knobs)
     split_ic = ic_bn > 1 and IC % ic_bn == 0
@@ -256,7 +260,7 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     cg, rows, wb, rfirst, kc = _plan(
         feats, knobs, N=N, OCC=OCC, OB=OB, OH=OH, OW=OW, lanes=lanes, red_bytes=IC * KH * KW * 4,
         split_ic=split_ic, in_bytes=_input_bytes(_read_buffer(sch, block, 0).shape, OH, KH),
-        icb=icb)
+        icb=icb, conditional=padded and not pad_names)
     n, occ, oho, p, ocb, ico, ici, kh, kw = _chunked_loops(sch, block, rows, OW, split_ic, ic_bn)
     occo, occi = sch.split(occ, factors=[None, cg])
     passes = kc < icb  # the reduction in passes of kc channel blocks over the chunk
