@@ -583,9 +583,13 @@ class VirtualMachine:
         vals = self._inputs.get(func_name)
         if vals is None or any(v is None for v in vals):
             raise InputError(f"benchmark(@{func_name}): give the arguments or set them first")
+        from .._threads import keep_affinity
+
         self._vm.set_input(func_name, *vals)
-        return self._vm.time_evaluator("invoke_stateful", device or self.device, number=number,
-                                       repeat=repeat, min_repeat_ms=min_repeat_ms or 0)(func_name)
+        f = self._vm.time_evaluator("invoke_stateful", device or self.device, number=number,
+                                    repeat=repeat, min_repeat_ms=min_repeat_ms or 0)
+        with keep_affinity():  # TVM's pool may pin this thread (see keep_affinity)
+            return f(func_name)
 
 
 __all__ = ["VirtualMachine", "Executable", "load_executable"]
