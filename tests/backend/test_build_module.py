@@ -582,3 +582,25 @@ def test_set_input_takes_a_numpy_scalar_of_the_input_dtype():
     np.testing.assert_array_equal(m.get_output(0).numpy(), [2.0, 4.0, 6.0])
     with pytest.raises(InputError, match="got dtype float64, expected float32"):
         m.set_input("s", np.float64(2))
+
+
+@pytest.mark.parametrize("opt_level", [2, 3])
+def test_disabled_fuse_ops_gives_one_kernel_per_operator(opt_level):
+    """``PassContext(disabled_pass=["FuseOps"])`` (from a new-user trial: it was ignored and
+    exp(relu(x)) stayed one kernel): as in tvm.relay 0.19, every operator is its own kernel."""
+    x = relay.var("x", shape=(4, 8))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(relay.nn.relu(x))))
+    xv = rand((4, 8))
+    kernels = {}
+    for disabled in ([], ["FuseOps"]):
+        with relay.transform.PassContext(opt_level=opt_level, disabled_pass=disabled):
+            lib = relay.build(mod, target="llvm")
+        graph = json.loads(lib.get_graph_json())
+        kernels[tuple(disabled)] = [n["attrs"]["func_name"] for n in graph["nodes"]
+                                    if n["op"] != "null"]
+        gm = GraphModule(lib["default"](relay_tvm_cpu()))
+        gm.run(x=xv)
+        np.testing.assert_allclose(gm.get_output(0).numpy(), np.exp(np.maximum(xv, 0)),
+                                   rtol=1e-6)
+    assert kernels[()] == ["tvmgen_default_fused_nn_relu_exp"]
+    assert kernels[("FuseOps",)] == ["tvmgen_default_fused_nn_relu", "tvmgen_default_fused_exp"]
