@@ -103,7 +103,8 @@ def extract_tasks(mod, target, params=None, opt_level: int = 3) -> list:
 
     Returns:
         ``[KernelTask]`` (``name``, ``mod`` = ``IRModule({"main": PrimFunc})`` unscheduled,
-        ``weight`` = calls in the model, ``anchor``), in first-call order.
+        ``weight`` = calls in the model, ``anchor``), in first-call order; each also has
+        tvm.relay 0.19's ``ExtractedTask`` names ``task_name``, ``target`` and ``dispatched``.
 
     Raises:
         TuningError: an unknown target.
