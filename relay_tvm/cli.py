@@ -181,10 +181,29 @@ def _import(args, shapes):
                        f"{args.dtype}, e.g. net.cast('{args.dtype}') in Gluon)") from None
 
 
+def _check_target(text) -> None:
+    """Validate ``--target`` before the model is imported (a slow step).
+
+    Raises:
+        InputError: naming the target string and what is wrong with it.
+    """
+    from .backend.target import make_target
+    from .errors import InputError
+
+    try:
+        make_target(text)
+    except RelayError as e:
+        msg = str(e)
+        prefix = f"target {text!r}: "
+        raise InputError(f"--target {text!r}: "
+                         f"{msg[len(prefix):] if msg.startswith(prefix) else msg}") from None
+
+
 def cmd_compile(args):
     from . import transform
     from .backend import build
 
+    _check_target(args.target)
     shapes = _parse_shape(args.shape)
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
@@ -226,7 +245,10 @@ def cmd_compile(args):
 def cmd_tune(args):
     from . import tune
     from .tune.measure import RPCSettings
+    from .tune.tuner import check_tunable_kind
 
+    check_tunable_kind(args.target)
+    _check_target(args.target)
     shapes = _parse_shape(args.shape)
     if args.trials is None and args.minutes is None:
         raise CLIError("give a budget: --trials N (measurements in all) and/or --minutes M")
@@ -363,6 +385,8 @@ def cmd_show(args):
     from . import transform
     from .backend.build_module import optimize_module as optimize
 
+    if args.stats:
+        _check_target(args.target)
     shapes = _parse_shape(args.shape)
     mod, params = _import(args, shapes)
     if args.stats:
@@ -446,6 +470,7 @@ def cmd_demo(args):
     from .backend import build
     from .runtime import GraphModule
 
+    _check_target(args.target)
     size = args.size or (299 if "inception" in args.model else 224)
     shape = (args.batch, 3, size, size)
     # MXNet sizes its OpenMP pool when it loads: give it the threads relay_tvm runs on, so the

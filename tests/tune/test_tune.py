@@ -638,3 +638,10 @@ def test_extracted_tasks_have_the_0_19_extracted_task_names():
         for name in ("task_name", "target", "dispatched"):
             with pytest.raises(AttributeError):
                 setattr(t, name, None)
+
+
+def test_tune_relay_on_a_gpu_target_says_so_before_asking_for_an_arch(tmp_path):
+    mod, params = _model()
+    for target in ("cuda", "cuda -arch=sm_80", {"kind": "cuda"}):
+        with pytest.raises(TuningError, match="GPU tuning is not supported yet"):
+            tune.tune_relay(mod, params, target, str(tmp_path), 4)
