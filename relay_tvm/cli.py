@@ -208,6 +208,9 @@ def cmd_compile(args):
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CLIError(f"-o {args.output!r}: the directory {out_dir!r} does not exist")
+    from .backend.library_file import check_export_path
+
+    check_export_path(args.output, "-o")  # before the import and the build, not after
     bar = _progress(3, "import")
     with _step(bar, "import"):
         mod, params = _import(args, shapes)

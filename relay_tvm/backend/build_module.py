@@ -246,9 +246,14 @@ class GraphExecutorFactoryModule:
         is given.
 
         Raises:
+            InputError: ``path`` does not end in ``.so``, ``.dylib`` or ``.dll`` (what
+                ``load_module`` loads).
             BuildError: cross-compiling and no cross compiler is installed; the folder of
                 ``path`` does not exist; the compiler or linker fails.
         """
+        from .library_file import check_export_path
+
+        check_export_path(path, "export_library")
         if "cc" not in kwargs and "fcompile" not in kwargs:
             cc = cross_compiler(self.target)
             if cc is not None:

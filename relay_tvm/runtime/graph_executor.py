@@ -498,6 +498,10 @@ class LoadedFactory:
         return self._get_meta()["graph_json"]
 
     def export_library(self, path, **kwargs):
+        """Write the loaded library again (to a ``.so``, ``.dylib`` or ``.dll`` path)."""
+        from ..backend.library_file import check_export_path
+
+        check_export_path(path, "export_library")
         self.lib.export_library(path, **kwargs)
 
 

@@ -100,7 +100,15 @@ class Executable:
 
     def export_library(self, path: str, **kwargs) -> None:
         """Write bytecode, kernels and constants into one shared library (the cross compiler
-        is chosen for cross-compiled targets, as ``relay.build``'s factory does)."""
+        is chosen for cross-compiled targets, as ``relay.build``'s factory does).
+
+        Raises:
+            InputError: ``path`` does not end in ``.so``, ``.dylib`` or ``.dll`` (what
+                :func:`load_executable` loads).
+        """
+        from ..backend.library_file import check_export_path
+
+        check_export_path(path, "Executable.export_library")
         if self.target is not None and "cc" not in kwargs and "fcompile" not in kwargs:
             from ..backend.build_module import cross_compiler
 

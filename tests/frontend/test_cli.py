@@ -274,3 +274,12 @@ def test_tune_a_gpu_target_says_gpu_tuning_is_unsupported_first(tmp_path, capsys
     err = capsys.readouterr().err
     assert "TuningError" in err and "GPU tuning is not supported yet" in err
     assert "no -arch given" not in err
+
+
+def test_compile_to_an_unloadable_suffix_is_refused_first(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["compile", "missing-symbol.json", "--shape", "data=1,2,5,5", "-o",
+                 "m.tar"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("relay-tvm: InputError: -o: 'm.tar' has suffix '.tar'")
+    assert "does not exist" not in err
