@@ -181,6 +181,11 @@ def _import(args, shapes):
                        f"{args.dtype}, e.g. net.cast('{args.dtype}') in Gluon)") from None
 
 
+def _count(n, word: str) -> str:
+    """``"1 thread"``, ``"2 threads"``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _check_target(text) -> None:
     """Validate ``--target`` before the model is imported (a slow step).
 
@@ -379,7 +384,7 @@ def cmd_run(args):
         np.save(path, o)
         print(f"output {i}: shape {o.shape} {o.dtype} -> {path}")
     print(f"latency: mean {res.mean * 1e3:.3f} ms, median {res.median * 1e3:.3f} ms "
-          f"({args.repeat} runs, {gm.num_threads} threads)")
+          f"({_count(args.repeat, 'run')}, {_count(gm.num_threads, 'thread')})")
     _warn_if_busy()
     return 0
 
@@ -518,9 +523,9 @@ def cmd_demo(args):
     print(f"compile time        : {compile_s:8.2f} s")
     mx_threads = os.environ.get("OMP_NUM_THREADS") or "1"
     print(f"latency relay_tvm   : {ours * 1e3:8.2f} ms (median of {args.repeat}, "
-          f"{gm.num_threads} threads)")
+          f"{_count(gm.num_threads, 'thread')})")
     print(f"latency MXNet 1.9.1 : {theirs * 1e3:8.2f} ms (median of {args.repeat}, "
-          f"{mx_threads} threads)")
+          f"{_count(int(mx_threads) if mx_threads.isdigit() else mx_threads, 'thread')})")
     _warn_if_busy()
     return 0 if ok else 1
 

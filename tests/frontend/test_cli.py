@@ -283,3 +283,19 @@ def test_compile_to_an_unloadable_suffix_is_refused_first(tmp_path, capsys, monk
     err = capsys.readouterr().err
     assert err.startswith("relay-tvm: InputError: -o: 'm.tar' has suffix '.tar'")
     assert "does not exist" not in err
+
+
+@pytest.mark.parametrize("repeat, threads, says", [(1, 1, "(1 run, 1 thread)"),
+                                                    (2, 2, "(2 runs, 2 threads)")])
+def test_run_counts_read_as_english(exported, capsys, monkeypatch, repeat, threads, says):
+    """From a new-user trial: 'relay-tvm run' printed '(10 runs, 1 threads)'."""
+    from relay_tvm.runtime import GraphModule
+
+    d, _ = exported
+    so = str(d / "m.so")
+    assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=2,2,5,5", "-o", so]) == 0
+    monkeypatch.setattr(GraphModule, "num_threads", property(lambda self: threads))
+    assert main(["run", so, "--fill-random", "--output-dir", str(d / "o"), "--repeat",
+                 str(repeat)]) == 0
+    out = capsys.readouterr().out
+    assert "latency: mean" in out and says in out
