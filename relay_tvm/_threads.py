@@ -14,6 +14,7 @@ user set neither variable; a user's setting always wins.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 
@@ -73,11 +74,38 @@ def module_threads() -> int:
     return usable_cores()
 
 
+@contextlib.contextmanager
+def keep_affinity():
+    """Restore the calling thread's CPU affinity on exit.
+
+    TVM's runtime pins the thread that creates its thread pool (the first
+    ``runtime.NumThreads`` / parallel launch / timing in the process): with one worker
+    (``TVM_NUM_THREADS=1`` or ``OMP_NUM_THREADS=1``) it is left bound to CPU 0 alone, and so is
+    everything the caller runs afterwards (NumPy, MXNet, other modules). The caller's mask
+    is put back; TVM's worker threads keep theirs.
+    """
+    try:
+        saved = os.sched_getaffinity(0)
+    except (AttributeError, OSError):  # no affinity API (macOS, Windows)
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            if os.sched_getaffinity(0) != saved:
+                os.sched_setaffinity(0, saved)
+        except OSError:
+            pass
+
+
 def num_threads() -> int:
     """The number of threads TVM's runtime runs a parallel kernel on in this process."""
     import tvm_ffi
 
-    return int(tvm_ffi.get_global_func("runtime.NumThreads")())
+    with keep_affinity():
+        return int(tvm_ffi.get_global_func("runtime.NumThreads")())
 
 
-__all__ = ["usable_cores", "set_default_threads", "module_threads", "num_threads"]
+__all__ = ["usable_cores", "set_default_threads", "module_threads", "num_threads",
+           "keep_affinity"]

@@ -181,14 +181,41 @@ def _import(args, shapes):
                        f"{args.dtype}, e.g. net.cast('{args.dtype}') in Gluon)") from None
 
 
+def _count(n, word: str) -> str:
+    """``"1 thread"``, ``"2 threads"``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _check_target(text) -> None:
+    """Validate ``--target`` before the model is imported (a slow step).
+
+    Raises:
+        InputError: naming the target string and what is wrong with it.
+    """
+    from .backend.target import make_target
+    from .errors import InputError
+
+    try:
+        make_target(text)
+    except RelayError as e:
+        msg = str(e)
+        prefix = f"target {text!r}: "
+        raise InputError(f"--target {text!r}: "
+                         f"{msg[len(prefix):] if msg.startswith(prefix) else msg}") from None
+
+
 def cmd_compile(args):
     from . import transform
     from .backend import build
 
+    _check_target(args.target)
     shapes = _parse_shape(args.shape)
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CLIError(f"-o {args.output!r}: the directory {out_dir!r} does not exist")
+    from .backend.library_file import check_export_path
+
+    check_export_path(args.output, "-o")  # before the import and the build, not after
     bar = _progress(3, "import")
     with _step(bar, "import"):
         mod, params = _import(args, shapes)
@@ -226,7 +253,10 @@ def cmd_compile(args):
 def cmd_tune(args):
     from . import tune
     from .tune.measure import RPCSettings
+    from .tune.tuner import check_tunable_kind
 
+    check_tunable_kind(args.target)
+    _check_target(args.target)
     shapes = _parse_shape(args.shape)
     if args.trials is None and args.minutes is None:
         raise CLIError("give a budget: --trials N (measurements in all) and/or --minutes M")
@@ -354,7 +384,7 @@ def cmd_run(args):
         np.save(path, o)
         print(f"output {i}: shape {o.shape} {o.dtype} -> {path}")
     print(f"latency: mean {res.mean * 1e3:.3f} ms, median {res.median * 1e3:.3f} ms "
-          f"({args.repeat} runs, {gm.num_threads} threads)")
+          f"({_count(args.repeat, 'run')}, {_count(gm.num_threads, 'thread')})")
     _warn_if_busy()
     return 0
 
@@ -363,6 +393,8 @@ def cmd_show(args):
     from . import transform
     from .backend.build_module import optimize_module as optimize
 
+    if args.stats:
+        _check_target(args.target)
     shapes = _parse_shape(args.shape)
     mod, params = _import(args, shapes)
     if args.stats:
@@ -446,6 +478,7 @@ def cmd_demo(args):
     from .backend import build
     from .runtime import GraphModule
 
+    _check_target(args.target)
     size = args.size or (299 if "inception" in args.model else 224)
     shape = (args.batch, 3, size, size)
     # MXNet sizes its OpenMP pool when it loads: give it the threads relay_tvm runs on, so the
@@ -490,9 +523,9 @@ def cmd_demo(args):
     print(f"compile time        : {compile_s:8.2f} s")
     mx_threads = os.environ.get("OMP_NUM_THREADS") or "1"
     print(f"latency relay_tvm   : {ours * 1e3:8.2f} ms (median of {args.repeat}, "
-          f"{gm.num_threads} threads)")
+          f"{_count(gm.num_threads, 'thread')})")
     print(f"latency MXNet 1.9.1 : {theirs * 1e3:8.2f} ms (median of {args.repeat}, "
-          f"{mx_threads} threads)")
+          f"{_count(int(mx_threads) if mx_threads.isdigit() else mx_threads, 'thread')})")
     _warn_if_busy()
     return 0 if ok else 1
 

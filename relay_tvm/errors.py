@@ -12,6 +12,7 @@ wrong, where (a span or a node name) and what was expected::
     ├── UnsupportedOperatorError / OpNotImplemented
     │                           an importer met operators it cannot convert (lists all of them)
     ├── ConversionError         an importer met a malformed model or parameter file
+    ├── UnsupportedFrontendError  a tvm.relay 0.19 frontend relay_tvm lacks (also an AttributeError)
     ├── InterpreterError        the reference interpreter failed (non-exhaustive match at run time)
     ├── GradientError           ``transform.gradient`` met a program or operator it cannot differentiate
     └── BuildError              lowering or compiling failed, or a runtime input is wrong
@@ -81,6 +82,11 @@ class ConversionError(RelayError):
     """A frontend met a malformed model: bad JSON, missing or mismatched parameters, corrupt files."""
 
 
+class UnsupportedFrontendError(RelayError, AttributeError):
+    """A tvm.relay 0.19 frontend that relay_tvm does not have (``relay.frontend.from_onnx``,
+    ...). Also an ``AttributeError``, so ``hasattr(relay.frontend, "from_onnx")`` is False."""
+
+
 class InterpreterError(RelayError):
     """The reference interpreter could not evaluate a program (e.g. no match clause applies)."""
 
@@ -119,6 +125,7 @@ __all__ = [
     "UnsupportedOperatorError",
     "OpNotImplemented",
     "ConversionError",
+    "UnsupportedFrontendError",
     "InterpreterError",
     "BuildError",
 ]

@@ -24,6 +24,7 @@ import tvm
 
 import relay_tvm as relay
 from relay_tvm.ir.functor import post_order
+from relay_tvm.transform.fuse_ops import fused_function_name
 
 SMALL = "--small" in sys.argv or os.environ.get("RELAY_TVM_TUTORIAL_SMALL") == "1"
 H = 8 if SMALL else 32
@@ -72,12 +73,14 @@ with relay.transform.PassContext(opt_level=3):
 
 # What FuseOps did: ``main`` now calls primitive functions (``Primitive=1``), one per kernel. The
 # convolution absorbed everything elementwise after it, so the whole block is one kernel.
-# ``post_order`` lists every sub-expression once, operands before their users.
+# ``post_order`` lists every sub-expression once, operands before their users;
+# ``fused_function_name`` gives the kernel's name (the one relay.build compiles it under,
+# after the ``tvmgen_default_`` prefix).
 groups = [e for e in post_order(fused["main"]) if isinstance(e, relay.Function) and e.is_primitive]
 for g in groups:
     ops = [e.op.name for e in post_order(g.body)
            if isinstance(e, relay.Call) and isinstance(e.op, relay.op.Op)]
-    print(f"kernel {g.get_attr('func_name')}: {', '.join(ops)}")
+    print(f"kernel {fused_function_name(g.body)}: {', '.join(ops)}")
 print(f"fused groups: {len(groups)}")
 
 # ---- 3. A picture -----------------------------------------------------------------------------

@@ -100,7 +100,11 @@ def run_passes(mod, params=None) -> IRModule:
     try:
         mod = default_pipeline(fuse=False)(mod)
         fuse = get_pass("FuseOps")
-        mod = fuse(fuse_opt_level=0)(mod) if ctx.opt_level == 0 else fuse()(mod)
+        # Disabling FuseOps (disabled_pass=["FuseOps"]) gives, as in tvm.relay 0.19, one kernel
+        # per operator: fusion still has to run (every call must be a primitive function to
+        # be lowered), at level 0, which fuses nothing.
+        unfused = ctx.opt_level == 0 or "FuseOps" in ctx.disabled_pass
+        mod = fuse(fuse_opt_level=0)(mod) if unfused else fuse()(mod)
     finally:
         forget_functions()  # the model's constants are not kept alive by the passes' memos
     return _infer(mod)
@@ -242,9 +246,14 @@ class GraphExecutorFactoryModule:
         is given.
 
         Raises:
+            InputError: ``path`` does not end in ``.so``, ``.dylib`` or ``.dll`` (what
+                ``load_module`` loads).
             BuildError: cross-compiling and no cross compiler is installed; the folder of
                 ``path`` does not exist; the compiler or linker fails.
         """
+        from .library_file import check_export_path
+
+        check_export_path(path, "export_library")
         if "cc" not in kwargs and "fcompile" not in kwargs:
             cc = cross_compiler(self.target)
             if cc is not None:

@@ -92,6 +92,29 @@ def check_shared_library(path: str, who: str) -> None:
                          f"end at byte {shoff + shentsize * shnum}); export it again")
 
 
+#: What ``export_library`` writes and ``relay.runtime.load_module`` /
+#: ``relay.vm.load_executable`` load back: a shared library (TVM's loader picks the loader by
+#: the suffix; ``.tar``/``.o`` archives and other names do not load as a module).
+LOADABLE_SUFFIXES = (".so", ".dylib", ".dll")
+
+
+def check_export_path(path, who: str) -> None:
+    """Refuse an export path whose suffix the loaders cannot load back.
+
+    Raises:
+        InputError: ``path`` does not end in one of :data:`LOADABLE_SUFFIXES`.
+    """
+    import os
+
+    from ..errors import InputError
+
+    suffix = os.path.splitext(os.fspath(path))[1]
+    if suffix not in LOADABLE_SUFFIXES:
+        raise InputError(f"{who}: {os.fspath(path)!r} has suffix {suffix or '(none)'!r}, which "
+                         f"load_module cannot load back; use one of "
+                         f"{', '.join(LOADABLE_SUFFIXES)} (a shared library)")
+
+
 def looks_like_library(path: str) -> bool:
     """Whether ``path`` starts like a file ``tvm.runtime.load_module`` loads: an ELF, Mach-O
     or PE shared library, or a tar of object files (``export_library(..."x.tar")``)."""

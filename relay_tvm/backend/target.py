@@ -164,11 +164,22 @@ def make_target(target=None, host=None):
         except Exception as e:  # TVM raises several error types for a bad target
             # an InputError is a BuildError and a ValueError (what 0.19 raised for an
             # unknown option such as -runtime=c)
-            raise InputError(f"target {target!r}: TVM rejects {d}: {e}") from None
+            raise InputError(f"target {target!r}: TVM rejects it: {tvm_reason(e)}") from None
     if host is not None or ("gpu" in tgt.keys and tgt.host is None):
         host_t = make_target(host) if host is not None else make_target("llvm")
         tgt = tvm.target.Target(tgt, host=host_t)
     return tgt
+
+
+def tvm_reason(e: Exception) -> str:
+    """The first line of TVM's complaint about a target, without the list of every option the
+    kind knows ("Unknown config option 'foo'. Known options: ..." keeps its first sentence)."""
+    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    first = lines[0] if lines else type(e).__name__
+    for cut in (" Known options:", " Target creation from config dict failed"):
+        if cut in first:
+            first = first[:first.index(cut)]
+    return first
 
 
 def is_gpu(target) -> bool:

@@ -9,7 +9,7 @@ tuned schedules (relay_tvm.tune builds on this).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..ir.expr import Call, Function
 from .lower import anchor_op, to_te
@@ -27,6 +27,10 @@ class KernelTask:
         anchor: the anchor operator's name.
         func: the primitive ``Function`` it was lowered from (its anchor call chooses the
             schedule template).
+
+    tvm.relay 0.19's ``meta_schedule.ExtractedTask`` names are read-only properties too:
+    ``task_name`` (= ``name``), ``target`` (the ``tvm.target.Target`` the task was extracted
+    for) and ``dispatched`` (``[mod]``).
     """
 
     name: str
@@ -34,6 +38,22 @@ class KernelTask:
     weight: int
     anchor: str
     func: object = None
+    _target: object = field(default=None, repr=False)
+
+    @property
+    def task_name(self) -> str:
+        """``name`` (``ExtractedTask.task_name``)."""
+        return self.name
+
+    @property
+    def target(self):
+        """The ``tvm.target.Target`` the task was extracted for (``ExtractedTask.target``)."""
+        return self._target
+
+    @property
+    def dispatched(self) -> list:
+        """``[mod]``: the task's candidate modules (``ExtractedTask.dispatched``)."""
+        return [self.mod]
 
     @property
     def anchor_call(self):
@@ -79,7 +99,7 @@ def extract_tasks(mod, target=None, params=None) -> list:
                if isinstance(n, Call) and isinstance(n.op, Op)]
         anchor = anchor_op(fn)
         task = KernelTask("fused_" + "_".join(ops), tvm.IRModule({"main": prim}), 1,
-                          anchor.op.name if anchor is not None else "", fn)
+                          anchor.op.name if anchor is not None else "", fn, tgt)
         buckets.setdefault(key, []).append((fn, task))
         tasks.append(task)
     return tasks

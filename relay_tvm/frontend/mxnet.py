@@ -44,6 +44,14 @@ def _is_gluon_block(obj) -> bool:
         c.__module__.startswith("mxnet.gluon") for c in type(obj).__mro__)
 
 
+def _concrete_shape(dims):
+    """``dims`` with every dimension that is not an integer (``relay.Any()``, a symbolic
+    var) replaced by 1, for running a Gluon block once to finish deferred initialization."""
+    import numbers
+
+    return tuple(int(d) if isinstance(d, numbers.Integral) else 1 for d in dims)
+
+
 def _block_to_symbol(block, shape, dtype):
     """Trace a Gluon HybridBlock into a symbol; return (json, params) with its parameters."""
     import mxnet as mx
@@ -56,8 +64,21 @@ def _block_to_symbol(block, shape, dtype):
     except StopIteration:
         pass
     except Exception:  # deferred initialization: run once to materialize the parameters
-        args = [mx.nd.zeros(shape[n], dtype=_dtype_of(dtype, n)) for n in names]
-        block(*args)
+        # MXNet needs concrete shapes for this pass; dynamic (Any/symbolic) dims take a
+        # stand-in of 1 here only, and the conversion below keeps them dynamic.
+        args = [mx.nd.zeros(_concrete_shape(shape[n]), dtype=_dtype_of(dtype, n))
+                for n in names]
+        try:
+            block(*args)
+        except (mx.base.MXNetError, ValueError) as e:
+            stand_in = {n: _concrete_shape(shape[n]) for n in names}
+            how = "" if all(stand_in[n] == tuple(shape[n]) for n in names) else \
+                " (dynamic dimensions as 1)"
+            raise ConversionError(
+                f"from_mxnet(HybridBlock): the block's parameters are not initialized yet and "
+                f"running it once at {stand_in}{how} to initialize them "
+                f"failed: {str(e).splitlines()[0]}\n  hint: run the block once on a real input "
+                f"before converting") from e
     syms = [mx.sym.var(n) for n in names]
     out = block(*syms)
     if isinstance(out, (list, tuple)):

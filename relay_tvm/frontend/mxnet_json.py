@@ -99,8 +99,11 @@ def parse_graph(symbol, what: str = "MXNet symbol") -> Graph:
     if not isinstance(data, dict):
         raise ConversionError(f"{source}: {what} JSON must be an object, got {type(data).__name__}")
     raw_nodes = data.get("nodes")
-    if not isinstance(raw_nodes, list) or not raw_nodes:
+    if not isinstance(raw_nodes, list):
         raise ConversionError(f"{source}: {what} JSON has no \"nodes\" list")
+    if not raw_nodes:
+        raise ConversionError(f"{source}: {what} JSON has an empty \"nodes\" list (a graph "
+                              f"needs at least one node)")
     n = len(raw_nodes)
     nodes = []
     for i, rn in enumerate(raw_nodes):

@@ -21,7 +21,8 @@ reads the inputs by name from ``INPUTS.npz`` (``numpy.savez``), runs ``main`` on
 the outputs as ``out0``, ``out1``, ... to ``OUTPUTS.npz``; ``--repeat N`` also prints the mean time
 of N more runs in milliseconds. ``--batch`` runs several libraries in one process (TVM's import is
 the slow part under an emulator): ``JOBS.json`` is a list of ``[LIB, INPUTS, OUTPUTS]``. Errors (a missing input, a wrong shape or dtype) exit with status 2
-and a message naming the input, the expected and the given shape and dtype.
+and a message naming the input, the expected and the given shape and dtype; a file that is
+not a graph library (a VM executable, say) exits with status 2 and one line saying what it is.
 """
 
 import json
@@ -31,7 +32,8 @@ import time
 
 
 class DeployError(Exception):
-    """An input does not match the library's graph (name, shape or dtype)."""
+    """The file is not a relay_tvm graph library, or an input does not match the library's
+    graph (name, shape or dtype)."""
 
 
 class ExportedGraph:
@@ -54,8 +56,15 @@ class ExportedGraph:
         self.device = tvm.cuda(0) if device == "cuda" else tvm.cpu(0)
         self._tvm = tvm
         devices = [self.device, tvm.cpu(0)] if device == "cuda" else self.device
-        self._vm = VirtualMachine(tvm.runtime.load_module(path), devices)
-        meta = json.loads(self._vm["__relay_meta"]())
+        try:
+            self._vm = VirtualMachine(tvm.runtime.load_module(path), devices)
+        except Exception as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[-1]
+            raise DeployError(f"cannot load {path!r} as a TVM library: {first}") from None
+        try:
+            meta = json.loads(self._vm["__relay_meta"]())
+        except Exception:
+            raise DeployError(self._not_a_graph_library(path)) from None
         graph = json.loads(meta["graph_json"])
         shapes = graph["attrs"]["shape"][1]
         dtypes = graph["attrs"]["dltype"][1]
@@ -66,23 +75,36 @@ class ExportedGraph:
         self.input_names = list(meta["input_names"])
         self._params = dict(zip(meta["param_names"], list(self._vm["__relay_params"]())))
 
+    def _not_a_graph_library(self, path):
+        try:
+            self._vm["__relay_vm_meta"]
+        except Exception:
+            return (f"{path!r} is not a relay_tvm graph library (from relay.build(...)"
+                    f".export_library): it has no '__relay_meta' function")
+        return (f"{path!r} is a relay_tvm VM executable (from relay.vm.compile(...)"
+                f".export_library), not a graph library; this runner runs relay.build "
+                f"libraries: use relay.vm.load_executable({path!r}) and "
+                f"relay.vm.VirtualMachine")
+
     def _arguments(self, inputs):
         import numpy as np
 
         args = []
+        unknown = sorted(set(inputs) - set(self._arg_names))
         for name in self._arg_names:
             if name in self._params and name not in inputs:
                 args.append(self._params[name])
                 continue
             if name not in inputs:
-                raise DeployError(f"input {name!r} was not given; inputs are {self.input_names}")
+                also = f" (unknown inputs given: {unknown})" if unknown else ""
+                raise DeployError(f"input {name!r} was not given{also}; inputs are "
+                                  f"{self.input_names}")
             shape, dtype = self.input_types[name]
             value = np.asarray(inputs[name])
             if tuple(value.shape) != shape or str(value.dtype) != dtype:
                 raise DeployError(f"input {name!r}: expected {shape} {dtype}, got "
                                   f"{tuple(value.shape)} {value.dtype}")
             args.append(self._tvm.runtime.tensor(np.require(value, requirements="C"), self.device))
-        unknown = sorted(set(inputs) - set(self._arg_names))
         if unknown:
             raise DeployError(f"unknown inputs {unknown}; inputs are {self.input_names}")
         return args

@@ -287,11 +287,14 @@ class GraphModule:
         if kwargs:
             self.set_input(**kwargs)
         self._check_ready()
+        from .._threads import keep_affinity
+
         dev = device if device is not None else self.device
         self._vm.save_function("main", "__relay_bench", *self._inputs)
         f = self._vm.time_evaluator("__relay_bench", dev, number=number, repeat=repeat,
                                     min_repeat_ms=min_repeat_ms or 0)
-        result = f()
+        with keep_affinity():  # TVM's pool may pin this thread (see keep_affinity)
+            result = f()
         self.run()  # the outputs of a run, as after 0.19's benchmark (which ran in place)
         return result
 
@@ -338,14 +341,17 @@ class GraphModule:
         return vals, calls
 
     def _debug_run(self, time_number=0, time_repeat=1):
+        from .._threads import keep_affinity
+
         vals, calls = self._kernel_calls()
         times = []
-        for nid, name, kmod, args in calls:
-            kmod.get_function(name)(*args)
-            if time_number:
-                t = kmod.time_evaluator(name, self.device, number=time_number,
-                                        repeat=time_repeat)(*args)
-                times.append((nid, name, float(t.median)))
+        with keep_affinity():
+            for nid, name, kmod, args in calls:
+                kmod.get_function(name)(*args)
+                if time_number:
+                    t = kmod.time_evaluator(name, self.device, number=time_number,
+                                            repeat=time_repeat)(*args)
+                    times.append((nid, name, float(t.median)))
         return vals, times
 
     def _sequence_times(self, repeat: int, flush_bytes: int = 0):
@@ -492,6 +498,10 @@ class LoadedFactory:
         return self._get_meta()["graph_json"]
 
     def export_library(self, path, **kwargs):
+        """Write the loaded library again (to a ``.so``, ``.dylib`` or ``.dll`` path)."""
+        from ..backend.library_file import check_export_path
+
+        check_export_path(path, "export_library")
         self.lib.export_library(path, **kwargs)
 
 

@@ -100,7 +100,15 @@ class Executable:
 
     def export_library(self, path: str, **kwargs) -> None:
         """Write bytecode, kernels and constants into one shared library (the cross compiler
-        is chosen for cross-compiled targets, as ``relay.build``'s factory does)."""
+        is chosen for cross-compiled targets, as ``relay.build``'s factory does).
+
+        Raises:
+            InputError: ``path`` does not end in ``.so``, ``.dylib`` or ``.dll`` (what
+                :func:`load_executable` loads).
+        """
+        from ..backend.library_file import check_export_path
+
+        check_export_path(path, "Executable.export_library")
         if self.target is not None and "cc" not in kwargs and "fcompile" not in kwargs:
             from ..backend.build_module import cross_compiler
 
@@ -583,9 +591,13 @@ class VirtualMachine:
         vals = self._inputs.get(func_name)
         if vals is None or any(v is None for v in vals):
             raise InputError(f"benchmark(@{func_name}): give the arguments or set them first")
+        from .._threads import keep_affinity
+
         self._vm.set_input(func_name, *vals)
-        return self._vm.time_evaluator("invoke_stateful", device or self.device, number=number,
-                                       repeat=repeat, min_repeat_ms=min_repeat_ms or 0)(func_name)
+        f = self._vm.time_evaluator("invoke_stateful", device or self.device, number=number,
+                                    repeat=repeat, min_repeat_ms=min_repeat_ms or 0)
+        with keep_affinity():  # TVM's pool may pin this thread (see keep_affinity)
+            return f(func_name)
 
 
 __all__ = ["VirtualMachine", "Executable", "load_executable"]

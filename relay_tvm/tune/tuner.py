@@ -45,6 +45,33 @@ def _target(target):
         raise TuningError(f"tuning target {target!r} is not a target TVM knows: {e}") from None
 
 
+def check_tunable_kind(target) -> None:
+    """Reject a target kind ``tune_relay`` cannot tune (a GPU) before the target is completed:
+    completing ``cuda`` asks for an ``-arch``, advice that would only lead to this error.
+
+    Raises:
+        TuningError: a target that is not ``llvm``.
+    """
+    import tvm
+
+    from ..backend.target import parse_target_string
+
+    if isinstance(target, tvm.target.Target):
+        kind = target.kind.name
+    elif isinstance(target, dict):
+        kind = target.get("kind")
+    elif isinstance(target, str):
+        try:
+            kind = parse_target_string(target)["kind"]
+        except RelayError:
+            return  # a malformed string: make_target says what is wrong with it
+    else:
+        return
+    if kind != "llvm":
+        raise TuningError(f"tuning target {target!r}: relay_tvm.tune measures CPU (llvm) "
+                          f"targets; GPU tuning is not supported yet")
+
+
 def _check_local_runs(tgt, runner) -> None:
     """A local runner can only measure code for this machine's architecture."""
     import platform
@@ -103,7 +130,8 @@ def extract_tasks(mod, target, params=None, opt_level: int = 3) -> list:
 
     Returns:
         ``[KernelTask]`` (``name``, ``mod`` = ``IRModule({"main": PrimFunc})`` unscheduled,
-        ``weight`` = calls in the model, ``anchor``), in first-call order.
+        ``weight`` = calls in the model, ``anchor``), in first-call order; each also has
+        tvm.relay 0.19's ``ExtractedTask`` names ``task_name``, ``target`` and ``dispatched``.
 
     Raises:
         TuningError: an unknown target.
@@ -473,6 +501,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
             corrupted database line, an RPC tracker that is down or a key nobody serves, a
             local runner for a target of another architecture.
     """
+    check_tunable_kind(target)
     tgt = _target(target)
     _check_budget(tgt, max_trials_global, max_trials_per_task, num_trials_per_iter,
                   time_budget_s)

@@ -582,3 +582,58 @@ def test_set_input_takes_a_numpy_scalar_of_the_input_dtype():
     np.testing.assert_array_equal(m.get_output(0).numpy(), [2.0, 4.0, 6.0])
     with pytest.raises(InputError, match="got dtype float64, expected float32"):
         m.set_input("s", np.float64(2))
+
+
+@pytest.mark.parametrize("opt_level", [2, 3])
+def test_disabled_fuse_ops_gives_one_kernel_per_operator(opt_level):
+    """``PassContext(disabled_pass=["FuseOps"])`` (from a new-user trial: it was ignored and
+    exp(relu(x)) stayed one kernel): as in tvm.relay 0.19, every operator is its own kernel."""
+    x = relay.var("x", shape=(4, 8))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(relay.nn.relu(x))))
+    xv = rand((4, 8))
+    kernels = {}
+    for disabled in ([], ["FuseOps"]):
+        with relay.transform.PassContext(opt_level=opt_level, disabled_pass=disabled):
+            lib = relay.build(mod, target="llvm")
+        graph = json.loads(lib.get_graph_json())
+        kernels[tuple(disabled)] = [n["attrs"]["func_name"] for n in graph["nodes"]
+                                    if n["op"] != "null"]
+        gm = GraphModule(lib["default"](relay_tvm_cpu()))
+        gm.run(x=xv)
+        np.testing.assert_allclose(gm.get_output(0).numpy(), np.exp(np.maximum(xv, 0)),
+                                   rtol=1e-6)
+    assert kernels[()] == ["tvmgen_default_fused_nn_relu_exp"]
+    assert kernels[("FuseOps",)] == ["tvmgen_default_fused_nn_relu", "tvmgen_default_fused_exp"]
+
+
+@pytest.mark.parametrize("name", ["x.txt", "x.tar", "x.o", "x", "x.so.1"])
+def test_export_refuses_a_suffix_load_module_cannot_load(tmp_path, name):
+    """From a new-user trial: export_library("x.txt") / ("x.tar") wrote files that
+    load_module then could not load."""
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+    lib = relay.build(mod, target="llvm")
+    path = tmp_path / name
+    with pytest.raises(relay.errors.InputError,
+                       match=rf"export_library: '.*{name}' has suffix .*load_module cannot "
+                             rf"load back; use one of \.so, \.dylib, \.dll"):
+        lib.export_library(str(path))
+    assert not path.exists()
+    with pytest.raises(relay.errors.InputError, match="Executable.export_library"):
+        relay.vm.compile(mod, target="llvm").export_library(str(path))
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("suffix", [".so", ".dylib", ".dll"])
+def test_export_accepts_what_load_module_loads(tmp_path, suffix):
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+    path = str(tmp_path / f"x{suffix}")
+    relay.build(mod, target="llvm").export_library(path)
+    m = GraphModule(relay.runtime.load_module(path)["default"](relay_tvm_cpu()))
+    xv = np.array([0.0, 1.0, 2.0], "float32")
+    m.run(x=xv)
+    np.testing.assert_allclose(m.get_output(0).numpy(), np.exp(xv), rtol=1e-6)
+    vpath = str(tmp_path / f"vm{suffix}")
+    relay.vm.compile(mod, target="llvm").export_library(vpath)
+    assert relay.vm.load_executable(vpath) is not None

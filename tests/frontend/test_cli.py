@@ -238,3 +238,64 @@ def test_run_a_file_that_is_not_a_library(tmp_path, capsys):
     assert "x.npy: not a relay_tvm library" in err and "relay-tvm compile" in err
     assert main(["run", str(tmp_path / "nope.so")]) == 2
     assert "nope.so: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cmd", [
+    ["compile", "missing-symbol.json", "--shape", "data=1,2,5,5"],
+    ["tune", "missing-symbol.json", "--shape", "data=1,2,5,5", "--trials", "1",
+     "--work-dir", "w"],
+    ["show", "missing-symbol.json", "--shape", "data=1,2,5,5", "--stats"],
+    ["demo", "--model", "resnet18_v1"],
+])
+@pytest.mark.parametrize("target, why", [
+    ("llvmx", "unknown target kind 'llvmx'; expected one of ['c', 'cuda', "),
+    ("llvm -foo=bar", "TVM rejects it: Unknown config option 'foo'."),
+])
+def test_bad_target_is_one_input_error_before_the_import(tmp_path, capsys, monkeypatch, cmd,
+                                                         target, why):
+    """From a new-user trial: a bad --target was reported after importing the model, as a
+    BuildError or an InputError listing all of TVM's options; now one short InputError, first
+    (the model file does not exist: importing it first would report that instead)."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*cmd, "--target", target]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"relay-tvm: InputError: --target {target!r}: {why}")
+    assert len(err.strip().splitlines()) == 1 and "Known options" not in err
+
+
+@pytest.mark.parametrize("target", ["cuda", "cuda -arch=sm_80", "opencl"])
+def test_tune_a_gpu_target_says_gpu_tuning_is_unsupported_first(tmp_path, capsys, monkeypatch,
+                                                                 target):
+    """``--target cuda`` asked for an -arch (on a machine without a GPU), and following that
+    advice then said GPU tuning is not supported: the unsupported case is checked first."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["tune", "missing-symbol.json", "--shape", "data=1,2,5,5", "--trials", "1",
+                 "--work-dir", "w", "--target", target]) == 1
+    err = capsys.readouterr().err
+    assert "TuningError" in err and "GPU tuning is not supported yet" in err
+    assert "no -arch given" not in err
+
+
+def test_compile_to_an_unloadable_suffix_is_refused_first(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["compile", "missing-symbol.json", "--shape", "data=1,2,5,5", "-o",
+                 "m.tar"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("relay-tvm: InputError: -o: 'm.tar' has suffix '.tar'")
+    assert "does not exist" not in err
+
+
+@pytest.mark.parametrize("repeat, threads, says", [(1, 1, "(1 run, 1 thread)"),
+                                                    (2, 2, "(2 runs, 2 threads)")])
+def test_run_counts_read_as_english(exported, capsys, monkeypatch, repeat, threads, says):
+    """From a new-user trial: 'relay-tvm run' printed '(10 runs, 1 threads)'."""
+    from relay_tvm.runtime import GraphModule
+
+    d, _ = exported
+    so = str(d / "m.so")
+    assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=2,2,5,5", "-o", so]) == 0
+    monkeypatch.setattr(GraphModule, "num_threads", property(lambda self: threads))
+    assert main(["run", so, "--fill-random", "--output-dir", str(d / "o"), "--repeat",
+                 str(repeat)]) == 0
+    out = capsys.readouterr().out
+    assert "latency: mean" in out and says in out

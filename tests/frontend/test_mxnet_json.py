@@ -101,6 +101,8 @@ def test_unsupported_operators_listed_with_counts():
     ("{not json", "malformed MXNet symbol JSON"),
     ("[1, 2]", "must be an object"),
     ('{"heads": [[0, 0, 0]]}', 'no "nodes" list'),
+    ('{"nodes": {}, "heads": [[0, 0, 0]]}', 'no "nodes" list'),
+    ('{"nodes": [], "heads": []}', r'has an empty "nodes" list \(a graph needs at least one'),
     ('{"nodes": [{"op": "null", "name": "x", "inputs": []}]}', 'no "heads" list'),
     ('{"nodes": [{"op": "null", "inputs": []}], "heads": [[0,0,0]]}',
      "missing or non-string 'name'"),

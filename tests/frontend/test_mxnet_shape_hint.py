@@ -51,3 +51,48 @@ def test_dynamic_dimension_a_converter_needs_is_a_clear_error():
         relay.frontend.from_mxnet(y, shape={"data": (relay.Any(), 3, 4)})
     with pytest.raises(relay.errors.ConversionError, match=r"relay.Any\(\)"):
         relay.frontend.from_mxnet(y, shape={"data": ("n", 3, 4)})
+
+
+def _small_seq_net():
+    net = mx.gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(mx.gluon.nn.Conv2D(8, 3, padding=1, activation="relu"),
+                mx.gluon.nn.Dense(5))
+    return net
+
+
+@pytest.mark.parametrize("make", [
+    _small_seq_net,
+    lambda: mx.gluon.model_zoo.vision.get_model("mobilenet0.25", pretrained=False),
+], ids=["conv_dense", "mobilenet0.25"])
+def test_dynamic_batch_on_a_block_never_run(make):
+    """The README snippet (from a new-user trial): a freshly initialized block has deferred
+    parameters; converting it with ``(relay.Any(), C, H, W)`` initializes them at a stand-in
+    batch of 1, keeps the batch dynamic, and the VM matches MXNet at batches 1 and 3."""
+    import tvm
+
+    net = make()
+    net.initialize()
+    net.hybridize()
+    mod, params = relay.frontend.from_mxnet(net, shape={"data": (relay.Any(), 3, 32, 32)})
+    assert str(mod["main"].params[0].type_annotation) == "Tensor[(?, 3, 32, 32), float32]"
+    with relay.transform.PassContext(opt_level=3):
+        ex = relay.vm.compile(mod, target="llvm", params=params)
+    vm = relay.vm.VirtualMachine(ex, tvm.cpu())
+    for b in (1, 3):
+        xb = np.random.default_rng(b).uniform(-1, 1, (b, 3, 32, 32)).astype("float32")
+        ref = net(mx.nd.array(xb)).asnumpy()
+        out = vm.run(xb).numpy()
+        assert out.shape == ref.shape == (b, ref.shape[1])
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
+
+
+def test_deferred_init_that_fails_at_the_stand_in_is_a_clear_error():
+    net = mx.gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(mx.gluon.nn.Conv2D(4, 5))  # a 5x5 kernel cannot run on a 1x1 stand-in image
+    net.initialize()
+    with pytest.raises(relay.errors.ConversionError,
+                       match=r"not initialized yet.*\(1, 3, 1, 1\).*dynamic dimensions as 1"):
+        relay.frontend.from_mxnet(net, shape={"data": (relay.Any(), 3, relay.Any(),
+                                                       relay.Any())})

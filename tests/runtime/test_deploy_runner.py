@@ -20,3 +20,51 @@ def test_scalar_input_stays_a_scalar(tmp_path):
     np.testing.assert_array_equal(out[0], np.array([2.5, 5.0, 7.5], "float32"))
     with pytest.raises(DeployError, match="'s': expected \\(\\) float32, got \\(1,\\)"):
         g.run({"x": np.array([1, 2, 3], "float32"), "s": np.array([2.5], "float32")})
+
+
+def _run_deploy(*args):
+    import os
+    import subprocess
+    import sys
+
+    from relay_tvm.runtime import deploy
+
+    return subprocess.run([sys.executable, deploy.__file__, *map(str, args)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "TVM_USE_RUNTIME_LIB": "1"})
+
+
+def test_a_vm_executable_is_a_one_line_error(tmp_path):
+    """From a new-user trial: deploy.py on a VM executable dumped an AttributeError
+    (no '__relay_meta')."""
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+    path = tmp_path / "vm.so"
+    relay.vm.compile(mod, target="llvm").export_library(str(path))
+    np.savez(tmp_path / "in.npz", x=np.ones(3, "float32"))
+    with pytest.raises(DeployError, match=r"is a relay_tvm VM executable .*"
+                                          r"relay\.vm\.load_executable"):
+        ExportedGraph(str(path))
+    r = _run_deploy(path, tmp_path / "in.npz", tmp_path / "out.npz")
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert "is a relay_tvm VM executable" in r.stderr and "load_executable" in r.stderr
+    assert not (tmp_path / "out.npz").exists()
+
+
+def test_an_unknown_input_name_is_named(tmp_path):
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+    path = tmp_path / "lib.so"
+    relay.build(mod, target="llvm").export_library(str(path))
+    g = ExportedGraph(str(path))
+    with pytest.raises(DeployError, match=r"input 'x' was not given \(unknown inputs given: "
+                                          r"\['y'\]\); inputs are \['x'\]"):
+        g.run({"y": np.ones(3, "float32")})
+    with pytest.raises(DeployError, match=r"unknown inputs \['y'\]; inputs are \['x'\]"):
+        g.run({"x": np.ones(3, "float32"), "y": np.ones(3, "float32")})
+    out, _ = g.run({"x": np.ones(3, "float32")})
+    np.testing.assert_allclose(out[0], np.exp(np.ones(3, "float32")), rtol=1e-6)
+    np.savez(tmp_path / "in.npz", y=np.ones(3, "float32"))
+    r = _run_deploy(path, tmp_path / "in.npz", tmp_path / "out.npz")
+    assert r.returncode == 2 and "'y'" in r.stderr and "'x'" in r.stderr

@@ -60,3 +60,43 @@ def test_cgroup_quota_caps_the_count(monkeypatch):
     assert _threads.usable_cores() == 1
     monkeypatch.setattr(_threads, "_cgroup_quota", lambda: None)
     assert _threads.usable_cores() == len(os.sched_getaffinity(0))
+
+
+_AFFINITY_PROBE = r"""
+import json, os, sys, numpy as np, tvm, relay_tvm as relay
+x = relay.var("x", shape=(64, 64))
+mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(relay.nn.relu(x))))
+lib = relay.build(mod, target="llvm")
+gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+gm.set_input("x", np.ones((64, 64), "float32"))
+vm = relay.vm.VirtualMachine(relay.vm.compile(mod, target="llvm"), tvm.cpu(0))
+steps = {"run": lambda: gm.run(), "benchmark": lambda: gm.benchmark(repeat=2, number=2),
+         "num_threads": lambda: gm.num_threads, "profile": lambda: gm.profile(1, 1),
+         "vm_benchmark": lambda: vm.benchmark(tvm.cpu(0), np.ones((64, 64), "float32"),
+                                              repeat=2, number=2)}
+seen = {"start": sorted(os.sched_getaffinity(0))}
+for name in sys.argv[1:]:
+    steps[name]()
+    seen[name] = sorted(os.sched_getaffinity(0))
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable CPUs to see a pin")
+@pytest.mark.parametrize("env", ["TVM_NUM_THREADS", "OMP_NUM_THREADS"])
+@pytest.mark.parametrize("order", [("run", "benchmark", "num_threads", "profile"),
+                                   ("vm_benchmark", "num_threads"),
+                                   ("num_threads", "benchmark")])
+def test_one_thread_leaves_the_callers_affinity_alone(env, order):
+    """With one pool thread, TVM pins the thread that creates its pool to CPU 0 (from a
+    new-user trial: after benchmark() the whole process ran on one core of two). Timing,
+    profiling and asking the thread count restore the caller's mask."""
+    import json
+
+    clean = {k: v for k, v in os.environ.items() if k not in ("TVM_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", _AFFINITY_PROBE, *order],
+                         env={**clean, env: "1"}, capture_output=True, text=True, timeout=300,
+                         check=True).stdout.splitlines()[-1]
+    seen = json.loads(out)
+    assert len(seen["start"]) >= 2
+    assert seen == {k: seen["start"] for k in ("start", *order)}

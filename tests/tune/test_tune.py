@@ -622,3 +622,26 @@ def test_rpc_tracker_down(tmp_path):
                         runner=RPCSettings("127.0.0.1", port, "k"))
     with pytest.raises(TuningError, match="HOST:PORT"):
         RPCSettings.parse("localhost", "k")
+
+
+def test_extracted_tasks_have_the_0_19_extracted_task_names():
+    """tvm.relay 0.19's meta_schedule ``ExtractedTask`` had ``task_name``, ``target`` and
+    ``dispatched`` (from a new-user trial: scripts reading them failed)."""
+    mod, params = _model()
+    tasks = tune.extract_tasks(mod, "llvm", params)
+    names = [t.task_name for t in tasks]
+    assert names == [t.name for t in tasks] and "fused_nn_dense" in names
+    for t in tasks:
+        assert isinstance(t.target, tvm.target.Target)
+        assert str(t.target) == str(HOST)
+        assert len(t.dispatched) == 1 and t.dispatched[0] is t.mod
+        for name in ("task_name", "target", "dispatched"):
+            with pytest.raises(AttributeError):
+                setattr(t, name, None)
+
+
+def test_tune_relay_on_a_gpu_target_says_so_before_asking_for_an_arch(tmp_path):
+    mod, params = _model()
+    for target in ("cuda", "cuda -arch=sm_80", {"kind": "cuda"}):
+        with pytest.raises(TuningError, match="GPU tuning is not supported yet"):
+            tune.tune_relay(mod, params, target, str(tmp_path), 4)

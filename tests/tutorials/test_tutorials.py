@@ -63,6 +63,8 @@ def test_relay_by_hand(tmp_path):
     assert value(r"fused groups: (\d+)", out) == "1"
     assert value(r"kernel \S+: (.*)", out) == \
         "nn.conv2d, nn.bias_add, nn.relu, multiply, add, add"
+    # the kernel's real name, not None (an unset func_name attribute; from a new-user trial)
+    assert value(r"kernel (\S+):", out) == "fused_nn_conv2d_nn_bias_add_nn_relu_multiply_add_add"
     assert float(value(r"max error vs NumPy: (\S+)", out)) < 1e-4
     picture = pathlib.Path(value(r"picture: (\S+)", out))
     assert picture.exists() and picture.suffix == (".svg" if shutil.which("dot") else ".dot")
