@@ -3,6 +3,7 @@
     python benchmarks/bench_mxnet.py                       # all models, all usable cores
     python benchmarks/bench_mxnet.py --models resnet18_v1 mobilenet1.0 --repeat 10
     python benchmarks/bench_mxnet.py --mcpu haswell        # relay_tvm built for AVX2
+    python benchmarks/bench_mxnet.py --processes 3         # each engine in 3 processes
     python benchmarks/bench_mxnet.py --models resnet18_v1 --engines relay_tvm mxnet --int8
                                      # + relay.quantize's int8 program, "int8 / fp32" column
 
@@ -149,7 +150,7 @@ def work_relay(a):
 
     res = {}
     so = os.path.join(a.dir, "relay_tvm.so")
-    if a.engine == "relay_tvm" or not os.path.exists(so):
+    if (a.engine == "relay_tvm" and not a.reuse_build) or not os.path.exists(so):
         t = time.perf_counter()
         mod, params = relay.frontend.from_mxnet(
             os.path.join(a.dir, "model-symbol.json"), shape={"data": input_shape(a.model)},
@@ -322,8 +323,9 @@ def peers_python(a):
     return found, why
 
 
-def run_worker(engine, model, d, a, python, threads):
-    """Run one engine in a fresh process; ``(result dict, None)`` or ``(None, reason)``."""
+def run_worker(engine, model, d, a, python, threads, reuse_build=False):
+    """Run one engine in a fresh process; ``(result dict, None)`` or ``(None, reason)``.
+    ``reuse_build``: the relay_tvm engine loads the library an earlier process built."""
     env = {k: v for k, v in os.environ.items() if k not in _machine.THREAD_VARS}
     if engine != "relay_tvm_default":
         env.update(_machine.thread_env(threads))
@@ -331,6 +333,8 @@ def run_worker(engine, model, d, a, python, threads):
            "--models", model, "--threads", str(threads), "--repeat", str(a.repeat),
            "--warmup", str(a.warmup), "--warmup-s", str(a.warmup_s),
            "--opt-level", str(a.opt_level), "--target", a.target, "--clock", a.clock]
+    if reuse_build:
+        cmd.append("--reuse-build")
     try:
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout)
     except subprocess.TimeoutExpired:
@@ -355,20 +359,33 @@ def bench_model(model, a, peers, skip, threads):
         print(f"    exported in {time.perf_counter() - t:.1f} s", flush=True)
         if exp.get("onnx"):
             row["onnx"] = f"ONNX export by {exp['onnx']} (mx.onnx.export_model)"
-        for eng in a.engines:
-            if eng in PEERS and (eng not in peers or "onnx_error" in exp):
-                row["skip"][eng] = skip.get(eng) or exp.get("onnx_error")
-                continue
-            res, err = run_worker(eng, model, d, a, peers.get(eng, sys.executable), threads)
-            if err:
-                row["skip"][eng] = err
-                print(f"    {TITLES[eng]:<18} FAILED: {err}", flush=True)
-                continue
-            row["ms"][eng] = res["median_ms"]
-            row.setdefault("res", {})[eng] = res
-            extra = "".join(f", {k} {res[k]:.1f} s" for k in ("import_s", "compile_s") if k in res)
-            print(f"    {TITLES[eng]:<18} {res['median_ms']:9.2f} ms (min {res['min_ms']:.2f}, "
-                  f"{res.get('threads')} threads{extra})", flush=True)
+        engines = [e for e in a.engines if not (
+            e in PEERS and (e not in peers or "onnx_error" in exp))]
+        for e in set(a.engines) - set(engines):
+            row["skip"][e] = skip.get(e) or exp.get("onnx_error")
+        runs: dict = {}
+        for k in range(a.processes):
+            # the engines in turn, the order rotated each round: a slow spell of the machine
+            # falls on different engines
+            for eng in engines[k % len(engines):] + engines[:k % len(engines)]:
+                if eng in row["skip"]:
+                    continue
+                res, err = run_worker(eng, model, d, a, peers.get(eng, sys.executable),
+                                      threads, reuse_build=k > 0)
+                if err:
+                    row["skip"][eng] = err
+                    print(f"    {TITLES[eng]:<18} FAILED: {err}", flush=True)
+                    continue
+                runs.setdefault(eng, []).append(res["median_ms"])
+                row.setdefault("res", {}).setdefault(eng, res)
+                extra = "".join(f", {k2} {res[k2]:.1f} s" for k2 in ("import_s", "compile_s")
+                                if k2 in res)
+                print(f"    {TITLES[eng]:<18} {res['median_ms']:9.2f} ms (min "
+                      f"{res['min_ms']:.2f}, {res.get('threads')} threads{extra})", flush=True)
+        for eng, ms in runs.items():
+            if eng not in row["skip"]:
+                row["ms"][eng] = float(np.median(ms))
+                row["ms_processes"] = dict(row.get("ms_processes", {}), **{eng: ms})
         ref_path = os.path.join(d, "out_mxnet.npy")
         if os.path.exists(ref_path):
             ref = np.load(ref_path)
@@ -461,6 +478,11 @@ def parse_args(argv):
     ap.add_argument("--threads", type=int, default=None,
                     help="threads for every engine (default: all usable cores)")
     ap.add_argument("--repeat", type=int, default=30, help="timed runs per engine (median)")
+    ap.add_argument("--processes", type=int, default=1,
+                    help="time each engine in this many fresh processes, in rounds with the "
+                         "engines' order rotated; the table gives the median of their medians "
+                         "(one process's latency drifts by up to 25%% on a shared VM)")
+    ap.add_argument("--reuse-build", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--warmup", type=int, default=3, help="untimed runs first (at least)")
     ap.add_argument("--warmup-s", type=float, default=1.0,
                     help="and at least this many seconds of untimed runs")
@@ -489,6 +511,8 @@ def parse_args(argv):
     bad = [e for e in a.engines if e not in ENGINES]
     if bad:
         ap.error(f"unknown engines {bad}; choose from {ENGINES}")
+    if a.processes < 1:
+        ap.error(f"--processes must be >= 1, got {a.processes}")
     if a.mcpu:
         a.target = f"{a.target} -mcpu={a.mcpu}"
     return a
@@ -502,9 +526,11 @@ def main(argv=None):
     m = _machine.machine(a.threads, a.target)
     threads = m["threads"]
     print(_machine.header(m))
+    procs = (f"; the median over {a.processes} processes per engine (rounds of one process "
+             f"per engine, order rotated)" if a.processes > 1 else "")
     print(f"batch 1, median of {a.repeat} runs after >= {a.warmup} warm-up runs and "
           f">= {a.warmup_s:g} s, each engine in its "
-          f"own process; relay_tvm opt level {a.opt_level}; clock: "
+          f"own process{procs}; relay_tvm opt level {a.opt_level}; clock: "
           f"{'wall (latency)' if a.clock == 'wall' else 'process CPU time (work, not latency)'}",
           flush=True)
     peers, skip = peers_python(a) if any(e in PEERS for e in a.engines) else ({}, {})
