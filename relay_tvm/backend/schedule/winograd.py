@@ -46,10 +46,15 @@ def gemm_tile(p: int, ob: int, feats):
     vs = [v for v in (1, 2, 3, 4) if ob % (v * lanes) == 0]
     if not vs:  # a block narrower than a vector: one partial vector
         return _pick(p, [8, 7, 6, 5, 4, 3, 2]), ob
-    m, v = register_tile(feats, divisors(p, 16), vs)
     need = feats.fma_latency * feats.fma_pipes
+    # a one-vector tile gains nothing from more rows than latency x pipes (the latency is
+    # hidden): on Zen 5 (AVX-512, 16-channel blocks) 13-16 rows ran the GEMM stage of the
+    # 7x7 and 14x14 planes' layers (16 or 49 tiles) 1.6-2.2x slower than 7-8 (ResNet-18's
+    # tuning run); on larger planes (81-1369 tiles: Inception-v3) 9-16 rows stayed faster
+    cap = need if vs == [1] and p <= 64 else 16
+    m, v = register_tile(feats, divisors(p, cap), vs)
     # a guarded last block may waste up to 10% of the rows
-    near = [d for d in range(1, min(p, 16) + 1) if p >= 0.9 * -(-p // d) * d]
+    near = [d for d in range(1, min(p, cap) + 1) if p >= 0.9 * -(-p // d) * d]
     m_any, v_any = register_tile(feats, near, vs)
     if m * v < min(need, m_any * v_any) or v < v_any:
         m, v = m_any, v_any
