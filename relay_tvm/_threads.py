@@ -5,7 +5,9 @@ TVM's runtime sizes its thread pool once, when the first parallel kernel runs, f
 assumes two hardware threads per core. On a machine without SMT (most cloud VMs: 2 vCPUs that
 are 2 cores) that leaves half the cores idle, and ``runtime.config_threadpool`` cannot raise the
 count later. So ``import relay_tvm`` sets ``TVM_NUM_THREADS`` to :func:`usable_cores` when the
-user set neither variable; a user's setting always wins.
+user set neither variable; a user's setting always wins over this one (TVM's runtime itself
+caps it at the machine's hardware threads: ``TVM_NUM_THREADS=3`` runs 2 threads on a 2-core
+machine, and ``GraphModule.num_threads`` says 2).
 
 :func:`usable_cores` is what the process may run on: the CPU affinity mask
 (``os.sched_getaffinity``), capped by a cgroup CPU quota where one is set (containers limited with
