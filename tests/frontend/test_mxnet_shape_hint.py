@@ -28,21 +28,29 @@ def test_missing_batch_axis_points_at_the_input_shape():
 def test_dynamic_batch_imports_and_runs_on_the_vm(name):
     """``shape={"data": (relay.Any(), 3, H, W)}`` (0.19 passed it on to ``relay.var``): the
     model imports with a dynamic batch and the VM runs batches 1 and 3 equal to MXNet."""
-    import tvm
 
     from relay_tvm.testing.gluon import random_zoo_model
 
     net, _ = random_zoo_model(name, (1, 3, 32, 32))
     mod, params = relay.frontend.from_mxnet(net, shape={"data": (relay.Any(), 3, 32, 32)})
     assert "?" in str(mod["main"].params[0].type_annotation)
+    _vm_matches_mxnet_at_batches_1_and_3(net, mod, params)
+
+
+def _vm_matches_mxnet_at_batches_1_and_3(net, mod, params):
+    """Compile ``mod`` (a dynamic batch) for the VM once and compare batches 1 and 3 of random
+    (1, 3, 32, 32)-shaped inputs with the Gluon ``net``'s own outputs."""
+    import tvm
+
     with relay.transform.PassContext(opt_level=3):
         ex = relay.vm.compile(mod, target="llvm", params=params)
     vm = relay.vm.VirtualMachine(ex, tvm.cpu())
     for b in (1, 3):
         xb = np.random.default_rng(b).uniform(-1, 1, (b, 3, 32, 32)).astype("float32")
         ref = net(mx.nd.array(xb)).asnumpy()
-        np.testing.assert_allclose(vm.run(xb).numpy(), ref, rtol=1e-4,
-                                   atol=1e-5 * np.abs(ref).max())
+        out = vm.run(xb).numpy()
+        assert out.shape == ref.shape == (b, ref.shape[1])
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
 
 
 def test_dynamic_dimension_a_converter_needs_is_a_clear_error():
@@ -69,22 +77,13 @@ def test_dynamic_batch_on_a_block_never_run(make):
     """The README snippet (from a new-user trial): a freshly initialized block has deferred
     parameters; converting it with ``(relay.Any(), C, H, W)`` initializes them at a stand-in
     batch of 1, keeps the batch dynamic, and the VM matches MXNet at batches 1 and 3."""
-    import tvm
 
     net = make()
     net.initialize()
     net.hybridize()
     mod, params = relay.frontend.from_mxnet(net, shape={"data": (relay.Any(), 3, 32, 32)})
     assert str(mod["main"].params[0].type_annotation) == "Tensor[(?, 3, 32, 32), float32]"
-    with relay.transform.PassContext(opt_level=3):
-        ex = relay.vm.compile(mod, target="llvm", params=params)
-    vm = relay.vm.VirtualMachine(ex, tvm.cpu())
-    for b in (1, 3):
-        xb = np.random.default_rng(b).uniform(-1, 1, (b, 3, 32, 32)).astype("float32")
-        ref = net(mx.nd.array(xb)).asnumpy()
-        out = vm.run(xb).numpy()
-        assert out.shape == ref.shape == (b, ref.shape[1])
-        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
+    _vm_matches_mxnet_at_batches_1_and_3(net, mod, params)
 
 
 def test_deferred_init_that_fails_at_the_stand_in_is_a_clear_error():
