@@ -276,9 +276,10 @@ def _check_int(name, v, allow_none=False):
         raise TuningError(f"{name} must be an integer >= 0, got {v!r}")
 
 
-def _check_budget(tgt, max_trials_global, max_trials_per_task, num_trials_per_iter,
+def _check_budget(max_trials_global, max_trials_per_task, num_trials_per_iter,
                   time_budget_s) -> None:
-    """Reject budgets and targets ``tune_relay`` cannot use (:class:`TuningError`)."""
+    """Reject budgets ``tune_relay`` cannot use (:class:`TuningError`; the target's kind:
+    :func:`check_tunable_kind`)."""
     _check_int("max_trials_global", max_trials_global)
     _check_int("max_trials_per_task", max_trials_per_task, allow_none=True)
     if not isinstance(num_trials_per_iter, int) or num_trials_per_iter < 1:
@@ -286,9 +287,6 @@ def _check_budget(tgt, max_trials_global, max_trials_per_task, num_trials_per_it
                           f"{num_trials_per_iter!r}")
     if time_budget_s is not None and not time_budget_s > 0:
         raise TuningError(f"time_budget_s must be > 0 seconds, got {time_budget_s!r}")
-    if tgt.kind.name != "llvm":
-        raise TuningError(f"tuning target {tgt}: relay_tvm.tune measures CPU (llvm) targets; "
-                          f"GPU tuning is not supported yet")
 
 
 def _search_strategy(strategy):
@@ -503,7 +501,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     """
     check_tunable_kind(target)
     tgt = _target(target)
-    _check_budget(tgt, max_trials_global, max_trials_per_task, num_trials_per_iter,
+    _check_budget(max_trials_global, max_trials_per_task, num_trials_per_iter,
                   time_budget_s)
     _check_local_runs(tgt, runner)
     t_start = time.monotonic()

@@ -134,13 +134,16 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     _, rows0, nkc0, rfirst0, cg0, wb0, _ = min(enough)
     cg = knobs.pick("cg", cg_choices, cg0)
     rows = knobs.pick("rows", rows_all, rows0)
-    model = (cg, rows) == (cg0, rows0)
-    if not model:  # a tuner's cg / rows: the model's wb for them
-        wb0 = row_tile(feats, rows * OW, [cg * per_block], conditional=conditional)[0]
+    if (cg, rows) != (cg0, rows0):  # a tuner's cg / rows: the model's best choice for them
+        mine = [c for c in cands if (c[4], c[1]) == (cg, rows)]
+        if mine:
+            _, _, nkc0, rfirst0, _, wb0, _ = min(mine)
+        else:  # a chunk the model rules out: its register tile, one pass
+            wb0 = row_tile(feats, rows * OW, [cg * per_block], conditional=conditional)[0]
+            rfirst0, nkc0 = 0, -full
     wb = knobs.pick("wb", range(1, min(16, rows * OW) + 1), wb0)
-    rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0],
-                        rfirst0 if model else channel_block_first(cg))
-    kc = knobs.pick("kc", [full] if rfirst else kc_all, -nkc0 if model and not rfirst else full)
+    rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0], rfirst0)
+    kc = knobs.pick("kc", [full] if rfirst else kc_all, full if rfirst else -nkc0)
     return cg, rows, wb, rfirst, kc
 
 
