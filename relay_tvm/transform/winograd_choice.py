@@ -25,8 +25,11 @@ two), so the weight term is weighted by the number of threads the module will ru
 threads, layers whose transformed weights are large (7x7 planes of 512 channels) move from
 F(4x4) to F(2x2).
 
-The costs are in vector FMA slots of one core, so they scale with the vector width (lanes of
-float32 from ``mcpu`` / ``mattr``, no CPU names). The constants were calibrated on 15 layer
+The costs are in vector FMA slots of one core: the arithmetic scales with the vector width
+(lanes of float32 from ``mcpu`` / ``mattr``, no CPU names), the weight's bytes do not (memory
+is no faster for a core with wider vectors; with a per-lane rate, AVX-512 kept ResNet-18's
+weight-heavy 512@7 layers as F(2x2): on Zen 5 with 2 threads the network ran 7.49 ms so, 7.10
+with them direct and 6.83 with its 256@14 layers F(2x2) as well). The constants were calibrated on 15 layer
 shapes of ResNet-18/50, VGG-16, SqueezeNet and Inception-v3 on an AVX2 machine (Zen 3), each
 layer timed as direct, F(2x2) and F(4x4) in one process with one thread, every run after a
 96 MB buffer was written (the weights and the stages' buffers come from DRAM, as they do inside
@@ -57,13 +60,13 @@ CONFIG_KEY = "relay.AlterOpLayout.winograd"
 # on relative error: mean error 10%, and the cheapest predicted form is the fastest measured on
 # 13 of 15 shapes, 8% and 35% slower on Inception's two 35x35 layers): in units of the direct
 # template's FMA rate, the Winograd stages issue at the same rate (1.0), weights stream at
-# ~0.6 bytes per lane-slot (5 bytes per AVX2 FMA slot, ~25 GB/s at 5 G FMA slots/s), the
+# ~5 bytes per FMA slot (0.63 per AVX2 lane-slot, ~25 GB/s at 5 G FMA slots/s), the
 # stages' buffers at ~0.2 bytes per lane-slot (they are written and read back through the
 # caches, cold on a first touch), and each Winograd layer costs ~0.8 M slots more (start-up,
 # short GEMM reductions, the padded tail tiles' guards).
 _DIRECT_EFF = 1.0
 _WINOGRAD_EFF = 0.96
-_WEIGHT_BYTES_PER_LANE_SLOT = 0.63
+_WEIGHT_BYTES_PER_SLOT = 5.04
 _BUFFER_BYTES_PER_LANE_SLOT = 0.18
 _LAYER_OVERHEAD = 1.1e5
 
@@ -117,7 +120,7 @@ def winograd_cost(n, c, oh, ow, o, lanes, tile, feats=None, threads=1):
     weight_bytes = alpha * alpha * c * o * 4
     buffer_bytes = alpha * alpha * p * (c + o) * 4
     return ((gemm + trans) / lanes / _WINOGRAD_EFF
-            + threads * weight_bytes / (_WEIGHT_BYTES_PER_LANE_SLOT * lanes)
+            + threads * weight_bytes / _WEIGHT_BYTES_PER_SLOT
             + buffer_bytes / (_BUFFER_BYTES_PER_LANE_SLOT * lanes) + _LAYER_OVERHEAD)
 
 
@@ -132,7 +135,7 @@ def direct_cost(n, c, oh, ow, o, lanes, threads=1):
     """Estimated vector-FMA slots of one core for the direct NCHW{c}c 3x3 convolution (its FMAs,
     and its weight, ``9 C O`` floats, streamed from DRAM, times ``threads``)."""
     return n * o * oh * ow * c * 9 / lanes / _DIRECT_EFF + \
-        threads * 9 * c * o * 4 / (_WEIGHT_BYTES_PER_LANE_SLOT * lanes)
+        threads * 9 * c * o * 4 / _WEIGHT_BYTES_PER_SLOT
 
 
 def winograd_tile(n, c, h, w, o, lanes, pad=(1, 1, 1, 1), feats=None, threads=1):

@@ -126,7 +126,8 @@ def extract_tasks(mod, target, params=None, opt_level: int = 3) -> list:
         mod: a Relay ``IRModule`` (or ``Function``).
         target: as for ``relay.build``.
         params: ``name -> array`` bound as constants (weights), as ``build`` binds them.
-        opt_level: the ``PassContext`` opt level the build will use (fusion depends on it).
+        opt_level: the ``PassContext`` opt level the build will use (fusion depends on it);
+            the current context's config and required / disabled passes are kept.
 
     Returns:
         ``[KernelTask]`` (``name``, ``mod`` = ``IRModule({"main": PrimFunc})`` unscheduled,
@@ -137,11 +138,21 @@ def extract_tasks(mod, target, params=None, opt_level: int = 3) -> list:
         TuningError: an unknown target.
     """
     from ..backend.tasks import extract_tasks as _extract
-    from ..transform.pass_infra import PassContext
 
     tgt = _target(target)
-    with PassContext(opt_level=opt_level):
+    with _pass_context(opt_level):
         return _extract(mod, tgt, params)
+
+
+def _pass_context(opt_level: int):
+    """A ``PassContext`` at ``opt_level`` that keeps the current one's config, required and
+    disabled passes (``relay.AlterOpLayout.winograd``, ``disabled_pass=["FuseOps"]``, ...), so
+    the tasks extracted, tuned and compiled are those ``relay.build`` compiles in that context."""
+    from ..transform.pass_infra import PassContext
+
+    cur = PassContext.current()
+    return PassContext(opt_level=opt_level, required_pass=cur.required_pass,
+                       disabled_pass=cur.disabled_pass, config=cur.config)
 
 
 def _flops(task) -> float:
@@ -585,12 +596,11 @@ def compile_relay(database, mod, target, params=None, opt_level: int = 3):
         the factory module ``relay.build`` returns.
     """
     from ..backend.build_module import build
-    from ..transform.pass_infra import PassContext
     from .workdir import load_database
 
     if isinstance(database, str):
         database = load_database(database)
-    with PassContext(opt_level=opt_level):
+    with _pass_context(opt_level):
         return build(mod, target=target, params=params, database=database)
 
 

@@ -104,6 +104,42 @@ def test_plan_takes_a_tail_tile_on_prime_rows_and_wide_groups_on_8_channel_block
     assert cg == 5
 
 
+def test_streamed_weights_make_a_row_of_7_prefer_one_wide_tile():
+    """Weights that do not stay in L1 arrive at the L2's stream rate for every tile of a row,
+    its narrow tail too: a row of 7 then takes one 7 x 2 tile rather than 5 x 4 plus 2 x 4
+    (equal FMA cycles without the stream)."""
+    m4, _, c4 = row_tile(AVX512, 7, [4])
+    m2, _, c2 = row_tile(AVX512, 7, [2])
+    assert c4 == c2 == pytest.approx(0.5)  # without the stream both keep the FMA pipes busy
+    stream = 48  # bytes per cycle
+    m4, _, c4 = row_tile(AVX512, 7, [4], stream=stream)
+    m2, _, c2 = row_tile(AVX512, 7, [2], stream=stream)
+    assert (m2, c2) == (7, pytest.approx(0.5))  # 2 weight vectors a step: 2.7 cycles < 7 FMA
+    # 4 x 4 + 3 x 4: each tile waits 4 * 64 / 48 = 5.3 cycles for its weights (8 and 6 FMA)
+    assert m4 == 4 and c4 == pytest.approx((8 + 6) / 28)
+    tail = row_tile(AVX512, 7, [4], stream=16)  # at 16 B/cycle every tile waits 16 cycles
+    assert tail[2] == pytest.approx(2 * 16 / 28)
+
+
+def test_plan_keeps_a_channel_group_s_weights_within_l2():
+    """ResNet's 512-channel 3x3 layer on a 7x7 plane (AVX-512): a 4-block group's weights
+    (1.2 MB) do not stay in a 1 MB L2 from one row to the next and stream from L3; a 2-block
+    group's (590 KB) do. Measured on Zen 5 (2 threads, alone): 4 x 5 tiles 0.76 ms, 4 x 4 0.69,
+    2 blocks x 7 columns 0.49."""
+    plan = dict(N=1, lanes=16, red_bytes=512 * 9 * 4, split_ic=True, in_bytes=512 * 9 * 9 * 4,
+                icb=32)
+    cg, rows, wb, rfirst, kc = cpu_nchwc._plan(AVX512, cpu.Knobs(), OCC=32, OB=16, OH=7, OW=7,
+                                               **plan)
+    assert (cg, rows, wb, rfirst) == (2, 1, 7, 0)
+    # the 256-channel stride-2 layer before it: 590 KB groups of 4 blocks stay in L2; the
+    # two tiles within 10% of the fastest measured (0.265 ms as 4 x 4 tiles, 0.247 ms as
+    # 2 x 7; 4 x 5 tiles 0.283, 2 x 4 0.317, 1 x 7 0.307)
+    plan.update(red_bytes=256 * 9 * 4, in_bytes=256 * 15 * 15 * 4, icb=16)
+    cg, rows, wb, rfirst, kc = cpu_nchwc._plan(AVX512, cpu.Knobs(), OCC=32, OB=16, OH=7, OW=7,
+                                               **plan)
+    assert (cg, wb) in ((4, 4), (2, 7))
+
+
 @pytest.mark.parametrize("case, knob_sets", [
     # 1x1 on a 13x13 plane (the model's choice: one 13-row chunk, 5-wide tiles and a tail)
     ((32, 48, 13, 13, 1, 1, 0), [None, {"rows": 1, "wb": 5, "cg": 1, "rfirst": 0},

@@ -213,6 +213,28 @@ def test_use_meta_schedule_without_database_warns():
     assert not [k for k in lib.kernels.values() if k.schedule_rule.startswith("database")]
 
 
+def test_extract_tasks_keeps_the_pass_context_config():
+    """The tasks are those relay.build compiles in the current PassContext: its config
+    (Winograd forced or off) and disabled passes carry over; only the opt level is set."""
+    mod, params = _model(channels=32)
+
+    def names(**ctx):
+        with relay.transform.PassContext(opt_level=3, **ctx):
+            return [t.name for t in tune.extract_tasks(mod, "llvm", params)]
+
+    key = "relay.AlterOpLayout.winograd"
+    forced, never = names(config={key: 4}), names(config={key: "never"})
+    assert any("winograd" in n for n in forced), forced
+    assert not any("winograd" in n for n in never) and any("conv2d" in n for n in never), never
+    # FuseOps disabled: one kernel per operator, relu on its own
+    unfused = names(disabled_pass=["FuseOps"])
+    assert any(n.endswith("nn_relu") and "conv" not in n for n in unfused), unfused
+    with relay.transform.PassContext(opt_level=3, config={key: 4}):
+        lib = relay.build(mod, "llvm", params=params)
+    assert {k.name.removeprefix("tvmgen_default_") for k in lib.kernels.values()} == \
+        set(forced)
+
+
 @pytest.mark.slow
 def test_kernel_without_template_searches_the_default_space(tmp_path):
     from relay_tvm.tune.space import knob_space

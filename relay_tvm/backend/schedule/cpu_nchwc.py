@@ -67,9 +67,11 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     ``icb`` input-channel blocks over the chunk (the GEMM's cache blocking of its reduction:
     the pass's weights, at most a quarter of L1, serve every tile of the
     chunk, whose partial sums stay in L1 between passes), or in one pass (``kc == icb``). The
-    estimated time is the register tile's cycles (:func:`.cpu_model.row_tile`; at least one L2
-    read of a weight vector per ``wb`` FMAs when the weights of a pass do not stay in L1, at
-    ``_L2_STREAM_SHARE`` of the L2's refill rate; one reload and store of the accumulators per
+    estimated time is the register tile's cycles (:func:`.cpu_model.row_tile`; when the
+    weights of a pass do not stay in L1 every tile, the row's tail included, waits for its
+    weight vectors at ``_L2_STREAM_SHARE`` of the L2's refill rate, or at
+    ``_L3_BYTES_PER_CYCLE`` when they exceed 3/4 of L2 and the next row of the group must
+    fetch them again from L3; one reload and store of the accumulators per
     pass, and per channel block with ``rfirst``) plus the input's traffic: each of the
     ``OCC / cg`` channel groups reads the whole input (``in_bytes``), from L2 when it fits half
     of it, else from L3 (``_L2_BYTES_PER_CYCLE``, ``_L3_BYTES_PER_CYCLE``), so a larger ``cg``
@@ -110,10 +112,14 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
                     if (rows > 1 or kc != full) and (chunk > _CHUNK_MAX or out > l1 // 2
                                                      or (not rfirst and out + wpass > l1)):
                         continue
+                    # each step's v weight vectors from L2 (every tile, the tail too), or
+                    # from L3 when the next row's tiles find them no longer in L2
+                    rate = None
+                    if not rfirst and wpass > l1 // 2:
+                        rate = stream if rows == OH or wpass <= feats.l2_bytes * 3 // 4 \
+                            else _L3_BYTES_PER_CYCLE
                     wb, _, cost = row_tile(feats, chunk, [cg * per_block],
-                                           conditional=conditional)
-                    if not rfirst and wpass > l1 // 2:  # each step's v weight vectors from L2
-                        cost = max(cost, feats.vector_bits / 8 / stream / wb)
+                                           conditional=conditional, stream=rate)
                     # accumulators loaded and stored once per pass (rfirst: per channel block;
                     # on Zen 5 rfirst ran 4-20% slower than one pass streaming the weights
                     # from L2 on every 1x1 layer of ResNet-50 and MobileNet where it applied)
