@@ -2,7 +2,8 @@
 
 After Relay's ``fold_scale_axis.cc``, for NCHW data and OIHW weights with ``groups == 1``:
 
-- **backward**: ``conv2d(x, W) * s`` and ``(conv2d(x, W) + b) * s`` with a constant ``s`` of
+- **backward**: ``conv2d(x, W) * s``, ``(conv2d(x, W) + b) * s`` and ``bias_add(conv2d(x, W),
+  b, axis=1) * s`` (Gluon's convolutions with a bias, then batch norm) with a constant ``s`` of
   shape ``(O, 1, 1)`` (one value per output channel) become ``conv2d(x, W * s[:, None, None,
   None])`` (``+ b * s``), when the convolution (and the add) have no other use;
 - **forward**: ``conv2d(x * s, W)`` with a constant ``s`` of shape ``(C, 1, 1)`` (one value per
@@ -71,7 +72,11 @@ class _Fold(Rewriter):
                 continue
             bias = None
             conv, oconv = inner, oinner
-            if op_name(inner) == "add":
+            if op_name(inner) == "nn.bias_add":
+                if inner.attrs.axis not in (1, -3) or not self._single(oinner.args[0]):
+                    continue
+                conv, oconv, bias = inner.args[0], oinner.args[0], inner.args[1]
+            elif op_name(inner) == "add":
                 for j in (0, 1):
                     if _plain_conv(inner.args[j]) and self._single(oinner.args[j]):
                         conv, oconv, bias = inner.args[j], oinner.args[j], inner.args[1 - j]
@@ -83,13 +88,16 @@ class _Fold(Rewriter):
             o = _out_channels(oconv)
             if o is None or _channel_const(s, o) is None:
                 continue
-            if bias is not None:
-                if type(bias) is not Constant or bias.data.shape not in ((o, 1, 1), (1, o, 1, 1)):
-                    continue
+            shapes = ((o,),) if op_name(inner) == "nn.bias_add" else ((o, 1, 1), (1, o, 1, 1))
+            if bias is not None and (type(bias) is not Constant or bias.data.shape not in shapes):
+                continue
             ws = make_call("reshape", [s], newshape=(o, 1, 1, 1))
             w = make_call("multiply", [conv.args[1], ws])
             out = make_call("nn.conv2d", [conv.args[0], w], span=conv.span, **conv.attrs._fields)
-            if bias is not None:
+            if bias is not None and op_name(inner) == "nn.bias_add":
+                b = make_call("multiply", [bias, make_call("reshape", [s], newshape=(o,))])
+                out = make_call("nn.bias_add", [out, b], span=inner.span, axis=1)
+            elif bias is not None:
                 out = make_call("add", [out, make_call("multiply", [bias, s])], span=inner.span)
             return out
         return new

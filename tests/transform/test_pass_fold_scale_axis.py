@@ -47,6 +47,32 @@ def test_backward_fold_through_bias_add():
     assert_same_result(before(), after, atol=1e-4)
 
 
+def test_backward_fold_through_nn_bias_add():
+    """Gluon's Conv2D(use_bias=True) then BatchNorm (ResNet-50 v1's bottlenecks): the scale
+    folds through ``nn.bias_add`` as Relay 0.19's rule does (the bias is scaled too)."""
+    b = B.reshape(4)
+
+    def before():
+        x = relay.var("x", shape=(1, 3, 6, 6))
+        y = relay.nn.bias_add(conv(x, W), relay.const(b))
+        return relay.Function([x], relay.multiply(y, relay.const(S_OUT)))
+
+    def expected():
+        x = relay.var("x", shape=(1, 3, 6, 6))
+        return relay.Function([x], relay.nn.bias_add(conv(x, W * S_OUT.reshape(4, 1, 1, 1)),
+                                                     relay.const(b * S_OUT.reshape(4))))
+
+    after = run_opt_pass(before(), transform.FoldScaleAxis())
+    assert_equal_structure(after, expected())
+    assert_same_result(before(), after, atol=1e-4)
+    # a bias_add on another axis is left alone
+    x = relay.var("x", shape=(1, 3, 6, 6))
+    f = relay.Function([x], relay.multiply(
+        relay.nn.bias_add(conv(x, W), relay.const(np.ones(6, "float32")), axis=3),
+        relay.const(S_OUT)))
+    assert_equal_structure(run_opt_pass(f, transform.FoldScaleAxis()), f)
+
+
 def test_forward_fold_into_weight():
     def before():
         x = relay.var("x", shape=(1, 3, 6, 6))
