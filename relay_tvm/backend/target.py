@@ -156,6 +156,7 @@ def make_target(target=None, host=None):
                 f"{type(target).__name__}"
             )
         d = complete_llvm(d)
+        _warn_libs(d, target)
         from .cuda import complete_cuda
 
         d = complete_cuda(d, target)
@@ -169,6 +170,23 @@ def make_target(target=None, host=None):
         host_t = make_target(host) if host is not None else make_target("llvm")
         tgt = tvm.target.Target(tgt, host=host_t)
     return tgt
+
+
+_WARNED_LIBS: set = set()
+
+
+def _warn_libs(d: dict, target) -> None:
+    """Warn (once per list) that ``-libs=...`` has no effect: tvm.relay 0.19 handed some
+    operators to those libraries (``cblas`` for dense, ``cudnn`` for convolutions); relay_tvm
+    compiles every operator from its own templates. The option stays in the target."""
+    libs = tuple(d.get("libs") or ())
+    if libs and libs not in _WARNED_LIBS:
+        import warnings
+
+        _WARNED_LIBS.add(libs)
+        warnings.warn(f"target {target!r}: -libs={','.join(libs)} has no effect in relay_tvm "
+                      f"(no operator is handed to an external library; each is compiled from "
+                      f"relay_tvm's templates)", stacklevel=4)
 
 
 def tvm_reason(e: Exception) -> str:

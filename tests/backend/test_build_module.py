@@ -285,6 +285,23 @@ def test_aarch64_target_gets_neon():
     assert "mcpu" not in t.attrs
 
 
+def test_libs_option_warns_that_it_has_no_effect():
+    """0.19 handed dense to cblas under -libs=cblas; relay_tvm compiles its own kernels, and
+    says so instead of ignoring the option silently (once per list of libraries)."""
+    from relay_tvm.backend import target as target_mod
+
+    target_mod._WARNED_LIBS.discard(("cblas", "mkl"))
+    with pytest.warns(UserWarning, match="-libs=cblas,mkl has no effect"):
+        t = make_target("llvm -libs=cblas,mkl")
+    assert list(t.attrs["libs"]) == ["cblas", "mkl"]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make_target("llvm -libs=cblas,mkl")  # said once
+        make_target("llvm")
+
+
 def test_cuda_target_has_llvm_host():
     t = make_target("cuda -arch=sm_80")
     assert t.kind.name == "cuda" and t.host.kind.name == "llvm"
