@@ -371,11 +371,10 @@ def _conv_task(mod, params):
     return [t for t in tune.extract_tasks(mod, "llvm", params) if "conv2d" in t.name][0]
 
 
-def _record(db, task, sch, secs):
+def _record(db, task, sch, secs, tgt=HOST):
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
     from tvm.s_tir.meta_schedule.database import TuningRecord
 
-    tgt = HOST
     db.commit_tuning_record(TuningRecord(sch.trace, db.commit_workload(task.mod), [secs], tgt,
                                          ArgInfo.from_prim_func(sch.mod["main"])))
 
@@ -416,6 +415,48 @@ def test_a_slower_tuned_record_is_not_used(tuned_secs, used):
     x = _x()
     np.testing.assert_allclose(_run(lib, x), _run(base, x), rtol=1e-5,
                                atol=1e-5 * float(np.abs(_run(base, x)).max()))
+
+
+def test_untuned_record_stands_for_today_s_template_defaults():
+    """The untuned schedule's record (committed by every tuning run) means "the template's
+    defaults": a database from an older relay_tvm, whose defaults were other knobs, gets
+    today's defaults, not the old ones replayed."""
+    from tvm.s_tir.meta_schedule.database import MemoryDatabase
+
+    from relay_tvm.tune.space import apply_template
+
+    mod, params = _model()
+    task = _conv_task(mod, params)
+    old = tvm.s_tir.Schedule(task.mod)
+    apply_template(old, task, HOST, _other_knobs(task), untuned=True)
+    db = MemoryDatabase()
+    _record(db, task, old, 1e-4)
+    lib, base = _build(mod, params, db), _build(mod, params)
+    name = "tvmgen_default_" + task.name
+    assert lib.kernels[name].schedule_rule == "database:conv2d_NCHWc:untuned"
+    assert tvm_ffi.structural_equal(lib.kernels[name].prim_func, base.kernels[name].prim_func)
+
+
+def test_records_tuned_for_another_cpu_are_not_applied():
+    """A database tuned with -mcpu=haswell (AVX2 tiles) is not replayed on another CPU: one
+    warning, and the kernels keep their untuned schedules."""
+    from tvm.s_tir.meta_schedule.database import MemoryDatabase
+
+    from relay_tvm.backend import schedule as schedule_mod
+
+    mod, params = _model()
+    task = _conv_task(mod, params)
+    other = make_target("llvm -mcpu=haswell" if HOST.attrs.get("mcpu") != "haswell"
+                        else "llvm -mcpu=skylake-avx512")
+    db = MemoryDatabase()
+    _record(db, task, _tuned_candidate(task, _other_knobs(task)), 1e-9, tgt=other)
+    schedule_mod._WARNED_TARGETS.clear()
+    with pytest.warns(UserWarning, match="tuned for another target .*mcpu"):
+        lib = _build(mod, params, db)
+    base = _build(mod, params)
+    name = "tvmgen_default_" + task.name
+    assert lib.kernels[name].schedule_rule == base.kernels[name].schedule_rule
+    assert tvm_ffi.structural_equal(lib.kernels[name].prim_func, base.kernels[name].prim_func)
 
 
 def test_record_of_a_template_that_no_longer_fits_is_skipped():

@@ -100,6 +100,11 @@ def _from_database(prim, anchor, target, database, name):
         return None
     if record is None:
         return None
+    other = _other_target(record.target, target)
+    if other:
+        _note(name, "database", f"record tuned for another target ({other})")
+        _warn_other_target(other)
+        return None
     spec = record_spec(record)
     if spec is not None and not tgt_mod_is_gpu(target):
         from . import cpu
@@ -116,7 +121,9 @@ def _from_database(prim, anchor, target, database, name):
             _note(name, "database", f"record of template {spec.get('rule')!r}, kernel's is "
                   f"{rule[1] if rule else None!r}")
             return None
-        fixed = dict(spec.get("knobs", {}))
+        # the untuned schedule's record stands for "the template's defaults": today's (a
+        # database tuned by an older relay_tvm keeps the defaults of then)
+        fixed = {} if spec.get("untuned") else dict(spec.get("knobs", {}))
         knobs = cpu.Knobs(fixed=fixed)
         sch = tvm.s_tir.Schedule(prim)
         try:
@@ -124,7 +131,7 @@ def _from_database(prim, anchor, target, database, name):
         except Exception as e:
             _note(name, "database", e)
             return None
-        if knobs.chosen != fixed:
+        if fixed and knobs.chosen != fixed:
             _note(name, "database", f"template {rule[1]} now picks {knobs.chosen}, the record "
                   f"has {fixed}")
             return None
@@ -137,6 +144,41 @@ def _from_database(prim, anchor, target, database, name):
     if sch is None:
         return None
     return sch.mod["main"], "database", {}
+
+
+_CPU_ATTRS = ("mtriple", "mcpu", "mattr", "arch")
+
+
+def _other_target(rec_target, target) -> str:
+    """How a record's target differs from the build's in what decides the code (kind, triple,
+    CPU, features, GPU arch), as ``"mcpu znver5, not haswell"``; empty when they agree (a
+    record without a target counts as agreeing)."""
+    if rec_target is None:
+        return ""
+    if rec_target.kind.name != target.kind.name:
+        return f"kind {rec_target.kind.name}, not {target.kind.name}"
+    for key in _CPU_ATTRS:
+        a, b = rec_target.attrs.get(key), target.attrs.get(key)
+        a = sorted(str(x) for x in a) if key == "mattr" and a is not None else a
+        b = sorted(str(x) for x in b) if key == "mattr" and b is not None else b
+        if a is not None and b is not None and str(a) != str(b):
+            return f"{key} {a}, not {b}"
+    return ""
+
+
+_WARNED_TARGETS: set = set()
+
+
+def _warn_other_target(why: str) -> None:
+    """One warning per difference: a database tuned on another CPU is not applied (its tiles
+    were sized and timed for that CPU's registers and caches)."""
+    if why not in _WARNED_TARGETS:
+        import warnings
+
+        _WARNED_TARGETS.add(why)
+        warnings.warn(f"tuning database: its records were tuned for another target ({why}); "
+                      f"they are not applied, those kernels get their untuned schedules",
+                      stacklevel=5)
 
 
 def tgt_mod_is_gpu(target) -> bool:
