@@ -238,7 +238,8 @@ def _measure_untuned(tasks, tgt, builder, runner, db, wd, progress):
         st["best_s"] = min(st.get("best_s", math.inf), st["untuned_s"])
         wd.save()
         if progress is not None:
-            progress({"event": "untuned", "task": task.name, "ms": st["untuned_s"] * 1e3})
+            progress({"event": "untuned", "task": task.name, "shape": task_shape(task),
+                      "ms": st["untuned_s"] * 1e3})
 
 
 def _task_logger(work_dir: str, name: str, verbose: bool):
@@ -332,13 +333,23 @@ def _name_tasks(tasks, wd) -> None:
     wd.save()
 
 
+def task_shape(task) -> str:
+    """The kernel's output shape as ``"1x8x28x28x16"`` (its last parameter), or ""."""
+    try:
+        p = task.mod["main"].params[-1]
+        return "x".join(str(int(d)) for d in p.shape)
+    except (AttributeError, TypeError, ValueError, IndexError):
+        return ""
+
+
 def _report_skips(plan, wd, progress) -> None:
     """A ``"skip"`` progress event per planned task (a resumed run with nothing left)."""
     if progress is None:
         return
     for i, (t, want) in enumerate(plan):
         progress({"event": "skip", "index": i, "tasks": len(plan), "task": t.name,
-                  "trials": wd.task_state(task_key(t)).get("trials", 0), "planned": want})
+                  "shape": task_shape(t), "trials": wd.task_state(task_key(t)).get("trials", 0),
+                  "planned": want})
 
 
 def default_space(tgt):
@@ -381,7 +392,8 @@ class _Search:
 
     def _emit(self, event, i, n, task, **kw):
         if self.progress is not None:
-            self.progress({"event": event, "index": i, "tasks": n, "task": task.name, **kw})
+            self.progress({"event": event, "index": i, "tasks": n, "task": task.name,
+                           "shape": task_shape(task), **kw})
 
     def _model(self, key):
         from tvm.s_tir.meta_schedule import CostModel

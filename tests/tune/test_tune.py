@@ -332,6 +332,13 @@ def test_progress_is_printed_by_default_and_silenced_by_none(tmp_path, capsys):
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.startswith("[tune]")]
     assert any("untuned" in ln for ln in lines) and any(" trials, best " in ln for ln in lines)
+    # each line names the kernel's output shape (kernels of one name differ by it), and
+    # times under 0.1 ms are given in microseconds (0.0009 ms used to print as 0.0000 ms)
+    assert any("fused_nn_dense (1x32)" in ln for ln in lines), lines
+    assert not any("0.0000 ms" in ln for ln in lines)
+    from relay_tvm.tune.progress import _ms
+
+    assert (_ms(0.00094), _ms(0.25), _ms(float("nan"))) == ("0.9 us", "0.250 ms", "? ms")
     tune.tune_relay(mod, params, "llvm", str(tmp_path / "b"), 2, num_trials_per_iter=2, seed=0,
                     evaluator=FAST, progress=None)
     assert "[tune]" not in capsys.readouterr().err
