@@ -529,6 +529,41 @@ def test_load_database_of_nothing(tmp_path):
         load_database(str(tmp_path))
 
 
+def test_build_takes_a_work_dir_path_and_refuses_other_databases(tmp_path):
+    """relay.build(database=...) and the PassContext config "relay.backend.tuning_database"
+    open a work directory given as a path (str or os.PathLike) and refuse anything else that
+    is not a meta_schedule Database (they used to build untuned without a word)."""
+    from relay_tvm.tune.workdir import load_database
+
+    mod, params = _model(8)
+    with pytest.warns(UserWarning):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 0)
+    task = _conv_task(mod, params)
+    _record(load_database(str(tmp_path)), task, untuned_candidate(task, HOST), 1e-4)
+
+    def tuned_kernels(lib):
+        return [k for k in lib.kernels.values() if k.schedule_rule.startswith("database")]
+
+    for path in (str(tmp_path), tmp_path):
+        assert len(tuned_kernels(_build(mod, params, database=path))) == 1
+        with relay.transform.PassContext(
+                opt_level=3, config={"relay.backend.tuning_database": path}):
+            lib = relay.build(mod, "llvm", params=params)
+        assert len(tuned_kernels(lib)) == 1
+    with pytest.raises(TuningError, match="no such directory"):
+        _build(mod, params, database=str(tmp_path / "nonexistent"))
+    with pytest.raises(TuningError, match="build: database: expected a tvm.s_tir.meta_schedule "
+                                          "Database or the path .* got int 5"):
+        _build(mod, params, database=5)
+    with pytest.raises(TuningError, match="'relay.backend.tuning_database': expected .* got "
+                                          "list"):
+        with relay.transform.PassContext(
+                opt_level=3, config={"relay.backend.tuning_database": [1]}):
+            relay.build(mod, "llvm", params=params)
+    with pytest.raises(TuningError, match="got int 5"):
+        relay.vm.compile(mod, "llvm", params=params, database=5)
+
+
 # ---- RPC --------------------------------------------------------------------------------
 
 
