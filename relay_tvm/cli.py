@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from .errors import RelayError
+from .errors import RelayError, TuningError
 
 
 class CLIError(Exception):
@@ -265,6 +265,12 @@ def cmd_tune(args):
     runner = "local"
     if args.rpc_tracker is not None:
         runner = RPCSettings.parse(args.rpc_tracker, args.rpc_key)
+    from .tune.workdir import make_work_dir
+
+    try:  # before the model import, not after it
+        make_work_dir(args.work_dir)
+    except TuningError as e:
+        raise CLIError(f"--work-dir: {e}") from None
     mod, params = _import(args, shapes)
     t0 = time.perf_counter()
     import signal

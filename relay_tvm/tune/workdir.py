@@ -104,10 +104,7 @@ class WorkDir:
     """
 
     def __init__(self, path: str, model: str | None, target: str | None):
-        self.path = os.path.abspath(path)
-        if os.path.exists(self.path) and not os.path.isdir(self.path):
-            raise TuningError(f"work dir {path!r} is a file, not a directory")
-        os.makedirs(self.path, exist_ok=True)
+        self.path = make_work_dir(path)
         mpath = os.path.join(self.path, MANIFEST)
         has_db = any(os.path.exists(os.path.join(self.path, f)) for f in (WORKLOADS, RECORDS))
         if os.path.exists(mpath):
@@ -168,6 +165,27 @@ class WorkDir:
         os.replace(tmp, mpath)
 
 
+def make_work_dir(path) -> str:
+    """Create the work directory ``path`` (and its parents) unless it exists; returns its
+    absolute path.
+
+    Raises:
+        TuningError: ``path`` is a file, or it cannot be created or written (a parent is a
+            file, a read-only or virtual file system, no permission), naming the directory.
+    """
+    path = os.fspath(path)
+    full = os.path.abspath(path)
+    if os.path.exists(full) and not os.path.isdir(full):
+        raise TuningError(f"work dir {path!r} is a file, not a directory")
+    try:
+        os.makedirs(full, exist_ok=True)
+    except OSError as e:
+        raise TuningError(f"work dir {path!r} cannot be created: {e.strerror or e}") from None
+    if not os.access(full, os.W_OK | os.X_OK):
+        raise TuningError(f"work dir {path!r} is not writable")
+    return full
+
+
 def load_database(path: str, target: str | None = None):
     """Open a tuning work directory made by :func:`relay_tvm.tune.tune_relay` for building.
 
@@ -188,4 +206,4 @@ def load_database(path: str, target: str | None = None):
     return wd.database
 
 
-__all__ = ["WorkDir", "load_database", "fingerprint", "task_key"]
+__all__ = ["WorkDir", "make_work_dir", "load_database", "fingerprint", "task_key"]

@@ -466,6 +466,17 @@ def test_budget_zero_warns_and_measures_nothing(tmp_path):
         tune.tune_relay(mod, params, "llvm", str(tmp_path), 4, time_budget_s=0)
 
 
+def test_work_dir_that_cannot_be_created(tmp_path):
+    mod, params = _model(8)
+    (tmp_path / "x.npy").write_bytes(b"")
+    bad = str(tmp_path / "x.npy" / "sub")
+    with pytest.raises(TuningError, match=f"work dir {bad!r} cannot be created: Not a "
+                                          f"directory"):
+        tune.tune_relay(mod, params, "llvm", bad, 4)
+    with pytest.raises(TuningError, match="is a file, not a directory"):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path / "x.npy"), 4)
+
+
 def test_work_dir_of_another_model_or_target(tmp_path):
     mod, params = _model(8)
     with pytest.warns(UserWarning):
