@@ -521,6 +521,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     wd = WorkDir(work_dir, fingerprint(tasks), str(tgt))
     tgt = tuning_target(tgt)
     db = wd.database
+    wd.forget_lost_tasks(tasks)
     _name_tasks(tasks, wd)
     if max_trials_global == 0 or max_trials_per_task == 0:
         warnings.warn("tune_relay: a budget of 0 trials: nothing measured, the database is "

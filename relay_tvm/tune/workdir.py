@@ -156,6 +156,31 @@ class WorkDir:
     def task_state(self, key: str) -> dict:
         return self.manifest["tasks"].setdefault(key, {"trials": 0, "baseline": False})
 
+    def forget_lost_tasks(self, tasks) -> int:
+        """Reset the manifest's state of each task it counts as measured (a baseline or
+        trials) that has no valid record for its workload in the database, so that a resumed
+        run measures it again instead of saying "done" and leaving the kernel untuned (the
+        record file deleted or truncated by hand). Warns once with the count and saves the
+        manifest when any was reset; returns that count."""
+        db = self.database
+        lost = []
+        for task in tasks:
+            st = self.manifest["tasks"].get(task_key(task))
+            if not st or not (st.get("baseline") or int(st.get("trials", 0)) > 0):
+                continue
+            if db.has_workload(task.mod) and db.get_top_k(db.commit_workload(task.mod), 1):
+                continue
+            keep = {k: st[k] for k in ("name", "weight") if k in st}
+            st.clear()
+            st.update(trials=0, baseline=False, **keep)
+            lost.append(task)
+        if lost:
+            warnings.warn(f"work dir {self.path}: {len(lost)} of {len(tasks)} tasks that "
+                          f"{MANIFEST} counts as measured have no record in {RECORDS} (deleted "
+                          f"or truncated?): measuring them again", stacklevel=3)
+            self.save()
+        return len(lost)
+
     def save(self) -> None:
         """Write the manifest atomically."""
         mpath = os.path.join(self.path, MANIFEST)

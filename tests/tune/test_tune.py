@@ -466,6 +466,40 @@ def test_budget_zero_warns_and_measures_nothing(tmp_path):
         tune.tune_relay(mod, params, "llvm", str(tmp_path), 4, time_budget_s=0)
 
 
+def test_resume_measures_again_the_tasks_whose_records_were_lost(tmp_path):
+    """From a new-user trial: with database_tuning_record.json deleted (or truncated) the
+    manifest still counted every task as measured, so tune said "done" and compile built
+    untuned; now those tasks are reset and measured again, with one warning."""
+    mod, params = _model(8)
+    wd = str(tmp_path)
+
+    def tune_it():
+        events = []
+        db = tune.tune_relay(mod, params, "llvm", wd, 2, max_trials_per_task=1,
+                             num_trials_per_iter=1, seed=0, evaluator=FAST,
+                             progress=events.append)
+        return db, {e["event"] for e in events}
+
+    db, _ = tune_it()
+    n = len(db)
+    assert n >= 2
+    _, events = tune_it()
+    assert events == {"skip"}
+    for lost in ("delete", "truncate"):
+        if lost == "delete":
+            os.remove(os.path.join(wd, RECORDS))
+        else:
+            open(os.path.join(wd, RECORDS), "w").close()
+        with pytest.warns(UserWarning, match="2 of 2 tasks that relay_tvm_tuning.json counts "
+                                             "as measured have no record"):
+            db, events = tune_it()
+        assert "untuned" in events and "skip" not in events
+        assert len(db) == n
+        with open(os.path.join(wd, MANIFEST)) as f:
+            states = json.load(f)["tasks"].values()
+        assert all(s["baseline"] and s["trials"] >= 1 for s in states)
+
+
 def test_work_dir_that_cannot_be_created(tmp_path):
     mod, params = _model(8)
     (tmp_path / "x.npy").write_bytes(b"")
