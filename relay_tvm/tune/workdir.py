@@ -75,6 +75,39 @@ def _check_lines(path: str, what: str, well_formed=_workload_line,
     return len(keep)
 
 
+def check_database_files(path: str) -> None:
+    """Validate the two JSON-lines files of the database in work dir ``path`` (see
+    :func:`_check_lines`), and that every record's workload index has a line in
+    ``database_workload.json``: a workload file deleted or cut short is reported as such, not as
+    a corrupted record line.
+
+    Raises:
+        TuningError: a corrupted line, or a workload file missing or shorter than the records
+            refer to.
+    """
+    wpath = os.path.join(path, WORKLOADS)
+    n_wkl = _check_lines(wpath, "workload")
+    top = [-1]
+
+    def record_line(v) -> bool:
+        ok = (isinstance(v, list) and len(v) == 2 and isinstance(v[0], int)
+              and not isinstance(v[0], bool) and v[0] >= 0 and isinstance(v[1], list))
+        if ok:
+            top[0] = max(top[0], v[0])
+        return ok
+
+    n_rec = _check_lines(os.path.join(path, RECORDS), "tuning record", record_line,
+                         f"[workload index < {n_wkl}, record list]")
+    if top[0] < n_wkl:
+        return
+    what = ("is missing" if not os.path.exists(wpath) else
+            f"has {n_wkl} workload line(s)")
+    raise TuningError(f"{wpath} {what}, but the {n_rec} record(s) of {RECORDS} refer to "
+                      f"workload index {top[0]} (the kernel on line {top[0] + 1}): the workload "
+                      f"file was deleted or cut short; delete the whole work directory (the "
+                      f"records cannot be matched to kernels without it)")
+
+
 def fingerprint(tasks) -> str:
     """A stable identity of a model's kernels: the sorted structural hashes of the tasks."""
     import hashlib
@@ -132,12 +165,7 @@ class WorkDir:
             self.manifest["model"] = model
         if target is not None:
             self.manifest["target"] = target
-        n_wkl = _check_lines(os.path.join(self.path, WORKLOADS), "workload")
-        _check_lines(os.path.join(self.path, RECORDS), "tuning record",
-                     lambda v: (isinstance(v, list) and len(v) == 2 and isinstance(v[0], int)
-                                and not isinstance(v[0], bool) and 0 <= v[0] < n_wkl
-                                and isinstance(v[1], list)),
-                     f"[workload index < {n_wkl}, record list]")
+        check_database_files(self.path)
         self._db = None
 
     @property
@@ -220,7 +248,8 @@ def load_database(path: str, target: str | None = None):
     if not os.path.isdir(path):
         raise TuningError(f"tuning database {path!r}: no such directory (give the --work-dir "
                           f"of relay-tvm tune)")
-    if not os.path.exists(os.path.join(path, WORKLOADS)):
+    # records without their workload file: WorkDir's check says so
+    if not any(os.path.exists(os.path.join(path, f)) for f in (WORKLOADS, RECORDS)):
         raise TuningError(f"tuning database {path!r}: no {WORKLOADS} in it (not a tuning work "
                           f"directory)")
     wd = WorkDir(path, None, None)

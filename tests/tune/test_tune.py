@@ -565,6 +565,36 @@ def test_corrupted_database_lines(tmp_path):
         tune.tune_relay(mod, params, "llvm", str(tmp_path), 0)
 
 
+def test_missing_or_truncated_workload_file_is_named(tmp_path):
+    """From a new-user trial: with database_workload.json deleted or cut short, tune blamed
+    line 1 of database_tuning_record.json ("delete that line"); tune and load_database (compile
+    --tuning-db) now both name the workload file."""
+    from relay_tvm.tune.workdir import WORKLOADS, load_database
+
+    mod, params = _model(8)
+    with pytest.warns(UserWarning):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 0)
+    db = load_database(str(tmp_path))
+    for task in tune.extract_tasks(mod, "llvm", params)[:2]:
+        _record(db, task, untuned_candidate(task, HOST), 1e-4)
+    wpath = tmp_path / WORKLOADS
+    good = wpath.read_text()
+    assert good.count("\n") == 2
+    cases = [("is missing", None), ("has 0 workload line", ""),
+             ("has 1 workload line", good.splitlines(keepends=True)[0])]
+    for says, text in cases:
+        if text is None:
+            wpath.unlink()
+        else:
+            wpath.write_text(text)
+        match = f"{WORKLOADS} {says}.*, but the 2 record\\(s\\) of {RECORDS} refer to workload index"
+        with pytest.raises(TuningError, match=match) as e:
+            tune.tune_relay(mod, params, "llvm", str(tmp_path), 4)
+        assert "delete that line" not in str(e.value)
+        with pytest.raises(TuningError, match=match):
+            load_database(str(tmp_path))
+
+
 def test_load_database_of_nothing(tmp_path):
     from relay_tvm.tune.workdir import load_database
 
