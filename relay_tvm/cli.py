@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from .errors import RelayError
+from .errors import RelayError, TuningError
 
 
 class CLIError(Exception):
@@ -204,6 +204,31 @@ def _check_target(text) -> None:
                          f"{msg[len(prefix):] if msg.startswith(prefix) else msg}") from None
 
 
+def _target_device(text):
+    """The device ``relay-tvm demo`` runs a build for ``--target text`` on: the CPU for
+    ``llvm``/``c``, else the target kind's device (``cuda`` -> ``tvm.cuda(0)``).
+
+    Raises:
+        CLIError: this machine has no such device.
+    """
+    import tvm
+
+    from .backend.target import make_target
+
+    kind = make_target(text).kind.name
+    if kind in ("llvm", "c"):
+        return tvm.cpu(0)
+    try:
+        dev = tvm.device(kind, 0)
+    except Exception:  # noqa: BLE001 - a target kind TVM has no device for
+        dev = None
+    if dev is None or not dev.exist:
+        raise CLIError(f"--target {text!r}: this machine has no {kind} device to run the demo "
+                       f"on (or TVM's {kind} runtime is missing); `relay-tvm compile` builds "
+                       f"for it without running")
+    return dev
+
+
 def cmd_compile(args):
     from . import transform
     from .backend import build
@@ -265,6 +290,12 @@ def cmd_tune(args):
     runner = "local"
     if args.rpc_tracker is not None:
         runner = RPCSettings.parse(args.rpc_tracker, args.rpc_key)
+    from .tune.workdir import make_work_dir
+
+    try:  # before the model import, not after it
+        make_work_dir(args.work_dir)
+    except TuningError as e:
+        raise CLIError(f"--work-dir: {e}") from None
     mod, params = _import(args, shapes)
     t0 = time.perf_counter()
     import signal
@@ -471,14 +502,13 @@ def _warn_if_busy():
 
 
 def cmd_demo(args):
-    import tvm
-
     from . import frontend, transform
     from ._threads import usable_cores
     from .backend import build
     from .runtime import GraphModule
 
     _check_target(args.target)
+    dev = _target_device(args.target)  # before the model is created, not after the build
     size = args.size or (299 if "inception" in args.model else 224)
     shape = (args.batch, 3, size, size)
     # MXNet sizes its OpenMP pool when it loads: give it the threads relay_tvm runs on, so the
@@ -499,7 +529,7 @@ def cmd_demo(args):
             lib = build(mod, target=args.target, params=params)
         compile_s = time.perf_counter() - t0
     with _step(bar, "run relay_tvm"):
-        gm = GraphModule(lib["default"](tvm.cpu(0)))
+        gm = GraphModule(lib["default"](dev))
         gm.set_input("data", x)
         gm.run()
         out = gm.get_output(0).numpy()

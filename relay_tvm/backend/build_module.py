@@ -331,7 +331,8 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
             the graph executor on the C++ runtime is the only one ``build`` makes
             (``relay.vm.compile`` makes VM programs); others raise :class:`BuildError`.
         database: optional ``tvm.s_tir.meta_schedule.Database`` of tuned schedules (e.g. from
-            :func:`relay_tvm.tune.tune_relay`); when None, the ``PassContext`` config
+            :func:`relay_tvm.tune.tune_relay`) or the path (``str``/``os.PathLike``) of a tuning
+            work directory; when None, the ``PassContext`` config
             ``"relay.backend.tuning_database"``, or with ``"relay.backend.use_meta_schedule"``
             the database of an enclosing ``with database:`` (tvm.relay 0.19's idiom).
 
@@ -341,6 +342,8 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     Raises:
         BuildError: a construct the graph executor cannot run, an operator without a compute, a
             bad target, or a TVM compilation failure.
+        TuningError: ``database`` (or the config's) is neither a ``Database``, a path nor
+            None, or its work directory does not exist or holds no database.
     """
     import tvm
     from tvm.relax.vm_build import _vmlink

@@ -30,6 +30,26 @@ def _dtype_of(value) -> str:
     return str(value.dtype)
 
 
+#: kind of a device-code runtime module -> the ``tvm.<name>(0)`` device its kernels run on
+_GPU_DEVICE = {"cuda": "cuda", "opencl": "opencl", "vulkan": "vulkan", "metal": "metal",
+               "rocm": "rocm", "hip": "rocm", "webgpu": "webgpu"}
+
+
+def _gpu_kinds(lib) -> list:
+    """Kinds of the GPU kernel modules under ``lib`` (a relax VM executable or runtime module),
+    sorted; empty for a CPU library."""
+    # the import graph is a small DAG (host module -> kernel modules): no visited set, whose
+    # id()s of transient FFI wrappers could be reused
+    stack, kinds = [getattr(lib, "mod", lib)], set()
+    while stack:
+        m = stack.pop()
+        kind = getattr(m, "kind", None)
+        if kind in _GPU_DEVICE:
+            kinds.add(kind)
+        stack.extend(getattr(m, "imports", ()))
+    return sorted(kinds)
+
+
 class GraphModule:
     """Wrapper of a compiled graph module (tvm.contrib.graph_executor.GraphModule).
 
@@ -66,6 +86,14 @@ class GraphModule:
         if not isinstance(dev, tvm.runtime.Device):
             raise BuildError(f"expected a device such as tvm.cpu(0) or tvm.cuda(0), got "
                              f"{type(dev).__name__} {dev!r}")
+        if dev.device_type == 1:  # a local CPU (an RPC session's devices are numbered above)
+            gpu = _gpu_kinds(lib)
+            if gpu:
+                kind = gpu[0]
+                raise InputError(f"lib['default'](dev): the library was built for target "
+                                 f"{kind} and cannot run on device {dev} (its kernels are "
+                                 f"{kind} code); give tvm.{_GPU_DEVICE[kind]}(0), or build "
+                                 f"for 'llvm' to run on the CPU")
         if not dev.exist:
             raise BuildError(f"device {dev} does not exist on this machine (or this TVM runtime "
                              f"was built without its support)")

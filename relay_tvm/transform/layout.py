@@ -43,8 +43,8 @@ from ..ir.expr import Call, Constant, Tuple
 from ..ir.types import TensorType
 from ..op.registry import OpPattern, make_call
 from ._rewrite import Rewriter, called_ops, op_name
-from .pass_infra import FunctionPass, PassContext, PassInfo
-from .winograd_choice import CONFIG_KEY, winograd_conv, winograd_decider
+from .pass_infra import FunctionPass, PassInfo
+from .winograd_choice import winograd_conv, winograd_decider, winograd_mode
 from .winograd_int import eligible as int16_winograd_eligible
 from .winograd_int import int16_winograd_conv
 
@@ -372,7 +372,7 @@ def alter_op_layout(func, mod=None, winograd=None):
     int_winograd = True
     if winograd is None:
         winograd = winograd_decider()
-        int_winograd = PassContext.current().config.get(CONFIG_KEY, "auto") != "never"
+        int_winograd = winograd_mode() != "never"
     out = _Alter(winograd, int_winograd).rewrite(func)
     return func if out is func else _finish(out, mod)
 

@@ -209,18 +209,37 @@ def _target_features():
     return cpu_features(tgt)
 
 
-def winograd_decider():
-    """``decide(orig, new) -> tile or None`` under the current PassContext and target.
+def winograd_mode():
+    """The current ``PassContext``'s :data:`CONFIG_KEY`: ``"auto"`` (also when unset),
+    ``"never"``, 2 or 4. The words are taken in any case and the tiles also as the strings
+    ``"2"``/``"4"`` (what a config read from text or a command line holds).
 
     Raises:
-        RelayError: the config value is not ``"auto"``, ``"never"``, 2 or 4.
+        RelayError: any other value.
     """
     from .pass_infra import PassContext
 
     mode = PassContext.current().config.get(CONFIG_KEY, "auto")
-    if mode not in ("auto", "never", 2, 4):
-        raise RelayError(f"PassContext config {CONFIG_KEY!r} must be 'auto', 'never', 2 or 4, "
-                         f"got {mode!r}")
+    if isinstance(mode, str):
+        word = mode.strip().lower()
+        if word in ("auto", "never"):
+            return word
+        if word in ("2", "4"):
+            return int(word)
+    elif not isinstance(mode, bool) and mode in (2, 4):
+        return int(mode)
+    raise RelayError(f"PassContext config {CONFIG_KEY!r} must be 'auto', 'never', 2 or 4, "
+                     f"got {mode!r}")
+
+
+def winograd_decider():
+    """``decide(orig, new) -> tile or None`` under the current PassContext and target.
+
+    Raises:
+        RelayError: the config value is not ``"auto"``, ``"never"``, 2 or 4 (see
+            :func:`winograd_mode`).
+    """
+    mode = winograd_mode()
     if mode == "never":
         return lambda orig, new: None
     if mode in (2, 4):
@@ -266,4 +285,4 @@ def winograd_conv(orig, new, tile):
 
 
 __all__ = ["winograd_tile", "winograd_cost", "direct_cost", "gemm_tile_efficiency", "eligible",
-           "winograd_decider", "module_threads", "winograd_conv", "CONFIG_KEY"]
+           "winograd_decider", "winograd_mode", "module_threads", "winograd_conv", "CONFIG_KEY"]

@@ -31,7 +31,7 @@ from .measure import (
     remove_artifact,
 )
 from .progress import print_progress
-from .workdir import WorkDir, fingerprint, task_key
+from .workdir import WorkDir, fingerprint, make_work_dir, task_key
 
 
 def _target(target):
@@ -519,7 +519,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
 
     Raises:
         TuningError: unknown target, negative budget, a work dir of another model or target, a
-            corrupted database line, an RPC tracker that is down or a key nobody serves, a
+            corrupted database line, a work dir that cannot be created, an RPC tracker that is down or a key nobody serves, a
             local runner for a target of another architecture.
     """
     check_tunable_kind(target)
@@ -527,11 +527,13 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     _check_budget(max_trials_global, max_trials_per_task, num_trials_per_iter,
                   time_budget_s)
     _check_local_runs(tgt, runner)
+    make_work_dir(work_dir)  # before extracting the tasks, which takes a while
     t_start = time.monotonic()
     tasks = [t for t in extract_tasks(mod, tgt, params, opt_level) if has_reduction(t)]
     wd = WorkDir(work_dir, fingerprint(tasks), str(tgt))
     tgt = tuning_target(tgt)
     db = wd.database
+    wd.forget_lost_tasks(tasks)
     _name_tasks(tasks, wd)
     if max_trials_global == 0 or max_trials_per_task == 0:
         warnings.warn("tune_relay: a budget of 0 trials: nothing measured, the database is "

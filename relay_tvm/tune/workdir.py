@@ -75,6 +75,39 @@ def _check_lines(path: str, what: str, well_formed=_workload_line,
     return len(keep)
 
 
+def check_database_files(path: str) -> None:
+    """Validate the two JSON-lines files of the database in work dir ``path`` (see
+    :func:`_check_lines`), and that every record's workload index has a line in
+    ``database_workload.json``: a workload file deleted or cut short is reported as such, not as
+    a corrupted record line.
+
+    Raises:
+        TuningError: a corrupted line, or a workload file missing or shorter than the records
+            refer to.
+    """
+    wpath = os.path.join(path, WORKLOADS)
+    n_wkl = _check_lines(wpath, "workload")
+    top = [-1]
+
+    def record_line(v) -> bool:
+        ok = (isinstance(v, list) and len(v) == 2 and isinstance(v[0], int)
+              and not isinstance(v[0], bool) and v[0] >= 0 and isinstance(v[1], list))
+        if ok:
+            top[0] = max(top[0], v[0])
+        return ok
+
+    n_rec = _check_lines(os.path.join(path, RECORDS), "tuning record", record_line,
+                         f"[workload index < {n_wkl}, record list]")
+    if top[0] < n_wkl:
+        return
+    what = ("is missing" if not os.path.exists(wpath) else
+            f"has {n_wkl} workload line(s)")
+    raise TuningError(f"{wpath} {what}, but the {n_rec} record(s) of {RECORDS} refer to "
+                      f"workload index {top[0]} (the kernel on line {top[0] + 1}): the workload "
+                      f"file was deleted or cut short; delete the whole work directory (the "
+                      f"records cannot be matched to kernels without it)")
+
+
 def fingerprint(tasks) -> str:
     """A stable identity of a model's kernels: the sorted structural hashes of the tasks."""
     import hashlib
@@ -104,10 +137,7 @@ class WorkDir:
     """
 
     def __init__(self, path: str, model: str | None, target: str | None):
-        self.path = os.path.abspath(path)
-        if os.path.exists(self.path) and not os.path.isdir(self.path):
-            raise TuningError(f"work dir {path!r} is a file, not a directory")
-        os.makedirs(self.path, exist_ok=True)
+        self.path = make_work_dir(path)
         mpath = os.path.join(self.path, MANIFEST)
         has_db = any(os.path.exists(os.path.join(self.path, f)) for f in (WORKLOADS, RECORDS))
         if os.path.exists(mpath):
@@ -135,12 +165,7 @@ class WorkDir:
             self.manifest["model"] = model
         if target is not None:
             self.manifest["target"] = target
-        n_wkl = _check_lines(os.path.join(self.path, WORKLOADS), "workload")
-        _check_lines(os.path.join(self.path, RECORDS), "tuning record",
-                     lambda v: (isinstance(v, list) and len(v) == 2 and isinstance(v[0], int)
-                                and not isinstance(v[0], bool) and 0 <= v[0] < n_wkl
-                                and isinstance(v[1], list)),
-                     f"[workload index < {n_wkl}, record list]")
+        check_database_files(self.path)
         self._db = None
 
     @property
@@ -159,6 +184,31 @@ class WorkDir:
     def task_state(self, key: str) -> dict:
         return self.manifest["tasks"].setdefault(key, {"trials": 0, "baseline": False})
 
+    def forget_lost_tasks(self, tasks) -> int:
+        """Reset the manifest's state of each task it counts as measured (a baseline or
+        trials) that has no valid record for its workload in the database, so that a resumed
+        run measures it again instead of saying "done" and leaving the kernel untuned (the
+        record file deleted or truncated by hand). Warns once with the count and saves the
+        manifest when any was reset; returns that count."""
+        db = self.database
+        lost = []
+        for task in tasks:
+            st = self.manifest["tasks"].get(task_key(task))
+            if not st or not (st.get("baseline") or int(st.get("trials", 0)) > 0):
+                continue
+            if db.has_workload(task.mod) and db.get_top_k(db.commit_workload(task.mod), 1):
+                continue
+            keep = {k: st[k] for k in ("name", "weight") if k in st}
+            st.clear()
+            st.update(trials=0, baseline=False, **keep)
+            lost.append(task)
+        if lost:
+            warnings.warn(f"work dir {self.path}: {len(lost)} of {len(tasks)} tasks that "
+                          f"{MANIFEST} counts as measured have no record in {RECORDS} (deleted "
+                          f"or truncated?): measuring them again", stacklevel=3)
+            self.save()
+        return len(lost)
+
     def save(self) -> None:
         """Write the manifest atomically."""
         mpath = os.path.join(self.path, MANIFEST)
@@ -166,6 +216,27 @@ class WorkDir:
         with open(tmp, "w") as f:
             json.dump(self.manifest, f, indent=1, sort_keys=True)
         os.replace(tmp, mpath)
+
+
+def make_work_dir(path) -> str:
+    """Create the work directory ``path`` (and its parents) unless it exists; returns its
+    absolute path.
+
+    Raises:
+        TuningError: ``path`` is a file, or it cannot be created or written (a parent is a
+            file, a read-only or virtual file system, no permission), naming the directory.
+    """
+    path = os.fspath(path)
+    full = os.path.abspath(path)
+    if os.path.exists(full) and not os.path.isdir(full):
+        raise TuningError(f"work dir {path!r} is a file, not a directory")
+    try:
+        os.makedirs(full, exist_ok=True)
+    except OSError as e:
+        raise TuningError(f"work dir {path!r} cannot be created: {e.strerror or e}") from None
+    if not os.access(full, os.W_OK | os.X_OK):
+        raise TuningError(f"work dir {path!r} is not writable")
+    return full
 
 
 def load_database(path: str, target: str | None = None):
@@ -177,7 +248,8 @@ def load_database(path: str, target: str | None = None):
     if not os.path.isdir(path):
         raise TuningError(f"tuning database {path!r}: no such directory (give the --work-dir "
                           f"of relay-tvm tune)")
-    if not os.path.exists(os.path.join(path, WORKLOADS)):
+    # records without their workload file: WorkDir's check says so
+    if not any(os.path.exists(os.path.join(path, f)) for f in (WORKLOADS, RECORDS)):
         raise TuningError(f"tuning database {path!r}: no {WORKLOADS} in it (not a tuning work "
                           f"directory)")
     wd = WorkDir(path, None, None)
@@ -188,4 +260,4 @@ def load_database(path: str, target: str | None = None):
     return wd.database
 
 
-__all__ = ["WorkDir", "load_database", "fingerprint", "task_key"]
+__all__ = ["WorkDir", "make_work_dir", "load_database", "fingerprint", "task_key"]

@@ -144,6 +144,23 @@ def test_factory_rejects_bad_devices():
             lib["default"](tvm.cuda(0))
 
 
+def test_gpu_library_on_the_cpu_names_both():
+    """From a new-user trial: a library built for CUDA (which builds on a machine without a
+    GPU) given tvm.cpu() ended in TVM's raw "CUDA runtime is not linked into this build"; now
+    an InputError naming the target and the device, before anything runs."""
+    import tvm
+
+    x = relay.var("x", shape=(1, 4))
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x))),
+                      target="cuda -arch=sm_80")
+    with pytest.raises(relay.InputError, match=r"the library was built for target cuda and "
+                                               r"cannot run on device cpu.*give tvm.cuda\(0\)"):
+        lib["default"](tvm.cpu(0))
+    # a CPU library on the CPU still runs
+    cpu = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x))), "llvm")
+    relay.runtime.GraphModule(cpu["default"](tvm.cpu(0)))
+
+
 def test_relay_era_set_input_of_bound_params_and_time_evaluator():
     """tvm.relay 0.19 scripts do ``m.set_input(**params)`` with the params given to
     relay.build (already bound: skipped) and time with ``m.module.time_evaluator``."""

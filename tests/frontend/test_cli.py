@@ -285,6 +285,37 @@ def test_compile_to_an_unloadable_suffix_is_refused_first(tmp_path, capsys, monk
     assert "does not exist" not in err
 
 
+@pytest.mark.parametrize("work_dir", ["x.npy/sub", "/proc/relay-tvm-no/sub"])
+def test_tune_work_dir_that_cannot_be_created_is_refused_first(tmp_path, capsys, monkeypatch,
+                                                               work_dir):
+    """From a new-user trial: a --work-dir under a regular file (or under /proc) ended in a raw
+    NotADirectoryError traceback after the model import; now one line, before the import (the
+    model file does not exist: importing it first would report that instead)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.npy").write_bytes(b"")
+    assert main(["tune", "missing-symbol.json", "--shape", "data=1,2,5,5", "--trials", "1",
+                 "--work-dir", work_dir]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"relay-tvm: error: --work-dir: work dir {work_dir!r} cannot be "
+                          f"created: ")
+    assert len(err.strip().splitlines()) == 1 and "missing-symbol" not in err
+
+
+def test_demo_on_a_gpu_target_without_that_gpu_is_one_line(capsys, monkeypatch):
+    """The demo ran a CUDA build on tvm.cpu() (TVM's raw "CUDA runtime is not linked"); now
+    it runs on the target's device, and says first, in one line, when there is none."""
+    import tvm
+
+    if tvm.cuda(0).exist:
+        pytest.skip("this machine has a CUDA GPU: the demo runs on it")
+    monkeypatch.setattr("relay_tvm.cli._zoo_block", lambda *a: pytest.fail("model created"))
+    assert main(["demo", "--target", "cuda -arch=sm_80"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("relay-tvm: error: --target 'cuda -arch=sm_80': this machine has no "
+                          "cuda device to run the demo on")
+    assert len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("repeat, threads, says", [(1, 1, "(1 run, 1 thread)"),
                                                     (2, 2, "(2 runs, 2 threads)")])
 def test_run_counts_read_as_english(exported, capsys, monkeypatch, repeat, threads, says):

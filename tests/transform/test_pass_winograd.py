@@ -109,6 +109,23 @@ def test_small_conv_stays_direct_and_never_disables():
         alter(conv_net(), {CONFIG_KEY: 3})
 
 
+def test_config_words_in_any_case_and_tiles_as_strings():
+    """From a new-user trial: "2", "4", "NEVER" and "Auto" were refused; the strings read as
+    the tiles and the words in any case (anything else is still refused)."""
+    f = conv_net()
+    for word in ("NEVER", "Never", " never "):
+        assert WINO not in op_names(alter(f, {CONFIG_KEY: word})), word
+    assert relay.analysis.structural_equal(alter(f, {CONFIG_KEY: "Auto"}), alter(f))
+    for tile in (2, 4):
+        assert relay.analysis.structural_equal(alter(f, {CONFIG_KEY: str(tile)}),
+                                               alter(f, {CONFIG_KEY: tile}))
+    assert not relay.analysis.structural_equal(alter(f, {CONFIG_KEY: "2"}),
+                                               alter(f, {CONFIG_KEY: "4"}))
+    for bad in ("3", "4x4", "", True, None, "nope"):
+        with pytest.raises(RelayError, match="must be 'auto', 'never', 2 or 4"):
+            alter(f, {CONFIG_KEY: bad})
+
+
 def test_cost_model_choices():
     from relay_tvm.backend.schedule.cpu_model import cpu_features
     from relay_tvm.backend.target import make_target

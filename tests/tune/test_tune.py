@@ -514,6 +514,51 @@ def test_budget_zero_warns_and_measures_nothing(tmp_path):
         tune.tune_relay(mod, params, "llvm", str(tmp_path), 4, time_budget_s=0)
 
 
+def test_resume_measures_again_the_tasks_whose_records_were_lost(tmp_path):
+    """From a new-user trial: with database_tuning_record.json deleted (or truncated) the
+    manifest still counted every task as measured, so tune said "done" and compile built
+    untuned; now those tasks are reset and measured again, with one warning."""
+    mod, params = _model(8)
+    wd = str(tmp_path)
+
+    def tune_it():
+        events = []
+        db = tune.tune_relay(mod, params, "llvm", wd, 2, max_trials_per_task=1,
+                             num_trials_per_iter=1, seed=0, evaluator=FAST,
+                             progress=events.append)
+        return db, {e["event"] for e in events}
+
+    db, _ = tune_it()
+    n = len(db)
+    assert n >= 2
+    _, events = tune_it()
+    assert events == {"skip"}
+    for lost in ("delete", "truncate"):
+        if lost == "delete":
+            os.remove(os.path.join(wd, RECORDS))
+        else:
+            open(os.path.join(wd, RECORDS), "w").close()
+        with pytest.warns(UserWarning, match="2 of 2 tasks that relay_tvm_tuning.json counts "
+                                             "as measured have no record"):
+            db, events = tune_it()
+        assert "untuned" in events and "skip" not in events
+        assert len(db) == n
+        with open(os.path.join(wd, MANIFEST)) as f:
+            states = json.load(f)["tasks"].values()
+        assert all(s["baseline"] and s["trials"] >= 1 for s in states)
+
+
+def test_work_dir_that_cannot_be_created(tmp_path):
+    mod, params = _model(8)
+    (tmp_path / "x.npy").write_bytes(b"")
+    bad = str(tmp_path / "x.npy" / "sub")
+    with pytest.raises(TuningError, match=f"work dir {bad!r} cannot be created: Not a "
+                                          f"directory"):
+        tune.tune_relay(mod, params, "llvm", bad, 4)
+    with pytest.raises(TuningError, match="is a file, not a directory"):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path / "x.npy"), 4)
+
+
 def test_work_dir_of_another_model_or_target(tmp_path):
     mod, params = _model(8)
     with pytest.warns(UserWarning):
@@ -568,6 +613,36 @@ def test_corrupted_database_lines(tmp_path):
         tune.tune_relay(mod, params, "llvm", str(tmp_path), 0)
 
 
+def test_missing_or_truncated_workload_file_is_named(tmp_path):
+    """From a new-user trial: with database_workload.json deleted or cut short, tune blamed
+    line 1 of database_tuning_record.json ("delete that line"); tune and load_database (compile
+    --tuning-db) now both name the workload file."""
+    from relay_tvm.tune.workdir import WORKLOADS, load_database
+
+    mod, params = _model(8)
+    with pytest.warns(UserWarning):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 0)
+    db = load_database(str(tmp_path))
+    for task in tune.extract_tasks(mod, "llvm", params)[:2]:
+        _record(db, task, untuned_candidate(task, HOST), 1e-4)
+    wpath = tmp_path / WORKLOADS
+    good = wpath.read_text()
+    assert good.count("\n") == 2
+    cases = [("is missing", None), ("has 0 workload line", ""),
+             ("has 1 workload line", good.splitlines(keepends=True)[0])]
+    for says, text in cases:
+        if text is None:
+            wpath.unlink()
+        else:
+            wpath.write_text(text)
+        match = f"{WORKLOADS} {says}.*, but the 2 record\\(s\\) of {RECORDS} refer to workload index"
+        with pytest.raises(TuningError, match=match) as e:
+            tune.tune_relay(mod, params, "llvm", str(tmp_path), 4)
+        assert "delete that line" not in str(e.value)
+        with pytest.raises(TuningError, match=match):
+            load_database(str(tmp_path))
+
+
 def test_load_database_of_nothing(tmp_path):
     from relay_tvm.tune.workdir import load_database
 
@@ -575,6 +650,41 @@ def test_load_database_of_nothing(tmp_path):
         load_database(str(tmp_path / "missing"))
     with pytest.raises(TuningError, match="not a tuning work directory"):
         load_database(str(tmp_path))
+
+
+def test_build_takes_a_work_dir_path_and_refuses_other_databases(tmp_path):
+    """relay.build(database=...) and the PassContext config "relay.backend.tuning_database"
+    open a work directory given as a path (str or os.PathLike) and refuse anything else that
+    is not a meta_schedule Database (they used to build untuned without a word)."""
+    from relay_tvm.tune.workdir import load_database
+
+    mod, params = _model(8)
+    with pytest.warns(UserWarning):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 0)
+    task = _conv_task(mod, params)
+    _record(load_database(str(tmp_path)), task, untuned_candidate(task, HOST), 1e-4)
+
+    def tuned_kernels(lib):
+        return [k for k in lib.kernels.values() if k.schedule_rule.startswith("database")]
+
+    for path in (str(tmp_path), tmp_path):
+        assert len(tuned_kernels(_build(mod, params, database=path))) == 1
+        with relay.transform.PassContext(
+                opt_level=3, config={"relay.backend.tuning_database": path}):
+            lib = relay.build(mod, "llvm", params=params)
+        assert len(tuned_kernels(lib)) == 1
+    with pytest.raises(TuningError, match="no such directory"):
+        _build(mod, params, database=str(tmp_path / "nonexistent"))
+    with pytest.raises(TuningError, match="build: database: expected a tvm.s_tir.meta_schedule "
+                                          "Database or the path .* got int 5"):
+        _build(mod, params, database=5)
+    with pytest.raises(TuningError, match="'relay.backend.tuning_database': expected .* got "
+                                          "list"):
+        with relay.transform.PassContext(
+                opt_level=3, config={"relay.backend.tuning_database": [1]}):
+            relay.build(mod, "llvm", params=params)
+    with pytest.raises(TuningError, match="got int 5"):
+        relay.vm.compile(mod, "llvm", params=params, database=5)
 
 
 # ---- RPC --------------------------------------------------------------------------------

@@ -187,19 +187,51 @@ def tgt_mod_is_gpu(target) -> bool:
     return tgt_mod.is_gpu(target)
 
 
+def _as_database(value, what: str):
+    """``value`` as a meta_schedule ``Database``: a work directory path is loaded, anything
+    else that is not a ``Database`` is refused (it would otherwise build untuned silently)."""
+    import os
+
+    from tvm.s_tir.meta_schedule import Database
+
+    from ...errors import TuningError
+
+    if isinstance(value, Database):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        from ...tune.workdir import load_database
+
+        return load_database(os.fspath(value))
+    raise TuningError(f"{what}: expected a tvm.s_tir.meta_schedule Database or the path of a "
+                      f"tuning work directory (str or os.PathLike), got "
+                      f"{type(value).__name__} {value!r:.80}")
+
+
 def database_in_scope(database=None):
     """The tuning database a build applies: ``database`` when given, else the ``PassContext``
     config ``"relay.backend.tuning_database"``, else -- when the config
     ``"relay.backend.use_meta_schedule"`` is true, tvm.relay 0.19's idiom ``with database,
     PassContext(config={"relay.backend.use_meta_schedule": True})`` -- the meta_schedule
-    ``Database`` of the enclosing ``with`` (a warning when there is none)."""
+    ``Database`` of the enclosing ``with`` (a warning when there is none).
+
+    ``database`` (and the config value) may also be a tuning work directory (``str`` or
+    ``os.PathLike``, the ``--work-dir`` of ``relay-tvm tune``), opened with
+    :func:`relay_tvm.tune.load_database`.
+
+    Raises:
+        TuningError: the work directory does not exist or holds no database, or the value is
+            neither a meta_schedule ``Database``, a path nor None.
+    """
     if database is not None:
-        return database
+        return _as_database(database, "build: database")
     from ...transform.pass_infra import PassContext
 
     config = PassContext.current().config
     database = config.get("relay.backend.tuning_database")
-    if database is None and config.get("relay.backend.use_meta_schedule"):
+    if database is not None:
+        return _as_database(database,
+                            "PassContext config 'relay.backend.tuning_database'")
+    if config.get("relay.backend.use_meta_schedule"):
         from tvm.s_tir.meta_schedule import Database
 
         database = Database.current()
