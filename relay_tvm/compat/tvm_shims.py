@@ -15,6 +15,8 @@ own objects to TVM's function unchanged and handles only relay_tvm objects itsel
                                               nodes and modules
 ``tvm.IRModule`` / ``tvm.ir.IRModule``        see :class:`_IRModuleMeta`
 ``tvm.target.Target("llvm -mcpu=...")``      0.19's command-line target strings translated
+``tvm.meta_schedule``                         ``tvm.s_tir.meta_schedule``; its
+                                              ``relay_integration``: :mod:`relay_tvm.tune`
 ``tvm.error.TVMError``                        ``RuntimeError`` (0.19's TVMError derived from it;
                                               relay_tvm's ``RelayError`` does too)
 ============================================  ==================================================
@@ -41,6 +43,8 @@ MODULE_ALIASES = {
     "tvm.runtime.container": "relay_tvm.compat.container",
     "tvm.runtime.name_transforms": "relay_tvm.backend.name_transforms",
     "tvm.parser": "relay_tvm.text.parser",  # 0.8-0.12 spelling of the text parser
+    "tvm.meta_schedule": "relay_tvm.compat.meta_schedule",
+    "tvm.meta_schedule.relay_integration": "relay_tvm.compat.meta_schedule.relay_integration",
 }
 
 
