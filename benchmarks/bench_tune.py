@@ -71,8 +71,11 @@ def worker(engine: str, files: dict, work_dir: str, repeat: int, out: str) -> No
         import mxnet as mx
 
         net = mx.gluon.nn.SymbolBlock.imports(files["symbol"], ["data"], files["params"])
-        net.hybridize(static_alloc=True, static_shape=True)
         xin = mx.nd.array(x)
+        if mx.runtime.Features().is_enabled("MKLDNN"):  # as bench_mxnet: oneDNN fusion
+            net.optimize_for(xin, backend="MKLDNN", static_alloc=True, static_shape=True)
+        else:
+            net.hybridize(static_alloc=True, static_shape=True)
         y = net(xin).asnumpy()
         times = []
         for _ in range(repeat + 3):
