@@ -36,11 +36,13 @@ def print_progress(event: dict, file=None) -> None:
 
 
 def _ms(ms: float) -> str:
-    """A kernel time: milliseconds from 0.1 ms up, else microseconds (a pooling kernel of
-    0.9 us printed as "0.0009 ms" read as zero)."""
+    """A kernel time: milliseconds from 0.1 ms up, microseconds from 1 us, else nanoseconds
+    (a pooling kernel of 0.9 us printed as "0.0009 ms" read as zero)."""
     if ms != ms:  # NaN: not measured
         return "? ms"
-    return f"{ms:.3f} ms" if ms >= 0.1 else f"{ms * 1e3:.1f} us"
+    if ms >= 0.1:
+        return f"{ms:.3f} ms"
+    return f"{ms * 1e3:.1f} us" if ms >= 1e-3 else f"{ms * 1e6:.0f} ns"
 
 
 __all__ = ["print_progress"]

@@ -246,8 +246,9 @@ def load_database(path: str, target: str | None = None):
         TuningError: ``path`` does not exist, holds no database, or a line is corrupted.
     """
     if not os.path.isdir(path):
-        raise TuningError(f"tuning database {path!r}: no such directory (give the --work-dir "
-                          f"of relay-tvm tune)")
+        what = "is a file, not a directory" if os.path.exists(path) else "no such directory"
+        raise TuningError(f"tuning database {path!r}: {what} (expected the work directory of "
+                          f"relay_tvm.tune.tune_relay / relay-tvm tune --work-dir)")
     # records without their workload file: WorkDir's check says so
     if not any(os.path.exists(os.path.join(path, f)) for f in (WORKLOADS, RECORDS)):
         raise TuningError(f"tuning database {path!r}: no {WORKLOADS} in it (not a tuning work "

@@ -170,15 +170,15 @@ _WARNED_TARGETS: set = set()
 
 
 def _warn_other_target(why: str) -> None:
-    """One warning per difference: a database tuned on another CPU is not applied (its tiles
-    were sized and timed for that CPU's registers and caches)."""
+    """One warning per difference and build: a database tuned on another CPU is not applied
+    (its tiles were sized and timed for that CPU's registers and caches)."""
     if why not in _WARNED_TARGETS:
         import warnings
 
         _WARNED_TARGETS.add(why)
         warnings.warn(f"tuning database: its records were tuned for another target ({why}); "
                       f"they are not applied, those kernels get their untuned schedules",
-                      stacklevel=5)
+                      stacklevel=2)
 
 
 def tgt_mod_is_gpu(target) -> bool:
@@ -218,10 +218,13 @@ def database_in_scope(database=None):
     ``os.PathLike``, the ``--work-dir`` of ``relay-tvm tune``), opened with
     :func:`relay_tvm.tune.load_database`.
 
+    Each call (one per build) lets the "tuned for another target" warning be given again.
+
     Raises:
         TuningError: the work directory does not exist or holds no database, or the value is
             neither a meta_schedule ``Database``, a path nor None.
     """
+    _WARNED_TARGETS.clear()
     if database is not None:
         return _as_database(database, "build: database")
     from ...transform.pass_infra import PassContext

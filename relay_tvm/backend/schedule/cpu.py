@@ -9,9 +9,10 @@ vectorized). The anchor templates follow the register-blocking design of TVM's x
   :class:`~relay_tvm.backend.lower.Pack`, done once at build time for constants), the output is
   tiled ``mb x nb`` (``mb`` rows unrolled, ``nb`` = two vector registers), the reduction runs
   inside the tile, the tiles run in parallel, and the fused epilogue (bias, activation) is
-  computed per tile. A batch-1 dense whose width is no multiple of the vector (1000 classes on
-  AVX-512, 10 or 1001 anywhere) runs as vectorized dot products over the unpacked weight
-  instead (``rfactor``; :func:`_gemv_dot`).
+  computed per tile. A batch-1 dense whose packed row tile would have fewer accumulators than
+  FMA latency x pipes (1000 classes: 5 AVX2 vectors or half vectors on AVX-512; 10, 1001 or
+  1008 outputs) runs as vectorized dot products over the unpacked weight instead
+  (``rfactor``; :func:`_gemv_dot`).
 - ``conv2d`` (NCHW/OIHW, groups 1): the weight is packed to ``[O/ob, I, KH, KW, ob]``, the
   output tile is ``ob`` channels (vector) x ``wb`` columns (unrolled) accumulated in an
   NCHW[ob]c tile, the padded input is materialized once in parallel, ``(n, channel block,
@@ -387,7 +388,14 @@ def _gemm(sch, target, knobs, *, batch: bool, weight_nk: bool):
     feats = cpu_features(target)
     lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     M, N, K = exts[-3], exts[-2], exts[-1]
-    if not batch and weight_nk and M == 1 and N % lanes and K % lanes == 0 and K >= 4 * lanes:
+    # batch 1: the packed tile is one row of at most 8 vectors dividing N; with fewer
+    # accumulators than FMA latency x pipes (N = 1000: 5 AVX2 vectors, or half vectors on
+    # AVX-512; N = 1008: 7) vectorized dot products are faster (one core, K = 2048: AVX2 code
+    # 0.244 -> 0.089 ms at N = 1000, AVX-512 0.18 -> 0.098 ms at N = 1008; at N = 1024, 8
+    # vectors, the packed tile stays faster: 0.081 vs 0.098-0.103 ms)
+    vmax = max([v for v in range(1, 9) if N % (v * lanes) == 0], default=0)
+    if not batch and weight_nk and M == 1 and K % lanes == 0 and K >= 4 * lanes and \
+            vmax < feats.fma_latency * feats.fma_pipes:
         return _gemv_dot(sch, block, epi, feats, lanes, N, K, knobs)
     mb, nb = _gemm_tile(feats, lanes, M, N, knobs)
     packs = {}
@@ -424,8 +432,8 @@ def _gemm(sch, target, knobs, *, batch: bool, weight_nk: bool):
 
 
 def _gemv_dot(sch, block, epi, feats, lanes, N, K, knobs):
-    """Batch-1 dense whose ``N`` outputs are no multiple of the vector width (10 or 1001
-    classes), as ``N`` dot products in the weight's own ``[N, K]`` layout: the reduction is
+    """Batch-1 dense whose ``N`` outputs allow no packed row tile of latency x pipes vectors
+    (10, 1000, 1001 or 1008 classes), as ``N`` dot products in the weight's own ``[N, K]`` layout: the reduction is
     split into vectors (``rfactor``: each output row accumulates ``lanes`` partial sums over
     ``K / lanes`` steps, then adds them up), ``jb`` rows at a time (``jb`` vector accumulators
     hide the FMA latency), rows in parallel. A packed ``[N/nb, K, nb]`` tile needs ``nb`` to
