@@ -71,6 +71,10 @@ ALLOWED = {
     # tvm.relay 0.19's relay.op.register_mixed_precision_conversion: a lazy forwarder to the
     # ToMixedPrecision pass's registry, which lives with the pass.
     ("relay_tvm.op", "relay_tvm.transform.mixed_precision"),
+    # relay.build(..., database="work-dir/") and the "relay.backend.tuning_database" config
+    # take a tuning work directory's path: a lazy call to the tuning layer's loader, which owns
+    # the work directory's format and its checks.
+    ("relay_tvm.backend.schedule", "relay_tvm.tune.workdir"),
 }
 
 
