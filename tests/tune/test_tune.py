@@ -162,7 +162,7 @@ def test_resume_measures_nothing_new(tuned):
 
 @pytest.mark.slow
 def test_default_space_record_of_a_template_kernel_builds_correctly(tuned):
-    """After its 4 knob points the dense kernel was searched in meta_schedule's default space;
+    """After its knob points the dense kernel was searched in meta_schedule's default space;
     a build given only those records applies one (no template, no weight pack, the weight in
     the layout the graph feeds) and computes the same values."""
     from tvm.s_tir.meta_schedule.database import MemoryDatabase
@@ -171,7 +171,8 @@ def test_default_space_record_of_a_template_kernel_builds_correctly(tuned):
     (dense,) = [t for t in tune.extract_tasks(mod, "llvm", params) if t.name == "fused_nn_dense"]
     recs = [r for r in db.get_top_k(db.commit_workload(dense.mod), 1000)
             if record_spec(r) is None]
-    assert len(recs) == 4
+    points = len(assignments(knob_space(dense, HOST)[1])) - 1  # the defaults are untuned
+    assert len(recs) == 8 - min(points, 8) >= 1
     only = MemoryDatabase()
     wkl = only.commit_workload(dense.mod)
     for r in recs:

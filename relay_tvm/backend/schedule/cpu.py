@@ -438,11 +438,12 @@ def _gemv_dot(sch, block, epi, feats, lanes, N, K, knobs):
     ``K / lanes`` steps, then adds them up), ``jb`` rows at a time (``jb`` vector accumulators
     hide the FMA latency), rows in parallel. A packed ``[N/nb, K, nb]`` tile needs ``nb`` to
     divide ``N``: 1001 = 7 x 11 x 13 left scalar columns (7.5x slower than 1000 outputs).
-    Knob ``jb`` (rows per step)."""
+    Knobs ``jb`` (rows per step) and ``kv`` (vectors of partial sums per row)."""
     need = feats.fma_latency * feats.fma_pipes
     jb = knobs.pick("jb", [j for j in (1, 2, 4, 8) if j <= N], min(need, 8 if N >= 8 else 1))
+    kv = knobs.pick("kv", [v for v in (1, 2) if K % (v * lanes) == 0], 1)
     i, j, k = sch.get_loops(block)
-    ko, ki = sch.split(k, factors=[None, lanes])
+    ko, ki = sch.split(k, factors=[None, kv * lanes])
     rf = sch.rfactor(ki, factor_axis=2)  # rf[i, j, ki]: a row's partial sums, one vector
     i, j, ko_, ki_ = sch.get_loops(rf)[-4:]
     jo, ji = sch.split(j, factors=[None, jb])
