@@ -9,11 +9,11 @@ tune it with ``relay_tvm.tune.tune_relay`` (``--minutes`` of tuning and/or ``--t
 measurements; the work dir ``WORK_ROOT/MODEL`` resumes), then time each engine in its own
 process using every core this process may use, in ``--processes`` fresh processes each (rounds
 of one process per engine, order rotated; the table gives the median of their medians):
-relay_tvm untuned, relay_tvm with the tuning database, MXNet, and ONNX Runtime (the same Gluon network exported with
-``mx.onnx.export_model``, run by ``bench_mxnet.py``'s ONNX Runtime worker in its peers venv; the
-column says why when it cannot run). Untuned and tuned are also timed alternating in one
-process, a ratio free of the drift between processes. Outputs are checked against MXNet's. Prints a markdown
-table with the CPU model and the tuning time.
+relay_tvm untuned, relay_tvm with the tuning database, MXNet, and ONNX Runtime (the same
+Gluon network exported with ``mx.onnx.export_model``, run by ``bench_mxnet.py``'s ONNX Runtime
+worker in its peers venv; the column says why when it cannot run). Untuned and tuned are also
+timed alternating in one process, a ratio free of the drift between processes. Outputs are
+checked against MXNet's. Prints a markdown table with the CPU model and the tuning time.
 
 Validate quickly (numbers meaningless): ``--minutes 0.5 --trials 4 --repeat 3 --size 64
 --processes 1``.

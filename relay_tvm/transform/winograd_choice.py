@@ -29,8 +29,9 @@ The costs are in vector FMA slots of one core: the arithmetic scales with the ve
 (lanes of float32 from ``mcpu`` / ``mattr``, no CPU names), the weight's bytes do not (memory
 is no faster for a core with wider vectors; with a per-lane rate, AVX-512 kept ResNet-18's
 weight-heavy 512@7 layers as F(2x2): on Zen 5 with 2 threads the network ran 7.49 ms so, 7.10
-with them direct and 6.83 with its 256@14 layers F(2x2) as well). The constants were calibrated on 15 layer
-shapes of ResNet-18/50, VGG-16, SqueezeNet and Inception-v3 on an AVX2 machine (Zen 3), each
+with them direct and 6.83 with its 256@14 layers F(2x2) as well). The constants were
+calibrated on 15 layer shapes of ResNet-18/50, VGG-16, SqueezeNet and Inception-v3 on an AVX2
+machine (Zen 3), each
 layer timed as direct, F(2x2) and F(4x4) in one process with one thread, every run after a
 96 MB buffer was written (the weights and the stages' buffers come from DRAM, as they do inside
 a whole network).

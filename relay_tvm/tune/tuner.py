@@ -144,15 +144,17 @@ def extract_tasks(mod, target, params=None, opt_level: int = 3) -> list:
         return _extract(mod, tgt, params)
 
 
-def _pass_context(opt_level: int):
+def _pass_context(opt_level: int, config=None, disabled_pass=()):
     """A ``PassContext`` at ``opt_level`` that keeps the current one's config, required and
     disabled passes (``relay.AlterOpLayout.winograd``, ``disabled_pass=["FuseOps"]``, ...), so
-    the tasks extracted, tuned and compiled are those ``relay.build`` compiles in that context."""
+    the tasks extracted, tuned and compiled are those ``relay.build`` compiles in that context;
+    ``config`` entries and ``disabled_pass`` names are added to them."""
     from ..transform.pass_infra import PassContext
 
     cur = PassContext.current()
     return PassContext(opt_level=opt_level, required_pass=cur.required_pass,
-                       disabled_pass=cur.disabled_pass, config=cur.config)
+                       disabled_pass=set(cur.disabled_pass) | set(disabled_pass or ()),
+                       config={**cur.config, **(config or {})})
 
 
 def _flops(task) -> float:
@@ -519,7 +521,8 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
 
     Raises:
         TuningError: unknown target, negative budget, a work dir of another model or target, a
-            corrupted database line, a work dir that cannot be created, an RPC tracker that is down or a key nobody serves, a
+            corrupted database line, a work dir that cannot be created, an RPC tracker that is
+            down or a key nobody serves, a
             local runner for a target of another architecture.
     """
     check_tunable_kind(target)
@@ -610,10 +613,8 @@ def compile_relay(database, mod, target, params=None, opt_level: int = 3):
         the factory module ``relay.build`` returns.
     """
     from ..backend.build_module import build
-    from .workdir import load_database
 
-    if isinstance(database, str):
-        database = load_database(database)
+    # build() opens a work directory's path itself
     with _pass_context(opt_level):
         return build(mod, target=target, params=params, database=database)
 

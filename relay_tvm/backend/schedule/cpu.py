@@ -396,7 +396,7 @@ def _gemm(sch, target, knobs, *, batch: bool, weight_nk: bool):
     vmax = max([v for v in range(1, 9) if N % (v * lanes) == 0], default=0)
     if not batch and weight_nk and M == 1 and K % lanes == 0 and K >= 4 * lanes and \
             vmax < feats.fma_latency * feats.fma_pipes:
-        return _gemv_dot(sch, block, epi, feats, lanes, N, K, knobs)
+        return _gemv_dot(sch, block, feats, lanes, N, K, knobs)
     mb, nb = _gemm_tile(feats, lanes, M, N, knobs)
     packs = {}
     # Pack the weight to [N/nb, K, nb] (or [B, N/nb, K, nb]) when it is a kernel parameter.
@@ -431,13 +431,14 @@ def _gemm(sch, target, knobs, *, batch: bool, weight_nk: bool):
     return packs
 
 
-def _gemv_dot(sch, block, epi, feats, lanes, N, K, knobs):
+def _gemv_dot(sch, block, feats, lanes, N, K, knobs):
     """Batch-1 dense whose ``N`` outputs allow no packed row tile of latency x pipes vectors
-    (10, 1000, 1001 or 1008 classes), as ``N`` dot products in the weight's own ``[N, K]`` layout: the reduction is
-    split into vectors (``rfactor``: each output row accumulates ``lanes`` partial sums over
-    ``K / lanes`` steps, then adds them up), ``jb`` rows at a time (``jb`` vector accumulators
-    hide the FMA latency), rows in parallel. A packed ``[N/nb, K, nb]`` tile needs ``nb`` to
-    divide ``N``: 1001 = 7 x 11 x 13 left scalar columns (7.5x slower than 1000 outputs).
+    (10, 1000, 1001 or 1008 classes), as ``N`` dot products in the weight's own ``[N, K]``
+    layout: the reduction is split into vectors (``rfactor``: each output row accumulates
+    ``kv`` vectors of partial sums over ``K / (kv * lanes)`` steps, then adds them up), ``jb``
+    rows at a time (``jb`` accumulators hide the FMA latency), rows in parallel; the epilogue
+    stays a loop of its own. A packed ``[N/nb, K, nb]`` tile needs ``nb`` to divide ``N``:
+    1001 = 7 x 11 x 13 left scalar columns (7.5x slower than 1000 outputs).
     Knobs ``jb`` (rows per step) and ``kv`` (vectors of partial sums per row)."""
     need = feats.fma_latency * feats.fma_pipes
     jb = knobs.pick("jb", [j for j in (1, 2, 4, 8) if j <= N], min(need, 8 if N >= 8 else 1))

@@ -34,13 +34,10 @@ def _check(func: str, given: dict) -> None:
 
 
 def _context(opt_level, pass_config, disabled_pass):
-    from ...transform.pass_infra import PassContext
+    from ...tune.tuner import _pass_context
 
     config = {k: v for k, v in dict(pass_config or {}).items() if k not in _DEFAULT_CONFIG}
-    cur = PassContext.current()
-    return PassContext(opt_level=opt_level, required_pass=cur.required_pass,
-                       disabled_pass=set(cur.disabled_pass) | set(disabled_pass or ()),
-                       config={**cur.config, **config})
+    return _pass_context(opt_level, config, disabled_pass)
 
 
 def extract_tasks(mod, target, params=None, *, opt_level=3, pass_config=None,
