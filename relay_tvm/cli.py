@@ -254,14 +254,12 @@ def cmd_compile(args):
         with transform.PassContext(opt_level=args.opt_level):
             lib = build(mod, target=args.target, params=params, database=database)
     if database is not None:
-        rules = [k.schedule_rule for k in lib.kernels.values()]
-        found = sum(1 for r in rules if r.startswith("database"))
-        baseline = sum(1 for r in rules if r.startswith("database") and r.endswith(":untuned"))
-        print(f"[relay-tvm] tuning database {args.tuning_db}: {found - baseline} of "
-              f"{len(rules)} kernels use a tuned schedule (measured faster than their untuned "
-              f"one); {baseline} keep the untuned schedule (measured fastest); "
-              f"{len(rules) - found} have no record", file=sys.stderr)
-        if not found and lib.kernels:
+        from .tune import database_report
+
+        report = database_report(lib)
+        for line in report.format(args.tuning_db):
+            print(f"[relay-tvm] {line}", file=sys.stderr)
+        if not (report.tuned or report.untuned_faster) and lib.kernels:
             import warnings
 
             warnings.warn(f"--tuning-db {args.tuning_db}: no record matches any of this "

@@ -105,6 +105,9 @@ class LoweredFunc:
         lifted: non-scalar constants of the body that became extra kernel inputs (NumPy arrays).
         anchor: the name of the anchor operator (the one of highest pattern kind).
         schedule_rule: the rule that scheduled it (for reports and tests).
+        database_miss: why the build's tuning database gave it no schedule
+            (``schedule.NO_RECORD``, ``schedule.NOT_TUNED``, ``"dynamic shape"``, or why a record
+            was not applied); "" when a record was applied or the build had no database.
     """
 
     name: str
@@ -124,6 +127,7 @@ class LoweredFunc:
     # a batch-loop kernel (see batch_loop): the index of a dynamic input whose first dimension
     # is every output's first dimension (the VM then builds the output shapes directly)
     batch_rows_input: int | None = None
+    database_miss: str = ""
 
 
 def anchor_op(func: Function):
@@ -333,6 +337,7 @@ class LowerCache:
         self._names: set = set()
         self._packs: dict = {}
         self.lookups = 0
+        self._misses: dict = {}  # kernel name -> why the database gave it no schedule
 
     def _name_for(self, func: Function, suffix: str = "") -> str:
         from ..op.registry import Op
@@ -405,7 +410,8 @@ class LowerCache:
         in_types = flat + inner.input_types[len(flat):]
         out_types = [TensorType((AnyDim(), *t.shape[1:]), t.dtype) for t in inner.output_types]
         lowered = LoweredFunc(inner.name, prim, in_types, out_types, inner.lifted, inner.anchor,
-                              inner.schedule_rule + "+batch_loop", inner.packs)
+                              inner.schedule_rule + "+batch_loop", inner.packs,
+                              database_miss=inner.database_miss)
         lowered.dynamic_outputs = list(range(n_out))
         lowered.batch_rows_input = dyn[0]  # no shape function: the VM makes (n, static...)
         return lowered
@@ -442,8 +448,11 @@ class LowerCache:
 
             prim, rule, packs = _schedule_symbolic(prim, self.target), "symbolic", {}
             prim = with_checks(prim, symbols.checks)
+            if self.database is not None:  # tuning measures static shapes only
+                self._misses[name] = "dynamic shape"
         else:
-            prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name)
+            prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name,
+                                                  misses=self._misses)
         prim = keep_init_of_empty_reductions(prim)
         if index_checks:
             from .shape_func import with_index_checks
@@ -457,7 +466,8 @@ class LowerCache:
                 raise BuildError(f"{name}: the schedule packs input {i} of dynamic shape "
                                  f"{in_types[i]}")
         lowered = LoweredFunc(name, prim, in_types, out_types, lifted,
-                              anchor.op.name if anchor is not None else "", rule, packs)
+                              anchor.op.name if anchor is not None else "", rule, packs,
+                              database_miss=self._misses.pop(name, ""))
         vecs = shape_vectors(outputs, symbols)
         if any(v is not None for v in vecs):
             lowered.dynamic_outputs = [i for i, v in enumerate(vecs) if v is not None]
@@ -502,7 +512,7 @@ class LowerCache:
         prim = te.create_prim_func([src, out])
         import tvm
 
-        from .schedule import generic
+        from .schedule import NOT_TUNED, generic
 
         sch = tvm.s_tir.Schedule(prim)
         if not generic.is_gpu_target(self.target):
@@ -513,7 +523,8 @@ class LowerCache:
         prim = prim.with_attr("global_symbol", name)
         lowered = LoweredFunc(name, prim, [in_type],
                               [TensorType(tuple(pack.new_shape), in_type.dtype)], [],
-                              "layout_transform", "generic")
+                              "layout_transform", "generic",
+                              database_miss="" if self.database is None else NOT_TUNED)
         self._packs[key] = lowered
         self.funcs.append(lowered)
         return lowered

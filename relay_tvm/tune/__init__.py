@@ -17,8 +17,9 @@ Measurement is local (:func:`~relay_tvm.tune.measure.make_runner`) or over TVM R
 
 from .measure import RPCSettings, check_rpc
 from .progress import print_progress
+from .report import DatabaseReport, database_report
 from .tuner import compile_relay, extract_tasks, request_stop, tune_relay
 from .workdir import load_database
 
 __all__ = ["extract_tasks", "tune_relay", "compile_relay", "load_database", "RPCSettings",
-           "request_stop", "check_rpc", "print_progress"]
+           "request_stop", "check_rpc", "print_progress", "database_report", "DatabaseReport"]

@@ -109,14 +109,11 @@ def tuning_target(tgt):
 
 def has_reduction(task) -> bool:
     """Whether the kernel has a reduction (convolution, matmul, pooling, softmax ...): the
-    kernels tuning can speed up; copies and elementwise kernels keep the generic schedule."""
-    import tvm
+    kernels tuning can speed up; copies and elementwise kernels keep the generic schedule
+    (a build reports them as :data:`~relay_tvm.backend.schedule.NOT_TUNED`, not as missing)."""
+    from ..backend.schedule import has_reduction as _has_reduction
 
-    from ..backend.schedule import generic
-
-    sch = tvm.s_tir.Schedule(task.mod)
-    blocks = sch.get_child_blocks(sch.get_sblock("root"))
-    return any("R" in generic.iter_kinds(sch, b) for b in blocks)
+    return _has_reduction(task.mod["main"])
 
 
 def extract_tasks(mod, target, params=None, opt_level: int = 3) -> list:

@@ -330,3 +330,79 @@ def test_run_counts_read_as_english(exported, capsys, monkeypatch, repeat, threa
                  str(repeat)]) == 0
     out = capsys.readouterr().out
     assert "latency: mean" in out and says in out
+
+
+def _commit(db, task, sch, secs, target):
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+    from tvm.s_tir.meta_schedule.database import TuningRecord
+
+    db.commit_tuning_record(TuningRecord(sch.trace, db.commit_workload(task.mod), [secs], target,
+                                         ArgInfo.from_prim_func(sch.mod["main"])))
+
+
+@pytest.mark.parametrize("tuned_secs, tuned, kept", [(0.5e-4, 1, 0), (2e-4, 0, 1)])
+def test_compile_with_tuning_db_lists_the_kernels_without_a_record(exported, capsys, tuned_secs,
+                                                                    tuned, kept):
+    """`compile --tuning-db` names the kernels built with the untuned template because the
+    database has no record for them (second new-user report: it only counted them), and counts
+    those whose tuned record was slower than the untuned one. The database (a work dir, no
+    measuring) holds records of the conv2d kernel only: its untuned schedule at 0.1 ms and a
+    tuned one faster or slower; the dense kernel has none, the two copies are never tuned."""
+    import tvm
+
+    from relay_tvm import frontend, tune
+    from relay_tvm.backend.target import make_target
+    from relay_tvm.tune.space import apply_template, assignments, knob_space, untuned_candidate
+
+    d, _ = exported
+    sym, wd, so = str(d / "m-symbol.json"), str(d / "tuning"), str(d / "tuned.so")
+    mod, params = frontend.from_mxnet(sym, shape={"data": (2, 2, 5, 5)},
+                                      arg_params=str(d / "m-0007.params"))
+    with pytest.warns(UserWarning, match="a budget of 0 trials"):
+        tune.tune_relay(mod, params, "llvm", wd, 0)  # an empty work dir
+    host = make_target("llvm")
+    (conv,) = [t for t in tune.extract_tasks(mod, "llvm", params) if "conv2d" in t.name]
+    db = tune.load_database(wd)
+    _commit(db, conv, untuned_candidate(conv, host), 1e-4, host)
+    sch = tvm.s_tir.Schedule(conv.mod)
+    apply_template(sch, conv, host, assignments(knob_space(conv, host)[1])[1])
+    _commit(db, conv, sch, tuned_secs, host)
+    capsys.readouterr()
+    assert main(["compile", sym, "--shape", "data=2,2,5,5", "--tuning-db", wd, "-o", so]) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("[relay-tvm] ")
+             and "tuning database" in ln or ln.startswith("[relay-tvm]   ")]
+    assert lines == [
+        f"[relay-tvm] tuning database {wd}: {tuned} of 4 kernels use a tuned schedule (measured "
+        f"faster than their untuned one); {kept} keep the untuned schedule (measured fastest); "
+        f"3 have no record: 1 that tuning measures (built with the untuned template, listed "
+        f"below), 2 that it skips (no reduction or dynamic shape)",
+        "[relay-tvm]   no record: fused_nn_dense_add (2x3)"]
+    # the Python API is quiet; the same facts come from tune.database_report
+    import relay_tvm as relay
+
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, "llvm", params=params, database=wd)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+    rep = tune.database_report(lib)
+    assert [n for n, _ in rep.no_record] == ["tvmgen_default_fused_nn_dense_add"]
+    assert [n for n, _ in rep.tuned + rep.untuned_faster] == [
+        "tvmgen_default_fused_nn_contrib_conv2d_NCHWc_add_nn_relu"]
+    assert (len(rep.tuned), len(rep.untuned_faster), len(rep.not_tuned)) == (tuned, kept, 2)
+    assert rep.not_applied == []
+
+
+def test_database_report_lists_at_most_max_listed_kernels():
+    from relay_tvm.tune import DatabaseReport
+
+    rep = DatabaseReport(no_record=[(f"tvmgen_default_fused_nn_dense_{i}", "1x8")
+                                    for i in range(13)],
+                         not_applied=[("tvmgen_default_fused_nn_conv2d", "1x4x5x5",
+                                       "record tuned for another target (mcpu a, not b)")])
+    lines = rep.format("db", max_listed=10)
+    assert lines[0].startswith("tuning database db: 0 of 14 kernels use a tuned schedule")
+    assert lines[0].endswith("; 1 have a record that was not applied")
+    assert lines[1:] == [f"  no record: fused_nn_dense_{i} (1x8)" for i in range(10)] + [
+        "  ... and 3 more",
+        "  record not applied: fused_nn_conv2d (1x4x5x5): record tuned for another target "
+        "(mcpu a, not b)"]

@@ -82,14 +82,33 @@ def untuned_schedule(prim, anchor, target, name: str = "", knobs=None):
     return sch, "generic", {}, None
 
 
+# Why a database gave a kernel no schedule (``LoweredFunc.database_miss``): it has no record
+# although tuning would have made one, or tuning skips such kernels (no reduction to tune:
+# copies and elementwise kernels). Other values say why a record was found but not applied.
+NO_RECORD = "no record"
+NOT_TUNED = "not tuned (no reduction)"
+
+
+def has_reduction(prim) -> bool:
+    """Whether the (unscheduled) PrimFunc has a reduction block (convolution, matmul, pooling,
+    softmax ...): the kernels tuning speeds up; copies and elementwise kernels are not tuned."""
+    import tvm
+
+    sch = tvm.s_tir.Schedule(prim)
+    blocks = sch.get_child_blocks(sch.get_sblock("root"))
+    return any("R" in generic.iter_kinds(sch, b) for b in blocks)
+
+
 def _from_database(prim, anchor, target, database, name):
-    """``(PrimFunc, rule, packs)`` of the best record for ``prim`` in ``database``, or None.
+    """``((PrimFunc, rule, packs), "")`` of the best record for ``prim`` in ``database``, or
+    ``(None, why)`` (:data:`NO_RECORD`, :data:`NOT_TUNED` or why the record was not applied;
+    ``why`` is "" without a database).
 
     A record made by a template (annotated, see :data:`TEMPLATE_ANNOTATION`) is applied by
     re-running that template with the record's knobs, which also gives its weight packs; a
     record whose template no longer takes those knobs is skipped (noted in LAST_ERRORS)."""
     if database is None:
-        return None
+        return None, ""
     import tvm
 
     mod = tvm.IRModule({"main": prim})
@@ -97,14 +116,14 @@ def _from_database(prim, anchor, target, database, name):
         record = database.query_tuning_record(mod, target, workload_name="main")
     except Exception as e:
         _note(name, "database", e)
-        return None
+        return None, f"database lookup failed: {e}"
     if record is None:
-        return None
+        return None, NO_RECORD if has_reduction(prim) else NOT_TUNED
     other = _other_target(record.target, target)
     if other:
         _note(name, "database", f"record tuned for another target ({other})")
         _warn_other_target(other)
-        return None
+        return None, f"record tuned for another target ({other})"
     spec = record_spec(record)
     if spec is not None and not tgt_mod_is_gpu(target):
         from . import cpu
@@ -115,12 +134,13 @@ def _from_database(prim, anchor, target, database, name):
         if spec.get("rule") == "generic":
             sch = tvm.s_tir.Schedule(prim)
             generic.cpu_fallback(sch)
-            return sch.mod["main"], "database:generic" + mark, {}
+            return (sch.mod["main"], "database:generic" + mark, {}), ""
         rule = cpu.select_rule(anchor)
         if rule is None or rule[1] != spec.get("rule"):
-            _note(name, "database", f"record of template {spec.get('rule')!r}, kernel's is "
-                  f"{rule[1] if rule else None!r}")
-            return None
+            why = (f"record of template {spec.get('rule')!r}, kernel's is "
+                   f"{rule[1] if rule else None!r}")
+            _note(name, "database", why)
+            return None, why
         # the untuned schedule's record stands for "the template's defaults": today's (a
         # database tuned by an older relay_tvm keeps the defaults of then)
         fixed = {} if spec.get("untuned") else dict(spec.get("knobs", {}))
@@ -130,20 +150,20 @@ def _from_database(prim, anchor, target, database, name):
             packs = rule[0](sch, anchor, target, knobs) or {}
         except Exception as e:
             _note(name, "database", e)
-            return None
+            return None, f"template {rule[1]} failed on the record's knobs: {e}"
         if fixed and knobs.chosen != fixed:
-            _note(name, "database", f"template {rule[1]} now picks {knobs.chosen}, the record "
-                  f"has {fixed}")
-            return None
-        return sch.mod["main"], f"database:{rule[1]}{mark}", packs
+            why = f"template {rule[1]} now picks {knobs.chosen}, the record has {fixed}"
+            _note(name, "database", why)
+            return None, why
+        return (sch.mod["main"], f"database:{rule[1]}{mark}", packs), ""
     try:
         sch = database.query_schedule(mod, target, workload_name="main")
     except Exception as e:
         _note(name, "database", e)
-        return None
+        return None, f"replaying the record failed: {e}"
     if sch is None:
-        return None
-    return sch.mod["main"], "database", {}
+        return None, NO_RECORD
+    return (sch.mod["main"], "database", {}), ""
 
 
 _CPU_ATTRS = ("mtriple", "mcpu", "mattr", "arch")
@@ -247,7 +267,8 @@ def database_in_scope(database=None):
     return database
 
 
-def schedule_primfunc(prim, anchor, target, database=None, name: str = "", knobs=None):
+def schedule_primfunc(prim, anchor, target, database=None, name: str = "", knobs=None,
+                      misses: dict | None = None):
     """Schedule ``prim`` (a PrimFunc straight from ``te.create_prim_func``).
 
     Args:
@@ -257,6 +278,9 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = "", knobs
         database: optional tuning database.
         name: kernel name, for error reports.
         knobs: the template's decisions (``cpu.Knobs``); the analytic defaults when None.
+        misses: when given and ``database`` gives the kernel no schedule, ``misses[name]`` is
+            set to why (:data:`NO_RECORD`, :data:`NOT_TUNED`, or why its record was not
+            applied), for the build's tuning report.
 
     Returns:
         ``(scheduled PrimFunc, rule name, packs)``: ``packs`` maps kernel input indices to the
@@ -265,9 +289,11 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = "", knobs
         record and ``"database:<rule>:untuned"`` for the untuned schedule's record (the
         template defaults or the generic rule, measured fastest).
     """
-    tuned = _from_database(prim, anchor, target, database, name)
+    tuned, why = _from_database(prim, anchor, target, database, name)
     if tuned is not None:
         return tuned
+    if why and misses is not None:
+        misses[name] = why
     if tgt_mod_is_gpu(target):
         import tvm
 
@@ -283,4 +309,5 @@ def schedule_primfunc(prim, anchor, target, database=None, name: str = "", knobs
 
 
 __all__ = ["schedule_primfunc", "untuned_schedule", "database_in_scope", "record_spec",
-           "template_spec", "TEMPLATE_ANNOTATION", "LAST_ERRORS"]
+           "template_spec", "has_reduction", "TEMPLATE_ANNOTATION", "LAST_ERRORS", "NO_RECORD",
+           "NOT_TUNED"]
