@@ -10,14 +10,18 @@ def print_progress(event: dict, file=None) -> None:
     a ``[tune]`` line on ``file`` (default: stderr).
 
     Events (each with ``task``, the kernel's name, and ``shape``, its output's shape, which
-    tells apart kernels of one name): ``"untuned"`` (a task's template timed before the search,
+    tells apart kernels of one name; and ``inputs``, its input shapes, when another kernel has
+    the same name and output shape, printed as ``name (out <- in, ...)``): ``"untuned"`` (a task's template timed before the search,
     ``ms``), ``"batch"`` (a
     measured batch: ``trials``/``planned``, ``best_ms``, ``untuned_ms``, ``gain`` = the sum of
     the untuned kernel times over the sum of the best ones so far), ``"skip"`` (a resumed task
     with nothing left to measure), ``"task"`` (a task finished; not printed, the last batch
     line says it all)."""
     out = file or sys.stderr
-    name = event["task"] + (f" ({event['shape']})" if event.get("shape") else "")
+    shape = event.get("shape", "")
+    if event.get("inputs"):
+        shape = f"{shape} <- {event['inputs']}"
+    name = event["task"] + (f" ({shape})" if shape else "")
     where = f"[tune] task {event.get('index', 0) + 1}/{event.get('tasks', '?')} {name}"
     kind = event["event"]
     if kind == "untuned":

@@ -201,8 +201,9 @@ def _check_stop(wd) -> None:
         raise KeyboardInterrupt("tune_relay: stop requested")
 
 
-def _measure_untuned(tasks, tgt, builder, runner, db, wd, progress):
-    """Build and run each task's untuned schedule; commit the records."""
+def _measure_untuned(tasks, tgt, builder, runner, db, wd, progress, labels):
+    """Build and run each task's untuned schedule; commit the records (``labels``: see
+    :func:`task_labels`)."""
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
     from tvm.s_tir.meta_schedule.builder import BuilderInput
     from tvm.s_tir.meta_schedule.database import TuningRecord
@@ -237,8 +238,7 @@ def _measure_untuned(tasks, tgt, builder, runner, db, wd, progress):
         st["best_s"] = min(st.get("best_s", math.inf), st["untuned_s"])
         wd.save()
         if progress is not None:
-            progress({"event": "untuned", "task": task.name, "shape": task_shape(task),
-                      "ms": st["untuned_s"] * 1e3})
+            progress({"event": "untuned", **labels[task_key(task)], "ms": st["untuned_s"] * 1e3})
 
 
 def _task_logger(work_dir: str, name: str, verbose: bool):
@@ -341,14 +341,42 @@ def task_shape(task) -> str:
         return ""
 
 
-def _report_skips(plan, wd, progress) -> None:
+def task_inputs(task) -> str:
+    """The kernel's input shapes (its parameters before the outputs: data, then weights) as
+    ``"1x4x7x7, 8x4x3x3"``, or ""."""
+    from ..backend.lower import flatten_type
+
+    try:
+        n_out = len(flatten_type(task.func.checked_type.ret_type)) if task.func else 1
+        params = task.mod["main"].params[:-n_out]
+        return ", ".join("x".join(str(int(d)) for d in p.shape) for p in params)
+    except (AttributeError, TypeError, ValueError, IndexError):
+        return ""
+
+
+def task_labels(tasks) -> dict:
+    """``task_key -> {"task": name, "shape": output shape}`` as progress events name each task,
+    plus ``"inputs"`` (:func:`task_inputs`) for tasks that share name and output shape with
+    another task (a convolution of other input channels), which would print alike."""
+    labels = {task_key(t): {"task": t.name, "shape": task_shape(t)} for t in tasks}
+    seen: dict = {}
+    for t in tasks:
+        lab = labels[task_key(t)]
+        seen.setdefault((lab["task"], lab["shape"]), []).append(lab)
+    for t in tasks:
+        lab = labels[task_key(t)]
+        if len(seen[lab["task"], lab["shape"]]) > 1:
+            lab["inputs"] = task_inputs(t)
+    return labels
+
+
+def _report_skips(plan, wd, progress, labels) -> None:
     """A ``"skip"`` progress event per planned task (a resumed run with nothing left)."""
     if progress is None:
         return
     for i, (t, want) in enumerate(plan):
-        progress({"event": "skip", "index": i, "tasks": len(plan), "task": t.name,
-                  "shape": task_shape(t), "trials": wd.task_state(task_key(t)).get("trials", 0),
-                  "planned": want})
+        progress({"event": "skip", "index": i, "tasks": len(plan), **labels[task_key(t)],
+                  "trials": wd.task_state(task_key(t)).get("trials", 0), "planned": want})
 
 
 def default_space(tgt):
@@ -381,6 +409,7 @@ class _Search:
         from tvm.s_tir.meta_schedule import MeasureCallback
 
         self.tasks, self.tgt, self.wd, self.db = tasks, tgt, wd, db
+        self.labels = task_labels(tasks)
         self.builder, self.runner, self.cost_model = builder, runner, cost_model
         self.strategy, self.seed, self.per_iter = strategy, seed, per_iter
         self.max_space_points, self.verbose, self.progress = max_space_points, verbose, progress
@@ -391,8 +420,8 @@ class _Search:
 
     def _emit(self, event, i, n, task, **kw):
         if self.progress is not None:
-            self.progress({"event": event, "index": i, "tasks": n, "task": task.name,
-                           "shape": task_shape(task), **kw})
+            self.progress({"event": event, "index": i, "tasks": n,
+                           **self.labels[task_key(task)], **kw})
 
     def _model(self, key):
         from tvm.s_tir.meta_schedule import CostModel
@@ -543,15 +572,16 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     todo = [t for t in tasks if not wd.task_state(task_key(t)).get("baseline")]
     left = [t for t, want in plan if int(wd.task_state(task_key(t)).get("trials", 0)) < want
             and not wd.task_state(task_key(t)).get("exhausted")]
+    labels = task_labels(tasks)
     if not todo and not left:  # resumed after the last trial: measure nothing
-        _report_skips(plan, wd, progress)
+        _report_skips(plan, wd, progress, labels)
         return db
     load_tensor_intrinsics(tgt)
     _STOP.clear()
     builder = builder if builder is not None else in_process_builder()
     runner_obj = make_runner(runner, evaluator or evaluator_config())
     try:
-        _measure_untuned(todo, tgt, builder, runner_obj, db, wd, progress)
+        _measure_untuned(todo, tgt, builder, runner_obj, db, wd, progress, labels)
         # the same shares, now in order of measured cost (a time budget may end the run
         # before the last task: the kernels that take the model longest go first)
         plan = _plan(tasks, max_trials_global, max_trials_per_task, wd)

@@ -346,6 +346,38 @@ def test_progress_is_printed_by_default_and_silenced_by_none(tmp_path, capsys):
     assert "[tune]" not in capsys.readouterr().err
 
 
+def test_progress_tells_apart_kernels_of_one_name_and_output_shape(tmp_path, capsys):
+    """Two convolutions with the same output shape but other input channels used to print
+    the same progress line; their input shapes (data, weights) are added then, and only then
+    (the model of one conv2d and one dense prints as before)."""
+    from relay_tvm.tune.tuner import task_inputs, task_labels, task_shape
+
+    x = relay.var("x", shape=(1, 8, 14, 14))
+    w1, w2 = relay.var("w1", shape=(16, 8, 3, 3)), relay.var("w2", shape=(16, 16, 3, 3))
+    y = relay.nn.relu(relay.nn.conv2d(x, w1, padding=(1, 1)))
+    y = relay.nn.relu(relay.nn.conv2d(y, w2, padding=(1, 1)))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x, w1, w2], y)))
+    rng = np.random.default_rng(0)
+    params = {"w1": rng.standard_normal((16, 8, 3, 3)).astype("float32"),
+              "w2": rng.standard_normal((16, 16, 3, 3)).astype("float32")}
+    convs = [t for t in tune.extract_tasks(mod, "llvm", params) if "conv2d" in t.name]
+    assert len(convs) == 2 and len({(t.name, task_shape(t)) for t in convs}) == 1
+    # the inputs: data and the packed weights, of 8 and 16 input channels
+    weights = [task_inputs(t).split(", ")[1] for t in convs]
+    assert [int(np.prod([int(d) for d in w.split("x")])) for w in weights] == [16 * 8 * 9,
+                                                                              16 * 16 * 9]
+    with pytest.warns(UserWarning, match="ran out before any candidate was measured"):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, time_budget_s=1e-3,
+                        evaluator=FAST)  # measures the untuned schedules only
+    lines = [ln.split(": untuned")[0] for ln in capsys.readouterr().err.splitlines()
+             if ln.startswith("[tune]") and ": untuned " in ln]
+    assert lines == [f"[tune] {t.name} ({task_shape(t)} <- {task_inputs(t)})" for t in convs]
+    mod2, params2 = _model(8)
+    labels = task_labels(tune.extract_tasks(mod2, "llvm", params2))
+    assert not any("inputs" in lab for lab in labels.values())
+    assert {"task": "fused_nn_dense", "shape": "1x32"} in labels.values()
+
+
 def test_time_budget_stops_before_searching(tmp_path):
     mod, params = _model(8)
     events = []
