@@ -61,6 +61,9 @@ def test_clock_prefers_the_maximum():
 
 @pytest.mark.parametrize("name,vendor,family,model,flags,isa,units", [
     ("AMD EPYC 7763", "AuthenticAMD", "25", "1", "avx2 fma", "avx2", 2),      # Zen 3
+    ("AMD EPYC 9654", "AuthenticAMD", "25", "17", "avx2 avx512f fma", "avx512f", 1),  # Zen 4
+    ("AMD EPYC 9654", "AuthenticAMD", "25", "17", "avx2 avx512f fma", "avx2", 2),  # its ymm
+    ("AMD EPYC 9655", "AuthenticAMD", "26", "2", "avx2 avx512f fma", "avx512f", 2),  # Zen 5
     ("AMD EPYC 7702", "AuthenticAMD", "23", "49", "avx2 fma", "avx2", 2),     # Zen 2
     ("AMD EPYC 7601", "AuthenticAMD", "23", "1", "avx2 fma", "avx2", 1),      # Zen 1
     ("Intel(R) Xeon(R) Silver 4114 CPU @ 2.20GHz", "GenuineIntel", "6", "85",
