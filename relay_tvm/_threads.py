@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import warnings
 
 _ENV = ("TVM_NUM_THREADS", "OMP_NUM_THREADS")
 
@@ -63,6 +64,21 @@ def set_default_threads() -> None:
     kernel run in this process)."""
     if not any(os.environ.get(k) for k in _ENV):
         os.environ["TVM_NUM_THREADS"] = str(usable_cores())
+        return
+    for key in _ENV:
+        v = os.environ.get(key, "").strip()
+        if not v:
+            continue
+        if not v.isdigit() or int(v) < 1:
+            # TVM's runtime reads such a value as 0 or garbage and runs on one thread
+            warnings.warn(f"{key}={v!r} is not a positive whole number: TVM's runtime will run "
+                          f"on 1 thread (unset it to use the {usable_cores()} usable cores)",
+                          stacklevel=3)
+        elif int(v) > usable_cores():
+            warnings.warn(f"{key}={v} is more than the {usable_cores()} usable cores: TVM's "
+                          f"runtime caps it at the machine's hardware threads, and threads beyond "
+                          f"the cores share them", stacklevel=3)
+        break
 
 
 def module_threads() -> int:

@@ -45,7 +45,11 @@ class Graph:
 def read_json_text(symbol, what: str = "symbol") -> tuple[str, str]:
     """``symbol`` as JSON text (a path to a file, or the text itself): ``(text, source)``."""
     if isinstance(symbol, bytes):
-        symbol = symbol.decode("utf-8")
+        try:
+            symbol = symbol.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ConversionError(f"the {what} is not UTF-8 JSON text ({e}); expected the text "
+                                  "of a -symbol.json file") from None
     if isinstance(symbol, os.PathLike) or (
         isinstance(symbol, str) and not symbol.lstrip().startswith(("{", "["))
     ):
@@ -57,6 +61,11 @@ def read_json_text(symbol, what: str = "symbol") -> tuple[str, str]:
             raise ConversionError(
                 f"cannot read the {what} file {path!r}: {e} (expected a path to a -symbol.json "
                 "file or the JSON text)"
+            ) from None
+        except UnicodeDecodeError:
+            raise ConversionError(
+                f"the {what} file {path!r} is binary, not JSON text (a .params file?): expected "
+                "a -symbol.json file (its weights go in arg_params / --params)"
             ) from None
     if isinstance(symbol, str):
         return symbol, "<symbol json>"

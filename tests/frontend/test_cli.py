@@ -79,7 +79,22 @@ def test_demo_default_command(capsys):
     assert "(OK)" in out and "latency MXNet 1.9.1" in out and "latency relay_tvm" in out
     from relay_tvm._threads import num_threads
 
-    assert f"{num_threads()} threads)" in out
+    assert f"{num_threads()} threads" in out
+    # MXNet timed on its own fastest CPU path (what the README's peer tables use), named
+    import mxnet as mx
+
+    mode = ("MKLDNN subgraph" if mx.runtime.Features().is_enabled("MKLDNN")
+            else "hybridized, static_alloc")
+    mx_line = next(ln for ln in out.splitlines() if ln.startswith("latency MXNet"))
+    assert mx_line.endswith(f", {mode}, static_alloc)" if mode == "MKLDNN subgraph"
+                            else f", {mode})")
+
+
+def test_demo_unknown_model_names_its_option(capsys):
+    pytest.importorskip("mxnet", reason="the demo compares against MXNet 1.9.1")
+    assert main(["demo", "--model", "resnet19"]) == 2
+    err = capsys.readouterr().err
+    assert "--model 'resnet19'" in err and "--zoo" not in err
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -91,6 +106,10 @@ def test_demo_default_command(capsys):
     (["compile", "{d}/m-symbol.json", "--shape", "data=1,2,5,5", "-o", "{d}/no/dir/x.so"],
      "does not exist"),
     (["compile", "{d}/lonely-symbol.json", "--shape", "data=1,2,5,5"], "no parameter file found"),
+    # the weights given as the model (a new user's mistake): named as such, before any import
+    (["compile", "{d}/m-0007.params", "--shape", "data=1,2,5,5"], "is not JSON (a .params file?)"),
+    (["compile", "{d}/m-0007.params", "--params", "{d}/m-0007.params", "--shape",
+      "data=1,2,5,5"], "is not JSON (a .params file?)"),
 ])
 def test_cli_rejects_bad_arguments(exported, capsys, argv, match):
     d, _ = exported

@@ -121,6 +121,17 @@ def test_missing_symbol_file(tmp_path):
         relay.frontend.from_mxnet(str(tmp_path / "none-symbol.json"), shape={"data": (1,)})
 
 
+def test_binary_file_as_symbol(tmp_path):
+    """A .params file (binary) given as the symbol: a ConversionError naming it, for a path and
+    for bytes (was a UnicodeDecodeError from the JSON reader)."""
+    f = tmp_path / "m-0000.params"
+    f.write_bytes(b"\x12\x01\x00\x00\x00\x00\x00\x00\x89\xff" * 8)
+    with pytest.raises(ConversionError, match=r"m-0000.params' is binary, not JSON text"):
+        relay.frontend.from_mxnet(str(f), shape={"data": (1,)})
+    with pytest.raises(ConversionError, match="is not UTF-8 JSON text"):
+        relay.frontend.from_mxnet(f.read_bytes(), shape={"data": (1,)})
+
+
 def test_missing_parameter(tmp_path):
     params = _conv_fc_params(np.random.default_rng(0))
     del params["arg:fc_bias"]

@@ -41,6 +41,23 @@ def test_user_setting_wins():
     assert threads == 1
 
 
+@pytest.mark.parametrize("value, says", [
+    ("abc", "TVM_NUM_THREADS='abc' is not a positive whole number"),
+    ("0", "TVM_NUM_THREADS='0' is not a positive whole number"),
+    ("4096", "TVM_NUM_THREADS=4096 is more than the"),
+])
+def test_a_thread_setting_tvm_cannot_honour_is_named(value, says):
+    env = {k: v for k, v in os.environ.items() if k not in ("TVM_NUM_THREADS", "OMP_NUM_THREADS")}
+    env["TVM_NUM_THREADS"] = value
+    r = subprocess.run([sys.executable, "-W", "always", "-c", "import relay_tvm"], env=env,
+                       capture_output=True, text=True, timeout=300, check=True)
+    assert says in r.stderr
+    env["TVM_NUM_THREADS"] = "1"
+    r = subprocess.run([sys.executable, "-W", "always", "-c", "import relay_tvm"], env=env,
+                       capture_output=True, text=True, timeout=300, check=True)
+    assert "TVM_NUM_THREADS" not in r.stderr
+
+
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable CPUs")
 def test_affinity_mask_limits_the_count():
     # a process pinned to one CPU gets one thread, whatever the machine has
