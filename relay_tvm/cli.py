@@ -266,12 +266,6 @@ def cmd_compile(args):
         report = database_report(lib)
         for line in report.format(args.tuning_db):
             print(f"[relay-tvm] {line}", file=sys.stderr)
-        if not (report.tuned or report.untuned_faster) and lib.kernels:
-            import warnings
-
-            warnings.warn(f"--tuning-db {args.tuning_db}: no record matches any of this "
-                          f"model's {len(lib.kernels)} kernels (was it tuned for another model, "
-                          f"shape or opt level?); the build is untuned", stacklevel=1)
     with _step(bar, f"export {args.output}"):
         lib.export_library(args.output)
     if bar is not None:

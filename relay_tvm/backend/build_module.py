@@ -393,8 +393,28 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     stats["codegen_s"] = time.perf_counter() - t0
     stats["codegen_cpu_s"] = time.process_time() - c0
     params_out = {k: tvm.runtime.tensor(v) for k, v in prog.params.items()}
+    if database is not None:
+        _warn_if_no_record_matched(dict(prog.kernels))
     return GraphExecutorFactoryModule(lib, meta, params_out, tgt, mod_name,
                                       dict(prog.kernels), stats, tir_mod, opt)
+
+
+def _warn_if_no_record_matched(kernels: dict) -> None:
+    """Warn (at the caller of ``build``) when a tuning database gave none of the kernels tuning
+    would measure a record: most likely it was tuned for another model, input shape, opt
+    level or target, and the build is the untuned one (``relay_tvm.tune.database_report``
+    lists the kernels)."""
+    from .schedule import NO_RECORD
+
+    used = any(k.schedule_rule.split("+")[0].startswith("database") for k in kernels.values())
+    missing = sum(k.database_miss == NO_RECORD for k in kernels.values())
+    if not used and missing:
+        import warnings
+
+        warnings.warn(f"build: the tuning database has no record for any of the {missing} "
+                      f"kernels of this model that tuning measures (was it tuned for another "
+                      f"model, input shape, opt level or target?); the build is untuned",
+                      stacklevel=3)
 
 
 # TVM 0.27's C code generator prints an infinite float constant as ``inff`` (max/min

@@ -3,6 +3,7 @@ Relay text; the demo against MXNet."""
 
 import json
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -166,9 +167,22 @@ def test_tune_then_compile_with_the_database(exported, capsys):
     assert "untuned" not in capsys.readouterr().err
     # another batch size makes other kernels: the database applies to none, which is said
     # (it only printed "0 of N kernels use a tuned record" before; from the new-user trial)
-    with pytest.warns(UserWarning, match=r"no record matches any of this model's \d+ kernels"):
+    never = r"tuning database has no record for any of the \d+ kernels of this model"
+    with pytest.warns(UserWarning, match=never):
         assert main(["compile", sym, "--shape", "data=1,2,5,5", "--tuning-db", wd, "-o",
                      so]) == 0
+    # and so does relay.build in Python (it was silent there; from the second new-user trial)
+    import relay_tvm as relay
+
+    mod, p1 = relay.frontend.from_mxnet(sym, shape={"data": (1, 2, 5, 5)},
+                                        arg_params=str(d / "m-0007.params"))
+    with pytest.warns(UserWarning, match=never):
+        relay.build(mod, target="llvm", params=p1, database=wd)
+    mod, p2 = relay.frontend.from_mxnet(sym, shape={"data": (2, 2, 5, 5)},
+                                        arg_params=str(d / "m-0007.params"))
+    with warnings.catch_warnings(), relay.transform.PassContext(opt_level=3):
+        warnings.simplefilter("error")  # the model it was tuned for (the CLI's opt level 3)
+        relay.build(mod, target="llvm", params=p2, database=wd)
 
 
 @pytest.mark.parametrize("argv, status, match", [
