@@ -75,6 +75,9 @@ ALLOWED = {
     # take a tuning work directory's path: a lazy call to the tuning layer's loader, which owns
     # the work directory's format and its checks.
     ("relay_tvm.backend.schedule", "relay_tvm.tune.workdir"),
+    # tvm.relay 0.19's relay.backend.vm / .interpreter / .executor / .runtime as attributes:
+    # a lazy module __getattr__ that reads the 0.19 module-path table (which owns them).
+    ("relay_tvm.backend", "relay_tvm.compat.alias"),
 }
 
 

@@ -13,3 +13,17 @@ from .tasks import KernelTask, extract_tasks  # noqa: F401
 
 __all__ = ["build", "optimize", "GraphExecutorFactoryModule", "save_param_dict",
            "load_param_dict", "make_target", "extract_tasks", "KernelTask", "Executor", "Runtime"]
+
+
+def __getattr__(name):
+    """tvm.relay 0.19's ``relay.backend.vm`` / ``.interpreter`` / ``.executor`` / ``.runtime``
+    as attributes, as 0.19 had them after ``import tvm.relay`` (their modules live elsewhere
+    here: :data:`relay_tvm.compat.alias.MODULE_PATHS`); imported on first use."""
+    import importlib
+
+    from ..compat.alias import MODULE_PATHS
+
+    target = MODULE_PATHS.get(f"backend.{name}")
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return importlib.import_module(target)

@@ -94,3 +94,18 @@ def test_vm_executable_stats():
     assert relay.vm.Executable.load_exec(code, lib).stats == exe.stats
     res = relay.vm.VirtualMachine(exe, None).invoke("main", np.ones((2, 3), "float32"))
     np.testing.assert_allclose(res[1].numpy(), np.arange(4))
+
+
+def test_backend_submodules_are_attributes_without_importing_them():
+    """0.19 scripts call ``relay.backend.vm.compile`` after ``import tvm.relay`` alone (was an
+    AttributeError until ``tvm.relay.backend.vm`` was imported)."""
+    import subprocess
+    import sys
+
+    code = ("import relay_tvm as relay, relay_tvm.vm as vm, relay_tvm.runtime.interpreter as it\n"
+            "assert relay.backend.vm.compile is vm.compile\n"
+            "assert relay.backend.interpreter is it\n"
+            "try:\n    relay.backend.nope\nexcept AttributeError as e:\n    print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       check=True)
+    assert "module 'relay_tvm.backend' has no attribute 'nope'" in r.stdout
