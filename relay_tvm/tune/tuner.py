@@ -5,8 +5,9 @@ The names and arguments are tvm.relay 0.19's ``meta_schedule.relay_integration``
 1. extract the distinct kernels (:func:`extract_tasks`, as ``relay.build`` compiles them);
 2. open the work directory (:class:`~relay_tvm.tune.workdir.WorkDir`): same model and target,
    or a :class:`~relay_tvm.errors.TuningError`; resuming counts the trials already done;
-3. measure every task's untuned schedule (template defaults or the generic rule) once and
-   commit it to the database, so a build never picks a tuned record slower than it;
+3. measure every task's untuned schedule (template defaults or the generic rule), the median of
+   ``BASELINE_RUNS`` runs, and commit it to the database, so a build never picks a tuned record
+   slower than it;
 4. tune in two passes over the tasks, largest measured cost first (calls x untuned time from
    step 3; kernels whose untuned schedule did not run go last, by calls x FLOPs), in batches of
    ``num_trials_per_iter`` trials: first each CPU template's knob space
@@ -201,6 +202,30 @@ def _check_stop(wd) -> None:
         raise KeyboardInterrupt("tune_relay: stop requested")
 
 
+BASELINE_RUNS = 3  # the untuned time is the median of this many runs, so one noisy run
+# (another process taking the core) does not set the bar every tuned record is compared with
+
+
+def _run_untuned(runner, inp):
+    """One run of a built candidate: its ``RunnerResult`` (``run_secs``, ``error_msg``)."""
+    (fut,) = runner.run([inp])
+    return fut.result()
+
+
+def _baseline_secs(run_once, runs: int = BASELINE_RUNS):
+    """Call ``run_once`` ``runs`` times; return ``(secs, None)`` with the ``run_secs`` of the
+    median run (by mean time), or ``(None, message)`` at the first run that failed."""
+    results = []
+    for _ in range(runs):
+        res = run_once()
+        if res.error_msg is not None or not res.run_secs:
+            return None, res.error_msg or "no time measured"
+        secs = [float(s) for s in res.run_secs]
+        results.append((sum(secs) / len(secs), secs))
+    results.sort(key=lambda r: r[0])
+    return results[(len(results) - 1) // 2][1], None
+
+
 def _measure_untuned(tasks, tgt, builder, runner, db, wd, progress, labels):
     """Build and run each task's untuned schedule; commit the records (``labels``: see
     :func:`task_labels`)."""
@@ -221,16 +246,15 @@ def _measure_untuned(tasks, tgt, builder, runner, db, wd, progress, labels):
             warnings.warn(f"tuning {task.name}: the untuned schedule does not build: "
                           f"{built.error_msg[:300]}", stacklevel=3)
             continue
+        inp = RunnerInput(built.artifact_path, _device_type(tgt), args)
         try:
-            (fut,) = runner.run([RunnerInput(built.artifact_path, _device_type(tgt), args)])
-            res = fut.result()
+            secs, error = _baseline_secs(lambda inp=inp: _run_untuned(runner, inp))
         finally:
             remove_artifact(built.artifact_path)
-        if res.error_msg is not None or not res.run_secs:
+        if secs is None:
             warnings.warn(f"tuning {task.name}: the untuned schedule failed to run: "
-                          f"{(res.error_msg or '')[:300]}", stacklevel=3)
+                          f"{error[:300]}", stacklevel=3)
             continue
-        secs = [float(s) for s in res.run_secs]
         db.commit_tuning_record(TuningRecord(sch.trace, db.commit_workload(task.mod), secs, tgt,
                                              args))
         st["baseline"] = True

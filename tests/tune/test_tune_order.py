@@ -48,3 +48,45 @@ def test_time_budget_starts_with_the_slowest_kernel(tmp_path):
     weights = {t.name: t.weight for t in tune.extract_tasks(mod, "llvm", params)}
     first = next(e["task"] for e in events if e["event"] == "batch")
     assert first == max(untuned, key=lambda n: weights.get(n, 1) * untuned[n])
+
+
+def test_untuned_baseline_is_the_median_of_three_runs(tmp_path, monkeypatch):
+    """One noisy run must not decide the baseline every tuned record is compared with: the
+    untuned time is the median of ``BASELINE_RUNS`` runs, in the manifest and the database."""
+    import json
+    import types
+
+    from relay_tvm.tune import tuner
+    from relay_tvm.tune.workdir import MANIFEST
+
+    assert tuner.BASELINE_RUNS == 3
+    calls = []
+
+    def run(runner, inp):
+        ms = (5.0, 1.0, 9.0)[len(calls) % 3]
+        calls.append(ms)
+        return types.SimpleNamespace(run_secs=[ms * 1e-3, ms * 1e-3], error_msg=None)
+
+    monkeypatch.setattr(tuner, "_run_untuned", run)
+    mod, params = _model(8)
+    with pytest.warns(UserWarning, match="ran out before any candidate was measured"):
+        db = tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, time_budget_s=1e-3,
+                             evaluator=FAST, progress=None)
+    assert calls == [5.0, 1.0, 9.0] * 2  # two kernels, three runs each
+    with open(tmp_path / MANIFEST) as f:
+        states = list(json.load(f)["tasks"].values())
+    assert [s["untuned_s"] for s in states] == [pytest.approx(5e-3)] * 2
+    recs = db.get_all_tuning_records()
+    assert [[float(s) for s in r.run_secs] for r in recs] == [[pytest.approx(5e-3)] * 2] * 2
+
+
+def test_untuned_baseline_fails_at_the_first_failed_run():
+    import types
+
+    from relay_tvm.tune.tuner import _baseline_secs
+
+    runs = iter([types.SimpleNamespace(run_secs=[1e-3], error_msg=None),
+                 types.SimpleNamespace(run_secs=None, error_msg="segfault")])
+    assert _baseline_secs(lambda: next(runs)) == (None, "segfault")
+    runs = iter(types.SimpleNamespace(run_secs=[t], error_msg=None) for t in (3.0, 2.0, 7.0, 1.0))
+    assert _baseline_secs(lambda: next(runs), runs=4) == ([2.0], None)
