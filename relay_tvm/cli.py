@@ -206,9 +206,11 @@ def _check_target(text) -> None:
         make_target(text)
     except RelayError as e:
         msg = str(e)
-        prefix = f"target {text!r}: "
-        raise InputError(f"--target {text!r}: "
-                         f"{msg[len(prefix):] if msg.startswith(prefix) else msg}") from None
+        for prefix in (f"target {text!r}: ", "target: "):
+            if msg.startswith(prefix):
+                msg = msg[len(prefix):]
+                break
+        raise InputError(f"--target {text!r}: {msg}") from None
 
 
 def _target_device(text):

@@ -16,11 +16,21 @@ Translation table (string → dict), for example::
     "llvm -mattr=+avx2,+fma"             {"kind": "llvm", ..., "mattr": ["+avx2", "+fma"]}
     "cuda", "cuda -arch=sm_80"           {"kind": "cuda"}, {"kind": "cuda", "arch": "sm_80"}
     "c"                                  {"kind": "c"}
+
+An ``-mattr`` feature LLVM does not know for the triple (``+avx51f``) is an
+:class:`~relay_tvm.errors.InputError` with LLVM's closest feature names: LLVM itself only prints
+a warning and builds without it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import difflib
+import functools
+import os
 import shlex
+import sys
+import tempfile
 
 from ..errors import BuildError, InputError
 
@@ -121,7 +131,92 @@ def complete_llvm(d: dict) -> dict:
                 f"{host_cpu()[0]!r} is this machine's; see `llc -mtriple={d['mtriple']} "
                 f"-mcpu=help`)"
             )
+    _check_mattr(d)
     return d
+
+
+@functools.lru_cache(maxsize=None)
+def _triple_features(triple: str) -> frozenset:
+    """Every feature LLVM enables by default on some CPU of ``triple`` (empty when LLVM cannot
+    list them, e.g. a TVM without those functions or an LLVM built without that backend)."""
+    import tvm
+
+    api = getattr(tvm.target.codegen, "_ffi_api", None)
+    try:
+        base = tvm.target.Target({"kind": "llvm", "mtriple": triple})
+        out = set()
+        for cpu in api.llvm_get_cpu_archlist(base):
+            t = tvm.target.Target({"kind": "llvm", "mtriple": triple, "mcpu": str(cpu)})
+            out.update(str(k) for k in api.llvm_get_cpu_features(t).keys())
+        return frozenset(out)
+    except Exception:  # noqa: BLE001 - no list to check against: the check is skipped
+        return frozenset()
+
+
+@contextlib.contextmanager
+def _llvm_stderr_quiet():
+    """Swallow what LLVM writes to file descriptor 2 meanwhile (its "'+x' is not a recognized
+    feature" line, when probing a name); anything else written there is passed on."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            rest = [ln for ln in tmp.read().decode(errors="replace").splitlines(True)
+                    if "is not a recognized feature" not in ln]
+            if rest:
+                os.write(2, "".join(rest).encode())
+
+
+def _llvm_knows(feature: str, triple: str) -> bool:
+    """Whether LLVM accepts ``+feature`` for ``triple`` (it keeps what it knows in the CPU's
+    feature map and drops, with a printed warning only, what it does not)."""
+    import tvm
+
+    api = tvm.target.codegen._ffi_api
+    with _llvm_stderr_quiet():  # AArch64 targets already parse mattr when created
+        t = tvm.target.Target({"kind": "llvm", "mtriple": triple, "mattr": ["+" + feature]})
+        return feature in api.llvm_get_cpu_features(t).keys()
+
+
+def _check_mattr(d: dict) -> None:
+    """Refuse an ``-mattr`` feature LLVM does not know for the target's triple: LLVM itself
+    only prints a warning and builds without it (``+avx51f`` for ``+avx512f``).
+
+    Raises:
+        InputError: naming the feature and the triple, with LLVM's closest feature names.
+    """
+    mattr = d.get("mattr")
+    if not mattr or isinstance(mattr, str):
+        return  # a string is not TVM's list form: tvm.target.Target says so
+    known = _triple_features(d["mtriple"])
+    if not known:
+        return
+    for item in mattr:
+        name = str(item).lstrip("+-")
+        if not name or name in known:
+            continue
+        try:
+            ok = _llvm_knows(name, d["mtriple"])
+        except Exception:  # noqa: BLE001 - cannot ask LLVM: leave it to LLVM
+            continue
+        if ok:
+            continue
+        sign = str(item)[: len(str(item)) - len(name)]
+        close = [sign + c for c in difflib.get_close_matches(name, sorted(known), n=3)]
+        hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
+                else f"see `llc -mtriple={d['mtriple']} -mattr=help`")
+        raise InputError(f"target: -mattr feature {str(item)!r} is not an LLVM feature of "
+                         f"{d['mtriple']} (LLVM would ignore it); {hint}")
 
 
 def make_target(target=None, host=None):

@@ -316,6 +316,39 @@ def test_bad_targets(bad, match):
         make_target(bad)
 
 
+@pytest.mark.parametrize("text, close", [
+    ("llvm -mattr=+avx51f", "did you mean '\\+avx512f'"),
+    ("llvm -mattr=+avx2,-fmaa", "'-fmaa' .*did you mean '-fma'"),
+    ("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+avx2",
+     "'\\+avx2' is not an LLVM feature of aarch64-linux-gnu"),
+])
+def test_unknown_mattr_feature_is_an_input_error(text, close, capfd):
+    """LLVM only prints "'+avx51f' is not a recognized feature" and builds without it."""
+    with pytest.raises(relay.InputError, match=close):
+        make_target(text)
+    assert "not a recognized feature" not in capfd.readouterr().err  # LLVM's line is not shown
+
+
+@pytest.mark.parametrize("text", [
+    "llvm -mattr=+avx2,+fma",
+    "llvm -mcpu=x86-64 -mattr=+avx512f",  # not on by default for that CPU, but a feature
+    "llvm -mattr=+soft-float,-retpoline",  # no CPU enables these by default
+    "llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+sve2",
+])
+def test_known_mattr_features_are_kept(text, capfd):
+    mattr = text.split("-mattr=")[1].split(",")
+    assert list(make_target(text).attrs["mattr"]) == mattr
+    assert "not a recognized feature" not in capfd.readouterr().err
+
+
+def test_mattr_check_is_skipped_without_a_feature_list(monkeypatch):
+    from relay_tvm.backend import target as target_mod
+
+    monkeypatch.setattr(target_mod, "_triple_features", lambda triple: frozenset())
+    assert list(make_target("llvm -mattr=+avx2").attrs["mattr"]) == ["+avx2"]
+    assert list(make_target("llvm -mattr=+avx51f").attrs["mattr"]) == ["+avx51f"]
+
+
 def test_cross_compile_aarch64_builds():
     x = relay.var("x", shape=(4, 4))
     w = relay.var("w", shape=(4, 4))

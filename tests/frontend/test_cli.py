@@ -283,6 +283,8 @@ def test_run_a_file_that_is_not_a_library(tmp_path, capsys):
 @pytest.mark.parametrize("target, why", [
     ("llvmx", "unknown target kind 'llvmx'; expected one of ['c', 'cuda', "),
     ("llvm -foo=bar", "TVM rejects it: Unknown config option 'foo'."),
+    ("llvm -mattr=+avx51f", "-mattr feature '+avx51f' is not an LLVM feature of "),
+    ("llvm -mcpu=foo", "LLVM does not know the CPU 'foo'"),
 ])
 def test_bad_target_is_one_input_error_before_the_import(tmp_path, capsys, monkeypatch, cmd,
                                                          target, why):
