@@ -14,6 +14,7 @@ Translation table (string → dict), for example::
                                           "mattr": ["+neon"]}
     "llvm -mcpu=native"                  {"kind": "llvm", "mcpu": <host cpu>, "mtriple": <host>}
     "llvm -mattr=+avx2,+fma"             {"kind": "llvm", ..., "mattr": ["+avx2", "+fma"]}
+    "llvm -num-cores 2"                  {"kind": "llvm", ..., "num-cores": 2}
     "cuda", "cuda -arch=sm_80"           {"kind": "cuda"}, {"kind": "cuda", "arch": "sm_80"}
     "c"                                  {"kind": "c"}
 
@@ -59,6 +60,9 @@ def _is_host_triple(triple: str | None) -> bool:
 def parse_target_string(text: str) -> dict:
     """Translate a command-line target string (``"llvm -mcpu=x -mattr=+a,+b"``) to a dict.
 
+    An option is ``-key=value``, ``-key value`` (the next word, when it does not start with
+    ``-``) or a bare ``-flag`` (true), as TVM's own target string parser read them.
+
     Raises:
         BuildError: unknown target kind or a malformed option.
     """
@@ -74,14 +78,24 @@ def parse_target_string(text: str) -> dict:
             f"target {text!r}: unknown target kind {kind!r}; expected one of {sorted(_KINDS)}"
         )
     out: dict = {"kind": kind}
-    for p in parts[1:]:
-        if not p.startswith("-"):
-            raise BuildError(f"target {text!r}: option {p!r} must look like -key=value")
+    rest = parts[1:]
+    i = 0
+    while i < len(rest):
+        p = rest[i]
+        i += 1
+        if not p.startswith("-") or not p.lstrip("-"):
+            raise BuildError(f"target {text!r}: option {p!r} must look like -key=value or "
+                             f"-key value")
         key, eq, value = p.lstrip("-").partition("=")
         if not eq:
-            # a flag such as "-link-params" or "-system-lib": boolean true
-            out[key] = True
-            continue
+            if i < len(rest) and not rest[i].startswith("-"):
+                # "-num-cores 2": the value as the next word, as TVM's string parser took it
+                value = rest[i]
+                i += 1
+            else:
+                # a flag such as "-link-params" or "-system-lib": boolean true
+                out[key] = True
+                continue
         if key == "device" and value == "arm_cpu":
             out.setdefault("keys", ["arm_cpu", "cpu"])
             continue

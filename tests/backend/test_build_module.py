@@ -258,6 +258,12 @@ def test_different_shapes_are_different_kernels():
         ("cuda -arch=sm_80", {"kind": "cuda", "arch": "sm_80"}),
         ("cuda -max_num_threads=512", {"kind": "cuda", "max_num_threads": 512}),
         ("c", {"kind": "c"}),
+        # "-key value" as TVM's own target string parser read it
+        ("llvm -num-cores 2", {"kind": "llvm", "num-cores": 2}),
+        ("llvm -mcpu skylake-avx512 -mattr +avx2,+fma -num-cores=4",
+         {"kind": "llvm", "mcpu": "skylake-avx512", "mattr": ["+avx2", "+fma"], "num-cores": 4}),
+        ("cuda -arch sm_80 -max_num_threads 512",
+         {"kind": "cuda", "arch": "sm_80", "max_num_threads": 512}),
     ],
 )
 def test_target_string_translation(text, expected):
@@ -310,10 +316,17 @@ def test_cuda_target_has_llvm_host():
 @pytest.mark.parametrize("bad, match", [("llvmx", "unknown target kind"),
                                         ("llvm mcpu", "must look like -key=value"),
                                         ("", "empty"), (3, "expected a string"),
-                                        ("llvm -mcpu=foo", "LLVM does not know the CPU 'foo'")])
+                                        ("llvm -mcpu=foo", "LLVM does not know the CPU 'foo'"),
+                                        ("llvm -num-cores 2 3", "option '3' must look like"),
+                                        ("llvm -num-cores two", "-num-cores expects an integer"),
+                                        ("llvm -- 2", "option '--' must look like")])
 def test_bad_targets(bad, match):
     with pytest.raises(relay.BuildError, match=match):
         make_target(bad)
+
+
+def test_key_space_value_option_reaches_tvm():
+    assert make_target("llvm -num-cores 2").attrs["num-cores"] == 2
 
 
 @pytest.mark.parametrize("text, close", [
