@@ -64,17 +64,18 @@ def parse_target_string(text: str) -> dict:
     ``-``) or a bare ``-flag`` (true), as TVM's own target string parser read them.
 
     Raises:
-        BuildError: unknown target kind or a malformed option.
+        InputError: (a ``BuildError`` and a ``ValueError``) unknown target kind or a malformed
+            option.
     """
     try:
         parts = shlex.split(text)
     except ValueError as e:
-        raise BuildError(f"target {text!r}: cannot parse ({e})") from None
+        raise InputError(f"target {text!r}: cannot parse ({e})") from None
     if not parts:
-        raise BuildError("target: empty string; expected e.g. 'llvm' or 'cuda'")
+        raise InputError("target: empty string; expected e.g. 'llvm' or 'cuda'")
     kind = parts[0]
     if kind not in _KINDS:
-        raise BuildError(
+        raise InputError(
             f"target {text!r}: unknown target kind {kind!r}; expected one of {sorted(_KINDS)}"
         )
     out: dict = {"kind": kind}
@@ -84,7 +85,7 @@ def parse_target_string(text: str) -> dict:
         p = rest[i]
         i += 1
         if not p.startswith("-") or not p.lstrip("-"):
-            raise BuildError(f"target {text!r}: option {p!r} must look like -key=value or "
+            raise InputError(f"target {text!r}: option {p!r} must look like -key=value or "
                              f"-key value")
         key, eq, value = p.lstrip("-").partition("=")
         if not eq:
@@ -107,7 +108,7 @@ def parse_target_string(text: str) -> dict:
             try:
                 out[key] = int(value)
             except ValueError:
-                raise BuildError(f"target {text!r}: option -{key} expects an integer, got "
+                raise InputError(f"target {text!r}: option -{key} expects an integer, got "
                                  f"{value!r}") from None
         else:
             out[key] = value
@@ -270,7 +271,7 @@ def make_target(target=None, host=None):
 
         d = complete_cuda(d, target)
         try:
-            tgt = tvm.target.Target(d)
+            tgt = _tvm_target_cls()(d)
         except Exception as e:  # TVM raises several error types for a bad target
             # an InputError is a BuildError and a ValueError (what 0.19 raised for an
             # unknown option such as -runtime=c)
@@ -279,6 +280,14 @@ def make_target(target=None, host=None):
         host_t = make_target(host) if host is not None else make_target("llvm")
         tgt = tvm.target.Target(tgt, host=host_t)
     return tgt
+
+
+def _tvm_target_cls():
+    """TVM's own ``Target`` class, not the wrapper :mod:`relay_tvm.compat` installs as
+    ``tvm.target.Target`` (whose error would name the translated dict, not the user's string)."""
+    import tvm
+
+    return getattr(type(tvm.target.Target), "_tvm_cls", None) or tvm.target.Target
 
 
 _WARNED_LIBS: set = set()

@@ -323,12 +323,39 @@ class _TargetMeta(type):
             from ..backend.target import make_target
 
             return make_target(target, host)
-        if host is None:
-            return cls._tvm_cls(target)
-        return cls._tvm_cls(target, host)
+        try:
+            if host is None:
+                return cls._tvm_cls(target)
+            return cls._tvm_cls(target, host)
+        except Exception as e:  # TVM raises several error types for a bad target
+            if not isinstance(target, (str, dict)):
+                raise
+            raise _target_error(cls._tvm_cls, target, e) from None
 
     def __getattr__(cls, name):
         return getattr(cls._tvm_cls, name)
+
+
+def _target_error(tvm_target, target, err):
+    """The :class:`~relay_tvm.errors.InputError` (also a ``ValueError``, what TVM raised) for a
+    string or dict TVM cannot make a target of: an unknown kind lists the kinds TVM knows."""
+    from ..backend.target import tvm_reason
+    from ..errors import InputError
+
+    if isinstance(target, dict):
+        kind = target.get("kind")
+    else:
+        text = target.strip()
+        kind = None if text.startswith("{") else (text.split() or [""])[0]
+    kinds = sorted(k for k in tvm_target.list_kinds() if k not in ("test", "composite"))
+    if isinstance(kind, str) and kind not in kinds:
+        what = "target tag" if "/" in kind else "target kind"
+        why = (f"unknown {what} {kind!r}; expected one of {kinds} (with options, e.g. "
+               f"'llvm -mcpu=skylake-avx512', 'cuda -arch=sm_80'), or a tag such as "
+               f"'nvidia/geforce-rtx-3090'")
+    else:
+        why = tvm_reason(err)
+    return InputError(f"tvm.target.Target({target!r}): {why}")
 
 
 def _install_target():

@@ -258,6 +258,22 @@ def test_target_takes_019_command_line_strings():
     assert tvm.target.Target({"kind": "llvm"}).kind.name == "llvm"
 
 
+@pytest.mark.parametrize("target, why", [
+    ("gpu", "unknown target kind 'gpu'; expected one of \\[.*'c', 'cuda', .*'llvm', "),
+    ({"kind": "gpu"}, "unknown target kind 'gpu'"),
+    ("nvidia/foo", "unknown target tag 'nvidia/foo'"),
+    ({"kind": "llvm", "foo": 1}, "Unknown config option 'foo'"),
+    ("gpu -arch=sm_80", "unknown target kind 'gpu'"),  # the 0.19 string form, translated
+])
+def test_target_of_an_unknown_kind_is_an_input_error_and_a_value_error(target, why):
+    """TVM's own ValueError said only 'Target kind "gpu" is not defined'; relay_tvm's names the
+    string and the kinds there are, and stays a ValueError for code that caught TVM's."""
+    with pytest.raises(relay.InputError, match=why) as info:
+        tvm.target.Target(target)
+    assert isinstance(info.value, ValueError)
+    assert str(info.value).startswith(("tvm.target.Target(", "target 'gpu -arch"))
+
+
 def test_tvm_testing_parameters_and_targets_with_the_plugin(tmp_path):
     (tmp_path / "conftest.py").write_text(
         "import relay_tvm\npytest_plugins = ['relay_tvm.compat.pytest_plugin']\n")
