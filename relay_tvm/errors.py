@@ -103,7 +103,9 @@ class BuildError(RelayError):
 
 class InputError(BuildError, ValueError):
     """An argument given to an executor, or a parameter bound by name, does not have the dtype
-    and shape its parameter declares (nothing is cast or broadcast)."""
+    and shape its parameter declares (nothing is cast or broadcast); also other values a user
+    gives that cannot be taken as they are: a target string or an ``-mattr`` feature TVM or
+    LLVM does not know, a ``relay.const`` value its dtype cannot hold."""
 
 
 class TuningError(RelayError):

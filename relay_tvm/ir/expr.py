@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import RelayError
+from ..errors import InputError, RelayError
 from .attrs import Attrs, DictAttrs
 from .base import RelayExpr, Span
 from .types import TensorType, Type
@@ -312,10 +312,12 @@ def const(value, dtype=None, span=None) -> Constant:
     ``dtype`` is given, as in Relay; other NumPy arrays keep their dtype.
 
     Raises:
-        RelayError: ``value`` is not a number, sequence, array or tensor, or holds integers the
-            constant's integer dtype cannot hold (tvm.relay 0.19 wrapped them silently), or
-            holds floats with a fraction, inf or NaN for an integer dtype (0.19 truncated
-            ``const(1.7, "int32")`` to 1).
+        RelayError: ``value`` is not a number, sequence, array or tensor.
+        InputError: ``value`` does not fit the constant's dtype (NumPy's cast, and tvm.relay
+            0.19, changed it silently): integers out of an integer dtype's range (``300`` as
+            int8 wraps to 44), floats with a fraction, inf or NaN for an integer dtype (0.19
+            truncated ``const(1.7, "int32")`` to 1), finite numbers beyond a float dtype's range
+            (``const(1e40)`` is float32 inf). inf and NaN given as such stay allowed for floats.
     """
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         value = value.numpy()
@@ -325,27 +327,56 @@ def const(value, dtype=None, span=None) -> Constant:
         raise RelayError(f"const: cannot make a constant from {type(value).__name__}")
     target = _PY_DEFAULTS.get(value.dtype) if dtype is None else dtype
     if target is not None:
-        _check_integers_fit(value, np.dtype(target), dtype is None)
+        _check_fits(value, np.dtype(target), dtype is None)
         value = value.astype(target)
     return Constant(value, span)
 
 
-def _check_integers_fit(value: np.ndarray, target: np.dtype, defaulted: bool) -> None:
-    """Refuse integer values that the integer dtype of the constant cannot hold (NumPy's cast
-    would wrap them: ``2**40 + 5`` as int32 is 5)."""
-    if target.kind not in "iu" or value.size == 0:
+def _default_hint(value: np.ndarray, defaulted: bool) -> str:
+    if not defaulted:
+        return ""
+    wide = "int64" if value.dtype.kind in "iu" else "float64"
+    kind = "ints and int64 arrays default to int32" if wide == "int64" else (
+        "floats and float64 arrays default to float32")
+    return f" (Python {kind}, as in Relay; give dtype=\"{wide}\")"
+
+
+def _check_fits(value: np.ndarray, target: np.dtype, defaulted: bool) -> None:
+    """Refuse values that the constant's dtype cannot hold: NumPy's cast would wrap integers
+    (``2**40 + 5`` as int32 is 5), truncate floats to integers, or turn finite floats into inf.
+
+    Raises:
+        InputError: naming the value and the dtype.
+    """
+    if value.size == 0:
+        return
+    if target.kind == "f":
+        if value.dtype.kind not in "iuf":
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            cast = value.astype(target)
+        bad = ~np.isfinite(cast)
+        if value.dtype.kind == "f":
+            bad &= np.isfinite(value)  # inf and NaN given as such stay what they are
+        if bad.any():
+            first = value.reshape(-1)[int(np.argmax(bad.reshape(-1)))]
+            raise InputError(f"const: {first.item()!r} does not fit {target} (largest finite "
+                             f"magnitude {np.finfo(target).max.item()!r}; the cast would make "
+                             f"it infinite){_default_hint(value, defaulted)}")
+        return
+    if target.kind not in "iu":
         return
     if value.dtype.kind == "f":
         bad = ~np.isfinite(value) | (value != np.trunc(value))
         if bad.any():
             first = value.reshape(-1)[int(np.argmax(bad.reshape(-1)))]
-            raise RelayError(f"const: {first!r} is not an integer, and {target} constants hold "
+            raise InputError(f"const: {first!r} is not an integer, and {target} constants hold "
                              f"integers only (round or cast the value explicitly)")
         value = value.astype("float64")
         lo, hi = value.min(), value.max()
         info = np.iinfo(target)
         if lo < info.min or hi > info.max:
-            raise RelayError(f"const: value range [{lo}, {hi}] does not fit {target} "
+            raise InputError(f"const: value range [{lo}, {hi}] does not fit {target} "
                              f"[{info.min}, {info.max}]")
         return
     if value.dtype.kind not in "iub":
@@ -353,10 +384,8 @@ def _check_integers_fit(value: np.ndarray, target: np.dtype, defaulted: bool) ->
     info = np.iinfo(target)
     lo, hi = int(value.min()), int(value.max())
     if lo < info.min or hi > info.max:
-        hint = (" (Python ints and int64 arrays default to int32, as in Relay; give "
-                "dtype=\"int64\")" if defaulted else "")
-        raise RelayError(f"const: value range [{lo}, {hi}] does not fit {target} "
-                         f"[{info.min}, {info.max}]{hint}")
+        raise InputError(f"const: value range [{lo}, {hi}] does not fit {target} "
+                         f"[{info.min}, {info.max}]{_default_hint(value, defaulted)}")
 
 
 def bind(expr, binds: dict):

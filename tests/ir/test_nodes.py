@@ -182,3 +182,36 @@ def test_const_refuses_integers_its_dtype_cannot_hold():
             relay.const(bad, "int32")
     with pytest.raises(RelayError, match="does not fit int8"):
         relay.const(1e3, "int8")
+
+
+@pytest.mark.parametrize("args, match", [
+    # a Python float is float32, as in Relay 0.19: 1e40 would be inf
+    ((1e40,), r"const: 1e\+40 does not fit float32 .*3\.40282.*e\+38.*dtype=\"float64\""),
+    ((-1e40,), r"const: -1e\+40 does not fit float32"),
+    ((np.array([1.0, 3.5e38]),), r"const: 3\.5e\+38 does not fit float32"),  # float64 default
+    ((70000, "float16"), r"const: 70000 does not fit float16 .*65504"),
+    ((np.float32(1e30), "float16"), r"does not fit float16"),
+    ((300, "int8"), r"value range \[300, 300\] does not fit int8 \[-128, 127\]"),
+    ((2**31,), r"does not fit int32 .*dtype=\"int64\""),
+])
+def test_const_of_a_value_its_dtype_cannot_hold_is_an_input_error(args, match):
+    with pytest.raises(relay.InputError, match=match):
+        relay.const(*args)
+
+
+def test_const_keeps_inf_nan_and_values_that_fit():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NumPy overflow warning either
+        assert relay.const(float("inf")).data.numpy() == np.inf
+        assert relay.const(-np.inf, "float16").data.numpy() == -np.inf
+        assert np.isnan(relay.const(float("nan")).data.numpy())
+        c = relay.const(np.array([np.inf, 1.0]))  # float64 array -> float32, inf kept
+        assert c.data.dtype == "float32" and c.data.numpy().tolist() == [np.inf, 1.0]
+        big = relay.const(np.array([1e40, 1.0]), "float64")
+        assert big.data.dtype == "float64" and big.data.numpy()[0] == 1e40
+        assert relay.const(3.4e38).data.numpy() == np.float32(3.4e38)
+        assert relay.const(65504, "float16").data.numpy() == 65504
+        own = np.array([1.5, 2.5], "float16")  # an array keeps its own dtype
+        assert relay.const(own).data.dtype == "float16"
