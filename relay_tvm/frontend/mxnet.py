@@ -10,6 +10,7 @@ in its span.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from ..errors import ConversionError
 from ._mx_control import CONTROL_CONVERTERS
@@ -52,6 +53,45 @@ def _concrete_shape(dims):
     return tuple(int(d) if isinstance(d, numbers.Integral) else 1 for d in dims)
 
 
+def _uninitialized(block) -> tuple:
+    """``(deferred, missing)``: names of the block's parameters whose initialization waits for a
+    first run (``initialize()`` was called, a shape is unknown), and of those never initialized
+    (no ``initialize()``, no loaded parameters)."""
+    from mxnet.gluon.parameter import DeferredInitializationError
+
+    deferred, missing = [], []
+    for name, p in block.collect_params().items():
+        try:
+            p.data()
+        except DeferredInitializationError:
+            deferred.append(name)
+        except RuntimeError:  # MXNet's "Parameter '...' has not been initialized"
+            missing.append(name)
+    return deferred, missing
+
+
+def _shape_dict(shape) -> dict:
+    """``shape=`` as ``{input name: tuple}``: each shape may be any sequence (a list, a tuple, a
+    NumPy array); the dimensions are checked where the inputs are made."""
+    if shape is None:
+        return {}
+    if not isinstance(shape, Mapping):
+        raise ConversionError(f"from_mxnet: shape must be a dict {{input name: shape}}, e.g. "
+                              f"{{'data': (1, 3, 224, 224)}}; got {type(shape).__name__} "
+                              f"{shape!r}")
+    out = {}
+    for name, dims in shape.items():
+        try:
+            if isinstance(dims, (str, bytes)):
+                raise TypeError
+            out[name] = tuple(dims)
+        except TypeError:
+            raise ConversionError(f"shape of input {name!r}: expected a tuple or list of ints "
+                                  f"(or relay.Any() for a dynamic dimension), got "
+                                  f"{dims!r}") from None
+    return out
+
+
 def _block_to_symbol(block, shape, dtype):
     """Trace a Gluon HybridBlock into a symbol; return (json, params) with its parameters."""
     import mxnet as mx
@@ -59,11 +99,15 @@ def _block_to_symbol(block, shape, dtype):
     if not shape:
         raise ConversionError("from_mxnet(HybridBlock): pass shape={input name: shape}")
     names = list(shape)
-    try:
-        block.collect_params()[next(iter(block.collect_params()))].data()
-    except StopIteration:
-        pass
-    except Exception:  # deferred initialization: run once to materialize the parameters
+    deferred, missing = _uninitialized(block)
+    if missing:
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        raise ConversionError(
+            f"from_mxnet(HybridBlock): the block's parameters are not initialized "
+            f"({', '.join(missing[:3])}{more}): call block.initialize() (random weights) or "
+            f"load trained ones (block.load_parameters(path), or pretrained=True for a model-zoo "
+            f"network) before converting")
+    if deferred:  # deferred initialization: run once to materialize the parameters
         # MXNet needs concrete shapes for this pass; dynamic (Any/symbolic) dims take a
         # stand-in of 1 here only, and the conversion below keeps them dynamic.
         args = [mx.nd.zeros(_concrete_shape(shape[n]), dtype=_dtype_of(dtype, n))
@@ -128,7 +172,8 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
             are used and ``arg_params``/``aux_params`` are ignored); a path to a
             ``-symbol.json`` file; the symbol JSON text; or the parsed JSON dict.
         shape: ``{input name: shape}`` of the data inputs (NCHW image data, say
-            ``{"data": (1, 3, 224, 224)}``). Every variable that is not a parameter needs one.
+            ``{"data": (1, 3, 224, 224)}``; a list or NumPy array is a shape too). Every
+            variable that is not a parameter needs one.
         dtype: the input dtype, or ``{input name: dtype}`` (default ``"float32"``).
         arg_params: ``{name: array}`` (MXNet NDArray, NumPy, tvm Tensor; ``arg:`` prefixes are
             dropped) or a path to a ``.params`` file, whose ``arg:`` and ``aux:`` entries are
@@ -154,9 +199,10 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
             with their counts, before anything is converted).
         ConversionError: malformed JSON, a missing parameter, a parameter whose shape does not
             match the graph, a corrupt ``.params`` file, a bad attribute (names the node or
-            parameter).
+            parameter); ``shape`` that is not a dict of shapes; a Gluon block whose parameters
+            were never initialized (neither ``initialize()`` nor loaded).
     """
-    shape = dict(shape or {})
+    shape = _shape_dict(shape)
     if _is_mx_symbol(symbol):
         graph_src = symbol.tojson()
     elif _is_gluon_block(symbol) and not isinstance(symbol, (str, dict, bytes)):

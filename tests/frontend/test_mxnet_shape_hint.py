@@ -95,3 +95,44 @@ def test_deferred_init_that_fails_at_the_stand_in_is_a_clear_error():
                        match=r"not initialized yet.*\(1, 3, 1, 1\).*dynamic dimensions as 1"):
         relay.frontend.from_mxnet(net, shape={"data": (relay.Any(), 3, relay.Any(),
                                                        relay.Any())})
+
+
+def test_block_never_initialized_says_to_initialize_or_load():
+    """``resnet18_v1()`` without ``initialize()``: MXNet's RuntimeError ("has not been
+    initialized ... create Trainer with Block.collect_params()") was passed through."""
+    net = mx.gluon.model_zoo.vision.resnet18_v1()
+    with pytest.raises(relay.errors.ConversionError,
+                       match=r"parameters are not initialized \(resnetv\d+_conv0_weight, .* and "
+                             r"\d+ more\): call block.initialize\(\) .*load_parameters"):
+        relay.frontend.from_mxnet(net, shape={"data": [1, 3, 224, 224]})
+
+
+def test_list_shape_of_a_block_with_some_parameters_deferred():
+    """A list is a shape; and a block whose first parameter is initialized (in_channels given)
+    but a later one deferred is run once, as one whose first is deferred (only the first
+    parameter was looked at: MXNet's DeferredInitializationError came through)."""
+    net = mx.gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(mx.gluon.nn.Conv2D(4, 3, in_channels=3), mx.gluon.nn.Dense(2))
+    net.initialize()
+    mod, params = relay.frontend.from_mxnet(net, shape={"data": [1, 3, 8, 8]})
+    assert str(mod["main"].params[0].type_annotation) == "Tensor[(1, 3, 8, 8), float32]"
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 3, 8, 8)).astype("float32")
+    out = relay.create_executor("debug", mod=mod).evaluate()(x, **params).numpy()
+    np.testing.assert_allclose(out, net(mx.nd.array(x)).asnumpy(), rtol=1e-5, atol=1e-6)
+    mod2, _ = relay.frontend.from_mxnet(net, shape={"data": np.array([1, 3, 8, 8])})
+    assert relay.analysis.structural_equal(mod2["main"], mod["main"])
+
+
+@pytest.mark.parametrize("shape, match", [
+    ([1, 3, 8, 8], r"shape must be a dict \{input name: shape\}.*got list \[1, 3, 8, 8\]"),
+    ({"data": 5}, r"shape of input 'data': expected a tuple or list of ints.*got 5"),
+    ({"data": "1,3,8,8"}, r"shape of input 'data': expected a tuple or list of ints"),
+])
+def test_shape_that_is_not_a_dict_of_shapes(shape, match):
+    net = mx.gluon.nn.Dense(2)
+    net.initialize()  # deferred: the block would be run at the shape
+    with pytest.raises(relay.errors.ConversionError, match=match):
+        relay.frontend.from_mxnet(net, shape=shape)
+    with pytest.raises(relay.errors.ConversionError, match=match):
+        relay.frontend.from_mxnet(mx.sym.relu(mx.sym.var("data")), shape=shape)
