@@ -171,9 +171,10 @@ def extract_fused_functions(mod: IRModule) -> dict:
     """The primitive functions FuseOps makes of ``mod`` (after SimplifyInference, at fusion
     level 3), keyed by their structural hash (``relay.analysis.extract_fused_functions``)."""
     from ..transform import FuseOps, InferType, PassContext, Sequential, SimplifyInference
+    from ..transform.pass_infra import derived_context
     from .structural import structural_hash
 
-    with PassContext(opt_level=3, config=dict(PassContext.current().config)):
+    with derived_context(3, PassContext.current().config):
         fused = Sequential([InferType(), SimplifyInference(), FuseOps(fuse_opt_level=3)])(mod)
     out = {}
     for f in fused.functions.values():

@@ -502,7 +502,7 @@ def _make_pass_context_class(base):
 def _outer_context():
     import tvm
 
-    from ..transform.pass_infra import PassContext as RelayCtx
+    from ..transform.pass_infra import derived_context
 
     cur = tvm.transform.PassContext.current()
     key = hash(cur)
@@ -513,9 +513,9 @@ def _outer_context():
         relay_cfg, relay_ins, _tvm_py_ins = _SIDE.get(key, ({}, [], []))
         cfg = {str(k): v for k, v in dict(cur.config).items()}
         cfg.update(relay_cfg)
-        ctx = RelayCtx(opt_level=int(cur.opt_level), required_pass=list(cur.required_pass),
-                       disabled_pass=list(cur.disabled_pass), config=cfg,
-                       instruments=relay_ins)
+        # cfg was checked (and warned about) when the tvm PassContext was made
+        ctx = derived_context(int(cur.opt_level), cfg, required_pass=list(cur.required_pass),
+                              disabled_pass=list(cur.disabled_pass), instruments=relay_ins)
         mirror = _MIRROR[key] = (cur, ctx, relay_ins)
     # TVM's PassInstrument objects (e.g. from @tvm.instrument.pass_instrument) see relay passes
     # too; read them each time: override_instruments changes them on the current context

@@ -130,6 +130,18 @@ class PassContext:
         return self.opt_level >= info.opt_level
 
 
+def derived_context(opt_level, config, required_pass=None, disabled_pass=None,
+                    instruments=None) -> PassContext:
+    """A :class:`PassContext` made from an entered one's settings (``config`` was checked, and
+    its keys without effect warned about, when that context was made): not checked again, so
+    one ``with PassContext(config=...)`` warns once however many contexts relay_tvm derives
+    from it (the compat mirror of a ``tvm.transform.PassContext``, task extraction, ...)."""
+    ctx = PassContext(opt_level=opt_level, required_pass=required_pass,
+                      disabled_pass=disabled_pass, instruments=instruments)
+    ctx.config = dict(config)
+    return ctx
+
+
 _DEFAULT = PassContext()
 #: Set by relay_tvm.compat: ``() -> PassContext | None`` mirroring an entered
 #: ``tvm.transform.PassContext``, so relay passes and relay.build honour it.

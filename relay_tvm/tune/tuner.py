@@ -147,12 +147,13 @@ def _pass_context(opt_level: int, config=None, disabled_pass=()):
     disabled passes (``relay.AlterOpLayout.winograd``, ``disabled_pass=["FuseOps"]``, ...), so
     the tasks extracted, tuned and compiled are those ``relay.build`` compiles in that context;
     ``config`` entries and ``disabled_pass`` names are added to them."""
-    from ..transform.pass_infra import PassContext
+    from ..transform.pass_infra import PassContext, check_relay_config, derived_context
 
     cur = PassContext.current()
-    return PassContext(opt_level=opt_level, required_pass=cur.required_pass,
-                       disabled_pass=set(cur.disabled_pass) | set(disabled_pass or ()),
-                       config={**cur.config, **(config or {})})
+    check_relay_config(config or {})  # the current context's config was checked already
+    return derived_context(opt_level, {**cur.config, **(config or {})},
+                           required_pass=cur.required_pass,
+                           disabled_pass=set(cur.disabled_pass) | set(disabled_pass or ()))
 
 
 def _flops(task) -> float:

@@ -347,6 +347,27 @@ def test_pass_context_refuses_typos_and_bad_levels():
     assert relay.astext(fused).count("Primitive=1") == 2
 
 
+@pytest.mark.parametrize("ctx", ["tvm", "relay"])
+def test_config_key_without_effect_warns_once_per_context(ctx, recwarn):
+    """``relay.backend.use_auto_scheduler`` warned twice in one build under a
+    tvm.transform.PassContext (again when relay_tvm mirrored the context) and again in each
+    context relay_tvm derived from it (task extraction, extract_fused_functions)."""
+    from relay_tvm import tune
+
+    make = tvm.transform.PassContext if ctx == "tvm" else relay.transform.PassContext
+    x = relay.var("x", shape=(1, 4))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
+    with make(opt_level=3, config={"relay.backend.use_auto_scheduler": True}):
+        relay.build(mod, "llvm")
+        tune.extract_tasks(mod, "llvm")
+        relay.analysis.extract_fused_functions(mod)
+        assert relay.transform.PassContext.current().config[
+            "relay.backend.use_auto_scheduler"] is True  # still there for passes to read
+    got = [w for w in recwarn if "use_auto_scheduler" in str(w.message)]
+    assert len(got) == 1, [str(w.message) for w in got]
+    assert got[0].filename == __file__  # at the user's `with` line
+
+
 def test_print_ir_on_relay_and_tvm_modules(capsys):
     """``tvm.transform.PrintIR`` alone and inside a Sequential with Relay passes prints the
     Relay text and returns the module unchanged; on a TVM module it is TVM's pass."""
