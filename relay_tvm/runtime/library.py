@@ -10,15 +10,52 @@ built by TVM Relax itself, a kernel-only library) is neither.
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 from ..backend.library_file import check_shared_library, looks_like_library
 from ..errors import BuildError
 
+# TVM's VMExecutable logs every memory scope of its constant pool when it saves or loads one
+# (src/runtime/vm/executable.cc, LOG(WARNING) "Scope Saving:" / "Scope Loaded:"): progress
+# chatter, not a warning. relay_tvm's executables have no memory scopes; libraries that TVM
+# Relax built with virtual devices do.
+_SCOPE_LOG = re.compile(rb"^\[[0-9:]+\] \S*executable\.cc:\d+: Warning: Scope (Saving|Loaded):")
+
+
+@contextlib.contextmanager
+def without_scope_log():
+    """Drop TVM's "Scope Saving:" / "Scope Loaded:" lines from what C++ writes to stderr inside
+    the block; every other line (real warnings and errors) is written to stderr afterwards, in
+    order. The lines come from C++ ``std::cerr``, so file descriptor 2 is redirected for the
+    duration (another thread's stderr output in that time is delayed, not lost)."""
+    import os
+    import sys
+    import tempfile
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no usable fd 2: nothing to filter
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            kept = [ln for ln in tmp.read().splitlines(keepends=True)
+                    if not _SCOPE_LOG.match(ln)]
+            if kept:
+                os.write(2, b"".join(kept))
+
 
 def load_library(path: str, who: str):
     """``tvm.runtime.load_module(path)`` after the checks that keep a wrong or damaged file
-    from crashing the process.
+    from crashing the process, with TVM's scope log dropped.
 
     Args:
         path: the exported file.
@@ -42,7 +79,8 @@ def load_library(path: str, who: str):
 
     prefer_nvcc_at_load()
     try:
-        return tvm.runtime.load_module(path)
+        with without_scope_log():
+            return tvm.runtime.load_module(path)
     except Exception as e:
         m = re.search(r"created using \{?(\w+)\}? but a loader", str(e))
         if m:
@@ -110,4 +148,4 @@ def not_ours(path: str, lib, who: str) -> str:
             f"or relay.vm.compile")
 
 
-__all__ = ["load_compiled", "load_library", "library_kind"]
+__all__ = ["load_compiled", "load_library", "library_kind", "without_scope_log"]

@@ -490,3 +490,56 @@ def test_run_a_vm_executable_with_a_dynamic_batch(tmp_path, capsys):
     assert err == ("relay-tvm: error: input 'x' has a dimension known only at run time (shape "
                    "('?', 3)): --fill-random cannot choose it; give --input x=FILE.npy")
 
+
+def _relax_library_with_a_memory_scope(path):
+    """A library built by TVM Relax (not relay_tvm) whose constant has a virtual device with a
+    memory scope: TVM logs "Scope Saving:" when it is exported and "Scope Loaded:" whenever
+    it is loaded."""
+    import tvm
+    from tvm import relax
+    from tvm.ir import GenericConst
+
+    vdev = relax.VDevice(tvm.target.Target("llvm"), 0, "global")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((2,), "float32"))
+    c = GenericConst(tvm.runtime.tensor(np.ones(2, "float32")),
+                     relax.TensorType((2,), "float32", vdev))
+    with bb.function("main", [x]):
+        bb.emit_func_output(bb.emit(relax.op.add(x, c)))
+    mod = bb.get()
+    mod.update_global_info("vdevice", [vdev])
+    tvm.compile(mod, target="llvm").export_library(str(path))
+
+
+def test_run_a_relax_library_is_one_line_without_tvm_scope_log(tmp_path, capfd):
+    """From a new-user trial: `relay-tvm run` on a library TVM Relax built printed TVM's
+    "[hh:mm:ss] .../executable.cc:340: Warning: Scope Loaded:global" (C++ log noise from the
+    loader) before the error, and the error said only "no function '__relay_meta'". Now the
+    loader's scope lines are dropped and the one line says what the file is."""
+    so = tmp_path / "relax.so"
+    _relax_library_with_a_memory_scope(so)
+    capfd.readouterr()
+    assert main(["run", str(so), "--fill-random"]) == 1
+    err = capfd.readouterr().err
+    assert "Scope Loaded" not in err
+    lines = [ln for ln in err.splitlines() if not ln.startswith("[relay-tvm] ")]
+    assert lines == [f"relay-tvm: BuildError: run: {str(so)!r} is a TVM Relax VM executable "
+                     f"that relay_tvm did not write (no __relay_meta or __relay_vm_meta "
+                     f"function: built by tvm.compile of a Relax module?); run it with "
+                     f"tvm.relax.VirtualMachine, or export the model with `relay-tvm compile` "
+                     f"/ relay.build / relay.vm.compile"]
+
+
+def test_scope_log_filter_keeps_other_stderr_lines(capfd):
+    """Only TVM's scope lines are dropped: anything else written to stderr (a real warning or
+    error from C++) comes through, in order."""
+    from relay_tvm.runtime.library import without_scope_log
+
+    with without_scope_log():
+        os.write(2, b"[07:01:02] /project/src/runtime/vm/executable.cc:340: Warning: Scope "
+                    b"Loaded:global\n")
+        os.write(2, b"[07:01:02] /project/src/runtime/x.cc:1: Warning: something real\n")
+        os.write(2, b"Scope Loaded: a line not from TVM's logger\n")
+    assert capfd.readouterr().err == ("[07:01:02] /project/src/runtime/x.cc:1: Warning: "
+                                      "something real\nScope Loaded: a line not from TVM's "
+                                      "logger\n")
