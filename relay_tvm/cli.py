@@ -211,19 +211,34 @@ def _check_target(text) -> None:
                          f"{msg[len(prefix):] if msg.startswith(prefix) else msg}") from None
 
 
-def _target_device(text):
+def _target_device(text, model="MODEL"):
     """The device ``relay-tvm demo`` runs a build for ``--target text`` on: the CPU for
     ``llvm``/``c``, else the target kind's device (``cuda`` -> ``tvm.cuda(0)``).
 
     Raises:
-        CLIError: this machine has no such device.
+        CLIError: this machine has no such device, or its CPU cannot run code for the target
+            (another architecture such as ``-mtriple=aarch64-linux-gnu``, or an ``-mcpu`` with
+            instructions it lacks).
     """
     import tvm
 
     from .backend.target import make_target
 
-    kind = make_target(text).kind.name
+    target = make_target(text)
+    kind = target.kind.name
     if kind in ("llvm", "c"):
+        from .backend.isa import host_isa, missing_features, target_isa
+
+        isa = target_isa(target)
+        wrong_arch, missing = missing_features(isa) if isa else (False, [])
+        if wrong_arch or missing:
+            arch = host_isa()[0]
+            why = (f"this {arch} machine cannot run {isa['arch']} code" if wrong_arch else
+                   f"this CPU lacks {', '.join(missing)}")
+            raise CLIError(f"--target {text!r}: the demo runs what it compiles, and {why}; "
+                           f"`relay-tvm compile --zoo {model} --target {text!r} -o "
+                           f"{model}.so` builds it without running (then `relay-tvm run "
+                           f"{model}.so --fill-random` where the target's CPU is)")
         return tvm.cpu(0)
     try:
         dev = tvm.device(kind, 0)
@@ -601,7 +616,7 @@ def cmd_demo(args):
     from .runtime import GraphModule
 
     _check_target(args.target)
-    dev = _target_device(args.target)  # before the model is created, not after the build
+    dev = _target_device(args.target, args.model)  # before the model is created and built
     size = args.size or (299 if "inception" in args.model else 224)
     shape = (args.batch, 3, size, size)
     # MXNet sizes its OpenMP pool when it loads: give it the threads relay_tvm runs on, so the
@@ -752,7 +767,11 @@ def _add_demo_args(p):
     p.add_argument("--batch", type=_positive_int, default=1, help="batch size (default 1)")
     p.add_argument("--size", type=_positive_int, default=None,
                    help="image size (default 224, 299 inception)")
-    p.add_argument("--target", default="llvm", help="compilation target (default llvm)")
+    p.add_argument("--target", default="llvm",
+                   help="compilation target (default llvm); the demo runs the result here, so "
+                   "it must be one this machine runs (its CPU, or cuda with a GPU); for "
+                   "another machine (e.g. 'llvm -mtriple=aarch64-linux-gnu') use "
+                   "`relay-tvm compile --zoo MODEL --target ...`, which builds without running")
     p.add_argument("--opt-level", type=_opt_level, default=3, help="0..4 (default 3)")
     p.add_argument("--repeat", type=_positive_int, default=10, help="timed runs (default 10)")
     p.set_defaults(func=cmd_demo)

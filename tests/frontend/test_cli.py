@@ -543,3 +543,31 @@ def test_scope_log_filter_keeps_other_stderr_lines(capfd):
     assert capfd.readouterr().err == ("[07:01:02] /project/src/runtime/x.cc:1: Warning: "
                                       "something real\nScope Loaded: a line not from TVM's "
                                       "logger\n")
+
+
+@pytest.mark.parametrize("target, host, why", [
+    ("llvm -mtriple=aarch64-linux-gnu", None, "this x86_64 machine cannot run aarch64 code"),
+    ("llvm -mcpu=haswell", ("x86_64", {"sse4_2"}), "this CPU lacks avx, avx2, "),
+])
+def test_demo_on_a_target_this_cpu_cannot_run_is_one_line_first(capsys, monkeypatch, target,
+                                                                  host, why):
+    """From a new-user trial: `relay-tvm demo --target "llvm -mtriple=aarch64-linux-gnu"`
+    created the model and compiled it, then failed to run it (a BuildError about the library's
+    architecture). Now the target is checked against this CPU first: one line, saying how to
+    build without running."""
+    import platform
+
+    if host is None and platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("the AArch64 case needs a host of another architecture")
+    if host is not None:
+        monkeypatch.setattr("relay_tvm.backend.isa.host_isa", lambda: host)
+    monkeypatch.setattr("relay_tvm.cli._zoo_block", lambda *a: pytest.fail("model created"))
+    assert main(["demo", "--model", "mobilenet0.25", "--target", target]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"relay-tvm: error: --target {target!r}: the demo runs what it "
+                          f"compiles, and {why}")
+    assert err.rstrip().endswith(f"`relay-tvm compile --zoo mobilenet0.25 --target {target!r} "
+                                 f"-o mobilenet0.25.so` builds it without running (then "
+                                 f"`relay-tvm run mobilenet0.25.so --fill-random` where the "
+                                 f"target's CPU is)")
+    assert len(err.strip().splitlines()) == 1
