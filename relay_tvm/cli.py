@@ -6,7 +6,8 @@
     relay-tvm demo --model mobilenet1.0 --batch 1
     relay-tvm compile model-symbol.json --params model-0000.params --shape data=1,3,224,224 -o m.so
     relay-tvm compile --zoo resnet18_v1 --shape data=1,3,224,224 --opt-level 3 -o resnet18.so
-    relay-tvm run m.so --input data=x.npy --output-dir out/ --repeat 20
+    relay-tvm compile --zoo resnet18_v1 --executor vm -o r18-vm.so   # a VM executable
+    relay-tvm run m.so --input data=x.npy --output-dir out/ --repeat 20   # either kind
     relay-tvm show --zoo resnet18_v1 --shape data=1,3,224,224 --after-passes
     relay-tvm tune --zoo resnet18_v1 --trials 200 --work-dir r18-tuning/
     relay-tvm compile --zoo resnet18_v1 --tuning-db r18-tuning/ -o r18.so
