@@ -6,7 +6,8 @@
     relay-tvm demo --model mobilenet1.0 --batch 1
     relay-tvm compile model-symbol.json --params model-0000.params --shape data=1,3,224,224 -o m.so
     relay-tvm compile --zoo resnet18_v1 --shape data=1,3,224,224 --opt-level 3 -o resnet18.so
-    relay-tvm run m.so --input data=x.npy --output-dir out/ --repeat 20
+    relay-tvm compile --zoo resnet18_v1 --executor vm -o r18-vm.so   # a VM executable
+    relay-tvm run m.so --input data=x.npy --output-dir out/ --repeat 20   # either kind
     relay-tvm show --zoo resnet18_v1 --shape data=1,3,224,224 --after-passes
     relay-tvm tune --zoo resnet18_v1 --trials 200 --work-dir r18-tuning/
     relay-tvm compile --zoo resnet18_v1 --tuning-db r18-tuning/ -o r18.so
@@ -213,19 +214,34 @@ def _check_target(text) -> None:
         raise InputError(f"--target {text!r}: {msg}") from None
 
 
-def _target_device(text):
+def _target_device(text, model="MODEL"):
     """The device ``relay-tvm demo`` runs a build for ``--target text`` on: the CPU for
     ``llvm``/``c``, else the target kind's device (``cuda`` -> ``tvm.cuda(0)``).
 
     Raises:
-        CLIError: this machine has no such device.
+        CLIError: this machine has no such device, or its CPU cannot run code for the target
+            (another architecture such as ``-mtriple=aarch64-linux-gnu``, or an ``-mcpu`` with
+            instructions it lacks).
     """
     import tvm
 
     from .backend.target import make_target
 
-    kind = make_target(text).kind.name
+    target = make_target(text)
+    kind = target.kind.name
     if kind in ("llvm", "c"):
+        from .backend.isa import host_isa, missing_features, target_isa
+
+        isa = target_isa(target)
+        wrong_arch, missing = missing_features(isa) if isa else (False, [])
+        if wrong_arch or missing:
+            arch = host_isa()[0]
+            why = (f"this {arch} machine cannot run {isa['arch']} code" if wrong_arch else
+                   f"this CPU lacks {', '.join(missing)}")
+            raise CLIError(f"--target {text!r}: the demo runs what it compiles, and {why}; "
+                           f"`relay-tvm compile --zoo {model} --target {text!r} -o "
+                           f"{model}.so` builds it without running (then `relay-tvm run "
+                           f"{model}.so --fill-random` where the target's CPU is)")
         return tvm.cpu(0)
     try:
         dev = tvm.device(kind, 0)
@@ -259,9 +275,15 @@ def cmd_compile(args):
         from .tune import load_database
 
         database = load_database(args.tuning_db, str(make_target(args.target)))
-    with _step(bar, f"compile (opt level {args.opt_level}, target {args.target})"):
+    executor = "" if args.executor == "graph" else ", VM executor"
+    with _step(bar, f"compile (opt level {args.opt_level}, target {args.target}{executor})"):
         with transform.PassContext(opt_level=args.opt_level):
-            lib = build(mod, target=args.target, params=params, database=database)
+            if args.executor == "vm":
+                from . import vm
+
+                lib = vm.compile(mod, target=args.target, params=params, database=database)
+            else:
+                lib = build(mod, target=args.target, params=params, database=database)
     if database is not None:
         from .tune import database_report
 
@@ -374,16 +396,83 @@ def _load_inputs(items, gm, fill_random=False):
                        f"each, or --fill-random to run on random values)")
     for name in missing:
         shp = tuple(int(d) for d in shapes[name])
+        if any(d < 0 for d in shp):  # a VM executable's relay.Any() dimension
+            raise CLIError(f"input {name!r} has a dimension known only at run time (shape "
+                           f"{tuple('?' if d < 0 else d for d in shp)}): --fill-random cannot "
+                           f"choose it; give --input {name}=FILE.npy")
         print(f"[relay-tvm] input {name!r} not given: using random {shp} {dtypes[name]}",
               file=sys.stderr)
         values[name] = np.random.default_rng(0).uniform(-1, 1, shp).astype(dtypes[name])
     return values
 
 
+class _VMRun:
+    """``relay-tvm run``'s view of a VM executable: the calls it makes on a ``GraphModule``,
+    over ``main`` of a :class:`relay_tvm.vm.VirtualMachine`.
+
+    Raises:
+        CLIError: ``main`` takes or returns something other than tensors (ADT values,
+            references, functions), which .npy files cannot hold.
+    """
+
+    def __init__(self, exe, dev, path):
+        from .vm import VirtualMachine
+
+        sigs = exe.signatures.get("main")
+        if sigs is None:
+            raise CLIError(f"{path}: the VM executable has no function 'main' (it has "
+                           f"{', '.join(sorted(exe.signatures))}); run it from Python with "
+                           f"relay.vm.VirtualMachine")
+        other = [f"{name} ({kind})" for name, kind, _, _ in sigs if kind != "tensor"]
+        if other:
+            raise CLIError(f"{path}: main of the VM executable takes {', '.join(other)}; "
+                           f"relay-tvm run passes tensors (.npy files) only: run it from "
+                           f"Python with relay.vm.VirtualMachine")
+        self.path = path
+        self.vm = VirtualMachine(exe, dev)
+        self.names = [s[0] for s in sigs]
+        self.shapes = {s[0]: tuple(s[2]) for s in sigs}
+        self.dtypes = {s[0]: s[3] for s in sigs}
+        self.outputs = []
+
+    def get_input_info(self):
+        return self.shapes, self.dtypes
+
+    def unset_inputs(self):
+        return list(self.names)  # weights are compiled in as constants, or are parameters
+
+    def set_input(self, **values):
+        self.vm.set_input("main", **values)
+
+    def run(self):
+        import tvm
+
+        out = self.vm.invoke("main")
+        flat = list(out) if isinstance(out, tuple) else [out]
+        if not all(isinstance(o, tvm.runtime.Tensor) for o in flat):
+            kinds = sorted({type(o).__name__ for o in flat})
+            raise CLIError(f"{self.path}: main of the VM executable returns {', '.join(kinds)}, "
+                           f"not tensors; run it from Python with relay.vm.VirtualMachine")
+        self.outputs = flat
+
+    def get_num_outputs(self):
+        return len(self.outputs)
+
+    def get_output(self, i):
+        return self.outputs[i]
+
+    def benchmark(self, repeat, number):
+        return self.vm.benchmark(repeat=repeat, number=number)
+
+    @property
+    def num_threads(self):
+        return self.vm.num_threads
+
+
 def cmd_run(args):
     import tvm
 
-    from .runtime import load_module
+    from .runtime.library import load_compiled
 
     bar = _progress(3, "load")
     with _step(bar, f"load {args.module}"):
@@ -400,7 +489,15 @@ def cmd_run(args):
             raise CLIError(f"{args.module}: not a relay_tvm library (expected the .so written "
                            f"by `relay-tvm compile MODEL -o NET.so`; inputs go in --input "
                            f"NAME=FILE.npy)")
-        gm = load_module(args.module)["default"](dev)
+        # a graph library (relay.build, `relay-tvm compile`) or a VM executable
+        # (relay.vm.compile, `relay-tvm compile --executor vm`): both export to one .so
+        kind, loaded = load_compiled(args.module, "run")
+        if kind == "vm":
+            gm = _VMRun(loaded, dev, args.module)
+        else:
+            gm = loaded["default"](dev)
+    print(f"[relay-tvm] {args.module}: "
+          f"{'VM executable' if kind == 'vm' else 'graph-executor library'}", file=sys.stderr)
     values = _load_inputs(args.input, gm, args.fill_random)
     with _step(bar, "run"):
         gm.set_input(**values)
@@ -522,7 +619,7 @@ def cmd_demo(args):
     from .runtime import GraphModule
 
     _check_target(args.target)
-    dev = _target_device(args.target)  # before the model is created, not after the build
+    dev = _target_device(args.target, args.model)  # before the model is created and built
     size = args.size or (299 if "inception" in args.model else 224)
     shape = (args.batch, 3, size, size)
     # MXNet sizes its OpenMP pool when it loads: give it the threads relay_tvm runs on, so the
@@ -602,6 +699,10 @@ def build_parser():
     p.add_argument("--weights-as-inputs", action="store_true",
                    help="without a .params file: compile the weights as runtime inputs")
     p.add_argument("-o", "--output", default="model.so", help="library to write (default model.so)")
+    p.add_argument("--executor", choices=["graph", "vm"], default="graph",
+                   help="graph: the graph executor (default; relay.build); vm: the Relay VM "
+                   "(relay.vm.compile: control flow, dynamic shapes). `relay-tvm run` runs "
+                   "either")
     p.add_argument("--tuning-db", metavar="DIR", help="apply the schedules of a relay-tvm tune "
                    "work dir")
     p.set_defaults(func=cmd_compile)
@@ -625,7 +726,8 @@ def build_parser():
     p.add_argument("--weights-as-inputs", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_tune)
     p = sub.add_parser("run", help="run a compiled model on .npy inputs; report latency")
-    p.add_argument("module", help="library written by relay-tvm compile / export_library")
+    p.add_argument("module", help="library written by relay-tvm compile (either --executor) or "
+                   "by export_library of relay.build / relay.vm.compile")
     p.add_argument("--input", "-i", action="append", metavar="NAME=FILE.npy",
                    help="an input's value as a .npy file (repeat for each input)")
     p.add_argument("--output-dir", "-o", default=".", help="where outputs go as .npy (default .)")
@@ -668,7 +770,11 @@ def _add_demo_args(p):
     p.add_argument("--batch", type=_positive_int, default=1, help="batch size (default 1)")
     p.add_argument("--size", type=_positive_int, default=None,
                    help="image size (default 224, 299 inception)")
-    p.add_argument("--target", default="llvm", help="compilation target (default llvm)")
+    p.add_argument("--target", default="llvm",
+                   help="compilation target (default llvm); the demo runs the result here, so "
+                   "it must be one this machine runs (its CPU, or cuda with a GPU); for "
+                   "another machine (e.g. 'llvm -mtriple=aarch64-linux-gnu') use "
+                   "`relay-tvm compile --zoo MODEL --target ...`, which builds without running")
     p.add_argument("--opt-level", type=_opt_level, default=3, help="0..4 (default 3)")
     p.add_argument("--repeat", type=_positive_int, default=10, help="timed runs (default 10)")
     p.set_defaults(func=cmd_demo)

@@ -105,7 +105,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     except Exception as e:
         raise BuildError(f"VM compile: compiling the kernels for {tgt} failed: {e}") from e
     ctors = {c.tag: c for data in opt.type_definitions.values() for c in data.constructors}
-    return Executable(lib, meta, tgt, ctors)
+    return Executable(lib, meta, tgt, ctors, {f.name: f for f in comp.cache.funcs})
 
 
 class VMCompiler:

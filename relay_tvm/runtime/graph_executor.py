@@ -19,7 +19,6 @@ import json
 
 import numpy as np
 
-from ..backend.library_file import check_shared_library, looks_like_library
 from ..errors import BuildError, InputError
 from .interpreter import host_tensor
 
@@ -573,55 +572,21 @@ def load_module(path: str) -> LoadedFactory:
     """Load a library written by ``export_library`` (in any process).
 
     Raises:
-        BuildError: the file is missing or is not a relay_tvm graph module.
+        BuildError: the file is missing or is not a relay_tvm graph module (a VM executable is
+            named as such, with the loader to use).
     """
-    import os
+    from .library import library_kind, load_library, not_ours
 
-    import tvm
-
-    if not os.path.exists(path):
-        raise BuildError(f"load_module: no such file {path!r}")
-    if os.path.isdir(path) or not looks_like_library(path):
-        raise BuildError(f"load_module: {path!r} is not a relay_tvm library (expected a "
-                         f"shared library written by lib.export_library or `relay-tvm "
-                         f"compile`)")
-    check_shared_library(path, "load_module")
-    from ..backend.cuda import prefer_nvcc_at_load
-
-    prefer_nvcc_at_load()
-    try:
-        lib = tvm.runtime.load_module(path)
-    except Exception as e:
-        import re
-
-        m = re.search(r"created using \{?(\w+)\}? but a loader", str(e))
-        if m:
-            raise BuildError(
-                f"load_module: {path!r} holds {m.group(1)} kernels, and this machine's TVM "
-                f"runtime cannot load them (no {m.group(1)} support here: it needs the device "
-                f"and TVM's {m.group(1)} runtime). Run it where the device is, or compile for "
-                f"this machine (target 'llvm')") from e
-        raise BuildError(f"load_module: cannot load {path!r}: {e}") from e
-    fac = LoadedFactory(lib)
-    try:
-        fac._get_meta()
-    except Exception as e:
-        if lib.implements_function("vm_load_executable"):
-            try:
-                from tvm import relax
-
-                relax.VirtualMachine(lib, tvm.cpu(0))["__relay_vm_meta"]
-                vm_exe = True
-            except Exception:
-                vm_exe = False
-            if vm_exe:
-                raise BuildError(
-                    f"load_module: {path!r} is a relay_tvm VM executable (from "
-                    f"relay.vm.compile(...).export_library), not a graph module; load it with "
-                    f"relay.vm.load_executable({path!r}) and run it on "
-                    f"relay.vm.VirtualMachine") from None
-        raise BuildError(f"load_module: {path!r} is not a relay_tvm graph module: {e}") from e
-    return fac
+    lib = load_library(path, "load_module")
+    kind = library_kind(lib)
+    if kind == "vm":
+        raise BuildError(
+            f"load_module: {path!r} is a relay_tvm VM executable (from "
+            f"relay.vm.compile(...).export_library), not a graph module; load it with "
+            f"relay.vm.load_executable({path!r}) and run it on relay.vm.VirtualMachine")
+    if kind != "graph":
+        raise BuildError(not_ours(path, lib, "load_module"))
+    return LoadedFactory(lib)
 
 
 __all__ = ["GraphModule", "load_module", "LoadedFactory", "create"]

@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from ..backend.library_file import check_shared_library, looks_like_library, seal_library
+from ..backend.library_file import seal_library
 from ..errors import BuildError, InputError
 from .interpreter import ConstructorValue, RefValue, host_tensor
 
@@ -29,13 +29,17 @@ class Executable:
     Attributes:
         lib: the linked ``tvm.relax.VMExecutable`` (``export_library`` writes one file).
         signatures: ``function name -> [(param name, type string, shape, dtype)]``.
+        kernels: ``name -> LoweredFunc`` (schedule rule, database lookup) of an executable
+            compiled in this process (empty when loaded), as ``relay.build``'s; what
+            ``relay_tvm.tune.database_report`` reads.
     """
 
-    def __init__(self, lib, meta: dict, target=None, constructors=None):
+    def __init__(self, lib, meta: dict, target=None, constructors=None, kernels=None):
         self.lib = lib
         self.meta = meta
         self.target = target
         self._ctors = dict(constructors or {})  # tag -> Constructor
+        self.kernels = dict(kernels or {})
 
     @property
     def mod(self):
@@ -167,24 +171,35 @@ class Executable:
 
 
 def load_executable(path: str) -> Executable:
-    """Load a VM executable written by ``Executable.export_library`` (in any process)."""
-    import os
+    """Load a VM executable written by ``Executable.export_library`` (in any process).
 
+    Raises:
+        BuildError: the file is missing, or is not a relay_tvm VM executable (a graph library
+            is named as such, with the loader to use).
+    """
+    from .library import library_kind, load_library, not_ours
+
+    lib = load_library(path, "load_executable")
+    kind = library_kind(lib)
+    if kind == "graph":
+        raise BuildError(
+            f"load_executable: {path!r} is a relay_tvm graph library (from relay.build(...)"
+            f".export_library or `relay-tvm compile`), not a VM executable; load it with "
+            f"relay.runtime.load_module({path!r})")
+    if kind != "vm":
+        raise BuildError(not_ours(path, lib, "load_executable"))
+    return executable_of(lib, path, "load_executable")
+
+
+def executable_of(lib, path: str, who: str) -> Executable:
+    """The :class:`Executable` of a loaded relay_tvm VM executable ``lib`` (from ``path``)."""
     import tvm
     from tvm import relax
 
-    if not os.path.exists(path):
-        raise BuildError(f"load_executable: no such file {path!r}")
-    if os.path.isdir(path) or not looks_like_library(path):
-        raise BuildError(f"load_executable: {path!r} is not a relay_tvm library (expected a "
-                         f"shared library written by Executable.export_library)")
-    check_shared_library(path, "load_executable")
     try:
-        lib = tvm.runtime.load_module(path)
-        vm = relax.VirtualMachine(lib, tvm.cpu(0))
-        meta = json.loads(vm["__relay_vm_meta"]())
+        meta = json.loads(relax.VirtualMachine(lib, tvm.cpu(0))["__relay_vm_meta"]())
     except Exception as e:
-        raise BuildError(f"load_executable: {path!r} is not a relay_tvm VM executable: {e}") from e
+        raise BuildError(f"{who}: {path!r} is not a relay_tvm VM executable: {e}") from e
     return Executable(lib, meta)
 
 

@@ -88,10 +88,12 @@ def _shape(lowered) -> str:
 
 
 def database_report(lib) -> DatabaseReport:
-    """How ``lib`` (what ``relay.build(..., database=...)`` returned) applied its database.
+    """How ``lib`` (what ``relay.build(..., database=...)`` or ``relay.vm.compile(...,
+    database=...)`` returned) applied its database.
 
     Args:
-        lib: a ``GraphExecutorFactoryModule`` (its ``kernels``: name -> ``LoweredFunc``).
+        lib: a ``GraphExecutorFactoryModule`` or a VM ``Executable`` compiled in this process
+            (their ``kernels``: name -> ``LoweredFunc``).
 
     Returns:
         :class:`DatabaseReport`; without a database every kernel lands in ``not_tuned``

@@ -441,3 +441,135 @@ def test_database_report_lists_at_most_max_listed_kernels():
         "  ... and 3 more",
         "  record not applied: fused_nn_conv2d (1x4x5x5): record tuned for another target "
         "(mcpu a, not b)"]
+
+
+def test_run_runs_graph_libraries_and_vm_executables(exported, capsys):
+    """From a new-user trial: `relay-tvm run` refused what `relay.vm.compile(...)
+    .export_library` writes. `compile --executor vm` now writes a VM executable, and `run`
+    detects which kind a file is and runs either; both give NumPy's result."""
+    d, params = exported
+    x = np.random.default_rng(1).standard_normal((2, 2, 5, 5)).astype("float32")
+    np.save(d / "x.npy", x)
+    ref = _numpy_conv_fc(x, params)
+    for executor in ("graph", "vm"):
+        so = str(d / f"{executor}.so")
+        assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=2,2,5,5",
+                     "--executor", executor, "-o", so]) == 0
+        out_dir = d / f"out-{executor}"
+        assert main(["run", so, "--input", f"data={d / 'x.npy'}", "--output-dir",
+                     str(out_dir), "--repeat", "2"]) == 0
+        np.testing.assert_allclose(np.load(out_dir / "output_0.npy"), ref, rtol=1e-4, atol=1e-4)
+        captured = capsys.readouterr()
+        assert "output 0: shape (2, 3) float32" in captured.out
+        assert "latency: mean" in captured.out and "(2 runs, " in captured.out
+        kind = "VM executable" if executor == "vm" else "graph-executor library"
+        assert f"{so}: {kind}" in captured.err
+    import relay_tvm as relay
+
+    # the Python loaders name the other kind and the loader to use
+    with pytest.raises(relay.BuildError, match=r"is a relay_tvm graph library .*load_module"):
+        relay.vm.load_executable(str(d / "graph.so"))
+    with pytest.raises(relay.BuildError, match=r"is a relay_tvm VM executable .*load_executable"):
+        relay.runtime.load_module(str(d / "vm.so"))
+
+
+def test_run_a_vm_executable_with_a_dynamic_batch(tmp_path, capsys):
+    """A VM executable whose input has a relay.Any() batch runs on the .npy given; with
+    --fill-random there is no shape to draw from, which is said in one line."""
+    import relay_tvm as relay
+
+    x = relay.var("x", shape=(relay.Any(), 3))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x) * relay.const(2.0)))
+    relay.vm.compile(mod, target="llvm").export_library(str(tmp_path / "dyn.so"))
+    xv = np.random.default_rng(0).standard_normal((5, 3)).astype("float32")
+    np.save(tmp_path / "x.npy", xv)
+    assert main(["run", str(tmp_path / "dyn.so"), "-i", f"x={tmp_path / 'x.npy'}", "-o",
+                 str(tmp_path), "--repeat", "1"]) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "output_0.npy"), np.maximum(xv, 0) * 2)
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "dyn.so"), "--fill-random", "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == ("relay-tvm: error: input 'x' has a dimension known only at run time (shape "
+                   "('?', 3)): --fill-random cannot choose it; give --input x=FILE.npy")
+
+
+def _relax_library_with_a_memory_scope(path):
+    """A library built by TVM Relax (not relay_tvm) whose constant has a virtual device with a
+    memory scope: TVM logs "Scope Saving:" when it is exported and "Scope Loaded:" whenever
+    it is loaded."""
+    import tvm
+    from tvm import relax
+    from tvm.ir import GenericConst
+
+    vdev = relax.VDevice(tvm.target.Target("llvm"), 0, "global")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((2,), "float32"))
+    c = GenericConst(tvm.runtime.tensor(np.ones(2, "float32")),
+                     relax.TensorType((2,), "float32", vdev))
+    with bb.function("main", [x]):
+        bb.emit_func_output(bb.emit(relax.op.add(x, c)))
+    mod = bb.get()
+    mod.update_global_info("vdevice", [vdev])
+    tvm.compile(mod, target="llvm").export_library(str(path))
+
+
+def test_run_a_relax_library_is_one_line_without_tvm_scope_log(tmp_path, capfd):
+    """From a new-user trial: `relay-tvm run` on a library TVM Relax built printed TVM's
+    "[hh:mm:ss] .../executable.cc:340: Warning: Scope Loaded:global" (C++ log noise from the
+    loader) before the error, and the error said only "no function '__relay_meta'". Now the
+    loader's scope lines are dropped and the one line says what the file is."""
+    so = tmp_path / "relax.so"
+    _relax_library_with_a_memory_scope(so)
+    capfd.readouterr()
+    assert main(["run", str(so), "--fill-random"]) == 1
+    err = capfd.readouterr().err
+    assert "Scope Loaded" not in err
+    lines = [ln for ln in err.splitlines() if not ln.startswith("[relay-tvm] ")]
+    assert lines == [f"relay-tvm: BuildError: run: {str(so)!r} is a TVM Relax VM executable "
+                     f"that relay_tvm did not write (no __relay_meta or __relay_vm_meta "
+                     f"function: built by tvm.compile of a Relax module?); run it with "
+                     f"tvm.relax.VirtualMachine, or export the model with `relay-tvm compile` "
+                     f"/ relay.build / relay.vm.compile"]
+
+
+def test_scope_log_filter_keeps_other_stderr_lines(capfd):
+    """Only TVM's scope lines are dropped: anything else written to stderr (a real warning or
+    error from C++) comes through, in order."""
+    from relay_tvm.runtime.library import without_scope_log
+
+    with without_scope_log():
+        os.write(2, b"[07:01:02] /project/src/runtime/vm/executable.cc:340: Warning: Scope "
+                    b"Loaded:global\n")
+        os.write(2, b"[07:01:02] /project/src/runtime/x.cc:1: Warning: something real\n")
+        os.write(2, b"Scope Loaded: a line not from TVM's logger\n")
+    assert capfd.readouterr().err == ("[07:01:02] /project/src/runtime/x.cc:1: Warning: "
+                                      "something real\nScope Loaded: a line not from TVM's "
+                                      "logger\n")
+
+
+@pytest.mark.parametrize("target, host, why", [
+    ("llvm -mtriple=aarch64-linux-gnu", None, "this x86_64 machine cannot run aarch64 code"),
+    ("llvm -mcpu=haswell", ("x86_64", {"sse4_2"}), "this CPU lacks avx, avx2, "),
+])
+def test_demo_on_a_target_this_cpu_cannot_run_is_one_line_first(capsys, monkeypatch, target,
+                                                                  host, why):
+    """From a new-user trial: `relay-tvm demo --target "llvm -mtriple=aarch64-linux-gnu"`
+    created the model and compiled it, then failed to run it (a BuildError about the library's
+    architecture). Now the target is checked against this CPU first: one line, saying how to
+    build without running."""
+    import platform
+
+    if host is None and platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("the AArch64 case needs a host of another architecture")
+    if host is not None:
+        monkeypatch.setattr("relay_tvm.backend.isa.host_isa", lambda: host)
+    monkeypatch.setattr("relay_tvm.cli._zoo_block", lambda *a: pytest.fail("model created"))
+    assert main(["demo", "--model", "mobilenet0.25", "--target", target]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"relay-tvm: error: --target {target!r}: the demo runs what it "
+                          f"compiles, and {why}")
+    assert err.rstrip().endswith(f"`relay-tvm compile --zoo mobilenet0.25 --target {target!r} "
+                                 f"-o mobilenet0.25.so` builds it without running (then "
+                                 f"`relay-tvm run mobilenet0.25.so --fill-random` where the "
+                                 f"target's CPU is)")
+    assert len(err.strip().splitlines()) == 1

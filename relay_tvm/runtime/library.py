@@ -1,0 +1,151 @@
+"""Loading an exported library: the checks before ``dlopen``, TVM's loader, and telling a graph
+library (``relay.build(...).export_library``, ``relay-tvm compile``) from a VM executable
+(``relay.vm.compile(...).export_library``, ``relay-tvm compile --executor vm``).
+
+Both kinds are TVM Relax VM executables underneath: a graph library's host program has a
+``__relay_meta`` function (graph JSON, input names, parameters), a VM executable's a
+``__relay_vm_meta`` function (signatures, constructors). Anything else that TVM loads (a library
+built by TVM Relax itself, a kernel-only library) is neither.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+from ..backend.library_file import check_shared_library, looks_like_library
+from ..errors import BuildError
+
+# TVM's VMExecutable logs every memory scope of its constant pool when it saves or loads one
+# (src/runtime/vm/executable.cc, LOG(WARNING) "Scope Saving:" / "Scope Loaded:"): progress
+# chatter, not a warning. relay_tvm's executables have no memory scopes; libraries that TVM
+# Relax built with virtual devices do.
+_SCOPE_LOG = re.compile(rb"^\[[0-9:]+\] \S*executable\.cc:\d+: Warning: Scope (Saving|Loaded):")
+
+
+@contextlib.contextmanager
+def without_scope_log():
+    """Drop TVM's "Scope Saving:" / "Scope Loaded:" lines from what C++ writes to stderr inside
+    the block; every other line (real warnings and errors) is written to stderr afterwards, in
+    order. The lines come from C++ ``std::cerr``, so file descriptor 2 is redirected for the
+    duration (another thread's stderr output in that time is delayed, not lost)."""
+    import os
+    import sys
+    import tempfile
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no usable fd 2: nothing to filter
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            kept = [ln for ln in tmp.read().splitlines(keepends=True)
+                    if not _SCOPE_LOG.match(ln)]
+            if kept:
+                os.write(2, b"".join(kept))
+
+
+def load_library(path: str, who: str):
+    """``tvm.runtime.load_module(path)`` after the checks that keep a wrong or damaged file
+    from crashing the process, with TVM's scope log dropped.
+
+    Args:
+        path: the exported file.
+        who: the caller, for messages (``"load_module"``).
+
+    Raises:
+        BuildError: no such file, not a shared library, damaged, built for another machine, or
+            TVM cannot load it (device kernels without that device's runtime, ...).
+    """
+    import os
+
+    import tvm
+
+    if not os.path.exists(path):
+        raise BuildError(f"{who}: no such file {path!r}")
+    if os.path.isdir(path) or not looks_like_library(path):
+        raise BuildError(f"{who}: {path!r} is not a relay_tvm library (expected a shared "
+                         f"library written by export_library or `relay-tvm compile`)")
+    check_shared_library(path, who)
+    from ..backend.cuda import prefer_nvcc_at_load
+
+    prefer_nvcc_at_load()
+    try:
+        with without_scope_log():
+            return tvm.runtime.load_module(path)
+    except Exception as e:
+        m = re.search(r"created using \{?(\w+)\}? but a loader", str(e))
+        if m:
+            raise BuildError(
+                f"{who}: {path!r} holds {m.group(1)} kernels, and this machine's TVM "
+                f"runtime cannot load them (no {m.group(1)} support here: it needs the device "
+                f"and TVM's {m.group(1)} runtime). Run it where the device is, or compile for "
+                f"this machine (target 'llvm')") from e
+        raise BuildError(f"{who}: cannot load {path!r}: {e}") from e
+
+
+def library_kind(lib) -> str:
+    """``"graph"``, ``"vm"`` or ``"other"``: what a loaded module is (see the module doc)."""
+    if not lib.implements_function("vm_load_executable"):
+        return "other"
+    import tvm
+    from tvm import relax
+
+    try:
+        vm = relax.VirtualMachine(lib, tvm.cpu(0))
+    except Exception:  # noqa: BLE001 - TVM cannot instantiate it: not one of ours
+        return "other"
+    for name, kind in (("__relay_meta", "graph"), ("__relay_vm_meta", "vm")):
+        try:
+            vm[name]
+        except Exception:  # noqa: BLE001 - TVM raises a plain error for a missing function
+            continue
+        return kind
+    return "other"
+
+
+def load_compiled(path: str, who: str = "load_compiled"):
+    """Load an exported relay_tvm library of either kind.
+
+    Returns:
+        ``("graph", LoadedFactory)`` (``m["default"](dev)`` gives a ``GraphModule``) or
+        ``("vm", Executable)`` (run it on a ``relay.vm.VirtualMachine``).
+
+    Raises:
+        BuildError: as :func:`load_library`, or the file is a library relay_tvm did not write
+            (one TVM Relax built, say).
+    """
+    lib = load_library(path, who)
+    kind = library_kind(lib)
+    if kind == "graph":
+        from .graph_executor import LoadedFactory
+
+        return kind, LoadedFactory(lib)
+    if kind == "vm":
+        from .vm import executable_of
+
+        return kind, executable_of(lib, path, who)
+    raise BuildError(not_ours(path, lib, who))
+
+
+def not_ours(path: str, lib, who: str) -> str:
+    """The message for a library TVM loads that relay_tvm did not write."""
+    if lib.implements_function("vm_load_executable"):
+        return (f"{who}: {path!r} is a TVM Relax VM executable that relay_tvm did not write "
+                f"(no __relay_meta or __relay_vm_meta function: built by tvm.compile of a "
+                f"Relax module?); run it with tvm.relax.VirtualMachine, or export the model "
+                f"with `relay-tvm compile` / relay.build / relay.vm.compile")
+    return (f"{who}: {path!r} is a TVM module but not a relay_tvm library (no executor "
+            f"program: kernels only?); export the model with `relay-tvm compile`, relay.build "
+            f"or relay.vm.compile")
+
+
+__all__ = ["load_compiled", "load_library", "library_kind", "without_scope_log"]
