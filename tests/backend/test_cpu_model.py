@@ -37,6 +37,15 @@ def test_features_from_the_target(target, bits, regs):
     assert f.lanes(32) == bits // 32
 
 
+@pytest.mark.parametrize("mcpu, split", [
+    ("znver4", True), ("znver5", False), ("skylake-avx512", False), ("haswell", False),
+])
+def test_split_512_only_where_512_bit_operations_run_as_halves(mcpu, split):
+    # Zen 4 executes a 512-bit FMA on both of its 256-bit pipes; Zen 5 and Intel's AVX-512
+    # cores have full-width units, and AVX2 code has no 512-bit operations
+    assert cpu_features(make_target(f"llvm -mcpu={mcpu}")).split_512 is split
+
+
 @pytest.mark.parametrize("feats, m_choices, v_choices, expected", [
     # AVX2, 28 columns, 16-channel blocks (2 ymm): (4, 2) = 8 acc + 2 + 1 = 11 registers;
     # (7, 2) would need 17, (4, 4) 21

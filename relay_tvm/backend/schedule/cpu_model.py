@@ -42,6 +42,9 @@ class CPUFeatures:
         l1d_bytes: L1 data cache per core.
         l2_bytes: L2 cache per core.
         load_ports: vector loads issued per cycle (2 on Haswell..Zen 4, Skylake-SP, NEON cores).
+        split_512: 512-bit instructions run as two 256-bit halves (Zen 4), so one 512-bit FMA
+            issues per cycle however the tile is shaped; the NCHWc template then prefers one
+            output-channel block per tile (see :func:`.cpu_nchwc._plan`).
     """
 
     arch: str
@@ -52,6 +55,7 @@ class CPUFeatures:
     l1d_bytes: int
     l2_bytes: int
     load_ports: int = 2
+    split_512: bool = False
 
     def lanes(self, dtype_bits: int = 32) -> int:
         return max(1, self.vector_bits // dtype_bits)
@@ -93,7 +97,8 @@ def cpu_features(target) -> CPUFeatures:
         return CPUFeatures("arm", 128, 32, 4, 2, 64 << 10, 512 << 10)
     avx512 = ("+avx512f" in mattr or mcpu.startswith(_AVX512_CPUS)) and "-avx512f" not in mattr
     if avx512:
-        feats = CPUFeatures("x86", 512, 32, 4, 2, 32 << 10, 1 << 20)
+        feats = CPUFeatures("x86", 512, 32, 4, 2, 32 << 10, 1 << 20,
+                            split_512=mcpu.startswith("znver4"))
     else:
         feats = CPUFeatures("x86", 256, 16, 4, 2, 32 << 10, 256 << 10)
     from ..target import host_cpu
@@ -101,7 +106,8 @@ def cpu_features(target) -> CPUFeatures:
     if mcpu == host_cpu()[0]:
         feats = CPUFeatures(feats.arch, feats.vector_bits, feats.vector_registers,
                             feats.fma_latency, feats.fma_pipes,
-                            _host_cache(1, feats.l1d_bytes), _host_cache(2, feats.l2_bytes))
+                            _host_cache(1, feats.l1d_bytes), _host_cache(2, feats.l2_bytes),
+                            feats.load_ports, feats.split_512)
     return feats
 
 
