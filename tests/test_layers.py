@@ -22,6 +22,7 @@ LAYERS = {
     "relay_tvm.errors": 0,
     "relay_tvm._gc": 0,
     "relay_tvm._threads": 0,
+    "relay_tvm._stderr": 0,
     "relay_tvm.ir": 1,
     "relay_tvm.op": 2,
     "relay_tvm.analysis": 3,

@@ -25,13 +25,9 @@ a warning and builds without it.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import functools
-import os
 import shlex
-import sys
-import tempfile
 
 from ..errors import BuildError, InputError
 
@@ -168,28 +164,12 @@ def _triple_features(triple: str) -> frozenset:
         return frozenset()
 
 
-@contextlib.contextmanager
 def _llvm_stderr_quiet():
-    """Swallow what LLVM writes to file descriptor 2 meanwhile (its "'+x' is not a recognized
-    feature" line, when probing a name); anything else written there is passed on."""
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError, AttributeError):
-        yield
-        return
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            rest = [ln for ln in tmp.read().decode(errors="replace").splitlines(True)
-                    if "is not a recognized feature" not in ln]
-            if rest:
-                os.write(2, "".join(rest).encode())
+    """Swallow LLVM's "'+x' is not a recognized feature" line (written to file descriptor 2 when
+    probing a name); anything else written there meanwhile is passed on."""
+    from .._stderr import stderr_without
+
+    return stderr_without(lambda ln: b"is not a recognized feature" in ln)
 
 
 def _llvm_knows(feature: str, triple: str) -> bool:

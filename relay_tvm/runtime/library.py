@@ -29,28 +29,10 @@ def without_scope_log():
     the block; every other line (real warnings and errors) is written to stderr afterwards, in
     order. The lines come from C++ ``std::cerr``, so file descriptor 2 is redirected for the
     duration (another thread's stderr output in that time is delayed, not lost)."""
-    import os
-    import sys
-    import tempfile
+    from .._stderr import stderr_without
 
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError, AttributeError):  # no usable fd 2: nothing to filter
+    with stderr_without(_SCOPE_LOG.match):
         yield
-        return
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            kept = [ln for ln in tmp.read().splitlines(keepends=True)
-                    if not _SCOPE_LOG.match(ln)]
-            if kept:
-                os.write(2, b"".join(kept))
 
 
 def load_library(path: str, who: str):
