@@ -12,7 +12,9 @@ wrong, where (a span or a node name) and what was expected::
     ├── UnsupportedOperatorError / OpNotImplemented
     │                           an importer met operators it cannot convert (lists all of them)
     ├── ConversionError         an importer met a malformed model or parameter file
-    ├── UnsupportedFrontendError  a tvm.relay 0.19 frontend relay_tvm lacks (also an AttributeError)
+    ├── NotProvidedError        a tvm.relay 0.19 name relay_tvm cannot provide faithfully (also an
+    │   │                       AttributeError); the message names what to use instead
+    │   └── UnsupportedFrontendError  a tvm.relay 0.19 frontend relay_tvm lacks
     ├── InterpreterError        the reference interpreter failed (non-exhaustive match at run time)
     ├── GradientError           ``transform.gradient`` met a program or operator it cannot differentiate
     └── BuildError              lowering or compiling failed, or a runtime input is wrong
@@ -82,7 +84,13 @@ class ConversionError(RelayError):
     """A frontend met a malformed model: bad JSON, missing or mismatched parameters, corrupt files."""
 
 
-class UnsupportedFrontendError(RelayError, AttributeError):
+class NotProvidedError(RelayError, AttributeError):
+    """A tvm.relay 0.19 name (module attribute, pass, method) that relay_tvm does not provide
+    because it cannot behave as 0.19's did; the message names what is missing and what to use
+    instead. Also an ``AttributeError``, so ``hasattr`` is False for such module attributes."""
+
+
+class UnsupportedFrontendError(NotProvidedError):
     """A tvm.relay 0.19 frontend that relay_tvm does not have (``relay.frontend.from_onnx``,
     ...). Also an ``AttributeError``, so ``hasattr(relay.frontend, "from_onnx")`` is False."""
 
@@ -127,6 +135,7 @@ __all__ = [
     "UnsupportedOperatorError",
     "OpNotImplemented",
     "ConversionError",
+    "NotProvidedError",
     "UnsupportedFrontendError",
     "InterpreterError",
     "BuildError",

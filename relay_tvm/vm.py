@@ -14,6 +14,7 @@ import json
 
 from .errors import BuildError
 from .runtime.compiled import VMExecutor  # noqa: F401  (0.19's relay.vm.VMExecutor)
+from .runtime.profiler_vm import VirtualMachineProfiler  # noqa: F401  (tvm.runtime.profiler_vm)
 from .runtime.vm import Executable, VirtualMachine, load_executable  # noqa: F401
 
 
@@ -144,5 +145,6 @@ class VMCompiler:
 
 
 __all__ = [
-    "compile", "VirtualMachine", "Executable", "load_executable", "VMCompiler", "VMExecutor"
+    "compile", "VirtualMachine", "Executable", "load_executable", "VMCompiler", "VMExecutor",
+    "VirtualMachineProfiler",
 ]

@@ -17,6 +17,7 @@ from ..transform.bind_params import bind_params_by_name  # tvm.relay.build_modul
 
 def _as_module(mod) -> IRModule:
     if isinstance(mod, IRModule):
+        _refuse_external(mod)
         return mod
     if isinstance(mod, Function):
         return IRModule.from_expr(mod)
@@ -25,6 +26,21 @@ def _as_module(mod) -> IRModule:
             if got.startswith("tvm.") else "")
     raise BuildError(f"build: expected a relay_tvm.IRModule or a relay_tvm.Function, got "
                      f"{got}{hint}")
+
+
+def _refuse_external(mod: IRModule) -> None:
+    """A function for an external compiler (``Compiler`` attribute, as PartitionGraph makes)
+    cannot be built: relay_tvm has no external code generators (0.19's ``relay.ext.*``)."""
+    for gv, f in mod.functions.items():
+        attrs = getattr(f, "attrs", None)
+        compiler = attrs.get("Compiler") if attrs is not None and hasattr(attrs, "get") else None
+        if compiler:
+            raise BuildError(
+                f"@{gv.name_hint} is a function for the external compiler {compiler!r} (made "
+                f"by transform.PartitionGraph); relay_tvm has no external code generators "
+                f"(tvm.relay 0.19's relay.ext.{compiler}): build the module before "
+                f"PartitionGraph to compile every operator with TVM, or run the partitioned "
+                f"module with relay.create_executor('debug')")
 
 
 #: attribute of ``main`` naming the params already bound into it as constants (by
@@ -182,7 +198,13 @@ def cross_compiler(target):
                      f"explicit cc=")
 
 
-class GraphExecutorFactoryModule:
+class ExecutorFactoryModule:
+    """Base of what ``relay.build`` returns (``tvm.relay.backend.executor_factory``'s
+    ``ExecutorFactoryModule``); relay_tvm builds for the graph executor only, so
+    :class:`GraphExecutorFactoryModule` is its one subclass."""
+
+
+class GraphExecutorFactoryModule(ExecutorFactoryModule):
     """What ``relay.build`` returns (tvm.relay's factory module).
 
     Attributes:
@@ -447,4 +469,4 @@ def _codegen_context(tgt):
     return tvm.transform.PassContext(opt_level=cur.opt_level, config=config)
 
 
-__all__ = ["build", "optimize", "GraphExecutorFactoryModule"]
+__all__ = ["build", "optimize", "ExecutorFactoryModule", "GraphExecutorFactoryModule"]

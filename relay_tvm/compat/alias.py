@@ -33,6 +33,7 @@ MODULE_PATHS = {
     "backend.vm": "relay_tvm.vm",
     "backend.executor": "relay_tvm.backend.executor_runtime",
     "backend.runtime": "relay_tvm.backend.executor_runtime",
+    "backend.executor_factory": "relay_tvm.backend.executor_factory",
     "op.nn.nn": "relay_tvm.op.nn",
     "op.tensor": "relay_tvm.op.tensor",
     "op.reduce": "relay_tvm.op.reduce",

@@ -14,6 +14,8 @@ own objects to TVM's function unchanged and handles only relay_tvm objects itsel
 ``tvm.ir.assert_structural_equal``            (:mod:`relay_tvm.analysis.structural`) for Relay
                                               nodes and modules
 ``tvm.IRModule`` / ``tvm.ir.IRModule``        see :class:`_IRModuleMeta`
+``tvm.ir.save_json/load_json``                Relay modules and expressions as JSON wrapping
+                                              the text format (:mod:`relay_tvm.text.json_io`)
 ``tvm.target.Target("llvm -mcpu=...")``      0.19's command-line target strings translated
 ``tvm.meta_schedule``                         ``tvm.s_tir.meta_schedule``; its
                                               ``relay_integration``: :mod:`relay_tvm.tune`
@@ -31,6 +33,10 @@ import sys
 MODULE_ALIASES = {
     "tvm.tir": "tvm.tirx",
     "tvm.nd": "relay_tvm.compat.nd",
+    "tvm.runtime.ndarray": "relay_tvm.compat.nd",  # 0.19: tvm.nd was this module
+    "tvm.runtime.profiling": "relay_tvm.runtime.profiling",
+    "tvm.runtime.profiler_vm": "relay_tvm.runtime.profiler_vm",
+    "tvm.contrib.debugger": "relay_tvm.runtime.debugger",
     "tvm.contrib.graph_executor": "relay_tvm.runtime.graph_executor",
     "tvm.contrib.nvcc": "tvm.support.nvcc",
     "tvm.contrib.utils": "tvm.support.utils",
@@ -55,6 +61,40 @@ def is_relay(obj) -> bool:
     if isinstance(obj, (list, tuple)) and obj:
         return any(is_relay(x) for x in obj)
     return isinstance(obj, Node)
+
+
+def _wrap_json():
+    """``tvm.ir.save_json`` / ``load_json`` (and ``tvm.save_json`` / ``tvm.load_json``) of
+    Relay modules and expressions: :mod:`relay_tvm.text.json_io`; TVM objects unchanged."""
+    import tvm
+    import tvm.ir
+
+    orig_save, orig_load = tvm.ir.save_json, tvm.ir.load_json
+    if getattr(orig_save, "_relay_tvm", False):
+        return
+
+    @functools.wraps(orig_save)
+    def save_json(node):
+        if is_relay(node):
+            from ..text.json_io import save_json as save
+
+            return save(node)
+        return orig_save(node)
+
+    @functools.wraps(orig_load)
+    def load_json(json_str):
+        from ..text.json_io import is_relay_json
+        from ..text.json_io import load_json as load
+
+        if is_relay_json(json_str):
+            return load(json_str)
+        return orig_load(json_str)
+
+    for f in (save_json, load_json):
+        f._relay_tvm = True
+        setattr(tvm.ir, f.__name__, f)
+        if hasattr(tvm, f.__name__):
+            setattr(tvm, f.__name__, f)
 
 
 def _wrap_structural():
@@ -194,6 +234,7 @@ def install() -> None:
     import tvm.ir
 
     _wrap_structural()
+    _wrap_json()
     _install_irmodule()
     _install_transform()
     if not hasattr(tvm.error, "TVMError"):

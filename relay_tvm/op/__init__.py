@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     random,  # relay.random: Threefry keys, bits, uniform, normal
     reduce,
     shape_ops,
+    strategy,  # relay.op.strategy: 0.19's op strategies, refused with what to use instead
     tensor,
     transform,
     transform_extra,

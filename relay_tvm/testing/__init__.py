@@ -2,9 +2,9 @@
 
 Each workload module has ``get_workload(batch_size=1, ...) -> (mod, params)``: a type-checked
 :class:`IRModule` whose ``main`` takes ``data`` and the parameters, and a dict of seeded
-Xavier-initialized NumPy parameter values: :mod:`.mlp`, :mod:`.resnet`, :mod:`.mobilenet`,
-:mod:`.vgg`, :mod:`.squeezenet`, :mod:`.dcgan`, :mod:`.lstm`, :mod:`.inception_v3`,
-:mod:`.synthetic`.
+Xavier-initialized parameter values as ``tvm.runtime.Tensor`` (0.19's NDArrays; ``.numpy()``
+gives the array): :mod:`.mlp`, :mod:`.resnet`, :mod:`.mobilenet`, :mod:`.vgg`,
+:mod:`.squeezenet`, :mod:`.dcgan`, :mod:`.lstm`, :mod:`.inception_v3`, :mod:`.synthetic`.
 """
 
 from __future__ import annotations

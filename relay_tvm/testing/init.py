@@ -40,8 +40,13 @@ def create_workload(net, initializer=None, seed=0):
     ``data`` gets a value from ``initializer`` (a seeded :class:`Xavier` by default).
 
     Returns:
-        ``(IRModule, dict name -> numpy.ndarray)``.
+        ``(IRModule, dict name -> tvm.runtime.Tensor)`` on the CPU: tvm.relay 0.19 gave NDArrays
+        (``tvm.nd.NDArray`` is ``tvm.runtime.Tensor`` here; ``.numpy()`` gives the values).
+        ``relay.build``, ``relay.vm.compile``, the executors and ``relay.const`` take them as
+        they take NumPy arrays.
     """
+    import tvm
+
     from ..ir.module import IRModule
     from ..transform import InferType
 
@@ -52,7 +57,8 @@ def create_workload(net, initializer=None, seed=0):
         if p.name_hint == "data":
             continue
         t = p.checked_type
-        params[p.name_hint] = init(p.name_hint, t.concrete_shape, t.dtype)
+        params[p.name_hint] = tvm.runtime.tensor(init(p.name_hint, t.concrete_shape, t.dtype),
+                                                 tvm.cpu(0))
     return mod, params
 
 

@@ -44,6 +44,7 @@ from .normal_forms import (  # noqa: F401
     ToGraphNormalForm,
 )
 from .partial_eval import PartialEvaluate  # noqa: F401
+from .partition_graph import ManifestAlloc, PartitionGraph  # noqa: F401
 from .pass_infra import (  # noqa: F401
     FunctionPass,
     ModulePass,
@@ -65,6 +66,7 @@ from .simplify_expr import SimplifyExpr  # noqa: F401
 from .simplify_fc_transpose import SimplifyFCTranspose  # noqa: F401
 from .simplify_inference import SimplifyInference  # noqa: F401
 from .span_check import SpanCheck  # noqa: F401
+from .split_args import SplitArgs  # noqa: F401
 from .to_cps import ToCPS, UnCPS, to_cps, un_cps  # noqa: F401
 
 # The pass registry (pass_infra.get_pass): every pass of this package under its Relay name.
@@ -77,7 +79,7 @@ for _factory in (
     ToANormalForm, ToBasicBlockNormalForm, ToGraphNormalForm, ToMixedPrecision,
     FakeQuantizationToInteger, DynamicToStatic, ToCPS, UnCPS, AnnotateTarget,
     MergeCompilerRegions, SimplifyFCTranspose, DefuseOps, CanonicalizeCast, FlattenAtrousConv,
-    FoldExplicitPadding,
+    FoldExplicitPadding, SplitArgs, PartitionGraph,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory

@@ -17,7 +17,7 @@ def test_resnet18_layers_and_macs():
     assert 1.80e9 < analysis.get_total_mac_number(mod) < 1.84e9
     assert mod["main"].checked_type.ret_type == relay.TensorType((1, 1000), "float32")
     assert params["conv0_weight"].shape == (64, 3, 7, 7)
-    np.testing.assert_array_equal(params["bn0_moving_var"], np.ones(64, "float32"))
+    np.testing.assert_array_equal(params["bn0_moving_var"].numpy(), np.ones(64, "float32"))
 
 
 def test_macs_of_small_conv_and_dense():

@@ -1,0 +1,5 @@
+"""tvm.relay.op.strategy.generic of TVM 0.19: not provided (see :mod:`relay_tvm.op.strategy`)."""
+
+from . import refuse
+
+raise refuse("generic")
