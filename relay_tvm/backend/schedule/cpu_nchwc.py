@@ -79,9 +79,9 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     then the fewest rows, among the choices leaving at least ``_MIN_TASKS`` parallel tasks when
     some do. ``conditional``: the input is read through its padding (conditional loads: the
     register tile leaves each broadcast a register, :func:`.cpu_model.row_tile`).
-    ``pointwise``: a 1x1 layer; on cores that split 512-bit operations in halves
-    (``CPUFeatures.split_512``, Zen 4) it takes one channel block per tile, up to 8 positions
-    wide (see the comment in the body)."""
+    ``pointwise``: a 1x1 layer. On cores that split 512-bit operations in halves
+    (``CPUFeatures.split_512``, Zen 4) 1x1 layers and layers read through their padding take
+    one channel block per tile, up to 8 positions wide (see the comment in the body)."""
     per_block = max(1, OB // lanes)
     # up to 8 blocks: 8-channel blocks (1000 classes: 125 blocks of 8) need 5 for a 2x5 tile
     cg_choices = [c for c in divisors(OCC, 8) if c * per_block <= 8]
@@ -141,16 +141,20 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
                     cands.append((round(compute + traffic), rows, -kc, rfirst, cg, wb, tasks))
     enough = [c for c in cands if c[6] >= _MIN_TASKS] or cands
     _, rows0, nkc0, rfirst0, cg0, wb0, _ = min(enough)
-    if feats.split_512 and pointwise and not rfirst0 and cg0 > 1 and OB >= lanes:
+    if feats.split_512 and (pointwise or conditional) and not rfirst0 and cg0 > 1 \
+            and OB >= lanes:
         # One 512-bit FMA a cycle whatever the tile (Zen 4): every tile with enough
-        # accumulators computes at the same rate, and for a 1x1 layer a tile of one channel block (one output
-        # plane written, the smallest weight slice in L1, the input re-read per block from L2
-        # or L3 by the prefetchers while the FMAs run) ran fastest, up to 8 positions wide. The
+        # accumulators computes at the same rate, and for a 1x1 layer a tile of one channel
+        # block (one output plane written, the smallest weight slice in L1, the input re-read
+        # per block from L2 or L3 by the prefetchers while the FMAs run) ran fastest, up to 8
+        # positions wide. The
         # one-thread knob sweep on Zen 4: MobileNet's 1x1 layers 4-16% faster than with 4 blocks
         # x 4 positions; whole models (same process, A/B): ResNet-50 1.05-1.09x, MobileNet
         # 1.02-1.05x, ResNet-18 unchanged. Not for blocks narrower than a vector (SqueezeNet's
         # 1000-channel layer on 8-channel blocks keeps its group of 5), nor for larger windows
-        # (a 3-channel 7x7 stem read through its padding would re-read it per block).
+        # (ResNet's 7x7 stem on a padded copy was within 4% of its best). A stem read through
+        # its padding (conditional loads: MobileNet's 3x3 stride-2 one) ran 1.55-1.75x faster
+        # with one block x 7-8 positions than with the model's 2 blocks x 8.
         cg0 = 1
         wb0 = row_tile(feats, rows0 * OW, [per_block], m_max=8, conditional=conditional)[0]
     cg = knobs.pick("cg", cg_choices, cg0)
