@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import glob
 import os
 import sys
@@ -103,6 +104,19 @@ def _step(bar, desc):
     print(f"[relay-tvm] {desc}: {time.perf_counter() - t0:.2f} s", file=sys.stderr)
 
 
+def _zoo_suggestion(name, mxnet_message):
+    """One line for an unknown model-zoo name: the closest names, not MXNet's list of ~35."""
+    # MXNet 1.9.1: "Model X is not supported. Available options are\n\talexnet\n\t..."
+    names = [ln.strip() for ln in mxnet_message.splitlines()[1:] if ln.startswith("\t")]
+    if not names:
+        return mxnet_message
+    close = sorted((n for n in names if n.startswith(name.lower())), key=lambda n: (len(n), n))
+    close = close[:4] or difflib.get_close_matches(name.lower(), names, n=4, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}?" if close else f"the names include {names[0]}, ..."
+    return (f"not a Gluon model-zoo network; {hint} ({len(names)} names: "
+            "mxnet.gluon.model_zoo.vision.get_model)")
+
+
 def _zoo_block(name, shape, flag="--zoo"):
     try:
         import mxnet as mx
@@ -112,7 +126,7 @@ def _zoo_block(name, shape, flag="--zoo"):
     try:
         net = mx.gluon.model_zoo.vision.get_model(name, pretrained=False)
     except ValueError as e:
-        raise CLIError(f"{flag} {name!r}: {e}") from None
+        raise CLIError(f"{flag} {name!r}: {_zoo_suggestion(name, str(e))}") from None
     net.initialize(mx.init.Xavier(magnitude=2.0))
     net.hybridize()
     try:
@@ -791,7 +805,17 @@ def main(argv=None):
     fmt = warnings.formatwarning
     warnings.formatwarning = lambda msg, cat, *_a, **_k: f"relay-tvm: warning: {msg}\n"
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a pipe's reader gone shows here, not in Python's exit-time flush
+        return status
+    except BrokenPipeError:
+        # the reader of our output went away (`relay-tvm show ... | head`): stop quietly, as
+        # the shell's own tools do. Python would report the pipe again when it flushes stdout at
+        # exit, so stdout is pointed at /dev/null first (the recipe of Python's signal docs).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141  # 128 + SIGPIPE: what a shell reports for a command killed by SIGPIPE
     except CLIError as e:
         print(f"relay-tvm: error: {e}", file=sys.stderr)
         return 2

@@ -31,7 +31,8 @@ import relay_tvm as relay
 SMALL = "--small" in sys.argv or os.environ.get("RELAY_TVM_TUTORIAL_SMALL") == "1"
 MODEL, SIZE = ("mobilenet0.25", 32) if SMALL else ("resnet18_v1", 224)
 SHAPE = (1, 3, SIZE, SIZE)  # NCHW, float32
-workdir = tempfile.mkdtemp(prefix="relay_tvm_deploy_")
+_workdir = tempfile.TemporaryDirectory(prefix="relay_tvm_deploy_")  # removed when the script ends
+workdir = _workdir.name
 
 # ---- 1. A Gluon model, exported to files ------------------------------------------------------
 # ``hybridize()`` makes the block record a symbolic graph on its first call; ``export`` then writes

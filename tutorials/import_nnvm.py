@@ -32,7 +32,8 @@ import relay_tvm as relay
 SMALL = "--small" in sys.argv or os.environ.get("RELAY_TVM_TUTORIAL_SMALL") == "1"
 H = 8 if SMALL else 32  # input height and width
 C, K, CLASSES = 3, 8, 10  # input channels, conv filters, output classes
-workdir = tempfile.mkdtemp(prefix="relay_tvm_nnvm_")
+_workdir = tempfile.TemporaryDirectory(prefix="relay_tvm_nnvm_")  # removed when the script ends
+workdir = _workdir.name
 
 # ---- 1. An NNVM graph and its parameters ---------------------------------------------------------
 # Every node has an op ("null" for inputs and weights), a name, inputs as [node, output, version]

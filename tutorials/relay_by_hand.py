@@ -89,7 +89,7 @@ print(f"fused groups: {len(groups)}")
 svg = os.path.join(tempfile.mkdtemp(prefix="relay_tvm_by_hand_"), "block.svg")
 dot = relay.visualize(merged, svg)
 print(f"picture: {svg if os.path.exists(svg) else svg[:-4] + '.dot'} "
-      f"({dot.count('subgraph cluster_')} boxed group)")
+      f"({dot.count('subgraph cluster_')} boxed group; the folder is yours to delete)")
 
 # ---- 4. Compile and check ---------------------------------------------------------------------
 rng = np.random.default_rng(0)

@@ -57,6 +57,24 @@ def make_primitive(call: Call, new_args: list) -> Call:
     return Call(func, outer_args, None, (), call.span)
 
 
+def _callee(op) -> str:
+    """What a call that the graph executor cannot compile calls, in words."""
+    from ..ir.adt import Constructor
+    from ..ir.expr import GlobalVar
+
+    if isinstance(op, Let):  # e.g. relay_tvm.loops.while_loop's `(let %loop = fn ...; %loop)`
+        return "a Let expression (a local function, such as a while loop)"
+    if isinstance(op, GlobalVar):
+        return f"the global function @{op.name_hint} (a non-primitive function)"
+    if isinstance(op, Var):
+        return f"the variable %{op.name_hint} (a closure)"
+    if isinstance(op, Function):
+        return "a non-primitive function (a closure)"
+    if isinstance(op, Constructor):
+        return f"the constructor {op.name_hint} (an ADT value)"
+    return f"a {type(op).__name__} expression"
+
+
 def partition_each_op(main: Function) -> Function:
     """Wrap every operator call of ``main`` (a typed dataflow function) in its own primitive
     function; calls of primitive functions are kept. Iterative, so deep programs are fine.
@@ -84,7 +102,7 @@ def partition_each_op(main: Function) -> Function:
             else:
                 raise BuildError(
                     "the graph executor compiles dataflow programs: calls of operators and "
-                    f"primitive functions; got a call of {type(node.op).__name__} (use the VM or "
+                    f"primitive functions; got a call of {_callee(node.op)} (use the VM or "
                     "the debug executor)", node.span)
         elif t is Tuple:
             fields = [memo[id(f)] for f in node.fields]

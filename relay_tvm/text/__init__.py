@@ -1,8 +1,9 @@
 """Relay's text format, version 0.0.5: the printer (:func:`astext`) and the parser
 (:func:`parse`, :func:`parse_expr`, :func:`fromtext`).
 
-``parse(astext(mod))`` is structurally equal to ``mod``, and printing it again gives the same
-text. See :mod:`relay_tvm.text.printer` for the layout and :mod:`relay_tvm.text.parser` for the
+``parse`` type-checks the module it reads (as 0.19's ``ParseModule`` did), so for a
+type-checked ``mod``, ``parse(astext(mod))`` is structurally equal to ``mod``, and printing it
+again gives the same text. See :mod:`relay_tvm.text.printer` for the layout and :mod:`relay_tvm.text.parser` for the
 grammar and error reporting.
 """
 

@@ -827,17 +827,26 @@ def parse(source: str, source_name="from_string", init_module=None, init_meta_ta
             ``show_meta_data=False``.
 
     Returns:
-        the :class:`IRModule`.
+        the :class:`IRModule`, type-checked: like 0.19's ``ParseModule``, which ended with
+        ``InferType``, every function has its ``checked_type``.
 
     Raises:
         ParseError: with every error found, each as ``source:line:col: error: message``;
             ``.diagnostics`` lists ``(line, col, message)``.
+        TypeInferenceError: the text parses but is ill-typed; the message ends with the
+            ``source:line:col`` of the offending expression (the parser's spans).
     """
-    return _run(Parser(source, source_name, init_module, init_meta_table), "parse_module")
+    from ..transform import InferType  # the transform package imports the text format
+
+    mod = _run(Parser(source, source_name, init_module, init_meta_table), "parse_module")
+    return InferType()(mod)
 
 
 def parse_expr(source: str, source_name="from_string", init_module=None, init_meta_table=None):
     """Parse one expression (optionally preceded by ``free_var %x: T;`` declarations).
+
+    Unlike :func:`parse`, the expression is not type-checked (0.19's ``ParseExpr`` did not run
+    ``InferType`` either): run ``InferType`` on ``IRModule.from_expr(...)`` for its types.
 
     Raises:
         ParseError: as :func:`parse`.
@@ -846,7 +855,7 @@ def parse_expr(source: str, source_name="from_string", init_module=None, init_me
 
 
 def fromtext(source: str, source_name="from_string"):
-    """``relay.fromtext``: parse a module (the pre-0.7 name of :func:`parse`)."""
+    """``relay.fromtext``: parse and type-check a module (the pre-0.7 name of :func:`parse`)."""
     return parse(source, source_name)
 
 

@@ -40,3 +40,19 @@ def test_rejected_target_option_is_a_value_error():
         tvm.target.Target("c -runtime=c")
     with pytest.raises(InputError):
         relay.backend.make_target("llvm -no-such-option=1")
+
+
+def test_refusal_of_a_while_loop_names_the_let_expression_it_calls():
+    # relay_tvm.loops.while_loop is `(let %loop = fn ...; %loop)(...)`: a call of a Let
+    from relay_tvm.loops import while_loop
+
+    a = relay.var("a", shape=(4,))
+    k = relay.var("k", shape=(), dtype="int32")
+    loop = while_loop(lambda i, g: relay.less(i, k),
+                      [relay.var("i", shape=(), dtype="int32"), relay.var("g", shape=(4,))],
+                      lambda i, g: [i + relay.const(1, "int32"), g * a])
+    out = relay.TupleGetItem(loop(relay.const(0, "int32"), a), 1)
+    mod = relay.IRModule.from_expr(relay.Function([a, k], out))
+    with pytest.raises(BuildError, match=r"got a call of a Let expression \(a local function, "
+                                         r"such as a while loop\) \(use the VM"):
+        relay.build(mod, target="llvm")

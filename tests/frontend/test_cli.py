@@ -573,3 +573,38 @@ def test_demo_on_a_target_this_cpu_cannot_run_is_one_line_first(capsys, monkeypa
                                  f"`relay-tvm run mobilenet0.25.so --fill-random` where the "
                                  f"target's CPU is)")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_show_into_a_reader_that_closes_early_exits_quietly(exported):
+    # `relay-tvm show m-symbol.json | head`: head closes the pipe; no BrokenPipeError traceback
+    import subprocess
+    import sys
+
+    d, _ = exported
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "relay_tvm.cli", "show", str(d / "m-symbol.json"), "--shape",
+         "data=1,2,5,5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()  # the reader is gone before the first line is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141, err
+    assert err == ""
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["demo", "--model", "resnet"],
+     "relay-tvm: error: --model 'resnet': not a Gluon model-zoo network; did you mean "
+     "resnet18_v1, resnet18_v2, resnet34_v1, resnet34_v2?"),
+    (["show", "--zoo", "resnet18"],
+     "relay-tvm: error: --zoo 'resnet18': not a Gluon model-zoo network; did you mean "
+     "resnet18_v1, resnet18_v2?"),
+    (["show", "--zoo", "mobilnet1.0"],
+     "relay-tvm: error: --zoo 'mobilnet1.0': not a Gluon model-zoo network; did you mean "
+     "mobilenet1.0,"),
+])
+def test_unknown_zoo_name_is_one_line_with_the_closest_names(capsys, argv, line):
+    pytest.importorskip("mxnet", reason="the model zoo is MXNet's")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(line) and err.count("\n") == 1, err
+    assert "alexnet" not in err  # not MXNet's whole list

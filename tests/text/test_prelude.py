@@ -59,9 +59,9 @@ XS = [3, 1, 4, 1, 5]
 
 def test_prelude_module_type_checks_and_roundtrips(p):
     typed = relay.transform.InferType()(p.mod)
-    text = relay.astext(p.mod)
-    back = relay.parse(text)
-    assert structural_equal(p.mod, back)
+    text = relay.astext(typed)
+    back = relay.parse(text)  # type-checked as it is parsed
+    assert structural_equal(typed, back)
     assert relay.astext(back) == text
     assert relay.astext(typed["map"].checked_type) == "fn [A, B](fn (A) -> B, List[A]) -> List[B]"
 

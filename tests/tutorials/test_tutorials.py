@@ -50,6 +50,7 @@ def test_deploy_mxnet(tmp_path):
     mine, theirs = value(r"top class (\d+) \(MXNet: (\d+)\)", out)
     assert mine == theirs
     assert float(value(r"max \|relay_tvm - MXNet\| / max \|MXNet\| = (\S+)", out)) < 1e-4
+    assert not list(tmp_path.glob("relay_tvm_*"))  # its working folder is removed at the end
 
 
 def test_relay_by_hand(tmp_path):
@@ -93,6 +94,7 @@ def test_import_nnvm(tmp_path):
     assert "/* span=conv1 */" in out and "/* span=fc1 */" in out
     assert value(r"probabilities sum to (\S+);", out) == "1.000000"
     assert float(value(r"max error vs NumPy: (\S+)", out)) < 1e-5
+    assert not list(tmp_path.glob("relay_tvm_*"))  # its working folder is removed at the end
 
 
 def test_cross_compile_aarch64(tmp_path):
