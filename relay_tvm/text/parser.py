@@ -836,10 +836,10 @@ def parse(source: str, source_name="from_string", init_module=None, init_meta_ta
         TypeInferenceError: the text parses but is ill-typed; the message ends with the
             ``source:line:col`` of the offending expression (the parser's spans).
     """
-    from ..transform import InferType  # the transform package imports the text format
+    from ..typing.infer import infer_module  # what the InferType pass runs
 
     mod = _run(Parser(source, source_name, init_module, init_meta_table), "parse_module")
-    return InferType()(mod)
+    return infer_module(mod)
 
 
 def parse_expr(source: str, source_name="from_string", init_module=None, init_meta_table=None):
