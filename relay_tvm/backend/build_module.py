@@ -416,27 +416,65 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     stats["codegen_cpu_s"] = time.process_time() - c0
     params_out = {k: tvm.runtime.tensor(v) for k, v in prog.params.items()}
     if database is not None:
-        _warn_if_no_record_matched(dict(prog.kernels))
+        _warn_if_no_record_matched(dict(prog.kernels), database)
     return GraphExecutorFactoryModule(lib, meta, params_out, tgt, mod_name,
                                       dict(prog.kernels), stats, tir_mod, opt)
 
 
-def _warn_if_no_record_matched(kernels: dict) -> None:
-    """Warn (at the caller of ``build``) when a tuning database gave none of the kernels tuning
-    would measure a record: most likely it was tuned for another model, input shape, opt
-    level or target, and the build is the untuned one (``relay_tvm.tune.database_report``
-    lists the kernels)."""
+def _tuned_opt_level(database):
+    """The ``PassContext`` opt level the work directory of ``database`` (a meta_schedule
+    ``JSONDatabase`` made by ``relay_tvm.tune.tune_relay``) was tuned at, from its manifest;
+    None when unknown (another kind of database, an older manifest)."""
+    import json
+    import os
+
+    from ..tune.workdir import MANIFEST
+
+    path = getattr(database, "path_workload", None)
+    if not path:
+        return None
+    try:
+        with open(os.path.join(os.path.dirname(str(path)), MANIFEST)) as f:
+            level = json.load(f).get("opt_level")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return level if isinstance(level, int) else None
+
+
+def _warn_if_no_record_matched(kernels: dict, database=None) -> None:
+    """Warn (at the caller of ``build``) when a tuning database gave none -- or only some -- of
+    the kernels tuning would measure a record: most likely it was tuned for another model,
+    input shape, opt level or target (or the tuning run stopped before them), and those kernels
+    are built untuned (``relay_tvm.tune.database_report`` lists them). When the database's
+    work directory says which opt level it was tuned at and the build's differs, the warning
+    names both and how to build at the tuned one."""
+    from ..transform.pass_infra import PassContext
     from .schedule import NO_RECORD
 
-    used = any(k.schedule_rule.split("+")[0].startswith("database") for k in kernels.values())
+    used = sum(k.schedule_rule.split("+")[0].startswith("database") for k in kernels.values())
     missing = sum(k.database_miss == NO_RECORD for k in kernels.values())
-    if not used and missing:
-        import warnings
+    if not missing:
+        return
+    import warnings
 
-        warnings.warn(f"build: the tuning database has no record for any of the {missing} "
-                      f"kernels of this model that tuning measures (was it tuned for another "
-                      f"model, input shape, opt level or target?); the build is untuned",
-                      stacklevel=3)
+    tuned_at = _tuned_opt_level(database) if database is not None else None
+    built_at = PassContext.current().opt_level
+    if tuned_at is not None and tuned_at != built_at:
+        why = (f"the database was tuned at opt level {tuned_at} and this build is at opt level "
+               f"{built_at}, which fuses and lays out the kernels differently: build inside "
+               f"`with relay.transform.PassContext(opt_level={tuned_at})` or with "
+               f"tune.compile_relay(db, mod, target, params)")
+    else:
+        why = ("was it tuned for another model, input shape, opt level or target, or did the "
+               "tuning run stop before them?")
+    if not used:
+        head = (f"build: the tuning database has no record for any of the {missing} kernels "
+                f"of this model that tuning measures; the build is untuned")
+    else:
+        head = (f"build: the tuning database has no record for {missing} of the "
+                f"{missing + used} kernels of this model that tuning measures (built untuned; "
+                f"relay_tvm.tune.database_report(lib) lists them)")
+    warnings.warn(f"{head}: {why}" if why[0] == "t" else f"{head} ({why})", stacklevel=3)
 
 
 # TVM 0.27's C code generator prints an infinite float constant as ``inff`` (max/min

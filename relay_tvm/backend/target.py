@@ -83,6 +83,10 @@ def parse_target_string(text: str) -> dict:
         if not p.startswith("-") or not p.lstrip("-"):
             raise InputError(f"target {text!r}: option {p!r} must look like -key=value or "
                              f"-key value")
+        if p.startswith("--"):
+            # TVM's parser read the key without its dashes; a target option has one
+            raise InputError(f"target {text!r}: option {p!r} has two dashes; target options "
+                             f"take one: did you mean {'-' + p.lstrip('-')!r}?")
         key, eq, value = p.lstrip("-").partition("=")
         if not eq:
             if i < len(rest) and not rest[i].startswith("-"):
@@ -117,6 +121,7 @@ def complete_llvm(d: dict) -> dict:
     d = dict(d)
     if d.get("kind") != "llvm":
         return d
+    _check_llvm_options(d)
     cpu, triple = host_cpu()
     if d.get("mcpu") == "native":  # LLVM's name for the host CPU (clang -march=native)
         if "mtriple" in d and not _is_host_triple(d["mtriple"]):
@@ -183,6 +188,35 @@ def _llvm_knows(feature: str, triple: str) -> bool:
         return feature in api.llvm_get_cpu_features(t).keys()
 
 
+def _check_llvm_options(d: dict) -> None:
+    """Refuse, before anything is compiled, an option TVM's llvm target kind does not have
+    (with the closest names) and an ``-opt-level`` outside LLVM's 0-3 (TVM clamps it unsaid).
+
+    Raises:
+        InputError: naming the option and what is expected.
+    """
+    import tvm
+
+    try:
+        options = set(tvm.target.TargetKind.options_from_name("llvm"))
+    except Exception:  # noqa: BLE001 - cannot list them: tvm.target.Target still checks
+        options = set()
+    unknown = [k for k in d if options and k not in options and k != "host"]
+    if unknown:
+        key = unknown[0]
+        close = difflib.get_close_matches(str(key), sorted(options - {"kind", "host"}), n=3)
+        hint = (f"did you mean {' or '.join('-' + c for c in close)}?" if close
+                else "its options include -mcpu, -mtriple, -mattr, -num-cores, -opt-level, "
+                     "-fast-math, -vector-width (tvm.target.TargetKind.options_from_name"
+                     "('llvm') lists them all)")
+        raise InputError(f"target: TVM's llvm target has no option -{key}; {hint}")
+    level = d.get("opt-level")
+    if level is not None and (isinstance(level, bool) or not isinstance(level, int)
+                              or not 0 <= level <= 3):
+        raise InputError(f"target: -opt-level={level!r}: expected an integer from 0 to 3 "
+                         f"(LLVM's code generation levels; TVM would clamp it)")
+
+
 def _check_mattr(d: dict) -> None:
     """Refuse an ``-mattr`` feature LLVM does not know for the target's triple: LLVM itself
     only prints a warning and builds without it (``+avx51f`` for ``+avx512f``).
@@ -193,6 +227,11 @@ def _check_mattr(d: dict) -> None:
     mattr = d.get("mattr")
     if not mattr or isinstance(mattr, str):
         return  # a string is not TVM's list form: tvm.target.Target says so
+    for item in mattr:
+        if str(item)[:1] not in ("+", "-"):
+            # LLVM reads the first character as the sign: 'avx2' fails its verifier later
+            raise InputError(f"target: -mattr feature {str(item)!r} needs a sign, + to enable "
+                             f"or - to disable it: did you mean {'+' + str(item)!r}?")
     known = _triple_features(d["mtriple"])
     if not known:
         return

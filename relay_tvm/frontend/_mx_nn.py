@@ -57,7 +57,9 @@ def convolution(ins, a, c):
         raise c.error(f"num_group={groups} must be >= 1 and divide both the {cin} input channels "
                       f"and num_filter={channels}")
     if layout.startswith("NC"):
-        c.expect(weight, (channels, cin // groups) + tuple(kernel), "the weight")
+        c.expect(weight, (channels, cin // groups) + tuple(kernel), "the weight",
+                 {0: f"num_filter={channels}",
+                  **{2 + i: f"kernel={tuple(kernel)}" for i in range(len(kernel))}})
     fn = {1: "nn.conv1d", 2: "nn.conv2d", 3: "nn.conv3d"}[nd]
     out = R(fn)(data, weight, strides=stride, padding=pad, dilation=dilate, groups=groups,
                 channels=channels, kernel_size=kernel, data_layout=layout,
@@ -65,7 +67,7 @@ def convolution(ins, a, c):
     if not a.get_bool("no_bias", False):
         if len(ins) < 3:
             raise c.error("no_bias=False but the node has no bias input")
-        c.expect(ins[2], (channels,), "the bias")
+        c.expect(ins[2], (channels,), "the bias", {0: f"num_filter={channels}"})
         out = _bias(out, ins[2], layout)
     return out
 
@@ -92,7 +94,9 @@ def deconvolution(ins, a, c):
         pad, adj = tuple(pad), tuple(adj)
     groups = a.get_int("num_group", 1)
     channels = a.get_int("num_filter")
-    c.expect(weight, (c.shape(data)[1], channels // groups) + tuple(kernel), "the weight")
+    c.expect(weight, (c.shape(data)[1], channels // groups) + tuple(kernel), "the weight",
+             {1: f"num_filter={channels}, num_group={groups}",
+              **{2 + i: f"kernel={tuple(kernel)}" for i in range(len(kernel))}})
     fn = "nn.conv1d_transpose" if nd == 1 else "nn.conv2d_transpose"
     out = R(fn)(data, weight, strides=stride, padding=pad, dilation=dilate, groups=groups,
                 channels=channels, kernel_size=kernel, data_layout=layout,
@@ -459,14 +463,15 @@ def fully_connected(ins, a, c):
     units = a.get_int("num_hidden")
     dshape = c.shape(data)
     flatten = a.get_bool("flatten", True)
-    c.expect(weight, (units, int(np.prod(dshape[1:])) if flatten else dshape[-1]), "the weight")
+    c.expect(weight, (units, int(np.prod(dshape[1:])) if flatten else dshape[-1]), "the weight",
+             {0: f"num_hidden={units}"})
     if flatten and len(dshape) != 2:
         data = R("nn.batch_flatten")(data)
     out = R("nn.dense")(data, weight, units=units)
     if not a.get_bool("no_bias", False):
         if len(ins) < 3:
             raise c.error("no_bias=False but the node has no bias input")
-        c.expect(ins[2], (units,), "the bias")
+        c.expect(ins[2], (units,), "the bias", {0: f"num_hidden={units}"})
         out = R("nn.bias_add")(out, ins[2], axis=-1)
     return out
 

@@ -360,7 +360,9 @@ def _take(ins, a, c):
 
 def _embedding(ins, a, c):
     data, weight = ins
-    c.expect(weight, (a.get_int("input_dim"), a.get_int("output_dim")), "the embedding weight")
+    dims = (a.get_int("input_dim"), a.get_int("output_dim"))
+    c.expect(weight, dims, "the embedding weight",
+             {0: f"input_dim={dims[0]}", 1: f"output_dim={dims[1]}"})
     return R("take")(weight, R("cast")(data, "int32"), axis=0)
 
 

@@ -83,8 +83,14 @@ class Ctx:
     def error(self, msg: str) -> ConversionError:
         return ConversionError(f"{self.op_name} node {self.node_name!r}: {msg}")
 
-    def expect(self, e, shape, what: str) -> None:
+    def expect(self, e, shape, what: str, attrs=None) -> None:
         """Check that a parameter variable ``e`` has the ``shape`` this node needs.
+
+        Args:
+            attrs: ``{axis: "attribute=value"}`` for the axes of ``shape`` that come from the
+                node's attributes (FullyConnected's ``num_hidden``), not from the input shape:
+                a mismatch on those axes alone says the weight does not match the attributes
+                (the graph converter's "wrong input shape?" hint is only for the others).
 
         Raises:
             ConversionError: naming the parameter, the node, and both shapes.
@@ -95,10 +101,19 @@ class Ctx:
         if ann is None or not hasattr(ann, "shape"):
             return
         got = tuple(int(d) for d in ann.shape)
-        if got != tuple(int(d) for d in shape):
+        shape = tuple(int(d) for d in shape)
+        if got == shape:
+            return
+        differ = [i for i in range(len(shape)) if i >= len(got) or got[i] != shape[i]]
+        if attrs and len(got) == len(shape) and all(i in attrs for i in differ):
+            named = ", ".join(dict.fromkeys(attrs[i] for i in differ))
             raise ConversionError(
                 f"parameter {e.name_hint!r} ({what} of {self.op_name} node {self.node_name!r}) "
-                f"has shape {got}, but the graph needs {tuple(shape)}")
+                f"has shape {got}, but the layer's attributes ({named}) need {shape}: the "
+                f"weight does not match the layer (parameters of another model?)")
+        raise ConversionError(
+            f"parameter {e.name_hint!r} ({what} of {self.op_name} node {self.node_name!r}) "
+            f"has shape {got}, but the graph needs {shape}")
 
     def scalar(self, value, like) -> object:
         """A scalar constant of ``like``'s dtype."""

@@ -98,7 +98,9 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
                 f"batch axis: (N, C, H, W) for NCHW layers) rather than a wrong weight") from e
         raise
     body = heads[0] if len(heads) == 1 else Tuple(heads)
-    inputs, param_vars, used = _keep_used(body, inputs, param_vars, used, missing, frontend)
+    inputs, param_vars, used = _keep_used(body, inputs, param_vars, used, missing, frontend,
+                                          params)
+    _warn_extra_params(params, var_names, frontend)
     func = Function(inputs + param_vars, body)
     mod = IRModule.from_expr(func)
     try:
@@ -113,7 +115,25 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
     return mod, used
 
 
-def _keep_used(body, inputs, param_vars, used, missing, frontend):
+def _listed(names, n: int = 3) -> str:
+    names = sorted(names)
+    return ", ".join(repr(k) for k in names[:n]) + (", ..." if len(names) > n else "")
+
+
+def _warn_extra_params(params, var_names, frontend) -> None:
+    """Warn (at the caller of ``from_mxnet``) about parameters no graph variable has: MXNet's
+    own loader refuses them unless ``allow_extra=True``; most likely the weights of a larger
+    model (ResNet-34's for ResNet-18)."""
+    extra = set(params) - set(var_names)
+    if extra:
+        import warnings
+
+        warnings.warn(f"{frontend} import: the parameters hold {len(extra)} parameters the "
+                      f"graph does not use ({_listed(extra)}): are they for another (larger) "
+                      f"model? They are left out", stacklevel=4)
+
+
+def _keep_used(body, inputs, param_vars, used, missing, frontend, params=None):
     """The inputs, parameter variables and parameter values the outputs ``body`` depend on:
     ``main`` takes those, as tvm.relay 0.19 built it from the graph's free variables (a loss
     layer's label, SoftmaxOutput's, is unused in inference). A variable in ``missing`` (no
@@ -121,6 +141,13 @@ def _keep_used(body, inputs, param_vars, used, missing, frontend):
     from ..ir.free import free_vars
 
     needed = set(free_vars(body))
+    needed_missing = [v for v in missing if v in needed]
+    if needed_missing and params and not used:
+        weights = len(needed_missing)
+        raise ConversionError(
+            f"the parameters hold none of the graph's {weights} weights (they have "
+            f"{_listed(params)}; the graph needs {_listed(missing[v].name for v in needed_missing)}"
+            f"): are they for another model?")
     for v, node in missing.items():
         if v in needed:
             raise ConversionError(

@@ -47,13 +47,27 @@ def slice_plan(attrs, shape, op_name="strided_slice"):
                 f"{op_name}: begin {tuple(begin)}, end {tuple(end)} and axes {attrs.axes} must "
                 f"have one entry per axis"
             )
-    else:
-        if len(begin) > ndim:
+        if len(set(axes)) != len(axes):
             raise TypeInferenceError(
-                f"{op_name}: begin {tuple(begin)} has more entries than data rank {ndim} "
-                f"(data shape {shape_str(shape)})"
+                f"{op_name}: axes {tuple(attrs.axes)} name an axis twice (data rank {ndim}, "
+                f"shape {shape_str(shape)})"
             )
-        axes = list(range(len(begin)))
+        if len(strides) not in (1, len(axes)):
+            raise TypeInferenceError(
+                f"{op_name}: strides {tuple(strides)} has {len(strides)} entries, expected 1 or "
+                f"one per axis of axes {tuple(attrs.axes)} ({len(axes)})"
+            )
+    else:
+        # tvm.relay 0.19 read only the first rank entries and dropped the rest unsaid
+        for what, vals in (("begin", begin), ("end", end), ("strides", strides)):
+            if len(vals) > ndim:
+                raise TypeInferenceError(
+                    f"{op_name}: {what} {tuple(vals)} has {len(vals)} entries, more than the "
+                    f"data's rank {ndim} (data shape {shape_str(shape)}): at most one per axis"
+                )
+        # as 0.19 pads begin and end to the rank: an end (or strides) longer than begin
+        # slices those axes from their start
+        axes = list(range(max(len(begin), len(end), len(strides) if len(strides) > 1 else 0)))
     if len(strides) == 1 and len(axes) > 1:
         strides = strides * len(axes)
     if attrs.slice_mode not in ("end", "size"):
@@ -62,11 +76,11 @@ def slice_plan(attrs, shape, op_name="strided_slice"):
         )
     plan = [None] * ndim
     for k, ax in enumerate(axes):
-        b = begin[k]
+        b = begin[k] if k < len(begin) else None
         s = strides[k] if k < len(strides) else 1
         e = end[k] if k < len(end) else None
         if attrs.slice_mode == "size":
-            s = 1
+            s, b = 1, 0 if b is None else b
             if e is not None:
                 if e < 0:
                     e = None

@@ -548,18 +548,38 @@ class VirtualMachine:
             if msg.startswith("Mismatched ") and ".shape[" in msg:
                 # a kernel's own argument check: values of dynamic shape that its type
                 # promised would agree (e.g. two batch-wise operands of different batch sizes)
-                kernel = msg.split("`")[1].split("(")[0] if "`" in msg else "a kernel"
-                first = msg.splitlines()[0].split(" on argument")[0][len("Mismatched "):]
-                other = msg.splitlines()[-1].strip().replace("expected to match ", "")
-                raise InputError(f"VM kernel {kernel}: {first} differs from {other}; this "
-                                 "kernel runs its operands row by row, so their dynamic "
-                                 "dimensions must be equal (the VM does not broadcast a size-1 "
-                                 "Any dimension against a larger one)") from None
+                raise InputError(self._mismatch_message(msg, func_name, vals)) from None
             raise
         for u, v in zip(users or (), vals):
             _write_back(u, v, self.exe)
         self._outputs = _to_user(out, self.exe, self)
         return self._outputs
+
+    def _mismatch_message(self, msg, func_name, vals) -> str:
+        """The message of a kernel's argument check that failed ("Mismatched p1_rows.shape[0]
+        ... expected to match p0_rows.shape[0]", TVM's names of the kernel's buffers): the
+        operator (the kernel's anchor, when it was compiled in this process) and the sizes of
+        the dynamic dimensions of the values ``func_name`` was called with (the check itself
+        does not report them, and a kernel's operands may be intermediate values)."""
+        kernel = msg.split("`")[1].split("(")[0] if "`" in msg else "a kernel"
+        first = msg.splitlines()[0].split(" on argument")[0][len("Mismatched "):]
+        other = msg.splitlines()[-1].strip().replace("expected to match ", "")
+        k = self.exe.kernels.get(kernel)
+        op = k.anchor if k is not None and k.anchor else ""
+        dyn = []
+        for sig, v in zip(self._sigs(func_name), vals):
+            shape = getattr(v, "shape", None)
+            if sig[1] != "tensor" or shape is None:
+                continue
+            dyn += [f"{sig[0]}.shape[{i}]={int(shape[i])}" for i, d in enumerate(sig[2])
+                    if d == -1 and i < len(shape)]
+        sizes = (f"; the dynamic dimensions @{func_name} was called with: {', '.join(dyn)}"
+                 if dyn else "")
+        what = f"operator {op} (kernel {kernel})" if op else f"VM kernel {kernel}"
+        return (f"{what}: its operands' dynamic dimensions differ ({first} differs from "
+                f"{other}, the kernel's names){sizes}; the kernel runs its operands row by "
+                f"row, so their dynamic dimensions must be equal (the VM does not broadcast a "
+                f"size-1 Any dimension against a larger one)")
 
     def get_outputs(self) -> list:
         """The outputs of the last :meth:`invoke` / :meth:`run` as a list (the fields of a

@@ -585,6 +585,10 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     t_start = time.monotonic()
     tasks = [t for t in extract_tasks(mod, tgt, params, opt_level) if has_reduction(t)]
     wd = WorkDir(work_dir, fingerprint(tasks), str(tgt))
+    # a build at another opt level compiles other kernels: build() warns naming both levels
+    if wd.manifest.get("opt_level") != opt_level:
+        wd.manifest["opt_level"] = opt_level
+        wd.save()
     tgt = tuning_target(tgt)
     db = wd.database
     wd.forget_lost_tasks(tasks)

@@ -4,7 +4,7 @@ Layout of ``work_dir``::
 
     database_workload.json        one JSON line per kernel (meta_schedule's JSONDatabase)
     database_tuning_record.json   one JSON line per measured schedule (appended as measured)
-    relay_tvm_tuning.json         the manifest: model fingerprint, target, trials done per task
+    relay_tvm_tuning.json         the manifest: model fingerprint, target, opt level, trials per task
     logs/                         meta_schedule's per-task logs
 
 The manifest is rewritten atomically after every batch of measurements and the database is

@@ -325,6 +325,32 @@ def test_bad_targets(bad, match):
         make_target(bad)
 
 
+@pytest.mark.parametrize("bad, match", [
+    # from a new-user trial: LLVM's verifier failed after compiling (a raw dump)
+    ("llvm -mattr=avx2", r"-mattr feature 'avx2' needs a sign.*did you mean '\+avx2'\?"),
+    ("llvm -mattr=+avx2,fma", r"'fma' needs a sign.*did you mean '\+fma'\?"),
+    # accepted unsaid: TVM clamps the level to LLVM's 0-3
+    ("llvm -opt-level=9", r"-opt-level=9: expected an integer from 0 to 3"),
+    ("llvm -opt-level=-1", r"-opt-level=-1: expected an integer from 0 to 3"),
+    # accepted unsaid: the parser dropped both dashes
+    ("llvm --mcpu=znver4", r"option '--mcpu=znver4' has two dashes.*did you mean '-mcpu=znver4'"),
+    ("llvm -mcup=znver4", r"TVM's llvm target has no option -mcup; did you mean -mcpu\?"),
+    ({"kind": "llvm", "opt-level": 7}, r"-opt-level=7: expected an integer from 0 to 3"),
+])
+def test_bad_llvm_options_are_input_errors_up_front(bad, match):
+    with pytest.raises(relay.InputError, match=match):
+        make_target(bad)
+
+
+@pytest.mark.parametrize("text", ["llvm -opt-level=0", "llvm -opt-level=3",
+                                  "llvm -mattr=-avx512f"])
+def test_good_llvm_options_are_kept(text):
+    key, value = text.split(" -")[1].split("=")
+    got = make_target(text).attrs[key]
+    assert (list(got) if key == "mattr" else int(got)) == (
+        [value] if key == "mattr" else int(value))
+
+
 def test_key_space_value_option_reaches_tvm():
     assert make_target("llvm -num-cores 2").attrs["num-cores"] == 2
 

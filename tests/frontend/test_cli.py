@@ -282,7 +282,7 @@ def test_run_a_file_that_is_not_a_library(tmp_path, capsys):
 ])
 @pytest.mark.parametrize("target, why", [
     ("llvmx", "unknown target kind 'llvmx'; expected one of ['c', 'cuda', "),
-    ("llvm -foo=bar", "TVM rejects it: Unknown config option 'foo'."),
+    ("llvm -foo=bar", "TVM's llvm target has no option -foo; its options include -mcpu"),
     ("llvm -mattr=+avx51f", "-mattr feature '+avx51f' is not an LLVM feature of "),
     ("llvm -mcpu=foo", "LLVM does not know the CPU 'foo'"),
 ])

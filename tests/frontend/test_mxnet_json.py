@@ -143,7 +143,8 @@ def test_missing_parameter(tmp_path):
     ("arg:conv_weight", (4, 3, 3, 3), r"parameter 'conv_weight' \(the weight of Convolution node "
                                       r"'conv'\) has shape \(4, 3, 3, 3\), but the graph needs "
                                       r"\(4, 2, 3, 3\)"),
-    ("arg:conv_bias", (5,), r"parameter 'conv_bias'.*needs \(4,\)"),
+    # from the layer's attributes, not the input shape: said so
+    ("arg:conv_bias", (5,), r"parameter 'conv_bias'.*attributes \(num_filter=4\) need \(4,\)"),
     ("arg:fc_weight", (3, 99), r"parameter 'fc_weight'.*FullyConnected node 'fc'.*\(3, 100\)"),
 ])
 def test_parameter_shape_mismatch(name, shape, match):

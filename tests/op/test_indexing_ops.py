@@ -28,6 +28,9 @@ STRIDED = [
     ((0, 2, 1), (-1, 1, 3), (5, 5, 5), None, "size", np.s_[:, 2:3, 1:4]),
     ((-2,), (1,), None, (1,), "size", np.s_[:, -2:-1]),
     ((0,), (5,), (7,), None, "end", np.s_[0:5:7]),
+    # end / strides longer than begin: 0.19 pads begin (and end) to the rank
+    ((1,), (3, 2), None, None, "end", np.s_[1:3, 0:2]),
+    ((0,), (2,), (1, 2), None, "end", np.s_[0:2, ::2]),
 ]
 
 
@@ -195,7 +198,24 @@ X = relay.var("x", shape=(3, 4))
         (lambda: relay.strided_slice(X, (0,), (1,), (0,)), r"strided_slice: stride of axis 0 is 0"),
         (
             lambda: relay.strided_slice(X, (0, 0, 0), (1, 1, 1)),
-            r"strided_slice: begin \(0, 0, 0\) has more entries than data rank 2",
+            r"strided_slice: begin \(0, 0, 0\) has 3 entries, more than the data's rank 2",
+        ),
+        # from a new-user trial: end/strides entries past the rank were dropped unsaid
+        (
+            lambda: relay.strided_slice(X, (0, 0), (1, 2, 3, 4, 5)),
+            r"strided_slice: end \(1, 2, 3, 4, 5\) has 5 entries, more than the data's rank 2",
+        ),
+        (
+            lambda: relay.strided_slice(X, (0,), (1,), (1, 1, 1)),
+            r"strided_slice: strides \(1, 1, 1\) has 3 entries, more than the data's rank 2",
+        ),
+        (
+            lambda: relay.strided_slice(X, (0, 0), (1, 1), axes=(1, -1)),
+            r"strided_slice: axes \(1, -1\) name an axis twice \(data rank 2",
+        ),
+        (
+            lambda: relay.strided_slice(X, (0, 0), (1, 1), (1, 1, 1), axes=(0, 1)),
+            r"strided_slice: strides \(1, 1, 1\) has 3 entries, expected 1 or one per axis",
         ),
         (
             lambda: relay.strided_slice(X, (0,), (1,), axes=(3,)),

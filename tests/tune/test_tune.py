@@ -205,6 +205,31 @@ def test_pass_context_idiom_applies_the_database(tuned):
     np.testing.assert_allclose(_run(lib, x), _numpy_ref(x, params), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow
+def test_build_at_another_opt_level_than_tuned_warns_naming_both(tuned):
+    # from the new-user trial: relay.build defaults to opt level 2, whose kernels (no NCHWc
+    # conv2d) differ from the opt-level-3 tuning's; some kernels still matched, so the
+    # "no record for any" warning stayed silent and the report showed tuned=[]
+    mod, params, wd, db, _ = tuned
+    with open(os.path.join(wd, MANIFEST)) as f:
+        assert json.load(f)["opt_level"] == 3
+    with pytest.warns(UserWarning, match=r"no record for 1 of the 2 kernels .* tuned at opt "
+                      r"level 3 and this build is at opt level 2.*PassContext\(opt_level=3\)"
+                      r".*compile_relay") as rec:
+        lib = relay.build(mod, "llvm", params=params, database=db)
+    assert [w.filename for w in rec if "opt level" in str(w.message)] == [__file__]
+    assert len(tune.database_report(lib).no_record) == 1
+    # the work dir's path says the same
+    with pytest.warns(UserWarning, match="tuned at opt level 3"):
+        relay.build(mod, "llvm", params=params, database=wd)
+    # at the tuned level: nothing to say
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tune.compile_relay(db, mod, "llvm", params)
+
+
 def test_use_meta_schedule_without_database_warns():
     mod, params = _model(8)
     with pytest.warns(UserWarning, match="no meta_schedule Database"):
