@@ -421,6 +421,10 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
                                       dict(prog.kernels), stats, tir_mod, opt)
 
 
+# the manifest a relay_tvm.tune work directory keeps next to its database (tune.workdir)
+TUNING_MANIFEST = "relay_tvm_tuning.json"
+
+
 def _tuned_opt_level(database):
     """The ``PassContext`` opt level the work directory of ``database`` (a meta_schedule
     ``JSONDatabase`` made by ``relay_tvm.tune.tune_relay``) was tuned at, from its manifest;
@@ -428,13 +432,11 @@ def _tuned_opt_level(database):
     import json
     import os
 
-    from ..tune.workdir import MANIFEST
-
     path = getattr(database, "path_workload", None)
     if not path:
         return None
     try:
-        with open(os.path.join(os.path.dirname(str(path)), MANIFEST)) as f:
+        with open(os.path.join(os.path.dirname(str(path)), TUNING_MANIFEST)) as f:
             level = json.load(f).get("opt_level")
     except (OSError, ValueError, AttributeError):
         return None

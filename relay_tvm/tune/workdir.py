@@ -19,9 +19,9 @@ import json
 import os
 import warnings
 
+from ..backend.build_module import TUNING_MANIFEST as MANIFEST
 from ..errors import TuningError
 
-MANIFEST = "relay_tvm_tuning.json"
 WORKLOADS = "database_workload.json"
 RECORDS = "database_tuning_record.json"
 
