@@ -52,10 +52,13 @@ def slice_plan(attrs, shape, op_name="strided_slice"):
                 f"{op_name}: axes {tuple(attrs.axes)} name an axis twice (data rank {ndim}, "
                 f"shape {shape_str(shape)})"
             )
-        if len(strides) not in (1, len(axes)):
+        # 0.19 required one stride per axis; its wrapper's default ``[1]`` means all ones
+        if strides == [1]:
+            strides = [1] * len(axes)
+        if len(strides) != len(axes):
             raise TypeInferenceError(
-                f"{op_name}: strides {tuple(strides)} has {len(strides)} entries, expected 1 or "
-                f"one per axis of axes {tuple(attrs.axes)} ({len(axes)})"
+                f"{op_name}: strides {tuple(strides)} has {len(strides)} entries, expected one "
+                f"per axis of axes {tuple(attrs.axes)} ({len(axes)})"
             )
     else:
         # tvm.relay 0.19 read only the first rank entries and dropped the rest unsaid
@@ -68,8 +71,8 @@ def slice_plan(attrs, shape, op_name="strided_slice"):
         # as 0.19 pads begin and end to the rank: an end (or strides) longer than begin
         # slices those axes from their start
         axes = list(range(max(len(begin), len(end), len(strides) if len(strides) > 1 else 0)))
-    if len(strides) == 1 and len(axes) > 1:
-        strides = strides * len(axes)
+    # without axes, the axes past the given strides have stride 1 (0.19's StridedSliceRel
+    # pads the list with ones: strides=[2] on a matrix steps axis 0 only)
     if attrs.slice_mode not in ("end", "size"):
         raise TypeInferenceError(
             f"{op_name}: slice_mode must be 'end' or 'size', got {attrs.slice_mode!r}"

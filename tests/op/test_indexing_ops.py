@@ -31,6 +31,12 @@ STRIDED = [
     # end / strides longer than begin: 0.19 pads begin (and end) to the rank
     ((1,), (3, 2), None, None, "end", np.s_[1:3, 0:2]),
     ((0,), (2,), (1, 2), None, "end", np.s_[0:2, ::2]),
+    # fewer strides than begin / end: the other axes step by 1 (0.19 pads strides with ones;
+    # a single stride is not applied to every axis)
+    ((0, 1), (3, 4), (2,), None, "end", np.s_[0:3:2, 1:4]),
+    ((2, 3, 4), (0, 0, 0), (-1,), None, "end", np.s_[2:0:-1, 3:0, 4:0]),
+    # with axes, the default strides [1] are ones on every listed axis
+    ((0, 1), (2, 3), (1,), (2, 0), "end", np.s_[1:3, :, 0:2]),
 ]
 
 
@@ -46,6 +52,13 @@ def test_strided_slice_dtypes(dtype):
     a = A345.astype(dtype)
     x = relay.var("x", shape=(3, 4, 5), dtype=dtype)
     check_op(relay.strided_slice(x, (2, 0), (0, 4), (-1, 3)), [a], a[2:0:-1, 0:4:3])
+
+
+def test_strided_slice_axes_need_one_stride_each():
+    # 0.19 checked len(strides) == len(axes); only the wrapper's default [1] stands for all
+    x = relay.var("x", shape=(3, 4, 5))
+    with pytest.raises(TypeInferenceError, match="expected one per axis of axes"):
+        infer(relay.strided_slice(x, (0, 0), (2, 2), (2,), axes=(0, 1)))
 
 
 def test_strided_slice_dynamic_dims():
@@ -215,7 +228,7 @@ X = relay.var("x", shape=(3, 4))
         ),
         (
             lambda: relay.strided_slice(X, (0, 0), (1, 1), (1, 1, 1), axes=(0, 1)),
-            r"strided_slice: strides \(1, 1, 1\) has 3 entries, expected 1 or one per axis",
+            r"strided_slice: strides \(1, 1, 1\) has 3 entries, expected one per axis",
         ),
         (
             lambda: relay.strided_slice(X, (0,), (1,), axes=(3,)),
