@@ -100,13 +100,26 @@ class _Equal:
         if isinstance(a, FuncType):
             if len(a.type_params) != len(b.type_params) or len(a.arg_types) != len(b.arg_types):
                 return False
+            # a FuncType binds its type parameters for itself alone: one TypeVar object may
+            # quantify two function types (a parameter's annotation and the return type
+            # inference gave), which the other side spells with two TypeVars
+            saved = []
             for x, y in zip(a.type_params, b.type_params):
                 if x.kind != y.kind:
                     return False
+                saved.append((x, self.tmap.pop(x, None), y, self.trev.pop(y, None)))
                 self.bind_tvar(x, y)
-            return all(self.type_eq(x, y) for x, y in zip(a.arg_types, b.arg_types)) and self.type_eq(
-                a.ret_type, b.ret_type
-            )
+            try:
+                return all(self.type_eq(x, y) for x, y in zip(a.arg_types, b.arg_types)) and (
+                    self.type_eq(a.ret_type, b.ret_type))
+            finally:
+                for x, px, y, py in saved:
+                    self.tmap.pop(x, None)
+                    self.trev.pop(y, None)
+                    if px is not None:
+                        self.tmap[x] = px
+                    if py is not None:
+                        self.trev[y] = py
         if isinstance(a, RefType):
             return self.type_eq(a.value, b.value)
         if isinstance(a, TypeCall):

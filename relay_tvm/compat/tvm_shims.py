@@ -21,6 +21,8 @@ own objects to TVM's function unchanged and handles only relay_tvm objects itsel
                                               ``relay_integration``: :mod:`relay_tvm.tune`
 ``tvm.error.TVMError``                        ``RuntimeError`` (0.19's TVMError derived from it;
                                               relay_tvm's ``RelayError`` does too)
+``tvm.runtime.load_module(p)["default"]``     the graph factory of a library relay.build
+                                              exported (:func:`_install_module_getitem`)
 ============================================  ==================================================
 """
 
@@ -252,6 +254,7 @@ def install() -> None:
     if not hasattr(tvm.tirx, "Any"):
         tvm.tirx.Any = Any
     _install_module_source()
+    _install_module_getitem()
     import tvm.te
 
     if not hasattr(tvm.te, "size_var"):
@@ -475,6 +478,47 @@ def _install_module_source():
         VMExecutable.get_source = lambda self, fmt="": kernel_source(self, fmt)
     if not hasattr(VMExecutable, "imported_modules"):
         VMExecutable.imported_modules = property(lambda self: list(self.mod.imports))
+
+
+def _install_module_getitem():
+    """``tvm.runtime.load_module(path)["default"](dev)`` of a library that ``relay.build``
+    exported: 0.19's deploy scripts did this and wrapped the result in
+    ``graph_executor.GraphModule``. TVM 0.27 loads the file as the Relax VM executable that
+    relay_tvm writes, which has no ``default`` function; when a lookup misses on a module that
+    is a relay_tvm graph library, the name is its factory (as in
+    :class:`relay_tvm.runtime.graph_executor.LoadedFactory`). Lookups that TVM answers, and
+    misses on any other module, are TVM's own (``AttributeError``).
+    """
+    import tvm.runtime
+
+    mod_cls = tvm.runtime.Module
+    if getattr(mod_cls.__getitem__, "_relay_tvm", False):
+        return
+    tvm_getitem = mod_cls.__getitem__
+
+    def __getitem__(self, name):
+        try:
+            return tvm_getitem(self, name)
+        except AttributeError as missing:
+            from ..runtime.library import library_kind
+
+            kind = library_kind(self)
+            if kind == "graph":
+                from ..runtime.graph_executor import LoadedFactory
+
+                return LoadedFactory(self)[name]
+            if kind == "vm":
+                from ..errors import BuildError
+
+                raise BuildError(
+                    f"module[{name!r}]: this module is a relay_tvm VM executable (from "
+                    f"relay.vm.compile(...).export_library), not a graph library: it has no "
+                    f"{name!r} factory. Load the file with relay.vm.load_executable(path) and "
+                    f"run it on relay.vm.VirtualMachine(exe, dev)") from missing
+            raise
+
+    __getitem__._relay_tvm = True
+    mod_cls.__getitem__ = __getitem__
 
 
 # ---- tvm.transform: one PassContext, Sequential of Relay passes ---------------------------------

@@ -5,11 +5,15 @@ detection and optical-flow networks.
   ``_contrib_DeformableConvolution``): a convolution whose tap ``(kh, kw)`` at output ``(y, x)``
   reads data at ``(y*sh - pt + kh*dh + off_y, x*sw - pl + kw*dw + off_x)``: 0 when that point
   is outside ``[0, H) x [0, W)``, else the bilinear interpolation of its neighbours with the
-  lower-right neighbour clamped to the last row/column (tvm 0.19's topi and MXNet agree on
-  this; MXNet's CPU kernel reads out of bounds for points in ``(-1, 0)``). ``offset`` is
-  ``(N, deformable_groups * KH * KW * 2, OH, OW)``, ``(y, x)`` pairs, tap-major within a
-  deformable group; input channel ``c`` uses group ``c // (C / deformable_groups)``. Layout
-  NCHW / OIHW.
+  lower-right neighbour clamped to the last row/column, as MXNet's kernel (whose CPU version
+  reads out of bounds for points in ``(-1, 0)``). tvm 0.19's topi differs there: a neighbour
+  past the last row/column counts 0, so points in ``(H-1, H)`` or ``(W-1, W)`` fade towards 0
+  (0.19's test_op_level5 deformable test_run, with offsets in ``[0, 1)``, differs only
+  there). ``offset`` is ``(N, deformable_groups * KH * KW * 2, OH, OW)``, ``(y, x)`` pairs,
+  tap-major within a deformable group; input channel ``c`` uses group
+  ``c // (C / deformable_groups)``. Layouts: data (and offset, output) any permutation of
+  NCHW, kernel any permutation of OIHW (NHWC / HWIO as topi.nn.deformable_conv2d_nhwc), as
+  0.19's relation took; other than NCHW / OIHW they are transposed around the NCHW kernel.
 - correlation (FlowNet, Dosovitskiy et al. 2015; MXNet ``Correlation``): for each displacement
   ``(dy, dx)`` in ``[-max_displacement, max_displacement]`` by ``stride2``, the mean over
   channels and a ``kernel_size`` window of ``data1 * data2`` (``is_multiply``) or
@@ -28,46 +32,87 @@ from ._nn_common import ntuple, pad_before_after
 from .registry import OpPattern, make_call, register_op
 
 
+def _layout_perm(layout: str, canon: str, what: str) -> tuple:
+    """Axes of ``layout`` in ``canon``'s order: ``layout`` must be a permutation of ``canon``
+    (0.19's relation took every layout convertible to NCHW / OIHW)."""
+    if len(layout) != len(canon) or sorted(layout) != sorted(canon):
+        raise TypeInferenceError(f"nn.deformable_conv2d: {what} {layout!r} is not supported; "
+                                 f"expected a permutation of {canon} (such as "
+                                 f"{'NHWC' if canon == 'NCHW' else 'HWIO'})")
+    return tuple(layout.index(ch) for ch in canon)
+
+
+def _layouts(attrs):
+    """(data, kernel, out) permutations to NCHW / OIHW / NCHW."""
+    out = attrs.out_layout or attrs.data_layout
+    return (_layout_perm(attrs.data_layout, "NCHW", "data_layout"),
+            _layout_perm(attrs.kernel_layout, "OIHW", "kernel_layout"),
+            _layout_perm(out, "NCHW", "out_layout"))
+
+
+def _to_layout(shape, perm) -> tuple:
+    """A canonical-order ``shape`` (NCHW / OIHW) in the layout whose permutation is ``perm``."""
+    out = [None] * len(perm)
+    for canon_axis, axis in enumerate(perm):
+        out[axis] = shape[canon_axis]
+    return tuple(out)
+
+
 def _deform_rel(types, attrs):
+    """Types of 0.19's DeformableConv2DRel: data decides; the weight comes from ``channels``
+    and ``kernel_size`` when both are given (else from its own type), and the offset's type is
+    filled in from the output size."""
     op = "nn.deformable_conv2d"
-    if any(isinstance(t, IncompleteType) for t in types[:2]):
+    if isinstance(types[0], IncompleteType):
         return None
-    data, offset = tensor_args(types[:2], ("data", "offset"), op)
-    if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW":
-        raise TypeInferenceError(f"{op}: only NCHW data and OIHW kernel layouts are supported, "
-                                 f"got {attrs.data_layout}, {attrs.kernel_layout}")
-    if data.ndim != 4 or offset.ndim != 4:
-        raise TypeInferenceError(f"{op}: data and offset must be 4-d, got "
-                                 f"{shape_str(data.shape)}, {shape_str(offset.shape)}")
-    n, c, h, w = data.shape
+    (data,) = tensor_args(types[:1], ("data",), op)
+    dperm, kperm, operm = _layouts(attrs)
+    if data.ndim != 4:
+        raise TypeInferenceError(f"{op}: data must be 4-d ({attrs.data_layout}), got "
+                                 f"{shape_str(data.shape)}")
+    n, c, h, w = (data.shape[i] for i in dperm)
     dg, g = attrs.deformable_groups, attrs.groups
     if isinstance(c, int) and (c % dg or c % g):
         raise TypeInferenceError(f"{op}: {c} input channels do not divide by deformable_groups="
                                  f"{dg} and groups={g}")
+    fill = {}
     weight = types[2]
-    if isinstance(weight, IncompleteType):
-        if attrs.channels is None or attrs.kernel_size is None:
-            return None
+    if attrs.channels is not None and attrs.kernel_size is not None:
         kh, kw = attrs.kernel_size
         wshape = (attrs.channels, c // g, kh, kw)
-        fill = {2: TensorType(wshape, data.dtype)}
+        fill[2] = TensorType(_to_layout(wshape, kperm), data.dtype)
+    elif isinstance(weight, IncompleteType):
+        return None
     else:
         (weight,) = tensor_args([weight], ("weight",), op)
-        wshape = weight.shape
-        if len(wshape) != 4 or (isinstance(c, int) and wshape[1] * g != c):
-            raise TypeInferenceError(f"{op}: weight {shape_str(wshape)} does not fit data "
+        if weight.ndim != 4:
+            raise TypeInferenceError(f"{op}: weight must be 4-d ({attrs.kernel_layout}), got "
+                                     f"{shape_str(weight.shape)}")
+        wshape = tuple(weight.shape[i] for i in kperm)
+        if isinstance(c, int) and isinstance(wshape[1], int) and wshape[1] * g != c:
+            raise TypeInferenceError(f"{op}: weight {shape_str(weight.shape)} does not fit data "
                                      f"{shape_str(data.shape)} with groups={g}")
-        fill = {}
+        if attrs.kernel_size is not None and tuple(attrs.kernel_size) != tuple(wshape[2:]):
+            raise TypeInferenceError(f"{op}: kernel_size={list(attrs.kernel_size)} does not "
+                                     f"match weight {shape_str(weight.shape)}")
+        if attrs.channels is not None and attrs.channels != wshape[0]:
+            raise TypeInferenceError(f"{op}: channels={attrs.channels} does not match weight "
+                                     f"{shape_str(weight.shape)}")
     o, _, kh, kw = wshape
     (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
     (pt, pl), (pb, pr) = pad_before_after(attrs.padding, 2, op)
     oh = (h + pt + pb - (kh - 1) * dh - 1) // sh + 1
     ow = (w + pl + pr - (kw - 1) * dw - 1) // sw + 1
-    want = (n, dg * kh * kw * 2, oh, ow)
-    if tuple(offset.shape) != want:
-        raise TypeInferenceError(f"{op}: offset must have shape {shape_str(want)}, got "
-                                 f"{shape_str(offset.shape)}")
-    out = TensorType((n, o, oh, ow), attrs.out_dtype or data.dtype)
+    want = _to_layout((n, dg * kh * kw * 2, oh, ow), dperm)
+    offset = types[1]
+    if isinstance(offset, IncompleteType):
+        fill[1] = TensorType(want, data.dtype)
+    else:
+        (offset,) = tensor_args([offset], ("offset",), op)
+        if tuple(offset.shape) != want:
+            raise TypeInferenceError(f"{op}: offset must have shape {shape_str(want)}, got "
+                                     f"{shape_str(offset.shape)}")
+    out = TensorType(_to_layout((n, o, oh, ow), operm), attrs.out_dtype or data.dtype)
     return (out, fill) if fill else out
 
 
@@ -92,7 +137,9 @@ def _sample_clamped(img, y, x):
 
 
 def _deform_ref(args, attrs, out_type):
+    dperm, kperm, operm = _layouts(attrs)
     data, offset, weight = (a.astype("float64") for a in args)
+    data, offset, weight = data.transpose(dperm), offset.transpose(dperm), weight.transpose(kperm)
     n, c, _, _ = data.shape
     o, cg, kh, kw = weight.shape
     _, _, oh, ow = offset.shape
@@ -117,13 +164,29 @@ def _deform_ref(args, attrs, out_type):
             wg = weight[gi * og:(gi + 1) * og].reshape(og, -1)
             cg_cols = cols[gi * cg:(gi + 1) * cg].reshape(cg * kh * kw, oh * ow)
             out[b, gi * og:(gi + 1) * og] = (wg @ cg_cols).reshape(og, oh, ow)
-    return out.astype(out_type.dtype)
+    return out.transpose(np.argsort(operm)).astype(out_type.dtype)
 
 
 def _deform_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    dperm, kperm, operm = _layouts(attrs)
+    data, offset, weight = inputs
+    ident = (0, 1, 2, 3)
+    # other layouts: transposed to NCHW / OIHW around the NCHW kernel
+    if dperm != ident:
+        data, offset = topi.transpose(data, dperm), topi.transpose(offset, dperm)
+    if kperm != ident:
+        weight = topi.transpose(weight, kperm)
+    out = _deform_nchw(attrs, data, offset, weight, out_type.dtype)
+    if operm != ident:
+        out = topi.transpose(out, [int(i) for i in np.argsort(operm)])
+    return out
+
+
+def _deform_nchw(attrs, data, offset, weight, odt):
     from tvm import te, tirx
 
-    data, offset, weight = inputs
     n, c, h, w = (int(d) for d in data.shape)
     o, cg, kh, kw = (int(d) for d in weight.shape)
     _, _, oh, ow = (int(d) for d in offset.shape)
@@ -154,7 +217,6 @@ def _deform_compute(attrs, inputs, out_type):
     ry = te.reduce_axis((0, kh), name="ry")
     rx = te.reduce_axis((0, kw), name="rx")
     og = o // attrs.groups
-    odt = out_type.dtype
     return te.compute(
         (n, o, oh, ow),
         lambda b, f, y, x: te.sum(
@@ -190,13 +252,22 @@ def deformable_conv2d(data, offset, weight, strides=(1, 1), padding=(0, 0), dila
     docstring.
 
     Args:
-        data: ``(N, C, H, W)``.
-        offset: ``(N, deformable_groups * KH * KW * 2, OH, OW)`` sampling offsets in pixels.
-        weight: ``(O, C / groups, KH, KW)`` (inferred from ``channels``, ``kernel_size``).
+        data: ``(N, C, H, W)`` in NCHW (the axes of ``data_layout``, e.g. NHWC).
+        offset: ``(N, deformable_groups * KH * KW * 2, OH, OW)`` sampling offsets in pixels,
+            in ``data_layout``'s axis order; inferred when not annotated.
+        weight: ``(O, C / groups, KH, KW)`` in OIHW (the axes of ``kernel_layout``, e.g.
+            HWIO); inferred from ``channels`` and ``kernel_size`` when both are given, else
+            its shape gives them.
         strides, padding, dilation: as ``nn.conv2d`` (padding 1, 2 or 4 values).
+        data_layout, kernel_layout, out_layout: permutations of NCHW / OIHW / NCHW
+            (``out_layout`` defaults to ``data_layout``).
 
     Returns:
-        ``(N, O, OH, OW)`` of ``out_dtype`` (data's dtype by default).
+        ``(N, O, OH, OW)`` in ``out_layout`` of ``out_dtype`` (data's dtype by default).
+
+    Raises:
+        TypeInferenceError: (at type inference) a layout that is not such a permutation, or
+            shapes that do not fit (channels, groups, kernel_size, offset).
     """
     return make_call("nn.deformable_conv2d", [data, offset, weight],
                      strides=ntuple(strides, 2, "strides", "nn.deformable_conv2d"),

@@ -563,4 +563,24 @@ register_gradient(
 )
 for _name in ("shape_of", "ndarray_size"):
     register_gradient(_name, lambda orig, g: [_zeros_like(orig.args[0])])
-register_gradient("arange", lambda orig, g: [_zeros_like(a) for a in orig.args])
+
+
+def _arange_grad(orig, g):
+    """``out[i] = start + i * step``: d/dstart is ``sum(g)``, d/dstep is ``sum(i * g[i])``,
+    d/dstop is 0 (tvm.relay 0.19's arange_grad). ``i`` is recovered as
+    ``round((out - start) / step)``, which keeps the gradient free of dynamic shapes."""
+    start, stop, step = orig.args
+
+    def like_out(x):
+        return make_call("cast_like", [x, orig])
+
+    idx = make_call("round", [make_call("divide", [
+        make_call("subtract", [orig, like_out(start)]), like_out(step)])])
+    total = make_call("sum", [g], axis=None, keepdims=False, exclude=False)
+    weighted = make_call("sum", [make_call("multiply", [g, idx])], axis=None, keepdims=False,
+                         exclude=False)
+    return [make_call("cast_like", [total, start]), _zeros_like(stop),
+            make_call("cast_like", [weighted, step])]
+
+
+register_gradient("arange", _arange_grad)

@@ -62,7 +62,7 @@ def load_json(text: str):
         RelayError: not such JSON, or written by a newer relay_tvm.
         ParseError: the text inside does not parse.
     """
-    from .parser import parse, parse_expr
+    from .parser import _parse_module, parse_expr
 
     if not is_relay_json(text):
         raise RelayError("load_json: not JSON written by relay_tvm's save_json")
@@ -71,7 +71,8 @@ def load_json(text: str):
         raise RelayError(f"load_json: format version {d[KEY]} is newer than this relay_tvm "
                          f"reads ({VERSION})")
     if d.get("kind") == "IRModule":
-        return parse(d["text"], "load_json")
+        # as saved: 0.19's JSON kept the nodes as they were, missing annotations included
+        return _parse_module(d["text"], "load_json", annotate=False)
     return parse_expr(d["text"], "load_json")
 
 

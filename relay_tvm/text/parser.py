@@ -836,10 +836,17 @@ def parse(source: str, source_name="from_string", init_module=None, init_meta_ta
         TypeInferenceError: the text parses but is ill-typed; the message ends with the
             ``source:line:col`` of the offending expression (the parser's spans).
     """
+    return _parse_module(source, source_name, init_module, init_meta_table)
+
+
+def _parse_module(source, source_name="from_string", init_module=None, init_meta_table=None,
+                  annotate=True):
+    """:func:`parse`; ``annotate=False`` sets ``checked_type`` but leaves missing annotations
+    and return types missing (``load_json``: the module exactly as saved)."""
     from ..typing.infer import infer_module  # what the InferType pass runs
 
     mod = _run(Parser(source, source_name, init_module, init_meta_table), "parse_module")
-    return infer_module(mod)
+    return infer_module(mod, annotate=annotate)
 
 
 def parse_expr(source: str, source_name="from_string", init_module=None, init_meta_table=None):

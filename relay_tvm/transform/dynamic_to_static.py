@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.expr import Constant
+from ..ir.expr import Constant, Function
 from ..op.registry import make_call
 from ._rewrite import Rewriter, called_ops, op_name
 from .pass_infra import ModulePass, PassInfo
@@ -146,6 +146,14 @@ class _ToStatic(Rewriter):
             return new
         self.changed = True
         return out
+
+    def post_function(self, orig, new):
+        # a static operator may give a function a more precise return type than the one
+        # inference filled in: drop it and let InferType give the new one (0.19's
+        # DynamicToStatic cleared every function's ret_type)
+        if new is orig or new.ret_type is None:
+            return new
+        return Function(new.params, new.body, None, new.type_params, new.attrs, new.span)
 
 
 def dynamic_to_static(mod):

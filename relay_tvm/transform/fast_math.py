@@ -1,7 +1,8 @@
-"""FastMath: replace exp, tanh and erf by their fast approximations (opt level 4).
+"""FastMath: replace exp, tanh, erf and softmax by their fast approximations (opt level 4).
 
-Relay's ``fast_math.cc``: ``exp -> fast_exp``, ``tanh -> fast_tanh``, ``erf -> fast_erf``
-(topi's polynomial approximations; float32 only, accurate to about 1e-5 relative).
+Relay's ``fast_math.cc``: ``exp -> fast_exp``, ``tanh -> fast_tanh``, ``erf -> fast_erf``,
+``nn.softmax -> nn.fast_softmax`` (same attributes; topi's polynomial approximations; float32
+only, accurate to about 1e-5 relative).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from ..op.registry import is_registered
 from ._rewrite import Rewriter, op_name
 from .pass_infra import FunctionPass, PassInfo
 
-FAST = {"exp": "fast_exp", "tanh": "fast_tanh", "erf": "fast_erf"}
+FAST = {"exp": "fast_exp", "tanh": "fast_tanh", "erf": "fast_erf",
+        "nn.softmax": "nn.fast_softmax"}
 
 
 class _FastMath(Rewriter):
@@ -27,7 +29,7 @@ class _FastMath(Rewriter):
 
 
 def FastMath():  # noqa: N802 - Relay's name
-    """Use fast approximations of exp, tanh, erf (opt level 4)."""
+    """Use fast approximations of exp, tanh, erf and nn.softmax (opt level 4)."""
     return FunctionPass(lambda f, m, c: _FastMath().rewrite(f),
                         PassInfo(4, "FastMath", ("InferType",)))
 

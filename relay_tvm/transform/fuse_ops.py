@@ -406,9 +406,10 @@ def _make_function(info: _GroupInfo, body, span):
     attrs = {"Primitive": 1 if calls else 0}
     if calls and all(isinstance(c.op, Op) and c.op.name in _RESHAPE_OPS for c in calls):
         attrs["relay.reshape_only"] = 1
-    # ret_type stays unannotated, as a hand-written primitive function; inference types it
-    fn = Function(info.params, body, None, (), DictAttrs(attrs), span)
+    # the return type is the body's, as 0.19's FuseOps annotated it (and as InferType fills in
+    # a hand-written function's)
     body_type = _ctype(body)
+    fn = Function(info.params, body, body_type, (), DictAttrs(attrs), span)
     if body_type is not None:
         # the types inference would give: (parameter annotations) -> body type, and the call
         # returns the body's type (see adopt_type)

@@ -16,7 +16,10 @@ class _InferType(Pass):
 
 def InferType() -> Pass:  # noqa: N802 - Relay's name
     """Type inference over a whole module (opt level 0). Fills in ``checked_type`` of every
-    expression; raises :class:`relay_tvm.errors.TypeInferenceError` on a type error."""
+    expression, and, as tvm.relay 0.19's pass did, the inferred type of every variable bound
+    without an annotation and the return type of every function without one (the functions
+    are rebuilt; the module passed in is unchanged); raises
+    :class:`relay_tvm.errors.TypeInferenceError` on a type error."""
     return _InferType()
 
 

@@ -119,6 +119,8 @@ class TypeInferencer:
         self.reused: set = set()
         # every binding of a variable without a type annotation, in binding order
         self.unannotated: list = []
+        # every function walked that has no return type annotation
+        self.no_ret_type: list = []
 
     # ---- errors ----
     def _unify(self, a, b, expr, what: str):
@@ -204,6 +206,8 @@ class TypeInferencer:
                 if t is Function:
                     for p in e.params:
                         self._bind(p)
+                    if e.ret_type is None:
+                        self.no_ret_type.append(e)
                 elif t is Let:
                     self._bind(e.var)
                 elif t is Match:
@@ -355,6 +359,10 @@ class TypeInferencer:
                 f"can be called\n  in expression: {short(call)}",
                 call.span,
             )
+        if ft.type_params:
+            # instantiate what is known of a polymorphic function's type by now (its return
+            # type, when not annotated, is known only once its body has been walked)
+            ft = self.solver.resolve(ft)
         ft = _instantiate(ft)
         if len(ft.arg_types) != len(call.args):
             raise TypeInferenceError(
@@ -489,7 +497,7 @@ class TypeInferencer:
 
 # ---- entry points ------------------------------------------------------------------------------
 
-def infer_module(mod: IRModule, reuse: bool = True) -> IRModule:
+def infer_module(mod: IRModule, reuse: bool = True, annotate: bool = True) -> IRModule:
     """Type-check every function of ``mod`` (jointly, so globals may call each other); fills in
     ``checked_type`` everywhere and returns a new module holding the same functions.
 
@@ -497,16 +505,19 @@ def infer_module(mod: IRModule, reuse: bool = True) -> IRModule:
         reuse: take the types of sealed expressions (typed before, see ``_SEALABLE``) as they
             are; ``False`` types every expression again (the ``relay.debug.check_each_pass``
             check, and tests that the reused types are right).
+        annotate: fill in missing variable annotations and return types (what InferType
+            does, see :func:`annotate_missing`); ``False`` only sets ``checked_type``, leaving
+            the functions as they were (loading a saved module exactly).
 
     Raises:
         TypeInferenceError: with the expression, expected and actual types and the span.
         WellFormedError: a function uses a variable it does not bind.
     """
     with paused_gc():
-        return _infer_module(mod, reuse)
+        return _infer_module(mod, reuse, annotate)
 
 
-def _infer_module(mod: IRModule, reuse: bool = True) -> IRModule:
+def _infer_module(mod: IRModule, reuse: bool = True, annotate: bool = True) -> IRModule:
     from ..analysis.well_formed import check_well_formed
 
     funcs = mod.functions
@@ -514,7 +525,7 @@ def _infer_module(mod: IRModule, reuse: bool = True) -> IRModule:
     def sealed(f):
         return reuse and getattr(f, "_type_sealed", False)
 
-    if all(sealed(f) for f in funcs.values()):
+    if all(sealed(f) and (f.ret_type is not None or not annotate) for f in funcs.values()):
         # every function was type-checked before and refers to no global: nothing can have
         # changed (a sealed function was well formed too, and it is immutable)
         return mod.copy()
@@ -523,50 +534,83 @@ def _infer_module(mod: IRModule, reuse: bool = True) -> IRModule:
             check_well_formed(f, False, f"@{gv.name_hint}")
     inf = TypeInferencer(mod, reuse=reuse)
     missing = {}
-    for gv, f in funcs.items():
+    # polymorphic functions first: a call instantiates the callee's type as known at the call
+    order = sorted(funcs.items(), key=lambda item: not item[1].type_params)
+    for gv, f in order:
         sig = inf.global_type(gv)
-        start = len(inf.unannotated)
+        start, fstart = len(inf.unannotated), len(inf.no_ret_type)
         inf.visit(f)
-        missing[gv] = inf.unannotated[start:]
+        fns = inf.no_ret_type[fstart:]
+        if f.ret_type is None and f in inf.reused:
+            fns.append(f)  # sealed by an earlier local inference, never annotated
+        missing[gv] = (inf.unannotated[start:], fns)
         inf._unify(inf.types[f], sig, f, f"the type of @{gv.name_hint}")
     inf.finish()
     out = mod.copy()
+    if not annotate:
+        return out
     for gv, f in funcs.items():
-        nf = annotate_missing(f, missing[gv])
+        nf = annotate_missing(f, *missing[gv])
         if nf is not f:
             out[gv] = nf
     return out
 
 
-def annotate_missing(func, missing=None):
+def annotate_missing(func, missing=None, functions=None):
     """A copy of a type-checked ``func`` whose variables bound without an annotation carry their
-    inferred type (Relay's ``update_missing_type_annotation``), with ``checked_type`` set on
-    every rebuilt node. The caller's own expression is left as it was.
+    inferred type, and whose functions (``func`` and those inside it) without a return type
+    annotation carry their inferred return type, with ``checked_type`` set on every rebuilt
+    node. This is Relay 0.19's ``update_missing_type_annotation`` (type_infer.cc's Resolver set
+    a missing ``Var.type_annotation`` and ``Function.ret_type`` after solving). The caller's own
+    expression is left as it was.
 
     This is what lets a later pass remove the operator that determined a parameter's type
     (SimplifyInference dropping ``nn.batch_norm``, ...) and still leave a typeable program.
-    Returns ``func`` itself when every variable is annotated already.
+    Returns ``func`` itself when every variable and function is annotated already.
 
     Args:
         missing: the variables ``func`` binds without an annotation, when the caller knows
             them already (the inferencer records them); found by a walk over ``func`` if None.
+        functions: the functions in ``func`` (``func`` included) without a return type, when
+            the caller knows them; found by the same walk if None.
     """
     from ..ir.functor import ExprMutator
 
-    if missing is None:
+    if missing is None or functions is None:
         from ..analysis.free import bound_vars
+        from ..ir.functor import post_order_visit
 
-        missing = [v for v in bound_vars(func) if v.type_annotation is None]
-    if not missing:
+        if missing is None:
+            missing = [v for v in bound_vars(func) if v.type_annotation is None]
+        if functions is None:
+            functions = []
+            post_order_visit(func, lambda e: functions.append(e)
+                             if type(e) is Function and e.ret_type is None else None)
+    if not missing and not functions:
         return func
+    if not missing and len(functions) == 1 and functions[0] is func:
+        # only the function itself lacks its return type: no walk over the body
+        t = func.checked_type
+        out = Function(func.params, func.body, t.ret_type, func.type_params, func.attrs,
+                       func.span)
+        out._set_checked_type(t, _closed(out))
+        return out
     fresh = {}
     for v in missing:
         nv = fresh[v] = Var(v.name_hint, v.checked_type, v.span)
         nv._set_checked_type(v.checked_type)  # sealed parents are not walked again
+    no_ret = {id(f): f for f in functions}
 
     class _Annotate(ExprMutator):
         def visit_var(self, v):
             return fresh.get(v, v)
+
+        def visit_function(self, e):
+            new = super().visit_function(e)
+            if id(e) not in no_ret:
+                return new
+            ret = e.checked_type.ret_type
+            return Function(new.params, new.body, ret, new.type_params, new.attrs, new.span)
 
         def visit_pattern(self, p):
             if isinstance(p, PatternVar):

@@ -369,6 +369,7 @@ def test_save_json_round_trips_relay_modules_and_expressions():
     back = tvm.ir.load_json(text)
     assert isinstance(back, IRModule)
     tvm.ir.assert_structural_equal(back, mod)
+    assert back["main"].ret_type is None  # as saved: loading adds no annotation
     got = back["main"].body.args[0].args[0].args[1].data.numpy()
     assert got.tobytes() == c.data.numpy().tobytes()  # bit for bit (NaN, -0.0, subnormal)
     a = RNG.uniform(-1, 1, (2, 3)).astype("float32")

@@ -200,6 +200,30 @@ def test_get_source_of_built_library():
     assert "sigmoid" in lib.lib.imported_modules[0].get_source()
 
 
+def test_tvm_runtime_load_module_of_exported_graph_library(tmp_path):
+    # 0.19's deploy script: tvm.runtime.load_module, then lib["default"](dev) into
+    # tvm.contrib.graph_executor.GraphModule
+    from tvm.contrib import graph_executor
+
+    x = relay.var("x", shape=(2, 3))
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.nn.relu(x) * relay.const(2.0)))
+    path = str(tmp_path / "net.so")
+    relay.build(mod, target="llvm", mod_name="net").export_library(path)
+    lib = tvm.runtime.load_module(path)
+    m = graph_executor.GraphModule(lib["net"](tvm.cpu(0)))
+    m.set_input("x", np.array([[-1, 2, 3], [4, -5, 6]], "float32"))
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), [[0, 4, 6], [8, 0, 12]])
+    with pytest.raises(BuildError, match=r"no function 'default'; use m\['net'\]\(dev\)"):
+        lib["default"]
+    assert callable(lib["vm_load_executable"])  # TVM's own functions are found as before
+
+    vm_path = str(tmp_path / "vm.so")
+    relay.vm.compile(mod, target="llvm").mod.export_library(vm_path)
+    with pytest.raises(BuildError, match=r"VM executable .* relay.vm.load_executable"):
+        tvm.runtime.load_module(vm_path)["default"]
+
+
 def test_executor_and_runtime_options():
     from tvm.relay.backend import Executor, Runtime
 

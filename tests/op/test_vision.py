@@ -244,6 +244,62 @@ def test_deformable_conv2d_zero_offset_is_conv2d():
                                atol=1e-5)
 
 
+@pytest.mark.parametrize("layout,kernel_layout,kernel_size", [
+    ("NCHW", "OIHW", (3, 3)), ("NHWC", "HWIO", (3, 3)), ("NCHW", "OIHW", None),
+    ("NHWC", "HWIO", None)])
+def test_deformable_conv2d_infers_offset_and_weight_types(layout, kernel_layout, kernel_size):
+    # 0.19's relation: the offset's type is filled in from the output size; the weight's from
+    # channels and kernel_size, or, without kernel_size, the weight's shape gives the taps
+    nchw = layout == "NCHW"
+    x = relay.var("x", shape=(2, 4, 16, 12) if nchw else (2, 16, 12, 4))
+    wshape = (6, 2, 3, 5) if kernel_layout == "OIHW" else (3, 5, 2, 6)
+    ks = None if kernel_size is None else (3, 5)
+    w = relay.var("w") if ks else relay.var("w", shape=wshape)
+    o = relay.var("o")
+    y = relay.nn.deformable_conv2d(x, o, w, strides=(2, 1), padding=(1, 2), deformable_groups=2,
+                                   groups=2, channels=6, kernel_size=ks, data_layout=layout,
+                                   kernel_layout=kernel_layout)
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x, o, w], y)))
+    main = mod["main"]
+    # out (2, 6, 8, 12): (16 + 2 - 3) // 2 + 1 = 8, 12 + 4 - 5 + 1 = 12; offset 2 * 3*5 * 2 = 60
+    out, off = ((2, 6, 8, 12), (2, 60, 8, 12)) if nchw else ((2, 8, 12, 6), (2, 8, 12, 60))
+    assert main.ret_type == relay.TensorType(out)
+    assert main.params[1].checked_type == relay.TensorType(off)
+    assert main.params[2].checked_type == relay.TensorType(wshape)
+
+
+def test_deformable_conv2d_relation_errors():
+    x, o = relay.var("x", shape=(1, 4, 8, 8)), relay.var("o")
+    w = relay.var("w", shape=(4, 4, 3, 3))
+    with pytest.raises(TypeInferenceError, match=r"kernel_size=\[5, 5\] does not match weight"):
+        infer(relay.nn.deformable_conv2d(x, o, w, kernel_size=(5, 5)))
+    with pytest.raises(TypeInferenceError, match=r"channels=8 does not match weight"):
+        infer(relay.nn.deformable_conv2d(x, o, w, channels=8))
+    with pytest.raises(TypeInferenceError, match=r"data_layout 'NCHW4c' is not supported"):
+        infer(relay.nn.deformable_conv2d(x, o, w, data_layout="NCHW4c"))
+    o = relay.var("o", shape=(1, 18, 8, 8))
+    with pytest.raises(TypeInferenceError, match=r"offset must have shape \(1, 18, 6, 6\)"):
+        infer(relay.nn.deformable_conv2d(x, o, w))
+
+
+def test_deformable_conv2d_nhwc_hwio_is_the_nchw_result_transposed():
+    rng = np.random.default_rng(3)
+    d = rng.normal(size=(1, 4, 7, 6)).astype("float32")
+    off = rng.uniform(-1.5, 1.5, size=(1, 2 * 9 * 2, 7, 6)).astype("float32")
+    w = rng.normal(size=(3, 4, 3, 3)).astype("float32")
+    args = dict(padding=(1, 1), deformable_groups=2, channels=3, kernel_size=(3, 3))
+
+    def func(layout, kernel_layout, shapes):
+        vs = [relay.var(n, shape=s) for n, s in zip("xow", shapes)]
+        return relay.Function(vs, relay.nn.deformable_conv2d(
+            *vs, data_layout=layout, kernel_layout=kernel_layout, **args))
+
+    want = _ref(func("NCHW", "OIHW", [d.shape, off.shape, w.shape]), [d, off, w])[0]
+    nhwc = [d.transpose(0, 2, 3, 1), off.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0)]
+    got = _both(func("NHWC", "HWIO", [a.shape for a in nhwc]), nhwc)[0]
+    np.testing.assert_allclose(got, want.transpose(0, 2, 3, 1), rtol=1e-5, atol=1e-5)
+
+
 def test_correlation_values():
     rng = np.random.default_rng(2)
     a = rng.normal(size=(1, 2, 5, 5)).astype("float32")

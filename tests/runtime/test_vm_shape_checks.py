@@ -177,7 +177,9 @@ def test_strided_slice_of_any_dims_equals_numpy(case):
         ndim = a.ndim
         ax = axes if axes is not None else list(range(len(begin)))
         st = strides if strides is not None else [1]
-        st = st * len(ax) if len(st) == 1 else st
+        # fewer strides than axes: the others step by 1 (0.19's StridedSliceRel, see
+        # relay_tvm.op.indexing)
+        st = list(st) + [1] * (len(ax) - len(st))
         idx = [slice(None)] * ndim
         for k, axis in enumerate(ax):
             b, e, s = begin[k], end[k], st[k]

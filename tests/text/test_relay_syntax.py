@@ -90,8 +90,9 @@ def test_nested_block_comments_and_wide_literals():
 def test_attributes_of_a_non_operator_call_keep_their_type_key():
     text = (
         '#[version = "0.0.5"]\n'
-        "def @main(%p0: Tensor[(2, 4), float32]) {\n"
-        "  %0 = fn (%x: Tensor[(2, 4), float32]) {\n    nn.relu(%x)\n  };\n"
+        "def @main(%p0: Tensor[(2, 4), float32]) -> Tensor[(2, 4), float32] {\n"
+        "  %0 = fn (%x: Tensor[(2, 4), float32]) -> Tensor[(2, 4), float32] {\n"
+        "    nn.relu(%x)\n  };\n"
         '  %0(%p0, name="func_call_attrs", attrs_type_key="attrs.TestAttrs")\n'
         "}"
     )

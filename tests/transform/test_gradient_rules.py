@@ -122,3 +122,18 @@ def test_unsupported_variants_name_the_operator():
     func = relay.testing.run_infer_type(relay.Function([y], relay.sum(relay.cumprod(y))))
     with pytest.raises(GradientError, match="operator cumprod has no gradient rule"):
         relay.transform.gradient(func, mode="first_order")
+
+
+def test_arange_gradient_with_respect_to_start_and_step():
+    # out[i] = start + i * step, here (2.5, 4.3, 6.1, 7.9); the gradient seeds every output
+    # with 1: d/dstart = 4 (the length), d/dstep = 0 + 1 + 2 + 3, d/dstop = 0
+    start, stop, step = (relay.var(n, shape=(), dtype=F64) for n in ("start", "stop", "step"))
+    func = relay.testing.run_infer_type(
+        relay.Function([start, stop, step], relay.arange(start, stop, step, F64)))
+    back = relay.testing.run_infer_type(relay.transform.gradient(func))
+    args = [np.array(v, F64) for v in (2.5, 9.5, 1.8)]
+    value, (g_start, g_stop, g_step) = relay.create_executor("debug").evaluate(back)(*args)
+    np.testing.assert_allclose(value.numpy(), [2.5, 4.3, 6.1, 7.9])
+    np.testing.assert_allclose(g_start.numpy(), 4.0)
+    np.testing.assert_allclose(g_stop.numpy(), 0.0)
+    np.testing.assert_allclose(g_step.numpy(), 6.0)

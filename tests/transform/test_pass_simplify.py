@@ -3,6 +3,7 @@ FastMath: before/expected structures and interpreter agreement."""
 
 import numpy as np
 import pytest
+import tvm
 from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
 
 import relay_tvm as relay
@@ -225,3 +226,22 @@ def test_fast_math():
     with transform.PassContext(opt_level=3):
         mod = transform.Sequential([transform.FastMath()])(relay.IRModule.from_expr(f))
     assert mod["main"] is f
+
+
+def test_fast_math_softmax_becomes_fast_softmax_and_runs_compiled():
+    # 0.19's FastMath also rewrote nn.softmax (keeping its axis) into nn.fast_softmax
+    x = relay.var("x", shape=(3, 5))
+    f = relay.Function([x], relay.nn.softmax(x, axis=0))
+    after = run_opt_pass(f, transform.FastMath(), opt_level=4)
+    assert after.body.op.name == "nn.fast_softmax" and after.body.attrs.axis == 0
+    data = np.random.default_rng(0).uniform(-4, 4, (3, 5)).astype("float32")
+    want = np.exp(data) / np.exp(data).sum(axis=0, keepdims=True)
+    lib = relay.build(relay.IRModule.from_expr(after), target="llvm")
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    gm.set_input("x", data)
+    gm.run()
+    np.testing.assert_allclose(gm.get_output(0).numpy(), want, rtol=1e-5, atol=1e-6)
+    f16 = relay.var("y", shape=(4,), dtype="float16")
+    kept = run_opt_pass(relay.Function([f16], relay.nn.softmax(f16)), transform.FastMath(),
+                        opt_level=4)
+    assert kept.body.op.name == "nn.softmax"  # fast_exp is float32 only

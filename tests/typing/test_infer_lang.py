@@ -260,3 +260,50 @@ def test_ret_type_annotation_checked():
     f = relay.Function([x], x, ret_type=f32(3))
     with pytest.raises(TypeInferenceError, match="return annotation"):
         relay.transform.InferTypeLocal(f)
+
+
+def test_infer_type_fills_in_missing_return_types_and_param_annotations():
+    # 0.19's Resolver set a missing Function.ret_type and Var.type_annotation to the inferred
+    # types, in @main and in the functions inside it; the module passed in is left as it was
+    x = relay.var("x", shape=(2, 3))
+    y = relay.var("y")
+    inner = relay.Function([y], relay.sum(y, axis=1))
+    f = relay.Function([x], relay.Tuple([relay.exp(x), relay.Call(inner, [x])]))
+    mod = relay.IRModule.from_expr(f)
+    typed = relay.transform.InferType()(mod)
+    main = typed["main"]
+    assert main.ret_type == relay.TupleType([f32(2, 3), f32(2)])
+    new_inner = main.body.fields[1].op
+    assert new_inner.ret_type == f32(2)
+    assert new_inner.params[0].type_annotation == f32(2, 3)
+    assert mod["main"].ret_type is None and inner.ret_type is None and y.type_annotation is None
+    assert "-> (Tensor[(2, 3), float32], Tensor[(2), float32]) {" in relay.astext(typed)
+    # a second inference changes nothing
+    again = relay.transform.InferType()(typed)
+    assert again["main"] is main
+
+
+def test_infer_type_keeps_a_given_return_type_and_fills_polymorphic_ones():
+    x = relay.var("x", shape=(4,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x), ret_type=f32(4)))
+    ann = mod["main"].ret_type
+    assert relay.transform.InferType()(mod)["main"].ret_type is ann
+    a = relay.TypeVar("a")
+    v = relay.var("v", a)
+    mod = relay.IRModule()
+    mod["id"] = relay.Function([v], v, None, [a])
+    t = relay.var("t", shape=(2,))
+    mod["main"] = relay.Function([t], relay.Call(mod.get_global_var("id"), [t]))
+    typed = relay.transform.InferType()(mod)
+    assert typed["id"].ret_type == a
+    assert typed["main"].ret_type == f32(2)
+
+
+def test_infer_type_fills_in_the_return_type_of_a_function_typed_locally_before():
+    # InferTypeLocal types (and seals) a function without annotating it; putting it into a
+    # module and running InferType must still give it its return type
+    x = relay.var("x", shape=(3,))
+    f = relay.Function([x], relay.negative(x))
+    relay.transform.InferTypeLocal(f)
+    typed = relay.transform.InferType()(relay.IRModule.from_expr(f))
+    assert typed["main"].ret_type == f32(3)
