@@ -125,22 +125,35 @@ def _factory():
     base, fin_host, fin_dev = tvm.tirx.get_tir_pipeline("s_tir")
     threads = module_threads()  # read per build: the factory runs in each tirx.build
 
+    from . import prefetch
+
+    share, fetch = enabled() and threads >= 2, prefetch.enabled()
+
+    def one(f):
+        if not isinstance(f, tvm.tirx.PrimFunc):
+            return f
+        if fetch:
+            f = prefetch.insert(f)
+        return rewrite(f, threads) if share else f
+
     def run(mod):
         mod = base(mod)
-        funcs = {gv: rewrite(f, threads) if isinstance(f, tvm.tirx.PrimFunc) else f
-                 for gv, f in mod.functions.items()}
+        funcs = {gv: one(f) for gv, f in mod.functions.items()}
         return tvm.IRModule(funcs, attrs=mod.attrs)
 
     return run, fin_host, fin_dev
 
 
 def pipeline(target) -> str:
-    """The name of the TIR pipeline to build kernels for ``target`` with: TVM's ``s_tir``
-    followed by :func:`rewrite` for LLVM CPU targets (registered on first use), else
-    ``"default"``."""
+    """The name of the TIR pipeline to build kernels for ``target`` with: for LLVM CPU targets
+    (registered on first use) TVM's ``s_tir`` followed by :func:`.prefetch.insert` (unless
+    ``RELAY_TVM_NO_PREFETCH``) and :func:`rewrite` (for two or more threads, unless
+    ``RELAY_TVM_STATIC_PARALLEL``); else, or with both off, ``"default"``."""
     from .._threads import module_threads
+    from . import prefetch
 
-    if target.kind.name != "llvm" or not enabled() or module_threads() < 2:
+    if target.kind.name != "llvm" or not ((enabled() and module_threads() >= 2)
+                                         or prefetch.enabled()):
         return "default"
     from tvm.tirx import compilation_pipeline as cp
 

@@ -56,6 +56,9 @@ def test_c_target_and_switch_off_keep_static_loops(monkeypatch):
     shape = (8, 64, 16, 16)
     assert dp.pipeline(tvm.target.Target("c")) == "default"
     monkeypatch.setenv("RELAY_TVM_STATIC_PARALLEL", "1")
+    _, text = _lowered(shape)  # relay_tvm's pipeline still runs (the weight prefetch)
+    assert "T.parallel" in text and "pthread_mutex_lock" not in text
+    monkeypatch.setenv("RELAY_TVM_NO_PREFETCH", "1")
     assert dp.pipeline(tvm.target.Target("llvm")) == "default"
     _, text = _lowered(shape)
     assert "T.parallel" in text and "pthread_mutex_lock" not in text
@@ -63,6 +66,9 @@ def test_c_target_and_switch_off_keep_static_loops(monkeypatch):
 
 def test_one_thread_module_keeps_static_loops(monkeypatch):
     monkeypatch.setenv("TVM_NUM_THREADS", "1")
+    _, text = _lowered((8, 64, 16, 16))
+    assert "T.parallel" in text and "pthread_mutex_lock" not in text
+    monkeypatch.setenv("RELAY_TVM_NO_PREFETCH", "1")
     assert dp.pipeline(tvm.target.Target("llvm")) == "default"
 
 

@@ -1,0 +1,127 @@
+"""The Winograd GEMM's weight prefetch (relay_tvm.backend.prefetch) and its register
+accumulators: on planes of few tiles the pass puts one prefetch of the weight element two
+output-channel blocks on in the annotated reduction loop, larger planes keep the plain GEMM,
+the kernel equals a NumPy convolution either way (AVX-512 and AVX2 code), and the switch
+turns the prefetch off."""
+
+import numpy as np
+import pytest
+import tvm
+from backend_util import rand
+
+import relay_tvm as relay
+from relay_tvm.backend import dynamic_parallel as dp
+from relay_tvm.backend import prefetch
+from relay_tvm.backend.schedule.winograd import PREFETCH_MAX_TILES, PREFETCH_SLICES
+
+
+def _conv_relu(c, h):
+    x = relay.var("x", shape=(1, c, h, h))
+    w = relay.var("w", shape=(c, c, 3, 3))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1), channels=c, kernel_size=(3, 3)))
+    return relay.IRModule.from_expr(relay.Function([x, w], y))
+
+
+def _numpy_conv_relu(x, w):
+    c, h = x.shape[1], x.shape[2]
+    xp = np.pad(x[0].astype("float64"), ((0, 0), (1, 1), (1, 1)))
+    cols = np.stack([xp[:, i:i + h, j:j + h] for i in range(3) for j in range(3)], 1)
+    out = np.einsum("ckhw,ock->ohw", cols, w.reshape(c, c, 9).astype("float64"))
+    return np.maximum(out, 0)[None]
+
+
+def _build(c, h, m=2, target="llvm"):
+    w = (rand((c, c, 3, 3), seed=3) / np.sqrt(9 * c)).astype("float32")
+    with relay.transform.PassContext(opt_level=3, config={"relay.AlterOpLayout.winograd": m}):
+        lib = relay.build(_conv_relu(c, h), target=target, params={"w": w})
+    tgt = tvm.target.Target(target)
+    mod = tvm.tirx.transform.BindTarget(tgt.with_host(tgt))(lib.ir_mod)
+    pipe, _, _ = tvm.tirx.get_tir_pipeline(dp.pipeline(tgt))
+    text = "\n".join(f.script() for f in pipe(mod).functions.values())
+    return lib, w, text
+
+
+@pytest.mark.parametrize("c,h,m,target", [
+    (32, 14, 2, "llvm"), (64, 7, 2, "llvm"), (16, 12, 4, "llvm"), (32, 11, 4, "llvm"),
+    (32, 14, 2, "llvm -mcpu=haswell"), (24, 9, 4, "llvm -mcpu=haswell")])
+def test_winograd_gemm_prefetches_and_equals_numpy(c, h, m, target):
+    lib, w, text = _build(c, h, m, target)
+    assert "winograd" in text
+    # one prefetch in the GEMM's reduction, two channel blocks (C x block elements each) on
+    lines = [ln for ln in text.splitlines() if "T.prefetch" in ln]
+    assert len(lines) == 1, lines
+    block = 16 if "float32x16" in text else 8
+    assert f"+ {PREFETCH_SLICES * c * block}]" in lines[0], lines[0]
+    x = rand((1, c, h, h), seed=5)
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    gm.set_input("x", x)
+    gm.run()
+    np.testing.assert_allclose(gm.get_output(0).numpy(), _numpy_conv_relu(x, w),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_large_planes_keep_the_plain_gemm():
+    # F(2x2) on 40x40: 400 tiles, each weight slice reused by many register tiles
+    assert 20 * 20 > PREFETCH_MAX_TILES
+    lib, w, text = _build(16, 40, 2)
+    assert "winograd" in text and "T.prefetch" not in text
+    x = rand((1, 16, 40, 40), seed=7)
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    gm.set_input("x", x)
+    gm.run()
+    np.testing.assert_allclose(gm.get_output(0).numpy(), _numpy_conv_relu(x, w),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_switch_off_builds_without_prefetch_and_same_values(monkeypatch):
+    monkeypatch.setenv("RELAY_TVM_NO_PREFETCH", "1")
+    assert not prefetch.enabled()
+    lib, w, text = _build(32, 14)
+    assert "winograd" in text and "T.prefetch" not in text
+    x = rand((1, 32, 14, 14), seed=6)
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    gm.set_input("x", x)
+    gm.run()
+    np.testing.assert_allclose(gm.get_output(0).numpy(), _numpy_conv_relu(x, w),
+                               rtol=1e-4, atol=1e-4)
+
+
+def _loop(body_of, annotated=True):
+    from tvm import tirx
+
+    a = tirx.decl_buffer((4096,), "float32", name="a")
+    b = tirx.decl_buffer((64,), "float32", name="b")
+    i = tirx.Var("i", "int32")
+    ann = {prefetch.KEY: 1024} if annotated else {}
+    loop = tirx.For(i, tirx.const(0, "int32"), tirx.const(4, "int32"), tirx.ForKind.SERIAL,
+                    body_of(a, b, i), None, ann)
+    return tirx.PrimFunc([a, b], loop)
+
+
+def test_pass_inserts_before_the_first_vector_load_with_the_stride():
+    from tvm import tirx
+
+    def body(a, b, i):
+        scalar = tirx.BufferStore(b, tirx.BufferLoad(a, [i]), [i])
+        vec = tirx.BufferStore(b, tirx.BufferLoad(a, [tirx.Ramp(i * 16, 1, 16)]),
+                               [tirx.Ramp(tirx.const(0, "int32"), 1, 16)])
+        return tirx.SeqStmt([scalar, vec])
+
+    out = prefetch.insert(_loop(body)).script()
+    lines = [ln.strip() for ln in out.splitlines()]
+    k = next(n for n, ln in enumerate(lines) if "T.prefetch" in ln)
+    assert "i * 16 + 1024" in lines[k] and ", 0, 2, 1)" in lines[k]  # read, keep in L2
+    assert "T.Ramp" in lines[k + 1] and "T.Ramp" not in lines[k - 1]
+
+
+def test_pass_leaves_loops_without_annotation_or_vector_load():
+    from tvm import tirx
+
+    def body(a, b, i):
+        return tirx.BufferStore(b, tirx.BufferLoad(a, [tirx.Ramp(i * 16, 1, 16)]),
+                                [tirx.Ramp(tirx.const(0, "int32"), 1, 16)])
+
+    plain = _loop(body, annotated=False)
+    assert prefetch.insert(plain).same_as(plain)
+    scalar = _loop(lambda a, b, i: tirx.BufferStore(b, tirx.BufferLoad(a, [i]), [i]))
+    assert "T.prefetch" not in prefetch.insert(scalar).script()
