@@ -75,10 +75,9 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     Raises:
         BuildError: an unsupported construct, or a kernel that does not compile.
     """
-    from tvm.relax.vm_build import _vmlink
-
     from .backend import dynamic_parallel
     from .backend.build_module import run_passes
+    from .backend.link import vm_link
     from .backend.schedule import database_in_scope
     from .backend.target import make_target
     from .backend.vm_codegen import VMCompiler
@@ -101,8 +100,8 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
                      dst=ib.r(0))
         ib.emit_ret(ib.r(0))
     try:
-        lib = _vmlink(ib, tgt, comp.cache.ir_module() if comp.cache.funcs else None,
-                      tir_pipeline=dynamic_parallel.pipeline(tgt))
+        lib = vm_link(ib, tgt, comp.cache.ir_module() if comp.cache.funcs else None,
+                      dynamic_parallel.pipeline(tgt))
     except Exception as e:
         raise BuildError(f"VM compile: compiling the kernels for {tgt} failed: {e}") from e
     ctors = {c.tag: c for data in opt.type_definitions.values() for c in data.constructors}

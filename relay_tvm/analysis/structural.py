@@ -183,11 +183,12 @@ class _Equal:
             return a.name_hint == b.name_hint
         if t is Constant:
             x, y = a.data, b.data
-            return (
-                x.dtype == y.dtype
-                and x.shape == y.shape
-                and bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
-            )
+            if x.dtype != y.dtype or x.shape != y.shape:
+                return False
+            # the same bytes are equal values (NaNs included); different bytes may still be
+            # (0.0 and -0.0, NaNs of other payloads): NumPy decides those
+            return x.tobytes() == y.tobytes() or \
+                bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
         if t is Constructor:
             return _ctor_eq(a, b)
         if t is Call:
@@ -414,7 +415,7 @@ def structural_hash(node, map_free_vars: bool = False) -> int:
         elif t is GlobalVar:
             h = hash(("GV", e.name_hint))
         elif t is Constant:
-            h = hash(("C", str(e.data.dtype), e.data.shape, e.data.tobytes()))
+            h = hash(("C", e.data.dtype, e.data.shape, e.data.tobytes()))
         elif t is Constructor:
             h = hash(("Ctor", e.name_hint, e.belong_to.name_hint))
         elif t is Call:

@@ -368,11 +368,11 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
             None, or its work directory does not exist or holds no database.
     """
     import tvm
-    from tvm.relax.vm_build import _vmlink
 
     from . import dynamic_parallel
     from .executor_runtime import Executor, Runtime
     from .graph_codegen import build_graph, emit_vm
+    from .link import vm_link
     from .lower import LowerCache
     from .target import make_target
 
@@ -408,8 +408,8 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         _check_c_dtypes(tir_mod)
     try:
         with _codegen_context(tgt):
-            lib = _vmlink(ib, tgt, tir_mod if len(cache.funcs) else None,
-                          tir_pipeline=dynamic_parallel.pipeline(tgt))
+            lib = vm_link(ib, tgt, tir_mod if len(cache.funcs) else None,
+                          dynamic_parallel.pipeline(tgt))
     except Exception as e:
         raise BuildError(f"build: compiling the kernels for {tgt} failed: {e}") from e
     stats["codegen_s"] = time.perf_counter() - t0

@@ -33,11 +33,14 @@ Every rule keeps the expression's type; a rewritten node gets the type of the no
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import op
 from ..ir.expr import Constant, const
 from ..ir.types import TensorType
+from ..op.registry import OpPattern
 from ._rewrite import op_name
 
 
@@ -77,6 +80,9 @@ def is_signed_zero(e, negative: bool) -> bool:
     for every float ``x``, but ``x + (+0.0)`` turns ``x = -0.0`` into ``+0.0`` (IEEE 754)."""
     if type(e) is Constant:
         d = np.asarray(e.data)
+        if d.size == 1 and d.dtype.kind in "fiub":  # a scalar: no array temporaries
+            x = d.item()
+            return x == 0 and (math.copysign(1.0, x) < 0) == negative
         return d.size > 0 and bool(np.all(d == 0)) and bool(np.all(np.signbit(d) == negative))
     name = op_name(e)
     if name in ("zeros", "zeros_like"):
@@ -264,8 +270,6 @@ def _fill_value(e, dtype):
 def _full_operand(orig, new):
     """0.19's FullElementwise: a filled tensor operand of a broadcasting operator is its scalar
     when the other operand alone already has the result's type."""
-    from ..op.registry import OpPattern
-
     if new.op.pattern != OpPattern.BROADCAST or len(new.args) != 2:
         return None
     t = ty(orig)

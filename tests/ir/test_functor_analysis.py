@@ -112,6 +112,24 @@ def test_structural_equal_detects_differences():
     assert not analysis.structural_equal(f1, f2)
 
 
+def test_structural_equal_constants_compare_values():
+    """Constants are equal when NumPy's array_equal (NaN equal to NaN) says so, whether or not
+    their bytes are the same; equal constants hash alike when their bytes are."""
+    c = relay.const
+    assert analysis.structural_equal(c(np.float32(0.0)), c(np.float32(-0.0)))
+    assert analysis.structural_equal(c(np.float32("nan")), c(np.float32("nan")))
+    assert analysis.structural_equal(c(np.array([1.0, np.nan], "float32")),
+                                     c(np.array([1.0, np.nan], "float32")))
+    assert not analysis.structural_equal(c(np.array([1.0, 2.0], "float32")),
+                                         c(np.array([1.0, 3.0], "float32")))
+    assert not analysis.structural_equal(c(np.array([1, 2], "int32")),
+                                         c(np.array([[1, 2]], "int32")))
+    assert not analysis.structural_equal(c(np.array(1, "int32")), c(np.array(1, "int64"), "int64"))
+    a, b = c(np.arange(6, dtype="float32")), c(np.arange(6, dtype="float32"))
+    assert analysis.structural_hash(a) == analysis.structural_hash(b)
+    assert analysis.structural_hash(a) != analysis.structural_hash(c(np.arange(6, dtype="int32")))
+
+
 def test_structural_equal_respects_sharing():
     x = relay.var("x", shape=(2,))
     s = relay.exp(x)

@@ -38,23 +38,27 @@ def loop_extent(sch, loop):
 
 def inline_producers(sch) -> None:
     """Inline every non-output block that can be inlined (injective producers such as padding,
-    broadcasts, casts), then reverse-inline elementwise epilogues into a single reduction."""
-    root = sch.get_sblock("root") if _has_root(sch) else None
+    broadcasts, casts).
+
+    Each round tries every block once, in order (inlining a block leaves the others' handles
+    and the set of output blocks as they were), and rounds repeat while one inlined something
+    (a block refused before its consumer changed is tried again): a chain of ``K`` elementwise
+    blocks takes one round, not ``K`` restarts that each listed every block (a fused group of
+    ~420 blocks spent 5 s in those lists)."""
+    if not _has_root(sch):
+        return
+    root = sch.get_sblock("root")
+    outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)}
     changed = True
     while changed:
         changed = False
-        blocks = sch.get_child_blocks(root) if root is not None else []
-        outputs = set()
-        if root is not None:
-            outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)}
-        for b in blocks:
+        for b in sch.get_child_blocks(root):
             if sch.get(b).name_hint in outputs:
                 continue
             if "R" in iter_kinds(sch, b):
                 continue
             if _try(sch.compute_inline, b) is not None or _inlined(sch, b):
                 changed = True
-                break
 
 
 def _has_root(sch) -> bool:

@@ -1,0 +1,107 @@
+"""The kernels' code generation spread over threads (relay_tvm/backend/link.py)."""
+
+import numpy as np
+import pytest
+import tvm
+
+import relay_tvm as relay
+from relay_tvm._threads import usable_cores
+from relay_tvm.backend import link
+from relay_tvm.errors import BuildError
+from relay_tvm.runtime import GraphModule, load_module
+
+
+def _net():
+    """A small network of several kernels (convolution, pooling, dense, softmax) and its
+    parameters."""
+    rng = np.random.default_rng(0)
+    x = relay.var("x", shape=(1, 3, 16, 16))
+    w = relay.var("w", shape=(8, 3, 3, 3))
+    d = relay.var("d", shape=(10, 8 * 8 * 8))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, channels=8, kernel_size=(3, 3), padding=(1, 1)))
+    y = relay.nn.max_pool2d(y, pool_size=(2, 2), strides=(2, 2))
+    y = relay.nn.softmax(relay.nn.dense(relay.nn.batch_flatten(y), d))
+    params = {"w": rng.standard_normal((8, 3, 3, 3)).astype("float32"),
+              "d": rng.standard_normal((10, 512)).astype("float32") * 0.05}
+    return relay.IRModule.from_expr(relay.Function([x, w, d], y)), params
+
+
+def _reference(mod, params, xv):
+    return relay.create_executor("debug", mod=mod).evaluate()(
+        xv, params["w"], params["d"]).numpy()
+
+
+def test_split_keeps_every_function_and_balances():
+    mod, params = _net()
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params=params)
+    tir_mod = lib.ir_mod
+    names = sorted(gv.name_hint for gv in tir_mod.get_global_vars())
+    assert len(names) >= 3
+    parts = link.split(tir_mod, 2)
+    assert len(parts) == 2
+    got = sorted(gv.name_hint for p in parts for gv in p.get_global_vars())
+    assert got == names
+    sizes = [sum(len(str(f)) for f in p.functions.values()) for p in parts]
+    largest = max(len(str(f)) for f in tir_mod.functions.values())
+    # longest first onto the lighter bin: the bins differ by at most the largest kernel
+    assert abs(sizes[0] - sizes[1]) <= largest
+    # never more modules than functions
+    assert len(link.split(tir_mod, 100)) == len(names)
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_threaded_codegen_runs_and_exports(threads, monkeypatch, tmp_path):
+    monkeypatch.setenv(link.ENV, threads)
+    mod, params = _net()
+    xv = np.random.default_rng(1).standard_normal((1, 3, 16, 16)).astype("float32")
+    ref = _reference(mod, params, xv)
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params=params)
+    gm = GraphModule(lib["default"](tvm.cpu(0)))
+    gm.run(x=xv)
+    np.testing.assert_allclose(gm.get_output(0).numpy(), ref, rtol=1e-5, atol=1e-6)
+    path = str(tmp_path / "net.so")
+    lib.export_library(path)
+    gm2 = GraphModule(load_module(path)["default"](tvm.cpu(0)))
+    gm2.run(x=xv)
+    np.testing.assert_allclose(gm2.get_output(0).numpy(), ref, rtol=1e-5, atol=1e-6)
+    exe = relay.vm.compile(mod, target="llvm", params=params)
+    exe.export_library(str(tmp_path / "vm.so"))
+    vm = relay.vm.VirtualMachine(relay.vm.load_executable(str(tmp_path / "vm.so")), tvm.cpu(0))
+    np.testing.assert_allclose(vm.run(xv).numpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_worker_threads_run_under_the_callers_pass_context(monkeypatch):
+    """Every kernel's TIR passes run under the PassContext of the build, also on the worker
+    threads (its instruments see each kernel; its config reaches them)."""
+    monkeypatch.setenv(link.ENV, "2")
+    seen = set()
+
+    @tvm.instrument.pass_instrument
+    class Record:
+        def run_before_pass(self, mod, info):
+            for gv in mod.get_global_vars():
+                seen.add(gv.name_hint)
+
+    mod, params = _net()
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params=params)
+    kernels = {gv.name_hint for gv in lib.ir_mod.get_global_vars()}
+    assert len(link.split(lib.ir_mod, 2)) == 2
+    tgt = lib.target
+    from relay_tvm.backend import dynamic_parallel
+
+    with tvm.transform.PassContext(opt_level=3, instruments=[Record()]):
+        built = link.build_kernels(lib.ir_mod, tgt, dynamic_parallel.pipeline(tgt), threads=2)
+    assert kernels <= seen
+    assert len(built.imports) == 1  # the second thread's module, linked into the first
+
+
+def test_bad_thread_count_is_an_error(monkeypatch):
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(link.ENV, bad)
+        with pytest.raises(BuildError, match=f"{link.ENV}={bad!r}"):
+            link.build_threads()
+    monkeypatch.delenv(link.ENV)
+    assert link.build_threads() == usable_cores()  # the documented default
