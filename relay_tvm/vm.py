@@ -77,7 +77,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     """
     from .backend import dynamic_parallel
     from .backend.build_module import run_passes
-    from .backend.link import vm_link
+    from .backend.link import KernelCodegen
     from .backend.schedule import database_in_scope
     from .backend.target import make_target
     from .backend.vm_codegen import VMCompiler
@@ -87,23 +87,24 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     mod = _dynamic_to_static(mod)
     opt = run_passes(mod, params)
     comp = VMCompiler(opt, tgt, "vm", database)
-    ib, funcs = comp.compile()
-    meta = {"signatures": {name: [_signature(p.checked_type, p.name_hint) for p in params]
-                           for name, (params,) in funcs.items()},
-            "constructors": _constructors(opt),
-            # nesting of VM calls (None: recursion or closure calls); the runtime runs a
-            # program of small bounded depth on the caller's thread (see runtime.vm)
-            "call_depth": comp.call_depth,
-            "stats": comp.stats}
-    with ib.function("__relay_vm_meta", num_inputs=0):
-        ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))],
-                     dst=ib.r(0))
-        ib.emit_ret(ib.r(0))
-    try:
-        lib = vm_link(ib, tgt, comp.cache.ir_module() if comp.cache.funcs else None,
-                      dynamic_parallel.pipeline(tgt))
-    except Exception as e:
-        raise BuildError(f"VM compile: compiling the kernels for {tgt} failed: {e}") from e
+    # the kernels lowered so far compile on another thread while the rest are lowered
+    with KernelCodegen(comp.cache.funcs, tgt, dynamic_parallel.pipeline(tgt)) as codegen:
+        ib, funcs = comp.compile()
+        meta = {"signatures": {name: [_signature(p.checked_type, p.name_hint) for p in params]
+                               for name, (params,) in funcs.items()},
+                "constructors": _constructors(opt),
+                # nesting of VM calls (None: recursion or closure calls); the runtime runs a
+                # program of small bounded depth on the caller's thread (see runtime.vm)
+                "call_depth": comp.call_depth,
+                "stats": comp.stats}
+        with ib.function("__relay_vm_meta", num_inputs=0):
+            ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))],
+                         dst=ib.r(0))
+            ib.emit_ret(ib.r(0))
+        try:
+            lib = codegen.link(ib)
+        except Exception as e:
+            raise BuildError(f"VM compile: compiling the kernels for {tgt} failed: {e}") from e
     ctors = {c.tag: c for data in opt.type_definitions.values() for c in data.constructors}
     return Executable(lib, meta, tgt, ctors, {f.name: f for f in comp.cache.funcs})
 

@@ -1,21 +1,22 @@
 """Linking the kernels with the VM host program into one executable, the kernels' code
-generation spread over the usable cores.
+generation spread over the usable cores and overlapped with the lowering.
 
 ``relay.build`` and ``relay.vm.compile`` lower every primitive function to a TIR ``PrimFunc``;
 TVM compiles them (its TIR pipeline, then LLVM) and links them with the host program
 (``tvm.relax.vm_build``'s ``VMLink``). TVM compiles one IRModule on one thread, which made code
 generation two thirds of ResNet-50's ``relay.build`` (4.1 of 6.8 s on a 2-core Zen 1 VM).
-For CPU targets the kernels are split into one IRModule per worker thread (longest first onto
-the least loaded thread, each kernel's cost estimated by the length of its printed TIR, which
-tracks its compile time within ~30% on ResNet-50's kernels) and compiled concurrently: TVM's
-compiler releases the GIL, each thread enters the caller's ``PassContext`` (its config, e.g.
-``tirx.disable_vectorize``), and the modules are linked as imports of the first one, where the
-VM and ``export_library`` find them as they find a single module's kernels. ResNet-50 on the
-2-core VM: code generation 4.0 -> 2.4 s.
+For CPU targets, :class:`KernelCodegen` compiles the kernels lowered so far on a worker thread
+while the calling thread lowers the rest, then splits the remaining kernels into modules
+(longest first onto the least loaded, each kernel's cost estimated by the length of its printed
+TIR, which tracks its compile time within ~30% on ResNet-50's kernels) that all build threads
+compile: TVM's compiler releases the GIL, each thread enters the caller's ``PassContext`` (its
+config and instruments), and the modules are linked as imports of the first one, where the VM
+and ``export_library`` find them as they find a single module's kernels.
 
 ``RELAY_TVM_BUILD_THREADS=N`` sets the number of threads (1: one module on the calling thread,
-as TVM does); the default is the usable cores (``relay_tvm._threads.usable_cores``). Device
-targets (CUDA), the C target and system libraries are compiled as one module.
+after the lowering, as TVM does); the default is the usable cores
+(``relay_tvm._threads.usable_cores``). Device targets (CUDA), the C target and system libraries
+are compiled as one module.
 """
 
 from __future__ import annotations
@@ -70,6 +71,53 @@ def _parallel_ok(tir_mod, tgt) -> bool:
     return tir_mod.attrs is None or "system_lib_prefix" not in tir_mod.attrs
 
 
+def _compile(mods, tgt, pipeline, ctx, threads: int) -> list:
+    """``tvm.tirx.build`` of each IRModule of ``mods`` on up to ``threads`` threads (the calling
+    one included), each under ``ctx``; the runtime modules in the order of ``mods``.
+
+    Raises:
+        whatever ``tvm.tirx.build`` raised, from the first module that failed.
+    """
+    import queue
+
+    import tvm
+
+    libs, errors = [None] * len(mods), []
+    jobs: queue.SimpleQueue = queue.SimpleQueue()
+    for i in range(len(mods)):
+        jobs.put(i)
+
+    def work():
+        try:
+            with ctx:
+                while not errors:
+                    try:
+                        i = jobs.get_nowait()
+                    except queue.Empty:
+                        return
+                    libs[i] = tvm.tirx.build(mods[i], target=tgt, pipeline=pipeline)
+        except BaseException as e:  # re-raised on the calling thread
+            errors.append(e)
+
+    workers = [threading.Thread(target=work, name=f"relay_tvm-codegen-{i}")
+               for i in range(1, min(threads, len(mods)))]
+    for w in workers:
+        w.start()
+    work()
+    for w in workers:
+        w.join()
+    if errors:
+        raise errors[0]
+    return libs
+
+
+def _link(libs):
+    lib = libs[0]
+    for other in libs[1:]:
+        lib.import_module(other)
+    return lib
+
+
 def build_kernels(tir_mod, tgt, pipeline, threads: int | None = None):
     """The compiled kernels of ``tir_mod`` for ``tgt`` (``tvm.tirx.build`` with ``pipeline``):
     one runtime module, the others (when split over threads) imported into it.
@@ -85,42 +133,138 @@ def build_kernels(tir_mod, tgt, pipeline, threads: int | None = None):
     if threads <= 1 or len(tir_mod.functions) < 2 or not _parallel_ok(tir_mod, tgt):
         return tvm.tirx.build(tir_mod, target=tgt, pipeline=pipeline)
     mods = split(tir_mod, threads)
-    ctx = tvm.transform.PassContext.current()
-    libs, errors = [None] * len(mods), [None] * len(mods)
+    return _link(_compile(mods, tgt, pipeline, tvm.transform.PassContext.current(), threads))
 
-    def work(i):
+
+def _kernel_module(lowered_funcs):
+    """One IRModule of ``LoweredFunc``s (their kernels and shape functions), as
+    ``LowerCache.ir_module`` makes it."""
+    import tvm
+
+    funcs = {f.name: f.prim_func for f in lowered_funcs}
+    funcs.update((f.shape_func_name, f.shape_func) for f in lowered_funcs
+                 if f.shape_func is not None)
+    return tvm.IRModule(funcs)
+
+
+class KernelCodegen:
+    """Code generation overlapped with lowering: while the calling thread lowers and schedules
+    the primitive functions (Python, ``LowerCache``), a worker thread compiles the kernels
+    lowered so far, as one batch, again and again; :meth:`link` splits the rest into modules
+    that every build thread (the worker, the calling one, more up to the thread count) takes
+    from one queue, and links the executable. ResNet-50 on a 2-core Zen 1 VM: the 1.0 s of
+    lowering hides about as much code generation.
+
+    Use as a context manager around the lowering (an exception stops the worker)::
+
+        with KernelCodegen(cache.funcs, target, pipeline) as cg:
+            ...                                  # lower: cache.funcs grows
+            exe = cg.link(builder)
+
+    Args:
+        funcs: the list the lowering appends ``LoweredFunc``s to (read, never written).
+        tgt: the target.
+        pipeline: the TIR pipeline for ``tvm.tirx.build``.
+        threads: build threads (default :func:`build_threads`); 1, device targets, the C target
+            and system libraries compile everything in :meth:`link`, as one module.
+    """
+
+    def __init__(self, funcs: list, tgt, pipeline, threads: int | None = None):
+        import queue
+
+        import tvm
+        from tvm.relax.vm_build import _auto_attach_system_lib_prefix
+
+        self._funcs, self._tgt, self._pipeline = funcs, tgt, pipeline
+        self._threads = build_threads() if threads is None else threads
+        probe = _auto_attach_system_lib_prefix(tvm.IRModule({}), tgt, None)
+        self._background = self._threads > 1 and _parallel_ok(probe, tgt)
+        self._ctx = tvm.transform.PassContext.current()
+        self._lock = threading.Lock()
+        self._taken = 0
+        self._done = threading.Event()  # lowering finished: the rest is in the queue
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._libs: list = []
+        self._errors: list = []
+        self._workers: list = []
+
+    def __enter__(self):
+        if self._background:
+            self._start(1)
+        return self
+
+    def __exit__(self, *exc):
+        self._done.set()
+        self._join()
+        return False
+
+    def _start(self, n):
+        for _ in range(n):
+            w = threading.Thread(target=self._work, name="relay_tvm-codegen")
+            self._workers.append(w)
+            w.start()
+
+    def _join(self):
+        for w in self._workers:
+            w.join()
+        self._workers = []
+
+    def _take(self) -> list:
+        with self._lock:
+            batch = self._funcs[self._taken:]
+            self._taken += len(batch)
+            return batch
+
+    def _work(self):
+        """Compile queued modules, else the kernels lowered since the last batch, until the
+        lowering has finished and the queue is empty."""
+        import queue
+
+        import tvm
+
         try:
-            with ctx:
-                libs[i] = tvm.tirx.build(mods[i], target=tgt, pipeline=pipeline)
-        except BaseException as e:  # re-raised on the calling thread
-            errors[i] = e
+            with self._ctx:
+                while not self._errors:
+                    try:
+                        mod = self._jobs.get_nowait()
+                    except queue.Empty:
+                        if self._done.is_set():
+                            return
+                        batch = self._take()
+                        if not batch:
+                            self._done.wait(0.005)
+                            continue
+                        mod = _kernel_module(batch)
+                    lib = tvm.tirx.build(mod, target=self._tgt, pipeline=self._pipeline)
+                    with self._lock:
+                        self._libs.append(lib)
+        except BaseException as e:  # re-raised by link()
+            self._errors.append(e)
 
-    workers = [threading.Thread(target=work, args=(i,), name=f"relay_tvm-codegen-{i}")
-               for i in range(1, len(mods))]
-    for w in workers:
-        w.start()
-    work(0)
-    for w in workers:
-        w.join()
-    for e in errors:
-        if e is not None:
-            raise e
-    lib = libs[0]
-    for other in libs[1:]:
-        lib.import_module(other)
-    return lib
+    def link(self, builder, params=None):
+        """The VM executable of ``builder``'s host program with every kernel lowered so far.
+
+        Raises:
+            whatever ``tvm.tirx.build`` raised for a kernel.
+        """
+        from tvm.relax.vm_build import VMExecutable, _ffi_api
+
+        rest = self._take()
+        if not self._background:
+            lib = build_kernels(_kernel_module(rest), self._tgt, self._pipeline, 1) \
+                if rest else None
+        else:
+            if rest:
+                for mod in split(_kernel_module(rest), 2 * self._threads):
+                    self._jobs.put(mod)
+            self._done.set()
+            self._start(self._threads - 2)
+            self._work()  # the calling thread takes modules too
+            self._join()
+            if self._errors:
+                raise self._errors[0]
+            lib = _link(self._libs) if self._libs else None
+        return VMExecutable(_ffi_api.VMLink(builder, self._tgt, lib, [], params or {}))
 
 
-def vm_link(builder, tgt, tir_mod, pipeline):
-    """The VM executable of ``builder``'s host program and the kernels of ``tir_mod`` (None:
-    no kernels), as ``tvm.relax.vm_build._vmlink`` makes it, the kernels compiled by
-    :func:`build_kernels`."""
-    from tvm.relax.vm_build import VMExecutable, _ffi_api
-
-    lib = None
-    if tir_mod is not None and len(tir_mod.functions):
-        lib = build_kernels(tir_mod, tgt, pipeline)
-    return VMExecutable(_ffi_api.VMLink(builder, tgt, lib, [], {}))
-
-
-__all__ = ["ENV", "build_threads", "build_kernels", "split", "vm_link"]
+__all__ = ["ENV", "build_threads", "build_kernels", "split", "KernelCodegen"]

@@ -23,6 +23,7 @@ own objects to TVM's function unchanged and handles only relay_tvm objects itsel
                                               relay_tvm's ``RelayError`` does too)
 ``tvm.runtime.load_module(p)["default"]``     the graph factory of a library relay.build
                                               exported (:func:`_install_module_getitem`)
+``tvm.runtime.Tensor.asnumpy``                ``numpy()`` (0.19's deprecated NDArray alias)
 ============================================  ==================================================
 """
 
@@ -267,6 +268,10 @@ def install() -> None:
     _install_vm()
     _install_register_op_attr()
     _install_convert()
+    if not hasattr(tvm.runtime.Tensor, "asnumpy"):
+        # 0.19's NDArray.asnumpy, a deprecated alias of numpy() that Relay-era scripts call on
+        # compiled results (the interpreter's results have it too)
+        tvm.runtime.Tensor.asnumpy = tvm.runtime.Tensor.numpy
 
 
 def _install_convert():

@@ -54,10 +54,9 @@ class GraphExecutor(Executor):
             args = order_args(free_names, args, kwargs)
             for i, a in enumerate(args):
                 where = f"argument {i} (%{free_names[i]})"
-                if isinstance(a, (bool, int, float)):
-                    shape, dtype = gm._input_types[i]
-                    a = np.asarray(a, dtype=dtype)
-                elif isinstance(a, list):  # numbers take the parameter's dtype (as 0.19)
+                if isinstance(a, np.generic):  # keeps its dtype (numpy.float64 is a float)
+                    a = np.asarray(a)
+                elif isinstance(a, (bool, int, float, list)):  # the parameter's dtype (0.19)
                     from .pyargs import list_to_array
 
                     a = list_to_array(a, gm._input_types[i][1], where)

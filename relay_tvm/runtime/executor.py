@@ -113,10 +113,9 @@ class Interpreter_(Executor):
             vals = []
             for i, (p, a) in enumerate(zip(func.params, args)):
                 ty = p.checked_type
-                if isinstance(a, (bool, int, float)) and hasattr(ty, "dtype"):
-                    v = np.asarray(a, dtype=ty.dtype)
-                elif isinstance(a, list) and hasattr(ty, "dtype"):  # as the compiled ones
-                    from .pyargs import list_to_array
+                if isinstance(a, (bool, int, float, list)) and not isinstance(a, np.generic) \
+                        and hasattr(ty, "dtype"):
+                    from .pyargs import list_to_array  # as the compiled executors
 
                     v = list_to_array(a, ty.dtype, f"argument {i} (%{p.name_hint})")
                 else:

@@ -105,3 +105,28 @@ def test_bad_thread_count_is_an_error(monkeypatch):
             link.build_threads()
     monkeypatch.delenv(link.ENV)
     assert link.build_threads() == usable_cores()  # the documented default
+
+
+def test_background_codegen_stops_when_the_lowering_fails(monkeypatch):
+    """An exception inside the ``KernelCodegen`` block (a failed lowering) propagates and
+    the worker thread ends; nothing is left running."""
+    import threading
+
+    from relay_tvm.backend import dynamic_parallel
+
+    monkeypatch.setenv(link.ENV, "2")
+    mod, params = _net()
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params=params)
+    tgt = lib.target
+    before = threading.active_count()
+    funcs: list = []
+
+    class Boom(Exception):
+        pass
+
+    with pytest.raises(Boom):
+        with link.KernelCodegen(funcs, tgt, dynamic_parallel.pipeline(tgt)):
+            assert threading.active_count() == before + 1  # the worker runs
+            raise Boom
+    assert threading.active_count() == before

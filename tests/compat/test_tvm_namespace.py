@@ -72,6 +72,12 @@ def test_tvm_nd_and_tir_names():
     t = tvm.nd.array(a)
     assert isinstance(t, tvm.nd.NDArray)
     np.testing.assert_array_equal(t.numpy(), a)
+    # 0.19's deprecated NDArray.asnumpy on compiled results (fresh-user trial: AttributeError)
+    np.testing.assert_array_equal(t.asnumpy(), a)
+    x = relay.var("x", shape=(2, 3))
+    ev = relay.create_executor("graph", mod=relay.IRModule.from_expr(
+        relay.Function([x], relay.add(x, x))), target="llvm").evaluate()
+    np.testing.assert_array_equal(ev(a).asnumpy(), 2 * a)
     e = tvm.nd.empty((4,), "int32")
     assert e.shape == (4,) and str(e.dtype) == "int32"
     assert tvm.tir.IntImm is tvm.tirx.IntImm
