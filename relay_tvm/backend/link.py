@@ -71,53 +71,6 @@ def _parallel_ok(tir_mod, tgt) -> bool:
     return tir_mod.attrs is None or "system_lib_prefix" not in tir_mod.attrs
 
 
-def _compile(mods, tgt, pipeline, ctx, threads: int) -> list:
-    """``tvm.tirx.build`` of each IRModule of ``mods`` on up to ``threads`` threads (the calling
-    one included), each under ``ctx``; the runtime modules in the order of ``mods``.
-
-    Raises:
-        whatever ``tvm.tirx.build`` raised, from the first module that failed.
-    """
-    import queue
-
-    import tvm
-
-    libs, errors = [None] * len(mods), []
-    jobs: queue.SimpleQueue = queue.SimpleQueue()
-    for i in range(len(mods)):
-        jobs.put(i)
-
-    def work():
-        try:
-            with ctx:
-                while not errors:
-                    try:
-                        i = jobs.get_nowait()
-                    except queue.Empty:
-                        return
-                    libs[i] = tvm.tirx.build(mods[i], target=tgt, pipeline=pipeline)
-        except BaseException as e:  # re-raised on the calling thread
-            errors.append(e)
-
-    workers = [threading.Thread(target=work, name=f"relay_tvm-codegen-{i}")
-               for i in range(1, min(threads, len(mods)))]
-    for w in workers:
-        w.start()
-    work()
-    for w in workers:
-        w.join()
-    if errors:
-        raise errors[0]
-    return libs
-
-
-def _link(libs):
-    lib = libs[0]
-    for other in libs[1:]:
-        lib.import_module(other)
-    return lib
-
-
 def build_kernels(tir_mod, tgt, pipeline, threads: int | None = None):
     """The compiled kernels of ``tir_mod`` for ``tgt`` (``tvm.tirx.build`` with ``pipeline``):
     one runtime module, the others (when split over threads) imported into it.
@@ -132,8 +85,7 @@ def build_kernels(tir_mod, tgt, pipeline, threads: int | None = None):
     threads = build_threads() if threads is None else threads
     if threads <= 1 or len(tir_mod.functions) < 2 or not _parallel_ok(tir_mod, tgt):
         return tvm.tirx.build(tir_mod, target=tgt, pipeline=pipeline)
-    mods = split(tir_mod, threads)
-    return _link(_compile(mods, tgt, pipeline, tvm.transform.PassContext.current(), threads))
+    return KernelCodegen([], tgt, pipeline, threads).compile(split(tir_mod, threads))
 
 
 def _kernel_module(lowered_funcs):
@@ -241,6 +193,29 @@ class KernelCodegen:
         except BaseException as e:  # re-raised by link()
             self._errors.append(e)
 
+    def compile(self, mods) -> object:
+        """Compile the IRModules ``mods`` on every build thread (the calling one, the worker
+        when it runs, more up to the thread count), after the batches the worker took, and
+        return one runtime module with the others imported (None when there was nothing).
+
+        Raises:
+            whatever ``tvm.tirx.build`` raised for a kernel.
+        """
+        for mod in mods:
+            self._jobs.put(mod)
+        self._done.set()
+        self._start(min(len(mods), self._threads - len(self._workers)) - 1)
+        self._work()  # the calling thread takes modules too
+        self._join()
+        if self._errors:
+            raise self._errors[0]
+        if not self._libs:
+            return None
+        lib = self._libs[0]
+        for other in self._libs[1:]:
+            lib.import_module(other)
+        return lib
+
     def link(self, builder, params=None):
         """The VM executable of ``builder``'s host program with every kernel lowered so far.
 
@@ -254,16 +229,7 @@ class KernelCodegen:
             lib = build_kernels(_kernel_module(rest), self._tgt, self._pipeline, 1) \
                 if rest else None
         else:
-            if rest:
-                for mod in split(_kernel_module(rest), 2 * self._threads):
-                    self._jobs.put(mod)
-            self._done.set()
-            self._start(self._threads - 2)
-            self._work()  # the calling thread takes modules too
-            self._join()
-            if self._errors:
-                raise self._errors[0]
-            lib = _link(self._libs) if self._libs else None
+            lib = self.compile(split(_kernel_module(rest), 2 * self._threads) if rest else [])
         return VMExecutable(_ffi_api.VMLink(builder, self._tgt, lib, [], params or {}))
 
 
