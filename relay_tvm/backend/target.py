@@ -29,7 +29,7 @@ import difflib
 import functools
 import shlex
 
-from ..errors import BuildError, InputError
+from ..errors import InputError
 
 # options whose value is a list in TVM's schema (comma separated on the command line)
 _LIST_OPTS = {"mattr", "keys", "libs", "cl-opt"}
@@ -125,7 +125,7 @@ def complete_llvm(d: dict) -> dict:
     cpu, triple = host_cpu()
     if d.get("mcpu") == "native":  # LLVM's name for the host CPU (clang -march=native)
         if "mtriple" in d and not _is_host_triple(d["mtriple"]):
-            raise BuildError(f"target: -mcpu=native means this machine's CPU, which cannot run "
+            raise InputError(f"target: -mcpu=native means this machine's CPU, which cannot run "
                              f"{d['mtriple']}; name the target's CPU (-mcpu=NAME)")
         d["mcpu"] = cpu
     if "mtriple" not in d:
@@ -142,7 +142,7 @@ def complete_llvm(d: dict) -> dict:
         is_valid = getattr(tvm.target.codegen, "llvm_is_valid_cpu", None)
         if is_valid is not None and not is_valid(d["mcpu"], d["mtriple"]):
             # TVM would print the complaint once per kernel and then build for a generic CPU
-            raise BuildError(
+            raise InputError(
                 f"target: LLVM does not know the CPU {d['mcpu']!r} for {d['mtriple']} (e.g. "
                 f"{host_cpu()[0]!r} is this machine's; see `llc -mtriple={d['mtriple']} "
                 f"-mcpu=help`)"
@@ -280,7 +280,7 @@ def make_target(target=None, host=None):
         elif isinstance(target, dict):
             d = dict(target)
         else:
-            raise BuildError(
+            raise InputError(
                 f"target: expected a string, a dict or a tvm.target.Target, got "
                 f"{type(target).__name__}"
             )
