@@ -298,6 +298,24 @@ def test_bad_target_is_one_input_error_before_the_import(tmp_path, capsys, monke
     assert len(err.strip().splitlines()) == 1 and "Known options" not in err
 
 
+@pytest.mark.parametrize("cmd", [
+    ["compile", "missing-symbol.json", "--shape", "data=1,2,5,5"],
+    ["show", "missing-symbol.json", "--shape", "data=1,2,5,5", "--stats"],
+    ["demo", "--model", "resnet18_v1"],
+])
+def test_cuda_arch_no_gpu_has_is_one_input_error_first(tmp_path, capsys, monkeypatch, cmd):
+    """From a new-user trial: 'cuda -arch=sm_999' was accepted (TVM takes any string)."""
+    monkeypatch.chdir(tmp_path)
+    target = "cuda -arch=sm_999"
+    assert main([*cmd, "--target", target]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"relay-tvm: InputError: --target {target!r}: -arch='sm_999' is not "
+                          f"the architecture of an NVIDIA GPU; expected sm_XY of a known compute "
+                          f"capability: sm_30, "), err
+    assert "sm_90, sm_100" in err and err.count("\n") == 1
+
+
 @pytest.mark.parametrize("target", ["cuda", "cuda -arch=sm_80", "opencl"])
 def test_tune_a_gpu_target_says_gpu_tuning_is_unsupported_first(tmp_path, capsys, monkeypatch,
                                                                  target):
