@@ -94,8 +94,46 @@ def test_demo_default_command(capsys):
 def test_demo_unknown_model_names_its_option(capsys):
     pytest.importorskip("mxnet", reason="the demo compares against MXNet 1.9.1")
     assert main(["demo", "--model", "resnet19"]) == 2
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "--model 'resnet19'" in err and "--zoo" not in err
+    # from a new-user trial: the "relay-tvm demo: MODEL (random weights), ..." header came
+    # first, then the error; the arguments are checked before anything is printed now
+    assert out == ""
+
+
+@pytest.mark.mxnet
+def test_demo_size_the_network_cannot_take_prints_no_header(capsys):
+    pytest.importorskip("mxnet", reason="the demo compares against MXNet 1.9.1")
+    # SqueezeNet's pooling needs more than 16x16; MXNet's own "infer_shape error" print to
+    # stdout is kept out too
+    assert main(["demo", "--model", "squeezenet1.0", "--size", "16"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("relay-tvm: error: squeezenet1.0: MXNet cannot run the network on "
+                          "input shape (1, 3, 16, 16)"), err
+
+
+def test_zoo_shape_help_and_default(capsys, monkeypatch):
+    """--shape is optional with --zoo: help and docstring say the default (data=1,3,224,224;
+    299 for Inception), which is what the import uses."""
+    import relay_tvm.cli as cli
+
+    helps = {a.dest: a.help for a in cli.build_parser()._subparsers._group_actions[0]
+             .choices["compile"]._actions}
+    assert "Required with a model file" in helps["shape"]
+    assert "default data=1,3,224,224, or data=1,3,299,299" in helps["shape"]
+    assert "``data=1,3,224,224``, or ``data=1,3,299,299``" in cli.__doc__
+    seen = []
+
+    def fake_zoo_block(name, shape, flag="--zoo"):
+        seen.append((name, tuple(shape)))
+        raise cli.CLIError("stop")
+
+    monkeypatch.setattr(cli, "_zoo_block", fake_zoo_block)
+    for name in ("resnet18_v1", "inceptionv3", "InceptionV3"):
+        assert main(["show", "--zoo", name]) == 2
+    assert seen == [("resnet18_v1", (1, 3, 224, 224)), ("inceptionv3", (1, 3, 299, 299)),
+                    ("InceptionV3", (1, 3, 299, 299))]
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -293,7 +331,8 @@ def test_bad_target_is_one_input_error_before_the_import(tmp_path, capsys, monke
     (the model file does not exist: importing it first would report that instead)."""
     monkeypatch.chdir(tmp_path)
     assert main([*cmd, "--target", target]) == 1
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert out == ""  # the demo's header is not printed before the error either
     assert err.startswith(f"relay-tvm: InputError: --target {target!r}: {why}")
     assert len(err.strip().splitlines()) == 1 and "Known options" not in err
 
