@@ -136,6 +136,30 @@ def test_zoo_shape_help_and_default(capsys, monkeypatch):
                     ("InceptionV3", (1, 3, 299, 299))]
 
 
+@pytest.mark.parametrize("cmd", ["compile", "show"])
+def test_shape_for_an_unknown_input_lists_the_data_inputs_only(exported, capsys, cmd):
+    """From a new-user trial: `--shape dta=...` listed the weights among the valid names."""
+    d, _ = exported
+    argv = [cmd, str(d / "m-symbol.json"), "--shape", "dta=1,2,5,5"]
+    assert main(argv + (["-o", str(d / "m.so")] if cmd == "compile" else [])) == 1
+    out, err = capsys.readouterr()
+    assert err == ("relay-tvm: ConversionError: shape given for 'dta', but the graph has no "
+                   "input of that name; did you mean 'data'? (its data inputs: 'data')\n")
+    assert "weight" not in err and "bias" not in err and out == ""
+
+
+def test_shape_for_an_unknown_input_without_parameters_says_all_are_inputs(exported):
+    from relay_tvm import frontend
+    from relay_tvm.errors import ConversionError
+
+    d, _ = exported
+    with pytest.raises(ConversionError, match=r"^shape given for 'xyz', but the graph has no "
+                       r"input of that name \(no parameters were given, so every variable is "
+                       r"an input: 'data', 'conv_weight', 'conv_bias', 'fc_weight', "
+                       r"'fc_bias'\)$"):
+        frontend.from_mxnet(str(d / "m-symbol.json"), shape={"xyz": (1, 2, 5, 5)})
+
+
 @pytest.mark.parametrize("argv, match", [
     (["compile", "{d}/m-symbol.json", "--shape", "data=2,2,5x5"], "integers separated by commas"),
     (["compile", "{d}/m-symbol.json", "--shape", "data=2,0,5,5"], "every dimension must be >= 1"),
