@@ -14,6 +14,12 @@
 
 Model files are read without MXNet; ``--zoo`` and ``demo`` need MXNet 1.9.1 (random weights:
 ``get_model(name, pretrained=False)``). Long steps show tqdm progress on stderr.
+
+``--shape NAME=D1,D2,...`` is required with a model file (one per input). With ``--zoo`` it is
+optional: a model-zoo network has one input, ``data`` (NCHW, float32), which defaults to
+``data=1,3,224,224``, or ``data=1,3,299,299`` when the name contains ``inception``
+(inceptionv3); give ``--shape data=N,3,H,W`` for another batch size or image size. ``demo``
+takes ``--batch`` and ``--size`` instead (the same defaults).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import argparse
 import contextlib
 import difflib
 import glob
+import io
 import os
 import sys
 import time
@@ -131,7 +138,10 @@ def _zoo_block(name, shape, flag="--zoo"):
     net.hybridize()
     try:
         x = mx.nd.random.uniform(-1, 1, shape)
-        net(x)  # materializes the parameters
+        # MXNet prints "infer_shape error. Arguments: ..." to stdout before it raises: the
+        # error line below says it, and stdout stays empty
+        with contextlib.redirect_stdout(io.StringIO()):
+            net(x)  # materializes the parameters
     except Exception as e:  # MXNet reports a bad input shape from deep inside its shape inference
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CLIError(f"{name}: MXNet cannot run the network on input shape {tuple(shape)}: "
@@ -142,6 +152,12 @@ def _zoo_block(name, shape, flag="--zoo"):
 
     random_batch_norm(net)
     return net
+
+
+def _zoo_image_size(name):
+    """The default image size of a model-zoo network (what ``--shape``/``--size`` default to):
+    299 for Inception-v3 (its name contains "inception"), else 224."""
+    return 299 if "inception" in name.lower() else 224
 
 
 def _guess_params(symbol_path):
@@ -157,7 +173,7 @@ def _import(args, shapes):
 
     if args.zoo:
         if not shapes:
-            size = 299 if "inception" in args.zoo else 224
+            size = _zoo_image_size(args.zoo)
             shapes = {"data": (1, 3, size, size)}
         if set(shapes) != {"data"}:
             raise CLIError(f"--zoo {args.zoo}: the model's only input is 'data'; got --shape for "
@@ -634,18 +650,27 @@ def cmd_demo(args):
 
     _check_target(args.target)
     dev = _target_device(args.target, args.model)  # before the model is created and built
-    size = args.size or (299 if "inception" in args.model else 224)
+    size = args.size or _zoo_image_size(args.model)
     shape = (args.batch, 3, size, size)
     # MXNet sizes its OpenMP pool when it loads: give it the threads relay_tvm runs on, so the
     # two latencies compare like with like (a user's OMP_NUM_THREADS is kept)
     if "mxnet" not in sys.modules and not os.environ.get("OMP_NUM_THREADS"):
         os.environ["OMP_NUM_THREADS"] = str(usable_cores())
-    print(f"relay-tvm demo: {args.model} (random weights), input {shape}, opt level "
-          f"{args.opt_level}, target {args.target}")
-    bar = _progress(5, "MXNet model")
-    with _step(bar, "create the Gluon model (MXNet)"):
+    bar = _progress(5, "create the Gluon model (MXNet)")
+    try:
+        # the model is created before the header is printed: an unknown --model, or a --size
+        # the network cannot take, is one error line with nothing on stdout before it
+        t0 = time.perf_counter()
         net = _zoo_block(args.model, shape, "--model")
         x = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
+        create_s = time.perf_counter() - t0
+    except BaseException:
+        bar.close()
+        raise
+    print(f"relay-tvm demo: {args.model} (random weights), input {shape}, opt level "
+          f"{args.opt_level}, target {args.target}", flush=True)
+    bar.update(1)
+    print(f"[relay-tvm] create the Gluon model (MXNet): {create_s:.2f} s", file=sys.stderr)
     with _step(bar, "import to Relay"):
         mod, params = frontend.from_mxnet(net, shape={"data": shape})
     with _step(bar, "compile"):
@@ -695,7 +720,10 @@ def _add_model_args(p):
     p.add_argument("--format", choices=["mxnet", "nnvm"], default="mxnet",
                    help="model file format (default mxnet)")
     p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...",
-                   help="input shape, e.g. data=1,3,224,224 (repeat for several inputs)")
+                   help="an input's shape, e.g. data=1,3,224,224 (repeat for several inputs). "
+                   "Required with a model file. Optional with --zoo, whose only input is "
+                   "'data': default data=1,3,224,224, or data=1,3,299,299 when the name "
+                   "contains 'inception'; give it for another batch size or image size")
     p.add_argument("--dtype", default="float32", help="input dtype (default float32)")
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shutil
 import struct
 
-from ..errors import BuildError
+from ..errors import BuildError, InputError
 
 _FATBIN_MAGIC = 0xBA55ED50
 
@@ -37,7 +37,7 @@ def complete_cuda(d: dict, text) -> dict:
     if d.get("kind") != "cuda":
         return d
     if "arch" in d:
-        _arch_number(d["arch"])  # a clear error for e.g. 'sm_xx'
+        _arch_number(d["arch"], f"target {text!r}")  # 'sm_xx', 'sm_999': refused here
         return d
     arch = local_arch()
     if arch is None:
@@ -52,10 +52,39 @@ def nvcc_path() -> str | None:
     return shutil.which("nvcc")
 
 
-def _arch_number(arch: str) -> str:
+# Compute capabilities of NVIDIA GPUs that CUDA toolkits have compiled for (Kepler sm_30 to
+# Blackwell sm_121; sm_101 is CUDA 12.8/12.9's name of CUDA 13's sm_110). One toolkit takes a
+# window of them (`nvcc --list-gpu-arch`: CUDA 13 starts at sm_75); the target only records the
+# arch and the GPU machine's compiler builds for it, so any real one is accepted here.
+KNOWN_ARCHS = (30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100,
+               101, 103, 110, 120, 121)
+
+
+def _arch_number(arch: str, where: str = "target cuda") -> str:
+    """The ``XY`` of ``"sm_XY"`` (with its ``a``/``f`` suffix), checked against the GPUs that
+    exist: TVM 0.27 takes any string (``sm_999``) and only the CUDA compiler, on the GPU
+    machine when the module is loaded, would refuse it.
+
+    Raises:
+        InputError: (a BuildError) not ``sm_`` + digits, a compute capability no GPU has, or a
+            suffix the architecture lacks (``a``: sm_90 on, ``f``: sm_100 on).
+    """
     digits = str(arch)[3:] if str(arch).startswith("sm_") else ""
-    if not digits or not digits.rstrip("af").isdigit():
-        raise BuildError(f"target cuda: -arch={arch!r} is not an architecture like 'sm_80'")
+    number = digits[:-1] if digits[-1:] in ("a", "f") else digits
+    if not number.isdigit():
+        raise InputError(f"{where}: -arch={arch!r} is not an architecture like 'sm_80' "
+                         f"(sm_ and the GPU's compute capability, 8.0 -> sm_80)")
+    known = ", ".join(f"sm_{k}" for k in KNOWN_ARCHS)
+    if int(number) not in KNOWN_ARCHS:
+        raise InputError(f"{where}: -arch={arch!r} is not the architecture of an NVIDIA GPU; "
+                         f"expected sm_XY of a known compute capability: {known} (e.g. sm_80 "
+                         f"for A100, sm_90 for H100/H200), optionally with the suffix 'a' "
+                         f"(sm_90a on) or 'f' (sm_100f on)")
+    suffix = digits[len(number):]
+    if (suffix == "a" and int(number) < 90) or (suffix == "f" and int(number) < 100):
+        first = "sm_90a" if suffix == "a" else "sm_100f"
+        raise InputError(f"{where}: -arch={arch!r}: the suffix {suffix!r} exists from "
+                         f"{first} on; did you mean 'sm_{number}'?")
     return digits
 
 
@@ -85,7 +114,7 @@ def compile_fatbin(source: str, arch: str) -> bytes:
         raise BuildError("compile_fatbin: nvcc is not on the PATH (install the CUDA toolkit)")
     from tvm.support import nvcc
 
-    n = _arch_number(arch)
+    n = _arch_number(arch, "compile_fatbin")
     digits = n.rstrip("af")
     gencode = ["-gencode", f"arch=compute_{n},code=sm_{n}",
                "-gencode", f"arch=compute_{digits},code=compute_{digits}"]

@@ -41,13 +41,11 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
     var_names = [n.name for n in graph.nodes if n.op == "null"]
     unknown = [k for k in shape if k not in var_names]
     if unknown:
-        raise ConversionError(
-            f"shape given for {unknown}, but the graph has no such input (its variables: "
-            f"{var_names[:20]}{' ...' if len(var_names) > 20 else ''})")
+        raise ConversionError(_no_such_input("shape", unknown, var_names, params))
     if isinstance(dtype, dict):
         bad = [k for k in dtype if k not in var_names]
         if bad:
-            raise ConversionError(f"dtype given for {bad}, but the graph has no such input")
+            raise ConversionError(_no_such_input("dtype", bad, var_names, params))
     table = {}
     inputs, param_vars, used, missing = [], [], {}, {}
     for node in graph.nodes:
@@ -113,6 +111,27 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             f"the converted {frontend} graph does not type-check (a parameter shape may not "
             f"match the graph): {e}" + (f"\n{hint}" if hint else "")) from e
     return mod, used
+
+
+def _no_such_input(what, unknown, var_names, params) -> str:
+    """The message for a ``shape=``/``dtype=`` key no graph variable has: the graph's data
+    inputs (its variables the parameters do not provide: the weights are no candidates) and,
+    for a typo, the closest of them."""
+    import difflib
+
+    data = [v for v in var_names if v not in params]
+    given = ", ".join(repr(k) for k in unknown)
+    close = [c for k in unknown for c in difflib.get_close_matches(str(k), data, n=1)]
+    hint = f"; did you mean {', '.join(repr(c) for c in dict.fromkeys(close))}?" if close else ""
+    if not data:
+        listed = (f"all of its {len(var_names)} variables are given by the parameters, so it "
+                  f"has no data input")
+    else:
+        names = f"{', '.join(repr(v) for v in data[:20])}{', ...' if len(data) > 20 else ''}"
+        listed = (f"its data inputs: {names}" if params else
+                  f"no parameters were given, so every variable is an input: {names}")
+    name = "that name" if len(unknown) == 1 else "those names"
+    return f"{what} given for {given}, but the graph has no input of {name}{hint} ({listed})"
 
 
 def _listed(names, n: int = 3) -> str:

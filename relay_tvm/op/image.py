@@ -261,27 +261,37 @@ def resize3d(data, size, roi=None, layout="NCDHW", method="linear",
 def resize2d(data, size, roi=None, layout="NCHW", method="linear",
              coordinate_transformation_mode="half_pixel", rounding_method="", cubic_alpha=-0.5,
              cubic_exclude=0, extrapolation_value=0.0, out_dtype=""):
-    """Resize an image batch (tvm.relay.image.resize2d).
+    """Resize an image batch (tvm.relay.image.resize2d; semantics in the module docstring).
 
     Args:
-        data: ``(N, C, H, W)`` (NCHW) or ``(N, H, W, C)`` (NHWC).
-        size: the output ``(height, width)``: ints, or a 1-D integer tensor expression (not a
-            constant), which makes a ``dyn.image.resize2d`` call (its H, W are ``Any``; the
-            VM runs it, see :mod:`relay_tvm.op.dyn_nn`).
-        roi: unused unless a crop-and-resize mode is given (kept for Relay compatibility).
-        method: ``"nearest_neighbor"``, ``"linear"`` or ``"cubic"`` (``"bilinear"`` and
-            ``"bicubic"`` are accepted as aliases).
-        coordinate_transformation_mode: see the module docstring.
+        data: ``(N, C, H, W)`` (layout ``"NCHW"``) or ``(N, H, W, C)`` (``"NHWC"``).
+        size: the output ``(height, width)``: ints (one int is used for both), or a 1-D
+            integer tensor expression (not a constant), which makes a ``dyn.image.resize2d``
+            call (its H, W are ``Any``; the VM runs it, see :mod:`relay_tvm.op.dyn_nn`).
+        roi: accepted for tvm.relay compatibility and ignored: only the
+            ``"tf_crop_and_resize"`` mode reads it, and relay_tvm does not have that mode.
+        layout: ``"NCHW"`` or ``"NHWC"``.
+        method: ``"nearest_neighbor"``, ``"linear"`` or ``"cubic"`` (tvm.relay 0.19's names).
+            relay_tvm also accepts ``"nearest"``, ``"bilinear"`` and ``"bicubic"`` for them
+            (stored as the 0.19 name; 0.19 itself refused these; ``nn.upsampling`` takes only
+            ``"bilinear"``/``"bicubic"``).
+        coordinate_transformation_mode: ``"half_pixel"`` (default), ``"align_corners"``,
+            ``"asymmetric"``, ``"pytorch_half_pixel"`` or ``"tf_half_pixel_for_nn"``; the
+            mapping of each is in the module docstring.
         rounding_method: for nearest_neighbor: ``"round"``, ``"floor"``, ``"ceil"``,
-            ``"round_prefer_floor"``, ``"round_prefer_ceil"`` or ``""`` (the default rule).
-        cubic_alpha, cubic_exclude: Keys' cubic parameter; drop taps outside the image.
+            ``"round_prefer_floor"``, ``"round_prefer_ceil"`` or ``""`` (``round`` with
+            align_corners, else ``floor``).
+        cubic_alpha: Keys' cubic parameter (default -0.5).
+        cubic_exclude: 1 to drop the taps outside the image and renormalize the others.
+        extrapolation_value: accepted and ignored (only tf_crop_and_resize uses it).
         out_dtype: the output dtype, data's when ``""``.
 
     Returns:
-        ``(N, C, size[0], size[1])`` (or NHWC).
+        ``(N, C, size[0], size[1])`` (NCHW) or ``(N, size[0], size[1], C)`` (NHWC).
 
     Raises:
-        TypeInferenceError: at inference, for an unknown method, mode, layout or rank.
+        TypeInferenceError: at inference, for an unknown method, mode, rounding method or
+            layout, data of rank other than 4, or a size that is not 2 positive ints.
     """
     return _make_resize(2, data, size, roi, layout, method, coordinate_transformation_mode,
                         rounding_method, cubic_alpha, cubic_exclude, extrapolation_value,

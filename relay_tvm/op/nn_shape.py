@@ -319,6 +319,12 @@ def _upsampling_rel(types, attrs):
     return TensorType(shape, data.dtype)
 
 
+# Keys' cubic parameter of bicubic upsampling: tvm.relay 0.19's topi.nn.upsampling called
+# topi.image.resize2d with its default bicubic_alpha, -0.5 in TVM 0.19; TVM 0.27's default is
+# -0.75, so it is passed explicitly
+UPSAMPLING_CUBIC_ALPHA = -0.5
+
+
 def _upsampling_method(attrs):
     return {"bilinear": "linear", "bicubic": "cubic"}.get(attrs.method, attrs.method)
 
@@ -327,8 +333,8 @@ def _upsampling_ref(args, attrs, out_type):
     axes = (2, 3) if attrs.layout == "NCHW" else (1, 2)
     sizes = [out_type.shape[a] for a in axes]
     mode = "align_corners" if attrs.align_corners else "asymmetric"
-    # topi.nn.upsampling uses resize2d's defaults, Keys' alpha -0.75 for bicubic
-    y = resize_reference(args[0], axes, sizes, _upsampling_method(attrs), mode, alpha=-0.75)
+    y = resize_reference(args[0], axes, sizes, _upsampling_method(attrs), mode,
+                         alpha=UPSAMPLING_CUBIC_ALPHA)
     return y.astype("float32").astype(out_type.dtype)
 
 
@@ -340,6 +346,7 @@ def _upsampling_compute(attrs, inputs, out_type):
         inputs[0], [0.0] * 4, [out_dims(out_type.shape)[a] for a in axes], layout=attrs.layout,
         method=_upsampling_method(attrs),
         coordinate_transformation_mode="align_corners" if attrs.align_corners else "asymmetric",
+        bicubic_alpha=UPSAMPLING_CUBIC_ALPHA,
     )
 
 
@@ -355,24 +362,42 @@ register_op(
     ref=_upsampling_ref,
     compute=_upsampling_compute,
     pattern=OpPattern.INJECTIVE,
-    doc="Upsample H and W by scale_h, scale_w (round(H * scale)): nearest_neighbor, bilinear or "
-        "bicubic, asymmetric or align_corners coordinates (topi.nn.upsampling semantics).",
+    doc="Upsample H and W by scale_h, scale_w (floor(H * scale + 0.5)): nearest_neighbor, "
+        "bilinear or bicubic, asymmetric or align_corners coordinates (topi.nn.upsampling "
+        "semantics).",
     level=2,
 )
 
 
 def upsampling(data, scale_h=1, scale_w=1, layout="NCHW", method="nearest_neighbor",
                align_corners=False):
-    """Upsampling (tvm.relay.nn.upsampling).
+    """Upsampling (tvm.relay.nn.upsampling): resize H and W by scale factors.
+
+    Semantics are topi.nn.upsampling's: ``image.resize2d`` to the scaled size, with the
+    ``"asymmetric"`` coordinate mapping (``x_in = x_out * in / out``) or, with
+    ``align_corners``, ``"align_corners"`` (``x_in = x_out * (in - 1) / (out - 1)``).
 
     Args:
         data: ``(N, C, H, W)`` (NCHW) or ``(N, H, W, C)`` (NHWC).
-        scale_h, scale_w: scale factors; the output is ``round(H * scale_h)`` x
-            ``round(W * scale_w)``. A scalar float tensor expression (not a constant) makes a
-            ``dyn.nn.upsampling`` call whose H and W are ``Any`` (see
-            :mod:`relay_tvm.op.dyn_nn`).
-        method: ``"nearest_neighbor"``, ``"bilinear"`` or ``"bicubic"``.
-        align_corners: map corner pixels onto corner pixels (else ``x_in = x_out * in / out``).
+        scale_h, scale_w: positive scale factors (below 1 shrinks). The output extent is
+            ``floor(H * scale_h + 0.5)``: halves round up, as in tvm.relay 0.19's
+            ``dyn.nn.upsampling`` shape function; 0.19's static type relation rounded an
+            ``H * scale`` of exactly .5 to even (``3 * 1.5 -> 4``, 5 here). A scalar float
+            tensor expression (not a constant) makes a ``dyn.nn.upsampling`` call whose H and
+            W are ``Any`` (see :mod:`relay_tvm.op.dyn_nn`).
+        layout: ``"NCHW"`` or ``"NHWC"``.
+        method: ``"nearest_neighbor"`` (the input pixel at ``floor(x_in)``, or ``round(x_in)``
+            with align_corners), ``"bilinear"`` or ``"bicubic"`` (Keys' cubic, alpha -0.5, as
+            TVM 0.19's topi). These are the only names accepted: ``image.resize2d``'s
+            ``"linear"``/``"cubic"`` are refused here, as tvm.relay 0.19's UpSamplingRel did.
+        align_corners: map corner pixels onto corner pixels (else asymmetric, above).
+
+    Returns:
+        ``(N, C, H', W')`` (or ``(N, H', W', C)``) with ``H'``, ``W'`` as above, data's dtype.
+
+    Raises:
+        TypeInferenceError: at inference, for another method or layout, data of rank other
+            than 4, or a scale <= 0.
     """
     if isinstance(scale_h, Constant):
         scale_h = scale_h.data.numpy().item()

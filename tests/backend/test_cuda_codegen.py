@@ -12,7 +12,7 @@ import relay_tvm as relay
 from relay_tvm import testing
 from relay_tvm.backend.cuda import compile_fatbin, cuda_source, fatbin_entries, local_arch
 from relay_tvm.backend.target import make_target
-from relay_tvm.errors import BuildError
+from relay_tvm.errors import BuildError, InputError
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None,
                                 reason="nvcc (the CUDA toolkit) is not installed")
@@ -28,6 +28,28 @@ def test_cuda_target_without_arch_is_refused_without_a_gpu():
 def test_bad_arch_is_named():
     with pytest.raises(BuildError, match="not an architecture like 'sm_80'"):
         compile_fatbin("", "compute_80")
+
+
+@pytest.mark.parametrize("arch, match", [
+    # TVM 0.27 takes any string as the arch; only the GPU machine's compiler would refuse it
+    ("sm_999", r"^target 'cuda -arch=sm_999': -arch='sm_999' is not the architecture of an "
+               r"NVIDIA GPU; expected sm_XY of a known compute capability: sm_30, .*sm_90, "
+               r"sm_100, .*sm_121 \(e\.g\. sm_80 for A100"),
+    ("sm_81", r"-arch='sm_81' is not the architecture of an NVIDIA GPU"),
+    ("sm_80a", r"-arch='sm_80a': the suffix 'a' exists from sm_90a on; did you mean 'sm_80'\?"),
+    ("sm_90f", r"-arch='sm_90f': the suffix 'f' exists from sm_100f on; did you mean 'sm_90'\?"),
+    ("sm_xx", r"-arch='sm_xx' is not an architecture like 'sm_80'"),
+    ("80", r"-arch='80' is not an architecture like 'sm_80'"),
+])
+def test_unknown_cuda_arch_is_an_input_error(arch, match):
+    with pytest.raises(InputError, match=match):
+        make_target(f"cuda -arch={arch}")
+
+
+@pytest.mark.parametrize("arch", ["sm_35", "sm_70", "sm_80", "sm_90a", "sm_100f", "sm_120",
+                                  "sm_121a"])
+def test_known_cuda_archs_are_accepted(arch):
+    assert str(make_target(f"cuda -arch={arch}").attrs["arch"]) == arch
 
 
 def test_fatbin_entries_rejects_other_bytes():

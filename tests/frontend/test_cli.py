@@ -94,8 +94,70 @@ def test_demo_default_command(capsys):
 def test_demo_unknown_model_names_its_option(capsys):
     pytest.importorskip("mxnet", reason="the demo compares against MXNet 1.9.1")
     assert main(["demo", "--model", "resnet19"]) == 2
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "--model 'resnet19'" in err and "--zoo" not in err
+    # from a new-user trial: the "relay-tvm demo: MODEL (random weights), ..." header came
+    # first, then the error; the arguments are checked before anything is printed now
+    assert out == ""
+
+
+@pytest.mark.mxnet
+def test_demo_size_the_network_cannot_take_prints_no_header(capsys):
+    pytest.importorskip("mxnet", reason="the demo compares against MXNet 1.9.1")
+    # SqueezeNet's pooling needs more than 16x16; MXNet's own "infer_shape error" print to
+    # stdout is kept out too
+    assert main(["demo", "--model", "squeezenet1.0", "--size", "16"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("relay-tvm: error: squeezenet1.0: MXNet cannot run the network on "
+                          "input shape (1, 3, 16, 16)"), err
+
+
+def test_zoo_shape_help_and_default(capsys, monkeypatch):
+    """--shape is optional with --zoo: help and docstring say the default (data=1,3,224,224;
+    299 for Inception), which is what the import uses."""
+    import relay_tvm.cli as cli
+
+    helps = {a.dest: a.help for a in cli.build_parser()._subparsers._group_actions[0]
+             .choices["compile"]._actions}
+    assert "Required with a model file" in helps["shape"]
+    assert "default data=1,3,224,224, or data=1,3,299,299" in helps["shape"]
+    assert "``data=1,3,224,224``, or ``data=1,3,299,299``" in cli.__doc__
+    seen = []
+
+    def fake_zoo_block(name, shape, flag="--zoo"):
+        seen.append((name, tuple(shape)))
+        raise cli.CLIError("stop")
+
+    monkeypatch.setattr(cli, "_zoo_block", fake_zoo_block)
+    for name in ("resnet18_v1", "inceptionv3", "InceptionV3"):
+        assert main(["show", "--zoo", name]) == 2
+    assert seen == [("resnet18_v1", (1, 3, 224, 224)), ("inceptionv3", (1, 3, 299, 299)),
+                    ("InceptionV3", (1, 3, 299, 299))]
+
+
+@pytest.mark.parametrize("cmd", ["compile", "show"])
+def test_shape_for_an_unknown_input_lists_the_data_inputs_only(exported, capsys, cmd):
+    """From a new-user trial: `--shape dta=...` listed the weights among the valid names."""
+    d, _ = exported
+    argv = [cmd, str(d / "m-symbol.json"), "--shape", "dta=1,2,5,5"]
+    assert main(argv + (["-o", str(d / "m.so")] if cmd == "compile" else [])) == 1
+    out, err = capsys.readouterr()
+    assert err == ("relay-tvm: ConversionError: shape given for 'dta', but the graph has no "
+                   "input of that name; did you mean 'data'? (its data inputs: 'data')\n")
+    assert "weight" not in err and "bias" not in err and out == ""
+
+
+def test_shape_for_an_unknown_input_without_parameters_says_all_are_inputs(exported):
+    from relay_tvm import frontend
+    from relay_tvm.errors import ConversionError
+
+    d, _ = exported
+    with pytest.raises(ConversionError, match=r"^shape given for 'xyz', but the graph has no "
+                       r"input of that name \(no parameters were given, so every variable is "
+                       r"an input: 'data', 'conv_weight', 'conv_bias', 'fc_weight', "
+                       r"'fc_bias'\)$"):
+        frontend.from_mxnet(str(d / "m-symbol.json"), shape={"xyz": (1, 2, 5, 5)})
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -293,9 +355,28 @@ def test_bad_target_is_one_input_error_before_the_import(tmp_path, capsys, monke
     (the model file does not exist: importing it first would report that instead)."""
     monkeypatch.chdir(tmp_path)
     assert main([*cmd, "--target", target]) == 1
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert out == ""  # the demo's header is not printed before the error either
     assert err.startswith(f"relay-tvm: InputError: --target {target!r}: {why}")
     assert len(err.strip().splitlines()) == 1 and "Known options" not in err
+
+
+@pytest.mark.parametrize("cmd", [
+    ["compile", "missing-symbol.json", "--shape", "data=1,2,5,5"],
+    ["show", "missing-symbol.json", "--shape", "data=1,2,5,5", "--stats"],
+    ["demo", "--model", "resnet18_v1"],
+])
+def test_cuda_arch_no_gpu_has_is_one_input_error_first(tmp_path, capsys, monkeypatch, cmd):
+    """From a new-user trial: 'cuda -arch=sm_999' was accepted (TVM takes any string)."""
+    monkeypatch.chdir(tmp_path)
+    target = "cuda -arch=sm_999"
+    assert main([*cmd, "--target", target]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"relay-tvm: InputError: --target {target!r}: -arch='sm_999' is not "
+                          f"the architecture of an NVIDIA GPU; expected sm_XY of a known compute "
+                          f"capability: sm_30, "), err
+    assert "sm_90, sm_100" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("target", ["cuda", "cuda -arch=sm_80", "opencl"])

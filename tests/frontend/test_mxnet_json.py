@@ -171,7 +171,8 @@ def test_bad_attribute_names_node():
 
 
 def test_unknown_shape_name():
-    with pytest.raises(ConversionError, match=r"shape given for \['date'\]"):
+    with pytest.raises(ConversionError, match=r"shape given for 'date', but the graph has no "
+                       r"input of that name; did you mean 'data'\?"):
         relay.frontend.from_mxnet(_conv_fc(), shape={"date": (1, 2, 5, 5)})
 
 

@@ -153,6 +153,50 @@ def test_upsampling_bicubic_shape_and_integer_scale_nearest_is_repeat():
              x.repeat(2, axis=2).repeat(3, axis=3))
 
 
+def upsample_bicubic_loops(x, sh, sw, align_corners, a):
+    """Per-pixel bicubic upsampling of NCHW ``x``: Keys' kernel of parameter ``a`` on the four
+    pixels around each source coordinate (asymmetric or align-corner mapping), edge pixels
+    repeated outside the image."""
+    n, c, h, w = x.shape
+    oh, ow = int(np.floor(h * sh + 0.5)), int(np.floor(w * sw + 0.5))
+
+    def src(o, insz, outsz):
+        if align_corners:
+            return o * (insz - 1) / (outsz - 1) if outsz > 1 else 0.0
+        return o * insz / outsz
+
+    def keys(t):
+        t = abs(t)
+        if t <= 1:
+            return (a + 2) * t ** 3 - (a + 3) * t ** 2 + 1
+        if t < 2:
+            return a * t ** 3 - 5 * a * t ** 2 + 8 * a * t - 4 * a
+        return 0.0
+
+    out = np.zeros((n, c, oh, ow))
+    for i, j in np.ndindex(oh, ow):
+        y, z = src(i, h, oh), src(j, w, ow)
+        y0, z0 = int(np.floor(y)), int(np.floor(z))
+        for p in range(y0 - 1, y0 + 3):
+            for q in range(z0 - 1, z0 + 3):
+                weight = keys(y - p) * keys(z - q)
+                out[:, :, i, j] += weight * x[:, :, min(max(p, 0), h - 1), min(max(q, 0), w - 1)]
+    return out
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_upsampling_bicubic_is_keys_cubic_with_alpha_minus_half(align_corners):
+    """tvm.relay 0.19's bicubic upsampling was topi.image.resize2d with its default
+    bicubic_alpha, -0.5 in TVM 0.19; relay_tvm took TVM 0.27's default, -0.75."""
+    x = rand((1, 2, 3, 4))
+    want = upsample_bicubic_loops(x.astype("float64"), 2, 1.5, align_corners, -0.5)
+    other = upsample_bicubic_loops(x.astype("float64"), 2, 1.5, align_corners, -0.75)
+    assert np.abs(want - other).max() > 1e-2  # the two alphas are told apart
+    check_op(lambda a: relay.nn.upsampling(a, 2, 1.5, method="bicubic",
+                                           align_corners=align_corners),
+             {"x": x}, want.astype("float32"))
+
+
 ERRORS = [
     (lambda a: relay.nn.pad(a, ((1, 1),)), (2, 3), r"nn.pad: pad_width must hold one \(before, "
      r"after\) pair per axis of data shape \(2, 3\)"),
