@@ -169,3 +169,15 @@ def rand(shape, dtype="float32", seed=0, low=-1.0, high=1.0):
     if dtype.startswith("int"):
         return rng.integers(-5, 6, size=shape).astype(dtype)
     return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def keys_cubic(s, a):
+    """Keys' cubic convolution kernel of parameter ``a`` at offset ``s`` (the weight of a tap
+    ``s`` pixels from the sample point; ``a`` is -0.5 in tvm.relay 0.19's resize / upsampling,
+    -0.75 in OpenCV's)."""
+    s = abs(s)
+    if s <= 1:
+        return (a + 2) * s ** 3 - (a + 3) * s ** 2 + 1
+    if s < 2:
+        return a * s ** 3 - 5 * a * s ** 2 + 8 * a * s - 4 * a
+    return 0.0

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from nn_util import check_op, infer, make_mod, rand, run_compiled, run_debug
+from nn_util import check_op, infer, keys_cubic, make_mod, rand, run_compiled, run_debug
 
 import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
@@ -41,14 +41,7 @@ def _nearest(v, rounding, mode):
 
 def _cubic(t, a):
     """Keys' kernel weights of the taps at offsets -1, 0, 1, 2 for fraction t."""
-    def k(s):
-        s = abs(s)
-        if s <= 1:
-            return (a + 2) * s ** 3 - (a + 3) * s ** 2 + 1
-        if s < 2:
-            return a * s ** 3 - 5 * a * s ** 2 + 8 * a * s - 4 * a
-        return 0.0
-    return [k(t + 1), k(t), k(1 - t), k(2 - t)]
+    return [keys_cubic(t + 1, a), keys_cubic(t, a), keys_cubic(1 - t, a), keys_cubic(2 - t, a)]
 
 
 def resize_loops(x, size, method, mode, rounding="", alpha=-0.5, exclude=0):

@@ -3,7 +3,7 @@ NumPy, through the interpreter and the compiled graph executor; errors."""
 
 import numpy as np
 import pytest
-from nn_util import check_op, infer, rand
+from nn_util import check_op, infer, keys_cubic, rand
 
 import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
@@ -165,21 +165,13 @@ def upsample_bicubic_loops(x, sh, sw, align_corners, a):
             return o * (insz - 1) / (outsz - 1) if outsz > 1 else 0.0
         return o * insz / outsz
 
-    def keys(t):
-        t = abs(t)
-        if t <= 1:
-            return (a + 2) * t ** 3 - (a + 3) * t ** 2 + 1
-        if t < 2:
-            return a * t ** 3 - 5 * a * t ** 2 + 8 * a * t - 4 * a
-        return 0.0
-
     out = np.zeros((n, c, oh, ow))
     for i, j in np.ndindex(oh, ow):
         y, z = src(i, h, oh), src(j, w, ow)
         y0, z0 = int(np.floor(y)), int(np.floor(z))
         for p in range(y0 - 1, y0 + 3):
             for q in range(z0 - 1, z0 + 3):
-                weight = keys(y - p) * keys(z - q)
+                weight = keys_cubic(y - p, a) * keys_cubic(z - q, a)
                 out[:, :, i, j] += weight * x[:, :, min(max(p, 0), h - 1), min(max(q, 0), w - 1)]
     return out
 
