@@ -416,6 +416,9 @@ def _load_inputs(items, gm, fill_random=False):
             name, path = (names[i] if i < len(names) else f"#{i}"), item
         if name not in names:
             raise CLIError(f"--input {item!r}: the model has no input {name!r} (inputs: {names})")
+        if name in values:  # the second would silently replace the first
+            raise CLIError(f"--input {item!r}: input {name!r} was given already; give each "
+                           f"input once")
         try:
             values[name] = np.load(path)
         except (OSError, ValueError) as e:

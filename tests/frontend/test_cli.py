@@ -198,6 +198,11 @@ def test_run_requires_every_input(exported, capsys):
     assert "inputs not given: conv_weight" in capsys.readouterr().err
     assert main(["run", so, "--input", f"data={d / 'x.npy'}", "-o", str(d), "--fill-random",
                  "--repeat", "1"]) == 0
+    # the same input twice (fresh-user trial: the second silently replaced the first)
+    capsys.readouterr()
+    assert main(["run", so, "--input", f"data={d / 'x.npy'}", "--input",
+                 f"data={d / 'x.npy'}", "-o", str(d), "--fill-random"]) == 2
+    assert "input 'data' was given already" in capsys.readouterr().err
 
 
 @pytest.mark.slow
