@@ -25,6 +25,7 @@ import os
 import threading
 
 from ..errors import BuildError
+from .lower import kernel_module
 
 ENV = "RELAY_TVM_BUILD_THREADS"
 
@@ -86,17 +87,6 @@ def build_kernels(tir_mod, tgt, pipeline, threads: int | None = None):
     if threads <= 1 or len(tir_mod.functions) < 2 or not _parallel_ok(tir_mod, tgt):
         return tvm.tirx.build(tir_mod, target=tgt, pipeline=pipeline)
     return KernelCodegen([], tgt, pipeline, threads).compile(split(tir_mod, threads))
-
-
-def _kernel_module(lowered_funcs):
-    """One IRModule of ``LoweredFunc``s (their kernels and shape functions), as
-    ``LowerCache.ir_module`` makes it."""
-    import tvm
-
-    funcs = {f.name: f.prim_func for f in lowered_funcs}
-    funcs.update((f.shape_func_name, f.shape_func) for f in lowered_funcs
-                 if f.shape_func is not None)
-    return tvm.IRModule(funcs)
 
 
 class KernelCodegen:
@@ -186,7 +176,7 @@ class KernelCodegen:
                         if not batch:
                             self._done.wait(0.005)
                             continue
-                        mod = _kernel_module(batch)
+                        mod = kernel_module(batch)
                     lib = tvm.tirx.build(mod, target=self._tgt, pipeline=self._pipeline)
                     with self._lock:
                         self._libs.append(lib)
@@ -226,10 +216,10 @@ class KernelCodegen:
 
         rest = self._take()
         if not self._background:
-            lib = build_kernels(_kernel_module(rest), self._tgt, self._pipeline, 1) \
+            lib = build_kernels(kernel_module(rest), self._tgt, self._pipeline, 1) \
                 if rest else None
         else:
-            lib = self.compile(split(_kernel_module(rest), 2 * self._threads) if rest else [])
+            lib = self.compile(split(kernel_module(rest), 2 * self._threads) if rest else [])
         return VMExecutable(_ffi_api.VMLink(builder, self._tgt, lib, [], params or {}))
 
 

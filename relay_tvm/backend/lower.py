@@ -531,12 +531,17 @@ class LowerCache:
 
     def ir_module(self):
         """All kernels as one ``tvm.IRModule``."""
-        import tvm
+        return kernel_module(self.funcs)
 
-        funcs = {f.name: f.prim_func for f in self.funcs}
-        funcs.update((f.shape_func_name, f.shape_func) for f in self.funcs
-                     if f.shape_func is not None)
-        return tvm.IRModule(funcs)
+
+def kernel_module(lowered_funcs):
+    """One ``tvm.IRModule`` of ``LoweredFunc``s: their kernels and shape functions."""
+    import tvm
+
+    funcs = {f.name: f.prim_func for f in lowered_funcs}
+    funcs.update((f.shape_func_name, f.shape_func) for f in lowered_funcs
+                 if f.shape_func is not None)
+    return tvm.IRModule(funcs)
 
 
 def _schedule_symbolic(prim, target):
@@ -565,4 +570,4 @@ def _sig(func: Function) -> str:
     return "|".join(parts)
 
 
-__all__ = ["LowerCache", "LoweredFunc", "Pack", "to_te", "anchor_op", "flatten_type"]
+__all__ = ["LowerCache", "LoweredFunc", "Pack", "to_te", "anchor_op", "flatten_type", "kernel_module"]

@@ -42,6 +42,7 @@ class GraphExecutor(Executor):
 
         from ..backend.build_module import build
         from .graph_executor import GraphModule
+        from .pyargs import python_arg
 
         mod, immediate = self._main_module(self.mod, expr)
         params = self._main_params(mod)
@@ -54,12 +55,7 @@ class GraphExecutor(Executor):
             args = order_args(free_names, args, kwargs)
             for i, a in enumerate(args):
                 where = f"argument {i} (%{free_names[i]})"
-                if isinstance(a, np.generic):  # keeps its dtype (numpy.float64 is a float)
-                    a = np.asarray(a)
-                elif isinstance(a, (bool, int, float, list)):  # the parameter's dtype (0.19)
-                    from .pyargs import list_to_array
-
-                    a = list_to_array(a, gm._input_types[i][1], where)
+                a = python_arg(a, gm._input_types[i][1], where)
                 gm.set_input(i, _to_tensor_arg(a, where))
             gm.run()
             return gm.get_outputs_structured()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import InputError, RelayError
 from ..ir.expr import Function, GlobalVar
 from ..ir.module import IRModule
@@ -113,13 +111,11 @@ class Interpreter_(Executor):
             vals = []
             for i, (p, a) in enumerate(zip(func.params, args)):
                 ty = p.checked_type
-                if isinstance(a, (bool, int, float, list)) and not isinstance(a, np.generic) \
-                        and hasattr(ty, "dtype"):
-                    from .pyargs import list_to_array  # as the compiled executors
+                if hasattr(ty, "dtype"):  # as the compiled executors
+                    from .pyargs import python_arg
 
-                    v = list_to_array(a, ty.dtype, f"argument {i} (%{p.name_hint})")
-                else:
-                    v = to_value(a)
+                    a = python_arg(a, ty.dtype, f"argument {i} (%{p.name_hint})")
+                v = to_value(a)
                 if hasattr(ty, "dtype") and not hasattr(v, "shape"):
                     raise InputError(f"argument {i} (%{p.name_hint}): expected a NumPy array or "
                                      f"a tvm tensor ({ty}), got {type(a).__name__}")

@@ -21,9 +21,8 @@ def list_to_array(value, dtype: str, where: str) -> np.ndarray:
     """``value`` (a Python number, or a nested list of them) as a NumPy array of ``dtype``.
 
     Args:
-        value: a Python ``bool`` / ``int`` / ``float`` (not a NumPy scalar, although
-            ``numpy.float64`` is a ``float``: those keep their dtype), or a list (nested for more dimensions;
-            rows of equal length).
+        value: a Python ``bool`` / ``int`` / ``float``, or a list (nested for more
+            dimensions; rows of equal length).
         dtype: the parameter's dtype (e.g. ``"float32"``).
         where: the argument, for messages (``"argument 0 (%x)"``).
 
@@ -59,4 +58,19 @@ def list_to_array(value, dtype: str, where: str) -> np.ndarray:
     return out
 
 
-__all__ = ["list_to_array"]
+def python_arg(value, dtype: str, where: str):
+    """An executor argument for a tensor parameter of ``dtype``: a NumPy scalar as a 0-d array
+    of its own dtype (``numpy.float64`` is a Python ``float`` but keeps its dtype), a Python
+    number or list by :func:`list_to_array`, anything else unchanged (the executor checks it).
+
+    Raises:
+        InputError: as :func:`list_to_array`.
+    """
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    if isinstance(value, (bool, int, float, list)):
+        return list_to_array(value, dtype, where)
+    return value
+
+
+__all__ = ["list_to_array", "python_arg"]

@@ -321,12 +321,9 @@ def _check(value, sig, fname, exe):
         if not isinstance(value, (tuple, list)) or len(value) != len(shape):
             raise InputError(f"@{fname} argument %{name}: expected a tuple of {len(shape)} values")
         return tuple(_check(v, s, fname, exe) for v, s in zip(value, shape))
-    if isinstance(value, np.generic):  # a NumPy scalar keeps its dtype (checked below)
-        value = np.asarray(value)
-    elif isinstance(value, (bool, int, float, list)):  # Python numbers: the parameter's dtype
-        from .pyargs import list_to_array
+    from .pyargs import python_arg
 
-        value = list_to_array(value, dtype, f"@{fname} argument %{name}")
+    value = python_arg(value, dtype, f"@{fname} argument %{name}")
     if isinstance(value, np.ndarray):
         got = "bool" if value.dtype == np.bool_ else value.dtype.name
     elif hasattr(value, "dtype"):
