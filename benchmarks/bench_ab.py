@@ -95,7 +95,8 @@ def main(argv=None):
     b.add_argument("--target", default="llvm")
     ap.add_argument("--against", help="the other checkout's root (e.g. /work/main)")
     ap.add_argument("--models", nargs="+", default=MODELS)
-    ap.add_argument("--size", type=int, default=224, help="input height and width")
+    ap.add_argument("--size", type=int, default=None,
+                    help="input height and width (default: 299 for Inception-v3, else 224)")
     ap.add_argument("--threads", type=int, default=None, help="TVM_NUM_THREADS for the timing")
     ap.add_argument("--rounds", type=int, default=21)
     ap.add_argument("--per-round", type=int, default=5, help="runs per timed round")
@@ -118,6 +119,8 @@ def main(argv=None):
         # weights' DRAM traffic by it (transform/winograd_choice.py)
         env["TVM_NUM_THREADS"] = str(a.threads)
     sys.path.insert(0, ROOT)
+    from relay_tvm.testing.gluon import zoo_image_size
+
     target = f"llvm -mcpu={a.mcpu}" if a.mcpu else "llvm"
     print(f"against {a.against}, this {ROOT}; TVM_NUM_THREADS="
           f"{os.environ.get('TVM_NUM_THREADS', '(default)')}; target {target}; {a.clock} clock; "
@@ -131,7 +134,8 @@ def main(argv=None):
             for tag, root in (("against", os.path.abspath(a.against)), ("this", ROOT)):
                 out = os.path.join(tmp, f"{model}.{tag}.so")
                 subprocess.run([sys.executable, os.path.abspath(__file__), "build", root, out,
-                                model, "--size", str(a.size), "--target", target], check=True,
+                                model, "--size", str(a.size or zoo_image_size(model)),
+                                "--target", target], check=True,
                                env=env, cwd=tmp)
                 paths.append(out)
             (ab, am), (tb, tm) = time_pair(paths, a.rounds, a.per_round, a.clock == "cpu")

@@ -179,9 +179,9 @@ def main(argv=None):
 
     import relay_tvm as relay
     from relay_tvm.runtime import GraphModule
-    from relay_tvm.testing.gluon import random_zoo_model
+    from relay_tvm.testing.gluon import random_zoo_model, zoo_image_size
 
-    size = 299 if a.model.startswith("inception") else 224
+    size = zoo_image_size(a.model)
     net, x = random_zoo_model(a.model, (1, 3, size, size))
     mod, params = relay.frontend.from_mxnet(net, shape={"data": x.shape})
     with relay.transform.PassContext(opt_level=3):

@@ -37,6 +37,7 @@ import warnings
 import numpy as np
 
 from .errors import RelayError, TuningError
+from .testing.gluon import zoo_image_size
 
 
 class CLIError(Exception):
@@ -154,12 +155,6 @@ def _zoo_block(name, shape, flag="--zoo"):
     return net
 
 
-def _zoo_image_size(name):
-    """The default image size of a model-zoo network (what ``--shape``/``--size`` default to):
-    299 for Inception-v3 (its name contains "inception"), else 224."""
-    return 299 if "inception" in name.lower() else 224
-
-
 def _guess_params(symbol_path):
     prefix = symbol_path[: -len("-symbol.json")] if symbol_path.endswith("-symbol.json") else None
     if prefix is None:
@@ -173,7 +168,7 @@ def _import(args, shapes):
 
     if args.zoo:
         if not shapes:
-            size = _zoo_image_size(args.zoo)
+            size = zoo_image_size(args.zoo)
             shapes = {"data": (1, 3, size, size)}
         if set(shapes) != {"data"}:
             raise CLIError(f"--zoo {args.zoo}: the model's only input is 'data'; got --shape for "
@@ -653,7 +648,7 @@ def cmd_demo(args):
 
     _check_target(args.target)
     dev = _target_device(args.target, args.model)  # before the model is created and built
-    size = args.size or _zoo_image_size(args.model)
+    size = args.size or zoo_image_size(args.model)
     shape = (args.batch, 3, size, size)
     # MXNet sizes its OpenMP pool when it loads: give it the threads relay_tvm runs on, so the
     # two latencies compare like with like (a user's OMP_NUM_THREADS is kept)

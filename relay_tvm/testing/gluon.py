@@ -12,6 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 
+def zoo_image_size(name: str) -> int:
+    """The input height and width a Gluon model-zoo network ``name`` is built for: 299 for
+    Inception-v3 (any name containing ``"inception"``, case-insensitive), else 224."""
+    return 299 if "inception" in name.lower() else 224
+
+
 def random_batch_norm(net, seed: int = 0) -> None:
     """Draw the BatchNorm statistics and affine parameters of Gluon block ``net`` (its
     parameters must be initialized) as described in the module docstring."""
@@ -44,4 +50,4 @@ def random_zoo_model(name: str, shape: tuple, seed: int = 0):
     return net, x
 
 
-__all__ = ["random_zoo_model", "random_batch_norm"]
+__all__ = ["random_zoo_model", "random_batch_norm", "zoo_image_size"]
