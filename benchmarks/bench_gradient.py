@@ -73,7 +73,7 @@ def run_mxnet(name, shape, repeat, out):
             x = mx.nd.array(xs, dtype="float64")
         x.attach_grad()
 
-        def step():
+        def step(net=net, x=x):
             with mx.autograd.record(train_mode=False):
                 y = net(x)
             y.backward()

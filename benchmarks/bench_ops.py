@@ -172,7 +172,7 @@ def main(argv=None):
     if not args.no_gemv:
         cases.append((GEMV, *dense_case(1, 25088, 4096, rng)))
     relay_res = []
-    for name, f, params, inputs, flops, _ in cases:  # all relay layers first (see docstring)
+    for name, f, params, inputs, _flops, _ in cases:  # all relay layers first (see docstring)
         t_relay, build_s, out, rules = time_relay(f, params, inputs, number, repeat,
                                                   args.opt_level, target, winograd)
         if args.check and name.startswith("dense"):
@@ -185,7 +185,7 @@ def main(argv=None):
     print("-" * len(hdr))
     ratios, fracs, gbs = [], {}, None
     tot_relay = tot_np = 0.0
-    for (name, f, params, inputs, flops, (m_, k_, n_)), (t_relay, build_s, rules) in \
+    for (name, _f, _params, _inputs, flops, (m_, k_, n_)), (t_relay, build_s, rules) in \
             zip(cases, relay_res):
         a = rng.standard_normal((m_, k_)).astype("float32")
         b = rng.standard_normal((k_, n_)).astype("float32")

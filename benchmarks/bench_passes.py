@@ -64,8 +64,9 @@ def run_time(mod, params, opt_level, image):
     try:
         with transform.PassContext(opt_level=opt_level):
             lib = relay.build(mod, target="llvm", params=params)
-        from relay_tvm.runtime import GraphModule
         import tvm
+
+        from relay_tvm.runtime import GraphModule
 
         dev = tvm.cpu(0)
         g = GraphModule(lib["default"](dev))

@@ -1,5 +1,6 @@
-"""The repository passes its ruff configuration (ruff.toml): pyflakes, bugbear, import order and
-the complexity budget. CI installs ruff through the ``test`` extra of setup.py."""
+"""The repository (relay_tvm, tests, benchmarks) passes its ruff configuration (ruff.toml):
+pyflakes, bugbear, import order and the complexity budget. CI installs ruff through the ``test``
+extra of setup.py."""
 
 import pathlib
 import shutil
@@ -27,7 +28,8 @@ def test_ruff_check_is_clean():
     if cmd is None:
         pytest.skip("ruff is not installed (pip install -e .[test])")
     res = subprocess.run(
-        [*cmd, "check", "--no-cache", "--output-format", "concise", "relay_tvm", "tests"],
+        [*cmd, "check", "--no-cache", "--output-format", "concise", "relay_tvm", "tests",
+         "benchmarks"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert res.returncode == 0, f"ruff found violations:\n{res.stdout}\n{res.stderr}"
