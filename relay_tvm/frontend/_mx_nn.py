@@ -182,12 +182,13 @@ def _pool_body(x, ptype, nd, kernel, stride, padding, layout, ceil_mode, a, c):
                                       layout=layout, ceil_mode=ceil_mode,
                                       count_include_pad=cip)
     # sum and lp: the average over the taps inside the padded input, times their number
-    base = x if ptype == "sum" else _pow_p(x, a.get_int("p_value", 2) or 2, c)
+    p = _lp_p(a, c) if ptype == "lp" else None
+    base = x if ptype == "sum" else _pow_p(x, p, c)
     avg = R(f"nn.avg_pool{nd}d")(base, pool_size=kernel, strides=stride, padding=padding,
                                  layout=layout, ceil_mode=ceil_mode, count_include_pad=True)
     counts = _tap_counts(c.shape(x)[2:], c.shape(avg)[2:], kernel, stride, padding)
     total = R("multiply")(avg, const(counts.astype(c.dtype(x)), c.dtype(x)))
-    return total if ptype == "sum" else _root_p(total, a.get_int("p_value", 2) or 2, c)
+    return total if ptype == "sum" else _root_p(total, p, c)
 
 
 def _tap_counts(spatial, out_sp, kernel, stride, padding):
@@ -204,7 +205,17 @@ def _tap_counts(spatial, out_sp, kernel, stride, padding):
     return counts
 
 
+def _lp_p(a, c):
+    """The ``p_value`` of an ``lp`` pooling: MXNet requires it and implements 1, 2 and 3."""
+    p = a.get_int("p_value", None)
+    if p not in (1, 2, 3):
+        raise c.error(f"pool_type='lp' needs p_value 1, 2 or 3 (what MXNet implements), "
+                      f"got {p}")
+    return p
+
+
 def _pow_p(x, p, c):
+    """``x ** p`` with the sign kept for odd ``p`` (MXNet multiplies: ``a * a * a``)."""
     out = x
     for _ in range(p - 1):
         out = R("multiply")(out, x)
@@ -212,17 +223,21 @@ def _pow_p(x, p, c):
 
 
 def _root_p(x, p, c):
+    """MXNet's root of an ``lp`` pooling's sum: ``sqrt`` for p = 2, the real cube root for
+    p = 3 (``cbrt``: a negative sum of cubes has a negative root; ``power(x, 1/3)`` gave NaN)."""
     if p == 1:
         return x
     if p == 2:
         return R("sqrt")(x)
-    return R("power")(x, c.scalar(1.0 / p, x))
+    from ._mx_tensor import _cbrt
+
+    return _cbrt([x], None, c)
 
 
 def _global_pool(x, ptype, nd, layout, spatial, a, c):
     size = int(np.prod(spatial))
     if ptype == "lp":
-        p = a.get_int("p_value", 2) or 2
+        p = _lp_p(a, c)
         s = R("sum")(_pow_p(x, p, c), axis=list(range(2, 2 + nd)), keepdims=True)
         return _root_p(s, p, c)
     if nd == 2:
