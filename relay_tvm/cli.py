@@ -294,6 +294,10 @@ def cmd_compile(args):
     bar = _progress(3, "import")
     with _step(bar, "import"):
         mod, params = _import(args, shapes)
+    if args.weights_as_inputs:
+        # the weights stay parameters of main, set at run time (not bound into the library),
+        # also when a .params file or --zoo supplies values for them
+        params = None
     database = None
     if getattr(args, "tuning_db", None):
         from .backend.target import make_target
@@ -418,6 +422,10 @@ def _load_inputs(items, gm, fill_random=False):
             values[name] = np.load(path)
         except (OSError, ValueError) as e:
             raise CLIError(f"--input {item!r}: cannot read {path!r}: {e}") from None
+        if not isinstance(values[name], np.ndarray):  # an .npz archive: several arrays
+            keys = list(values[name].keys())
+            raise CLIError(f"--input {item!r}: {path!r} is an .npz archive (arrays {keys}); "
+                           f"give one array per input as a .npy file (np.save)")
     missing = [n for n in names if n not in values]
     if missing and not fill_random:
         raise CLIError(f"inputs not given: {', '.join(missing)} (give --input NAME=FILE.npy for "
@@ -527,6 +535,13 @@ def cmd_run(args):
     print(f"[relay-tvm] {args.module}: "
           f"{'VM executable' if kind == 'vm' else 'graph-executor library'}", file=sys.stderr)
     values = _load_inputs(args.input, gm, args.fill_random)
+    try:  # before the run and the benchmark, not after them
+        os.makedirs(args.output_dir, exist_ok=True)
+    except OSError as e:
+        raise CLIError(f"--output-dir {args.output_dir!r}: cannot create the directory "
+                       f"({e.strerror or e})") from None
+    if not os.access(args.output_dir, os.W_OK):
+        raise CLIError(f"--output-dir {args.output_dir!r}: the directory is not writable")
     with _step(bar, "run"):
         gm.set_input(**values)
         gm.run()
@@ -535,7 +550,6 @@ def cmd_run(args):
         res = gm.benchmark(repeat=args.repeat, number=1)
     if bar is not None:
         bar.close()
-    os.makedirs(args.output_dir, exist_ok=True)
     for i, o in enumerate(outs):
         path = os.path.join(args.output_dir, f"output_{i}.npy")
         np.save(path, o)
@@ -737,7 +751,8 @@ def build_parser():
                    "cuda (default llvm)")
     p.add_argument("--opt-level", type=_opt_level, default=3, help="0..4 (default 3)")
     p.add_argument("--weights-as-inputs", action="store_true",
-                   help="without a .params file: compile the weights as runtime inputs")
+                   help="compile the weights as runtime inputs (`run --input NAME=FILE.npy` "
+                   "for each), not bound into the library; needed without a .params file")
     p.add_argument("-o", "--output", default="model.so", help="library to write (default model.so)")
     p.add_argument("--executor", choices=["graph", "vm"], default="graph",
                    help="graph: the graph executor (default; relay.build); vm: the Relay VM "

@@ -3,8 +3,11 @@
 then the attributes in declaration order).
 
 ``_make.<name>`` exists for every registered operator without a namespace (``add``,
-``concatenate``, ``reshape``, ...); the attributes' order is the operator's attribute schema
-(``relay_tvm.op.get(name).attrs_schema``), which follows Relay's.
+``concatenate``, ``reshape``, ...); the namespaced operators have theirs where 0.19 kept them:
+``relay.op.nn._make.conv2d``, ``relay.op.image._make.resize2d``, ``relay.op.vision._make``,
+``relay.op.random._make``, ``relay.op.dyn._make``, ``relay.op.annotation._make``,
+``relay.qnn.op._make`` (a :class:`Namespace` each). The attributes' order is the operator's
+attribute schema (``relay_tvm.op.get(name).attrs_schema``), which follows Relay's.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ def _maker(name):
         return make_call(name, inputs, **attrs)
 
     make.__name__ = name
+    make.__qualname__ = make.__name__  # TypeErrors name the op
     make.__doc__ = f"``{name}`` with positional inputs {list(op.arguments)}, then attributes."
     return make
 
@@ -39,3 +43,34 @@ def __getattr__(name):
     if name.startswith("_") or "." in name or not is_registered(name):
         raise AttributeError(f"relay.op._make has no operator {name!r}")
     return _maker(name)
+
+
+class Namespace:
+    """The ``_make`` of one operator namespace: ``Namespace("nn").conv2d`` is the positional
+    constructor of ``nn.conv2d`` (as the module-level ``_make.<name>`` for un-namespaced ones).
+
+    Raises:
+        AttributeError: no operator ``<prefix>.<name>`` is registered.
+    """
+
+    def __init__(self, prefix: str, where: str):
+        self._prefix, self._where = prefix, where
+
+    def __getattr__(self, name):
+        from .registry import is_registered
+
+        full = f"{self._prefix}.{name}"
+        if name.startswith("_") or "." in name or not is_registered(full):
+            raise AttributeError(f"{self._where}._make has no operator {name!r} (no {full!r} "
+                                 f"is registered)")
+        return _maker(full)
+
+    def __dir__(self):
+        from .registry import list_op_names
+
+        pre = self._prefix + "."
+        return sorted(n[len(pre):] for n in list_op_names()
+                      if n.startswith(pre) and "." not in n[len(pre):])
+
+    def __repr__(self):
+        return f"<{self._where}._make: constructors of the {self._prefix}.* operators>"

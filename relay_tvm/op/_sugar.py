@@ -34,6 +34,7 @@ def _binary(name: str, reflected: bool = False):
             return getattr(_ops(), name)(self, _lift(other, self))
 
     method.__name__ = name
+    method.__qualname__ = method.__name__  # TypeErrors name the op
     return method
 
 

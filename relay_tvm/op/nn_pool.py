@@ -250,6 +250,7 @@ def _pool_ctor(nd, kind):
         )
 
     ctor.__name__ = f"{kind}_pool{nd}d"
+    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
     lay = _LAYOUT[nd]
     ctor.__doc__ = (
         f"{nd}-D {kind} pooling (tvm.relay.nn.{kind}_pool{nd}d).\n\n"
@@ -385,6 +386,7 @@ def _global_ctor(nd, kind):
         return make_call(f"nn.global_{kind}_pool{nd}d", [data], layout=layout, out_layout=out_layout)
 
     ctor.__name__ = f"global_{kind}_pool{nd}d"
+    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
     ctor.__doc__ = (f"Global {kind} pooling (tvm.relay.nn.global_{kind}_pool{nd}d): every spatial "
                     f"axis of ``layout`` ({_LAYOUT[nd]}, or {_LAYOUT[nd]}{{c}}c) becomes 1.")
     return ctor
@@ -400,6 +402,7 @@ def _adaptive_ctor(nd, kind):
                          layout=layout, out_layout=out_layout)
 
     ctor.__name__ = f"adaptive_{kind}_pool{nd}d"
+    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
     ctor.__doc__ = (
         f"Adaptive {kind} pooling (tvm.relay.nn.adaptive_{kind}_pool{nd}d): output ``o`` of ``O`` "
         f"pools input ``[floor(o*S/O), ceil((o+1)*S/O))``. ``output_size``: an int or {nd} ints; "

@@ -227,6 +227,7 @@ def _reduce_ctor(name):
         return make_call(name, [data], axis=axis, keepdims=keepdims, exclude=exclude)
 
     ctor.__name__ = name
+    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
     ctor.__doc__ = (
         f"``{name}`` of ``data`` over ``axis`` (an int, a tuple, or None for all axes).\n\n"
         f"Args:\n    keepdims: keep reduced axes with size 1.\n"
@@ -330,6 +331,7 @@ def _arg_ctor(name):
         )
 
     ctor.__name__ = name
+    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
     ctor.__doc__ = (
         f"int32 index of the {name[3:]} of ``data`` over ``axis`` (None: all axes; several axes "
         f"give an index into their flattening). Ties give the first index unless "

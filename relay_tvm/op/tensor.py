@@ -629,6 +629,7 @@ def _binary_ctor(name):
         return make_call(name, [lhs, rhs])
 
     ctor.__name__ = name
+    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
     division = name in _INT_DIVISION or name == "trunc_mod"
     ctor.__doc__ = (
         f"Elementwise ``{name}`` with NumPy broadcasting; both operands of one dtype.\n\n"
@@ -645,6 +646,7 @@ def _unary_ctor(name):
         return make_call(name, [data])
 
     ctor.__name__ = name
+    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
     ctor.__doc__ = f"Elementwise ``{name}``; the output has the input's shape."
     return ctor
 

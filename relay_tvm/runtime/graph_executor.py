@@ -282,7 +282,12 @@ class GraphModule:
         return len(self._output_types)
 
     def get_output(self, index: int, out=None):
-        """Output ``index`` of the last run (copied into ``out`` when given)."""
+        """Output ``index`` of the last run (copied into ``out`` when given).
+
+        Raises:
+            InputError: no run yet, ``index`` out of range, or ``out`` not a tvm tensor of the
+                output's shape and dtype.
+        """
         if not self._outputs:
             raise InputError("get_output: the module has not run yet (run())")
         if not 0 <= index < len(self._outputs):
@@ -290,6 +295,12 @@ class GraphModule:
                              f"{len(self._outputs)} outputs")
         res = self._outputs[index]
         if out is not None:
+            got = (tuple(getattr(out, "shape", ())), str(getattr(out, "dtype", type(out))))
+            want = (tuple(res.shape), str(res.dtype))
+            if not hasattr(out, "copyfrom") or got != want:
+                raise InputError(f"get_output({index}, out): out must be a tvm tensor of shape "
+                                 f"{want[0]} and dtype {want[1]} (the output's); got "
+                                 f"{type(out).__name__} of shape {got[0]}, dtype {got[1]}")
             out.copyfrom(res)
             return out
         return res

@@ -27,7 +27,8 @@ def list_to_array(value, dtype: str, where: str) -> np.ndarray:
         where: the argument, for messages (``"argument 0 (%x)"``).
 
     Raises:
-        InputError: ragged rows, elements that are not numbers, or values ``dtype`` cannot
+        InputError: ragged rows, elements that are not numbers, booleans for a dtype other
+            than ``bool``, or values ``dtype`` cannot
             hold exactly (fractions for an integer dtype, integers out of range, finite values
             beyond a float dtype's range).
     """
@@ -39,6 +40,10 @@ def list_to_array(value, dtype: str, where: str) -> np.ndarray:
                          f"numbers with rows of equal length ({e})") from None
     if arr.dtype.kind == "O" and isinstance(value, int):  # an integer beyond 64 bits
         raise InputError(f"{where}: {what} not fit dtype {dtype} (out-of-range integer)")
+    if arr.dtype.kind == "b" and np.dtype(dtype).kind != "b":
+        which = "the list's values are" if isinstance(value, list) else f"{value!r} is"
+        raise InputError(f"{where}: {which} boolean, the parameter is {dtype} (a Python bool is not taken for a "
+                         f"number); pass a number or a NumPy array of dtype {dtype}")
     if arr.dtype.kind not in "biuf":
         raise InputError(f"{where}: expected a NumPy array or a tvm tensor (a list converts "
                          f"only when it holds numbers; this one holds {arr.dtype} elements)")

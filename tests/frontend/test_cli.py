@@ -205,6 +205,50 @@ def test_run_requires_every_input(exported, capsys):
     assert "input 'data' was given already" in capsys.readouterr().err
 
 
+def test_run_refuses_an_npz_input_and_an_output_dir_it_cannot_create(exported, capsys):
+    """Fresh-user trial: an .npz input said "unsupported value NpzFile", and an --output-dir
+    that cannot be created was a Python traceback after the whole benchmark."""
+    d, _ = exported
+    so = str(d / "m.so")
+    assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=2,2,5,5", "-o", so]) == 0
+    x = np.zeros((2, 2, 5, 5), "float32")
+    np.savez(d / "x.npz", data=x)
+    np.save(d / "x.npy", x)
+    capsys.readouterr()
+    assert main(["run", so, "--input", f"data={d / 'x.npz'}", "-o", str(d)]) == 2
+    assert "is an .npz archive (arrays ['data']); give one array per input as a .npy" in \
+        capsys.readouterr().err
+    (d / "afile").write_text("")
+    assert main(["run", so, "--input", f"data={d / 'x.npy'}", "-o", str(d / "afile" / "sub")]) \
+        == 2
+    err = capsys.readouterr().err
+    assert "--output-dir" in err and "cannot create the directory" in err
+    assert "Traceback" not in err
+
+
+def test_weights_as_inputs_with_a_params_file(exported, capsys):
+    """--weights-as-inputs was ignored when a .params file was found (or with --zoo): the
+    weights were bound all the same (fresh-user trial). They are now runtime inputs."""
+    d, params = exported
+    so = str(d / "wi.so")
+    assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=2,2,5,5",
+                 "--weights-as-inputs", "-o", so]) == 0
+    x = np.random.default_rng(1).standard_normal((2, 2, 5, 5)).astype("float32")
+    np.save(d / "x.npy", x)
+    capsys.readouterr()
+    assert main(["run", so, "--input", f"data={d / 'x.npy'}", "-o", str(d)]) == 2
+    assert "inputs not given: " in capsys.readouterr().err
+    inputs = ["--input", f"data={d / 'x.npy'}"]
+    for key, value in params.items():  # "arg:conv_weight": the .params file's keys
+        name = key.partition(":")[2]
+        np.save(d / f"{name}.npy", value)
+        inputs += ["--input", f"{name}={d / (name + '.npy')}"]
+    out_dir = d / "out-wi"
+    assert main(["run", so, *inputs, "--output-dir", str(out_dir), "--repeat", "1"]) == 0
+    np.testing.assert_allclose(np.load(out_dir / "output_0.npy"), _numpy_conv_fc(x, params),
+                               rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.slow
 def test_tune_then_compile_with_the_database(exported, capsys):
     d, params = exported

@@ -50,3 +50,20 @@ def test_get_input_before_set_input_is_the_input_buffer_and_benchmark_leaves_out
     buf.copyfrom(a)
     m.benchmark(tvm.cpu(0), number=1, repeat=1)
     np.testing.assert_array_equal(m.get_output(0).numpy(), 2 * a)
+
+
+def test_get_output_into_a_given_tensor():
+    """get_output(i, out) copies into ``out``; an ``out`` of another shape or dtype was a raw
+    TVM InternalError (fresh-user trial), now an InputError naming both."""
+    m = _module()
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    m.set_input("x", a)
+    m.run()
+    out = tvm.runtime.tensor(np.zeros((2, 3), "float32"))
+    assert m.get_output(0, out) is out
+    np.testing.assert_array_equal(out.numpy(), 2 * a)
+    for bad, pattern in [(tvm.runtime.tensor(np.zeros((1, 2), "float32")), r"shape \(1, 2\)"),
+                         (tvm.runtime.tensor(np.zeros((2, 3), "int32")), r"dtype int32"),
+                         (np.zeros((2, 3), "float32"), r"got ndarray")]:
+        with pytest.raises(InputError, match=r"shape \(2, 3\) and dtype float32.*" + pattern):
+            m.get_output(0, bad)

@@ -28,3 +28,7 @@ __all__ = ["quantize", "dequantize", "requantize", "requantize_config",
            "conv2d", "conv2d_transpose", "dense", "batch_matmul", "add", "subtract", "mul",
            "concatenate", "avg_pool2d", "sqrt", "rsqrt", "exp", "erf", "sigmoid", "hardswish", "tanh", "log",
            "abs", "leaky_relu"]
+
+from ...op._make import Namespace as _Namespace
+
+_make = _Namespace("qnn", "relay.qnn.op")  # 0.19: relay.qnn.op._make.<op>(positional arguments)

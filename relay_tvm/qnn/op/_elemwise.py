@@ -102,6 +102,7 @@ def _binary_ctor(name):
                          rhs_axis=rhs_axis)
 
     ctor.__name__ = name[4:]
+    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
     ctor.__doc__ = (
         f"Quantized {name[4:]} (tvm.relay.{name.replace('qnn.', 'qnn.op.')}) of two tensors of "
         "the same int dtype with NumPy broadcasting; scales float32 and zero points int32 "

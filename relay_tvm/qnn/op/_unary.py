@@ -67,6 +67,7 @@ def _ctor(op):
         return make_call(op, [x, scale, zero_point, output_scale, output_zero_point])
 
     ctor.__name__ = op[4:]
+    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
     ctor.__doc__ = (
         f"Quantized {op[4:]} (tvm.relay.qnn.op.{op[4:]}): ``quantize({op[4:]}(dequantize(x)))`` "
         "with the input's (scale, zero_point) and the output's (output_scale, "
