@@ -405,7 +405,8 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         stats["num_primitive_calls"] = cache.lookups
         stats["num_kernels"] = len(cache.funcs)
         t0, c0 = time.perf_counter(), time.process_time()
-        ib, meta = emit_vm(prog, mod_name=mod_name, bound_params=list(params or ()))
+        bound = {k: [[int(d) for d in v.shape], str(v.dtype)] for k, v in (params or {}).items()}
+        ib, meta = emit_vm(prog, mod_name=mod_name, bound_params=bound)
         tir_mod = cache.ir_module()
         if tgt.kind.name == "c":
             _check_c_dtypes(tir_mod)

@@ -430,8 +430,10 @@ def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default"
         "memory": prog.plan.summary(),
         "mod_name": mod_name,
         # names of the parameters bound at build time (tvm.relay scripts pass them to
-        # set_input again; those are already in the library)
+        # set_input again; those are already in the library), and their [shape, dtype] when
+        # given as a mapping (set_input refuses a value that cannot be that parameter)
         "bound_params": sorted(bound_params),
+        "bound_param_types": dict(bound_params) if isinstance(bound_params, dict) else {},
     }
     with ib.function("__relay_meta", num_inputs=0):
         ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))], dst=ib.r(0))

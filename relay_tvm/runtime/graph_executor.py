@@ -150,20 +150,38 @@ class GraphModule:
         """Set input ``key`` (name or index) to ``value`` (NumPy array or tvm Tensor), and each
         ``name=value`` of ``params``.
 
+        A name of ``params`` bound into the library at build time (``relay.build(params=)``)
+        is skipped, as tvm.relay's ``set_input(**params)`` did, when its value has the bound
+        parameter's shape and dtype.
+
         Raises:
-            InputError: unknown name, index out of range, or shape/dtype different from the
-                graph's (no implicit cast or broadcast).
+            InputError: unknown name, index out of range, shape/dtype different from the
+                graph's (no implicit cast or broadcast), a value without a key, or a bound
+                parameter's name with a value of another shape or dtype.
         """
         import tvm
 
         items = []
         if key is not None:
             items.append((key, value))
+        elif value is not None:
+            raise InputError("set_input: a value without a key (give the input's name or index: "
+                             "set_input('data', value))")
         bound = set(self._meta.get("bound_params", ()))
+        types = self._meta.get("bound_param_types", {})
         for k, v in params.items():
             # tvm.relay idiom: set_input(**params) with the params given to relay.build; those
             # are bound in the library already (a name that is neither is still an error)
             if k in bound and k not in self._input_index:
+                if k in types and hasattr(v, "shape"):
+                    want = (tuple(types[k][0]), types[k][1])
+                    got = (tuple(int(d) for d in v.shape), _dtype_of(v))
+                    if got != want:
+                        raise InputError(
+                            f"set_input {k!r}: a parameter bound into the library at build "
+                            f"time (relay.build(params=...)) with shape {want[0]} and dtype "
+                            f"{want[1]}; this value has shape {got[0]} and dtype {got[1]} (a "
+                            f"matching value is skipped: the library keeps its own)")
                 continue
             items.append((k, v))
         for k, v in items:

@@ -180,6 +180,18 @@ def test_relay_era_set_input_of_bound_params_and_time_evaluator():
                                np.maximum(xv @ params["weight"].T, 0), rtol=1e-5, atol=1e-6)
     with pytest.raises(relay.BuildError, match="unknown input 'wieght'"):
         m.set_input(wieght=params["weight"])
+    # a bound parameter's name with a value that cannot be it was skipped silently too
+    # (fresh-user trial): a mistake, refused; so is a value without a key
+    with pytest.raises(relay.BuildError, match=r"'weight': a parameter bound into the library.*"
+                       r"shape \(3, 4\) and dtype float32; this value has shape \(4, 3\)"):
+        m.set_input(weight=params["weight"].T.copy())
+    with pytest.raises(relay.BuildError, match="dtype float64"):
+        m.set_input(weight=params["weight"].astype("float64"))
+    with pytest.raises(relay.BuildError, match="a value without a key"):
+        m.set_input(None, xv)
+    m.run()  # the library kept its own weight
+    np.testing.assert_allclose(m.get_output(0).numpy(),
+                               np.maximum(xv @ params["weight"].T, 0), rtol=1e-5, atol=1e-6)
     res = m.module.time_evaluator("run", tvm.cpu(0), number=2, repeat=2)()
     assert len(res.results) == 2 and res.mean > 0
     with pytest.raises(relay.BuildError, match="only 'run'"):
