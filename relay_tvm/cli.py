@@ -690,13 +690,13 @@ def cmd_demo(args):
         with transform.PassContext(opt_level=args.opt_level):
             lib = build(mod, target=args.target, params=params)
         compile_s = time.perf_counter() - t0
-    with _step(bar, "run relay_tvm"):
+    with _step(bar, f"run relay_tvm (load, one run, then {_count(args.repeat, 'timed run')})"):
         gm = GraphModule(lib["default"](dev))
         gm.set_input("data", x)
         gm.run()
         out = gm.get_output(0).numpy()
         ours = gm.benchmark(repeat=args.repeat, number=1).median
-    with _step(bar, "run MXNet"):
+    with _step(bar, "run MXNet (one run, then the timed runs)"):
         import mxnet as mx
 
         ref = net(mx.nd.array(x)).asnumpy()

@@ -529,7 +529,8 @@ class Parser(TypeSyntax):
             self.next()
             if registry.is_registered(v):
                 return registry.get(v)
-            close = difflib.get_close_matches(v, list(self.ctors) + registry.list_op_names(), n=1)
+            close = difflib.get_close_matches(v, list(self.ctors) + registry.list_op_names(), n=1,
+                                          cutoff=0.75)
             hint = f"; did you mean {close[0]}?" if close else ""
             self.error(t, f"unknown operator or constructor {v!r}{hint}")
             return Var(f"<unknown {v}>", span=self.span(t))

@@ -28,6 +28,11 @@ CASES = [
      r"2:27: error: bad dtype floot32"),
     ("unknown_op", H + "def @main(%x: float32) {\n  addd(%x, %x)\n}",
      r"3:3: error: unknown operator or constructor 'addd'; did you mean add\?"),
+    ("unknown_op_close", H + "def @main(%x: float32) {\n  nn.relux(%x)\n}",
+     r"3:3: error: unknown operator or constructor 'nn.relux'; did you mean nn.relu\?"),
+    # no far-fetched suggestion (fresh-user trial: "did you mean qnn.concatenate?")
+    ("unknown_op_far", H + "def @main(%x: float32) {\n  nn.frobnicate(%x)\n}",
+     r"3:3: error: unknown operator or constructor 'nn.frobnicate'(?!;)"),
     ("unknown_attribute", H + "def @main(%x: Tensor[(1, 2), float32]) {\n  sum(%x, axis=[1], keep_dims=True)\n}",
      r"3:21: error: unknown attribute 'keep_dims' of operator sum; expected one of axis, keepdims, exclude"),
     ("attribute_of_wrong_kind", H + 'def @main(%x: Tensor[(1, 2), float32]) {\n  sum(%x, axis="one")\n}',
