@@ -101,3 +101,9 @@ def register_mixed_precision_conversion(op_name, func=None, level=10):
     from ..transform.mixed_precision import register_mixed_precision_conversion as register
 
     return register(op_name, func, level)
+
+# 0.19's positional constructors of the namespaced operators: relay.op.nn._make.conv2d(...)
+for _ns in (nn, image, vision, random, dyn, annotation):
+    _short = _ns.__name__.rsplit(".", 1)[-1]
+    _ns._make = _make.Namespace(_short, f"relay.op.{_short}")
+del _ns, _short

@@ -10,6 +10,14 @@ from ..errors import TypeInferenceError
 from ..ir.types import AnyDim, IncompleteType, TensorType, TupleType, dim_equal, type_str
 
 
+def named(fn, name: str):
+    """Give a constructor made by a factory its operator's name (``__name__`` and
+    ``__qualname__``: a TypeError then says ``max_pool2d() got an unexpected keyword argument``,
+    not ``_pool_ctor.<locals>.ctor()``); returns ``fn``."""
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
 def tensor_args(types, names=None, op_name: str = ""):
     """The argument types as ``TensorType`` s, or ``None`` if one is not known yet.
 

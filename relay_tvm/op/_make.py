@@ -6,13 +6,15 @@ then the attributes in declaration order).
 ``concatenate``, ``reshape``, ...); the namespaced operators have theirs where 0.19 kept them:
 ``relay.op.nn._make.conv2d``, ``relay.op.image._make.resize2d``, ``relay.op.vision._make``,
 ``relay.op.random._make``, ``relay.op.dyn._make``, ``relay.op.annotation._make``,
-``relay.qnn.op._make`` (a :class:`Namespace` each). The attributes' order is the operator's
+``relay.qnn.op._make`` (a :class:`Namespace` each, attached by ``relay_tvm.op`` and
+``relay_tvm.qnn.op``). The attributes' order is the operator's
 attribute schema (``relay_tvm.op.get(name).attrs_schema``), which follows Relay's.
 """
 
 from __future__ import annotations
 
 from ..errors import RelayError
+from ._common import named
 
 
 def _maker(name):
@@ -31,23 +33,15 @@ def _maker(name):
         attrs.update(kwargs)
         return make_call(name, inputs, **attrs)
 
-    make.__name__ = name
-    make.__qualname__ = make.__name__  # TypeErrors name the op
+    named(make, name)
     make.__doc__ = f"``{name}`` with positional inputs {list(op.arguments)}, then attributes."
     return make
 
 
-def __getattr__(name):
-    from .registry import is_registered
-
-    if name.startswith("_") or "." in name or not is_registered(name):
-        raise AttributeError(f"relay.op._make has no operator {name!r}")
-    return _maker(name)
-
-
 class Namespace:
-    """The ``_make`` of one operator namespace: ``Namespace("nn").conv2d`` is the positional
-    constructor of ``nn.conv2d`` (as the module-level ``_make.<name>`` for un-namespaced ones).
+    """The ``_make`` of one operator namespace: ``Namespace("nn", "relay.op.nn").conv2d`` is
+    the positional constructor of ``nn.conv2d``; the prefix ``""`` is this module's (the
+    operators without a namespace).
 
     Raises:
         AttributeError: no operator ``<prefix>.<name>`` is registered.
@@ -56,10 +50,13 @@ class Namespace:
     def __init__(self, prefix: str, where: str):
         self._prefix, self._where = prefix, where
 
+    def _full(self, name: str) -> str:
+        return f"{self._prefix}.{name}" if self._prefix else name
+
     def __getattr__(self, name):
         from .registry import is_registered
 
-        full = f"{self._prefix}.{name}"
+        full = self._full(name)
         if name.startswith("_") or "." in name or not is_registered(full):
             raise AttributeError(f"{self._where}._make has no operator {name!r} (no {full!r} "
                                  f"is registered)")
@@ -68,9 +65,17 @@ class Namespace:
     def __dir__(self):
         from .registry import list_op_names
 
-        pre = self._prefix + "."
+        pre = self._full("")
         return sorted(n[len(pre):] for n in list_op_names()
                       if n.startswith(pre) and "." not in n[len(pre):])
 
     def __repr__(self):
-        return f"<{self._where}._make: constructors of the {self._prefix}.* operators>"
+        return f"<{self._where}._make: constructors of the {self._prefix or 'un-namespaced'} " \
+               f"operators>"
+
+
+_ROOT = Namespace("", "relay.op")
+
+
+def __getattr__(name):
+    return getattr(_ROOT, name)

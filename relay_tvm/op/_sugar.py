@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..ir.base import RelayExpr
 from ..ir.expr import const
+from ._common import named
 
 
 def _lift(value, like):
@@ -33,8 +34,7 @@ def _binary(name: str, reflected: bool = False):
         def method(self, other):
             return getattr(_ops(), name)(self, _lift(other, self))
 
-    method.__name__ = name
-    method.__qualname__ = method.__name__  # TypeErrors name the op
+    named(method, name)
     return method
 
 

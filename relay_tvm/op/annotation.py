@@ -157,7 +157,3 @@ def compiler_end(data, compiler: str):
 
 
 __all__ = ["stop_fusion", "cast_hint", "checkpoint", "compiler_begin", "compiler_end"]
-
-from ._make import Namespace as _Namespace
-
-_make = _Namespace("annotation", "relay.op.annotation")  # 0.19: relay.op.annotation._make.<op>(positional arguments)

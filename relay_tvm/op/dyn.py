@@ -615,7 +615,3 @@ from .dyn_shape import expand_dims, squeeze  # noqa: E402
 
 __all__ = ["is_dynamic_arg", "image", "nn", "expand_dims", "squeeze", "reshape", "broadcast_to", "full", "zeros", "ones", "tile",
            "strided_slice", "topk", "one_hot"]
-
-from ._make import Namespace as _Namespace
-
-_make = _Namespace("dyn", "relay.op.dyn")  # 0.19: relay.op.dyn._make.<op>(positional arguments)

@@ -490,7 +490,3 @@ from .image_dilation import dilation2d  # noqa: E402  (image.dilation2d)
 
 __all__ = ["resize1d", "resize2d", "resize3d", "affine_grid", "grid_sample", "dilation2d",
            "crop_and_resize"]
-
-from ._make import Namespace as _Namespace
-
-_make = _Namespace("image", "relay.op.image")  # 0.19: relay.op.image._make.<op>(positional arguments)

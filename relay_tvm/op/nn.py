@@ -76,7 +76,3 @@ __all__ = [
     "pad4",
     "TupleWrapper",
 ]
-
-from ._make import Namespace as _Namespace
-
-_make = _Namespace("nn", "relay.op.nn")  # 0.19: relay.op.nn._make.<op>(positional arguments)

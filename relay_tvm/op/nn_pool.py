@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import out_dims, tensor_args
+from ._common import named, out_dims, tensor_args
 from ._ieee import np_maximum, np_reduce
 from ._nn_common import (
     SPATIAL,
@@ -249,8 +249,7 @@ def _pool_ctor(nd, kind):
             **extra,
         )
 
-    ctor.__name__ = f"{kind}_pool{nd}d"
-    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
+    named(ctor, f"{kind}_pool{nd}d")
     lay = _LAYOUT[nd]
     ctor.__doc__ = (
         f"{nd}-D {kind} pooling (tvm.relay.nn.{kind}_pool{nd}d).\n\n"
@@ -385,8 +384,7 @@ def _global_ctor(nd, kind):
     def ctor(data, layout=_LAYOUT[nd], out_layout=""):
         return make_call(f"nn.global_{kind}_pool{nd}d", [data], layout=layout, out_layout=out_layout)
 
-    ctor.__name__ = f"global_{kind}_pool{nd}d"
-    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
+    named(ctor, f"global_{kind}_pool{nd}d")
     ctor.__doc__ = (f"Global {kind} pooling (tvm.relay.nn.global_{kind}_pool{nd}d): every spatial "
                     f"axis of ``layout`` ({_LAYOUT[nd]}, or {_LAYOUT[nd]}{{c}}c) becomes 1.")
     return ctor
@@ -401,8 +399,7 @@ def _adaptive_ctor(nd, kind):
         return make_call(f"nn.adaptive_{kind}_pool{nd}d", [data], output_size=tuple(output_size),
                          layout=layout, out_layout=out_layout)
 
-    ctor.__name__ = f"adaptive_{kind}_pool{nd}d"
-    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
+    named(ctor, f"adaptive_{kind}_pool{nd}d")
     ctor.__doc__ = (
         f"Adaptive {kind} pooling (tvm.relay.nn.adaptive_{kind}_pool{nd}d): output ``o`` of ``O`` "
         f"pools input ``[floor(o*S/O), ceil((o+1)*S/O))``. ``output_size``: an int or {nd} ints; "

@@ -387,7 +387,3 @@ def normal(key, shape, dtype="float32", mean=0.0, scale=1.0):
 
 
 __all__ = ["threefry_key", "threefry_generate", "threefry_split", "uniform", "normal"]
-
-from ._make import Namespace as _Namespace
-
-_make = _Namespace("random", "relay.op.random")  # 0.19: relay.op.random._make.<op>(positional arguments)

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import normalize_axis, out_dims, shape_str, tensor_args
+from ._common import named, normalize_axis, out_dims, shape_str, tensor_args
 from ._ieee import arg_reduce, is_float
 from ._ieee import np_reduce as _ieee_np_reduce
 from ._ieee import reduce as ieee_reduce
@@ -226,8 +226,7 @@ def _reduce_ctor(name):
             axis = (axis,)
         return make_call(name, [data], axis=axis, keepdims=keepdims, exclude=exclude)
 
-    ctor.__name__ = name
-    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
+    named(ctor, name)
     ctor.__doc__ = (
         f"``{name}`` of ``data`` over ``axis`` (an int, a tuple, or None for all axes).\n\n"
         f"Args:\n    keepdims: keep reduced axes with size 1.\n"
@@ -330,8 +329,7 @@ def _arg_ctor(name):
             select_last_index=select_last_index,
         )
 
-    ctor.__name__ = name
-    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
+    named(ctor, name)
     ctor.__doc__ = (
         f"int32 index of the {name[3:]} of ``data`` over ``axis`` (None: all axes; several axes "
         f"give an index into their flattening). Ties give the first index unless "

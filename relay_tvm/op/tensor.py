@@ -26,7 +26,15 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
-from ._common import broadcast_rel, dtype_kinds, identity_rel, out_dims, shape_str, tensor_args
+from ._common import (
+    broadcast_rel,
+    dtype_kinds,
+    identity_rel,
+    named,
+    out_dims,
+    shape_str,
+    tensor_args,
+)
 from ._ieee import broadcast as ieee_broadcast
 from ._ieee import elementwise as ieee_elementwise
 from ._ieee import is_float, nan_max, nan_min, np_maximum, np_minimum, opaque, to_bool
@@ -628,8 +636,7 @@ def _binary_ctor(name):
     def ctor(lhs, rhs):
         return make_call(name, [lhs, rhs])
 
-    ctor.__name__ = name
-    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
+    named(ctor, name)
     division = name in _INT_DIVISION or name == "trunc_mod"
     ctor.__doc__ = (
         f"Elementwise ``{name}`` with NumPy broadcasting; both operands of one dtype.\n\n"
@@ -645,8 +652,7 @@ def _unary_ctor(name):
     def ctor(data):
         return make_call(name, [data])
 
-    ctor.__name__ = name
-    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
+    named(ctor, name)
     ctor.__doc__ = f"Elementwise ``{name}``; the output has the input's shape."
     return ctor
 

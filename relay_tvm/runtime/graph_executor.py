@@ -29,6 +29,11 @@ def _dtype_of(value) -> str:
     return str(value.dtype)
 
 
+def _shape_dtype(value) -> tuple:
+    """``(shape, dtype)`` of a NumPy array or tvm Tensor, as the graph's input types are kept."""
+    return tuple(int(d) for d in value.shape), _dtype_of(value)
+
+
 #: kind of a device-code runtime module -> the ``tvm.<name>(0)`` device its kernels run on
 _GPU_DEVICE = {"cuda": "cuda", "opencl": "opencl", "vulkan": "vulkan", "metal": "metal",
                "rocm": "rocm", "hip": "rocm", "webgpu": "webgpu"}
@@ -174,8 +179,7 @@ class GraphModule:
             # are bound in the library already (a name that is neither is still an error)
             if k in bound and k not in self._input_index:
                 if k in types and hasattr(v, "shape"):
-                    want = (tuple(types[k][0]), types[k][1])
-                    got = (tuple(int(d) for d in v.shape), _dtype_of(v))
+                    want, got = (tuple(types[k][0]), types[k][1]), _shape_dtype(v)
                     if got != want:
                         raise InputError(
                             f"set_input {k!r}: a parameter bound into the library at build "
@@ -198,8 +202,7 @@ class GraphModule:
                                      f"shape {shape} and dtype {dtype}, got {type(v).__name__} "
                                      f"(no implicit conversion)")
                 raise InputError(f"set_input {name!r}: unsupported value {type(v).__name__}")
-            got_dtype = _dtype_of(v)
-            got_shape = tuple(int(d) for d in v.shape)
+            got_shape, got_dtype = _shape_dtype(v)
             if got_dtype != dtype:
                 raise InputError(f"set_input {name!r}: got dtype {got_dtype}, expected {dtype} "
                                  f"(no implicit cast)")
@@ -233,9 +236,9 @@ class GraphModule:
         if value.device != self.device:
             raise InputError(f"set_input_zero_copy {name!r}: tensor on {value.device}, the "
                              f"module runs on {self.device}")
-        got_shape = tuple(int(d) for d in value.shape)
-        if _dtype_of(value) != dtype or got_shape != shape:
-            raise InputError(f"set_input_zero_copy {name!r}: got {got_shape} {_dtype_of(value)}, "
+        got_shape, got_dtype = _shape_dtype(value)
+        if got_dtype != dtype or got_shape != shape:
+            raise InputError(f"set_input_zero_copy {name!r}: got {got_shape} {got_dtype}, "
                              f"expected {shape} {dtype}")
         self._inputs[i] = value
 
@@ -313,9 +316,9 @@ class GraphModule:
                              f"{len(self._outputs)} outputs")
         res = self._outputs[index]
         if out is not None:
-            got = (tuple(getattr(out, "shape", ())), str(getattr(out, "dtype", type(out))))
-            want = (tuple(res.shape), str(res.dtype))
-            if not hasattr(out, "copyfrom") or got != want:
+            want = _shape_dtype(res)
+            if not hasattr(out, "copyfrom") or _shape_dtype(out) != want:
+                got = _shape_dtype(out) if hasattr(out, "shape") else ("?", "?")
                 raise InputError(f"get_output({index}, out): out must be a tvm tensor of shape "
                                  f"{want[0]} and dtype {want[1]} (the output's); got "
                                  f"{type(out).__name__} of shape {got[0]}, dtype {got[1]}")

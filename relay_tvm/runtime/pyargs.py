@@ -28,11 +28,11 @@ def list_to_array(value, dtype: str, where: str) -> np.ndarray:
 
     Raises:
         InputError: ragged rows, elements that are not numbers, booleans for a dtype other
-            than ``bool``, or values ``dtype`` cannot
-            hold exactly (fractions for an integer dtype, integers out of range, finite values
-            beyond a float dtype's range).
+            than ``bool``, or values ``dtype`` cannot hold exactly (fractions for an integer
+            dtype, integers out of range, finite values beyond a float dtype's range).
     """
-    what = "the list's values do" if isinstance(value, list) else f"the value {value!r} does"
+    listed = isinstance(value, list)
+    what = "the list's values do" if listed else f"the value {value!r} does"
     try:
         arr = np.array(value)
     except ValueError as e:  # ragged rows
@@ -41,9 +41,10 @@ def list_to_array(value, dtype: str, where: str) -> np.ndarray:
     if arr.dtype.kind == "O" and isinstance(value, int):  # an integer beyond 64 bits
         raise InputError(f"{where}: {what} not fit dtype {dtype} (out-of-range integer)")
     if arr.dtype.kind == "b" and np.dtype(dtype).kind != "b":
-        which = "the list's values are" if isinstance(value, list) else f"{value!r} is"
-        raise InputError(f"{where}: {which} boolean, the parameter is {dtype} (a Python bool is not taken for a "
-                         f"number); pass a number or a NumPy array of dtype {dtype}")
+        which = "the list's values are" if listed else f"{value!r} is"
+        raise InputError(f"{where}: {which} boolean, the parameter is {dtype} (a Python bool "
+                         f"is not taken for a number); pass a number or a NumPy array of dtype "
+                         f"{dtype}")
     if arr.dtype.kind not in "biuf":
         raise InputError(f"{where}: expected a NumPy array or a tvm tensor (a list converts "
                          f"only when it holds numbers; this one holds {arr.dtype} elements)")

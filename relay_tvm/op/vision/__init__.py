@@ -12,7 +12,3 @@ from .rcnn import *  # noqa: F401,F403,E402
 
 __all__ = [*all_class_nms.__all__, *multibox.__all__, *nms.__all__, *_proposal.__all__,
            *rcnn.__all__]
-
-from .._make import Namespace as _Namespace
-
-_make = _Namespace("vision", "relay.op.vision")  # 0.19: relay.op.vision._make.<op>(positional arguments)

@@ -19,7 +19,7 @@ from ...errors import TypeInferenceError
 from ...ir.attrs import AttrField as F
 from ...ir.expr import Tuple, TupleWrapper
 from ...ir.types import TensorType, TupleType
-from ...op._common import broadcast_shapes
+from ...op._common import broadcast_shapes, named
 from ...op.registry import OpPattern, get, make_call, register_op
 from . import _arith
 from ._common import check_dtype_in, check_qparam, check_tensor, known
@@ -101,8 +101,7 @@ def _binary_ctor(name):
                                 output_scale, output_zero_point], lhs_axis=lhs_axis,
                          rhs_axis=rhs_axis)
 
-    ctor.__name__ = name[4:]
-    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
+    named(ctor, name[4:])
     ctor.__doc__ = (
         f"Quantized {name[4:]} (tvm.relay.{name.replace('qnn.', 'qnn.op.')}) of two tensors of "
         "the same int dtype with NumPy broadcasting; scales float32 and zero points int32 "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.types import TensorType
+from ...op._common import named
 from ...op.registry import OpPattern, make_call, register_op
 from . import _arith
 from ._common import check_dtype_in, check_qparam, check_tensor, known
@@ -66,8 +67,7 @@ def _ctor(op):
     def ctor(x, scale, zero_point, output_scale, output_zero_point):
         return make_call(op, [x, scale, zero_point, output_scale, output_zero_point])
 
-    ctor.__name__ = op[4:]
-    ctor.__qualname__ = ctor.__name__  # TypeErrors name the op
+    named(ctor, op[4:])
     ctor.__doc__ = (
         f"Quantized {op[4:]} (tvm.relay.qnn.op.{op[4:]}): ``quantize({op[4:]}(dequantize(x)))`` "
         "with the input's (scale, zero_point) and the output's (output_scale, "
