@@ -419,7 +419,8 @@ def _install_target():
 
 def _install_make_node():
     """``tvm.ir.make_node("DictAttrs", **fields)``: Relay's free-form attributes (TVM 0.27 has
-    no such node type); other type keys go to TVM unchanged."""
+    no such node type); ``"relay.attrs.*"`` keys: an operator's attributes
+    (:func:`relay_tvm.op.op_attrs.make_attrs`); other type keys go to TVM unchanged."""
     import tvm.ir
 
     orig = tvm.ir.make_node
@@ -432,6 +433,10 @@ def _install_make_node():
             from ..ir.attrs import DictAttrs
 
             return DictAttrs(kwargs)
+        if isinstance(type_key, str) and type_key.startswith("relay.attrs."):
+            from ..op.op_attrs import make_attrs
+
+            return make_attrs(type_key, **kwargs)
         return orig(type_key, **kwargs)
 
     make_node._relay_tvm = True

@@ -159,5 +159,84 @@ def apply_hook(key: str, call, orig, *extra):
     return out
 
 
+# tvm.relay 0.19's attrs node classes for operators relay_tvm does not provide (binary and
+# sparse operators, NNPACK, conv3d Winograd, STFT, the device planner's and the auto-schedulers'
+# annotations): ``isinstance`` against them is False for every call relay_tvm builds.
+_ATTRS_WITHOUT_OP = ("AutoSchedulerLayoutTransformAttrs", "BinaryConv2DAttrs", "BinaryDenseAttrs",
+                     "BitPackAttrs", "Conv2DWinogradNNPACKWeightTransformAttrs",
+                     "Conv3DWinogradAttrs", "MetaScheduleLayoutTransformAttrs", "OnDeviceAttrs",
+                     "ShapeFuncAttrs", "SparseConv2DAttrs", "SparseDenseAttrs",
+                     "SparseTransposeAttrs", "StftAttrs", "TupleGetItemAttrs", "WithFuncIdAttrs")
+
+
+def _schemas_by_key() -> dict:
+    """type key -> the attribute schemas of the registered operators that use it."""
+    from .registry import _REGISTRY
+
+    out: dict = {}
+    for op in _REGISTRY.values():
+        out.setdefault(op.attrs_schema.type_key, []).append(op.attrs_schema)
+    return out
+
+
+class _AttrsNodeClass(type):
+    """The class of tvm.relay 0.19's attrs node classes (``Conv2DAttrs``, ...): an
+    :class:`~relay_tvm.ir.attrs.Attrs` is an instance of the one named by its type key."""
+
+    def __instancecheck__(cls, obj):
+        from ..ir.attrs import Attrs
+
+        return isinstance(obj, Attrs) and obj.type_key == cls.type_key
+
+    def __call__(cls, *args, **kwargs):
+        raise TypeError(f"{cls.__name__} cannot be constructed directly: use "
+                        f"tvm.ir.make_node({cls.type_key!r}, **fields) or the operator's "
+                        "constructor")
+
+
+_NODE_CLASSES: dict = {}
+
+
+def __getattr__(name):
+    """``relay.op.op_attrs.Conv2DAttrs`` etc.: classes for ``isinstance(call.attrs, ...)``."""
+    if name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        key = "relay.attrs." + name
+        if name not in _ATTRS_WITHOUT_OP and key not in _schemas_by_key():
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        cls = _NODE_CLASSES[name] = _AttrsNodeClass(
+            name, (), {"type_key": key, "__module__": __name__,
+                       "__doc__": f"``isinstance(attrs, {name})``: attrs of type key {key!r}."})
+    return cls
+
+
+def make_attrs(type_key: str, **fields):
+    """``tvm.ir.make_node("relay.attrs.Conv2DAttrs", **fields)``: an
+    :class:`~relay_tvm.ir.attrs.Attrs` of that type key, its other fields at their defaults
+    (the schema of an operator that uses the key and has every field given; the one with the
+    most fields if several do, e.g. ``reshape``'s rather than ``dyn.reshape``'s).
+
+    Raises:
+        AttributeSchemaError: no operator uses ``type_key``, a field that none of its
+            operators has, a value of the wrong kind, or a required field left out.
+    """
+    from ..errors import AttributeSchemaError
+
+    schemas = _schemas_by_key().get(type_key)
+    if not schemas:
+        raise AttributeSchemaError(f"make_node({type_key!r}): no relay_tvm operator has "
+                                   "attributes of this type key")
+    fits = [s for s in schemas if set(fields) <= set(s.fields)]
+    if not fits:
+        names = sorted({f for s in schemas for f in s.fields})
+        bad = sorted(set(fields) - set(names))
+        raise AttributeSchemaError(f"make_node({type_key!r}): unknown field(s) "
+                                   f"{', '.join(bad) or ', '.join(sorted(fields))}; expected "
+                                   f"some of {', '.join(names)}")
+    return max(fits, key=lambda s: len(s.fields)).make(type_key, **fields)
+
+
 __all__ = ["register_op_attr", "get_op_attr", "reset_op_attr", "temp_op_attr", "TempOpAttr",
-           "register_alter_op_layout", "register_convert_op_layout", "register_legalize"]
+           "make_attrs", "register_alter_op_layout", "register_convert_op_layout", "register_legalize"]
