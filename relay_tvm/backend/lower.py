@@ -283,15 +283,18 @@ def _copy_of(t):
 
 
 def keep_init_of_empty_reductions(prim):
-    """``prim`` with the init of every reduction block whose loop nest has a loop of extent 0
-    moved out in front of that loop (``decompose_reduction``).
+    """``prim`` with the init of every reduction block that may reduce over nothing (a
+    reduction axis of extent 0 or of a symbolic extent, which may be 0 at run time) moved out
+    in front of its reduction loops (``decompose_reduction`` at the innermost loop TVM accepts:
+    the outermost reduction loop).
 
     A reduction block's ``T.init()`` is lowered to ``if k == 0: init`` inside the reduction
     loops, so over an empty reduction axis (``sum`` of a (3, 0) tensor, a conv2d with 0 input
-    channels) it never ran and the output kept uninitialised memory instead of the reduction's
-    identity (new-user trial)."""
+    channels, ``sum`` over an ``Any`` axis that is 0 at run time, ``dense`` with ``K = 0``) it
+    never ran and the output kept uninitialised memory instead of the reduction's identity
+    (new-user trials)."""
     import tvm
-    from tvm import s_tir, tirx
+    from tvm import s_tir
 
     sch = s_tir.Schedule(tvm.IRModule({"main": prim}))
     try:
@@ -302,20 +305,23 @@ def keep_init_of_empty_reductions(prim):
     while todo:
         block = todo.pop()
         todo.extend(sch.get_child_blocks(block))
-        if sch.get(block).init is not None:
+        b = sch.get(block)
+        if b.init is not None and any(
+                int(iv.iter_type) == 2 and not (type(iv.dom.extent).__name__ == "IntImm"
+                                                and int(iv.dom.extent) > 0)
+                for iv in b.iter_vars):
             found.append(block)
     changed = False
     for block in found:
-        loops = sch.get_loops(block)
-        empty = [lp for lp in loops
-                 if isinstance(sch.get(lp).extent, tirx.IntImm) and int(sch.get(lp).extent) == 0]
-        if not empty:
-            continue
-        try:
-            sch.decompose_reduction(block, empty[0])
+        # below the outermost reduction loop TVM refuses (the init would run once per
+        # iteration of the loops above); from the innermost loop outwards, the first it takes
+        for lp in reversed(sch.get_loops(block)):
+            try:
+                sch.decompose_reduction(block, lp)
+            except Exception:  # noqa: S112 - a loop TVM refuses: try the next one out
+                continue
             changed = True
-        except Exception:  # noqa: S112 - a loop nest decompose_reduction refuses: unchanged
-            continue
+            break
     return sch.mod["main"] if changed else prim
 
 

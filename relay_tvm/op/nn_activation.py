@@ -201,6 +201,8 @@ def _softmax_rel(op):
 def _softmax_ref(log):
     def ref(args, attrs, out_type):
         x = args[0].astype("float64")
+        if x.size == 0:  # nothing to normalize (NumPy's max of an empty axis would raise)
+            return x
         z = x - x.max(axis=attrs.axis, keepdims=True)
         lse = np.log(np.exp(z).sum(axis=attrs.axis, keepdims=True))
         return z - lse if log else np.exp(z - lse)

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
-from ..ir.types import TensorType
-from ._common import named, out_dims, tensor_args
+from ..ir.types import AnyDim, TensorType
+from ._common import named, out_dims, require_at_run_time, shape_str, tensor_args
 from ._ieee import np_maximum, np_reduce
 from ._nn_common import (
     SPATIAL,
@@ -291,6 +291,15 @@ def _adaptive_rel(nd, op, global_):
         shape = list(data.shape)
         osz = (1,) * nd if global_ else _adaptive_size(attrs, nd, [shape[axes[c]] for c in sp], op)
         for i, ch in enumerate(sp):
+            d = shape[axes[ch]]
+            if isinstance(osz[i], int) and osz[i] > 0:  # windows of no element have no value
+                if isinstance(d, int) and d == 0:
+                    raise TypeInferenceError(
+                        f"{op}: pools axis {ch} of size 0 (data shape {shape_str(data.shape)}) "
+                        f"into {osz[i]} output(s); a window of no elements has no value")
+                if not isinstance(d, (int, AnyDim)):  # Any: the kernel checks it
+                    require_at_run_time(d > 0, f"axis {ch} of data has size 0 at run time; a "
+                                               f"pooling window of no elements has no value")
             shape[axes[ch]] = osz[i]
         return TensorType(shape, data.dtype)
 
@@ -311,6 +320,9 @@ def adaptive_pool_reference(x, kind, osz):
     size = x.shape[2:]
     nd = len(osz)
     out = np.empty(x.shape[:2] + tuple(osz), dtype=x.dtype)
+    if 0 in size and 0 not in osz:
+        raise ValueError(f"pooling data of spatial shape {tuple(size)} to {tuple(osz)}: a window "
+                         "of no elements has no value")
     ranges = [[(o * size[i] // osz[i], -((-(o + 1) * size[i]) // osz[i])) for o in range(osz[i])]
               for i in range(nd)]
     for idx in itertools.product(*[range(o) for o in osz]):

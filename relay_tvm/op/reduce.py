@@ -15,8 +15,8 @@ import numpy as np
 
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
-from ..ir.types import TensorType
-from ._common import named, normalize_axis, out_dims, shape_str, tensor_args
+from ..ir.types import AnyDim, TensorType
+from ._common import named, normalize_axis, out_dims, require_at_run_time, shape_str, tensor_args
 from ._ieee import arg_reduce, is_float
 from ._ieee import np_reduce as _ieee_np_reduce
 from ._ieee import reduce as ieee_reduce
@@ -69,6 +69,14 @@ def reduce_rel(op_name: str, out_dtype: str | None = None, numeric: bool = True)
                     f"{op_name}: reduces axis {empty[0]} of size 0 (data shape "
                     f"{shape_str(t.shape)}); {op_name} of an empty axis has no value "
                     f"({_NO_IDENTITY[op_name]})")
+            # an Any axis: the kernel checks it where the value would be undefined (integer
+            # mean / variance divide by a zero count: SIGFPE in compiled code)
+            if _NO_IDENTITY[op_name] == "NumPy raises" or not is_float(t.dtype):
+                for a in sorted(axes):
+                    if not isinstance(t.shape[a], (int, AnyDim)):
+                        require_at_run_time(
+                            t.shape[a] > 0, f"reduces axis {a} of data, of size 0 at "
+                            f"run time; {op_name} of an empty axis has no value")
         if attrs.keepdims:
             shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
         else:
@@ -116,10 +124,13 @@ def _widened(x, compute):
 def _mean_np(x, axis, keepdims):
     n = _count(x.shape, axis)
     if np.issubdtype(x.dtype, np.integer):
+        if n == 0:
+            raise ValueError(f"integer mean of an empty axis (data shape {x.shape}) has no value")
         s = np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
         q = np.abs(s) // n
         return (np.sign(s) * q).astype(x.dtype)
-    return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype) / x.dtype.type(n)
+    with np.errstate(invalid="ignore"):  # an empty axis: nan (NumPy's value) without a warning
+        return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype) / x.dtype.type(n)
 
 
 def _topi_reduce(name):
@@ -383,7 +394,8 @@ def _variance_ref(args, attrs, out_type):
     n = _count(x.shape, axes) - (1 if attrs.unbiased else 0)
     wide = x.dtype if str(x.dtype) not in _HALF else np.dtype("float32")
     d = (x.astype(wide) - m.astype(wide)).astype(wide)
-    out = np.sum(d * d, axis=axes, keepdims=attrs.keepdims, dtype=wide) / wide.type(n)
+    with np.errstate(invalid="ignore", divide="ignore"):  # no element: nan, as NumPy, quietly
+        out = np.sum(d * d, axis=axes, keepdims=attrs.keepdims, dtype=wide) / wide.type(n)
     return out.astype(x.dtype)
 
 
