@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     _sugar,
     algorithm,
     annotation,  # relay.op.annotation: stop_fusion, cast_hint, compiler_begin/end
+    contrib,  # relay.op.contrib: BYOC pattern tables (the vendors' modules refused)
     dyn,  # the dyn.* operators
     image,
     indexing,

@@ -309,11 +309,12 @@ class GraphModule:
             InputError: no run yet, ``index`` out of range, or ``out`` not a tvm tensor of the
                 output's shape and dtype.
         """
+        n = self.get_num_outputs()
+        if not 0 <= index < n:  # checked first: true before a run too
+            raise InputError(f"get_output: index {index} out of range; the module has "
+                             f"{n} output{'s' if n != 1 else ''}")
         if not self._outputs:
             raise InputError("get_output: the module has not run yet (run())")
-        if not 0 <= index < len(self._outputs):
-            raise InputError(f"get_output: index {index} out of range; the module has "
-                             f"{len(self._outputs)} outputs")
         res = self._outputs[index]
         if out is not None:
             want = _shape_dtype(res)

@@ -15,6 +15,7 @@ from ..prelude import Prelude  # noqa: F401  (tvm.relay.testing re-exported it)
 from ..transform.gradient import gradient  # noqa: F401
 from . import (  # noqa: F401  # noqa: F401
     dcgan,
+    densenet,
     dqn,
     inception_v3,
     init,
@@ -23,6 +24,7 @@ from . import (  # noqa: F401  # noqa: F401
     mlp,
     mobilenet,
     resnet,
+    resnet_3d,
     squeezenet,
     synthetic,
     vgg,
@@ -163,7 +165,7 @@ def enabled_targets():
     return tvm.testing.enabled_targets()
 
 
-from . import temp_op_attr  # noqa: E402,F401
+from . import nat, temp_op_attr  # noqa: E402,F401  (nat uses count & co. above)
 
 __all__ = ["run_infer_type", "run_opt_pass", "rand", "create_workload", "Xavier", "check_grad",
            "gradient", "train_sgd", "mlp_loss", "lenet_loss", "synthetic_classification",

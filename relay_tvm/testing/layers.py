@@ -25,6 +25,14 @@ def conv2d(data, weight=None, **kwargs):
     return op.nn.conv2d(data, weight, **kwargs)
 
 
+def conv3d(data, weight=None, **kwargs):
+    """``nn.conv3d`` with weight ``<name>_weight`` (give ``channels`` and ``kernel_size``)."""
+    name = kwargs.pop("name")
+    if weight is None:
+        weight = var(name + "_weight")
+    return op.nn.conv3d(data, weight, **kwargs)
+
+
 def conv2d_transpose(data, weight=None, **kwargs):
     name = kwargs.pop("name")
     if weight is None:
@@ -43,4 +51,4 @@ def dense_add_bias(data, weight=None, bias=None, units=None, **kwargs):
     return op.nn.bias_add(out, bias, axis=-1)
 
 
-__all__ = ["batch_norm_infer", "conv2d", "conv2d_transpose", "dense_add_bias"]
+__all__ = ["batch_norm_infer", "conv2d", "conv3d", "conv2d_transpose", "dense_add_bias"]

@@ -39,8 +39,11 @@ def gradient(expr, mod=None, mode: str = "higher_order") -> Function:
     For ``fn(x1, ..., xn) -> t`` the result is ``fn(x1, ..., xn) -> (t, (dx1, ..., dxn))`` where
     ``dxi`` (the type of ``xi``) is the gradient of the sum of all elements of ``t`` (of every
     tensor in ``t`` when it is a tuple) with respect to ``xi``. Broadcast operands get gradients
-    summed back to their own shape (``collapse_sum_like`` in the rules). Parameters that are not
-    floating point (a condition, a counter) get zero gradients, as in Relay.
+    summed back to their own shape (``collapse_sum_like`` in the rules). Gradients flow through
+    floating-point values only: a parameter that is not floating point (a condition, a
+    counter, an index) gets a zero gradient. tvm.relay 0.19 applied the rules to integer
+    tensors too (``x * x`` of an int32 ``x`` had the gradient ``2 * x``); here integers are
+    constants of the differentiation.
 
     Args:
         expr: a :class:`Function` (type-checked, or type-checkable on its own / against ``mod``)

@@ -67,3 +67,18 @@ def test_get_output_into_a_given_tensor():
                          (np.zeros((2, 3), "float32"), r"got ndarray")]:
         with pytest.raises(InputError, match=r"shape \(2, 3\) and dtype float32.*" + pattern):
             m.get_output(0, bad)
+
+
+def test_get_output_index_is_checked_before_the_run():
+    """An index out of range is reported as such before a run too (it said "has not run yet",
+    fresh-user trial); a valid index before a run says that."""
+    m = _module()
+    with pytest.raises(InputError, match="index 3 out of range; the module has 1 output$"):
+        m.get_output(3)
+    with pytest.raises(InputError, match="not run yet"):
+        m.get_output(0)
+    m.set_input("x", np.ones((2, 3), "float32"))
+    m.run()
+    with pytest.raises(InputError, match="index -1 out of range"):
+        m.get_output(-1)
+    np.testing.assert_array_equal(m.get_output(0).numpy(), np.full((2, 3), 2, "float32"))

@@ -1,0 +1,139 @@
+"""tvm.relay.testing as 0.19 had it (fresh-user trial): workloads in 0.19's argument order
+with ``layout=`` (a TypeError before, and a positional ``dtype`` landed in another argument),
+dcgan's refusal of sizes it does not make (it returned a 64x64 image for any ``oshape``), the
+``densenet`` and ``nat`` modules (ModuleNotFoundError before).
+
+An NHWC network with the NCHW network's weights transposed (OIHW -> HWIO, depthwise OIHW ->
+HWOI, IOHW -> HWOI) computes the NCHW network's values, transposed."""
+
+import numpy as np
+import pytest
+import tvm
+
+import relay_tvm as relay
+from relay_tvm import testing
+from relay_tvm.errors import RelayError
+
+_TO_NHWC = {4: (2, 3, 1, 0)}  # OIHW -> HWIO
+
+
+def _run(mod, params, x):
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, "llvm", params=params)
+    from relay_tvm.runtime import graph_executor
+
+    m = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    m.run(data=x)
+    return m.get_output(0).numpy()
+
+
+def _transposed(params_nchw, params_nhwc, depthwise_to="HWOI", deconv=False):
+    out = {}
+    for k, v in params_nchw.items():
+        v = v.numpy()
+        want = tuple(params_nhwc[k].shape)
+        if v.ndim == 4:
+            if deconv:  # IOHW -> HWOI
+                v = v.transpose(2, 3, 1, 0)
+            elif v.shape[1] == 1 and v.shape[0] != 1 and want[2:] == (v.shape[0], 1):
+                v = v.transpose(2, 3, 0, 1)  # depthwise OIHW -> HWOI
+            else:
+                v = v.transpose(2, 3, 1, 0)  # OIHW -> HWIO
+        assert v.shape == want, k
+        out[k] = v
+    return out
+
+
+def test_resnet_nhwc_is_the_nchw_network_transposed():
+    a, pa = testing.resnet.get_workload(1, 10, 18, (3, 32, 32))
+    b, pb = testing.resnet.get_workload(1, 10, 18, (32, 32, 3), "NHWC")  # 0.19's order
+    assert tuple(b["main"].params[0].type_annotation.shape) == (1, 32, 32, 3)
+    x = np.random.RandomState(0).rand(1, 3, 32, 32).astype("float32")
+    want = _run(a, pa, x)
+    got = _run(b, _transposed(pa, pb), x.transpose(0, 2, 3, 1))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    # dtype in 0.19's sixth position
+    _, p16 = testing.resnet.get_workload(1, 10, 18, (3, 32, 32), "NCHW", "float16")
+    assert all(str(v.dtype) == "float16" for v in p16.values())
+
+
+def test_mobilenet_nhwc_is_the_nchw_network_transposed():
+    a, pa = testing.mobilenet.get_workload(1, 10, (3, 64, 64), alpha=0.25)
+    b, pb = testing.mobilenet.get_workload(1, 10, (64, 64, 3), "float32", "NHWC", alpha=0.25)
+    x = np.random.RandomState(1).rand(1, 3, 64, 64).astype("float32")
+    want = _run(a, pa, x)
+    got = _run(b, _transposed(pa, pb), x.transpose(0, 2, 3, 1))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+def test_dcgan_nhwc_and_its_sizes():
+    a, pa = testing.dcgan.get_workload(1, ngf=8, random_len=10)
+    b, pb = testing.dcgan.get_workload(1, ngf=8, random_len=10, layout="NHWC")
+    x = np.random.RandomState(2).rand(1, 10).astype("float32")
+    want = _run(a, pa, x)
+    assert want.shape == (1, 3, 64, 64)
+    got = _run(b, _transposed(pa, pb, deconv=True), x)
+    np.testing.assert_allclose(got, want.transpose(0, 2, 3, 1), rtol=1e-4, atol=1e-6)
+    with pytest.raises(RelayError, match=r"oshape must be \(channels, 64, 64\).*\(3, 16, 16\)"):
+        testing.dcgan.get_workload(1, oshape=(3, 16, 16))
+
+
+@pytest.mark.parametrize("build", [
+    lambda: testing.resnet.get_workload(layout="NCWH"),
+    lambda: testing.mobilenet.get_workload(layout="HWCN"),
+    lambda: testing.dcgan.get_workload(1, layout="CHWN"),
+])
+def test_unknown_layout_is_refused(build):
+    with pytest.raises(RelayError, match="layout must be 'NCHW' or 'NHWC'"):
+        build()
+
+
+def test_nat_module_path():
+    """``tvm.relay.testing.nat`` (ModuleNotFoundError before): values count back to their
+    integers through the interpreter and the VM."""
+    from relay_tvm.testing import nat
+
+    p = relay.prelude.Prelude(relay.IRModule())
+    tv, z, s = nat.get_type(p, "nat")
+    assert (tv.name_hint, z.name_hint, s.name_hint) == ("nat", "z", "s")
+    p.mod["main"] = relay.Function([], nat.make_nat_expr(p, 4))
+    for kind in ("debug", "vm"):
+        assert nat.count(p, relay.create_executor(kind, mod=p.mod).evaluate()()) == 4
+    assert nat.count(p, nat.make_nat_value(p, 2)) == 2
+    with pytest.raises(RelayError, match="nats"):
+        nat.get_type(p, "nats")
+
+
+def test_densenet_is_the_papers_network():
+    """``tvm.relay.testing.densenet`` (ModuleNotFoundError before). DenseNet-121 has 7,978,856
+    trainable parameters (torchvision's densenet121, the paper's network); the compiled
+    network computes what the reference interpreter does."""
+    mod, params = testing.densenet.get_workload(121, batch_size=1)
+    assert tuple(mod["main"].ret_type.shape) == (1, 1000)
+    assert sum(int(np.prod(v.shape)) for k, v in params.items() if "moving" not in k) == 7978856
+    mod, params = testing.densenet.get_workload(121, classes=10, batch_size=1,
+                                                image_shape=(3, 32, 32))
+    x = np.random.RandomState(3).rand(1, 3, 32, 32).astype("float32")
+    want = relay.create_executor("debug", mod=mod).evaluate()(x, **params).numpy()
+    np.testing.assert_allclose(_run(mod, params, x), want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(RelayError, match="densenet_size must be one of"):
+        testing.densenet.get_workload(120)
+
+
+def test_resnet_3d_ncdhw_and_ndhwc():
+    """``tvm.relay.testing.resnet_3d`` (ModuleNotFoundError before): the compiled 3-d network
+    computes what the reference interpreter does; NDHWC with the weights transposed (OIDHW ->
+    DHWIO) is the NCDHW network transposed."""
+    a, pa = testing.resnet_3d.get_workload(1, 5, 18, (3, 4, 16, 16))
+    x = np.random.RandomState(4).rand(1, 3, 4, 16, 16).astype("float32")
+    want = relay.create_executor("debug", mod=a).evaluate()(x, **pa).numpy()
+    assert want.shape == (1, 5)
+    np.testing.assert_allclose(_run(a, pa, x), want, rtol=1e-4, atol=1e-6)
+    b, pb = testing.resnet_3d.get_workload(1, 5, 18, (4, 16, 16, 3), "NDHWC")
+    moved = {k: (v.numpy().transpose(2, 3, 4, 1, 0) if v.numpy().ndim == 5 else v.numpy())
+             for k, v in pa.items()}
+    assert all(moved[k].shape == tuple(pb[k].shape) for k in pb)
+    np.testing.assert_allclose(_run(b, moved, x.transpose(0, 2, 3, 4, 1)), want, rtol=1e-4,
+                               atol=1e-6)
+    with pytest.raises(RelayError, match="layout must be 'NCDHW' or 'NDHWC'"):
+        testing.resnet_3d.get_workload(layout="NCHW")
