@@ -247,3 +247,29 @@ def test_batch_loop_kernels_need_no_shape_function():
     with pytest.raises(InputError, match=r"operator add \(kernel tvmgen_vm_fused_tanh_add_nn_relu"
                                          r"\).*x\.shape\[0\]=2, y\.shape\[0\]=3"):
         vm.run(np.ones((2, 4), "float32"), np.ones((3, 4), "float32"))
+
+
+@pytest.mark.parametrize("name,make,ref,shape", [
+    ("repeat axis 0", lambda x: relay.repeat(x, 3, 0), lambda v: np.repeat(v, 3, 0), (3, 4)),
+    ("repeat axis -1 of a vector", lambda x: relay.repeat(x, 3, -1),
+     lambda v: np.repeat(v, 3, -1), (3,)),
+    ("repeat axis 1", lambda x: relay.repeat(x, 2, 1), lambda v: np.repeat(v, 2, 1), (3, 4)),
+    ("tile rows", lambda x: relay.tile(x, (2, 1)), lambda v: np.tile(v, (2, 1)), (3, 4)),
+    ("tile columns", lambda x: relay.tile(x, (3,)), lambda v: np.tile(v, (3,)), (3, 4)),
+    ("tile new axis", lambda x: relay.tile(x, (2, 1, 1)), lambda v: np.tile(v, (2, 1, 1)),
+     (3, 4)),
+    ("triu of a matrix", lambda x: relay.trilu(x, relay.const(0), True), np.triu, (3, 4)),
+    ("tril of a batch", lambda x: relay.trilu(x, relay.const(1), False),
+     lambda v: np.tril(v, 1), (3, 2, 4)),
+])
+def test_operators_that_mix_batch_rows_are_not_batch_wise(name, make, ref, shape):
+    """repeat / tile along the dynamic first axis change its size, trilu's mask depends on the
+    row: run as a batch loop of the batch-1 kernel they gave n rows instead of 3n and row 0's
+    mask on every row (found running TVM 0.19's test_any: repeat of a (3,) Any vector gave
+    (3,) instead of (9,))."""
+    x = relay.var("x", shape=(relay.Any(),) + shape[1:])
+    v = np.arange(np.prod(shape), dtype="float32").reshape(shape) + 1
+    got = _vm(relay.Function([x], make(x))).run(v).numpy()
+    want = ref(v)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
