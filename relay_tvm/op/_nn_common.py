@@ -46,7 +46,9 @@ def ntuple(v, n: int, name: str, op: str) -> tuple:
     if len(v) == 1:
         return v * n
     if len(v) != n:
-        raise TypeInferenceError(f"{op}: {name} must have 1 or {n} values, got {v}")
+        count = "1 value" if n == 1 else f"1 or {n} values"
+        raise TypeInferenceError(f"{op}: {name} must have {count} (one per spatial axis of "
+                                 f"the data), got {v}")
     return v
 
 
@@ -89,14 +91,15 @@ def check_window(op: str, strides, dilation, before, after, kernel=None,
         raise TypeInferenceError(f"{op}: padding must be >= 0 on every side, got {pads}")
 
 
-def dims_match(a, b) -> bool:
+def dims_match(a, b, what: str = "two dimensions its type rule requires equal") -> bool:
     """Whether two dimensions may be equal (``Any`` matches everything). While a dynamic kernel
     is lowered, a symbolic dimension matches too and the kernel checks at run time that the two
-    are equal (:func:`relay_tvm.op._common.require_equal_dims`)."""
+    are equal (:func:`relay_tvm.op._common.require_equal_dims`), failing with "``what`` differ
+    at run time"."""
     if isinstance(a, AnyDim) or isinstance(b, AnyDim) or dim_equal(a, b):
         return True
     if LOWERING[0] and not (isinstance(a, int) and isinstance(b, int)):
-        require_equal_dims(a, b, "two dimensions its type rule requires equal differ at run time")
+        require_equal_dims(a, b, f"{what} differ at run time")
         return True
     return False
 
@@ -180,7 +183,10 @@ def vector_params(types, first: int, length, dtype: str, op: str, names, data_sh
             fill[i] = want
             continue
         (t,) = tensor_args([t], (names[k],), op)
-        if t.ndim != 1 or not dims_match(t.shape[0], length):
+        if t.ndim != 1 or not dims_match(
+                t.shape[0], length, f"the length of {names[k]} and the size of the data axis "
+                                    f"it runs along (a {names[k]} of length 1 is not "
+                                    "broadcast)"):
             data = f" of data shape {shape_str(data_shape)}" if data_shape is not None else ""
             raise TypeInferenceError(
                 f"{op}: {names[k]} must have shape ({length},) to match the axis{data}, got "

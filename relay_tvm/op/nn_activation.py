@@ -111,11 +111,18 @@ def _prelu_ref(args, attrs, out_type):
 
 
 def _nn_prelu_compute(attrs, inputs, out_type):
-    from tvm import topi
+    # topi.nn.prelu's arithmetic, written here because topi asserts constant extents (a VM
+    # kernel's are symbolic: the relation has the kernel check alpha's length at run time)
+    from tvm import te, tirx
 
-    return topi.nn.prelu(
-        inputs[0], inputs[1], attrs.axis % len(inputs[0].shape)
-    )
+    x, alpha = inputs
+    axis = attrs.axis % len(x.shape)
+
+    def f(*i):
+        v = x(*i)
+        return tirx.Select(v > tirx.const(0, x.dtype), v, v * alpha(i[axis]))
+
+    return te.compute(x.shape, f, name="prelu", tag="broadcast")
 
 
 register_op(

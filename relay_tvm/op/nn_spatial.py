@@ -103,23 +103,40 @@ def _dilate_rel(types, attrs):
             f"{op}: strides must give one positive int per axis of data shape "
             f"{shape_str(data.shape)}, got {attrs.strides}"
         )
-    shape = [(d - 1) * s + 1 if isinstance(d, int) else d for d, s in zip(data.shape, attrs.strides)]
+    shape = [((d - 1) * s + 1 if d else 0) if isinstance(d, int) else d
+             for d, s in zip(data.shape, attrs.strides)]
     return TensorType(shape, data.dtype)
 
 
 def _dilate_ref(args, attrs, out_type):
     x = args[0]
-    out = np.full(out_type.concrete_shape, attrs.dilation_value, dtype=x.dtype)
+    shape = [(d - 1) * s + 1 if d else 0 for d, s in zip(x.shape, attrs.strides)]
+    out = np.full(shape, attrs.dilation_value, dtype=x.dtype)
     out[tuple(slice(None, None, s) for s in attrs.strides)] = x
     return out
 
 
 def _nn_dilate_compute(attrs, inputs, out_type):
-    from tvm import topi
+    # topi.nn.dilate's arithmetic with an axis of size 0 kept empty: topi sizes an axis
+    # (d - 1) * s + 1, negative for d = 0 (a static 0 failed to build, an Any one was an
+    # invalid shape at run time)
+    from tvm import te, tirx
 
-    return topi.nn.dilate(
-        inputs[0], list(attrs.strides), attrs.dilation_value
-    )
+    x = inputs[0]
+    shape = []
+    for d, st in zip(x.shape, attrs.strides):
+        if isinstance(d, tirx.IntImm):
+            shape.append((int(d) - 1) * st + 1 if int(d) else 0)
+        else:
+            shape.append(d if st == 1 else tirx.Select(d == 0, d, (d - 1) * st + 1))
+    fill = tirx.const(attrs.dilation_value, x.dtype)
+
+    def f(*i):
+        conds = [i[k] % st == 0 for k, st in enumerate(attrs.strides) if st != 1]
+        src = [i[k] // st if st != 1 else i[k] for k, st in enumerate(attrs.strides)]
+        return tirx.Select(tirx.all(*conds), x(*src), fill) if conds else x(*src)
+
+    return te.compute(shape, f, name="dilate", tag="injective")
 
 
 register_op(

@@ -300,9 +300,10 @@ def _arg_compute(name):
         # flatten the reduced axes (last) into one, as the flattened index is returned
         rest = [i for i in range(ndim) if i not in axes]
         y = topi.transpose(x, rest + list(axes)) if rest + list(axes) != list(range(ndim)) else x
-        y = topi.reshape(
-            y, [int(x.shape[i]) for i in rest] + [_count([int(d) for d in x.shape], axes)]
-        )
+        flat = 1  # symbolic dimensions (a VM kernel) multiply as PrimExprs
+        for a in axes:
+            flat = flat * x.shape[a]
+        y = topi.reshape(y, [x.shape[i] for i in rest] + [flat])
         out = arg_reduce(kind, y, len(rest), False, attrs.select_last_index, out_type.dtype)
         if attrs.keepdims:
             out = topi.reshape(out, out_dims(out_type.shape))

@@ -319,3 +319,16 @@ def test_conv2d_w_before_h_on_every_executor(opt_level):
         for kind in ("graph", "vm"):
             got = relay.create_executor(kind, mod=mod, target="llvm").evaluate()(*args)
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5, err_msg=kind)
+
+
+def test_conv1d_transpose_output_padding_of_two_values_is_refused():
+    """TVM 0.19's test_any passes output_padding=(0, 0) to conv1d_transpose; 0.19 read the first
+    value and ignored the second. relay_tvm refuses it; the message said "1 or 1 values"."""
+    from relay_tvm.errors import TypeInferenceError
+
+    d = relay.var("d", shape=(1, 4, 8))
+    w = relay.var("w", shape=(4, 2, 3))
+    y = relay.nn.conv1d_transpose(d, w, kernel_size=(3,), output_padding=(0, 0))
+    with pytest.raises(TypeInferenceError,
+                       match=r"output_padding must have 1 value \(one per spatial axis"):
+        relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([d, w], y)))

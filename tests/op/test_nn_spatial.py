@@ -156,3 +156,33 @@ ERRORS = [
 def test_errors(make, shape, match):
     with pytest.raises(TypeInferenceError, match=match):
         infer(make, {"x": (shape, "float32")})
+
+
+def _dilated(v, strides, value):
+    shape = [(d - 1) * s + 1 if d else 0 for d, s in zip(v.shape, strides)]
+    out = np.full(shape, value, v.dtype)
+    out[tuple(slice(None, None, s) for s in strides)] = v
+    return out
+
+
+@pytest.mark.parametrize("shape,vshape,strides", [
+    ((relay.Any(),) * 3, (1, 2, 3), (3, 7, 5)),
+    ((relay.Any(), 3), (0, 3), (3, 5)),
+    ((2, 0, 3), (2, 0, 3), (3, 7, 5)),
+])
+def test_dilate_of_any_and_empty_axes(shape, vshape, strides):
+    """nn.dilate of Any-shaped data in the interpreter (it sized its output from the static
+    type: RelayError "not concrete", TVM 0.19's test_any) and of an axis of size 0, which stays
+    empty (topi's (d - 1) * s + 1 is negative there: a static 0 failed to build, an Any 0 was
+    an invalid run-time shape)."""
+    import tvm
+
+    x = relay.var("x", shape=shape)
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.nn.dilate(x, strides, 2.5)))
+    v = np.random.RandomState(0).rand(*vshape).astype("float32")
+    want = _dilated(v, strides, np.float32(2.5))
+    kinds = ["debug", "vm"] + (["graph"] if all(isinstance(d, int) for d in shape) else [])
+    for kind in kinds:
+        got = relay.create_executor(kind, mod=mod, target="llvm").evaluate()(v).numpy()
+        assert got.shape == want.shape, kind
+        np.testing.assert_array_equal(got, want)

@@ -273,3 +273,39 @@ def test_operators_that_mix_batch_rows_are_not_batch_wise(name, make, ref, shape
     want = ref(v)
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("axis,keepdims", [(None, False), ((0, 2), False), ((1, 2), True)])
+def test_arg_reduction_over_several_any_axes(name, axis, keepdims):
+    """argmax / argmin over several axes of Any size (the flattened index, as NumPy over the
+    reduced axes moved last): the compute multiplied the sizes as Python ints, a BuildError
+    (TVM 0.19's test_any)."""
+    x = relay.var("x", shape=(relay.Any(), relay.Any(), 3))
+    v = np.random.default_rng(7).standard_normal((2, 5, 3)).astype("float32")
+    got = _vm(relay.Function([x], getattr(relay, name)(x, axis=axis, keepdims=keepdims)))
+    got = got.run(v).numpy()
+    axes = (0, 1, 2) if axis is None else axis
+    rest = [i for i in range(3) if i not in axes]
+    flat = v.transpose(rest + list(axes)).reshape([v.shape[i] for i in rest] + [-1])
+    want = getattr(np, name)(flat, axis=-1)
+    if keepdims:
+        want = want.reshape([1 if i in axes else v.shape[i] for i in range(3)])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_prelu_with_any_dimensions():
+    """nn.prelu of Any-shaped data: topi's prelu asserted constant extents (a BuildError,
+    TVM 0.19's test_any); now NumPy's values, and an alpha whose length is not the channel
+    count is an InputError saying which two sizes differ."""
+    x = relay.var("x", shape=(relay.Any(),) * 4)
+    a = relay.var("a", shape=(relay.Any(),))
+    vm = _vm(relay.Function([x, a], relay.nn.prelu(x, a)))
+    rng = np.random.default_rng(3)
+    xv = rng.standard_normal((13, 11, 3, 1)).astype("float32")
+    av = rng.uniform(0.1, 0.9, 11).astype("float32")
+    np.testing.assert_allclose(vm.run(xv, av).numpy(),
+                               np.where(xv > 0, xv, xv * av[None, :, None, None]), rtol=1e-6)
+    with pytest.raises(InputError, match="nn.prelu: the length of alpha and the size of the "
+                                         "data axis it runs along .* differ at run time"):
+        vm.run(xv, np.ones(1, "float32"))
