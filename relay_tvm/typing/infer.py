@@ -209,7 +209,17 @@ class TypeInferencer:
                     if e.ret_type is None:
                         self.no_ret_type.append(e)
                 elif t is Let:
+                    # the variable takes the value's type before the body is walked, so a
+                    # polymorphic function bound by let is instantiated at each call in the
+                    # body (let-polymorphism: `let %id = fn[A](%x: A) {%x}; (%id(1), %id(()))`)
                     self._bind(e.var)
+                    stack.append((e, 1))
+                    if e.body not in types:
+                        stack.append((e.body, 0))
+                    stack.append((e, 3))
+                    if e.value not in types:
+                        stack.append((e.value, 0))
+                    continue
                 elif t is Match:
                     stack.append((e, 1))
                     for c in reversed(e.clauses):
@@ -222,6 +232,8 @@ class TypeInferencer:
                 for c in reversed(cs):
                     if c not in types:
                         stack.append((c, 0))
+            elif stage == 3:
+                self._unify(types[e.value], types[e.var], e, f"let %{e.var.name_hint}")
             elif stage == 2:
                 dt = types[e.data]
                 for c in e.clauses:
