@@ -309,3 +309,45 @@ def test_prelu_with_any_dimensions():
     with pytest.raises(InputError, match="nn.prelu: the length of alpha and the size of the "
                                          "data axis it runs along .* differ at run time"):
         vm.run(xv, np.ones(1, "float32"))
+
+
+def test_get_valid_counts_of_any_anchors():
+    """vision.get_valid_counts with an Any number of anchors (0 included): its kernel sized
+    itself with int() of the shape, a BuildError in the VM (TVM 0.19's test_any)."""
+    x = relay.var("x", shape=(1, relay.Any(), 5))
+    vm = _vm(relay.Function([x], relay.vision.get_valid_counts(x, 0.5, 0, 0).astuple()))
+    for n in (10, 0):
+        d = np.random.default_rng(n).uniform(size=(1, n, 5)).astype("float32")
+        keep = np.flatnonzero(d[0, :, 0] > 0.5)
+        count, out, idx = (t.numpy() for t in vm.run(d))
+        want_out = np.full_like(d, -1)
+        want_out[0, :len(keep)] = d[0, keep]
+        want_idx = np.full((1, n), -1, "int32")
+        want_idx[0, :len(keep)] = keep
+        np.testing.assert_array_equal(count, [len(keep)])
+        np.testing.assert_array_equal(out, want_out)
+        np.testing.assert_array_equal(idx, want_idx)
+
+
+def test_non_max_suppression_of_any_boxes():
+    """vision.non_max_suppression with an Any number of boxes in the VM (a BuildError before,
+    TVM 0.19's test_any). Rows are (class, score, corners); valid_count 4 over positions
+    [0, 1, 3, 4] of ``indices``; top_k 2 keeps the two best scores, position 3 (0.9, original
+    box 4) and position 0 (0.8, box 0), which do not overlap; force_suppress ignores classes."""
+    x0 = relay.var("x0", relay.TensorType((1, relay.Any(), 6), "float32"))
+    x1 = relay.var("x1", relay.TensorType((1,), "int32"))
+    x2 = relay.var("x2", relay.TensorType((1, relay.Any()), "int32"))
+    x3 = relay.var("x3", relay.TensorType((), "int32"))
+    z = relay.vision.non_max_suppression(x0, x1, x2, x3, iou_threshold=0.5, force_suppress=True,
+                                         top_k=2, return_indices=True, invalid_to_bottom=False)
+    vm = _vm(relay.Function([x0, x1, x2, x3], z.astuple()))
+    d = np.array([[[0, 0.8, 1, 20, 25, 45], [1, 0.7, 30, 60, 50, 80], [0, 0.4, 4, 21, 19, 40],
+                   [2, 0.9, 35, 61, 52, 79], [1, 0.5, 100, 60, 70, 110]]], "float32")
+    idx, count = vm.run(d, np.array([4], "int32"), np.array([[0, 1, 3, 4, -1]], "int32"),
+                        np.array(-1, "int32"))
+    np.testing.assert_array_equal(idx.numpy(), [[4, 0, -1, -1, -1]])
+    np.testing.assert_array_equal(count.numpy(), [[2]])
+    idx, count = vm.run(np.zeros((1, 0, 6), "float32"), np.array([0], "int32"),
+                        np.zeros((1, 0), "int32"), np.array(-1, "int32"))
+    assert idx.numpy().shape == (1, 0)
+    np.testing.assert_array_equal(count.numpy(), [[0]])

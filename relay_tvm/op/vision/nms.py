@@ -104,7 +104,7 @@ def _gvc_compute(attrs, inputs, out_type):
     data, thr = inputs
     if str(thr.dtype) != str(data.dtype):
         thr = topi.cast(thr, data.dtype)
-    b, n, elem = (int(x) for x in data.shape)
+    b, n, elem = data.shape  # ints, or symbolic in a VM kernel
     dt = str(data.dtype)
 
     def body(ins, outs):
@@ -273,7 +273,7 @@ def _nms_kernel(attrs, data, sorted_index, valid_count, indices, mos, iou_thr):
     from tvm import tirx
     from tvm.script.ir_builder import tirx as T
 
-    b, n, elem = (int(d) for d in data.shape)
+    b, n, elem = data.shape  # ints, or symbolic in a VM kernel
     dt = str(data.dtype)
     top_k = attrs.top_k
     local = _ir.local
@@ -365,7 +365,7 @@ def _compact_kernel(rows, box, name):
     from tvm import tirx
     from tvm.script.ir_builder import tirx as T
 
-    shape = [int(d) for d in rows.shape]
+    shape = list(rows.shape)  # ints, or symbolic in a VM kernel
     b, n = shape[0], shape[1]
     dt = str(rows.dtype)
 
