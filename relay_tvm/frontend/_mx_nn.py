@@ -264,7 +264,11 @@ def batch_norm(ins, a, c):
     bn = R("nn.batch_norm")(data, gamma, beta, mean, var, axis=axis, epsilon=eps)
     out = first(bn)
     if a.get_bool("output_mean_var", False):
-        return [out, mean, var]
+        # MXNet's second and third outputs are the mean and the inverse standard deviation
+        # 1 / sqrt(var + eps) (its docs: "Output the mean and inverse std"; at inference those
+        # of the moving statistics), not the variance
+        inv_std = R("divide")(c.scalar(1.0, var), R("sqrt")(R("add")(var, c.scalar(eps, var))))
+        return [out, mean, inv_std]
     return out
 
 

@@ -9,6 +9,8 @@ error names the node (and the earlier node it belongs to when types are inferred
 
 from __future__ import annotations
 
+import numbers
+
 from ..errors import ConversionError, RelayError, UnsupportedOperatorError
 from ..ir.base import Span, check_dtype
 from ..ir.expr import Function, Tuple, Var
@@ -35,6 +37,25 @@ def _var_shape_attr(node):
     return shp if shp and all(d > 0 for d in shp) else None
 
 
+def _input_shape(name: str, given) -> tuple:
+    """The shape given for input ``name``: non-negative ints, or relay.Any() for a dimension
+    known only at run time (the VM).
+
+    Raises:
+        ConversionError: anything else, a float, bool or string included (``int()`` truncated
+            3.9 to 3 and took True as 1; fresh-user trial).
+    """
+    seq = given.tolist() if hasattr(given, "tolist") and hasattr(given, "ndim") else given
+    dims = tuple(seq) if isinstance(seq, (tuple, list)) else None
+    if dims is None or not all(
+            isinstance(d, AnyDim) or (isinstance(d, numbers.Integral) and not isinstance(d, bool)
+                                      and int(d) >= 0)
+            for d in dims):
+        raise ConversionError(f"shape of input {name!r}: expected a tuple of non-negative ints "
+                              f"(or relay.Any() for a dynamic dimension), got {given!r}")
+    return tuple(d if isinstance(d, AnyDim) else int(d) for d in dims)
+
+
 def convert_graph(graph, shape, dtype, params, params_given, converters, frontend,
                   attr_hook=None, options=None):
     """Convert a parsed symbol graph (shared by the MXNet and NNVM frontends)."""
@@ -53,12 +74,7 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             continue
         span = Span(node.name)
         if node.name in shape:
-            try:  # ints, or relay.Any() for a dimension known only at run time (the VM)
-                shp = tuple(d if isinstance(d, AnyDim) else int(d) for d in shape[node.name])
-            except (TypeError, ValueError):
-                raise ConversionError(
-                    f"shape of input {node.name!r}: expected a tuple of ints (or relay.Any() "
-                    f"for a dynamic dimension), got {shape[node.name]!r}") from None
+            shp = _input_shape(node.name, shape[node.name])
             dt = check_dtype(_dtype_of(dtype, node.name), f"dtype of input {node.name!r}")
             v = Var(node.name, TensorType(shp, dt), span)
             inputs.append(v)

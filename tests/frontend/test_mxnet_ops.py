@@ -318,6 +318,9 @@ BN = {"x": (2, 3, 4, 5), "g": (3,), "b": (3,), "m": (3,), "v": (3,)}
 @pytest.mark.parametrize("attrs", [
     dict(), dict(fix_gamma=False), dict(fix_gamma=False, eps=1e-2),
     dict(fix_gamma=False, use_global_stats=True),
+    # the 2nd and 3rd outputs: the mean and the inverse std 1 / sqrt(var + eps) (relay_tvm gave
+    # the variance as the 3rd; fresh-user trial)
+    dict(fix_gamma=False, output_mean_var=True, eps=1e-2),
 ])
 def test_batch_norm(attrs):
     check(lambda x, g, b, m, v: S.BatchNorm(x, g, b, m, v, **attrs), BN, positive=("v", "g"))

@@ -136,3 +136,15 @@ def test_shape_that_is_not_a_dict_of_shapes(shape, match):
         relay.frontend.from_mxnet(net, shape=shape)
     with pytest.raises(relay.errors.ConversionError, match=match):
         relay.frontend.from_mxnet(mx.sym.relu(mx.sym.var("data")), shape=shape)
+
+
+@pytest.mark.parametrize("dims", [(2, 3.9), (True, 3), ("2", "3"), (2, -3), np.array([2.0, 3.5])])
+def test_shape_dimensions_that_are_not_ints_are_refused(dims):
+    """A float, bool, string or negative dimension was truncated / cast by int() (3.9 -> 3,
+    True -> 1, '2' -> 2; fresh-user trial): refused, naming the input, in both frontends."""
+    sym = mx.sym.relu(mx.sym.var("data"))
+    with pytest.raises(relay.errors.ConversionError,
+                       match=r"shape of input 'data': expected a tuple of non-negative ints"):
+        relay.frontend.from_mxnet(sym, shape={"data": dims})
+    mod, _ = relay.frontend.from_mxnet(sym, shape={"data": np.array([2, 3])})
+    assert str(mod["main"].params[0].type_annotation) == "Tensor[(2, 3), float32]"
