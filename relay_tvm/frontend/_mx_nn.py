@@ -138,6 +138,9 @@ def pooling(ins, a, c):
     elif conv == "valid":
         padding = tuple(pad) * 2
     elif conv == "same":
+        if nd != 1 or ptype != "max":  # MXNet 1.9.1's check (its graph would not run)
+            raise c.error(f"pooling_convention='same' with pool_type={ptype!r} on {nd}-d data: "
+                          "MXNet supports 'same' for 1-d max pooling only")
         before, after = [], []
         for i in range(nd):
             out = (spatial[i] + stride[i] - 1) // stride[i]

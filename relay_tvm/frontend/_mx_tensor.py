@@ -170,6 +170,16 @@ def _identity(ins, a, c):
     return ins[0]
 
 
+def _dropout(ins, a, c):
+    """MXNet's Dropout is the identity at inference, unless ``mode='always'``: then it drops at
+    inference too (a random mask scaled by 1 / (1 - p)), which a deterministic program cannot
+    reproduce; refused rather than converted to the identity (fresh-user trial)."""
+    if a.get_str("mode", "training") == "always" and a.get_float("p", 0.5) > 0:
+        raise c.error("Dropout(mode='always') drops values at inference too (random); "
+                      "relay_tvm converts inference graphs: use mode='training' or p=0")
+    return ins[0]
+
+
 def _copy(ins, a, c):
     return R("copy")(ins[0])
 
@@ -519,7 +529,7 @@ TENSOR_CONVERTERS = {
     "stop_gradient": _identity,
     "make_loss": _identity,
     "MakeLoss": _identity,
-    "Dropout": _identity,
+    "Dropout": _dropout,
     "Cast": _cast,
     "cast": _cast,
     "amp_cast": _cast,

@@ -92,6 +92,20 @@ def _shape_dict(shape) -> dict:
     return out
 
 
+def _trace_error(block, names, e) -> ConversionError:
+    """The ConversionError for a block that could not be traced with one symbol per name of
+    ``shape`` (MXNet's TypeError "hybrid_forward() takes 3 positional arguments but 4 were
+    given", or its errors for NumPy-mode blocks, came through raw; fresh-user trial)."""
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    hint = ("shape= must name the block's inputs, one per argument of its forward(), in that "
+            "order")
+    if "legacy" in first or "mxnet.numpy" in first:
+        hint = ("a NumPy-mode block (npx.set_np()) cannot be traced into a legacy symbol here: "
+                "export it (block.export) and convert the .json / .params files")
+    return ConversionError(f"from_mxnet(HybridBlock {type(block).__name__}): tracing it with the "
+                           f"inputs {names} failed: {type(e).__name__}: {first}\n  hint: {hint}")
+
+
 def _block_to_symbol(block, shape, dtype):
     """Trace a Gluon HybridBlock into a symbol; return (json, params) with its parameters."""
     import mxnet as mx
@@ -114,6 +128,8 @@ def _block_to_symbol(block, shape, dtype):
                 for n in names]
         try:
             block(*args)
+        except TypeError as e:
+            raise _trace_error(block, names, e) from e
         except (mx.base.MXNetError, ValueError) as e:
             stand_in = {n: _concrete_shape(shape[n]) for n in names}
             how = "" if all(stand_in[n] == tuple(shape[n]) for n in names) else \
@@ -124,7 +140,10 @@ def _block_to_symbol(block, shape, dtype):
                 f"failed: {str(e).splitlines()[0]}\n  hint: run the block once on a real input "
                 f"before converting") from e
     syms = [mx.sym.var(n) for n in names]
-    out = block(*syms)
+    try:
+        out = block(*syms)
+    except (TypeError, ValueError, mx.base.MXNetError) as e:
+        raise _trace_error(block, names, e) from e
     if isinstance(out, (list, tuple)):
         out = mx.sym.Group(list(out))
     params = {}
@@ -138,7 +157,14 @@ def _load_params(value, what):
     if value is None:
         return {}
     if isinstance(value, (str, os.PathLike)):
-        arg, aux = split_arg_aux(load_ndarray_file(value), os.fspath(value))
+        arrays = load_ndarray_file(value)
+        if not isinstance(arrays, dict):  # mx.nd.save of a list: nothing to match by name
+            raise ConversionError(
+                f"{what}: {os.fspath(value)!r} holds {len(arrays)} arrays without names "
+                f"(mx.nd.save of a list); parameters are matched to the graph by name: save a "
+                f"dict {{'arg:name': array, 'aux:name': array}} (what Module.save_checkpoint "
+                f"and HybridBlock.export write)")
+        arg, aux = split_arg_aux(arrays, os.fspath(value))
         return {**arg, **aux}
     if not isinstance(value, dict):
         raise ConversionError(f"{what}: expected a dict of arrays or a .params path, "

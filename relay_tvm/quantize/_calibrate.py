@@ -114,10 +114,21 @@ def _find_scale_by_percentile(arr, percentile=0.99999):
 
 def _data_scales(mod, dataset, find):
     cfg = current_qconfig()
+    calls = [c for c in _sq_calls(mod["main"]) if int(c.attrs.kind) != QAnnotateKind.WEIGHT]
     scales = []
     for samples in collect_stats(mod, dataset, cfg.calibrate_chunk_by):
-        scales += [find(s) for s in samples]
-    calls = [c for c in _sq_calls(mod["main"]) if int(c.attrs.kind) != QAnnotateKind.WEIGHT]
+        for s in samples:
+            bad = np.count_nonzero(~np.isfinite(s))
+            if bad:  # a NaN / inf would give no threshold (or NumPy's ValueError): say so
+                from ..typing.solver import short
+
+                i = len(scales)
+                what = short(calls[i].args[0], 80) if i < len(calls) else "?"
+                raise RelayError(
+                    f"calibration ({cfg.calibrate_mode}): {bad} of the {s.size} values the "
+                    f"dataset gives quantized field {i} ({what}) are NaN or infinite; "
+                    "calibrate with finite data")
+            scales.append(find(s))
     # a value that was 0 on the whole calibration set gives no threshold: use global_scale
     scales = [float(s) if s > 0 and np.isfinite(s) else cfg.global_scale for s in scales]
     return dict(zip(calls, scales))

@@ -5,6 +5,7 @@ skip, when to stop quantizing)."""
 from __future__ import annotations
 
 import enum
+import math
 import threading
 
 from ..errors import RelayError
@@ -159,7 +160,9 @@ def qconfig(**kwargs) -> QConfig:
         A :class:`QConfig`; use it as ``with relay.quantize.qconfig(...):``.
 
     Raises:
-        RelayError: an unknown field, an unknown mode, or a dtype that is not an integer type.
+        RelayError: an unknown field, an unknown mode, a dtype that is not an integer type,
+            more bits than a field's dtype holds, or a ``global_scale`` that is not a finite
+            number > 0.
     """
     unknown = sorted(set(kwargs) - set(QConfig._node_defaults))
     if unknown:
@@ -180,12 +183,27 @@ def qconfig(**kwargs) -> QConfig:
     for k in ("nbit_input", "nbit_weight", "nbit_activation"):
         if not isinstance(fields[k], int) or not 2 <= fields[k] <= 32:
             raise RelayError(f"qconfig: {k}={fields[k]!r} must be an int in [2, 32]")
+    for kind in ("input", "weight", "activation"):
+        # an n-bit field needs n bits of its dtype: 16-bit values stored as int8 wrapped
+        # around (every output wrong; fresh-user trial)
+        nbit, dt = fields["nbit_" + kind], fields["dtype_" + kind]
+        bits = int("".join(ch for ch in dt if ch.isdigit()))
+        if nbit > bits:
+            raise RelayError(f"qconfig: nbit_{kind}={nbit} does not fit dtype_{kind}={dt!r} "
+                             f"({bits} bits); give a wider dtype_{kind} or fewer bits")
+    try:
+        gs = float(fields["global_scale"])
+    except (TypeError, ValueError):
+        gs = float("nan")
+    if not (math.isfinite(gs) and gs > 0):  # a scale <= 0 negated or divided by zero
+        raise RelayError(f"qconfig: global_scale={fields['global_scale']!r} must be a finite "
+                         f"number > 0 (the real value of the largest quantized value)")
     if fields["skip_conv_layers"] is not None:
         fields["skip_conv_layers"] = [int(i) for i in fields["skip_conv_layers"]]
     if fields["debug_enabled_ops"] is not None:
         fields["debug_enabled_ops"] = [str(getattr(o, "value", o))
                                        for o in fields["debug_enabled_ops"]]
-    fields["global_scale"] = float(fields["global_scale"])
+    fields["global_scale"] = gs
     return QConfig(**fields)
 
 

@@ -325,6 +325,33 @@ def _check_budget(max_trials_global, max_trials_per_task, num_trials_per_iter,
         raise TuningError(f"time_budget_s must be > 0 seconds, got {time_budget_s!r}")
 
 
+_STRATEGIES = ("evolutionary", "replay-trace", "replay-func")
+_COST_MODELS = ("xgb", "random")
+
+
+def _check_search(strategy, cost_model) -> None:
+    """Before anything is measured: a strategy / cost model name meta_schedule knows (an
+    unknown one failed after the untuned kernels were measured, in meta_schedule's own
+    ValueError; "mlp" needs torch; fresh-user trial).
+
+    Raises:
+        TuningError: naming the option and the choices.
+    """
+    from tvm.s_tir.meta_schedule.cost_model import CostModel
+
+    if not (strategy in _STRATEGIES or not isinstance(strategy, str)):
+        raise TuningError(f"tune_relay: strategy={strategy!r} is not one of "
+                          f"{', '.join(_STRATEGIES)} (or a meta_schedule SearchStrategy)")
+    if isinstance(cost_model, CostModel):
+        return
+    if cost_model == "mlp":
+        raise TuningError("tune_relay: cost_model='mlp' (meta_schedule's MLP model) needs "
+                          "PyTorch, which relay_tvm does not install; use 'xgb' or 'random'")
+    if cost_model not in _COST_MODELS:
+        raise TuningError(f"tune_relay: cost_model={cost_model!r} is not one of "
+                          f"{', '.join(_COST_MODELS)} (or a meta_schedule CostModel)")
+
+
 def _search_strategy(strategy):
     """meta_schedule's search strategy for ``strategy`` (our evolutionary settings for
     ``"evolutionary"``; anything else as meta_schedule takes it)."""
@@ -574,12 +601,14 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
         TuningError: unknown target, negative budget, a work dir of another model or target, a
             corrupted database line, a work dir that cannot be created, an RPC tracker that is
             down or a key nobody serves, a
-            local runner for a target of another architecture.
+            local runner for a target of another architecture, an unknown ``strategy`` or
+            ``cost_model`` (before anything is measured).
     """
     check_tunable_kind(target)
     tgt = _target(target)
     _check_budget(max_trials_global, max_trials_per_task, num_trials_per_iter,
                   time_budget_s)
+    _check_search(strategy, cost_model)
     _check_local_runs(tgt, runner)
     make_work_dir(work_dir)  # before extracting the tasks, which takes a while
     t_start = time.monotonic()

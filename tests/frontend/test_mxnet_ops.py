@@ -640,3 +640,24 @@ def test_pick(mode, keepdims):
     idx1 = np.array([[[0, 7, -1, 1, 1]], [[1, 2, 4, 0, -3]]], "float32")
     check(lambda x, i: S.pick(x, i, axis=1, mode=mode, keepdims=keepdims),
           {"x": (2, 3, 5), "i": (2, 1, 5)}, values={"i": idx1}, kind="graph")
+
+
+@pytest.mark.parametrize("kernel, ptype", [((3, 3), "avg"), ((3, 3), "max"), ((3,), "avg")])
+def test_pooling_same_beyond_1d_max_is_refused(kernel, ptype):
+    """MXNet 1.9.1 refuses 'same' except for 1-d max pooling ("Currently 'same' supports Max
+    Pooling 1-D"); the converter made TF-style SAME pooling of them (fresh-user trial)."""
+    sym = S.Pooling(S.var("x"), kernel=kernel, stride=(2,) * len(kernel), pool_type=ptype,
+                    pooling_convention="same")
+    shape = (1, 2) + (7,) * len(kernel)
+    with pytest.raises(ConversionError, match="MXNet supports 'same' for 1-d max pooling only"):
+        relay.frontend.from_mxnet(sym, shape={"x": shape})
+
+
+def test_dropout_always_is_refused_and_training_mode_is_the_identity():
+    """Dropout(mode='always') drops at inference in MXNet (random); it was converted to the
+    identity without a word (fresh-user trial)."""
+    with pytest.raises(ConversionError, match=r"Dropout\(mode='always'\)"):
+        relay.frontend.from_mxnet(S.Dropout(S.var("x"), p=0.5, mode="always"),
+                                  shape={"x": (2, 8)})
+    check(lambda x: S.Dropout(x, p=0.5), {"x": (2, 8)})
+    check(lambda x: S.Dropout(x, p=0.0, mode="always"), {"x": (2, 8)})

@@ -148,3 +148,32 @@ def test_shape_dimensions_that_are_not_ints_are_refused(dims):
         relay.frontend.from_mxnet(sym, shape={"data": dims})
     mod, _ = relay.frontend.from_mxnet(sym, shape={"data": np.array([2, 3])})
     assert str(mod["main"].params[0].type_annotation) == "Tensor[(2, 3), float32]"
+
+
+@pytest.mark.parametrize("names", [["a"], ["a", "b", "c"]])
+def test_gluon_block_traced_with_the_wrong_number_of_inputs(names):
+    """shape= naming fewer or more inputs than the block's forward() takes: MXNet's raw
+    TypeError ("hybrid_forward() takes 3 positional arguments but 4 were given") before; a
+    ConversionError with the names and a hint now (fresh-user trial)."""
+    class Add(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x, y):
+            return x + y
+
+    with pytest.raises(relay.errors.ConversionError,
+                       match=r"HybridBlock Add\): tracing it with the inputs .*TypeError.*\n"
+                             r"  hint: shape= must name the block's inputs"):
+        relay.frontend.from_mxnet(Add(), shape={n: (2, 3) for n in names})
+    mod, _ = relay.frontend.from_mxnet(Add(), shape={"a": (2, 3), "b": (2, 3)})
+    a, b = np.ones((2, 3), "float32"), np.full((2, 3), 2.0, "float32")
+    out = relay.create_executor("debug", mod=mod).evaluate()(a, b).numpy()
+    np.testing.assert_array_equal(out, a + b)
+
+
+def test_params_file_without_names_is_refused(tmp_path):
+    """A .params file written by mx.nd.save of a list: AttributeError 'list' object has no
+    attribute 'items' before (fresh-user trial)."""
+    path = str(tmp_path / "nameless.params")
+    mx.nd.save(path, [mx.nd.ones((2, 3)), mx.nd.ones(2)])
+    sym = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
+    with pytest.raises(relay.errors.ConversionError, match=r"holds 2 arrays without names"):
+        relay.frontend.from_mxnet(sym, shape={"data": (1, 3)}, arg_params=path)

@@ -208,6 +208,24 @@ def test_all_zero_calibration_value_falls_back_to_global_scale():
     assert "0.015625f" in str(qmod)  # 2.0 / 128 rescales the conv's int8 data
 
 
+@pytest.mark.parametrize("mode", ["percentile", "kl_divergence"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_calibration_data_is_refused(mode, bad):
+    """Calibration data giving NaN / inf values: percentile fell back to global_scale without a
+    word, kl_divergence raised NumPy's ValueError (fresh-user trial); a RelayError names the
+    quantized field."""
+    x = relay.var("data", shape=(1, 2, 6, 6))
+    w = relay.var("w")
+    mod = relay.IRModule.from_expr(relay.Function(
+        [x, w], relay.nn.conv2d(x, w, channels=4, kernel_size=(1, 1))))
+    p = {"w": np.full((4, 2, 1, 1), 0.1, "float32")}
+    data = np.ones((1, 2, 6, 6), "float32")
+    data[0, 0, 0, :3] = bad
+    with relay.quantize.qconfig(calibrate_mode=mode, skip_conv_layers=None):
+        with pytest.raises(RelayError, match=r"3 of the 72 values .* field 0 .* NaN or infinite"):
+            relay.quantize.quantize(mod, p, dataset=[{"data": data}])
+
+
 @pytest.mark.parametrize("weight_scale", ["power2", "max"])
 def test_all_zero_weight_and_bias(weight_scale):
     # a batch norm with beta = mean = 0 folds into a zero bias: scale 1.0, values exact

@@ -116,6 +116,17 @@ def test_qconfig_scoping_defaults_and_errors():
         relay.quantize.qconfig(dtype_input="float16")
     assert cur.get_nbit_by_kind(QAnnotateKind.ACTIVATION) == 32
     assert cur.get_dtype_by_kind(QAnnotateKind.WEIGHT) == "int8"
+    # values the dtypes cannot hold, scales that negate or divide by zero (accepted before:
+    # every output wrong; fresh-user trial)
+    with pytest.raises(RelayError, match=r"nbit_input=16 does not fit dtype_input='int8' "
+                                         r"\(8 bits\)"):
+        relay.quantize.qconfig(nbit_input=16, nbit_weight=16)
+    with pytest.raises(RelayError, match="nbit_activation=32 does not fit dtype_activation"):
+        relay.quantize.qconfig(dtype_activation="int16")
+    for bad in (-1.0, 0.0, float("inf"), float("nan"), "big"):
+        with pytest.raises(RelayError, match="global_scale=.* must be a finite number > 0"):
+            relay.quantize.qconfig(global_scale=bad)
+    assert relay.quantize.qconfig(nbit_input=16, dtype_input="int16").nbit_input == 16
 
 
 def _kl_direct(hist, i, nq):

@@ -561,6 +561,20 @@ def test_local_runner_refuses_another_architecture(tmp_path):
     assert not os.listdir(tmp_path)  # refused before anything was measured or written
 
 
+@pytest.mark.parametrize("kw, match", [
+    (dict(strategy="genetic"), r"strategy='genetic' is not one of evolutionary, replay-trace"),
+    (dict(cost_model="mlp"), r"cost_model='mlp' .* needs PyTorch"),
+    (dict(cost_model="gbm"), r"cost_model='gbm' is not one of xgb, random"),
+])
+def test_unknown_search_options_are_refused_before_measuring(tmp_path, kw, match):
+    """An unknown strategy failed in meta_schedule's ValueError after the untuned kernels were
+    measured; cost_model='mlp' in "No module named 'torch'" (fresh-user trial)."""
+    mod, params = _model(8)
+    with pytest.raises(TuningError, match=match):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 4, **kw)
+    assert not os.listdir(tmp_path)  # nothing measured or written
+
+
 def test_budget_zero_warns_and_measures_nothing(tmp_path):
     mod, params = _model(8)
     with pytest.warns(UserWarning, match="budget of 0"):
