@@ -167,6 +167,8 @@ def _import(args, shapes):
     from . import frontend
 
     if args.zoo:
+        if getattr(args, "model", None):  # one model: the file was ignored before
+            raise CLIError(f"give a model file ({args.model}) or --zoo {args.zoo}, not both")
         if not shapes:
             size = zoo_image_size(args.zoo)
             shapes = {"data": (1, 3, size, size)}

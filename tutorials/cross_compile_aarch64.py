@@ -12,11 +12,13 @@ copied over. This page
    (Debian/Ubuntu: ``apt-get install g++-aarch64-linux-gnu``) and checks that the file is an
    AArch64 ELF shared object; without it, says what to install.
 
-On the board, the library runs with the same four lines as in ``deploy_mxnet.py``
-(``load_module(path)["default"](tvm.cpu(0))``, ``set_input``, ``run``, ``get_output``), with
-TVM's runtime and relay_tvm installed there; or from the workstation over TVM's RPC
-(``python -m tvm.exec.rpc_server`` on the board), which is how ``relay-tvm tune`` measures
-remote devices.
+On the board the library needs TVM's runtime only (``pip install apache-tvm numpy``, see the
+README): copy it with ``relay_tvm/runtime/deploy.py`` (one self-contained file) and run
+``python deploy.py net.so inputs.npz outputs.npz``; with relay_tvm installed there too, the same
+four lines as in ``deploy_mxnet.py`` work (``load_module(path)["default"](tvm.cpu(0))``,
+``set_input``, ``run``, ``get_output``); or drive the board from the workstation over TVM's RPC
+(``python -m tvm.exec.rpc_server`` on the board, ``relay_tvm.testing.aarch64.run_over_rpc``
+here), which is how ``relay-tvm tune`` measures remote devices.
 
 Run: ``python tutorials/cross_compile_aarch64.py`` (MobileNet at 224×224; ``--small`` /
 ``RELAY_TVM_TUTORIAL_SMALL=1``: 32×32). What you should see: the target, the number of NEON
@@ -68,5 +70,5 @@ else:
     machine = int.from_bytes(head[18:20], "little")
     assert head[:4] == b"\x7fELF" and machine == 183, (head, machine)
     print(f"wrote {path} ({os.path.getsize(path) / 2**20:.1f} MiB)")
-    print("ELF machine: AArch64 (183); copy it to the board and load it with "
-          "relay_tvm.runtime.load_module")
+    print("ELF machine: AArch64 (183); copy it and relay_tvm/runtime/deploy.py to the board "
+          "and run: python deploy.py " + os.path.basename(path) + " inputs.npz outputs.npz")

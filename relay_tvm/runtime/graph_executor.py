@@ -142,12 +142,17 @@ class GraphModule:
             return int(key)
         if isinstance(key, str):
             if key not in self._input_index:
-                bound = [n for n in self._meta.get("param_names", []) if n in self._input_index]
-                hint = (f" (a weight given to relay.build's params= is bound into the module "
-                        f"at build time, its value renamed among {bound}; to set it at run "
-                        f"time, build without it in params=)" if bound else "")
-                raise InputError(f"{where}: unknown input {key!r}; inputs are "
-                                 f"{self._input_names}{hint}")
+                lifted = [n for n in self._meta.get("param_names", []) if n in self._input_index]
+                free = [n for n in self._input_names if n not in lifted]
+                if key in self._meta.get("bound_params", []):
+                    hint = (" (given to relay.build's params=, it is bound into the module at "
+                            "build time; to set it at run time, build without it in params=)")
+                else:
+                    hint = (" (an input the model never reads is not a parameter of the "
+                            "compiled function)")
+                held = (f"; {lifted} hold constants lifted at build time" if lifted else "")
+                raise InputError(f"{where}: unknown input {key!r}; the module's inputs are "
+                                 f"{free}{held}{hint}")
             return self._input_index[key]
         raise InputError(f"{where}: key must be an input name or index, got {key!r}")
 

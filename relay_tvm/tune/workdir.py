@@ -257,7 +257,8 @@ def load_database(path: str, target: str | None = None):
     tuned_for = wd.manifest.get("target")
     if target is not None and tuned_for not in (None, target):
         warnings.warn(f"tuning database {path!r} was tuned for {tuned_for}; building for "
-                      f"{target} (the schedules apply, their speed may differ)", stacklevel=2)
+                      f"{target}: records tuned for another target's code are not applied "
+                      f"(the build's tuning report lists them)", stacklevel=2)
     return wd.database
 
 

@@ -97,8 +97,8 @@ def test_unbound_params_stay_inputs_and_graph_module_takes_them():
         ("nope", np.zeros((1, 2, 6, 6), "float32"), "unknown input 'nope'"),
         # a name bound by params= says where it went
         ("w", np.zeros((3, 2, 3, 3), "float32"),
-         r"unknown input 'w'; inputs are \['x', 'p0'\] \(a weight given to relay.build's "
-         r"params= is bound"),
+         r"unknown input 'w'; the module's inputs are \['x'\]; \['p0'\] hold constants "
+         r"lifted at build time \(given to relay.build's params=, it is bound"),
         ("x", np.zeros((1, 2, 6, 5), "float32"),
          r"got shape \(1, 2, 6, 5\), expected \(1, 2, 6, 6\)"),
         ("x", np.zeros((1, 2, 6, 6), "float64"), "got dtype float64, expected float32"),
@@ -728,3 +728,14 @@ def test_export_accepts_what_load_module_loads(tmp_path, suffix):
     vpath = str(tmp_path / f"vm{suffix}")
     relay.vm.compile(mod, target="llvm").export_library(vpath)
     assert relay.vm.load_executable(vpath) is not None
+
+
+def test_set_input_of_an_input_the_model_never_reads():
+    """An MXNet input that the converted graph does not read (arange_like of it) is not a
+    parameter; the message blamed params= though none were given (fresh-user trial)."""
+    mod = relay.IRModule.from_expr(relay.Function([], relay.const(np.arange(5.0, dtype="float32"))
+                                                  + relay.const(1.0)))
+    m = GraphModule(relay.build(mod, target="llvm")["default"]())
+    with pytest.raises(relay.BuildError, match=r"unknown input 'data'; the module's inputs are "
+                                               r"\[\].*never reads"):
+        m.set_input("data", np.ones((2, 5), "float32"))

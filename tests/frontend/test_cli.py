@@ -738,3 +738,14 @@ def test_unknown_zoo_name_is_one_line_with_the_closest_names(capsys, argv, line)
     err = capsys.readouterr().err
     assert err.startswith(line) and err.count("\n") == 1, err
     assert "alexnet" not in err  # not MXNet's whole list
+
+
+def test_model_file_and_zoo_together_is_an_error(capsys, tmp_path):
+    """``show net-symbol.json --zoo mobilenet0.25`` used the zoo network and ignored the file
+    without a word (fresh-user trial)."""
+    pytest.importorskip("mxnet", reason="the model zoo is MXNet's")
+    path = tmp_path / "net-symbol.json"
+    path.write_text("{}")
+    assert main(["show", str(path), "--zoo", "mobilenet0.25"]) == 2
+    err = capsys.readouterr().err
+    assert "give a model file" in err and "not both" in err and "net-symbol.json" in err
