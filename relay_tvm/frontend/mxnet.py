@@ -9,6 +9,7 @@ in its span.
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Mapping
 
@@ -48,8 +49,6 @@ def _is_gluon_block(obj) -> bool:
 def _concrete_shape(dims):
     """``dims`` with every dimension that is not an integer (``relay.Any()``, a symbolic
     var) replaced by 1, for running a Gluon block once to finish deferred initialization."""
-    import numbers
-
     return tuple(int(d) if isinstance(d, numbers.Integral) else 1 for d in dims)
 
 
@@ -149,7 +148,43 @@ def _block_to_symbol(block, shape, dtype):
     params = {}
     for k, p in block.collect_params().items():
         params[p.name if hasattr(p, "name") else k] = p.data().asnumpy()
-    return out.tojson(), params
+    return _infer_unknown_fill_shapes(out, shape), params
+
+
+_FILL_OPS = ("_zeros", "_ones", "_full", "zeros", "ones", "full")
+
+
+def _infer_unknown_fill_shapes(sym, shape) -> str:
+    """The symbol's JSON with the 0 ("inferred") dimensions of its fill nodes replaced by the
+    sizes MXNet's shape inference gives them: Gluon's recurrent cells start from
+    ``F.zeros(shape=(0, hidden))``, where 0 means "take the batch from the graph" (read as a
+    size-0 tensor, a cell's unroll did not convert; fresh-user trial). Only with static input
+    shapes; MXNet's inference failing leaves the graph as it is."""
+    import json
+
+    text = sym.tojson()
+    graph = json.loads(text)
+    def has_zero(text):
+        dims = str(text).replace(" ", "").strip("()[]").split(",")
+        return "0" in dims
+
+    fills = [n for n in graph["nodes"]
+             if n["op"] in _FILL_OPS and has_zero(n.get("attrs", {}).get("shape", ""))]
+    static = all(isinstance(d, numbers.Integral) for k in shape for d in shape[k])
+    if not fills or not static:
+        return text
+    try:
+        internals = sym.get_internals()
+        _, out_shapes, _ = internals.infer_shape(
+            **{k: tuple(int(d) for d in v) for k, v in shape.items()})
+    except Exception:  # noqa: BLE001 - MXNet could not infer: convert as written
+        return text
+    inferred = dict(zip(internals.list_outputs(), out_shapes or []))
+    for n in fills:
+        got = inferred.get(n["name"] + "_output")
+        if got and all(d > 0 for d in got):
+            n["attrs"]["shape"] = str(tuple(got))
+    return json.dumps(graph)
 
 
 def _load_params(value, what):

@@ -241,3 +241,26 @@ def test_gluon_layers_sweep(cls, layers, bi, tmp_path):
     d = (2 if bi else 1) * layers
     states = [_x(d, 2, 5, seed=k + 1) for k in range(2 if cls == "LSTM" else 1)]
     _gluon(layer, _x(4, 2, 3), states, ("debug", "graph", "vm"))
+
+
+@pytest.mark.parametrize("cell_cls", ["LSTMCell", "GRUCell", "RNNCell"])
+def test_cell_unroll_without_begin_state(cell_cls):
+    """A Gluon cell unrolled without ``begin_state`` starts from ``F.zeros(shape=(0, hidden))``,
+    MXNet's "batch inferred from the graph"; it was read as a size-0 batch and the conversion
+    failed ("shapes (2, 80) and (0, 80) do not broadcast", fresh-user trial). MXNet's values."""
+    cell = getattr(mx.gluon.rnn, cell_cls)(20, input_size=3)
+    cell.initialize(mx.init.Uniform(0.3))
+
+    class Net(mx.gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            self.cell = cell
+
+        def hybrid_forward(self, F, x):
+            return self.cell.unroll(5, x, layout="NTC", merge_outputs=True)[0]
+
+    net = Net()
+    x = np.random.default_rng(0).uniform(-1, 1, (2, 5, 3)).astype("float32")
+    mod, params = relay.frontend.from_mxnet(net, shape={"data": x.shape})
+    out = relay.create_executor("graph", mod=mod).evaluate()(x, **params).numpy()
+    np.testing.assert_allclose(out, net(mx.nd.array(x)).asnumpy(), rtol=1e-5, atol=1e-6)
