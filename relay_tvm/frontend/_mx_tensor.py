@@ -74,7 +74,16 @@ def _scalar_of(a, c, x):
 def _scalar_op(name, reverse=False, cmp=False, keep_dtype=True):
     def conv(ins, a, c):
         x = ins[0]
-        s = _scalar_of(a, c, x)
+        if name in ("add", "subtract", "multiply") and c.dtype(x) == "bool":
+            # MXNet's NumPy mode, in a graph (hybridized / exported): a bool array with a
+            # Python scalar follows NumPy's promotion, float64 for a float scalar, int64 for an
+            # int ((a < b) * 2.5 is 2.5 or 0.0); the scalar was cast to bool and multiply
+            # refused bool (fresh-user trial). (MXNet's imperative mode truncates to int64.)
+            dt = "int64" if a.get_bool("is_int", False) else "float64"
+            x = R("cast")(x, dt)
+            s = const(np.array(a.get_float("scalar", 0.0)).astype(dt), dt)
+        else:
+            s = _scalar_of(a, c, x)
         out = R(name)(s, x) if reverse else R(name)(x, s)
         if cmp and keep_dtype:
             out = R("cast")(out, c.dtype(x))
@@ -493,6 +502,7 @@ TENSOR_CONVERTERS = {
     "__sub_scalar__": _scalar_op("subtract"),
     "_minus_scalar": _scalar_op("subtract"),
     "_npi_subtract_scalar": _scalar_op("subtract"),
+    "_npi_rsubtract_scalar": _scalar_op("subtract", reverse=True),
     "__rsub_scalar__": _scalar_op("subtract", reverse=True),
     "_rminus_scalar": _scalar_op("subtract", reverse=True),
     "__mul_scalar__": _scalar_op("multiply"),

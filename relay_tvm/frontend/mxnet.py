@@ -193,6 +193,8 @@ def _load_params(value, what):
         return {}
     if isinstance(value, (str, os.PathLike)):
         arrays = load_ndarray_file(value)
+        if not isinstance(arrays, dict) and not arrays:  # HybridBlock.export of no parameters
+            return {}
         if not isinstance(arrays, dict):  # mx.nd.save of a list: nothing to match by name
             raise ConversionError(
                 f"{what}: {os.fspath(value)!r} holds {len(arrays)} arrays without names "

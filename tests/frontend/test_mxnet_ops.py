@@ -661,3 +661,36 @@ def test_dropout_always_is_refused_and_training_mode_is_the_identity():
                                   shape={"x": (2, 8)})
     check(lambda x: S.Dropout(x, p=0.5), {"x": (2, 8)})
     check(lambda x: S.Dropout(x, p=0.0, mode="always"), {"x": (2, 8)})
+
+
+@pytest.mark.parametrize("expr", ["(a < b) * 2.5", "2.5 - (a < b)", "(a < b) + 1.5",
+                                  "(a < b) * 3"])
+def test_numpy_mode_bool_with_a_scalar(tmp_path, expr):
+    """A NumPy-mode graph (npx.set_np(), hybridized and exported) multiplying a comparison by a
+    Python scalar: NumPy's promotion (float64 for a float scalar, int64 for an int), as MXNet's
+    graph computes it; the scalar was cast to bool and the conversion failed, and
+    _npi_rsubtract_scalar was missing (fresh-user trial)."""
+    from mxnet import np as mnp
+    from mxnet import npx
+
+    npx.set_np()
+    try:
+        class Block(mx.gluon.HybridBlock):
+            def hybrid_forward(self, F, a, b):
+                return eval(expr)  # noqa: S307 - the expression under test
+
+        net = Block()
+        net.hybridize()
+        rng = np.random.default_rng(0)
+        a, b = (rng.uniform(size=(2, 3)).astype("float32") for _ in range(2))
+        want = net(mnp.array(a), mnp.array(b)).asnumpy()
+        prefix = str(tmp_path / "npb")
+        net.export(prefix)
+    finally:
+        npx.reset_np()
+    mod, params = relay.frontend.from_mxnet(prefix + "-symbol.json",
+                                            shape={"data0": (2, 3), "data1": (2, 3)},
+                                            arg_params=prefix + "-0000.params")
+    got = relay.create_executor("debug", mod=mod).evaluate()(a, b, **params).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
