@@ -664,12 +664,13 @@ def test_dropout_always_is_refused_and_training_mode_is_the_identity():
 
 
 @pytest.mark.parametrize("expr", ["(a < b) * 2.5", "2.5 - (a < b)", "(a < b) + 1.5",
-                                  "(a < b) * 3"])
+                                  "(a < b) * 3", "(a > b) * 2.0", "(a >= b) * 1.5",
+                                  "(a == b) + 1", "(a != b) * 2"])
 def test_numpy_mode_bool_with_a_scalar(tmp_path, expr):
     """A NumPy-mode graph (npx.set_np(), hybridized and exported) multiplying a comparison by a
     Python scalar: NumPy's promotion (float64 for a float scalar, int64 for an int), as MXNet's
     graph computes it; the scalar was cast to bool and the conversion failed, and
-    _npi_rsubtract_scalar was missing (fresh-user trial)."""
+    _npi_rsubtract_scalar and the _npi_ comparisons but less were missing (fresh-user trial)."""
     from mxnet import np as mnp
     from mxnet import npx
 
