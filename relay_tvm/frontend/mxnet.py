@@ -164,9 +164,9 @@ def _infer_unknown_fill_shapes(sym, shape) -> str:
 
     text = sym.tojson()
     graph = json.loads(text)
-    def has_zero(text):
-        dims = str(text).replace(" ", "").strip("()[]").split(",")
-        return "0" in dims
+
+    def has_zero(shape_attr) -> bool:  # "(0, 20)" -> True
+        return "0" in str(shape_attr).replace(" ", "").strip("()[]").split(",")
 
     fills = [n for n in graph["nodes"]
              if n["op"] in _FILL_OPS and has_zero(n.get("attrs", {}).get("shape", ""))]
