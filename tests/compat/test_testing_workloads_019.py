@@ -14,8 +14,6 @@ import relay_tvm as relay
 from relay_tvm import testing
 from relay_tvm.errors import RelayError
 
-_TO_NHWC = {4: (2, 3, 1, 0)}  # OIHW -> HWIO
-
 
 def _run(mod, params, x):
     with relay.transform.PassContext(opt_level=3):
@@ -27,7 +25,7 @@ def _run(mod, params, x):
     return m.get_output(0).numpy()
 
 
-def _transposed(params_nchw, params_nhwc, depthwise_to="HWOI", deconv=False):
+def _transposed(params_nchw, params_nhwc, deconv=False):
     out = {}
     for k, v in params_nchw.items():
         v = v.numpy()
