@@ -9,11 +9,39 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.expr import const
+from ..op.tensor import FLOAT_ONLY
 from ._mx_util import R
 
 
+def _math(name, args, c):
+    """``relay.<name>(*args)``, computed as MXNet does on integer tensors where Relay's operator
+    is defined on floats only (sqrt, exp, power, tanh, ...): mshadow evaluates the float32
+    function of each element and stores it back in the integer dtype, truncating toward zero
+    (``sqrt([1, 5]) = [1, 2]``, ``exp(4) = 54``, ``tanh(1) = 0``: MXNet 1.9.1, legacy and NumPy
+    mode alike). Arguments of differing integer dtypes stay an error of the operator."""
+    dt = c.dtype(args[0])
+    if name in FLOAT_ONLY and dt.startswith(("int", "uint")) and all(
+            c.dtype(x) == dt for x in args[1:]):
+        out = R(name)(*[R("cast")(x, "float32") for x in args])
+        return R("cast")(out, dt)
+    return R(name)(*args)
+
+
 def _unary(name):
-    return lambda ins, a, c: R(name)(ins[0])
+    return lambda ins, a, c: _math(name, [ins[0]], c)
+
+
+def _in_float32(conv):
+    """The converter ``conv`` run on float32 copies of integer inputs, its result cast back to
+    the input dtype (MXNet's integer evaluation of float functions, see :func:`_math`)."""
+
+    def wrapped(ins, a, c):
+        dt = c.dtype(ins[0])
+        if not dt.startswith(("int", "uint")):
+            return conv(ins, a, c)
+        return R("cast")(conv([R("cast")(x, "float32") for x in ins], a, c), dt)
+
+    return wrapped
 
 
 def _round(ins, a, c):
@@ -39,7 +67,7 @@ def _rint(ins, a, c):
 
 
 def _binary(name):
-    return lambda ins, a, c: R(name)(ins[0], ins[1])
+    return lambda ins, a, c: _math(name, [ins[0], ins[1]], c)
 
 
 def _cmp(name, keep_dtype=True):
@@ -84,7 +112,7 @@ def _scalar_op(name, reverse=False, cmp=False, keep_dtype=True):
             s = const(np.array(a.get_float("scalar", 0.0)).astype(dt), dt)
         else:
             s = _scalar_of(a, c, x)
-        out = R(name)(s, x) if reverse else R(name)(x, s)
+        out = _math(name, [s, x] if reverse else [x, s], c)
         if cmp and keep_dtype:
             out = R("cast")(out, c.dtype(x))
         return out
@@ -136,6 +164,8 @@ def _softrelu(x, c):
 
 def _hard_sigmoid(ins, a, c):
     x = ins[0]
+    if not c.dtype(x).startswith(("float", "bfloat")):  # MXNet refuses integers here
+        raise c.error(f"data has dtype {c.dtype(x)}, expected a float dtype (as MXNet)")
     alpha, beta = a.get_float("alpha", 0.2), a.get_float("beta", 0.5)
     y = R("add")(R("multiply")(x, c.scalar(alpha, x)), c.scalar(beta, x))
     return R("clip")(y, 0.0, 1.0)
@@ -451,12 +481,12 @@ TENSOR_CONVERTERS = {
         R("equal")(ins[0], c.scalar(0, ins[0])), c.dtype(ins[0])),
     "square": _square,
     "reciprocal": _reciprocal,
-    "expm1": _expm1,
-    "log1p": _log1p,
-    "cbrt": _cbrt,
-    "rcbrt": _rcbrt,
+    "expm1": _in_float32(_expm1),
+    "log1p": _in_float32(_log1p),
+    "cbrt": _in_float32(_cbrt),
+    "rcbrt": _in_float32(_rcbrt),
     "clip": _clip,
-    "smooth_l1": _smooth_l1,
+    "smooth_l1": _in_float32(_smooth_l1),
     # binary (same shape and broadcasting)
     "elemwise_add": _binary("add"),
     "elemwise_sub": _binary("subtract"),

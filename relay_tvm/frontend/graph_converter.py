@@ -123,9 +123,13 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
         mod = infer_module(mod)
     except RelayError as e:
         hint = _shapeless_hint(inputs)
+        # an operator refusing a dtype is no shape problem (int32 data into an operator of
+        # float tensors said "a parameter shape may not match": fresh-user trial)
+        cause = ("an input's or parameter's dtype may not be one the graph's operators take"
+                 if " dtype " in str(e) else "a parameter shape may not match the graph")
         raise ConversionError(
-            f"the converted {frontend} graph does not type-check (a parameter shape may not "
-            f"match the graph): {e}" + (f"\n{hint}" if hint else "")) from e
+            f"the converted {frontend} graph does not type-check ({cause}): {e}"
+            + (f"\n{hint}" if hint else "")) from e
     return mod, used
 
 

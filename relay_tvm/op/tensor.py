@@ -657,6 +657,10 @@ def _unary_ctor(name):
     return ctor
 
 
+# the elementwise operators defined on floating-point tensors only (a frontend whose framework
+# runs them on integers converts around them: see frontend/_mx_tensor.py)
+FLOAT_ONLY = frozenset(n for n, *_, d in _BINARY + _UNARY if d == _FLOAT)
+
 _g = globals()
 for _name, *_ in _BINARY:
     _g[_name] = _binary_ctor(_name)

@@ -695,3 +695,41 @@ def test_numpy_mode_bool_with_a_scalar(tmp_path, expr):
     got = relay.create_executor("debug", mod=mod).evaluate()(a, b, **params).numpy()
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+INT_MATH = [
+    (lambda x: S.sqrt(x), "sqrt"),
+    (lambda x: S.exp(x), "exp"),
+    (lambda x: S.log(x + 1), "log"),
+    (lambda x: S.tanh(x - 3), "tanh"),
+    (lambda x: S.sigmoid(x - 3), "sigmoid"),
+    (lambda x: S.sin(x), "sin"),
+    (lambda x: S.expm1(x), "expm1"),
+    (lambda x: S.log1p(x), "log1p"),
+    (lambda x: S.cbrt(x), "cbrt"),
+    (lambda x: S.smooth_l1(x - 3, scalar=1.0), "smooth_l1"),
+    (lambda x: x ** 2, "power scalar"),
+    (lambda x: x ** 2.7, "power scalar truncated to the dtype"),
+    (lambda x: 2 ** x, "rpower scalar"),
+    (lambda x: S.broadcast_power(x, S.ones_like(x) * 3), "broadcast_power"),
+]
+
+
+@pytest.mark.parametrize("build,what", INT_MATH, ids=[w for _, w in INT_MATH])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_float_math_on_integers(build, what, dtype):
+    # MXNet evaluates sqrt/exp/power/... of integer tensors in float32 and truncates the result
+    # back to the integer dtype (sqrt(5) = 2, exp(4) = 54, tanh(-1) = 0); relay's operators
+    # take floats only, so the importer converts around them (fresh-user trial: a type error)
+    x = np.arange(0, 9, dtype=dtype).reshape(1, 3, 3)
+    check(build, {"x": (1, 3, 3)}, dtypes={"x": dtype}, values={"x": x})
+
+
+def test_float_only_operators_refuse_integers():
+    # MXNet refuses hard_sigmoid and softmax of int32 ("only support floating point types");
+    # so does the importer, naming the node (hard_sigmoid) or the dtype problem (softmax)
+    with pytest.raises(ConversionError, match="hard_sigmoid.*int32, expected a float dtype"):
+        relay.frontend.from_mxnet(S.hard_sigmoid(S.var("x")), shape={"x": (2, 3)},
+                                  dtype="int32")
+    with pytest.raises(ConversionError, match="dtype may not be one the graph's operators take"):
+        relay.frontend.from_mxnet(S.softmax(S.var("x")), shape={"x": (2, 3)}, dtype="int32")
