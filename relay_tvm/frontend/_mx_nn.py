@@ -264,8 +264,14 @@ def batch_norm(ins, a, c):
         c.expect(p, (ch,), what)
     if a.get_bool("fix_gamma", True):
         gamma = const(np.ones(c.shape(gamma), c.dtype(gamma)), c.dtype(gamma))
-    bn = R("nn.batch_norm")(data, gamma, beta, mean, var, axis=axis, epsilon=eps)
-    out = first(bn)
+    dt, pdt = c.dtype(data), c.dtype(gamma)
+    # half-precision data with float32 statistics (Gluon's net.cast("float16") keeps BatchNorm's
+    # parameters in float32): MXNet normalizes in float32 and returns the data's dtype
+    widen = dt in ("float16", "bfloat16") and pdt == "float32"
+    x = R("cast")(data, pdt) if widen else data
+    out = first(R("nn.batch_norm")(x, gamma, beta, mean, var, axis=axis, epsilon=eps))
+    if widen:
+        out = R("cast")(out, dt)
     if a.get_bool("output_mean_var", False):
         # MXNet's second and third outputs are the mean and the inverse standard deviation
         # 1 / sqrt(var + eps) (its docs: "Output the mean and inverse std"; at inference those

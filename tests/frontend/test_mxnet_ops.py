@@ -326,6 +326,15 @@ def test_batch_norm(attrs):
     check(lambda x, g, b, m, v: S.BatchNorm(x, g, b, m, v, **attrs), BN, positive=("v", "g"))
 
 
+@pytest.mark.parametrize("attrs", [dict(fix_gamma=False), dict(output_mean_var=True)])
+def test_batch_norm_float16_data_float32_statistics(attrs):
+    # Gluon's net.cast("float16") leaves BatchNorm's parameters in float32; MXNet normalizes in
+    # float32 and returns float16 (and float32 mean / inverse std): the importer refused the
+    # mixed dtypes (fresh-user trial)
+    check(lambda x, g, b, m, v: S.BatchNorm(x, g, b, m, v, **attrs), BN, positive=("v", "g"),
+          dtypes={"x": "float16"}, rtol=2e-3)
+
+
 def test_batch_norm_axis():
     shapes = {"x": (2, 4, 5, 3), "g": (3,), "b": (3,), "m": (3,), "v": (3,)}
     check(lambda x, g, b, m, v: S.BatchNorm(x, g, b, m, v, axis=-1, fix_gamma=False), shapes,
