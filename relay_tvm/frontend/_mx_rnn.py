@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.expr import Constant, const
+from ..ir.types import AnyDim
 from ._mx_util import R
 
 _GATES = {"lstm": 4, "gru": 3, "rnn_relu": 1, "rnn_tanh": 1}
@@ -44,13 +45,19 @@ class _Flat:
         return R("reshape")(part, newshape=tuple(shape))
 
 
-def _state(x, k, shape, dtype, c, what):
-    """Begin state ``k``: the input, or zeros for Gluon's batch-0 ``_zeros`` placeholder."""
+def _state(x, k, shape, dtype, c, what, data):
+    """Begin state ``k``: the input, or zeros for Gluon's batch-0 ``_zeros`` placeholder (of
+    the batch of ``data``, (T, N, C), read at run time where it is ``Any``)."""
     node = c.input_nodes[k] if k < len(c.input_nodes) else None
     got = c.shape(x)
     if (node is not None and node.op == "_zeros" and isinstance(x, Constant)
             and 0 in got and len(got) == len(shape)
-            and all(g in (0, s) for g, s in zip(got, shape))):
+            and all(g in (0, s) or isinstance(s, AnyDim) for g, s in zip(got, shape))):
+        if any(isinstance(s, AnyDim) for s in shape):
+            batch = R("strided_slice")(R("shape_of")(data, dtype="int64"), begin=[1], end=[2])
+            lead = const(np.array([shape[0]], "int64"), "int64")
+            tail = const(np.array([shape[2]], "int64"), "int64")
+            return R("zeros")(R("concatenate")([lead, batch, tail], axis=0), dtype)
         return R("zeros")(shape, dtype)
     if tuple(got) != tuple(shape):
         raise c.error(f"{what} has shape {tuple(got)}, expected {tuple(shape)} "
@@ -126,8 +133,8 @@ def rnn(ins, a, c):
         raise c.error(f"the parameter vector has shape {fshape}, expected ({n_params},) for "
                       f"mode={mode!r}, {layers} layer(s), {dirs} direction(s), input size "
                       f"{feat}, state size {hidden}" + (f", projection {proj}" if proj else ""))
-    h0 = _state(ins[2], 2, (layers * dirs, batch, out_h), dtype, c, "state")
-    c0 = (_state(ins[3], 3, (layers * dirs, batch, hidden), dtype, c, "state_cell")
+    h0 = _state(ins[2], 2, (layers * dirs, batch, out_h), dtype, c, "state", data)
+    c0 = (_state(ins[3], 3, (layers * dirs, batch, hidden), dtype, c, "state_cell", data)
           if mode == "lstm" else None)
     fl = _Flat(flat, c)
     weights = []
@@ -148,16 +155,17 @@ def rnn(ins, a, c):
         for d in range(dirs):
             k = layer * dirs + d
             w = weights[k]
-            xw = R("nn.dense")(R("reshape")(x, newshape=(steps * batch, inp)), w["i2h"])
+            # -1 for the batch: it may be Any
+            xw = R("nn.dense")(R("reshape")(x, newshape=(-1, inp)), w["i2h"])
             xw = R("reshape")(R("nn.bias_add")(xw, w["bx"], axis=-1),
-                              newshape=(steps, batch, g * hidden))
+                              newshape=(steps, -1, g * hidden))
             xs = R("split")(xw, steps, axis=0) if steps > 1 else [xw]
             h = R("take")(h0, _idx(k), axis=0)
             cs = R("take")(c0, _idx(k), axis=0) if c0 is not None else None
             outs = [None] * steps
             order = range(steps) if d == 0 else range(steps - 1, -1, -1)
             for t in order:
-                xt = R("reshape")(xs[t], newshape=(batch, g * hidden))
+                xt = R("reshape")(xs[t], newshape=(-1, g * hidden))
                 outs[t], h, cs = _cell(mode, xt, h, cs, w, c, clip)
             seqs.append(outs)
             hy.append(h)
