@@ -33,7 +33,7 @@ _WINDOW = {"nn.conv1d", "nn.conv2d", "nn.conv3d", "nn.contrib_conv2d_NCHWc",
            "nn.contrib_conv2d_winograd_without_weight_transform"}
 _ROWS = {"reshape", "nn.batch_flatten", "squeeze", "expand_dims", "reshape_like"}
 _REDUCE = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "variance", "all", "any"}
-_AXIS = {"nn.softmax", "nn.log_softmax", "nn.bias_add"}
+_AXIS = {"nn.softmax", "nn.log_softmax"}
 
 
 def _flat(ty) -> list:
@@ -82,20 +82,16 @@ def _call_batch_wise(node) -> bool:
         return False  # a dynamic input reduced to a static output mixes the rows
     op = node.op
     name = getattr(op, "name", "")
-    from ..op.registry import OpPattern
-
     a = node.attrs
     rank = len(outs[0].shape)
-    # broadcast-pattern operators that move data across the batch axis (a VM batch loop of
-    # their batch-1 kernel gave repeat/tile n rows instead of n * k and trilu row 0's mask on
-    # every row; found running TVM 0.19's test_any)
-    if name == "repeat" and int(a.axis) % rank == 0:
-        return False
-    if name == "tile" and len(a.reps) >= rank and int(a.reps[len(a.reps) - rank]) != 1:
-        return False
-    if name == "trilu" and rank <= 2:
-        return False
-    if op.pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST) and name not in _ROWS:
+    # declared by the operator at registration (``register_op(batch_rows=...)``): being
+    # elementwise or broadcasting is not enough (a loop of the batch-1 kernel gave wrong values
+    # for repeat / tile along axis 0 and trilu's mask, a type error for bias_add / prelu on
+    # axis 0, whose per-channel operand has one value per row)
+    rows = getattr(op, "batch_rows", None)
+    if callable(rows):
+        rows = rows(a, rank)
+    if rows:
         # a static operand must broadcast along the batch axis: of lower rank, or size 1 there
         static_ok = all(len(t.shape) < rank or t.shape[0] == 1 for t in args if _static(t))
         return static_ok and all(len(t.shape) == rank for t in dyn_args)

@@ -48,6 +48,7 @@ register_op(
 
 register_op(
     "annotation.cast_hint",
+    batch_rows=True,
     num_inputs=1,
     arguments=("data",),
     attrs=("relay.attrs.CastHintAttrs", [F("dtype", "dtype")]),

@@ -15,7 +15,7 @@ from ._common import identity_rel, normalize_axis, tensor_args
 from ._ieee import elementwise as ieee_elementwise
 from ._ieee import is_float, nan_max, np_maximum
 from ._nn_common import TupleWrapper, check_float, vector_params
-from .registry import OpPattern, make_call, register_op
+from .registry import OpPattern, make_call, register_op, rows_unless_axis_0
 
 
 def _topi_nn(name, **kw):
@@ -47,6 +47,7 @@ def _zero(dtype):
 
 register_op(
     "nn.relu",
+    batch_rows=True,
     num_inputs=1,
     arguments=("data",),
     rel=identity_rel("nn.relu"),
@@ -65,6 +66,7 @@ def relu(data):
 
 register_op(
     "nn.leaky_relu",
+    batch_rows=True,
     num_inputs=1,
     arguments=("data",),
     attrs=("relay.attrs.LeakyReluAttrs", [F("alpha", "float", 0.25)]),
@@ -127,6 +129,7 @@ def _nn_prelu_compute(attrs, inputs, out_type):
 
 register_op(
     "nn.prelu",
+    batch_rows=rows_unless_axis_0("axis"),
     num_inputs=2,
     arguments=("data", "alpha"),
     attrs=("relay.attrs.PReluAttrs", [F("axis", "int", 1)]),
@@ -163,6 +166,7 @@ def _bias_add_compute(attrs, inputs, out_type):
 
 register_op(
     "nn.bias_add",
+    batch_rows=rows_unless_axis_0("axis"),
     num_inputs=2,
     arguments=("data", "bias"),
     attrs=("relay.attrs.BiasAddAttrs", [F("axis", "int", 1)]),

@@ -76,6 +76,10 @@ class Op(RelayExpr):
     support_level: int = 10
     schedule: str | None = None
     shape_func: Callable | None = None
+    # whether output row b (axis 0) is computed from row b of each operand alone, so that a
+    # kernel over a dynamic batch may run as its batch-1 kernel in a loop (backend/batch_loop):
+    # True, a rule ``(attrs, rank) -> bool``, or None (unknown: never looped)
+    batch_rows: Callable | bool | None = None
     span: None = None
 
     # one object per name: identity (object's own C-level hash and ==, the fastest there is;
@@ -173,8 +177,16 @@ def register_op(
     doc: str = "",
     level: int = 10,
     schedule: str | None = None,
+    batch_rows: Callable | bool | None = None,
 ) -> Op:
-    """Register (or update) the operator ``name`` and return it."""
+    """Register (or update) the operator ``name`` and return it.
+
+    ``batch_rows`` declares that output row ``b`` (axis 0) depends only on row ``b`` of each
+    operand whose rank is the output's (operands of lower rank, or of size 1 on axis 0,
+    broadcast over the rows): ``True``, or a rule ``(attrs, rank) -> bool`` for operators
+    where it depends on attributes (an ``axis`` that may be 0). Only such operators run over
+    a dynamic batch as a loop of their batch-1 kernel; elementwise-looking operators that
+    read other rows (``trilu``, ``repeat`` along axis 0) must not declare it."""
     op = _REGISTRY.get(name)
     if op is None:
         op = Op(name)
@@ -196,7 +208,20 @@ def register_op(
     op.support_level = level
     if schedule is not None:
         op.schedule = schedule
+    if batch_rows is not None:
+        op.batch_rows = batch_rows
     return op
+
+
+def rows_unless_axis_0(*keys):
+    """A ``batch_rows`` rule: rows stay apart unless one of the attributes ``keys`` (a channel
+    axis of per-channel operands: bias_add, prelu, qnn's scales) is axis 0."""
+
+    def rule(attrs, rank):
+        vals = [getattr(attrs, k, None) for k in keys]
+        return all(v is None or int(v) % rank != 0 for v in vals)
+
+    return rule
 
 
 def register(op_name: str, describe: str = "") -> None:

@@ -78,6 +78,7 @@ register_op(
 
 register_op(
     "broadcast_to_like",
+    batch_rows=True,
     num_inputs=2,
     arguments=("data", "broadcast_type"),
     rel=_broadcast_to_like_rel,

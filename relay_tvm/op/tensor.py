@@ -273,6 +273,7 @@ _DIVISION_DOC = (" On integers a zero divisor gives 0 and INT_MIN / -1 wraps to 
 for _name, _np_fn, _topi_name, _out, _dts in _BINARY:
     register_op(
         _name,
+        batch_rows=True,
         num_inputs=2,
         arguments=("lhs", "rhs"),
         rel=_binary_rel(_name, _out, _dts),
@@ -350,6 +351,7 @@ for _name, _np_fn, _compute, _dts in _UNARY:
     _rel = identity_rel(_name, _dts)
     register_op(
         _name,
+        batch_rows=True,
         num_inputs=1,
         arguments=("data",),
         rel=_bool_rel(_rel) if _name in _BOOL_OUT else _rel,
@@ -387,6 +389,7 @@ def _clip_compute(attrs, inputs, out_type):
 
 register_op(
     "clip",
+    batch_rows=True,
     num_inputs=1,
     arguments=("a",),
     attrs=("relay.attrs.ClipAttrs", [F("a_min", "float"), F("a_max", "float")]),
@@ -429,6 +432,7 @@ def _where_compute(attrs, inputs, out_type):
 
 register_op(
     "where",
+    batch_rows=True,
     num_inputs=3,
     arguments=("condition", "x", "y"),
     rel=_where_rel,
@@ -478,6 +482,7 @@ def _fill_compute(value):
 for _name, _value in (("zeros", 0), ("ones", 1)):
     register_op(
         _name,
+        batch_rows=True,
         num_inputs=0,
         attrs=_INIT_ATTRS,
         rel=_init_rel(_name),
@@ -576,6 +581,7 @@ def full(fill_value, shape=(), dtype=""):
 for _name, _value in (("zeros_like", 0), ("ones_like", 1)):
     register_op(
         _name,
+        batch_rows=True,
         num_inputs=1,
         arguments=("data",),
         rel=identity_rel(_name),
@@ -613,6 +619,7 @@ def _full_like_rel(types, attrs):
 
 register_op(
     "full_like",
+    batch_rows=True,
     num_inputs=2,
     arguments=("data", "fill_value"),
     rel=_full_like_rel,

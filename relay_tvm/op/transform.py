@@ -52,6 +52,7 @@ def _cast_compute(attrs, inputs, out_type):
 
 register_op(
     "cast",
+    batch_rows=True,
     num_inputs=1,
     arguments=("data",),
     attrs=("relay.attrs.CastAttrs", [F("dtype", "dtype")]),
@@ -165,6 +166,7 @@ def _cast_like_compute(attrs, inputs, out_type):
 
 register_op(
     "cast_like",
+    batch_rows=True,
     num_inputs=2,
     arguments=("data", "dtype_like"),
     rel=_cast_like_rel,
@@ -439,8 +441,15 @@ def _tile_compute(attrs, inputs, out_type):
     )
 
 
+def _tile_rows(attrs, rank):
+    # rows stay apart unless axis 0 is repeated (reps align to the trailing axes)
+    reps = [int(r) for r in attrs.reps]
+    return len(reps) < rank or reps[len(reps) - rank] == 1
+
+
 register_op(
     "tile",
+    batch_rows=_tile_rows,
     num_inputs=1,
     arguments=("data",),
     attrs=("relay.attrs.TileAttrs", [F("reps", "ints")]),
@@ -484,8 +493,13 @@ def _repeat_compute(attrs, inputs, out_type):
     )
 
 
+def _repeat_rows(attrs, rank):
+    return int(attrs.axis) % rank != 0
+
+
 register_op(
     "repeat",
+    batch_rows=_repeat_rows,
     num_inputs=1,
     arguments=("data",),
     attrs=("relay.attrs.RepeatAttrs", [F("repeats", "int"), F("axis", "int")]),

@@ -56,6 +56,7 @@ def _reinterpret_compute(attrs, inputs, out_type):
 
 register_op(
     "reinterpret",
+    batch_rows=True,
     num_inputs=1,
     arguments=("data",),
     attrs=("relay.attrs.CastAttrs", [F("dtype", "dtype")]),
@@ -513,8 +514,14 @@ def _trilu_compute(attrs, inputs, out_type):
     )
 
 
+def _trilu_rows(attrs, rank):
+    # the mask is over the last two axes: a batch axis exists only above them
+    return rank > 2
+
+
 register_op(
     "trilu",
+    batch_rows=_trilu_rows,
     num_inputs=2,
     arguments=("data", "k"),
     attrs=("relay.attrs.TriluAttrs", [F("upper", "bool", True)]),

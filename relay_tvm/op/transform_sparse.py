@@ -546,6 +546,7 @@ def _fixed_point_multiply_ref(args, attrs, out_type):
 
 register_op(
     "fixed_point_multiply",
+    batch_rows=True,
     num_inputs=1,
     arguments=("data",),
     attrs=(

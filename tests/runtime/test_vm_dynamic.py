@@ -261,12 +261,23 @@ def test_batch_loop_kernels_need_no_shape_function():
     ("triu of a matrix", lambda x: relay.trilu(x, relay.const(0), True), np.triu, (3, 4)),
     ("tril of a batch", lambda x: relay.trilu(x, relay.const(1), False),
      lambda v: np.tril(v, 1), (3, 2, 4)),
+    # a per-channel operand along axis 0: one value per row, not per batch-1 kernel
+    ("bias_add on axis 0", lambda x: relay.nn.bias_add(x, relay.const(np.array([1., 2., 3.],
+                                                                             "float32")), 0),
+     lambda v: v + np.array([1., 2., 3.], "float32")[:, None], (3, 4)),
+    ("prelu on axis 0", lambda x: relay.nn.prelu(-x, relay.const(np.array([1., 2., 3.],
+                                                                          "float32")), 0),
+     lambda v: -v * np.array([1., 2., 3.], "float32")[:, None], (3, 4)),
+    ("bias_add on axis 1 (batch-wise)",
+     lambda x: relay.nn.bias_add(x, relay.const(np.arange(4, dtype="float32")), 1),
+     lambda v: v + np.arange(4, dtype="float32"), (3, 4)),
 ])
 def test_operators_that_mix_batch_rows_are_not_batch_wise(name, make, ref, shape):
     """repeat / tile along the dynamic first axis change its size, trilu's mask depends on the
     row: run as a batch loop of the batch-1 kernel they gave n rows instead of 3n and row 0's
     mask on every row (found running TVM 0.19's test_any: repeat of a (3,) Any vector gave
-    (3,) instead of (9,))."""
+    (3,) instead of (9,)). Operators now declare whether they keep rows apart
+    (``register_op(batch_rows=...)``); bias_add / prelu on axis 0 read one value per row."""
     x = relay.var("x", shape=(relay.Any(),) + shape[1:])
     v = np.arange(np.prod(shape), dtype="float32").reshape(shape) + 1
     got = _vm(relay.Function([x], make(x))).run(v).numpy()

@@ -20,7 +20,7 @@ from ...ir.attrs import AttrField as F
 from ...ir.expr import Tuple, TupleWrapper
 from ...ir.types import TensorType, TupleType
 from ...op._common import broadcast_shapes, named
-from ...op.registry import OpPattern, get, make_call, register_op
+from ...op.registry import OpPattern, get, make_call, register_op, rows_unless_axis_0
 from . import _arith
 from ._common import check_dtype_in, check_qparam, check_tensor, known
 
@@ -90,6 +90,7 @@ _BIN_ARGS = ("lhs", "rhs", "lhs_scale", "lhs_zero_point", "rhs_scale", "rhs_zero
 for _name, _ref in (("qnn.add", _addsub_ref(1)), ("qnn.subtract", _addsub_ref(-1)),
                     ("qnn.mul", _mul_ref)):
     register_op(_name, num_inputs=8, arguments=_BIN_ARGS, attrs=_BIN_ATTRS,
+                batch_rows=rows_unless_axis_0("lhs_axis", "rhs_axis"),
                 rel=_binary_rel(_name), ref=_ref, pattern=OpPattern.BROADCAST, level=11,
                 doc=f"Quantized {_name[4:]} with NumPy broadcasting (see module doc).")
 

@@ -36,7 +36,7 @@ def _ref(a, attrs, out_type):
     return tab[x.astype("int64") - _arith.qrange(str(x.dtype))[0]]
 
 
-register_op(OP, num_inputs=5,
+register_op(OP, num_inputs=5, batch_rows=True,
             arguments=("x", "input_scale", "input_zero_point", "output_scale",
                        "output_zero_point"),
             attrs=("relay.attrs.LeakyReluAttrs", [F("alpha", "float", 0.25)]),

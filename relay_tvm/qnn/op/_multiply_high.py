@@ -47,6 +47,7 @@ def _compute(attrs, inputs, out_type):
 
 register_op(
     OP,
+    batch_rows=True,
     num_inputs=2,
     arguments=("lhs", "rhs"),
     rel=_rel,

@@ -15,7 +15,7 @@ from ...errors import TypeInferenceError
 from ...ir.attrs import AttrField as F
 from ...ir.expr import const
 from ...ir.types import TensorType
-from ...op.registry import OpPattern, make_call, register_op
+from ...op.registry import OpPattern, make_call, register_op, rows_unless_axis_0
 from . import _arith
 from ._common import check_dtype_in, check_out_dtype, check_qparam, check_tensor, known
 
@@ -36,7 +36,8 @@ def _quantize_rel(types, attrs):
 
 
 register_op(
-    "qnn.quantize", num_inputs=3, arguments=("data", "output_scale", "output_zero_point"),
+    "qnn.quantize", batch_rows=rows_unless_axis_0("axis"),
+    num_inputs=3, arguments=("data", "output_scale", "output_zero_point"),
     attrs=("relay.attrs.QuantizeAttrs", _AXIS_ATTRS),
     rel=_quantize_rel,
     ref=lambda a, attrs, t: _arith.quantize(a[0], a[1], a[2], attrs.axis, attrs.out_dtype),
@@ -80,7 +81,8 @@ def _dequantize_rel(types, attrs):
 
 
 register_op(
-    "qnn.dequantize", num_inputs=3, arguments=("data", "input_scale", "input_zero_point"),
+    "qnn.dequantize", batch_rows=rows_unless_axis_0("axis"),
+    num_inputs=3, arguments=("data", "input_scale", "input_zero_point"),
     attrs=("relay.attrs.DequantizeAttrs", [F("axis", "int", -1),
                                           F("out_dtype", "dtype", "float32")]),
     rel=_dequantize_rel,
@@ -172,7 +174,7 @@ def _requantize_ref(a, attrs, t):
 
 
 register_op(
-    "qnn.requantize", num_inputs=5,
+    "qnn.requantize", batch_rows=rows_unless_axis_0("axis"), num_inputs=5,
     arguments=("data", "input_scale", "input_zero_point", "output_scale", "output_zero_point"),
     attrs=("relay.attrs.RequantizeAttrs", [
         F("axis", "int", -1), F("rounding", "str", "UPWARD"),
@@ -263,7 +265,8 @@ for _name, _ref, _args in (
          ("data", "out_dtype", "output_scale", "output_zero_point")),
         ("qnn.simulated_dequantize", _sim_dequantize_ref,
          ("data", "in_dtype", "input_scale", "input_zero_point"))):
-    register_op(_name, num_inputs=4, arguments=_args,
+    register_op(_name, batch_rows=rows_unless_axis_0("axis"), num_inputs=4,
+                arguments=_args,
                 attrs=("relay.attrs.SimulatedQuantizeAttrs", [F("axis", "int", -1)]),
                 rel=_sim_rel(_name), ref=_ref, pattern=OpPattern.ELEMWISE, level=11,
                 doc="Quantize/dequantize values kept in float32; the dtype is a run-time code.")

@@ -77,7 +77,8 @@ def _ctor(op):
 
 
 for _op in UNARY_FUNCS:
-    register_op(_op, num_inputs=5, arguments=_ARGS, rel=_rel(_op), ref=_ref(_op),
+    register_op(_op, batch_rows=True, num_inputs=5, arguments=_ARGS, rel=_rel(_op),
+                ref=_ref(_op),
                 pattern=OpPattern.ELEMWISE, level=11,
                 doc=f"Quantized {_op[4:]} by table lookup (see relay_tvm.qnn.op._unary).")
 
