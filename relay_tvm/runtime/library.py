@@ -62,7 +62,7 @@ def load_library(path: str, who: str):
     prefer_nvcc_at_load()
     try:
         with without_scope_log():
-            return tvm.runtime.load_module(path)
+            return _load_fresh(path, tvm.runtime.load_module)
     except Exception as e:
         m = re.search(r"created using \{?(\w+)\}? but a loader", str(e))
         if m:
@@ -72,6 +72,43 @@ def load_library(path: str, who: str):
                 f"and TVM's {m.group(1)} runtime). Run it where the device is, or compile for "
                 f"this machine (target 'llvm')") from e
         raise BuildError(f"{who}: cannot load {path!r}: {e}") from e
+
+
+# the file each path named when this process loaded it by that name: (device, inode, size,
+# mtime); the dynamic loader answers that name with that library for as long as it is loaded
+_BY_NAME: dict = {}
+
+
+def _identity(path: str) -> tuple:
+    import os
+
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _load_fresh(path: str, load):
+    """``load(path)``, unless this process loaded another file by the name ``path`` before:
+    the dynamic loader hands back the library it has under that name, so a model re-exported
+    to the same path ran the old code (fresh-user trial: the second of two models exported to
+    one path gave the first one's outputs). Such a file is loaded from a private copy (unlinked
+    after loading; the mapping stays)."""
+    import os
+    import shutil
+    import tempfile
+
+    key = os.path.realpath(path)
+    ident = _identity(path)
+    first = _BY_NAME.setdefault(key, ident)
+    if first == ident:
+        return load(path)
+    fd, copy = tempfile.mkstemp(suffix=os.path.splitext(path)[1] or ".so",
+                                prefix="relay_tvm_reload_")
+    os.close(fd)
+    try:
+        shutil.copyfile(path, copy)
+        return load(copy)
+    finally:
+        os.unlink(copy)
 
 
 def library_kind(lib) -> str:

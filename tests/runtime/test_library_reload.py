@@ -1,0 +1,37 @@
+"""A library re-exported to a path this process already loaded from is loaded anew: the
+dynamic loader keeps one library per name, and the second of two models exported to one path
+ran the first one's code (fresh-user trial: x * 4 gave x * 3)."""
+
+import numpy as np
+import tvm
+
+import relay_tvm as relay
+from relay_tvm.runtime import GraphModule, load_module
+
+
+def _scale(k):
+    x = relay.var("x", shape=(2,))
+    return relay.IRModule.from_expr(relay.Function([x], x * relay.const(k)))
+
+
+def test_graph_library_reexported_to_the_same_path(tmp_path):
+    path = str(tmp_path / "m.so")
+    for k in (3.0, 4.0, 4.0, 5.0):
+        relay.build(_scale(k), "llvm").export_library(path)
+        gm = GraphModule(load_module(path)["default"](tvm.cpu()))
+        gm.set_input("x", np.ones(2, "float32"))
+        gm.run()
+        np.testing.assert_array_equal(gm.get_output(0).numpy(), [k, k])
+    # loading an unchanged file again is the library already loaded: still the last model
+    again = GraphModule(load_module(path)["default"](tvm.cpu()))
+    again.set_input("x", np.ones(2, "float32"))
+    again.run()
+    np.testing.assert_array_equal(again.get_output(0).numpy(), [5.0, 5.0])
+
+
+def test_vm_executable_reexported_to_the_same_path(tmp_path):
+    path = str(tmp_path / "v.so")
+    for k in (6.0, 7.0):
+        relay.vm.compile(_scale(k), "llvm").export_library(path)
+        vm = relay.vm.VirtualMachine(relay.vm.load_executable(path), tvm.cpu())
+        np.testing.assert_array_equal(vm.run(np.ones(2, "float32")).numpy(), [k, k])
