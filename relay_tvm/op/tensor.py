@@ -44,6 +44,9 @@ _FLOAT = ("float", "bfloat")
 _INT = ("int", "uint")
 _INT_BOOL = ("int", "uint", "bool")
 _NUM = ("int", "uint", "float", "bfloat")  # arithmetic: TVM cannot generate it for bool
+# the logical operators: TVM's And / Or / Not take bool operands only (float32 / int32 ones
+# type-checked and then failed to build; compare with 0 first, as the MXNet importer does)
+_BOOL = ("bool",)
 
 
 def _np_trunc_div(a, b):
@@ -165,6 +168,18 @@ def _topi(name):
             fn = nan_max if name == "maximum" else nan_min
             return ieee_broadcast(lambda a, b: fn(a, b, out_type.dtype), *inputs,
                                   out_type.shape, name)
+        if name in ("negative", "sign") and str(inputs[0].dtype).startswith("uint"):
+            # topi writes -x and x < 0 ? -1 : ..., constants an unsigned type cannot hold
+            # (a BuildError); NumPy's values: -x wraps modulo 2^bits, the sign is 0 or 1
+            from tvm import te, tirx
+
+            x = inputs[0]
+            zero, one = tirx.const(0, x.dtype), tirx.const(1, x.dtype)
+            if name == "negative":
+                # ~x + 1: TVM's simplifier folded 0 - x to 0 for uint32
+                return te.compute(x.shape, lambda *i: (~x(*i)) + one, name="negative")
+            return te.compute(x.shape, lambda *i: tirx.Select(x(*i) > zero, one, zero),
+                              name="sign")
         if name in ("equal", "not_equal") and inputs[0].dtype == "bool":
             # TVM 0.27's LLVM codegen emits a float compare for 1-bit operands; compare as int8.
             inputs = [topi.cast(t, "int8") for t in inputs]
@@ -257,9 +272,9 @@ _BINARY = [
     ("less_equal", np.less_equal, "less_equal", "bool", _NUM),
     ("greater", np.greater, "greater", "bool", _NUM),
     ("greater_equal", np.greater_equal, "greater_equal", "bool", _NUM),
-    ("logical_and", np.logical_and, "logical_and", None, None),
-    ("logical_or", np.logical_or, "logical_or", None, None),
-    ("logical_xor", np.logical_xor, "logical_xor", None, None),
+    ("logical_and", np.logical_and, "logical_and", None, _BOOL),
+    ("logical_or", np.logical_or, "logical_or", None, _BOOL),
+    ("logical_xor", np.logical_xor, "logical_xor", None, _BOOL),
     ("bitwise_and", np.bitwise_and, "bitwise_and", None, _INT_BOOL),
     ("bitwise_or", np.bitwise_or, "bitwise_or", None, _INT_BOOL),
     ("bitwise_xor", np.bitwise_xor, "bitwise_xor", None, _INT_BOOL),
@@ -326,7 +341,7 @@ _UNARY = [
     ("asinh", np.arcsinh, _via_float32("asinh"), _FLOAT),
     ("acosh", np.arccosh, _via_float32("acosh"), _FLOAT),
     ("atanh", np.arctanh, _via_float32("atanh"), _FLOAT),
-    ("logical_not", np.logical_not, _topi("logical_not"), None),
+    ("logical_not", np.logical_not, _topi("logical_not"), _BOOL),
     ("bitwise_not", np.invert, _topi("bitwise_not"), _INT_BOOL),
     ("copy", np.copy, _topi("identity"), None),
     ("isnan", np.isnan, _topi("isnan"), _FLOAT),

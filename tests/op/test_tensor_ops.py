@@ -231,6 +231,27 @@ def test_logical_not_and_bitwise_not():
     check_op(relay.bitwise_not(relay.var("x", shape=(3,), dtype="int32")), [i], np.invert(i))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint8"])
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor", "logical_not"])
+def test_logical_operators_take_bool_only(name, dtype):
+    # float32 / int32 operands type-checked and ran in the interpreter, then failed to build
+    # (TVM's And / Or / Not take bool; fresh-user trial): one answer for every executor
+    x = relay.var("x", shape=(4,), dtype=dtype)
+    args = [x] if name == "logical_not" else [x, x]
+    with pytest.raises(TypeInferenceError, match=f"{name}: .*dtype {dtype}, expected a bool"):
+        infer(getattr(relay, name)(*args))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64"])
+def test_negative_and_sign_of_unsigned(dtype):
+    # NumPy's values: -x wraps modulo 2^bits, the sign is 0 or 1. Compiled, topi's constants
+    # -1 / 0 - x could not be made unsigned (a BuildError), and TVM folded 0 - x to 0 for uint32
+    v = np.array([0, 1, 5, 250, np.iinfo(dtype).max], dtype)
+    x = relay.var("x", shape=(5,), dtype=dtype)
+    check_op(relay.negative(x), [v], np.negative(v))
+    check_op(relay.sign(x), [v], np.sign(v))
+
+
 @pytest.mark.parametrize(
     "dtype,a_min,a_max",
     [
