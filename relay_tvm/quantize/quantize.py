@@ -16,6 +16,8 @@ The result is a plain Relay module (no qnn operators) that ``relay.build`` compi
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..analysis import free_vars
 from ..errors import RelayError
 from ..ir.expr import Function, bind, const
@@ -77,13 +79,22 @@ def _bind_params(func, params):
     names: dict = {}
     for p in func.params:
         names[p.name_hint] = None if p.name_hint in names else p
+    unknown = [k for k in params if k not in names]
+    if unknown:  # a misspelt name left its weight a variable ("needs a constant weight")
+        raise RelayError(f"quantize: params {unknown} are not parameters of main "
+                         f"(parameters: {sorted(names)})")
     binds = {}
     for k, v in params.items():
-        if k not in names:
-            continue
         if names[k] is None:
             raise RelayError(f"quantize: several parameters of main are named {k!r}")
-        binds[names[k]] = const(v.numpy() if hasattr(v, "numpy") else v)
+        arr = np.asarray(v.numpy() if hasattr(v, "numpy") else v)
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            # no scale represents inf, and NaN was quantized silently
+            bad = np.argwhere(~np.isfinite(arr))[0]
+            raise RelayError(
+                f"quantize: parameter {k!r} holds non-finite values ({arr[tuple(bad)]} at "
+                f"index {tuple(int(i) for i in bad)}): no quantization scale represents them")
+        binds[names[k]] = const(arr)
     return bind(func, binds)
 
 

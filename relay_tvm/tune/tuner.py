@@ -117,6 +117,21 @@ def has_reduction(task) -> bool:
     return _has_reduction(task.mod["main"])
 
 
+def _check_static(tasks) -> None:
+    """meta_schedule measures kernels of static shapes only (a kernel over ``relay.Any()``
+    dimensions failed with a raw FFI TypeError converting its shape; fresh-user trial)."""
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+
+    for task in tasks:
+        try:
+            ArgInfo.from_prim_func(task.mod["main"])  # what measuring a task starts with
+        except Exception as e:  # noqa: BLE001 - TVM's FFI TypeError / ValueError
+            raise TuningError(
+                f"tune_relay: kernel {task.name!r} has dynamic shapes, and meta_schedule tunes "
+                f"kernels of static shapes only: tune a copy of the model with static input "
+                f"shapes (relay.Any() replaced by a size) [{str(e).splitlines()[0]}]") from None
+
+
 def extract_tasks(mod, target, params=None, opt_level: int = 3) -> list:
     """The distinct kernels ``relay.build(mod, target, params)`` compiles at ``opt_level``.
 
@@ -613,6 +628,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     make_work_dir(work_dir)  # before extracting the tasks, which takes a while
     t_start = time.monotonic()
     tasks = [t for t in extract_tasks(mod, tgt, params, opt_level) if has_reduction(t)]
+    _check_static(tasks)
     wd = WorkDir(work_dir, fingerprint(tasks), str(tgt))
     # a build at another opt level compiles other kernels: build() warns naming both levels
     if wd.manifest.get("opt_level") != opt_level:

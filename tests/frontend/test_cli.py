@@ -749,3 +749,14 @@ def test_model_file_and_zoo_together_is_an_error(capsys, tmp_path):
     assert main(["show", str(path), "--zoo", "mobilenet0.25"]) == 2
     err = capsys.readouterr().err
     assert "give a model file" in err and "not both" in err and "net-symbol.json" in err
+
+
+def test_python_dash_m_relay_tvm_is_the_cli():
+    # `python -m relay_tvm` said "No module named relay_tvm.__main__" (fresh-user trial)
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "relay_tvm", "compile", "--help"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: relay-tvm compile")

@@ -190,6 +190,24 @@ def test_errors_are_clear():
             relay.quantize.quantize(_net(), _params())
     with pytest.raises(RelayError, match="constant weight"):
         relay.quantize.quantize(_net(), {})  # weights left as parameters
+    # a misspelt parameter name was ignored (then "needs a constant weight"; fresh-user trial)
+    p = _params()
+    p["ww1"] = p.pop("w1")
+    with pytest.raises(RelayError, match=r"params \['ww1'\] are not parameters of main"):
+        relay.quantize.quantize(_net(), p)
+
+
+@pytest.mark.parametrize("weight_scale", ["power2", "max"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_weights_are_refused(weight_scale, bad):
+    # inf raised Python's OverflowError / ValueError from the scale's log2, NaN was quantized
+    # silently (fresh-user trial): a RelayError names the parameter and the first bad index
+    p = _params()
+    p["w1"][2, 1, 0, 2] = bad
+    with relay.quantize.qconfig(calibrate_mode="global_scale", weight_scale=weight_scale):
+        with pytest.raises(RelayError, match=r"parameter 'w1' holds non-finite values "
+                                             r"\(-?(nan|inf) at index \(2, 1, 0, 2\)\)"):
+            relay.quantize.quantize(_net(), p)
 
 
 def test_all_zero_calibration_value_falls_back_to_global_scale():

@@ -575,6 +575,19 @@ def test_unknown_search_options_are_refused_before_measuring(tmp_path, kw, match
     assert not os.listdir(tmp_path)  # nothing measured or written
 
 
+def test_dynamic_shapes_are_refused_naming_the_kernel(tmp_path):
+    """A model over relay.Any() failed in meta_schedule's FFI with a raw TypeError (fresh-user
+    trial): a TuningError says tuning needs static shapes, before anything is measured."""
+    x = relay.var("x", shape=(relay.Any(), 16))
+    w = relay.var("w", shape=(8, 16))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], relay.nn.dense(x, w)))
+    with pytest.raises(TuningError, match="kernel 'fused_nn_dense' has dynamic shapes.*static "
+                                          "shapes only"):
+        tune.tune_relay(mod, {"w": np.ones((8, 16), "float32")}, "llvm", str(tmp_path), 4)
+    records = tmp_path / "database_tuning_record.json"
+    assert not records.exists() or records.stat().st_size == 0  # nothing measured
+
+
 def test_budget_zero_warns_and_measures_nothing(tmp_path):
     mod, params = _model(8)
     with pytest.warns(UserWarning, match="budget of 0"):
