@@ -85,10 +85,8 @@ def parse_target_string(text: str) -> dict:
         if not p.startswith("-") or not p.lstrip("-"):
             raise InputError(f"target {text!r}: option {p!r} must look like -key=value or "
                              f"-key value")
-        if p.startswith("--"):
-            # TVM's parser read the key without its dashes; a target option has one
-            raise InputError(f"target {text!r}: option {p!r} has two dashes; target options "
-                             f"take one: did you mean {'-' + p.lstrip('-')!r}?")
+        # "--num-cores=2" is "-num-cores=2": TVM 0.19's parser read the key without its
+        # dashes, and its meta_schedule tutorials wrote targets so
         key, eq, value = p.lstrip("-").partition("=")
         if not eq:
             if i < len(rest) and not rest[i].startswith("-"):

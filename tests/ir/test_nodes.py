@@ -1,6 +1,7 @@
 """IR nodes: construction, immutability, identity vs structure, spans, helpers, IRModule."""
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -215,3 +216,21 @@ def test_const_keeps_inf_nan_and_values_that_fit():
         assert relay.const(65504, "float16").data.numpy() == 65504
         own = np.array([1.5, 2.5], "float16")  # an array keeps its own dtype
         assert relay.const(own).data.dtype == "float16"
+
+
+@pytest.mark.parametrize("value", [np.array(["a", "b"]), np.array([1 + 2j]),
+                                   np.array(["2020-01-01"], dtype="datetime64[D]")])
+def test_const_refuses_arrays_without_a_relay_dtype(value):
+    # a string array was accepted and failed only at type inference ("'str32' is not a
+    # dtype"), a complex one too (fresh-user trial)
+    match = "cannot hold an array of dtype " + re.escape(str(value.dtype))
+    with pytest.raises(RelayError, match=match):
+        relay.const(value)
+
+
+def test_const_keeps_bfloat16():
+    import ml_dtypes
+
+    c = relay.const(np.array([1.5, -2.0], ml_dtypes.bfloat16))
+    assert relay.transform.InferType()(relay.IRModule.from_expr(c))["main"].ret_type == \
+        relay.TensorType((2,), "bfloat16")
