@@ -606,3 +606,43 @@ def test_pass_outputs_roundtrip(name):
     got = relay.create_executor("debug", mod=back).evaluate()(*args)
     for w, g in zip(_flatten(want), _flatten(got)):
         np.testing.assert_array_equal(np.asarray(w), np.asarray(g))
+
+
+# Two tensors in TVM's serialization, base64 as TVM writes them in a node JSON's b64ndarrays
+# (float32 (2, 3) of 0.1 .. 5.1, and bool (1, 1, 2, 1) of False, True)
+_TVM_F32 = ("P6G0lvBAXt0AAAAAAAAAAAEAAAAAAAAAAgAAAAIgAQACAAAAAAAAAAMAAAAAAAAAGAAAAAAAAADNzMw9zcyMP2"
+            "ZmBkBmZkZAMzODQDMzo0A=")
+_TVM_BOOL = ("P6G0lvBAXt0AAAAAAAAAAAEAAAAAAAAABAAAAAEBAQABAAAAAAAAAAEAAAAAAAAAAgAAAAAAAAABAAAAAAAAAAI"
+             "AAAAAAAAAAAE=")
+
+
+def _tvm019_metadata(blobs):
+    consts = [{"type_key": "relay.Constant",
+               "attrs": {"_checked_type_": "0", "data": str(i), "span": "0",
+                         "virtual_device_": "0"}} for i in range(len(blobs))]
+    return {"root": 1, "nodes": [{"type_key": ""},
+                                 {"type_key": "Map", "keys": ["relay.Constant"], "data": [2]},
+                                 {"type_key": "Array", "data": [3 + i for i in range(len(blobs))]},
+                                 *consts],
+            "b64ndarrays": list(blobs), "attrs": {"tvm_version": "0.19.0"}}
+
+
+def test_tvm019_metadata_section_is_read():
+    """TVM 0.19's astext(show_meta_data=True) writes its node JSON after #[metadata]; its keys
+    were ignored ("the metadata section has 0 constants"; fresh-user trial)."""
+    import json
+
+    text = ('#[version = "0.0.5"]\n'
+            "def @main(%x: Tensor[(2, 3), float32], %m: Tensor[(1, 1, 2, 1), bool]) {\n"
+            "  (add(%x, meta[relay.Constant][0]), logical_and(%m, meta[relay.Constant][1]))\n"
+            "}\n#[metadata]\n" + json.dumps(_tvm019_metadata([_TVM_F32, _TVM_BOOL]), indent=2))
+    mod = relay.parse(text)
+    f32, flags = (a.args[1].data for a in mod["main"].body.fields)
+    np.testing.assert_array_equal(
+        f32, np.array([[0.1, 1.1, 2.1], [3.1, 4.1, 5.1]], "float32"))
+    np.testing.assert_array_equal(flags, np.array([False, True]).reshape(1, 1, 2, 1))
+    damaged = _tvm019_metadata([_TVM_F32[:-8] + "AAAAAA=="])
+    with pytest.raises(ParseError, match=r"relay.Constant\[0\]: 23 bytes of data, "
+                                         r"expected 24"):
+        relay.parse('#[version = "0.0.5"]\ndef @main() { meta[relay.Constant][0] }\n'
+                    "#[metadata]\n" + json.dumps(damaged))
