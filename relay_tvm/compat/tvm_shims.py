@@ -264,6 +264,7 @@ def install() -> None:
             name, dtype, span)
     _install_device()
     _install_make_node()
+    _install_op_get()
     _install_target()
     _install_vm()
     _install_register_op_attr()
@@ -441,6 +442,28 @@ def _install_make_node():
 
     make_node._relay_tvm = True
     tvm.ir.make_node = make_node
+
+
+def _install_op_get():
+    """``tvm.ir.Op.get("nn.dense")``: a Relay operator (TVM 0.27 registers Relax and TIR
+    operators only, and said "Operator nn.dense is not registered"); names TVM knows
+    (``relax.add``) are TVM's."""
+    import tvm.ir
+
+    orig = tvm.ir.Op.get
+    if getattr(orig, "_relay_tvm", False):
+        return
+
+    @functools.wraps(orig)
+    def get(op_name):
+        from ..op import registry
+
+        if registry.is_registered(op_name):
+            return registry.get(op_name)
+        return orig(op_name)
+
+    get._relay_tvm = True
+    tvm.ir.Op.get = staticmethod(get)
 
 
 def _install_device():

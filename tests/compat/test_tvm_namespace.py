@@ -422,3 +422,21 @@ def test_print_ir_on_relay_and_tvm_modules(capsys):
 
     tmod = tvm.IRModule({"f": f})
     assert tvm.transform.PrintIR("tir")(tmod).same_as(tmod)
+
+
+def test_tvm_ir_op_get_finds_relay_operators():
+    # TVM 0.27 knows Relax/TIR operators only: "Operator nn.dense is not registered" (trial)
+    assert tvm.ir.Op.get("nn.dense") is relay.op.get("nn.dense")
+    pattern = tvm.ir.Op.get("nn.dense").get_attr("TOpPattern")
+    assert pattern == int(relay.op.OpPattern.OUT_ELEMWISE_FUSABLE)
+    assert tvm.ir.Op.get("relax.add").name == "relax.add"  # TVM's own stay TVM's
+    with pytest.raises(Exception, match="nn.densee is not registered"):
+        tvm.ir.Op.get("nn.densee")
+
+
+def test_build_module_create_executor():
+    # 0.19 defined create_executor in relay.build_module (trial: AttributeError)
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], x * relay.const(2.0)))
+    f = relay.build_module.create_executor("graph", mod, tvm.cpu(), "llvm").evaluate()
+    np.testing.assert_array_equal(f(np.arange(3, dtype="float32")).numpy(), [0.0, 2.0, 4.0])
