@@ -31,7 +31,7 @@ import numpy as np
 from ..ir.expr import Call, Function, If, Let, Tuple, TupleGetItem, Var, const
 from ..ir.types import TensorType, TupleType
 from ._mx_util import R
-from .common import infer_type
+from .common import type_of
 
 
 def _locs(a, key):
@@ -42,7 +42,7 @@ def _params(ins, c):
     """One typed parameter per node input (the function the node becomes)."""
     out = []
     for k, x in enumerate(ins):
-        t = infer_type(x)
+        t = type_of(x)
         if not isinstance(t, TensorType):
             raise c.error(f"input {k} is a {t}, expected a tensor")
         out.append(Var(f"{c.node_name}_in{k}", t))
@@ -51,7 +51,7 @@ def _params(ins, c):
 
 def _as_bool(x, c, what):
     """MXNet's ``as_bool_scalar``: a one-element tensor, true when it is non-zero."""
-    t = infer_type(x)
+    t = type_of(x)
     shape = tuple(int(d) for d in t.shape)
     if int(np.prod(shape)) != 1:
         raise c.error(f"the {what} must be a one-element tensor, got shape {shape}")
@@ -62,7 +62,7 @@ def _as_bool(x, c, what):
 
 
 def _tensor_type(e, c, what):
-    t = infer_type(e)
+    t = type_of(e)
     if not isinstance(t, TensorType):
         raise c.error(f"{what} is a {t}, expected a tensor")
     return t
@@ -115,7 +115,7 @@ def cond(ins, a, c):
 
 def _write_row(buf, row, i, rows):
     """``buf`` with row ``i`` (an int32 scalar expression) replaced by ``row``."""
-    ndim = len(infer_type(row).shape)
+    ndim = len(type_of(row).shape)
     idx = np.arange(rows, dtype="int32").reshape((rows,) + (1,) * ndim)
     mask = R("equal")(const(idx, "int32"), i)
     return R("where")(mask, R("expand_dims")(row, axis=0), buf)
@@ -130,11 +130,11 @@ def _loop(name, i0, state0, out_rows, step, test):
     buffers of ``out_rows`` rows. Returns ``Tuple(buffers..., final state...)``.
     """
     i = Var(f"{name}_i", TensorType((), "int32"))
-    state = [Var(f"{name}_s{k}", infer_type(s)) for k, s in enumerate(state0)]
+    state = [Var(f"{name}_s{k}", type_of(s)) for k, s in enumerate(state0)]
     outs, new_state = step(i, state)
     bufs_t = []
     for o in outs:
-        t = infer_type(o)
+        t = type_of(o)
         bufs_t.append(TensorType((out_rows,) + tuple(t.shape), t.dtype))
     bufs = [Var(f"{name}_out{k}", t) for k, t in enumerate(bufs_t)]
     new_bufs = [_write_row(b, o, i, out_rows) for b, o in zip(bufs, outs)]
@@ -186,7 +186,7 @@ def foreach(ins, a, c):
         if len(heads) != n:
             raise c.error(f"the body has {len(heads)} outputs, num_outputs={n}")
         for k, (new, old) in enumerate(zip(heads[n_out:], state)):
-            _same_type(new, infer_type(old), c, f"loop state {k}")
+            _same_type(new, type_of(old), c, f"loop state {k}")
         return heads[:n_out], heads[n_out:]
 
     if c.options.get("unroll_foreach"):

@@ -137,9 +137,9 @@ def first(x):
     if isinstance(x, (list, tuple)):
         return x[0]
     from ..ir.types import TupleType
-    from .common import infer_type
+    from .common import type_of
 
-    if isinstance(infer_type(x), TupleType):
+    if isinstance(type_of(x), TupleType):
         return TupleGetItem(x, 0)
     return x
 

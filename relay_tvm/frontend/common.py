@@ -136,7 +136,7 @@ def _typed(e) -> bool:
     return getattr(e, "_checked_type", None) is not None
 
 
-def infer_type(expr):
+def type_of(expr):
     """The type of ``expr`` (free variables take their annotations), computed incrementally: parts
     already typed by an earlier query stand in as typed variables, so repeated queries while a
     graph is built stay linear overall."""
@@ -172,13 +172,14 @@ def infer_type(expr):
     return proxy.checked_type
 
 
-def infer_shape(expr) -> tuple:
-    """The static shape of a tensor expression as a tuple of ints.
+def infer_shape(expr, mod=None) -> tuple:
+    """The static shape of a tensor expression as a tuple of ints (``mod``: accepted for
+    tvm.relay 0.19's signature; the globals an expression calls are typed with it).
 
     Raises:
         ConversionError: the shape is not static.
     """
-    t = infer_type(expr)
+    t = type_of(expr) if mod is None else infer_type(expr, mod).checked_type
     if not hasattr(t, "shape"):
         raise ConversionError(f"expected a tensor, got a value of type {t}")
     out = []
@@ -195,14 +196,155 @@ def infer_shape_any(expr) -> tuple:
     dimension known only at run time (an input given ``relay.Any()``)."""
     from ..ir.types import AnyDim
 
-    t = infer_type(expr)
+    t = type_of(expr)
     if not hasattr(t, "shape"):
         raise ConversionError(f"expected a tensor, got a value of type {t}")
     return tuple(d if isinstance(d, AnyDim) else int(d) for d in t.shape)
 
 
 def infer_dtype(expr) -> str:
-    return str(infer_type(expr).dtype)
+    return str(type_of(expr).dtype)
+
+
+# ---- tvm.relay 0.19's frontend.common helpers (for converters written against it) ----
+
+
+def infer_type(node, mod=None):
+    """``node`` with its type inferred (``infer_type(x).checked_type``): a function comes back
+    as the typed function, another expression as the typed body of a function over its free
+    variables. ``mod``: an ``IRModule`` whose globals ``node`` may call (0.19's semantics).
+
+    Raises:
+        TypeInferenceError: ``node`` does not type-check.
+    """
+    from ..analysis import free_vars
+    from ..ir.expr import Function
+    from ..ir.module import IRModule
+    from ..transform import InferType
+
+    func = node if isinstance(node, Function) else Function(free_vars(node), node)
+    new = IRModule.from_expr(func)
+    if mod is not None:
+        for gv, f in mod.functions.items():
+            if gv.name_hint != "main":
+                new[gv] = f
+        for gtv, data in getattr(mod, "type_definitions", {}).items():
+            new[gtv] = data
+    main = InferType()(new)["main"]
+    return main if isinstance(node, Function) else main.body
+
+
+def get_relay_op(op_name: str):
+    """The Relay operator constructor named ``op_name``: ``"nn.conv2d"`` by path, a bare name
+    (``"conv2d"``) searched in ``relay``, ``relay.nn``, ``relay.image``, ``relay.vision`` and
+    ``relay.contrib`` in that order (0.19's order).
+
+    Raises:
+        UnsupportedOperatorError: no such constructor.
+    """
+    import importlib
+
+    op = importlib.import_module("relay_tvm.op")
+    found = None
+    if "." in op_name:
+        found = op
+        for part in op_name.split("."):
+            found = getattr(found, part, None)
+            if found is None:
+                break
+    else:
+        for space in ("", "nn", "image", "vision", "contrib"):
+            mod = getattr(op, space, None) if space else op
+            found = getattr(mod, op_name, None) if mod is not None else None
+            if found is not None:
+                break
+    if not callable(found):
+        raise UnsupportedOperatorError(f"get_relay_op: no Relay operator {op_name!r}")
+    return found
+
+
+def fold_constant(node, mod=None):
+    """``node`` with its constant subexpressions evaluated (``transform.FoldConstantExpr``;
+    ``node`` is type-checked first, with the globals of ``mod``)."""
+    from ..transform import FoldConstantExpr
+    from ..typing.infer import infer_expr
+
+    infer_expr(node, mod)
+    return FoldConstantExpr(node, mod)
+
+
+def infer_channels(inputs, transpose: bool = False) -> int:
+    """The output channels of a weight: its first dimension (its second with ``transpose``)."""
+    shape = infer_shape(inputs)
+    return shape[1] if transpose else shape[0]
+
+
+def infer_value(input_val, params: dict, mod=None):
+    """The value of ``input_val`` (a ``tvm.runtime.Tensor``), computed by the reference
+    interpreter with ``params`` giving each free variable (by name); ``mod``: globals it calls.
+
+    Raises:
+        RelayError: a free variable has no value in ``params``.
+    """
+    from ..analysis import free_vars
+    from ..ir.expr import Function
+    from ..ir.module import IRModule
+    from ..runtime.executor import create_executor
+
+    inputs = free_vars(input_val)
+    missing = [v.name_hint for v in inputs if v.name_hint not in params]
+    if missing:
+        raise RelayError(f"infer_value: no value for the free variable(s) {missing} "
+                         f"(params has {sorted(params)})")
+    new = IRModule.from_expr(Function(inputs, input_val))
+    if mod is not None:
+        for gv, f in mod.functions.items():
+            if gv.name_hint != "main":
+                new[gv] = f
+    out = create_executor("debug", mod=new).evaluate()(*[params[v.name_hint] for v in inputs])
+    if not hasattr(out, "numpy"):
+        raise RelayError(f"infer_value: the value is not a tensor ({type(out).__name__})")
+    return out
+
+
+def try_infer_value(val, on_success=None, on_failure=None, parameters=None):
+    """``(value, True)`` when :func:`infer_value` can compute ``val`` (passed through
+    ``on_success`` when given), else ``(on_failure() or val, False)``."""
+    try:
+        ret = infer_value(val, parameters if parameters is not None else {}).numpy()
+    except RelayError:
+        return (on_failure() if on_failure else val), False
+    return (on_success(ret) if on_success else ret), True
+
+
+def shape_of(x, dtype: str = "int64", start=None, end=None):
+    """The shape of ``x`` (dimensions ``start:end``) as a constant when it is static, else the
+    ``shape_of`` operator (the whole shape, as 0.19 did)."""
+    from ..ir.expr import const
+    from ..ir.types import AnyDim
+    from ..op import shape_of as shape_op
+
+    dims = infer_shape_any(x)
+    if any(isinstance(d, AnyDim) for d in dims):
+        return shape_op(x, dtype)
+    return const(np.array(list(dims)[start or 0:end or len(dims)], dtype), dtype)
+
+
+def new_var(name_hint, type_annotation=None, shape=None, dtype="float32"):
+    """``relay.var(name_hint, type_annotation, shape, dtype)``."""
+    from ..ir.expr import var
+
+    return var(name_hint, type_annotation, shape, dtype)
+
+
+def to_int_list(np_array) -> list:
+    """Python ints of an array (NumPy integers would make int64 attributes)."""
+    return [int(x) for x in np_array]
+
+
+def get_name(node) -> str:
+    """A variable's name hint; ``""`` for other expressions."""
+    return getattr(node, "name_hint", "")
 
 
 def set_spans(roots, span: Span) -> None:
@@ -277,7 +419,17 @@ def as_param(arr: np.ndarray) -> ParamArray:
 
 __all__ = [
     "StrAttrs",
+    "type_of",
     "infer_type",
+    "get_relay_op",
+    "fold_constant",
+    "infer_channels",
+    "infer_value",
+    "try_infer_value",
+    "shape_of",
+    "new_var",
+    "to_int_list",
+    "get_name",
     "infer_shape",
     "infer_dtype",
     "set_spans",
