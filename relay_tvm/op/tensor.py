@@ -133,6 +133,31 @@ def _guarded_int_division(name, a, b):
     return getattr(topi, op)(topi.where(zero, scalar(0), a), topi.where(bad, scalar(1), b))
 
 
+def _guarded_shift(name, a, b):
+    """``left_shift`` / ``right_shift`` defined for every shift count, as NumPy defines them: a
+    count outside ``[0, bits)`` shifts everything out (0, or -1 for a negative value shifted
+    right). The machine instruction takes the count modulo the width and LLVM calls such a
+    shift poison (uint8 250 << 250 gave 232 compiled, 0 in the interpreter; fresh-user
+    trial), so the count is guarded before the shift."""
+    from tvm import te, tirx, topi
+
+    dt = str(a.dtype)
+    bits = int(dt.lstrip("uint"))
+
+    def scalar(v):
+        return te.compute((), lambda: tirx.const(v, dt), name=f"{name}_const")
+
+    out_of_range = topi.greater_equal(b, tirx.const(bits, dt))
+    if dt.startswith("int"):
+        out_of_range = topi.logical_or(out_of_range, topi.less(b, tirx.const(0, dt)))
+    shifted = getattr(topi, name)(a, topi.where(out_of_range, scalar(0), b))
+    if name == "right_shift" and dt.startswith("int"):
+        fill = topi.where(topi.less(a, tirx.const(0, dt)), scalar(-1), scalar(0))
+    else:
+        fill = scalar(0)
+    return topi.where(out_of_range, fill, shifted)
+
+
 def _is_input(t) -> bool:
     """``t`` is a kernel input (a placeholder), whose value TVM cannot know."""
     from tvm import te
@@ -156,6 +181,8 @@ def _topi(name):
                 inputs = [lhs, opaque(inputs[1])]
         if name in _INT_DIVISION and str(inputs[0].dtype).startswith(("int", "uint")):
             return _guarded_int_division(name, *inputs)
+        if name in ("left_shift", "right_shift"):
+            return _guarded_shift(name, *inputs)
         if name == "trunc_divide":  # topi.divide truncates integers; floats are truncated here
             q = topi.divide(*inputs)
             return q if out_type.dtype.startswith(("int", "uint")) else topi.trunc(q)

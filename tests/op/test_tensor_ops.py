@@ -149,6 +149,25 @@ def test_shifts(name, fn):
     check_op(getattr(relay, name)(x, y), [a, b], fn(a, b))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8", "uint32"])
+@pytest.mark.parametrize("name", ["left_shift", "right_shift"])
+def test_shift_counts_outside_the_width(name, dtype):
+    # NumPy shifts everything out for a count < 0 or >= the width (0, or -1 for a negative
+    # value shifted right); compiled code took the count modulo the width (uint8 250 << 250
+    # gave 232, the interpreter 0; fresh-user trial)
+    bits = np.dtype(dtype).itemsize * 8
+    counts = [0, 1, bits - 1, bits, bits + 3, 250 % (np.iinfo(dtype).max + 1)]
+    if dtype.startswith("int"):
+        counts += [-1, -bits, -2]
+    b = np.array(counts, dtype)
+    a = np.resize(np.array([-7, 250 % (np.iinfo(dtype).max + 1), 1, -1, 96], "int64"),
+                  (2, len(counts)))
+    a = (a % (np.iinfo(dtype).max + 1) if dtype.startswith("uint") else a).astype(dtype)
+    x = relay.var("x", shape=a.shape, dtype=dtype)
+    y = relay.var("y", shape=b.shape, dtype=dtype)
+    check_op(getattr(relay, name)(x, y), [a, b], getattr(np, name)(a, b))
+
+
 def _erf(x):
     from math import erf
 
