@@ -70,6 +70,27 @@ def check_relay_config(config: dict) -> None:
         raise RelayError(f"PassContext: unknown config option {k!r}{hint}")
 
 
+def _warn_misspelt_passes(names) -> None:
+    """Warn about a required/disabled pass name that is no pass of relay_tvm's but close to one
+    (``"FoldConstnt"`` was ignored silently; fresh-user trial). Other unknown names may be the
+    user's own passes and pass unsaid."""
+    if not names:
+        return
+    import difflib
+    import warnings
+
+    from .. import transform
+
+    known = {n for n in dir(transform) if n[:1].isupper() and callable(getattr(transform, n))}
+    for name in names:
+        if name in known:
+            continue
+        near = difflib.get_close_matches(str(name), sorted(known), n=2, cutoff=0.85)
+        if near:
+            warnings.warn(f"PassContext: no pass is named {name!r}; did you mean "
+                          f"{' or '.join(map(repr, near))}?", stacklevel=3)
+
+
 class PassContext:
     """The settings passes run under; a context manager.
 
@@ -92,6 +113,7 @@ class PassContext:
         self.opt_level = opt_level
         self.required_pass = set(required_pass or ())
         self.disabled_pass = set(disabled_pass or ())
+        _warn_misspelt_passes(self.required_pass | self.disabled_pass)
         self.config = dict(config or {})
         check_relay_config(self.config)
         self.instruments = list(instruments or ())

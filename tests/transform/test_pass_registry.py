@@ -55,3 +55,18 @@ def test_build_folds_what_the_default_pipeline_folds():
         and isinstance(e.op, relay.op.Op) else None)
     names = sorted(c.op.name for c in calls)
     assert names == ["multiply"], names
+
+
+def test_a_misspelt_disabled_or_required_pass_is_warned_about():
+    # disabled_pass=["FoldConstnt"] was ignored silently (fresh-user trial); a name close to a
+    # pass of relay_tvm's is a typo, other unknown names may be the user's own passes
+    with pytest.warns(UserWarning, match="no pass is named 'FoldConstnt'; did you mean "
+                                         "'FoldConstant'"):
+        relay.transform.PassContext(opt_level=3, disabled_pass=["FoldConstnt"])
+    with pytest.warns(UserWarning, match="'AlterOpLayot'"):
+        relay.transform.PassContext(opt_level=3, required_pass=["AlterOpLayot"])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        relay.transform.PassContext(opt_level=3, disabled_pass=["AlterOpLayout", "MyOwnPass"])
