@@ -462,6 +462,58 @@ def _sequence_reverse(ins, a, c):
     return R("reverse_sequence")(x, length, seq_axis=0, batch_axis=1)
 
 
+def _sequence_last(ins, a, c):
+    """MXNet's ``SequenceLast(data, sequence_length=None, use_sequence_length=False, axis=0)``:
+    the last element of each sequence. ``data`` is ``(T, B, ...)`` for ``axis=0`` or
+    ``(B, T, ...)`` for ``axis=1`` (MXNet allows no other axis, and rank >= 2); the result is
+    ``(B, ...)``. Without ``use_sequence_length`` it is position ``T - 1``; with it, batch entry
+    ``b`` takes position ``int(sequence_length[b]) - 1`` (lengths of shape ``(B,)``, any numeric
+    dtype, truncated as MXNet's ``static_cast<int>``). A length outside ``[1, T]``, which MXNet
+    reads out of bounds, is clipped to the first / last position here.
+    (MXNet 1.9.1 ``src/operator/sequence_last-inl.h`` and its operator doc.)"""
+    x = ins[0]
+    shape = c.shape(x)
+    axis = a.get_int("axis", 0)
+    if axis not in (0, 1):
+        raise c.error(f"axis={axis}: MXNet's SequenceLast supports only axis 0 and 1")
+    if len(shape) < 2:
+        raise c.error(f"data has shape {tuple(shape)}, expected rank >= 2 (sequence and batch)")
+    if not a.get_bool("use_sequence_length", False):
+        return R("take")(x, const(-1, "int32"), axis=axis, mode="wrap")
+    if len(ins) < 2:
+        raise c.error("use_sequence_length=True but the node has no sequence_length input")
+    length = ins[1]
+    batch = shape[1 - axis]
+    lshape = tuple(c.shape(length))
+    if len(lshape) != 1 or (isinstance(batch, int) and isinstance(lshape[0], int)
+                            and lshape[0] != batch):
+        raise c.error(f"sequence_length has shape {lshape}, expected ({batch},) (the batch "
+                      f"size of data {tuple(shape)} with axis={axis})")
+    if axis == 0:  # batch first, so that take's batch_dims pairs entry b with length b
+        x = R("transpose")(x, [1, 0] + list(range(2, len(shape))))
+    last = R("subtract")(R("cast")(length, "int32"), const(1, "int32"))
+    return R("take")(x, last, axis=1, batch_dims=1, mode="clip")
+
+
+def _boolean_mask(ins, a, c):
+    """MXNet's ``_contrib_boolean_mask(data, index, axis=0)``: the rows of ``data`` (along axis
+    0, the only axis MXNet 1.9.1 implements) whose entry of the 1-d ``index`` is nonzero, in
+    order. The number of rows depends on the values: the result's first dimension is ``Any``,
+    so the converted program runs on the VM or the interpreter (``relay.build`` refuses it).
+    (MXNet 1.9.1 ``src/operator/contrib/boolean_mask.cc``.)"""
+    data, index = ins
+    axis = a.get_int("axis", 0)
+    if axis != 0:
+        raise c.error(f"axis={axis}: MXNet's boolean_mask supports only axis 0")
+    shape, ishape = tuple(c.shape(data)), tuple(c.shape(index))
+    if len(shape) < 1 or len(ishape) != 1 or (
+            isinstance(shape[0], int) and isinstance(ishape[0], int) and shape[0] != ishape[0]):
+        raise c.error(f"index has shape {ishape}, expected a 1-d mask of the {shape[:1]} rows "
+                      f"of data {shape}")
+    rows = R("argwhere")(R("not_equal")(index, c.scalar(0, index)))
+    return R("take")(data, R("reshape")(rows, [-1]), axis=0)
+
+
 def _ring_buffer(ins, a, c):
     """``ring_buffer(data, buffer, axis)`` (TVM 0.5's streaming op, topi.nn.ring_buffer):
     append ``data`` to ``buffer`` along ``axis`` and keep the newest ``buffer.shape[axis]``."""
@@ -526,6 +578,8 @@ SHAPE_CONVERTERS = {
     "space_to_depth": _space_to_depth,
     "SequenceMask": _sequence_mask,
     "SequenceReverse": _sequence_reverse,
+    "SequenceLast": _sequence_last,
+    "_contrib_boolean_mask": _boolean_mask,
 }
 
 __all__ = ["SHAPE_CONVERTERS", "mx_reshape_shape", "npx_reshape_shape"]

@@ -193,9 +193,32 @@ def _where(ins, a, c):
     return R("where")(_nonzero(cond, c), x, y)
 
 
+def _npi_where(ins, a, c):
+    """``np.where(cond, x, y)`` of MXNet's NumPy interface (``_npi_where``): the three inputs
+    broadcast together as in NumPy; ``cond`` of any dtype counts where nonzero; ``x`` and ``y``
+    share one dtype (MXNet 1.9.1 refuses a mix), which is the result's."""
+    cond, x, y = ins
+    return R("where")(_nonzero(cond, c), x, y)
+
+
 def _npi_where_rscalar(ins, a, c):
     cond, x = ins
     return R("where")(_nonzero(cond, c), x, _scalar_of(a, c, x))
+
+
+def _npi_where_lscalar(ins, a, c):
+    """``np.where(cond, scalar, y)`` (``_npi_where_lscalar``): the scalar takes ``y``'s dtype
+    (MXNet 1.9.1 gives ``where(c, 1.5, int32 array)`` the value 1), the result is ``y``'s."""
+    cond, y = ins
+    return R("where")(_nonzero(cond, c), _scalar_of(a, c, y), y)
+
+
+def _npi_where_scalar2(ins, a, c):
+    """``np.where(cond, x, y)`` with two Python scalars (``_npi_where_scalar2``, attributes
+    ``x`` and ``y``): float32 of ``cond``'s shape whatever ``cond``'s dtype, as MXNet 1.9.1."""
+    cond = ins[0]
+    pick = [const(np.float32(a.get_float(k)), "float32") for k in ("x", "y")]
+    return R("where")(_nonzero(cond, c), *pick)
 
 
 def _add_n(ins, a, c):
@@ -282,6 +305,28 @@ def _norm(ins, a, c):
     out = _legacy_scalar(out, x, axis, keep, False, c)
     out_dtype = a.get_str("out_dtype", "None")
     return out if out_dtype in ("None", c.dtype(x)) else R("cast")(out, out_dtype)
+
+
+def _np_cumsum(ins, a, c):
+    """``np.cumsum(a, axis=None, dtype=None)`` of MXNet's NumPy interface (``_np_cumsum``, also
+    registered as ``cumsum``): running sums along ``axis``, of the flattened array when
+    ``axis`` is None. Without ``dtype`` the result keeps the input's dtype, except bool, which
+    sums as int64 (MXNet 1.9.1's type rule, narrower than NumPy's, which widens every small
+    integer to int64). A negative ``axis`` counts from the end as in NumPy; MXNet 1.9.1 exports
+    such a graph but fails on it at run time ("index = -1 must be in range")."""
+    x = ins[0]
+    axis = a.get_int("axis", None)
+    dtype = _mx_dtype(a, None)
+    if c.dtype(x) == "bool":
+        # cast first: bool has no addition of its own
+        dtype = dtype or "int64"
+        x = R("cast")(x, dtype)
+    ndim = len(c.shape(x))
+    if axis is None:
+        x, axis = R("reshape")(x, [-1]), 0
+    elif not -ndim <= axis < ndim:
+        raise c.error(f"axis={axis} is out of range for an input of rank {ndim}")
+    return R("cumsum")(x, axis=axis % max(ndim, 1), dtype=dtype)
 
 
 def _sort(ins, a, c):
@@ -561,7 +606,10 @@ TENSOR_CONVERTERS = {
     "_lesser_scalar": _scalar_op("less", cmp=True),
     "_lesser_equal_scalar": _scalar_op("less_equal", cmp=True),
     "where": _where,
+    "_npi_where": _npi_where,
     "_npi_where_rscalar": _npi_where_rscalar,
+    "_npi_where_lscalar": _npi_where_lscalar,
+    "_npi_where_scalar2": _npi_where_scalar2,
     "add_n": _add_n,
     "ElementWiseSum": _add_n,
     # identities, copies, casts
@@ -593,6 +641,8 @@ TENSOR_CONVERTERS = {
     "sort": _sort,
     "norm": _norm,
     "topk": _topk,
+    "_np_cumsum": _np_cumsum,
+    "cumsum": _np_cumsum,
     "pick": _pick,
     # creation
     "_zeros": _zeros,

@@ -1,5 +1,5 @@
 """MXNet converters of the detection operators: SSD's MultiBox operators, box_nms, box_decode,
-ROIAlign, ROIPooling, Proposal, MultiProposal, DeformableConvolution and Correlation.
+box_iou, ROIAlign, ROIPooling, Proposal, MultiProposal, DeformableConvolution and Correlation.
 
 Semantics and attribute defaults are MXNet 1.9.1's (the ``mx.nd.contrib`` operator docs).
 Where MXNet differs from the Relay operator the converter says how it bridges the gap:
@@ -102,6 +102,66 @@ def box_decode(ins, a, c):
                              R("add")(oy, hh)], axis=-1)
 
 
+def box_iou(ins, a, c):
+    """MXNet's ``_contrib_box_iou(lhs, rhs, format='corner')``: the intersection over union of
+    every box of ``lhs`` (shape ``L + (4,)``) with every box of ``rhs`` (``R + (4,)``), shape
+    ``L + R``. Boxes are ``(xmin, ymin, xmax, ymax)`` ('corner') or ``(x, y, w, h)`` ('center').
+    As MXNet computes it: the overlap along each axis is ``max(0, min(right) - max(left))``; a
+    pair whose intersection is not positive (disjoint, touching, or a box of zero or negative
+    size) has IoU 0; otherwise ``inter / (area_l + area_r - inter)``, where a box of negative
+    width or height has area 0.
+    (MXNet 1.9.1 ``src/operator/contrib/bounding_box-inl.h``, ``compute_overlap``.)"""
+    lhs, rhs = ins
+    fmt = a.get_str("format", "corner")
+    if fmt not in ("corner", "center"):
+        raise c.error(f"format={fmt!r}: expected 'corner' or 'center'")
+    shapes = []
+    for name, x in (("lhs", lhs), ("rhs", rhs)):
+        shape = tuple(c.shape(x))
+        if len(shape) < 2 or shape[-1] != 4:
+            raise c.error(f"{name} has shape {shape}, expected rank >= 2 with a last dimension "
+                          f"of 4 (one box per row)")
+        shapes.append(shape)
+    n_r = len(shapes[1]) - 1
+    dt = c.dtype(lhs)
+    zero = const(np.zeros((), dt), dt)
+
+    def split(x, left_side):
+        """The box array's four columns, each of its shape without the last axis; lhs's get
+        ``n_r`` trailing axes of size 1 so that they broadcast against rhs's to ``L + R``."""
+        p = [R("squeeze")(R("strided_slice")(x, begin=[i], end=[i + 1], axes=[-1]), axis=[-1])
+             for i in range(4)]
+        if left_side and n_r:
+            p = [R("expand_dims")(v, axis=-1, num_newaxis=n_r) for v in p]
+        return p
+
+    def corners_and_area(p):
+        if fmt == "corner":
+            corners = p
+            w, h = R("subtract")(p[2], p[0]), R("subtract")(p[3], p[1])
+        else:  # MXNet takes the area from w, h themselves, not from the rebuilt corners
+            w, h = p[2], p[3]
+            half_w = R("divide")(w, const(np.array(2, dt), dt))
+            half_h = R("divide")(h, const(np.array(2, dt), dt))
+            corners = [R("subtract")(p[0], half_w), R("subtract")(p[1], half_h),
+                       R("add")(p[0], half_w), R("add")(p[1], half_h)]
+        ok = R("logical_and")(R("greater_equal")(w, zero), R("greater_equal")(h, zero))
+        return corners, R("where")(ok, R("multiply")(w, h), zero)
+
+    lb, l_area = corners_and_area(split(lhs, True))
+    rb, r_area = corners_and_area(split(rhs, False))
+    iw = R("maximum")(R("subtract")(R("minimum")(lb[2], rb[2]), R("maximum")(lb[0], rb[0])),
+                      zero)
+    ih = R("maximum")(R("subtract")(R("minimum")(lb[3], rb[3]), R("maximum")(lb[1], rb[1])),
+                      zero)
+    inter = R("multiply")(iw, ih)
+    union = R("subtract")(R("add")(l_area, r_area), inter)
+    hit = R("greater")(inter, zero)
+    # the union is positive wherever inter is; elsewhere divide by 1 so no 0/0 is computed
+    safe = R("where")(hit, union, const(np.ones((), dt), dt))
+    return R("where")(hit, R("divide")(inter, safe), zero)
+
+
 def roi_align(ins, a, c):
     if a.get_bool("position_sensitive", False):
         raise c.error("position_sensitive=True is not supported")
@@ -163,6 +223,7 @@ VISION_CONVERTERS = {
     "_contrib_box_nms": box_nms,
     "_contrib_box_non_maximum_suppression": box_nms,
     "_contrib_box_decode": box_decode,
+    "_contrib_box_iou": box_iou,
     "_contrib_ROIAlign": roi_align,
     "ROIPooling": roi_pooling,
     "_contrib_DeformableConvolution": deformable_convolution,
