@@ -126,7 +126,8 @@ class Call(Expr):
         op: the callee (``Op``, ``Function``, ``GlobalVar``, ``Var``, ``Constructor`` ...).
         args: the arguments.
         attrs: the operator's :class:`Attrs` (for operator calls).
-        type_args: explicit type arguments (filled by inference for operators).
+        type_args: type arguments (InferType fills them in: an operator call's argument types,
+            a polymorphic function's type arguments at the call).
     """
 
     op: RelayExpr

@@ -35,7 +35,9 @@ class _CSE(Rewriter):
             return new
         if self.fskip is not None and self.fskip(new):
             return new
-        key = (new.op.name, new.attrs, tuple(_key(a) for a in new.args), new.type_args)
+        # an operator call's type_args are its arguments' types (InferType fills them in), so
+        # they add nothing to the key, and a rebuilt call without them is the same computation
+        key = (new.op.name, new.attrs, tuple(_key(a) for a in new.args))
         try:
             hit = self.table.get(key)
         except TypeError:  # unhashable attribute values: do not merge

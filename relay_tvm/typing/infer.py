@@ -121,6 +121,8 @@ class TypeInferencer:
         self.unannotated: list = []
         # every function walked that has no return type annotation
         self.no_ret_type: list = []
+        # a call of a polymorphic function -> the fresh types of its type parameters
+        self.instances: dict = {}
 
     # ---- errors ----
     def _unify(self, a, b, expr, what: str):
@@ -375,7 +377,10 @@ class TypeInferencer:
             # instantiate what is known of a polymorphic function's type by now (its return
             # type, when not annotated, is known only once its body has been walked)
             ft = self.solver.resolve(ft)
-        ft = _instantiate(ft)
+        fresh: list = []
+        ft = _instantiate(ft, fresh)
+        if fresh:
+            self.instances[call] = fresh
         if len(ft.arg_types) != len(call.args):
             raise TypeInferenceError(
                 f"{short(call.op)} expects {len(ft.arg_types)} argument(s), got {len(call.args)}\n"
@@ -505,6 +510,23 @@ class TypeInferencer:
         # seal only once every type is known to be complete: a failed inference seals nothing
         for e, rt in done:
             e._set_checked_type(rt, e in sealable and type(e) is not Var)
+        self._fill_type_args(done)
+
+    def _fill_type_args(self, done) -> None:
+        """Relay's ``Call.type_args``, as 0.19's InferType filled them in: an operator call's
+        argument types; a polymorphic function's type arguments at this call. Calls that were
+        given type arguments keep them."""
+        resolve = self.solver.resolve
+        for e, _ in done:
+            if type(e) is not Call or e.type_args:
+                continue
+            if e in self.instances:
+                args = tuple(resolve(t) for t in self.instances[e])
+            elif isinstance(e.op, Op):
+                args = tuple(a.checked_type for a in e.args)
+            else:
+                continue
+            object.__setattr__(e, "type_args", args)
 
 
 # ---- entry points ------------------------------------------------------------------------------

@@ -227,10 +227,14 @@ def substitute_type_vars(t, mapping: dict):
     return t
 
 
-def _instantiate(ft: FuncType) -> FuncType:
+def _instantiate(ft: FuncType, fresh_out: list | None = None) -> FuncType:
+    """``ft`` with fresh incomplete types for its type parameters (appended, in order, to
+    ``fresh_out`` when given: a call's type arguments)."""
     if not ft.type_params:
         return ft
     fresh = {tp: IncompleteType(tp.kind) for tp in ft.type_params}
+    if fresh_out is not None:
+        fresh_out.extend(fresh[tp] for tp in ft.type_params)
     return FuncType(
         [substitute_type_vars(a, fresh) for a in ft.arg_types],
         substitute_type_vars(ft.ret_type, fresh),

@@ -58,3 +58,21 @@ def test_monomorphic_let_still_checks_its_uses():
                                                             f(relay.const(1.0))]))
     with pytest.raises(TypeInferenceError, match="%f"):
         infer_expr(body)
+
+
+def test_infer_type_fills_call_type_args():
+    """Call.type_args after InferType, as 0.19's: an operator call's argument types, a
+    polymorphic function's type arguments at that call (they stayed empty: TVM 0.19's
+    test_type_args / test_type_arg_infer)."""
+    x, y = relay.var("x", shape=(10, 10)), relay.var("y", shape=(1, 10))
+    body = relay.transform.InferType()(relay.IRModule.from_expr(relay.add(x, y)))["main"].body
+    assert body.type_args == (relay.TensorType((10, 10), "float32"),
+                              relay.TensorType((1, 10), "float32"))
+    mod = relay.parse('#[version = "0.0.5"]\n'
+                      "def @id[A](%x: A) -> A { %x }\n"
+                      "def @main(%f: float32, %g: (int8, bool)) -> (float32, (int8, bool)) {\n"
+                      "  (@id(%f), @id(%g))\n}\n")
+    calls = relay.transform.InferType()(mod)["main"].body.fields
+    assert calls[0].type_args == (relay.TensorType((), "float32"),)
+    assert calls[1].type_args == (relay.TupleType([relay.TensorType((), "int8"),
+                                                   relay.TensorType((), "bool")]),)
