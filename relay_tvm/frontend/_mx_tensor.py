@@ -15,14 +15,16 @@ from ._mx_util import R
 
 def _math(name, args, c):
     """``relay.<name>(*args)``, computed as MXNet does on integer tensors where Relay's operator
-    is defined on floats only (sqrt, exp, power, tanh, ...): mshadow evaluates the float32
-    function of each element and stores it back in the integer dtype, truncating toward zero
-    (``sqrt([1, 5]) = [1, 2]``, ``exp(4) = 54``, ``tanh(1) = 0``: MXNet 1.9.1, legacy and NumPy
-    mode alike). Arguments of differing integer dtypes stay an error of the operator."""
+    is defined on floats only (sqrt, exp, power, tanh, ...): mshadow evaluates the function of
+    each element in double precision and stores it back in the integer dtype, truncating
+    toward zero (``sqrt([1, 5]) = [1, 2]``, ``exp(4) = 54``, ``tanh(1) = 0``, and
+    ``sigmoid(20) = 0``, ``exp(20) = 485165195``, which float32 would round to 1 and
+    485165184; MXNet 1.9.1, legacy and NumPy mode alike). Arguments of differing integer
+    dtypes stay an error of the operator."""
     dt = c.dtype(args[0])
     if name in FLOAT_ONLY and dt.startswith(("int", "uint")) and all(
             c.dtype(x) == dt for x in args[1:]):
-        out = R(name)(*[R("cast")(x, "float32") for x in args])
+        out = R(name)(*[R("cast")(x, "float64") for x in args])
         return R("cast")(out, dt)
     return R(name)(*args)
 
@@ -31,15 +33,15 @@ def _unary(name):
     return lambda ins, a, c: _math(name, [ins[0]], c)
 
 
-def _in_float32(conv):
-    """The converter ``conv`` run on float32 copies of integer inputs, its result cast back to
+def _in_float64(conv):
+    """The converter ``conv`` run on float64 copies of integer inputs, its result cast back to
     the input dtype (MXNet's integer evaluation of float functions, see :func:`_math`)."""
 
     def wrapped(ins, a, c):
         dt = c.dtype(ins[0])
         if not dt.startswith(("int", "uint")):
             return conv(ins, a, c)
-        return R("cast")(conv([R("cast")(x, "float32") for x in ins], a, c), dt)
+        return R("cast")(conv([R("cast")(x, "float64") for x in ins], a, c), dt)
 
     return wrapped
 
@@ -99,17 +101,30 @@ def _scalar_of(a, c, x):
     return c.scalar(s, x)
 
 
-def _scalar_op(name, reverse=False, cmp=False, keep_dtype=True):
+def _numpy_promotion(name, dt, is_int):
+    """The dtype MXNet's NumPy-mode ``_npi_<op>_scalar`` computes in, for data of dtype ``dt``
+    (MXNet 1.9.1 in a graph, hybridized or exported; measured): true division of integers or
+    bools gives float32; an integer or bool array with a float scalar gives float64 (``x * 1.5``
+    on int32 is 1.5, 3.0, ...: the scalar was cut to the array's dtype, 1, and the values came
+    back unchanged; fresh-user trial); a bool array with an int scalar gives int64; otherwise
+    the array's dtype. (MXNet's imperative mode differs for bools: it truncates to int64.)"""
+    if dt.startswith(("float", "bfloat")):
+        return dt
+    if name == "divide":
+        return "float32"
+    if not is_int:
+        return "float64"
+    return "int64" if dt == "bool" else dt
+
+
+def _scalar_op(name, reverse=False, cmp=False, keep_dtype=True, numpy=False):
     def conv(ins, a, c):
         x = ins[0]
-        if name in ("add", "subtract", "multiply") and c.dtype(x) == "bool":
-            # MXNet's NumPy mode, in a graph (hybridized / exported): a bool array with a
-            # Python scalar follows NumPy's promotion, float64 for a float scalar, int64 for an
-            # int ((a < b) * 2.5 is 2.5 or 0.0); the scalar was cast to bool and multiply
-            # refused bool (fresh-user trial). (MXNet's imperative mode truncates to int64.)
-            dt = "int64" if a.get_bool("is_int", False) else "float64"
-            x = R("cast")(x, dt)
-            s = const(np.array(a.get_float("scalar", 0.0)).astype(dt), dt)
+        dt = c.dtype(x)
+        promoted = _numpy_promotion(name, dt, a.get_bool("is_int", False)) if numpy else dt
+        if promoted != dt:
+            x = R("cast")(x, promoted)
+            s = const(np.array(a.get_float("scalar", 0.0)).astype(promoted), promoted)
         else:
             s = _scalar_of(a, c, x)
         out = _math(name, [s, x] if reverse else [x, s], c)
@@ -526,12 +541,12 @@ TENSOR_CONVERTERS = {
         R("equal")(ins[0], c.scalar(0, ins[0])), c.dtype(ins[0])),
     "square": _square,
     "reciprocal": _reciprocal,
-    "expm1": _in_float32(_expm1),
-    "log1p": _in_float32(_log1p),
-    "cbrt": _in_float32(_cbrt),
-    "rcbrt": _in_float32(_rcbrt),
+    "expm1": _in_float64(_expm1),
+    "log1p": _in_float64(_log1p),
+    "cbrt": _in_float64(_cbrt),
+    "rcbrt": _in_float64(_rcbrt),
     "clip": _clip,
-    "smooth_l1": _in_float32(_smooth_l1),
+    "smooth_l1": _in_float64(_smooth_l1),
     # binary (same shape and broadcasting)
     "elemwise_add": _binary("add"),
     "elemwise_sub": _binary("subtract"),
@@ -577,24 +592,28 @@ TENSOR_CONVERTERS = {
     # with a scalar
     "__add_scalar__": _scalar_op("add"),
     "_plus_scalar": _scalar_op("add"),
-    "_npi_add_scalar": _scalar_op("add"),
+    "_npi_add_scalar": _scalar_op("add", numpy=True),
     "__sub_scalar__": _scalar_op("subtract"),
     "_minus_scalar": _scalar_op("subtract"),
-    "_npi_subtract_scalar": _scalar_op("subtract"),
-    "_npi_rsubtract_scalar": _scalar_op("subtract", reverse=True),
+    "_npi_subtract_scalar": _scalar_op("subtract", numpy=True),
+    "_npi_rsubtract_scalar": _scalar_op("subtract", reverse=True, numpy=True),
     "__rsub_scalar__": _scalar_op("subtract", reverse=True),
     "_rminus_scalar": _scalar_op("subtract", reverse=True),
     "__mul_scalar__": _scalar_op("multiply"),
     "_mul_scalar": _scalar_op("multiply"),
-    "_npi_multiply_scalar": _scalar_op("multiply"),
+    "_npi_multiply_scalar": _scalar_op("multiply", numpy=True),
     "__div_scalar__": _scalar_op("divide"),
     "_div_scalar": _scalar_op("divide"),
-    "_npi_true_divide_scalar": _scalar_op("divide"),
+    "_npi_true_divide_scalar": _scalar_op("divide", numpy=True),
     "__rdiv_scalar__": _scalar_op("divide", reverse=True),
     "_rdiv_scalar": _scalar_op("divide", reverse=True),
     "__pow_scalar__": _scalar_op("power"),
     "_power_scalar": _scalar_op("power"),
-    "_npi_power_scalar": _scalar_op("power"),
+    "_npi_power_scalar": _scalar_op("power", numpy=True),
+    "_npi_rpower_scalar": _scalar_op("power", reverse=True, numpy=True),
+    "_npi_rtrue_divide_scalar": _scalar_op("divide", reverse=True, numpy=True),
+    "_npi_mod_scalar": _scalar_op("floor_mod", numpy=True),
+    "_npi_rmod_scalar": _scalar_op("floor_mod", reverse=True, numpy=True),
     "__rpow_scalar__": _scalar_op("power", reverse=True),
     "_rpower_scalar": _scalar_op("power", reverse=True),
     "_maximum_scalar": _scalar_op("maximum"),

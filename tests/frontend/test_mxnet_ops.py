@@ -727,10 +727,12 @@ INT_MATH = [
 @pytest.mark.parametrize("build,what", INT_MATH, ids=[w for _, w in INT_MATH])
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 def test_float_math_on_integers(build, what, dtype):
-    # MXNet evaluates sqrt/exp/power/... of integer tensors in float32 and truncates the result
-    # back to the integer dtype (sqrt(5) = 2, exp(4) = 54, tanh(-1) = 0); relay's operators
-    # take floats only, so the importer converts around them (fresh-user trial: a type error)
-    x = np.arange(0, 9, dtype=dtype).reshape(1, 3, 3)
+    # MXNet evaluates sqrt/exp/power/... of integer tensors in double precision and truncates
+    # the result back to the integer dtype (sqrt(5) = 2, exp(4) = 54, tanh(-1) = 0, and
+    # sigmoid(20) = 0, exp(20) = 485165195, which float32 gets wrong); relay's operators take
+    # floats only, so the importer converts around them (fresh-user trials: a type error, then
+    # float32's rounding)
+    x = np.array([0, 1, 2, 3, 4, 5, 7, 11, 20], dtype).reshape(1, 3, 3)
     check(build, {"x": (1, 3, 3)}, dtypes={"x": dtype}, values={"x": x})
 
 
@@ -742,3 +744,36 @@ def test_float_only_operators_refuse_integers():
                                   dtype="int32")
     with pytest.raises(ConversionError, match="dtype may not be one the graph's operators take"):
         relay.frontend.from_mxnet(S.softmax(S.var("x")), shape={"x": (2, 3)}, dtype="int32")
+
+
+@pytest.mark.parametrize("expr", ["x * 1.5", "x + 0.5", "x - 0.5", "0.5 - x", "x ** 0.5",
+                                  "2.5 ** x", "x / 2", "3 / x", "x * 2", "x ** 2", "x % 1.5",
+                                  "x % 3", "7.5 % x"])
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "float32"])
+def test_numpy_mode_scalar_promotion(tmp_path, expr, dtype):
+    """NumPy-mode graphs promote an integer array with a float scalar to float64 and true
+    division of integers to float32; the importer cut the scalar to the array's dtype (x * 1.5
+    on int32 gave x back, x ** 0.5 gave 1; fresh-user trial). MXNet's values and dtypes."""
+    from mxnet import np as mnp
+    from mxnet import npx
+
+    npx.set_np()
+    try:
+        class Block(mx.gluon.HybridBlock):
+            def hybrid_forward(self, F, x):
+                return eval(expr)  # noqa: S307 - the expression under test
+
+        net = Block()
+        net.hybridize()
+        v = np.array([[1, 2, 4], [5, 7, 3]], "float32").astype(dtype)
+        want = net(mnp.array(v, dtype=dtype)).asnumpy()
+        prefix = str(tmp_path / "nps")
+        net.export(prefix)
+    finally:
+        npx.reset_np()
+    mod, params = relay.frontend.from_mxnet(prefix + "-symbol.json", shape={"data": v.shape},
+                                            dtype=dtype, arg_params=prefix + "-0000.params")
+    for kind in ("debug", "graph"):
+        got = relay.create_executor(kind, mod=mod).evaluate()(v, **params).numpy()
+        assert got.dtype == want.dtype, (kind, got.dtype, want.dtype)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
