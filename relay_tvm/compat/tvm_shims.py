@@ -265,6 +265,7 @@ def install() -> None:
     _install_device()
     _install_make_node()
     _install_op_get()
+    _install_load_module()
     _install_target()
     _install_vm()
     _install_register_op_attr()
@@ -442,6 +443,36 @@ def _install_make_node():
 
     make_node._relay_tvm = True
     tvm.ir.make_node = make_node
+
+
+def _install_load_module():
+    """``tvm.runtime.load_module(path)`` of a file re-exported to a path this process already
+    loaded from: the dynamic loader handed back the first library and the second model ran
+    the first one's code (fresh-user trial); it now loads the new file, as
+    :func:`relay_tvm.runtime.load_module` does (:func:`relay_tvm.runtime.library._load_fresh`).
+    Other paths and module formats are TVM's loader unchanged."""
+    import tvm.runtime
+
+    orig = tvm.runtime.load_module
+    if getattr(orig, "_relay_tvm", False):
+        return
+
+    @functools.wraps(orig)
+    def load_module(path, *args, **kwargs):
+        import os
+
+        from ..runtime.library import _load_fresh
+
+        if args or kwargs or not isinstance(path, str) or not os.path.isfile(path):
+            return orig(path, *args, **kwargs)
+        return _load_fresh(path, orig)
+
+    load_module._relay_tvm = True
+    tvm.runtime.load_module = load_module
+    import tvm.runtime.module as runtime_module
+
+    if getattr(runtime_module, "load_module", None) is orig:
+        runtime_module.load_module = load_module
 
 
 def _install_op_get():

@@ -62,7 +62,10 @@ def load_library(path: str, who: str):
     prefer_nvcc_at_load()
     try:
         with without_scope_log():
-            return _load_fresh(path, tvm.runtime.load_module)
+            # TVM's own loader (relay_tvm's compat layer wraps tvm.runtime.load_module in
+            # the same _load_fresh)
+            tvm_load = getattr(tvm.runtime.load_module, "__wrapped__", tvm.runtime.load_module)
+            return _load_fresh(path, tvm_load)
     except Exception as e:
         m = re.search(r"created using \{?(\w+)\}? but a loader", str(e))
         if m:

@@ -35,3 +35,25 @@ def test_vm_executable_reexported_to_the_same_path(tmp_path):
         relay.vm.compile(_scale(k), "llvm").export_library(path)
         vm = relay.vm.VirtualMachine(relay.vm.load_executable(path), tvm.cpu())
         np.testing.assert_array_equal(vm.run(np.ones(2, "float32")).numpy(), [k, k])
+
+
+def test_tvm_runtime_load_module_and_load_exec(tmp_path):
+    # tvm.runtime.load_module (0.19 deploy scripts) and Executable.save's kernel library went
+    # through TVM's loader directly and ran the first model too (second fresh-user trial)
+    path = str(tmp_path / "g.so")
+    for k in (1.0, 10.0):
+        relay.build(_scale(k), "llvm").export_library(path)
+        gm = GraphModule(tvm.runtime.load_module(path)["default"](tvm.cpu()))
+        gm.set_input("x", np.ones(2, "float32"))
+        gm.run()
+        np.testing.assert_array_equal(gm.get_output(0).numpy(), [k, k])
+    kernels = str(tmp_path / "k.so")
+    for k in (1.0, -1.0):
+        x = relay.var("x", shape=(3,))
+        f = relay.Function([x], relay.nn.relu(x * relay.const(k) - relay.const(2.0)))
+        code, lib = relay.vm.compile(relay.IRModule.from_expr(f), "llvm").save()
+        lib.export_library(kernels)
+        exe = relay.vm.Executable.load_exec(code, tvm.runtime.load_module(kernels))
+        v = np.array([1, 3, 5], "float32")
+        np.testing.assert_array_equal(
+            relay.vm.VirtualMachine(exe, tvm.cpu()).run(v).numpy(), np.maximum(v * k - 2, 0))
