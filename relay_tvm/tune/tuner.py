@@ -117,19 +117,31 @@ def has_reduction(task) -> bool:
     return _has_reduction(task.mod["main"])
 
 
-def _check_static(tasks) -> None:
-    """meta_schedule measures kernels of static shapes only (a kernel over ``relay.Any()``
-    dimensions failed with a raw FFI TypeError converting its shape; fresh-user trial)."""
+def _static_tasks(tasks) -> list:
+    """The tasks meta_schedule can measure: kernels of static shapes. A kernel over
+    ``relay.Any()`` dimensions failed with a raw FFI TypeError converting its shape (fresh-user
+    trial). Kernels whose shapes depend on data (after ``argwhere``) are left untuned with a
+    warning; a model with no static kernel at all is a TuningError."""
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
 
+    static, dynamic, why = [], [], ""
     for task in tasks:
         try:
             ArgInfo.from_prim_func(task.mod["main"])  # what measuring a task starts with
+            static.append(task)
         except Exception as e:  # noqa: BLE001 - TVM's FFI TypeError / ValueError
-            raise TuningError(
-                f"tune_relay: kernel {task.name!r} has dynamic shapes, and meta_schedule tunes "
-                f"kernels of static shapes only: tune a copy of the model with static input "
-                f"shapes (relay.Any() replaced by a size) [{str(e).splitlines()[0]}]") from None
+            dynamic.append(task.name)
+            why = why or str(e).splitlines()[0]
+    if dynamic and not static:
+        raise TuningError(
+            f"tune_relay: every kernel has dynamic shapes ({', '.join(dynamic)}), and "
+            f"meta_schedule tunes kernels of static shapes only: where the shapes come from "
+            f"relay.Any() inputs, tune a copy of the model with static input shapes; shapes "
+            f"that depend on data (argwhere) cannot be tuned [{why}]")
+    if dynamic:
+        warnings.warn(f"tune_relay: kernels {dynamic} have shapes known only at run time and "
+                      f"are not tuned (meta_schedule tunes static shapes only)", stacklevel=3)
+    return static
 
 
 def extract_tasks(mod, target, params=None, opt_level: int = 3) -> list:
@@ -627,8 +639,8 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
     _check_local_runs(tgt, runner)
     make_work_dir(work_dir)  # before extracting the tasks, which takes a while
     t_start = time.monotonic()
-    tasks = [t for t in extract_tasks(mod, tgt, params, opt_level) if has_reduction(t)]
-    _check_static(tasks)
+    tasks = _static_tasks(
+        [t for t in extract_tasks(mod, tgt, params, opt_level) if has_reduction(t)])
     wd = WorkDir(work_dir, fingerprint(tasks), str(tgt))
     # a build at another opt level compiles other kernels: build() warns naming both levels
     if wd.manifest.get("opt_level") != opt_level:

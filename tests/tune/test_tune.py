@@ -581,11 +581,26 @@ def test_dynamic_shapes_are_refused_naming_the_kernel(tmp_path):
     x = relay.var("x", shape=(relay.Any(), 16))
     w = relay.var("w", shape=(8, 16))
     mod = relay.IRModule.from_expr(relay.Function([x, w], relay.nn.dense(x, w)))
-    with pytest.raises(TuningError, match="kernel 'fused_nn_dense' has dynamic shapes.*static "
-                                          "shapes only"):
+    with pytest.raises(TuningError, match=r"every kernel has dynamic shapes \(fused_nn_dense\)"
+                                          r".*static shapes only"):
         tune.tune_relay(mod, {"w": np.ones((8, 16), "float32")}, "llvm", str(tmp_path), 4)
     records = tmp_path / "database_tuning_record.json"
     assert not records.exists() or records.stat().st_size == 0  # nothing measured
+
+
+def test_kernels_of_data_dependent_shapes_are_left_untuned(tmp_path):
+    """A static model with argwhere: its kernel after argwhere has a shape known at run time
+    only (a raw ScheduleError / FFI TypeError; second fresh-user trial). It is left untuned
+    with a warning; the dense kernel is tuned."""
+    y = relay.var("y", shape=(6,))
+    w = relay.var("w", shape=(4, 6))
+    out = relay.Tuple([relay.sum(relay.argwhere(y > relay.const(0.5))),
+                       relay.nn.dense(relay.expand_dims(y, 0), w)])
+    mod = relay.IRModule.from_expr(relay.Function([y, w], out))
+    with pytest.warns(UserWarning, match=r"kernels \['fused_sum'\] have shapes known only at "
+                                         r"run time and are not tuned"):
+        db = tune.tune_relay(mod, {"w": np.ones((4, 6), "float32")}, "llvm", str(tmp_path), 2)
+    assert len(db) >= 1  # the dense kernel's records
 
 
 def test_budget_zero_warns_and_measures_nothing(tmp_path):
