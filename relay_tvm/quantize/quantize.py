@@ -20,7 +20,7 @@ import numpy as np
 
 from ..analysis import free_vars
 from ..errors import RelayError
-from ..ir.expr import Function, bind, const
+from ..ir.expr import Call, Constant, Function
 from ..transform import (
     CanonicalizeOps,
     FoldConstant,
@@ -76,17 +76,17 @@ def realize():
 
 
 def _bind_params(func, params):
-    names: dict = {}
-    for p in func.params:
-        names[p.name_hint] = None if p.name_hint in names else p
+    """``params`` bound into ``func`` by name, each checked against its parameter's annotation
+    (dtype and shape: a weight of another shape was bound silently and changed the model's
+    output shape; fresh-user trial)."""
+    from ..transform.bind_params import bind_params_by_name
+
+    names = {p.name_hint for p in func.params}
     unknown = [k for k in params if k not in names]
     if unknown:  # a misspelt name left its weight a variable ("needs a constant weight")
         raise RelayError(f"quantize: params {unknown} are not parameters of main "
                          f"(parameters: {sorted(names)})")
-    binds = {}
     for k, v in params.items():
-        if names[k] is None:
-            raise RelayError(f"quantize: several parameters of main are named {k!r}")
         arr = np.asarray(v.numpy() if hasattr(v, "numpy") else v)
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             # no scale represents inf, and NaN was quantized silently
@@ -94,8 +94,31 @@ def _bind_params(func, params):
             raise RelayError(
                 f"quantize: parameter {k!r} holds non-finite values ({arr[tuple(bad)]} at "
                 f"index {tuple(int(i) for i in bad)}): no quantization scale represents them")
-        binds[names[k]] = const(arr)
-    return bind(func, binds)
+    return bind_params_by_name(func, params)
+
+
+def _check_finite_weights(func) -> None:
+    """Refuse a constant weight (of a layer quantize rewrites) holding NaN or inf: one given
+    in the program rather than in ``params`` was quantized to finite garbage (second fresh-user
+    trial)."""
+    from ..analysis import post_order_visit
+
+    def visit(e):
+        if type(e) is not Call or getattr(e.op, "name", "") not in _WEIGHTED:
+            return
+        w = e.args[1] if len(e.args) > 1 else None
+        if type(w) is Constant and w.data.dtype.kind == "f" and not np.isfinite(w.data).all():
+            bad = np.argwhere(~np.isfinite(w.data))[0]
+            raise RelayError(
+                f"quantize: the weight of {e.op.name} (a constant of shape {w.data.shape}) holds "
+                f"non-finite values ({w.data[tuple(bad)]} at index "
+                f"{tuple(int(i) for i in bad)}): no quantization scale represents them")
+
+    post_order_visit(func.body, visit)
+
+
+# the operators whose second argument is a weight that quantize rewrites into integers
+_WEIGHTED = {"nn.conv2d", "nn.dense", "nn.conv2d_transpose", "nn.batch_matmul"}
 
 
 def prerequisite_optimize(mod, params=None):
@@ -133,6 +156,7 @@ def quantize(mod, params=None, dataset=None):
 
         mod = IRModule.from_expr(mod)
     mod = prerequisite_optimize(mod, params)
+    _check_finite_weights(mod["main"])
     cal = module_pass(calibrate(dataset), opt_level=1, name="QuantizeCalibrate")
     passes = [partition(), annotate(), cal, InferType()]
     if not current_qconfig().do_simulation:

@@ -197,6 +197,26 @@ def test_errors_are_clear():
         relay.quantize.quantize(_net(), p)
 
 
+def test_params_of_another_shape_and_constant_nan_weights_are_refused():
+    # a weight of another shape was bound silently (the output shape changed), a NaN weight
+    # written into the program as a constant was quantized to finite garbage (second trial)
+    x = relay.var("data", shape=(1, 3, 8, 8))
+    w = relay.var("w", shape=(4, 3, 3, 3))
+    declared = relay.IRModule.from_expr(relay.Function([x, w], relay.nn.conv2d(
+        x, w, kernel_size=(3, 3), padding=(1, 1))))
+    with pytest.raises(relay.InputError, match=r"param 'w': got shape \(2, 3, 3, 3\), "
+                                               r"expected Tensor\[\(4, 3, 3, 3\)"):
+        relay.quantize.quantize(declared, {"w": np.ones((2, 3, 3, 3), "float32")})
+    wv = np.ones((4, 3, 3, 3), "float32")
+    wv[1, 2, 0, 0] = np.nan
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.conv2d(
+        x, relay.const(wv), channels=4, kernel_size=(3, 3), padding=(1, 1))))
+    with relay.quantize.qconfig(calibrate_mode="global_scale", skip_conv_layers=[]):
+        with pytest.raises(RelayError, match=r"weight of nn.conv2d .* non-finite values \(nan "
+                                             r"at index \(1, 2, 0, 0\)\)"):
+            relay.quantize.quantize(mod, {})
+
+
 @pytest.mark.parametrize("weight_scale", ["power2", "max"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_weights_are_refused(weight_scale, bad):
