@@ -674,4 +674,22 @@ TENSOR_CONVERTERS = {
     "shape_array": _shape_array,
 }
 
+def _angle(factor):
+    """MXNet's ``degrees`` / ``radians``: ``x * factor`` (integers in double precision,
+    truncated back, as the other float functions: ``degrees(1) = 57``)."""
+    return _in_float64(lambda ins, a, c: R("multiply")(ins[0], c.scalar(factor, ins[0])))
+
+
+TENSOR_CONVERTERS["degrees"] = _angle(180.0 / np.pi)
+TENSOR_CONVERTERS["radians"] = _angle(np.pi / 180.0)
+# MXNet's NumPy interface (npx.set_np()) names its unary operators _npi_<name>; on integer and
+# float data they compute what the legacy operators of the same name compute (MXNet 1.9.1,
+# measured: sin / cbrt / degrees of int32 stay int32, truncated)
+for _name in ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh",
+              "arccosh", "arctanh", "cbrt", "expm1", "log1p", "square", "reciprocal", "log2",
+              "log10", "floor", "ceil", "trunc", "fix", "rint", "sign", "degrees", "radians"):
+    TENSOR_CONVERTERS.setdefault(f"_npi_{_name}", TENSOR_CONVERTERS[_name])
+TENSOR_CONVERTERS.setdefault("_npx_relu", TENSOR_CONVERTERS["relu"])
+TENSOR_CONVERTERS.setdefault("_npx_sigmoid", TENSOR_CONVERTERS["sigmoid"])
+
 __all__ = ["TENSOR_CONVERTERS"]

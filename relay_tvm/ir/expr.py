@@ -90,10 +90,11 @@ class Constant(Expr):
         arr = np.array(d, copy=True)
         if arr.dtype == object:
             raise RelayError(f"Constant: cannot hold an object array {arr!r:.60}")
-        if arr.dtype.kind not in "biufV":
-            # strings, complex numbers, datetimes: no Relay dtype (a str array failed only at
-            # type inference, "'str32' is not a dtype"; fresh-user trial). 'V': ml_dtypes'
-            # bfloat16 / float8
+        if (arr.dtype.kind not in "biufV" or arr.dtype.fields is not None
+                or (arr.dtype.kind == "f" and arr.dtype.itemsize > 8)):
+            # strings, complex numbers, datetimes, float128, structured records: no Relay dtype
+            # (a str array failed only at type inference, "'str32' is not a dtype"; fresh-user
+            # trials). 'V' without fields: ml_dtypes' bfloat16 / float8
             raise RelayError(f"Constant: cannot hold an array of dtype {arr.dtype} "
                              f"({arr!r:.60}); expected bool, int, uint or float values")
         arr = arr.view(_ConstData)

@@ -777,3 +777,41 @@ def test_numpy_mode_scalar_promotion(tmp_path, expr, dtype):
         got = relay.create_executor(kind, mod=mod).evaluate()(v, **params).numpy()
         assert got.dtype == want.dtype, (kind, got.dtype, want.dtype)
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+NP_UNARY = ["sin", "cos", "arctan", "sinh", "arcsinh", "cbrt", "expm1", "log1p", "square",
+            "reciprocal", "log2", "log10", "floor", "trunc", "fix", "rint", "sign", "degrees",
+            "radians", "npx.sigmoid", "npx.relu"]
+
+
+@pytest.mark.parametrize("name", NP_UNARY)
+def test_numpy_mode_unary_operators(tmp_path, name):
+    """MXNet's NumPy-interface unary operators (_npi_sin, ..., _npx_sigmoid) were unsupported
+    (second fresh-user trial); on int32 they compute as the legacy ones (double precision,
+    truncated back: degrees(1) = 57), on float32 in float32. MXNet's values and dtypes."""
+    from mxnet import np as mnp
+    from mxnet import npx
+
+    cases = [("float32", np.array([[0.3, 0.5, 0.9, 1.7]], "float32"))]
+    if not name.startswith("npx."):
+        cases.append(("int32", np.array([[1, 2, 4, 7]], "int32")))
+    for dtype, v in cases:
+        npx.set_np()
+        try:
+            class Block(mx.gluon.HybridBlock):
+                def hybrid_forward(self, F, x):
+                    space, _, fn = name.rpartition(".")
+                    return getattr(F.npx if space else F.np, fn)(x)
+
+            net = Block()
+            net.hybridize()
+            want = net(mnp.array(v, dtype=dtype)).asnumpy()
+            prefix = str(tmp_path / f"npu_{dtype}")
+            net.export(prefix)
+        finally:
+            npx.reset_np()
+        mod, params = relay.frontend.from_mxnet(prefix + "-symbol.json", shape={"data": v.shape},
+                                                dtype=dtype, arg_params=prefix + "-0000.params")
+        got = relay.create_executor("graph", mod=mod).evaluate()(v, **params).numpy()
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

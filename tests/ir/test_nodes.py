@@ -219,7 +219,9 @@ def test_const_keeps_inf_nan_and_values_that_fit():
 
 
 @pytest.mark.parametrize("value", [np.array(["a", "b"]), np.array([1 + 2j]),
-                                   np.array(["2020-01-01"], dtype="datetime64[D]")])
+                                   np.array(["2020-01-01"], dtype="datetime64[D]"),
+                                   np.array([1.0], dtype=np.longdouble),
+                                   np.zeros(2, dtype=[("a", "f4"), ("b", "i4")])])
 def test_const_refuses_arrays_without_a_relay_dtype(value):
     # a string array was accepted and failed only at type inference ("'str32' is not a
     # dtype"), a complex one too (fresh-user trial)
