@@ -516,17 +516,16 @@ class TypeInferencer:
         """Relay's ``Call.type_args``, as 0.19's InferType filled them in: an operator call's
         argument types; a polymorphic function's type arguments at this call. Calls that were
         given type arguments keep them."""
-        resolve = self.solver.resolve
+        resolve, instances = self.solver.resolve, self.instances
+        setattr_ = object.__setattr__
         for e, _ in done:
             if type(e) is not Call or e.type_args:
                 continue
-            if e in self.instances:
-                args = tuple(resolve(t) for t in self.instances[e])
-            elif isinstance(e.op, Op):
-                args = tuple(a.checked_type for a in e.args)
-            else:
-                continue
-            object.__setattr__(e, "type_args", args)
+            if type(e.op) is Op:
+                # the arguments were typed just before (their _checked_type is set)
+                setattr_(e, "type_args", tuple([a._checked_type for a in e.args]))
+            elif e in instances:
+                setattr_(e, "type_args", tuple(resolve(t) for t in instances[e]))
 
 
 # ---- entry points ------------------------------------------------------------------------------
