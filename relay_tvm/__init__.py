@@ -86,8 +86,10 @@ def __getattr__(name):
         return _lazy(name)
     if name in ("astext", "parse", "parse_expr", "fromtext", "SourceName"):
         return getattr(_lazy("text"), name)
-    if name in ("build", "optimize", "build_module"):
+    if name in ("build", "optimize"):
         return getattr(_lazy("backend"), name)
+    if name == "build_module":  # 0.19's module: the backend's names and create_executor
+        return _lazy("compat.build_module")
     if name in ("save_param_dict", "load_param_dict"):
         return getattr(_lazy("backend").param_dict, name)
     if name == "Prelude":

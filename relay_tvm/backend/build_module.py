@@ -512,13 +512,4 @@ def _codegen_context(tgt):
     return tvm.transform.PassContext(opt_level=cur.opt_level, config=config)
 
 
-def create_executor(kind="debug", mod=None, device=None, target="llvm", params=None):
-    """``relay.build_module.create_executor``, where TVM 0.19 defined it: the same function as
-    :func:`relay_tvm.create_executor`."""
-    from ..runtime.executor import create_executor as create
-
-    return create(kind, mod=mod, device=device, target=target, params=params)
-
-
-__all__ = ["build", "optimize", "create_executor", "ExecutorFactoryModule",
-           "GraphExecutorFactoryModule"]
+__all__ = ["build", "optimize", "ExecutorFactoryModule", "GraphExecutorFactoryModule"]

@@ -27,7 +27,7 @@ MODULE_PATHS = {
     "expr_functor": "relay_tvm.ir.functor",
     "type_functor": "relay_tvm.ir.functor",
     "scope_builder": "relay_tvm.scope_builder",
-    "build_module": "relay_tvm.backend.build_module",
+    "build_module": "relay_tvm.compat.build_module",
     "param_dict": "relay_tvm.backend.param_dict",
     "backend.interpreter": "relay_tvm.runtime.interpreter",
     "backend.vm": "relay_tvm.vm",
