@@ -230,6 +230,25 @@ def _install_irmodule():
     tvm.ir.IRModule = compat
 
 
+def _install_layout() -> None:
+    """``tvm.tir.layout("NCHW")`` (0.19's layout constructor; layout rules for ConvertLayout
+    use it) while ``tvm.tirx.layout`` stays TVM 0.27's module: the module becomes callable."""
+    import types
+
+    import tvm.tirx.layout as mod
+
+    if callable(mod):
+        return
+
+    class _CallableLayoutModule(types.ModuleType):
+        def __call__(self, layout_str, dtype="int32"):
+            from ..transform.convert_layout import layout
+
+            return layout(layout_str, dtype)
+
+    mod.__class__ = _CallableLayoutModule
+
+
 def install() -> None:
     """Install the names of the table above where TVM lacks them (idempotent)."""
     import tvm
@@ -254,6 +273,7 @@ def install() -> None:
 
     if not hasattr(tvm.tirx, "Any"):
         tvm.tirx.Any = Any
+    _install_layout()
     _install_module_source()
     _install_module_getitem()
     import tvm.te

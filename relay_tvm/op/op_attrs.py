@@ -114,21 +114,13 @@ register_legalize = _hook_register("FTVMLegalize")
 register_legalize.__doc__ = "Set the Legalize hook of an operator (see module doc)."
 
 
-def register_infer_correct_layout(op_name: str, fn: Callable | None = None, level: int = 10):
-    """tvm.relay 0.19's ``register_infer_correct_layout``: refused.
-
-    relay_tvm's layout passes carry layouts through operators with their own rules (see
-    :mod:`relay_tvm.transform.layout`) and would never call an ``FInferCorrectLayout``
-    function, so registering one raises instead of being ignored. Change how an operator is
-    rewritten with :func:`register_convert_op_layout` / :func:`register_alter_op_layout`.
-
-    Raises:
-        RelayError: always, naming the operator.
-    """
-    raise RelayError(f"register_infer_correct_layout({op_name!r}): relay_tvm's layout passes do "
-                     "not call FInferCorrectLayout functions (they have their own propagation "
-                     "rules); use register_convert_op_layout / register_alter_op_layout to change "
-                     "how an operator is rewritten")
+register_infer_correct_layout = _hook_register("FInferCorrectLayout")
+register_infer_correct_layout.__doc__ = """Set the layout rule of an operator for ConvertLayout
+(Relay's ``FInferCorrectLayout``): ``fn(attrs, new_in_layouts, old_in_layouts, old_in_types)``
+returns an :class:`~relay_tvm.transform.infer_layout_utils.InferCorrectLayoutOutput` (the
+layouts the call reads and writes, and its attributes in them); ``new_in_layouts`` is None on
+the first query (the original program). See :mod:`relay_tvm.transform.convert_layout`.
+AlterOpLayout keeps its own rules and does not call it."""
 
 
 def apply_hook(key: str, call, orig, *extra):

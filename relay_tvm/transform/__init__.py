@@ -6,6 +6,7 @@ from .annotate_target import AnnotateTarget  # noqa: F401
 from .canonicalize import CanonicalizeCast, CanonicalizeOps  # noqa: F401
 from .change_batch import ChangeBatch  # noqa: F401
 from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
+from .convert_layout import LayoutConfig  # noqa: F401
 from .cse import EliminateCommonSubexpr  # noqa: F401
 from .dead_code import DeadCodeElimination  # noqa: F401
 from .defuse_ops import DefuseOps  # noqa: F401

@@ -1,10 +1,9 @@
 """``tvm.relay.transform.infer_layout_utils`` (0.19): the result type of an operator's
 ``FInferCorrectLayout`` function.
 
-relay_tvm's AlterOpLayout and ConvertLayout carry layouts through operators with their own
-rules (see :mod:`relay_tvm.transform.layout`), not through per-operator FInferCorrectLayout
-functions, so :func:`relay_tvm.op.op.register_infer_correct_layout` refuses a hook rather than
-keep one that no pass would call. The class is here so that 0.19 code naming it imports.
+ConvertLayout (:mod:`relay_tvm.transform.convert_layout`) calls a function registered with
+:func:`relay_tvm.op.op.register_infer_correct_layout` before its built-in rule for the
+operator; AlterOpLayout keeps its own rules.
 """
 
 from __future__ import annotations
@@ -20,8 +19,9 @@ class InferCorrectLayoutOutput:
     """
 
     def __init__(self, input_layouts, output_layouts, new_attrs):
-        self.input_layouts = [str(x) for x in input_layouts]
-        self.output_layouts = [str(x) for x in output_layouts]
+        # None (tvm.tir.layout("")) is an undefined layout: the rule cannot say
+        self.input_layouts = [None if x is None else str(x) for x in input_layouts]
+        self.output_layouts = [None if x is None else str(x) for x in output_layouts]
         self.new_attrs = new_attrs
 
     def __repr__(self):

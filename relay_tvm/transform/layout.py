@@ -40,7 +40,6 @@ import re
 
 import numpy as np
 
-from ..errors import RelayError
 from ..ir.expr import Call, Constant, Tuple
 from ..ir.types import TensorType
 from ..op.registry import OpPattern, make_call
@@ -345,39 +344,6 @@ class _Alter(Rewriter):
         return new
 
 
-_KERNEL_FOR = {"NCHW": "OIHW", "NHWC": "HWIO"}
-
-
-class _Convert(Rewriter):
-    def __init__(self, desired):
-        super().__init__()
-        self.desired = desired
-
-    def post_call(self, orig, new):
-        if op_name(new) in self.desired:
-            hooked = _user_hook("FTVMConvertOpLayout", orig, new,
-                                self.desired[op_name(new)])
-            if hooked is not None:
-                return hooked
-        if op_name(new) != "nn.conv2d" or "nn.conv2d" not in self.desired:
-            return new
-        want = self.desired["nn.conv2d"]
-        dl = want[0]
-        kl = want[1] if len(want) > 1 and want[1] != "default" else _KERNEL_FOR.get(dl)
-        a = new.attrs
-        if dl not in _KERNEL_FOR or kl != _KERNEL_FOR[dl]:
-            raise RelayError(f"ConvertLayout: nn.conv2d to {want} is not supported "
-                             f"(NCHW/OIHW or NHWC/HWIO)")
-        if a.data_layout == dl and a.kernel_layout == kl:
-            return new
-        data = _lt(new.args[0], a.data_layout, dl)
-        weight = _lt(new.args[1], a.kernel_layout, kl)
-        fields = dict(a.items())
-        fields.update(data_layout=dl, kernel_layout=kl, out_layout="")
-        conv = make_call("nn.conv2d", [data, weight], span=new.span, **fields)
-        return _lt(conv, dl, a.data_layout, new.span)
-
-
 def _infer(func, mod):
     from ..typing.infer import infer_expr
 
@@ -407,13 +373,6 @@ def alter_op_layout(func, mod=None, winograd=None):
     return func if out is func else _finish(out, mod)
 
 
-def convert_layout(func, desired, mod=None):
-    if "nn.conv2d" not in called_ops(func) or "nn.conv2d" not in desired:
-        return func
-    out = _Convert(desired).rewrite(func)
-    return func if out is func else _finish(out, mod)
-
-
 def AlterOpLayout():  # noqa: N802 - Relay's name
     """conv2d NCHW -> NCHW{c}c blocked convolutions for x86 (opt level 3); stride-1 3x3 ones
     with a constant weight -> Winograd convolutions where the cost model of
@@ -424,15 +383,26 @@ def AlterOpLayout():  # noqa: N802 - Relay's name
 
 
 def ConvertLayout(desired_layouts: dict):  # noqa: N802 - Relay's name
-    """Convert conv2d to ``desired_layouts["nn.conv2d"] = [data_layout, kernel_layout]``
-    (``"default"`` kernel layout: OIHW for NCHW, HWIO for NHWC) (opt level 3).
+    """Convert the operators named in ``desired_layouts`` to the layouts given there and
+    carry the new layouts through the operators after them (opt level 3; Relay's
+    ConvertLayout, see :mod:`relay_tvm.transform.convert_layout`).
+
+    Args:
+        desired_layouts: operator name -> layouts: ``{"nn.conv2d": ["NHWC", "default"]}``
+            (data layout, then kernel layout; ``"default"``: OIHW for NCHW, HWIO for NHWC,
+            HWOI for a depthwise NHWC convolution), ``{"nn.max_pool2d": ["NHWC"]}``, ...
+            Convolutions (1-3-D, transposed, deformable, ``NCHW{c}c`` blocked with a blocked
+            kernel layout) and 2-D pooling have built-in hooks; others take
+            ``register_convert_op_layout``.
 
     Raises:
-        RelayError: an unsupported layout pair is asked for.
+        RelayError: a desired layout a hook cannot provide, or a malformed layout.
     """
-    desired = dict(desired_layouts)
+    from .convert_layout import convert_layout
+
+    desired = {str(k): [str(x) for x in v] for k, v in dict(desired_layouts).items()}
     return FunctionPass(lambda f, m, c: convert_layout(f, desired, m),
                         PassInfo(3, "ConvertLayout", ("InferType",)))
 
 
-__all__ = ["AlterOpLayout", "ConvertLayout", "block_size", "alter_op_layout", "convert_layout"]
+__all__ = ["AlterOpLayout", "ConvertLayout", "block_size", "alter_op_layout"]

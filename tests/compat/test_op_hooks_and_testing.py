@@ -144,15 +144,32 @@ def test_rand_and_nat_helpers():
     assert relay.testing.count(p, relay.testing.make_nat_value(p, 5)) == 5
 
 
-def test_infer_correct_layout_output_imports_and_the_hook_is_refused():
+def test_infer_correct_layout_rule_is_called_by_convert_layout():
+    import tvm
     import tvm.relay.transform.infer_layout_utils as ilu
-    from tvm.relay.op import op as reg
 
-    out = ilu.InferCorrectLayoutOutput(["NCHW", ""], ["NHWC"], None)
-    assert out.input_layouts == ["NCHW", ""] and out.output_layouts == ["NHWC"]
-    with pytest.raises(RelayError, match=r"register_infer_correct_layout\('nn.relu'\).*"
-                                         r"register_convert_op_layout"):
-        reg.register_infer_correct_layout("nn.relu", lambda *a: out, level=11)
+    from relay_tvm.op.op_attrs import TempOpAttr
+
+    out = ilu.InferCorrectLayoutOutput(["NCHW", None], ["NHWC"], None)
+    assert out.input_layouts == ["NCHW", None] and out.output_layouts == ["NHWC"]
+    assert tvm.tir.layout("") is None and tvm.tir.layout("NCHW16c").factor_of("C") == 16
+    seen = []
+
+    def undefined(attrs, new_in, old_in, types):  # relu refuses every layout: a boundary
+        seen.append((new_in, old_in))
+        return ilu.InferCorrectLayoutOutput([tvm.tir.layout("")], [tvm.tir.layout("")], attrs)
+
+    x = relay.var("x", shape=(1, 4, 4, 8))
+    w = relay.var("w", shape=(3, 3, 8, 8))
+    f = relay.Function([x, w], relay.nn.relu(relay.nn.conv2d(
+        x, w, padding=(1, 1), data_layout="NHWC", kernel_layout="HWIO")))
+    with TempOpAttr("nn.relu", "FInferCorrectLayout", undefined):
+        mod = relay.transform.ConvertLayout({"nn.conv2d": ["NCHW", "default"]})(
+            tvm.IRModule.from_expr(f))
+    assert seen and seen[0] == (None, ["NHWC"])
+    body = mod["main"].body  # relu reads the convolution's result back in NHWC
+    assert body.op.name == "nn.relu" and body.args[0].op.name == "layout_transform"
+    assert body.args[0].attrs.src_layout == "NCHW" and body.args[0].attrs.dst_layout == "NHWC"
 
 
 def test_support_levels_of_rounding_and_sign_operators_are_019s():

@@ -81,9 +81,17 @@ def test_convert_layout_to_nhwc():
     assert_same_result(block_net(), after, atol=1e-3, rtol=1e-4)
 
 
-def test_convert_layout_rejects_unknown_layout():
-    with pytest.raises(RelayError, match="ConvertLayout: nn.conv2d to"):
-        run_opt_pass(block_net(), transform.ConvertLayout({"nn.conv2d": ["NCHW", "HWIO"]}))
+def test_convert_layout_kernel_layout_of_the_users_choice_and_refusals():
+    # NCHW data with an HWIO kernel is a layout pair the convolution computes directly
+    after = run_opt_pass(block_net(), transform.ConvertLayout({"nn.conv2d": ["NCHW", "HWIO"]}))
+    assert after.astext().count('kernel_layout="HWIO"') == 2
+    assert_same_result(block_net(), after, atol=1e-3, rtol=1e-4)
+    with pytest.raises(RelayError, match="nn.conv2d to data layout 'NWHC' with the default"):
+        run_opt_pass(block_net(), transform.ConvertLayout({"nn.conv2d": ["NWHC", "default"]}))
+    with pytest.raises(RelayError, match="data layout cannot be 'default'"):
+        run_opt_pass(block_net(), transform.ConvertLayout({"nn.conv2d": ["default", "OIHW"]}))
+    with pytest.raises(RelayError, match="a desired layout for its data and its kernel"):
+        run_opt_pass(block_net(), transform.ConvertLayout({"nn.conv2d": ["NHWC"]}))
 
 
 @pytest.mark.parametrize("ic,oc,stride,pad", [(4, 8, 1, 1), (8, 4, 2, 0), (3, 16, 1, 2)])

@@ -1,0 +1,132 @@
+"""ConvertLayout's propagation: each program is converted and run against the original (the
+interpreter's values), and the number of layout_transforms says the new layout was carried
+through the operators after the convolution instead of being undone right after it."""
+
+import numpy as np
+import pytest
+from pass_util import assert_same_result, run_opt_pass
+
+import relay_tvm as relay
+from relay_tvm import transform
+
+RNG = np.random.default_rng(3)
+
+
+def conv_nhwc(x, c_in=8, c_out=8, name="w"):
+    w = relay.const(RNG.normal(size=(3, 3, c_in, c_out)).astype("float32"))
+    return relay.nn.conv2d(x, w, padding=(1, 1), data_layout="NHWC", kernel_layout="HWIO")
+
+
+def nhwc_input(shape=(1, 6, 6, 8)):
+    return relay.var("x", shape=shape)
+
+
+def transforms(func):
+    out = []
+    relay.analysis.post_order_visit(
+        func, lambda n: out.append((n.attrs.src_layout, n.attrs.dst_layout))
+        if isinstance(n, relay.Call) and getattr(n.op, "name", "") == "layout_transform"
+        else None)
+    return sorted(out)
+
+
+def tails():
+    """(name, body builder from the NHWC convolution's result, layout transforms expected
+    after ConvertLayout to NCHW besides the input's)."""
+    bias = relay.const(RNG.normal(size=(8,)).astype("float32"))
+    gamma = relay.const(RNG.uniform(0.5, 1.5, size=(8,)).astype("float32"))
+    beta = relay.const(RNG.normal(size=(8,)).astype("float32"))
+    mean = relay.const(RNG.normal(size=(8,)).astype("float32"))
+    var = relay.const(RNG.uniform(0.5, 1.5, size=(8,)).astype("float32"))
+    return [
+        # bias_add on the channel axis (CanonicalizeOps' add of a (C,) vector): the vector is
+        # expanded and transformed once, the result stays NCHW through relu and the pool
+        ("bias_relu_pool", lambda y: relay.nn.max_pool2d(
+            relay.nn.relu(relay.nn.bias_add(y, bias, axis=3)), pool_size=(2, 2),
+            layout="NHWC"), 1),
+        ("batch_norm", lambda y: relay.nn.batch_norm(y, gamma, beta, mean, var, axis=3)[0], 1),
+        ("layer_norm", lambda y: relay.nn.layer_norm(y, gamma, beta, axis=3), 1),
+        ("mean_hw", lambda y: relay.mean(y, axis=[1, 2], keepdims=True), 1),
+        # reducing C leaves N, H, W in the same order in both layouts: nothing to undo
+        ("sum_c", lambda y: relay.sum(y, axis=3), 0),
+        ("concat_c", lambda y: relay.concatenate([y, relay.nn.relu(y)], axis=3), 1),
+        ("split_c", lambda y: relay.Tuple(list(relay.split(y, 2, axis=3))), 2),
+        ("strided_slice", lambda y: relay.strided_slice(y, begin=[0, 1, 0, 2],
+                                                        end=[1, 5, 6, 7]), 1),
+        ("squeeze", lambda y: relay.squeeze(relay.mean(y, axis=[1], keepdims=True),
+                                            axis=[1]), 1),
+        ("l2_normalize", lambda y: relay.nn.l2_normalize(y, eps=1e-3, axis=[3]), 1),
+        # a 3-d per-(H, W, C) tensor: transformed like the 4-d one (expand_dims first)
+        ("add_hwc", lambda y: relay.add(y, relay.const(
+            RNG.normal(size=(6, 6, 8)).astype("float32"))), 1),
+        # the permutation is rewritten to give the original output order directly
+        ("transpose", lambda y: relay.transpose(y, axes=[0, 3, 1, 2]), 0),
+    ]
+
+
+@pytest.mark.parametrize("name,tail,n_out", tails(), ids=[t[0] for t in tails()])
+def test_nhwc_to_nchw_carries_the_layout_and_keeps_the_values(name, tail, n_out):
+    x = nhwc_input()
+    before = relay.Function([x], tail(relay.nn.relu(conv_nhwc(x))))
+    after = run_opt_pass(before, transform.ConvertLayout({"nn.conv2d": ["NCHW", "default"]}))
+    lts = [t for t in transforms(after) if t != ("HWIO", "OIHW")]
+    # the input into NCHW, and each result back (a (C,) bias adds its own NHWC -> NCHW)
+    assert ("NHWC", "NCHW") in lts
+    into = [t for t in lts if t[1] == "NCHW"]
+    assert len(lts) - len(into) == n_out, (name, lts)
+    assert_same_result(before, after, atol=1e-4, rtol=1e-4)
+
+
+def test_nchw_to_nhwc_through_a_residual_block_and_pooling():
+    x = relay.var("x", shape=(1, 8, 6, 6))
+    w1 = relay.const(RNG.normal(size=(8, 8, 3, 3)).astype("float32"))
+    w2 = relay.const(RNG.normal(size=(8, 8, 1, 1)).astype("float32"))
+    y = relay.nn.relu(relay.nn.conv2d(x, w1, padding=(1, 1)))
+    z = relay.add(relay.nn.conv2d(y, w2), y)
+    out = relay.nn.global_avg_pool2d(relay.nn.relu(z))
+    before = relay.Function([x], relay.nn.batch_flatten(out))
+    after = run_opt_pass(before, transform.ConvertLayout({"nn.conv2d": ["NHWC", "default"]}))
+    text = after.astext()
+    assert 'layout="NHWC"' in text  # the pooling follows the new layout
+    assert [t for t in transforms(after) if t[0] in ("NCHW", "NHWC")] == \
+        [("NCHW", "NHWC"), ("NHWC", "NCHW")]
+    assert_same_result(before, after, atol=1e-4, rtol=1e-4)
+
+
+def test_pool_with_a_desired_layout_and_layout_config_skip():
+    x = relay.var("x", shape=(1, 8, 6, 6))
+    w = relay.const(RNG.normal(size=(8, 8, 3, 3)).astype("float32"))
+    y = relay.nn.conv2d(relay.nn.conv2d(x, w, padding=(1, 1)), w, padding=(1, 1))
+    before = relay.Function([x], relay.nn.max_pool2d(y, pool_size=(2, 2)))
+    desired = {"nn.conv2d": ["NHWC", "default"], "nn.max_pool2d": ["NCHW"]}
+    after = run_opt_pass(before, transform.ConvertLayout(desired))
+    assert after.body.op.name == "nn.max_pool2d" and after.body.attrs.layout == "NCHW"
+    assert_same_result(before, after, atol=1e-3, rtol=1e-4)
+    with transform.LayoutConfig(skip_layers=[0]):
+        skipped = run_opt_pass(before, transform.ConvertLayout(desired))
+    convs = []
+    relay.analysis.post_order_visit(skipped, lambda n: convs.append(n.attrs.data_layout)
+                                    if isinstance(n, relay.Call)
+                                    and getattr(n.op, "name", "") == "nn.conv2d" else None)
+    assert convs == ["NCHW", "NHWC"]  # the first convolution kept its layout
+    assert_same_result(before, skipped, atol=1e-3, rtol=1e-4)
+
+
+def test_blocked_nchwc_conversion_runs():
+    x = relay.var("x", shape=(1, 8, 6, 6))
+    w = relay.const(RNG.normal(size=(8, 8, 3, 3)).astype("float32"))
+    before = relay.Function([x], relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1))))
+    after = run_opt_pass(before, transform.ConvertLayout(
+        {"nn.conv2d": ["NCHW4c", "OIHW4i4o"]}))
+    assert "nn.contrib_conv2d_NCHWc" in after.astext()
+    assert_same_result(before, after, atol=1e-3, rtol=1e-4)
+
+
+def test_an_operator_without_a_rule_is_a_boundary():
+    x = nhwc_input()
+    y = relay.nn.relu(conv_nhwc(x))
+    before = relay.Function([x], relay.nn.softmax(relay.nn.batch_flatten(y)))
+    after = run_opt_pass(before, transform.ConvertLayout({"nn.conv2d": ["NCHW", "default"]}))
+    flat = after.body.args[0]
+    assert flat.op.name == "nn.batch_flatten" and flat.args[0].op.name == "layout_transform"
+    assert_same_result(before, after, atol=1e-4, rtol=1e-4)
