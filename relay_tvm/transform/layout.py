@@ -13,8 +13,8 @@ appears only at the boundaries of a region.
   faster; the weight transform is folded by the FoldConstant that follows. A 1x1
   ``nn.conv2d`` with strides and no padding reads a ``strided_slice`` of its blocked input
   at stride 1 instead (one slice per input tensor and strides).
-- **ConvertLayout** (``convert_layout.cc``): ``nn.conv2d`` converts to the desired data layout
-  (``{"nn.conv2d": ["NHWC", "default"]}``; NCHW<->NHWC, kernels OIHW / HWIO).
+- **ConvertLayout**: :mod:`.convert_layout` (Relay's scheme of per-operator layout rules);
+  :func:`ConvertLayout` is defined here next to AlterOpLayout.
 
 Propagation (Relay's InferCorrectLayout, for the operators that need no attribute change):
 ``op(layout_transform(x, L, S))`` becomes ``layout_transform(op(x), L, S)`` for unary
