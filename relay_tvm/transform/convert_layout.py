@@ -489,6 +489,58 @@ def _strided_slice(attrs, new_in, old_in, types):
     return _Inferred([new_l], [new_l], _with(attrs, **fields))
 
 
+def _with_channel_params(rule, n_params):
+    """A qnn operator's rule: the float operator's, with ``n_params`` scale / zero-point
+    inputs laid out as ``"C"`` (Relay's Qnn*InferCorrectLayout)."""
+
+    def qrule(attrs, new_in, old_in, types):
+        k = len(old_in) - n_params
+        r = rule(attrs, None if new_in is None else new_in[:k], old_in[:k], types[:k])
+        if r is None:
+            return None
+        return _Inferred(r.ins + ["C"] * n_params, r.outs, r.attrs)
+    return qrule
+
+
+def _requantize(attrs, new_in, old_in, types):
+    """Relay's RequantizeInferCorrectLayout: ``axis`` (the per-channel parameters' axis)
+    follows its name into the new layout; with per-channel parameters a blocked layout is
+    unblocked (the parameters cannot follow the block)."""
+    if new_in is None or new_in[0] is None:
+        if old_in[0] is None:
+            return None
+        return _Inferred([old_in[0]] + ["C"] * 4, [old_in[0]], attrs)
+    if old_in[0] is None:
+        return None
+    ndim = len(types[0].shape)
+    axis = attrs.axis % ndim
+    old_dim = _name(_axes(old_in[0])[axis])
+    scalar = all(isinstance(t, TensorType) and len(t.shape) == 0 for t in types[1:3])
+    lay, new_axis, i = "", None, 0
+    for tok in _axes(new_in[0]):
+        if _name(tok) == old_dim:
+            new_axis = i
+        if _is_primal(tok):
+            lay += tok
+            i += 1
+        elif scalar:
+            lay += tok
+            i += 1
+    if new_axis is None:
+        return None
+    return _Inferred([lay] + ["C"] * 4, [lay], _with(attrs, axis=new_axis))
+
+
+def _resize(attrs, new_in, old_in, types):
+    """Relay's ResizeInferCorrectLayout: an image operator in its input's old layout follows
+    the new one."""
+    if (new_in is not None and new_in[0] is not None and old_in[0] is not None
+            and new_in[0] != old_in[0] and attrs.layout == old_in[0]
+            and len(_axes(new_in[0])) == len(_axes(old_in[0]))):
+        attrs = _with(attrs, layout=new_in[0])
+    return _Inferred([attrs.layout], [attrs.layout], attrs)
+
+
 # operator name -> rule; filled below and by register_infer_correct_layout
 _BROADCAST_OPS = (
     "add", "subtract", "multiply", "divide", "floor_divide", "trunc_divide", "power", "mod",
@@ -530,6 +582,13 @@ _RULES["nn.l2_normalize"] = _axis_rule(0, list_axis=True)
 _RULES["squeeze"] = _squeeze
 _RULES["split"] = _split
 _RULES["strided_slice"] = _strided_slice
+_RULES["qnn.conv2d"] = _with_channel_params(_conv, 4)
+_RULES["qnn.conv2d_transpose"] = _with_channel_params(_conv, 4)
+for _n in ("qnn.add", "qnn.subtract", "qnn.mul"):
+    _RULES[_n] = _with_channel_params(_binary, 6)
+_RULES["qnn.requantize"] = _requantize
+for _n in ("image.resize1d", "image.resize2d", "image.resize3d"):
+    _RULES[_n] = _resize
 
 
 def _rule(op: Op):
@@ -616,6 +675,7 @@ def _desired_pair(name, desired):
 
 
 def _convert_conv2d(attrs, args, types, desired, name="nn.conv2d"):
+    """Relay's convert_conv2d (``qnn.conv2d``: the same with ``name``; no blocked layouts)."""
     cfg = LayoutConfig.current
     if cfg is not None and cfg.check_skip():
         return None
@@ -624,6 +684,9 @@ def _convert_conv2d(attrs, args, types, desired, name="nn.conv2d"):
     if k != "default" and not tile:
         return make_call(name, list(args), **{**dict(attrs.items()), "data_layout": d,
                                                "kernel_layout": k})
+    if tile and name != "nn.conv2d":
+        raise RelayError(f"ConvertLayout: {name} to the blocked layout {d} is not supported "
+                         "(NCHW, NHWC, HWNC)")
     if tile:
         if k == "default":
             raise RelayError(f"ConvertLayout: {name} to {d}: give the blocked kernel layout "
@@ -681,6 +744,18 @@ _CONVERT: dict = {
 }
 for _n in ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_max_pool2d", "nn.global_avg_pool2d"):
     _CONVERT[_n] = _convert_pool(_n)
+_CONVERT["qnn.conv2d"] = lambda a, x, t, d: _convert_conv2d(a, x, t, d, name="qnn.conv2d")
+_CONVERT["qnn.conv2d_transpose"] = _convert_conv_default("qnn.conv2d_transpose",
+                                                         {"NCHW": "IOHW", "NHWC": "HWIO"})
+
+
+def _convert_resize(name):
+    def hook(attrs, args, types, desired):
+        return make_call(name, list(args), **{**dict(attrs.items()), "layout": str(desired[0])})
+    return hook
+
+
+_CONVERT["image.resize2d"] = _convert_resize("image.resize2d")
 
 
 # ---- the rewrite -------------------------------------------------------------------------------

@@ -130,3 +130,19 @@ def test_an_operator_without_a_rule_is_a_boundary():
     flat = after.body.args[0]
     assert flat.op.name == "nn.batch_flatten" and flat.args[0].op.name == "layout_transform"
     assert_same_result(before, after, atol=1e-4, rtol=1e-4)
+
+
+def test_qnn_conv2d_and_requantize_follow_the_new_layout():
+    x = relay.var("x", shape=(1, 6, 6, 8), dtype="int8")
+    w = relay.const(RNG.integers(-20, 20, size=(3, 3, 8, 8)).astype("int8"))
+    y = relay.qnn.op.conv2d(x, w, relay.const(1), relay.const(0), relay.const(0.05),
+                            relay.const(0.02), kernel_size=(3, 3), channels=8, padding=(1, 1),
+                            data_layout="NHWC", kernel_layout="HWIO")
+    y = relay.qnn.op.requantize(y, relay.const(0.001), relay.const(0), relay.const(0.1),
+                                relay.const(3), axis=3, out_dtype="int8")
+    before = relay.Function([x], y)
+    after = run_opt_pass(before, transform.ConvertLayout({"qnn.conv2d": ["NCHW", "default"]}))
+    req = after.body.args[0]
+    assert req.op.name == "qnn.requantize" and req.attrs.axis == 1  # C is axis 1 in NCHW
+    assert req.args[0].op.name == "qnn.conv2d" and req.args[0].attrs.data_layout == "NCHW"
+    assert_same_result(before, after, atol=0, rtol=0)
