@@ -541,6 +541,66 @@ def _resize(attrs, new_in, old_in, types):
     return _Inferred([attrs.layout], [attrs.layout], attrs)
 
 
+def _topk(attrs, new_in, old_in, types):
+    """Relay's TopKInferCorrectLayout: ``axis`` follows its name; values and indices both in
+    the input's layout."""
+    if old_in[0] is None:
+        return None
+    n_out = 2 if attrs.ret_type == "both" else 1
+    lay = old_in[0]
+    if new_in is not None and new_in[0] is not None:
+        dim = _name(_axes(old_in[0])[attrs.axis % len(types[0].shape)])
+        attrs = _with(attrs, axis=_index_of(new_in[0], dim))
+        lay = new_in[0]
+    return _Inferred([lay], [lay] * n_out, attrs)
+
+
+def _slice_like(attrs, new_in, old_in, types):
+    """Relay's SliceLikeInferCorrectLayout: with both inputs in one new layout, ``axes``
+    follow their names."""
+    if old_in[0] is None or old_in[1] is None:
+        return None
+    if (new_in is not None and new_in[0] is not None and new_in[0] == new_in[1]
+            and old_in[0] == old_in[1] and attrs.axes is not None):
+        old_t = _axes(old_in[0])
+        axes = [_index_of(new_in[0], _name(old_t[a])) for a in attrs.axes]
+        if axes and all(a >= 0 for a in axes):
+            return _Inferred([new_in[0]] * 2, [new_in[0]], _with(attrs, axes=axes))
+    return _Inferred([old_in[0], old_in[1]], [old_in[1]], attrs)
+
+
+def _pad(attrs, new_in, old_in, types):
+    """``nn.pad`` in a permuted (unblocked) layout: ``pad_width`` moves with the axes; the pad
+    value (second input) is a scalar."""
+    if old_in[0] is None:
+        return None
+    lay = old_in[0]
+    if (new_in is not None and new_in[0] is not None and new_in[0] != old_in[0]
+            and all(_is_primal(t) for t in _axes(new_in[0]) + _axes(old_in[0]))
+            and sorted(new_in[0]) == sorted(old_in[0])):
+        old_t = _axes(old_in[0])
+        width = [attrs.pad_width[old_t.index(t)] for t in _axes(new_in[0])]
+        attrs = _with(attrs, pad_width=tuple(tuple(w) for w in width))
+        lay = new_in[0]
+    return _Inferred([lay, ""][:len(old_in)], [lay], attrs)
+
+
+def _sim_quantize(attrs, new_in, old_in, types):
+    """Relay's SimQuantizeLayout: the data in any layout, the scale and clip bounds "C"."""
+    lay = new_in[0] if new_in is not None else old_in[0]
+    return _Inferred([lay, "C", "C", "C"], [lay], attrs)
+
+
+def _qnn_concat(attrs, new_in, old_in, types):
+    """Relay's QnnConcatenateLayout: concatenate's rule for the data tuple; the scales and
+    zero points (two per input, then the output's) are "C"."""
+    n = len(types[0].fields)
+    r = _concat(attrs, None if new_in is None else new_in[:n], old_in[:n], types[:1])
+    if r is None:
+        return None
+    return _Inferred(r.ins + ["C"] * (2 * n + 2), r.outs, r.attrs)
+
+
 # operator name -> rule; filled below and by register_infer_correct_layout
 _BROADCAST_OPS = (
     "add", "subtract", "multiply", "divide", "floor_divide", "trunc_divide", "power", "mod",
@@ -589,6 +649,12 @@ for _n in ("qnn.add", "qnn.subtract", "qnn.mul"):
 _RULES["qnn.requantize"] = _requantize
 for _n in ("image.resize1d", "image.resize2d", "image.resize3d"):
     _RULES[_n] = _resize
+_RULES["topk"] = _topk
+_RULES["slice_like"] = _slice_like
+_RULES["nn.pad"] = _pad
+_RULES["relay.op.annotation.simulated_quantize"] = _sim_quantize
+_RULES["qnn.concatenate"] = _qnn_concat
+_RULES["qnn.avg_pool2d"] = _with_channel_params(_pool, 4)
 
 
 def _rule(op: Op):
@@ -756,6 +822,7 @@ def _convert_resize(name):
 
 
 _CONVERT["image.resize2d"] = _convert_resize("image.resize2d")
+_CONVERT["qnn.avg_pool2d"] = _convert_pool("qnn.avg_pool2d")
 
 
 # ---- the rewrite -------------------------------------------------------------------------------

@@ -146,3 +146,21 @@ def test_qnn_conv2d_and_requantize_follow_the_new_layout():
     assert req.op.name == "qnn.requantize" and req.attrs.axis == 1  # C is axis 1 in NCHW
     assert req.args[0].op.name == "qnn.conv2d" and req.args[0].attrs.data_layout == "NCHW"
     assert_same_result(before, after, atol=0, rtol=0)
+
+
+def test_topk_pad_and_slice_like_follow_the_new_layout():
+    x = nhwc_input()
+    y = relay.nn.relu(conv_nhwc(x))
+    padded = relay.nn.pad(y, ((0, 0), (1, 2), (0, 1), (0, 0)))
+    vals = relay.topk(y, k=2, axis=2, ret_type="values")
+    like = relay.slice_like(y, relay.nn.relu(y), axes=[1, 2])
+    before = relay.Function([x], relay.Tuple([padded, vals, like]))
+    after = run_opt_pass(before, transform.ConvertLayout({"nn.conv2d": ["NCHW", "default"]}))
+    ops = {}
+    relay.analysis.post_order_visit(after, lambda n: ops.setdefault(n.op.name, n)
+                                    if isinstance(n, relay.Call) and hasattr(n.op, "name")
+                                    else None)
+    assert ops["nn.pad"].attrs.pad_width == ((0, 0), (0, 0), (1, 2), (0, 1))
+    assert ops["topk"].attrs.axis == 3
+    assert tuple(ops["slice_like"].attrs.axes) == (2, 3)
+    assert_same_result(before, after, atol=1e-4, rtol=1e-4)
