@@ -345,6 +345,111 @@ def _conv_transpose_compute(nd: int):
     return compute
 
 
+def _general_layouts(attrs) -> bool:
+    """Whether a convolution's layouts need the primal-layout path: a blocked data / kernel
+    layout (``NCHW16c``, ``OIHW16i16o``) or an ``out_layout`` other than the data layout."""
+    ol = attrs.out_layout or attrs.data_layout
+    return (ol != attrs.data_layout
+            or any(not c.isupper() for c in attrs.data_layout + attrs.kernel_layout))
+
+
+def _primal(layout: str) -> str:
+    return "".join(c for c in layout if c.isupper())
+
+
+def _primal_attrs(attrs):
+    from ..ir.attrs import Attrs
+
+    return Attrs(attrs.type_key, {**dict(attrs.items()), "data_layout": _primal(attrs.data_layout),
+                                  "kernel_layout": _primal(attrs.kernel_layout),
+                                  "out_layout": ""})
+
+
+def _in_layout(t: TensorType, src: str, dst: str, op: str, what: str) -> TensorType:
+    """``t`` (in layout ``src``) as the type of the same tensor in layout ``dst`` (the
+    ``layout_transform`` relation, naming the operator and the tensor in errors)."""
+    from types import SimpleNamespace
+
+    from .shape_ops import _layout_rel
+
+    try:
+        return _layout_rel([t], SimpleNamespace(src_layout=src, dst_layout=dst))
+    except TypeInferenceError as e:
+        raise TypeInferenceError(f"{op}: {what} in layout {src!r}: {e}") from None
+
+
+def _with_general_layouts(nd: int, rel):
+    """The convolution relation for blocked layouts (Relay's conv relations read any layout
+    whose primal axes are N, C and the spatial axes): the types are taken to the primal
+    layouts, inferred there, and the output (and an inferred weight) taken to ``out_layout``
+    (else the data layout) and the kernel layout."""
+    op = f"nn.conv{nd}d"
+    sp = SPATIAL[nd]
+
+    def wrapped(types, attrs):
+        if not _general_layouts(attrs):
+            return rel(types, attrs)
+        data, weight = types
+        if isinstance(data, IncompleteType):
+            return None
+        (data,) = tensor_args([data], ("data",), op)
+        dl, kl = attrs.data_layout, attrs.kernel_layout
+        ol = attrs.out_layout or dl
+        pd, pk = _primal(dl), _primal(kl)
+        for lay, letters, what in ((dl, "NC" + sp, "data_layout"), (kl, "OI" + sp, "kernel_layout"),
+                                   (ol, "NC" + sp, "out_layout")):
+            if sorted(_primal(lay)) != sorted(letters):
+                raise TypeInferenceError(f"{op}: {what} {lay!r}: expected the axes of "
+                                         f"{letters!r} (a permutation, possibly blocked)")
+        data_p = _in_layout(data, dl, pd, op, "data")
+        if not isinstance(weight, IncompleteType):
+            (weight,) = tensor_args([weight], ("weight",), op)
+            weight = _in_layout(weight, kl, pk, op, "weight")
+        res = rel([data_p, weight], _primal_attrs(attrs))
+        if res is None:
+            return None
+        out, inferred = res if isinstance(res, tuple) else (res, None)
+        out = _in_layout(out, pd, ol, op, "output")
+        if inferred:
+            inferred = {1: _in_layout(inferred[1], pk, kl, op, "weight")}
+            return out, inferred
+        return out
+
+    return wrapped
+
+
+def _general_compute(compute):
+    def wrapped(attrs, inputs, out_type):
+        if not _general_layouts(attrs):
+            return compute(attrs, inputs, out_type)
+        from tvm import topi
+
+        data, weight = inputs
+        dl, kl = attrs.data_layout, attrs.kernel_layout
+        pd, pk = _primal(dl), _primal(kl)
+        data = topi.layout_transform(data, dl, pd) if dl != pd else data
+        weight = topi.layout_transform(weight, kl, pk) if kl != pk else weight
+        out = compute(_primal_attrs(attrs), [data, weight], out_type)
+        ol = attrs.out_layout or dl
+        return topi.layout_transform(out, pd, ol) if ol != pd else out
+    return wrapped
+
+
+def _general_ref(ref):
+    def wrapped(args, attrs, out_type):
+        if not _general_layouts(attrs):
+            return ref(args, attrs, out_type)
+        from .shape_ops import layout_to
+
+        dl, kl = attrs.data_layout, attrs.kernel_layout
+        pd, pk = _primal(dl), _primal(kl)
+        data = layout_to(np.asarray(args[0]), dl, pd)
+        weight = layout_to(np.asarray(args[1]), kl, pk)
+        out = ref([data, weight], _primal_attrs(attrs), out_type)
+        return layout_to(out, pd, attrs.out_layout or dl)
+    return wrapped
+
+
 _DOCS = {
     1: "1-D convolution (topi.nn.conv): NCW/OIW, NWC/WIO, ...; groups, dilation, padding.",
     2: "2-D convolution (topi.nn.conv): NCHW/OIHW, NHWC/HWIO, NHWC/HWOI (depthwise), groups, "
@@ -358,9 +463,9 @@ for _nd in (1, 2, 3):
         num_inputs=2,
         arguments=("data", "weight"),
         attrs=_conv_attrs(_nd),
-        rel=_conv_rel(_nd, False),
-        ref=_conv_ref(_nd, False),
-        compute=_conv_compute(_nd),
+        rel=_with_general_layouts(_nd, _conv_rel(_nd, False)),
+        ref=_general_ref(_conv_ref(_nd, False)),
+        compute=_general_compute(_conv_compute(_nd)),
         pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
         doc=_DOCS[_nd],
         level=2,

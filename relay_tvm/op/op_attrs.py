@@ -5,7 +5,10 @@ hooks).
 The passes look the hooks up by key:
 
 - ``"FTVMAlterOpLayout"``: ``f(attrs, inputs, tinfos, out_type) -> Expr | None`` replaces a
-  call in :func:`~relay_tvm.transform.AlterOpLayout` (``None``: keep it).
+  call in :func:`~relay_tvm.transform.AlterOpLayout` (``None``: keep the call as it is; as in
+  Relay, the hook takes the place of the built-in x86 rule for its operator, and the new
+  layouts are carried forward by the layout rules of
+  :mod:`relay_tvm.transform.convert_layout`).
 - ``"FTVMConvertOpLayout"``: ``f(attrs, inputs, tinfos, desired_layouts) -> Expr | None``
   replaces a call in :func:`~relay_tvm.transform.ConvertLayout`.
 - ``"FTVMLegalize"``: ``f(attrs, inputs, types) -> Expr | None`` replaces a call in
@@ -14,7 +17,9 @@ The passes look the hooks up by key:
 ``attrs`` is the call's :class:`Attrs`, ``inputs`` the (already rewritten) argument
 expressions, ``tinfos`` / ``types`` the arguments' checked :class:`TensorType`\\ s (with
 ``.shape`` and ``.dtype``, as 0.19's ``te`` placeholders had), ``out_type`` the call's type.
-A hook that returns ``None`` leaves the call to the built-in rule.
+A Legalize hook that returns ``None`` leaves the call to the built-in rule; an AlterOpLayout or
+ConvertLayout hook that returns ``None`` keeps the call in its layouts (Relay's behaviour: the
+user's hook is the operator's only one).
 """
 
 from __future__ import annotations

@@ -655,6 +655,9 @@ _RULES["nn.pad"] = _pad
 _RULES["relay.op.annotation.simulated_quantize"] = _sim_quantize
 _RULES["qnn.concatenate"] = _qnn_concat
 _RULES["qnn.avg_pool2d"] = _with_channel_params(_pool, 4)
+_RULES["nn.dense"] = lambda attrs, new_in, old_in, types: _Inferred(["NC", "NC"], ["NC"], attrs)
+_RULES["nn.contrib_dense_pack"] = lambda attrs, new_in, old_in, types: _Inferred(
+    ["NC", attrs.weight_layout], ["NC"], attrs)
 
 
 def _rule(op: Op):
@@ -849,7 +852,8 @@ class _Convert(Rewriter):
         out = value
         if _ndim_primal(src) < _ndim_primal(dst):
             t = getattr(value, "_checked_type", None)
-            if isinstance(t, TensorType) and len(t.shape) == 0:
+            if isinstance(t, TensorType) and all(d == 1 for d in t.shape):
+                # a scalar or all-ones tensor broadcasts against any layout (Relay's IsScalar)
                 self.cache[key] = (value, value)
                 return value
             n = _ndim_primal(dst) - _ndim_primal(src)
@@ -924,6 +928,9 @@ class _Convert(Rewriter):
                 new_prd.append(info[1] if isinstance(info, tuple) else None)
                 args.append(v)
         types = [a.checked_type for a in orig.args]
+        direct = self._direct(orig, types)
+        if direct is not None:
+            return direct
         first = _infer(orig.op, orig.attrs, None, old_prd, types)
         if first is None:
             return self._fallback(orig)
@@ -969,6 +976,11 @@ class _Convert(Rewriter):
         self.lay[orig] = (old_out[0], new_out[0])
         return call
 
+    def _direct(self, orig, types):
+        """A replacement made without layout rules (AlterOpLayout's hooks of operators that
+        have none), else None."""
+        return None
+
     def _with_new_layouts(self, orig, attrs, args, types):
         from ..op.op_attrs import get_op_attr
 
@@ -983,6 +995,54 @@ class _Convert(Rewriter):
             raise RelayError(f"ConvertLayout: the convert hook of {name} returned "
                              f"{type(out).__name__}; expected a call of an operator")
         return out
+
+
+class _AlterWithHooks(_Convert):
+    """AlterOpLayout with users' ``FTVMAlterOpLayout`` hooks (Relay's alter_op_layout.cc):
+    the same walk, the hook deciding each call's new form."""
+
+    def __init__(self):
+        super().__init__({})
+
+    def _hook(self, orig, attrs, args, types):
+        from ..op.op_attrs import get_op_attr
+
+        fn = get_op_attr(orig.op.name, "FTVMAlterOpLayout")
+        out = None if fn is None else fn(attrs, list(args), _tinfos(types), orig.checked_type)
+        if out is None:
+            return Call(orig.op, list(args), attrs, (), orig.span)
+        if type(out) is not Call:
+            raise RelayError(f"AlterOpLayout: the FTVMAlterOpLayout hook of {orig.op.name} "
+                             f"returned {type(out).__name__}; expected a call of an operator")
+        return Call(out.op, out.args, out.attrs, out.type_args, orig.span)
+
+    def _direct(self, orig, types):
+        from ..op.op_attrs import get_op_attr
+
+        if get_op_attr(orig.op.name, "FTVMAlterOpLayout") is None or _rule(orig.op) is not None:
+            return None
+        args = [self.realize(a) for a in orig.args]
+        return self._hook(orig, orig.attrs, args, types)
+
+    def _with_new_layouts(self, orig, attrs, args, types):
+        return self._hook(orig, attrs, args, types)
+
+
+def alter_with_hooks(func, mod=None):
+    """AlterOpLayout's rewrite by the users' ``FTVMAlterOpLayout`` hooks on one function
+    (operators without a hook keep their form; layouts are carried as in ConvertLayout)."""
+    from ..ir.expr import Function
+    from ..typing.infer import infer_expr
+
+    infer_expr(func, mod)
+    rw = _AlterWithHooks()
+    rw.rewrite(func.body)
+    body = rw.realize(func.body)
+    if body is func.body:
+        return func
+    out = Function(func.params, body, func.ret_type, func.type_params, func.attrs, func.span)
+    infer_expr(out, mod)
+    return out
 
 
 def _tinfos(types):

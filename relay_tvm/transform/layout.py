@@ -300,29 +300,6 @@ def _nchwc_conv(orig, new, cache=None):
     return _lt(conv, ol, "NCHW", new.span)
 
 
-def _user_hook(key, orig, new, *extra):
-    """A user's per-operator hook (``relay.op.register_alter_op_layout`` / ``..._convert_...``),
-    with layout_transforms added where it changed the call's data / kernel layout."""
-    from ..op.op_attrs import apply_hook
-
-    out = apply_hook(key, new, orig, *extra)
-    if out is None or type(out) is not type(new) or not hasattr(out.attrs, "data_layout"):
-        return out
-    a, b = new.attrs, out.attrs
-    if not hasattr(a, "data_layout") or a.data_layout == b.data_layout:
-        return out
-    args = list(out.args)
-    if args and args[0] is new.args[0]:
-        args[0] = _lt(args[0], a.data_layout, b.data_layout)
-    kl_old, kl_new = getattr(a, "kernel_layout", None), getattr(b, "kernel_layout", None)
-    if len(args) > 1 and args[1] is new.args[1] and kl_old and kl_new and kl_old != kl_new:
-        args[1] = _lt(args[1], kl_old, kl_new)
-    call = type(out)(out.op, args, out.attrs, out.type_args, out.span)
-    produced = getattr(b, "out_layout", "") or b.data_layout
-    wanted = getattr(a, "out_layout", "") or a.data_layout
-    return _lt(call, produced, wanted, new.span) if produced != wanted else call
-
-
 class _Alter(Rewriter):
     def __init__(self, winograd, int_winograd=True):
         super().__init__()
@@ -331,9 +308,6 @@ class _Alter(Rewriter):
         self.slices = {}  # _subsample's strided slices, one per input and strides
 
     def post_call(self, orig, new):
-        hooked = _user_hook("FTVMAlterOpLayout", orig, new)
-        if hooked is not None:
-            return hooked
         if op_name(new) == "nn.conv2d":
             tile = self.winograd(orig, new)
             if tile:
@@ -363,7 +337,15 @@ def alter_op_layout(func, mod=None, winograd=None):
     """AlterOpLayout on one function. ``winograd(orig, new) -> tile size or None`` decides
     which convolutions become Winograd (default: :func:`winograd_choice` with the current
     target and ``PassContext`` config)."""
-    if "nn.conv2d" not in called_ops(func):
+    from ..op.op_attrs import get_op_attr
+    from .convert_layout import alter_with_hooks
+
+    hooked = {n for n in called_ops(func) if get_op_attr(n, "FTVMAlterOpLayout") is not None}
+    if hooked:
+        # users' hooks first (Relay's generic rewrite); a hook on nn.conv2d replaces the
+        # built-in x86 blocking, as the x86 hook was itself the operator's hook in Relay
+        func = alter_with_hooks(func, mod)
+    if "nn.conv2d" not in called_ops(func) or "nn.conv2d" in hooked:
         return func
     int_winograd = True
     if winograd is None:

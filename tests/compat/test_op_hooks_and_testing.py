@@ -56,9 +56,13 @@ def test_alter_op_layout_hook_inserts_layout_transforms_and_keeps_numbers():
     assert "nn.contrib_conv2d_NCHWc" in count_ops(h)
 
 
-def test_alter_hook_returning_none_keeps_the_builtin_rule():
+def test_alter_hook_returning_none_keeps_the_call():
+    # as in Relay, a user's hook replaces the built-in x86 one for its operator: None keeps
+    # the call as it is (TVM 0.19's test_alter_return_none); without the hook it is blocked
     with TempOpAttr("nn.conv2d", "FTVMAlterOpLayout", lambda *a: None):
         g = run_opt_pass(_conv_net(), relay.transform.AlterOpLayout())
+    assert "nn.contrib_conv2d_NCHWc" not in count_ops(g) and "nn.conv2d" in count_ops(g)
+    g = run_opt_pass(_conv_net(), relay.transform.AlterOpLayout())
     assert "nn.contrib_conv2d_NCHWc" in count_ops(g)
 
 

@@ -164,3 +164,43 @@ def test_topk_pad_and_slice_like_follow_the_new_layout():
     assert ops["topk"].attrs.axis == 3
     assert tuple(ops["slice_like"].attrs.axes) == (2, 3)
     assert_same_result(before, after, atol=1e-4, rtol=1e-4)
+
+
+def test_blocked_data_layout_conv2d_runs_in_every_executor():
+    # nn.conv2d reads a blocked data layout and writes another out_layout (Relay's relation
+    # accepted any layout with N, C, H, W axes); compiled, VM and interpreter agree with the
+    # NCHW convolution
+    xs = RNG.normal(size=(1, 16, 5, 5)).astype("float32")
+    ws = RNG.normal(size=(8, 16, 3, 3)).astype("float32")
+    x = relay.var("x", shape=xs.shape)
+    w = relay.var("w", shape=ws.shape)
+    want = relay.create_executor("debug", mod=relay.IRModule.from_expr(relay.Function(
+        [x, w], relay.nn.conv2d(x, w, padding=(1, 1))))).evaluate()(xs, ws).numpy()
+    y = relay.nn.conv2d(relay.layout_transform(x, "NCHW", "NCHW8c"), w, padding=(1, 1),
+                        data_layout="NCHW8c", out_layout="NHWC")
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x, w], y)))
+    assert tuple(mod["main"].ret_type.shape) == (1, 5, 5, 8)
+    for kind in ("debug", "graph", "vm"):
+        got = relay.create_executor(kind, mod=mod).evaluate()(xs, ws).numpy()
+        np.testing.assert_allclose(got, want.transpose(0, 2, 3, 1), rtol=1e-4, atol=1e-4)
+
+
+def test_users_alter_op_layout_hook_is_carried_like_convert_layout():
+    from relay_tvm.op.op_attrs import TempOpAttr
+
+    def to_nchw8c(attrs, inputs, tinfos, out_type):
+        return relay.nn.conv2d(*inputs, **{**dict(attrs.items()), "data_layout": "NCHW8c"})
+
+    x = relay.var("x", shape=(1, 16, 6, 6))
+    w = relay.const(RNG.normal(size=(16, 16, 3, 3)).astype("float32"))
+    b = relay.const(RNG.normal(size=(16, 1, 1)).astype("float32"))
+    y = relay.nn.relu(relay.add(relay.nn.conv2d(x, w, padding=(1, 1)), b))
+    before = relay.Function([x], relay.nn.max_pool2d(y, pool_size=(2, 2)))
+    with TempOpAttr("nn.conv2d", "FTVMAlterOpLayout", to_nchw8c):
+        after = run_opt_pass(before, transform.AlterOpLayout())
+    # into NCHW8c once, the bias re-blocked, the pooling in NCHW8c, back once at the end
+    assert after.body.op.name == "layout_transform"
+    assert after.body.args[0].op.name == "nn.max_pool2d"
+    assert after.body.args[0].attrs.layout == "NCHW8c"
+    assert "nn.contrib_conv2d_NCHWc" not in after.astext()  # the hook replaced the built-in
+    assert_same_result(before, after, atol=1e-4, rtol=1e-4)
