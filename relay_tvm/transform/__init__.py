@@ -8,6 +8,7 @@ from .change_batch import ChangeBatch  # noqa: F401
 from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
 from .cse import EliminateCommonSubexpr  # noqa: F401
 from .dead_code import DeadCodeElimination  # noqa: F401
+from .defunctionalization import Defunctionalization  # noqa: F401
 from .defuse_ops import DefuseOps  # noqa: F401
 from .div_to_mul import DivToMul  # noqa: F401
 from .dynamic_to_static import DynamicToStatic  # noqa: F401
