@@ -194,6 +194,22 @@ def @main(%l: List[float32], %s: float32) -> List[float32] {
         [3.0, 6.0]
 
 
+def test_polymorphic_first_order_global_is_cloned_per_type():
+    # @via takes no function but passes one inside: a clone per instantiation, each first order
+    mod = _parse("""
+def @app[A](%f: fn(A) -> A, %x: A) -> A { %f(%x) }
+def @id[A](%x: A) -> A { %x }
+def @via[A](%x: A) -> A { @app(@id, %x) }
+def @main(%x: float32, %i: int32) -> (float32, int32) { (@via(%x), @via(%i)) }
+""")
+    out = _defunc(mod)
+    _assert_first_order(out)
+    assert sorted(gv.name_hint for gv in out.get_global_vars()
+                  if gv.name_hint.startswith("via_")) == ["via_defunc0", "via_defunc1"]
+    f, i = _run(out, np.float32(2.5), np.int32(3))
+    assert float(f.numpy()) == 2.5 and int(i.numpy()) == 3
+
+
 def test_result_prints_and_parses_back():
     mod = _parse(LIST + """
 def @main(%l: List[int32]) -> List[int32] {
