@@ -1,4 +1,8 @@
-"""Helpers shared by the frontends: string attributes, shape queries, spans, the op report."""
+"""Helpers shared by the frontends: string attributes, shape queries, spans, the op report; and
+tvm.relay 0.19's ``frontend.common`` names that custom converters import (``AttrCvt``,
+``StrAttrsDict``, ``ExprTable``, ``Renamer``, ``lstm_cell``, ``gru_cell``, ``rnn_cell``,
+``unbind``, ``autopad``, ``ensure_scalar_shape``, ...), defined in ``_common_attrs`` and
+``_common_rnn``."""
 
 from __future__ import annotations
 
@@ -11,6 +15,26 @@ from ..errors import ConversionError, RelayError, UnsupportedOperatorError
 from ..ir.base import Span
 from ..ir.expr import Call, Constant, Tuple, TupleGetItem, Var
 from ..ir.functor import dataflow_children
+from ._common_attrs import (  # noqa: F401  (0.19's names)
+    AttrCvt,
+    AttributeValueError,
+    ExprTable,
+    MissingAttributeError,
+    Renamer,
+    RequiredAttr,
+    StrAttrsDict,
+    UnsupportedAttributeError,
+    logger,
+)
+from ._common_rnn import (  # noqa: F401  (0.19's names)
+    autopad,
+    ensure_scalar_shape,
+    gru_cell,
+    lstm_cell,
+    rnn_cell,
+    try_resolve_var_to_const,
+    unbind,
+)
 
 _NONE = object()
 
@@ -361,6 +385,20 @@ def set_spans(roots, span: Span) -> None:
         stack.extend(dataflow_children(e))
 
 
+def set_span(sym, span):
+    """0.19's ``set_span``: ``span`` (a :class:`Span` or a source name) given to every node of
+    ``sym`` (an expression, a list/tuple of them, or a ``TupleWrapper``) that has none; returns
+    ``sym``."""
+    if isinstance(span, str):
+        span = Span(span)
+    if isinstance(sym, (list, tuple)):
+        roots = list(sym)
+    else:
+        roots = [getattr(sym, "tuple_value", sym)]
+    set_spans(roots, span)
+    return sym
+
+
 def report_unsupported(op_names, supported, frontend: str, excluded=None, other=None) -> None:
     """Raise one :class:`UnsupportedOperatorError` listing every unsupported operator with its
     count (in first-seen order) when any operator in ``op_names`` is not in ``supported``.
@@ -419,6 +457,24 @@ def as_param(arr: np.ndarray) -> ParamArray:
 
 __all__ = [
     "StrAttrs",
+    "StrAttrsDict",
+    "RequiredAttr",
+    "AttrCvt",
+    "Renamer",
+    "ExprTable",
+    "MissingAttributeError",
+    "AttributeValueError",
+    "UnsupportedAttributeError",
+    "logger",
+    "unbind",
+    "rnn_cell",
+    "gru_cell",
+    "lstm_cell",
+    "autopad",
+    "ensure_scalar_shape",
+    "try_resolve_var_to_const",
+    "set_span",
+    "infer_shape_any",
     "type_of",
     "infer_type",
     "get_relay_op",

@@ -704,7 +704,13 @@ class Parser(TypeSyntax):
                 start = self.peek()
                 lhs = self.parse_pattern()
                 self.expect_p("=>")
-                rhs = self.parse_expr()
+                t = self.peek()
+                if (t.kind == LOCAL and self.is_p(self.peek(1), "=")) or self.is_kw(t, "let"):
+                    # bindings before the clause's value, up to its ',' (TVM's parser takes
+                    # `Cons(%x, %r) => %0 = fn ...; @f(%0, %r),` as printed graph form does)
+                    rhs = self.parse_block_items("}")
+                else:
+                    rhs = self.parse_expr()
             finally:
                 self.scopes.pop()
             clauses.append(Clause(lhs, rhs, self.span(start)))

@@ -9,6 +9,7 @@ from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noq
 from .convert_layout import LayoutConfig  # noqa: F401
 from .cse import EliminateCommonSubexpr  # noqa: F401
 from .dead_code import DeadCodeElimination  # noqa: F401
+from .defunctionalization import Defunctionalization  # noqa: F401
 from .defuse_ops import DefuseOps  # noqa: F401
 from .div_to_mul import DivToMul  # noqa: F401
 from .dynamic_to_static import DynamicToStatic  # noqa: F401

@@ -111,3 +111,25 @@ def test_dotted_function_attribute_names():
     text = relay.astext(f)
     assert "relay.reshape_only=1" in text
     assert structural_equal(relay.parse_expr(text), f)
+
+
+def test_match_clause_value_after_bindings():
+    # TVM 0.19's parser read bindings before a clause's value without braces, up to its ','
+    mod = relay.parse("""#[version = "0.0.5"]
+type List[A] {
+  Cons(A, List[A]),
+  Nil,
+}
+def @f(%xs: List[int32]) -> int32 {
+  match (%xs) {
+    Cons(%x, %rest) => %0 = %x * 2;
+      let %y = %0 + 1;
+      %y,
+    Nil => 0,
+  }
+}
+""")
+    clause = mod["f"].body.clauses[0]
+    assert isinstance(clause.rhs, relay.Let) and clause.rhs.var.name_hint == "y"
+    assert len(mod["f"].body.clauses) == 2
+    assert structural_equal(relay.parse(relay.astext(mod)), mod)
