@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from ..errors import ConversionError
 from ._mx_control import CONTROL_CONVERTERS
+from ._mx_math import MATH_CONVERTERS
 from ._mx_nn import NN_CONVERTERS
 from ._mx_quantized import QUANTIZED_CONVERTERS
 from ._mx_rnn import RNN_CONVERTERS
@@ -28,7 +29,7 @@ from .mxnet_json import parse_graph, parse_subgraphs
 from .mxnet_params import load_ndarray_file, split_arg_aux
 
 CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS, **QUANTIZED_CONVERTERS,
-              **VISION_CONVERTERS, **CONTROL_CONVERTERS, **RNN_CONVERTERS}
+              **VISION_CONVERTERS, **CONTROL_CONVERTERS, **RNN_CONVERTERS, **MATH_CONVERTERS}
 
 # Operators of the last Relay-era importer that are deliberately left out (a later issue).
 EXCLUDED = {
