@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..ir.expr import const
-from ._mx_tensor import _binary, _mx_dtype, _scalar_of, _scalar_op
+from ._mx_tensor import _binary, _math, _mx_dtype, _scalar_of, _scalar_op
 from ._mx_util import R
 
 # ---- gamma and gammaln: Lanczos approximation in float64 ----
@@ -257,6 +257,10 @@ MATH_CONVERTERS = {
     "_npi_mod_scalar": _scalar_op(_mod_expr, numpy=True),
     "_npi_rmod_scalar": _scalar_op(_mod_expr, reverse=True, numpy=True),
     "_npi_true_divide": _np_binary(lambda x, y, c: R("divide")(x, y), divide=True),
+    # mixed dtypes promote (int32 + float32 is float32, bool + int32 int32; MXNet 1.9.1)
+    "_npi_add": _np_binary(lambda x, y, c: _math("add", [x, y], c)),
+    "_npi_subtract": _np_binary(lambda x, y, c: _math("subtract", [x, y], c)),
+    "_npi_multiply": _np_binary(lambda x, y, c: _math("multiply", [x, y], c)),
     "_npi_mean": _np_reduce("mean", bool_dtype="float32", int_dtype="float32"),
     "_np_sum": _np_reduce("sum", bool_dtype="int64"),
     "_np_prod": _np_reduce("prod", bool_dtype="int64"),
