@@ -210,8 +210,9 @@ def _np_reduce(name, *, bool_dtype=None, int_dtype=None):
     when given, else (MXNet 1.9.1, measured, narrower than NumPy): floats keep theirs;
     integers keep theirs for sum / prod / max / min (NumPy widens to int64) and give float32
     for mean; bool gives int64 for sum / prod, float32 for mean, bool for max / min. The
-    reduction runs in that dtype (float16 sums overflow to inf as MXNet's do). ``initial``
-    and ``where`` are refused (MXNet 1.9.1 refuses ``initial`` too)."""
+    reduction runs in that dtype; float16 ones accumulate in float32 (Relay's half kernels),
+    where MXNet 1.9.1 accumulates in float16 (the mean of 1000 values of 100 is inf there).
+    ``initial`` and ``where`` are refused (MXNet 1.9.1 refuses ``initial`` too)."""
 
     def conv(ins, a, c):
         x = ins[0]
