@@ -118,25 +118,29 @@ def _numpy_promotion(name, dt, is_int):
 
 
 def _scalar_op(name, reverse=False, cmp=False, keep_dtype=True, numpy=False):
+    """A converter of ``<op>(data, scalar)`` (``scalar`` and ``is_int`` attributes): ``name``
+    is a Relay operator (computed through :func:`_math`) or a function ``fn(a, b, ctx)``.
+    NumPy-mode operators (``numpy=True``) promote as :func:`_numpy_promotion`; so do legacy
+    names when the node carries ``is_int`` (MXNet 1.9.1's NumPy mode writes ``_maximum_scalar``
+    and ``_hypot_scalar`` with it, and their dtype then follows the same rule: ``maximum(int32,
+    1.5)`` is float64, measured); without ``is_int`` the scalar takes the data's dtype."""
     def conv(ins, a, c):
         x = ins[0]
         dt = c.dtype(x)
-        promoted = _numpy_promotion(name, dt, a.get_bool("is_int", False)) if numpy else dt
+        numpy_rule = numpy or (not cmp and name != "divide" and "is_int" in a)
+        promoted = _numpy_promotion(name, dt, a.get_bool("is_int", False)) if numpy_rule else dt
         if promoted != dt:
             x = R("cast")(x, promoted)
             s = const(np.array(a.get_float("scalar", 0.0)).astype(promoted), promoted)
         else:
             s = _scalar_of(a, c, x)
-        out = _math(name, [s, x] if reverse else [x, s], c)
+        args = [s, x] if reverse else [x, s]
+        out = name(*args, c) if callable(name) else _math(name, args, c)
         if cmp and keep_dtype:
             out = R("cast")(out, c.dtype(x))
         return out
 
     return conv
-
-
-def _mod(ins, a, c):
-    return R("floor_mod")(ins[0], ins[1])
 
 
 def _square(ins, a, c):
@@ -558,15 +562,11 @@ TENSOR_CONVERTERS = {
     "broadcast_minus": _binary("subtract"),
     "broadcast_mul": _binary("multiply"),
     "broadcast_div": _binary("divide"),
-    "broadcast_mod": _mod,
     "broadcast_power": _binary("power"),
     "broadcast_maximum": _binary("maximum"),
     "broadcast_minimum": _binary("minimum"),
     "_maximum": _binary("maximum"),
     "_minimum": _binary("minimum"),
-    "_npi_add": _binary("add"),
-    "_npi_subtract": _binary("subtract"),
-    "_npi_multiply": _binary("multiply"),
     "_npi_power": _binary("power"),
     "broadcast_equal": _cmp("equal"),
     "broadcast_not_equal": _cmp("not_equal"),
@@ -612,8 +612,6 @@ TENSOR_CONVERTERS = {
     "_npi_power_scalar": _scalar_op("power", numpy=True),
     "_npi_rpower_scalar": _scalar_op("power", reverse=True, numpy=True),
     "_npi_rtrue_divide_scalar": _scalar_op("divide", reverse=True, numpy=True),
-    "_npi_mod_scalar": _scalar_op("floor_mod", numpy=True),
-    "_npi_rmod_scalar": _scalar_op("floor_mod", reverse=True, numpy=True),
     "__rpow_scalar__": _scalar_op("power", reverse=True),
     "_rpower_scalar": _scalar_op("power", reverse=True),
     "_maximum_scalar": _scalar_op("maximum"),

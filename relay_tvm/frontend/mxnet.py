@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from ..errors import ConversionError
 from ._mx_control import CONTROL_CONVERTERS
+from ._mx_math import MATH_CONVERTERS
 from ._mx_nn import NN_CONVERTERS
 from ._mx_quantized import QUANTIZED_CONVERTERS
 from ._mx_rnn import RNN_CONVERTERS
@@ -28,7 +29,7 @@ from .mxnet_json import parse_graph, parse_subgraphs
 from .mxnet_params import load_ndarray_file, split_arg_aux
 
 CONVERTERS = {**TENSOR_CONVERTERS, **SHAPE_CONVERTERS, **NN_CONVERTERS, **QUANTIZED_CONVERTERS,
-              **VISION_CONVERTERS, **CONTROL_CONVERTERS, **RNN_CONVERTERS}
+              **VISION_CONVERTERS, **CONTROL_CONVERTERS, **RNN_CONVERTERS, **MATH_CONVERTERS}
 
 # Operators of the last Relay-era importer that are deliberately left out (a later issue).
 EXCLUDED = {
@@ -91,22 +92,144 @@ def _shape_dict(shape) -> dict:
     return out
 
 
-def _trace_error(block, names, e) -> ConversionError:
+def _trace_error(block, names, e, numpy_mode=False) -> ConversionError:
     """The ConversionError for a block that could not be traced with one symbol per name of
     ``shape`` (MXNet's TypeError "hybrid_forward() takes 3 positional arguments but 4 were
-    given", or its errors for NumPy-mode blocks, came through raw; fresh-user trial)."""
+    given", or its errors for NumPy-mode blocks, came through raw; fresh-user trial).
+    ``numpy_mode``: whether it was traced under NumPy semantics."""
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     hint = ("shape= must name the block's inputs, one per argument of its forward(), in that "
             "order")
-    if "legacy" in first or "mxnet.numpy" in first:
-        hint = ("a NumPy-mode block (npx.set_np()) cannot be traced into a legacy symbol here: "
-                "export it (block.export) and convert the .json / .params files")
+    export = ("; or export it (block.hybridize(); block(x); block.export(prefix)) where it "
+              "runs and convert prefix-symbol.json with prefix-0000.params")
+    if "legacy operator" in first or "numpy operator" in first:
+        legacy_op = "legacy operator" in first
+        if numpy_mode and legacy_op:
+            hint = ("it was traced under MXNet's NumPy semantics (npx.set_np() is active, or its "
+                    "parameters are mx.np arrays) and calls a legacy operator (F.relu, "
+                    "F.FullyConnected, mx.nd / mx.sym names), which takes no mx.np arrays: call "
+                    "mx.npx.reset_np() before from_mxnet for a legacy block, or use mx.np / "
+                    "mx.npx operators throughout" + export)
+        elif numpy_mode:
+            hint = ("it was traced under MXNet's NumPy semantics and feeds legacy arrays (mx.nd) "
+                    "to mx.np / npx operators: use mx.np arrays throughout" + export)
+        else:
+            hint = ("it looks like a NumPy-mode block (mx.np / npx operators or parameters) "
+                    "traced without NumPy semantics: call mx.npx.set_np() before from_mxnet, as "
+                    "running it in MXNet needs" + export)
     return ConversionError(f"from_mxnet(HybridBlock {type(block).__name__}): tracing it with the "
                            f"inputs {names} failed: {type(e).__name__}: {first}\n  hint: {hint}")
 
 
+def _is_numpy_block(block) -> bool:
+    """Whether ``block`` is a NumPy-mode block: MXNet's NumPy semantics are active
+    (``npx.set_np()``), or its parameters are ``mx.np.ndarray`` (made under them)."""
+    import mxnet as mx
+
+    if mx.util.is_np_array():
+        return True
+    for p in block.collect_params().values():
+        try:
+            return isinstance(p.data(), mx.np.ndarray)
+        except Exception:  # noqa: BLE001 - not initialized yet: decided by the mode alone
+            return False
+    return False
+
+
+def _flatten_outputs(out, where="output"):
+    """``(symbols, structure)`` of what a block's forward returned: the leaf symbols in order
+    and the nesting as nested lists of output indices (a leaf with several outputs, say an
+    unindexed ``split``, is a list of its indices, as MXNet's ``Group`` flattens it).
+
+    Raises:
+        ConversionError: a leaf that is not a symbol, named by its position (``output[1][0]``).
+    """
+    import mxnet as mx
+
+    symbols, count = [], 0
+
+    def leaf(sym, path):
+        nonlocal count
+        if not isinstance(sym, mx.sym.Symbol):
+            raise ConversionError(
+                f"from_mxnet(HybridBlock): {path} of the block's forward is a "
+                f"{type(sym).__name__} ({sym!r:.60}), expected a symbol (an MXNet array in "
+                f"forward) or a tuple / list of them")
+        if hasattr(sym, "as_nd_ndarray"):  # NumPy-mode symbol: Group takes legacy ones
+            sym = sym.as_nd_ndarray()
+        k = len(sym.list_outputs())
+        symbols.append(sym)
+        idx = list(range(count, count + k))
+        count += k
+        return idx[0] if k == 1 else idx
+
+    def walk(x, path):  # nesting is shallow (a forward's return value): recursion is fine
+        if isinstance(x, (list, tuple)):
+            return [walk(v, f"{path}[{i}]") for i, v in enumerate(x)]
+        return leaf(x, path)
+
+    return symbols, walk(out, where)
+
+
+def _nest_outputs(mod, structure):
+    """``mod`` with ``main``'s flat tuple of outputs regrouped as ``structure`` (nested lists of
+    output indices): ``(a, (b, c))`` from a block comes back as a nested Relay tuple."""
+    from ..ir.expr import Function, Tuple
+    from ..ir.module import IRModule
+    from ..typing.infer import infer_module
+
+    main = mod["main"]
+    flat = list(main.body.fields) if isinstance(main.body, Tuple) else [main.body]
+
+    def build(s):
+        return Tuple([build(v) for v in s]) if isinstance(s, list) else flat[s]
+
+    return infer_module(IRModule.from_expr(Function(main.params, build(structure))))
+
+
 def _block_to_symbol(block, shape, dtype):
-    """Trace a Gluon HybridBlock into a symbol; return (json, params) with its parameters."""
+    """Trace a Gluon HybridBlock into a symbol: ``(json, params, structure)``, ``structure``
+    the nesting of its outputs (see :func:`_flatten_outputs`; None for one output).
+
+    A NumPy-mode block (``npx.set_np()`` active, or parameters made under it) is traced with
+    ``mx.np`` symbols under NumPy semantics, as MXNet's ``block.export`` does."""
+    import contextlib
+
+    import mxnet as mx
+
+    saved = _param_state(block)
+    try:
+        with contextlib.ExitStack() as scope:
+            if _is_numpy_block(block):
+                scope.enter_context(mx.util.np_shape(True))  # entered first: exits last
+                scope.enter_context(mx.util.np_array(True))
+            return _trace_block(block, shape, dtype, mx.util.is_np_array())
+    except ConversionError:
+        # a failed first run (a NumPy-mode block run without NumPy semantics) leaves some
+        # parameters materialized, the weight a legacy array and the bias an mx.np one, and
+        # the block failing ever after under either mode: put them back as they were
+        _restore_param_state(block, saved)
+        raise
+
+
+def _param_state(block) -> list:
+    """``[(parameter, fields)]``: a shallow copy of the attributes of every parameter of
+    ``block``, taken before anything reads them (MXNet 1.9.1's ``gluon.Parameter`` keeps its
+    data, shape, contexts and deferred initializer there; reading a deferred parameter whose
+    shape is known, or a first run, materializes it as an array of the mode then active)."""
+    return [(p, dict(vars(p))) for p in block.collect_params().values()]
+
+
+def _restore_param_state(block, saved) -> None:
+    """Undo a failed first run: the parameters' fields, and the graphs the block and its
+    children cached from that run (traced under the other mode, with its shapes)."""
+    for p, fields in saved:
+        vars(p).clear()
+        vars(p).update(fields)
+    block.apply(lambda b: b._clear_cached_op() if hasattr(b, "_clear_cached_op") else None)
+
+
+def _trace_block(block, shape, dtype, numpy_mode):
     import mxnet as mx
 
     if not shape:
@@ -123,12 +246,12 @@ def _block_to_symbol(block, shape, dtype):
     if deferred:  # deferred initialization: run once to materialize the parameters
         # MXNet needs concrete shapes for this pass; dynamic (Any/symbolic) dims take a
         # stand-in of 1 here only, and the conversion below keeps them dynamic.
-        args = [mx.nd.zeros(_concrete_shape(shape[n]), dtype=_dtype_of(dtype, n))
-                for n in names]
+        zeros = mx.np.zeros if numpy_mode else mx.nd.zeros
+        args = [zeros(_concrete_shape(shape[n]), dtype=_dtype_of(dtype, n)) for n in names]
         try:
             block(*args)
         except TypeError as e:
-            raise _trace_error(block, names, e) from e
+            raise _trace_error(block, names, e, numpy_mode) from e
         except (mx.base.MXNetError, ValueError) as e:
             stand_in = {n: _concrete_shape(shape[n]) for n in names}
             how = "" if all(stand_in[n] == tuple(shape[n]) for n in names) else \
@@ -139,16 +262,26 @@ def _block_to_symbol(block, shape, dtype):
                 f"failed: {str(e).splitlines()[0]}\n  hint: run the block once on a real input "
                 f"before converting") from e
     syms = [mx.sym.var(n) for n in names]
+    if numpy_mode:
+        syms = [v.as_np_ndarray() for v in syms]
     try:
         out = block(*syms)
     except (TypeError, ValueError, mx.base.MXNetError) as e:
-        raise _trace_error(block, names, e) from e
+        raise _trace_error(block, names, e, numpy_mode) from e
+    structure = None
     if isinstance(out, (list, tuple)):
-        out = mx.sym.Group(list(out))
+        leaves, structure = _flatten_outputs(out)
+        if not leaves:
+            raise ConversionError(f"from_mxnet(HybridBlock {type(block).__name__}): its forward "
+                                  f"returned {out!r}, no outputs; expected at least one array")
+        out = mx.sym.Group(leaves)
+    else:
+        leaves, _ = _flatten_outputs(out)
+        out = leaves[0]
     params = {}
     for k, p in block.collect_params().items():
         params[p.name if hasattr(p, "name") else k] = p.data().asnumpy()
-    return _infer_unknown_fill_shapes(out, shape), params
+    return _infer_unknown_fill_shapes(out, shape), params, structure
 
 
 _FILL_OPS = ("_zeros", "_ones", "_full", "zeros", "ones", "full")
@@ -266,10 +399,11 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
             were never initialized (neither ``initialize()`` nor loaded).
     """
     shape = _shape_dict(shape)
+    structure = None
     if _is_mx_symbol(symbol):
         graph_src = symbol.tojson()
     elif _is_gluon_block(symbol) and not isinstance(symbol, (str, dict, bytes)):
-        graph_src, block_params = _block_to_symbol(symbol, shape, dtype)
+        graph_src, block_params, structure = _block_to_symbol(symbol, shape, dtype)
         arg_params, aux_params = block_params, None
     else:
         graph_src = symbol
@@ -284,6 +418,8 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
     params = {**_load_params(arg_params, "arg_params"), **_load_params(aux_params, "aux_params")}
     mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS, "MXNet",
                               options={"unroll_foreach": bool(unroll_foreach)})
+    if structure is not None and any(isinstance(v, list) for v in structure):
+        mod = _nest_outputs(mod, structure)
     return mod, used
 
 
