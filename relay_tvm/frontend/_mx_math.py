@@ -162,14 +162,21 @@ def _np_binary_dtype(da, db, divide=False):
     return out
 
 
-def _np_binary(fn, divide=False, ints=True):
+def _np_binary(fn, divide=False, ints=True, mixed_ints=True):
     """A NumPy-interface broadcasting operator ``fn(a, b, ctx)`` with both operands cast to
     :func:`_np_binary_dtype` first; ``ints=False`` refuses integer and bool operands as
-    MXNet does (``_npi_hypot``: "only support floating point")."""
+    MXNet does (``_npi_hypot``: "only support floating point"), ``mixed_ints=False`` two
+    different integer / bool dtypes (``_npi_subtract``: "does not support combination of
+    int with ...")."""
 
     def conv(ins, a, c):
         x, y = ins
-        dt = _np_binary_dtype(c.dtype(x), c.dtype(y), divide)
+        da, db = c.dtype(x), c.dtype(y)
+        if not mixed_ints and da != db and not any(
+                d.startswith(("float", "bfloat")) for d in (da, db)):
+            raise c.error(f"operands have dtypes {da} and {db}: MXNet 1.9.1 does not subtract "
+                          "two different integer / bool dtypes; cast one operand first")
+        dt = _np_binary_dtype(da, db, divide)
         if not ints and not dt.startswith(("float", "bfloat")):
             raise c.error(f"operands have dtypes {c.dtype(x)} and {c.dtype(y)}, expected float "
                           f"dtypes (as MXNet)")
@@ -260,7 +267,8 @@ MATH_CONVERTERS = {
     "_npi_true_divide": _np_binary(lambda x, y, c: R("divide")(x, y), divide=True),
     # mixed dtypes promote (int32 + float32 is float32, bool + int32 int32; MXNet 1.9.1)
     "_npi_add": _np_binary(lambda x, y, c: _math("add", [x, y], c)),
-    "_npi_subtract": _np_binary(lambda x, y, c: _math("subtract", [x, y], c)),
+    "_npi_subtract": _np_binary(lambda x, y, c: _math("subtract", [x, y], c),
+                                mixed_ints=False),
     "_npi_multiply": _np_binary(lambda x, y, c: _math("multiply", [x, y], c)),
     "_npi_mean": _np_reduce("mean", bool_dtype="float32", int_dtype="float32"),
     "_np_sum": _np_reduce("sum", bool_dtype="int64"),
