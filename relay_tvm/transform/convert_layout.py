@@ -1056,8 +1056,11 @@ def _tinfos(types):
 def convert_layout(func, desired, mod=None):
     """ConvertLayout on one function (``desired``: operator name -> list of layouts)."""
     from ..typing.infer import infer_expr
+    from ._rewrite import called_ops
     from .canonicalize import canonicalize_ops
 
+    if not any(name in desired for name in called_ops(func)):
+        return func  # nothing is converted, so no layout changes anywhere
     func = canonicalize_ops(func)
     infer_expr(func, mod)
     conv = _Convert(desired)
