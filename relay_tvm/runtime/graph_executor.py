@@ -54,6 +54,37 @@ def _gpu_kinds(lib) -> list:
     return sorted(kinds)
 
 
+def check_device(lib, dev, who: str, what: str):
+    """The device ``dev`` (CPU when None; the first of a list) after checking that the
+    compiled ``lib`` can run there: GPU kernels on a local CPU, or a device this machine / TVM
+    runtime does not have, raise instead of failing inside TVM's runtime.
+
+    Raises:
+        InputError: a GPU-built ``lib`` and a CPU device.
+        BuildError: not a device, or a device that does not exist.
+    """
+    import tvm
+
+    dev = dev if dev is not None else tvm.cpu(0)
+    if isinstance(dev, (list, tuple)):
+        dev = dev[0]
+    if not isinstance(dev, tvm.runtime.Device):
+        raise BuildError(f"{who}: expected a device such as tvm.cpu(0) or tvm.cuda(0), got "
+                         f"{type(dev).__name__} {dev!r}")
+    if dev.device_type == 1:  # a local CPU (an RPC session's devices are numbered above)
+        gpu = _gpu_kinds(lib)
+        if gpu:
+            kind = gpu[0]
+            raise InputError(f"{who}: the {what} was built for target {kind} and cannot run "
+                             f"on device {dev} (its kernels are {kind} code); give "
+                             f"tvm.{_GPU_DEVICE[kind]}(0), or build for 'llvm' to run on the "
+                             f"CPU")
+    if not dev.exist:
+        raise BuildError(f"{who}: device {dev} does not exist on this machine (or this TVM "
+                         f"runtime was built without its support)")
+    return dev
+
+
 class GraphModule:
     """Wrapper of a compiled graph module (tvm.contrib.graph_executor.GraphModule).
 
@@ -84,23 +115,7 @@ class GraphModule:
         from tvm import relax
 
         self = cls.__new__(cls)
-        dev = dev if dev is not None else tvm.cpu(0)
-        if isinstance(dev, (list, tuple)):
-            dev = dev[0]
-        if not isinstance(dev, tvm.runtime.Device):
-            raise BuildError(f"expected a device such as tvm.cpu(0) or tvm.cuda(0), got "
-                             f"{type(dev).__name__} {dev!r}")
-        if dev.device_type == 1:  # a local CPU (an RPC session's devices are numbered above)
-            gpu = _gpu_kinds(lib)
-            if gpu:
-                kind = gpu[0]
-                raise InputError(f"lib['default'](dev): the library was built for target "
-                                 f"{kind} and cannot run on device {dev} (its kernels are "
-                                 f"{kind} code); give tvm.{_GPU_DEVICE[kind]}(0), or build "
-                                 f"for 'llvm' to run on the CPU")
-        if not dev.exist:
-            raise BuildError(f"device {dev} does not exist on this machine (or this TVM runtime "
-                             f"was built without its support)")
+        dev = check_device(lib, dev, "lib['default'](dev)", "library")
         self.device = dev
         devices = [dev] if dev.dlpack_device_type() == 1 else [dev, tvm.cpu(0)]
         self._vm = relax.VirtualMachine(lib, devices)

@@ -402,8 +402,10 @@ class VirtualMachine:
         import tvm
         from tvm import relax
 
+        from .graph_executor import check_device
+
         self.exe = exe
-        self.device = device if device is not None else tvm.cpu(0)
+        self.device = check_device(exe.lib, device, "VirtualMachine(exe, device)", "executable")
         if exe.target is not None:  # compiled here: can this CPU run it? (loaded: checked)
             from ..backend.isa import check_isa, target_isa
 

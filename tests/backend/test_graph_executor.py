@@ -159,6 +159,16 @@ def test_gpu_library_on_the_cpu_names_both():
     # a CPU library on the CPU still runs
     cpu = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x))), "llvm")
     relay.runtime.GraphModule(cpu["default"](tvm.cpu(0)))
+    # the VM too (a second trial: it ended in TVM's raw error)
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
+    exe = relay.vm.compile(mod, target="cuda -arch=sm_80")
+    with pytest.raises(relay.InputError, match=r"VirtualMachine\(exe, device\): the executable "
+                                               r"was built for target cuda and cannot run on "
+                                               r"device cpu"):
+        relay.vm.VirtualMachine(exe, tvm.cpu(0))
+    with pytest.raises(relay.InputError, match="built for target cuda"):
+        relay.create_executor("vm", mod=mod, device=tvm.cpu(0),
+                              target="cuda -arch=sm_80").evaluate()(np.ones((1, 4), "float32"))
 
 
 def test_relay_era_set_input_of_bound_params_and_time_evaluator():
