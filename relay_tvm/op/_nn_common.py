@@ -204,6 +204,33 @@ def np_acc(dtype) -> str:
     return "float64" if np.dtype(dtype).kind == "f" else "int64"
 
 
+def check_operand_dtypes(a: str, b: str, out_dtype, names, op: str) -> None:
+    """The two operands of a product (convolution, dense, matmul) share a dtype, except the
+    quantized pattern of Relay: two integer operands of up to 16 bits (uint8 data with int8
+    weights, as x86's int8 kernels take them) with an explicit integer ``out_dtype`` of at least
+    32 bits, which every product is computed in.
+
+    Raises:
+        TypeInferenceError: other dtype pairs, naming both and what is expected.
+    """
+    if a == b:
+        return
+    import tvm
+
+    def small_int(d):
+        t = tvm.DataType(d)
+        return t.type_code in (0, 1) and t.bits <= 16 and t.lanes == 1
+
+    if small_int(a) and small_int(b) and out_dtype:
+        o = tvm.DataType(out_dtype)
+        if o.type_code == 0 and o.bits >= 32:
+            return
+    raise TypeInferenceError(
+        f"{op}: {names[0]} dtype {a} and {names[1]} dtype {b} differ (operands of different "
+        f"dtypes are accepted only as integers of up to 16 bits with out_dtype='int32' or "
+        f"wider)")
+
+
 def np_operands(arrays, out_dtype):
     """Reference-kernel operands of a product (dense, matmul, conv) with ``out_dtype``: float
     operands of an integer ``out_dtype`` are first cast to it (truncated toward zero), as topi's
@@ -218,6 +245,7 @@ def np_operands(arrays, out_dtype):
 
 __all__ = [
     "SPATIAL",
+    "check_operand_dtypes",
     "ntuple",
     "pad_before_after",
     "dims_match",

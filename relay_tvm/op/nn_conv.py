@@ -20,6 +20,7 @@ from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, IncompleteType, TensorType
 from ._common import require_equal_dims, shape_str, tensor_args
 from ._nn_common import (
+    check_operand_dtypes,
     SPATIAL,
     check_positive,
     check_rank,
@@ -148,10 +149,8 @@ def _conv_rel(nd: int, transpose: bool):
         else:
             (weight,) = tensor_args([weight], ("weight",), op)
             check_rank(weight, nd + 2, op, "weight", attrs.kernel_layout)
-            if data.dtype != weight.dtype:
-                raise TypeInferenceError(
-                    f"{op}: data dtype {data.dtype} and weight dtype {weight.dtype} differ"
-                )
+            check_operand_dtypes(data.dtype, weight.dtype, attrs.out_dtype, ("data", "weight"),
+                                 op)
         o, i = weight.shape[kl["O"]], weight.shape[kl["I"]]
         ks = [weight.shape[kl[s]] for s in sp]
         shapes = f"data shape {shape_str(data.shape)}, weight shape {shape_str(weight.shape)}"

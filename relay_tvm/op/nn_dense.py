@@ -11,15 +11,12 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, IncompleteType, TensorType, dim_equal
 from ._common import out_dims, require_at_run_time, require_equal_dims, shape_str, tensor_args
-from ._nn_common import dims_match, np_acc, np_operands
+from ._nn_common import check_operand_dtypes, dims_match, np_acc, np_operands
 from .registry import OpPattern, make_call, register_op
 
 
-def _check_same_dtype(a, b, names, op):
-    if a.dtype != b.dtype:
-        raise TypeInferenceError(
-            f"{op}: {names[0]} dtype {a.dtype} and {names[1]} dtype {b.dtype} differ"
-        )
+def _check_same_dtype(a, b, names, op, out_dtype=None):
+    check_operand_dtypes(a.dtype, b.dtype, out_dtype, names, op)
 
 
 def _product_ref(args, out_type, fn):
@@ -61,7 +58,7 @@ def _dense_rel(types, attrs):
             f"{op}: units={attrs.units} but weight shape {shape_str(weight.shape)} has "
             f"{weight.shape[0]} output units"
         )
-    _check_same_dtype(data, weight, ("data", "weight"), op)
+    _check_same_dtype(data, weight, ("data", "weight"), op, attrs.out_dtype)
     return TensorType((*data.shape[:-1], weight.shape[0]), attrs.out_dtype or data.dtype)
 
 
@@ -146,7 +143,7 @@ def _matmul_rel(types, attrs):
         )
     if attrs.units is not None and not dims_match(n, attrs.units):
         raise TypeInferenceError(f"{op}: units={attrs.units} but tensor_b gives {n} columns")
-    _check_same_dtype(a, b, ("tensor_a", "tensor_b"), op)
+    _check_same_dtype(a, b, ("tensor_a", "tensor_b"), op, attrs.out_dtype)
     return TensorType((*a.shape[:-2], m, n), attrs.out_dtype or a.dtype)
 
 
@@ -233,7 +230,7 @@ def _batch_matmul_rel(types, attrs):
                for d in (bx, by)]
         require_at_run_time(tirx.Or(tirx.Or(b64[0] == b64[1], b64[0] == 1), b64[1] == 1),
                             "batch sizes of tensor_a and tensor_b differ and neither is 1")
-        _check_same_dtype(x, y, ("tensor_a", "tensor_b"), op)
+        _check_same_dtype(x, y, ("tensor_a", "tensor_b"), op, attrs.out_dtype)
         return TensorType((_symbolic_batch(bx, by), m, n), attrs.out_dtype or x.dtype)
     if not dims_match(k, ky):
         raise TypeInferenceError(
@@ -248,7 +245,7 @@ def _batch_matmul_rel(types, attrs):
         b = bx
     else:
         raise TypeInferenceError(f"{op}: batch sizes {bx} and {by} differ and neither is 1; {shapes}")
-    _check_same_dtype(x, y, ("tensor_a", "tensor_b"), op)
+    _check_same_dtype(x, y, ("tensor_a", "tensor_b"), op, attrs.out_dtype)
     return TensorType((b, m, n), attrs.out_dtype or x.dtype)
 
 

@@ -123,6 +123,25 @@ def test_conv2d_int8_out_dtype_int32():
              {"x": x, "w": w}, want)
 
 
+def test_conv2d_uint8_data_int8_weight_out_dtype_int32():
+    """Relay's quantized pattern (uint8 data, int8 weight, int32 out: x86's int8 kernels):
+    accepted with an explicit int32 out_dtype, refused without one (from a new-user trial: it
+    was refused in every case, where tvm.relay 0.19 accepted it)."""
+    x = np.random.default_rng(0).integers(0, 256, (1, 16, 6, 6)).astype("uint8")
+    w = np.random.default_rng(1).integers(-128, 128, (8, 16, 3, 3)).astype("int8")
+    want = conv_loops(x.astype("int64"), w.astype("int64"), (1, 1), (1, 1, 1, 1), (1, 1),
+                      1).astype("int32")
+    check_op(lambda a, b: relay.nn.conv2d(a, b, padding=(1, 1), out_dtype="int32"),
+             {"x": x, "w": w}, want)
+    with pytest.raises(TypeInferenceError, match=r"data dtype uint8 and weight dtype int8 "
+                                                 r"differ.*out_dtype='int32'"):
+        infer(lambda a, b: relay.nn.conv2d(a, b),
+              {"x": ((1, 16, 6, 6), "uint8"), "w": ((8, 16, 3, 3), "int8")})
+    with pytest.raises(TypeInferenceError, match="differ"):
+        infer(lambda a, b: relay.nn.conv2d(a, b, out_dtype="int16"),
+              {"x": ((1, 16, 6, 6), "uint8"), "w": ((8, 16, 3, 3), "int8")})
+
+
 CONV1D_CASES = [
     ((2, 3, 9), (4, 3, 3), (1,), (1, 2), (1,), 1, "NCW", "OIW"),
     ((1, 4, 10), (4, 2, 3), (2,), (1,), (2,), 2, "NCW", "OIW"),

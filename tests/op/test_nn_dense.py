@@ -29,6 +29,20 @@ def test_dense_int8_out_dtype():
     check_op(lambda a, b: relay.nn.dense(a, b, out_dtype="int32"), {"x": x, "w": w}, want)
 
 
+def test_dense_and_batch_matmul_uint8_by_int8_to_int32():
+    x = np.random.default_rng(2).integers(0, 256, (2, 16)).astype("uint8")
+    w = np.random.default_rng(3).integers(-128, 128, (8, 16)).astype("int8")
+    want = (x.astype("int64") @ w.astype("int64").T).astype("int32")
+    check_op(lambda a, b: relay.nn.dense(a, b, out_dtype="int32"), {"x": x, "w": w}, want)
+    want_b = np.einsum("bmk,bnk->bmn", x[None].astype("int64"),
+                       w[None].astype("int64")).astype("int32")
+    check_op(lambda a, b: relay.nn.batch_matmul(a, b, out_dtype="int32"),
+             {"x": x[None], "w": w[None]}, want_b)
+    with pytest.raises(TypeInferenceError, match="data dtype uint8 and weight dtype int8"):
+        infer(lambda a, b: relay.nn.dense(a, b), {"x": ((2, 16), "uint8"),
+                                                 "w": ((8, 16), "int8")})
+
+
 @pytest.mark.parametrize("ashape,bshape,ta,tb", [
     ((3, 4), (4, 5), False, False),
     ((4, 3), (4, 5), True, False),
