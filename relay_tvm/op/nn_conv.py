@@ -20,8 +20,8 @@ from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, IncompleteType, TensorType
 from ._common import require_equal_dims, shape_str, tensor_args
 from ._nn_common import (
-    check_operand_dtypes,
     SPATIAL,
+    check_operand_dtypes,
     check_positive,
     check_rank,
     check_window,

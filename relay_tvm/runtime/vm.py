@@ -399,7 +399,6 @@ class VirtualMachine:
     """
 
     def __init__(self, exe: Executable, device=None):
-        import tvm
         from tvm import relax
 
         from .graph_executor import check_device
