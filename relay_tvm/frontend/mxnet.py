@@ -92,12 +92,27 @@ def _shape_dict(shape) -> dict:
     return out
 
 
+def _mx_reason(e) -> str:
+    """The line of an MXNet error that says why (its messages start with a C++ "Traceback"
+    and file line; the reason is the ``MXNetError: ...`` / ``Check failed`` line), else the
+    first line, else the exception's type."""
+    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    if not lines:
+        return type(e).__name__
+    for ln in lines:
+        if ln.startswith(("MXNetError:", "Check failed")) or "Error:" in ln:
+            return ln
+    skip = ("Traceback", "File ", "[bt]", "Stack trace")
+    rest = [ln for ln in lines if not ln.startswith(skip)]
+    return (rest or lines)[0]
+
+
 def _trace_error(block, names, e, numpy_mode=False) -> ConversionError:
     """The ConversionError for a block that could not be traced with one symbol per name of
     ``shape`` (MXNet's TypeError "hybrid_forward() takes 3 positional arguments but 4 were
     given", or its errors for NumPy-mode blocks, came through raw; fresh-user trial).
     ``numpy_mode``: whether it was traced under NumPy semantics."""
-    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    first = _mx_reason(e)
     hint = ("shape= must name the block's inputs, one per argument of its forward(), in that "
             "order")
     export = ("; or export it (block.hybridize(); block(x); block.export(prefix)) where it "
@@ -259,8 +274,9 @@ def _trace_block(block, shape, dtype, numpy_mode):
             raise ConversionError(
                 f"from_mxnet(HybridBlock): the block's parameters are not initialized yet and "
                 f"running it once at {stand_in}{how} to initialize them "
-                f"failed: {str(e).splitlines()[0]}\n  hint: run the block once on a real input "
-                f"before converting") from e
+                f"failed: {_mx_reason(e)}\n  hint: run the block once on a real input "
+                f"before converting (with dtype= other than the parameters' float32, cast the "
+                f"block first: block.cast(dtype))") from e
     syms = [mx.sym.var(n) for n in names]
     if numpy_mode:
         syms = [v.as_np_ndarray() for v in syms]

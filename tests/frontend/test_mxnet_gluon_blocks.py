@@ -220,3 +220,14 @@ def test_legacy_block_under_set_np_is_explained():
     mod, _ = relay.frontend.from_mxnet(Legacy(), shape={"data": (2, 3)})
     x = np.array([[-1, 2, -3], [4, -5, 6]], "float32")
     np.testing.assert_array_equal(_run(mod, {}, [x], "debug"), np.maximum(x, 0))
+
+
+def test_deferred_init_failure_keeps_mxnets_reason():
+    """New-user trial: converting a freshly initialized (deferred) Dense with dtype float16
+    said only "failed: Traceback (most recent call last):"; the reason MXNet gives is kept."""
+    net = mx.gluon.nn.Dense(3)
+    net.initialize()
+    with pytest.raises(ConversionError, match=r"to initialize them failed: MXNetError: Check "
+                                              r"failed: .*expected float16, got float32.*\n.*"
+                                              r"block.cast\(dtype\)"):
+        relay.frontend.from_mxnet(net, shape={"data": (2, 5)}, dtype="float16")
