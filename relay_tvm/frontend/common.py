@@ -401,13 +401,19 @@ def set_span(sym, span):
 
 def report_unsupported(op_names, supported, frontend: str, excluded=None, other=None) -> None:
     """Raise one :class:`UnsupportedOperatorError` listing every unsupported operator with its
-    count (in first-seen order) when any operator in ``op_names`` is not in ``supported``.
+    count and the first node names using it (in first-seen order) when any operator in
+    ``op_names`` (names, or ``(name, node name)`` pairs) is not in ``supported``.
 
     ``other`` is ``(operator names, hint)`` of another frontend: when it knows every operator this
     one does not, the message ends with the hint (a graph given to the wrong importer)."""
-    counts = Counter(o for o in op_names if o not in supported)
+    pairs = [o if isinstance(o, tuple) else (o, None) for o in op_names]
+    counts = Counter(o for o, _ in pairs if o not in supported)
     if not counts:
         return
+    nodes: dict = {}
+    for o, node in pairs:
+        if o in counts and node is not None:
+            nodes.setdefault(o, []).append(node)
     tail = ""
     if other is not None and all(o in other[0] for o in counts):
         tail = f". {other[1]}"
@@ -415,7 +421,12 @@ def report_unsupported(op_names, supported, frontend: str, excluded=None, other=
     parts = []
     for name, n in counts.items():
         why = f" [{excluded[name]}]" if name in excluded else ""
-        parts.append(f"{name} ({n}){why}")
+        at = nodes.get(name, [])
+        where = ""
+        if at:
+            more = f", ... {len(at) - 3} more" if len(at) > 3 else ""
+            where = ": node " + ", ".join(repr(x) for x in at[:3]) + more
+        parts.append(f"{name} ({n}{where}){why}")
     raise UnsupportedOperatorError(
         f"The following operators are not supported by the {frontend} frontend: "
         + ", ".join(parts) + tail

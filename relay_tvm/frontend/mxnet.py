@@ -363,13 +363,13 @@ def _load_params(value, what):
 
 
 def _operator_names(graph) -> list:
-    """The operator of every node, in the bodies of control-flow nodes too."""
+    """``(operator, node name)`` of every node, in the bodies of control-flow nodes too."""
     out, stack = [], [graph]
     while stack:
         g = stack.pop()
         for n in g.nodes:
             if n.op != "null":
-                out.append(n.op)
+                out.append((n.op, n.name))
             if n.op in CONTROL_CONVERTERS:
                 stack.extend(reversed(parse_subgraphs(n, g.source)))
     return out

@@ -389,7 +389,8 @@ def from_nnvm(graph, params=None, shape=None, dtype="float32"):
     g = parse_graph(_graph_text(graph), "NNVM graph")
     from .mxnet import CONVERTERS as MX_CONVERTERS
 
-    report_unsupported([n.op for n in g.nodes if n.op != "null"], CONVERTERS, "NNVM", None,
+    report_unsupported([(n.op, n.name) for n in g.nodes if n.op != "null"], CONVERTERS, "NNVM",
+                       None,
                        (MX_CONVERTERS, "This looks like an MXNet symbol: use "
                         "relay.frontend.from_mxnet (relay-tvm --format mxnet)"))
     values, given = _load_params(params)
