@@ -425,7 +425,8 @@ def report_unsupported(op_names, supported, frontend: str, excluded=None, other=
         where = ""
         if at:
             more = f", ... {len(at) - 3} more" if len(at) > 3 else ""
-            where = ": node " + ", ".join(repr(x) for x in at[:3]) + more
+            where = (": node " if len(at) == 1 else ": nodes ") + \
+                ", ".join(repr(x) for x in at[:3]) + more
         parts.append(f"{name} ({n}{where}){why}")
     raise UnsupportedOperatorError(
         f"The following operators are not supported by the {frontend} frontend: "

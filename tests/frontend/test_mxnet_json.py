@@ -93,7 +93,8 @@ def test_unsupported_operators_listed_with_counts():
         {"op": "_bar_op", "name": "b0", "inputs": [[4, 0, 0]]},
     ])
     with pytest.raises(OpNotImplemented,
-                       match=r"_contrib_quantized_ring_buffer \(2\).*_foo_op \(1\).*_bar_op \(1\)"):
+                       match=r"_contrib_quantized_ring_buffer \(2: nodes 'q0', 'q1'\).*"
+                             r"_foo_op \(1: node 'f0'\).*_bar_op \(1: node 'b0'\)"):
         relay.frontend.from_mxnet(g, shape={"data": (1, 2)})
 
 

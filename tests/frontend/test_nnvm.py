@@ -171,7 +171,7 @@ def test_nnvm_errors():
     x = g.var("x")
     g.op("yolo_reorg", "y0", [x])
     g.op("yolo_reorg", "y1", [1])
-    with pytest.raises(OpNotImplemented, match=r"NNVM frontend: yolo_reorg \(2\)"):
+    with pytest.raises(OpNotImplemented, match=r"NNVM frontend: yolo_reorg \(2: nodes 'y0', 'y1'\)"):
         relay.frontend.from_nnvm(g.json(), shape={"x": (1, 2)})
     g, p, _ = _resnet_block()
     with pytest.raises(ConversionError, match="truncated parameter file"):
@@ -239,7 +239,7 @@ def test_to_relay_image_ops():
 def test_wrong_importer_gets_a_hint():
     g = G()
     g.op("dense", "fc1", [g.var("x"), g.var("w1")], units=4, use_bias="False")
-    with pytest.raises(OpNotImplemented, match=r"dense \(1\).*looks like an NNVM graph"):
+    with pytest.raises(OpNotImplemented, match=r"dense \(1: node 'fc1'\).*looks like an NNVM graph"):
         relay.frontend.from_mxnet(g.json(), shape={"x": (2, 3)})
 
 
