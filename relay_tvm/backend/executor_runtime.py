@@ -18,12 +18,19 @@ RUNTIMES = {"cpp": {"system-lib": bool}}
 class _Option:
     kind = ""
     table: dict = {}
+    removed: dict = {}  # names TVM 0.19 had -> why they are not here
 
     def __init__(self, name: str, options: dict | None = None):
         if name not in self.table:
-            raise BuildError(f"{self.kind}: {name!r} is not available in relay_tvm (it builds "
-                             f"for {sorted(self.table)}; AOT and the C runtime were removed "
-                             "from TVM)")
+            if name in self.removed:
+                raise BuildError(f"{self.kind}: {name!r} is not available in relay_tvm (it "
+                                 f"builds for {sorted(self.table)}; {self.removed[name]})")
+            import difflib
+
+            close = difflib.get_close_matches(str(name), list(self.table), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise BuildError(f"{self.kind}: unknown name {name!r}; relay_tvm builds for "
+                             f"{sorted(self.table)}{hint}")
         options = dict(options or {})
         allowed = self.table[name]
         for key, val in options.items():
@@ -69,6 +76,7 @@ class Executor(_Option):
 
     kind = "Executor"
     table = EXECUTORS
+    removed = {"aot": "the AOT executor was removed from TVM with microTVM"}
 
 
 class Runtime(_Option):
@@ -76,3 +84,4 @@ class Runtime(_Option):
 
     kind = "Runtime"
     table = RUNTIMES
+    removed = {"crt": "the C runtime was removed from TVM with microTVM"}

@@ -246,6 +246,9 @@ def test_executor_and_runtime_options():
         relay.build(mod, target="llvm", runtime="crt")
     with pytest.raises(BuildError, match="unknown option 'interface-api'"):
         Executor("graph", {"interface-api": "c"})
+    # a misspelt name is unknown (not "removed from TVM"), with the close one (new-user trial)
+    with pytest.raises(BuildError, match=r"Executor: unknown name 'grph'.*did you mean 'graph'"):
+        Executor("grph")
 
 
 def test_global_type_var_applies_to_types():
