@@ -28,10 +28,17 @@ def test_relax_suggestions_name_modules_that_exist():
                          ("from_pytorch", "tvm.relax.frontend.torch"),
                          ("from_tflite", "tvm.relax.frontend.tflite"),
                          ("from_keras", "tvm.relax.frontend.onnx")]:
-        with pytest.raises(UnsupportedFrontendError, match=rf"use TVM Relax's {module}\b"):
+        with pytest.raises(UnsupportedFrontendError,
+                           match=rf"(use|ONNX for) TVM Relax's {module}\b"):
             getattr(relay.frontend, name)
         # the module is there (importing it may need torch / tflite, which need not be)
         assert importlib.util.find_spec(module) is not None
+
+
+def test_keras_message_reads():
+    with pytest.raises(UnsupportedFrontendError, match=r"from_mxnet, or export it to ONNX for "
+                                                       r"TVM Relax's tvm\.relax\.frontend\.onnx"):
+        relay.frontend.from_keras
 
 
 def test_feature_detection_and_other_names_stay_attribute_errors():
