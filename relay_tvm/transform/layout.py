@@ -40,6 +40,7 @@ import re
 
 import numpy as np
 
+from ..errors import RelayError
 from ..ir.expr import Call, Constant, Tuple
 from ..ir.types import TensorType
 from ..op.registry import OpPattern, make_call
@@ -378,11 +379,22 @@ def ConvertLayout(desired_layouts: dict):  # noqa: N802 - Relay's name
             ``register_convert_op_layout``.
 
     Raises:
-        RelayError: a desired layout a hook cannot provide, or a malformed layout.
+        RelayError: a name that is no operator, a desired layout a hook cannot provide, or a
+            malformed layout.
     """
     from .convert_layout import convert_layout
 
     desired = {str(k): [str(x) for x in v] for k, v in dict(desired_layouts).items()}
+    from ..op.registry import is_registered, list_op_names
+
+    for name in desired:
+        if not is_registered(name):
+            import difflib
+
+            close = difflib.get_close_matches(name, list_op_names(), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise RelayError(f"ConvertLayout: desired_layouts names {name!r}, which is not an "
+                             f"operator{hint}")
     return FunctionPass(lambda f, m, c: convert_layout(f, desired, m),
                         PassInfo(3, "ConvertLayout", ("InferType",)))
 

@@ -204,3 +204,12 @@ def test_users_alter_op_layout_hook_is_carried_like_convert_layout():
     assert after.body.args[0].attrs.layout == "NCHW8c"
     assert "nn.contrib_conv2d_NCHWc" not in after.astext()  # the hook replaced the built-in
     assert_same_result(before, after, atol=1e-4, rtol=1e-4)
+
+
+def test_a_misspelt_operator_name_is_an_error():
+    # new-user trial: {"nn.conv2x": ...} returned the module unchanged without a word
+    from relay_tvm.errors import RelayError
+
+    with pytest.raises(RelayError, match=r"'nn.conv2x', which is not an operator; did you mean "
+                                         r"'nn.conv2d'"):
+        transform.ConvertLayout({"nn.conv2x": ["NHWC", "default"]})
