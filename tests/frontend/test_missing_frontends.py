@@ -38,7 +38,7 @@ def test_relax_suggestions_name_modules_that_exist():
 def test_keras_message_reads():
     with pytest.raises(UnsupportedFrontendError, match=r"from_mxnet, or export it to ONNX for "
                                                        r"TVM Relax's tvm\.relax\.frontend\.onnx"):
-        relay.frontend.from_keras
+        _ = relay.frontend.from_keras
 
 
 def test_feature_detection_and_other_names_stay_attribute_errors():
