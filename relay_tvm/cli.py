@@ -406,14 +406,68 @@ def _minutes(text):
     return v
 
 
+def _short_list(names, n=8) -> str:
+    more = f", ... ({len(names) - n} more)" if len(names) > n else ""
+    return ", ".join(names[:n]) + more
+
+
+def _load_archive(path) -> dict:
+    """The named arrays of an .npz (np.savez) or a .params file (TVM's save_param_dict, or
+    MXNet's with its arg: / aux: prefixes dropped).
+
+    Raises:
+        CLIError: the file cannot be read as one of them.
+    """
+    try:
+        if path.endswith(".npz"):
+            with np.load(path) as z:
+                return {k: z[k] for k in z.files}
+        with open(path, "rb") as f:
+            blob = f.read()
+    except (OSError, ValueError) as e:
+        raise CLIError(f"--input {path!r}: cannot read it: {e}") from None
+    from .backend.param_dict import load_param_dict
+
+    try:
+        return dict(load_param_dict(blob, as_numpy=True))
+    except Exception as tvm_err:  # not TVM's format: MXNet's?
+        from .frontend.mxnet_params import load_ndarray_bytes, split_arg_aux
+
+        try:
+            arrays = load_ndarray_bytes(blob, path)
+            if not isinstance(arrays, dict):
+                raise CLIError(f"--input {path!r}: an MXNet file of unnamed arrays; expected "
+                               f"named ones")
+            arg, aux = split_arg_aux(arrays, path)
+            return {**arg, **aux}
+        except CLIError:
+            raise
+        except Exception as mx_err:
+            raise CLIError(f"--input {path!r}: neither a TVM .params file ({tvm_err}) nor an "
+                           f"MXNet one ({mx_err})") from None
+
+
 def _load_inputs(items, gm, fill_random=False):
     shapes, dtypes = gm.get_input_info()
     # the weights built into the library are already set; the rest are the model's inputs
     names = gm.unset_inputs()
     values = {}
-    for i, item in enumerate(items or []):
+    positional = 0
+    for item in items or []:
         name, sep, path = item.partition("=")
+        if not sep and item.endswith((".npz", ".params")):
+            # an archive of named arrays: the weights of a --weights-as-inputs library at once
+            for key, arr in _load_archive(item).items():
+                if key not in names:
+                    raise CLIError(f"--input {item!r}: array {key!r} names no input of the "
+                                   f"model ({_short_list(names)})")
+                if key in values:
+                    raise CLIError(f"--input {item!r}: input {key!r} was given already; give "
+                                   f"each input once")
+                values[key] = arr
+            continue
         if not sep:
+            i, positional = positional, positional + 1
             name, path = (names[i] if i < len(names) else f"#{i}"), item
         if name not in names:
             raise CLIError(f"--input {item!r}: the model has no input {name!r} (inputs: {names})")
@@ -427,11 +481,13 @@ def _load_inputs(items, gm, fill_random=False):
         if not isinstance(values[name], np.ndarray):  # an .npz archive: several arrays
             keys = list(values[name].keys())
             raise CLIError(f"--input {item!r}: {path!r} is an .npz archive (arrays {keys}); "
-                           f"give one array per input as a .npy file (np.save)")
+                           f"give it without NAME= (--input {path}) to set the inputs its "
+                           f"arrays name, or one array per input as a .npy file (np.save)")
     missing = [n for n in names if n not in values]
     if missing and not fill_random:
-        raise CLIError(f"inputs not given: {', '.join(missing)} (give --input NAME=FILE.npy for "
-                       f"each, or --fill-random to run on random values)")
+        raise CLIError(f"inputs not given: {_short_list(missing)} (give --input NAME=FILE.npy "
+                       f"for each, --input FILE.npz / FILE.params for named arrays, e.g. the "
+                       f"weights, or --fill-random to run on random values)")
     for name in missing:
         shp = tuple(int(d) for d in shapes[name])
         if any(d < 0 for d in shp):  # a VM executable's relay.Any() dimension
@@ -753,8 +809,9 @@ def build_parser():
                    "cuda (default llvm)")
     p.add_argument("--opt-level", type=_opt_level, default=3, help="0..4 (default 3)")
     p.add_argument("--weights-as-inputs", action="store_true",
-                   help="compile the weights as runtime inputs (`run --input NAME=FILE.npy` "
-                   "for each), not bound into the library; needed without a .params file")
+                   help="compile the weights as runtime inputs (`run --input WEIGHTS.params` "
+                   "or .npz, or NAME=FILE.npy each), not bound into the library; needed "
+                   "without a .params file")
     p.add_argument("-o", "--output", default="model.so", help="library to write (default model.so)")
     p.add_argument("--executor", choices=["graph", "vm"], default="graph",
                    help="graph: the graph executor (default; relay.build); vm: the Relay VM "
@@ -786,7 +843,9 @@ def build_parser():
     p.add_argument("module", help="library written by relay-tvm compile (either --executor) or "
                    "by export_library of relay.build / relay.vm.compile")
     p.add_argument("--input", "-i", action="append", metavar="NAME=FILE.npy",
-                   help="an input's value as a .npy file (repeat for each input)")
+                   help="an input's value as a .npy file (repeat for each input); or an .npz / "
+                   ".params file (TVM's or MXNet's) whose named arrays set the inputs they name, "
+                   "e.g. the weights of a --weights-as-inputs library")
     p.add_argument("--output-dir", "-o", default=".", help="where outputs go as .npy (default .)")
     p.add_argument("--repeat", type=_positive_int, default=10, help="timed runs (default 10)")
     p.add_argument("--fill-random", action="store_true",

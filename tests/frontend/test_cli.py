@@ -216,7 +216,7 @@ def test_run_refuses_an_npz_input_and_an_output_dir_it_cannot_create(exported, c
     np.save(d / "x.npy", x)
     capsys.readouterr()
     assert main(["run", so, "--input", f"data={d / 'x.npz'}", "-o", str(d)]) == 2
-    assert "is an .npz archive (arrays ['data']); give one array per input as a .npy" in \
+    assert "is an .npz archive (arrays ['data']); give it without NAME= (--input" in \
         capsys.readouterr().err
     (d / "afile").write_text("")
     assert main(["run", so, "--input", f"data={d / 'x.npy'}", "-o", str(d / "afile" / "sub")]) \
@@ -247,6 +247,24 @@ def test_weights_as_inputs_with_a_params_file(exported, capsys):
     assert main(["run", so, *inputs, "--output-dir", str(out_dir), "--repeat", "1"]) == 0
     np.testing.assert_allclose(np.load(out_dir / "output_0.npy"), _numpy_conv_fc(x, params),
                                rtol=1e-4, atol=1e-4)
+    # all weights at once (new-user trial: ResNet-18 needed 62 --input flags): the model's
+    # MXNet .params file, an .npz of them, or TVM's save_param_dict
+    from relay_tvm.backend.param_dict import save_param_dict
+
+    plain = {k.partition(":")[2]: v for k, v in params.items()}
+    np.savez(d / "w.npz", **plain)
+    (d / "w-tvm.params").write_bytes(save_param_dict(plain))
+    want = _numpy_conv_fc(x, params)
+    for archive in ("m-0007.params", "w.npz", "w-tvm.params"):
+        out_dir = d / f"out-{archive}"
+        assert main(["run", so, "--input", f"data={d / 'x.npy'}", "--input", str(d / archive),
+                     "--output-dir", str(out_dir), "--repeat", "1"]) == 0, archive
+        np.testing.assert_allclose(np.load(out_dir / "output_0.npy"), want, rtol=1e-4,
+                                   atol=1e-4)
+    np.savez(d / "bad.npz", conv_wieght=plain["conv_weight"])
+    capsys.readouterr()
+    assert main(["run", so, "--input", str(d / "bad.npz"), "-o", str(d)]) == 2
+    assert "array 'conv_wieght' names no input of the model" in capsys.readouterr().err
 
 
 @pytest.mark.slow
