@@ -44,7 +44,8 @@ def _refuse_external(mod: IRModule) -> None:
 
 
 #: attribute of ``main`` naming the params already bound into it as constants (by
-#: ``relay.quantize.quantize``), each with :func:`param_fingerprint` of the value bound.
+#: ``relay.quantize.quantize``), each with :func:`param_fingerprint` of the value bound: a
+#: JSON object ``{name: fingerprint}`` as a string.
 BOUND_PARAMS_ATTR = "relay_tvm.bound_params"
 
 
@@ -65,6 +66,10 @@ def _drop_already_bound(main, params: dict) -> dict:
     bound = main.attrs.get(BOUND_PARAMS_ATTR) if main.attrs is not None else None
     if not bound:
         return params
+    if isinstance(bound, str):  # JSON (what quantize writes; it survives the text format)
+        import json
+
+        bound = json.loads(bound)
     names = {p.name_hint for p in main.params}
     out = {}
     for k, v in params.items():

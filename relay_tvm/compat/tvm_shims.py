@@ -133,8 +133,15 @@ def _wrap_structural():
             if not _seq(lhs, rhs, map_free_vars):
                 from ..errors import RelayError
 
+                import difflib
+
+                a, b = str(lhs).splitlines(), str(rhs).splitlines()
+                diff = [ln for ln in difflib.unified_diff(a, b, "lhs", "rhs", lineterm="", n=1)]
+                where = ("\n--- where the texts differ ---\n" + "\n".join(diff[:40])
+                         if diff else "\n(the texts are equal: the difference is in what text "
+                         "does not show, e.g. attribute value types, spans or variable identity)")
                 raise RelayError("structural mismatch:\n--- lhs ---\n"
-                                 f"{lhs}\n--- rhs ---\n{rhs}")
+                                 f"{lhs}\n--- rhs ---\n{rhs}{where}")
             return None
         return orig_assert(lhs, rhs, map_free_vars)
 

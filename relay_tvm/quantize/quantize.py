@@ -172,6 +172,9 @@ def quantize(mod, params=None, dataset=None):
         from ..backend.build_module import BOUND_PARAMS_ATTR, param_fingerprint
 
         mod = mod.shallow_copy()
-        mod["main"] = mod["main"].with_attr(
-            BOUND_PARAMS_ATTR, {k: param_fingerprint(v) for k, v in params.items()})
+        import json
+
+        # a JSON string, not a dict: the text format prints and parses it back unchanged
+        mod["main"] = mod["main"].with_attr(BOUND_PARAMS_ATTR, json.dumps(
+            {k: param_fingerprint(v) for k, v in params.items()}, sort_keys=True))
     return mod

@@ -45,3 +45,26 @@ def test_build_accepts_the_params_quantize_bound():
         relay.build(qmod, "llvm", params={"weight": wv + 1})
     with pytest.raises(BuildError, match="not parameters of main"):
         relay.build(qmod, "llvm", params={"bias": wv})
+
+
+def test_quantized_module_round_trips_through_text_and_keeps_the_bound_params():
+    """New-user trial: the quantized main's relay_tvm.bound_params attribute was a dict, which
+    the text format printed as a string, so fromtext(q.astext()) differed from q; it is JSON
+    now, and the reparsed module still lets relay.build skip (or refuse) the bound params."""
+    rng = np.random.default_rng(3)
+    params = {"weight": rng.uniform(-1, 1, (4, 4, 3, 3)).astype("float32")}
+    with relay.quantize.qconfig(calibrate_mode="global_scale", global_scale=8.0):
+        qmod = relay.quantize.quantize(_model(), params)
+    again = relay.fromtext(qmod.astext())
+    assert tvm.ir.structural_equal(again, qmod)
+    relay.build(again, "llvm", params=params)
+    with pytest.raises(BuildError, match="bound into main already .* different value"):
+        relay.build(again, "llvm", params={"weight": params["weight"] + 1})
+
+
+def test_structural_mismatch_says_where():
+    x = relay.var("x", shape=(2,))
+    with pytest.raises(relay.RelayError, match=r"where the texts differ ---\n.*\n.*\n.*\n.*\n"
+                                               r"-  exp\(%x\)\n\+  log\(%x\)"):
+        tvm.ir.assert_structural_equal(relay.Function([x], relay.exp(x)),
+                                       relay.Function([x], relay.log(x)))
