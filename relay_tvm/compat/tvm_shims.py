@@ -131,9 +131,9 @@ def _wrap_structural():
     def assert_structural_equal(lhs, rhs, map_free_vars=False):
         if is_relay(lhs) or is_relay(rhs):
             if not _seq(lhs, rhs, map_free_vars):
-                from ..errors import RelayError
-
                 import difflib
+
+                from ..errors import RelayError
 
                 a, b = str(lhs).splitlines(), str(rhs).splitlines()
                 diff = [ln for ln in difflib.unified_diff(a, b, "lhs", "rhs", lineterm="", n=1)]
