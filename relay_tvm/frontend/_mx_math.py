@@ -249,6 +249,65 @@ def _np_reduce(name, *, bool_dtype=None, int_dtype=None):
     return conv
 
 
+# ---- nansum / nanprod, size_array, diag ----
+
+
+def _nan_reduce(name, neutral):
+    """``nansum`` / ``nanprod``: NaN counts as ``neutral`` (0 / 1), then the legacy reduction
+    (``axis``, ``keepdims``, ``exclude``; shape (1,) when every axis is reduced)."""
+    from ._mx_tensor import _reduce
+
+    inner = _reduce(name)
+
+    def conv(ins, a, c):
+        x = ins[0]
+        dt = c.dtype(x)
+        if dt.startswith(("float", "bfloat")):
+            x = R("where")(R("isnan")(x), const(np.array(neutral, dt), dt), x)
+        return inner([x], a, c)
+
+    return conv
+
+
+def _size_array(ins, a, c):
+    """``size_array``: the element count as an int64 array of shape (1,)."""
+    return R("reshape")(R("ndarray_size")(ins[0], dtype="int64"), [1])
+
+
+def _diag(ins, a, c):
+    """``diag(data, k, axis1, axis2)`` (numpy.diag / numpy.diagonal): a 1-D input becomes the
+    square matrix with it on diagonal ``k`` (zeros elsewhere, NaN and inf kept only there); an
+    N-D input gives the ``k``-th diagonal of the planes ``axis1`` x ``axis2``, appended as the
+    last axis."""
+    x = ins[0]
+    shape = c.shape(x)
+    k = a.get_int("k", 0)
+    dt = c.dtype(x)
+    if any(not isinstance(d, int) for d in shape):
+        raise c.error(f"diag of data of shape {shape}: static dimensions expected")
+    if len(shape) == 1:
+        n = shape[0] + abs(k)
+        col = R("nn.pad")(x, [(0, k)] if k >= 0 else [(-k, 0)])  # value of row j
+        rows = R("reshape")(col, [n, 1])
+        mask = np.eye(n, k=k, dtype=bool)
+        full = R("broadcast_to")(rows, [n, n])
+        return R("where")(const(mask, "bool"), full, const(np.zeros((), dt), dt))
+    nd = len(shape)
+    a1, a2 = a.get_int("axis1", 0) % nd, a.get_int("axis2", 1) % nd
+    if a1 == a2:
+        raise c.error(f"diag: axis1 and axis2 are both {a1}; expected two different axes")
+    n1, n2 = shape[a1], shape[a2]
+    length = min(n1, n2 - k) if k >= 0 else min(n1 + k, n2)
+    if length <= 0:
+        raise c.error(f"diag: diagonal k={k} of a {n1} x {n2} plane is empty")
+    others = [i for i in range(nd) if i not in (a1, a2)]
+    y = R("transpose")(x, axes=others + [a1, a2])
+    y = R("reshape")(y, [shape[i] for i in others] + [n1 * n2])
+    r0, c0 = max(-k, 0), max(k, 0)
+    flat = np.array([(r0 + i) * n2 + c0 + i for i in range(length)], "int64")
+    return R("take")(y, const(flat, "int64"), axis=len(others))
+
+
 MATH_CONVERTERS = {
     "gamma": _special(_gamma_f64),
     "gammaln": _special(_gammaln_f64),
@@ -275,6 +334,10 @@ MATH_CONVERTERS = {
     "_np_prod": _np_reduce("prod", bool_dtype="int64"),
     "_np_max": _np_reduce("max"),
     "_np_min": _np_reduce("min"),
+    "nansum": _nan_reduce("sum", 0),
+    "nanprod": _nan_reduce("prod", 1),
+    "size_array": _size_array,
+    "diag": _diag,
 }
 for _cmp, _relay in (("greater", "greater"), ("greater_equal", "greater_equal"),
                      ("less", "less"), ("less_equal", "less_equal"), ("equal", "equal"),

@@ -293,3 +293,45 @@ def test_np_mean_graph_executor():
 def test_legacy_check_helper_still_used():
     """gamma through the generic ``check`` helper (random inputs in (0.5, 2))."""
     check(lambda x: S.gamma(x), {"x": (2, 3)}, positive=("x",))
+
+
+# ---- nansum / nanprod, size_array, diag (new-user trial: unsupported) ----
+
+NAN_DATA = np.array([[1.5, np.nan, -2.0], [np.nan, np.nan, 4.0]], "float32")
+
+
+@pytest.mark.parametrize("op", ["nansum", "nanprod"])
+@pytest.mark.parametrize("kw", [{}, {"axis": 1}, {"axis": 0, "keepdims": True},
+                                {"axis": 1, "exclude": True}])
+def test_nansum_nanprod(op, kw):
+    sym = getattr(S, op)(S.var("x"), **kw)
+    _compare(sym, {"x": NAN_DATA}, _mx_forward(sym, {"x": NAN_DATA}))
+
+
+def test_nansum_of_integers():
+    x = np.arange(6, dtype="int32").reshape(2, 3)
+    sym = S.nansum(S.var("x"), axis=0)
+    _compare(sym, {"x": x}, _mx_forward(sym, {"x": x}))
+
+
+def test_size_array():
+    x = np.zeros((3, 4, 5), "float32")
+    sym = S.size_array(S.var("x"))
+    _compare(sym, {"x": x}, _mx_forward(sym, {"x": x}))
+
+
+@pytest.mark.parametrize("shape,kw", [((3, 4), {}), ((3, 4), {"k": 1}), ((3, 4), {"k": -2}),
+                                      ((2, 3, 4), {"k": 1, "axis1": 1, "axis2": 2}),
+                                      ((2, 3, 4), {"axis1": 2, "axis2": 0}),
+                                      ((4,), {}), ((3,), {"k": 2}), ((3,), {"k": -1})])
+def test_diag(shape, kw):
+    x = np.random.default_rng(4).standard_normal(shape).astype("float32")
+    if len(shape) == 1:
+        x[1] = np.inf  # kept on the diagonal only (no 0 * inf off it)
+    sym = S.diag(S.var("x"), **kw)
+    _compare(sym, {"x": x}, _mx_forward(sym, {"x": x}))
+
+
+def test_diag_of_an_empty_diagonal_is_refused():
+    with pytest.raises(ConversionError, match=r"diagonal k=5 of a 3 x 4 plane is empty"):
+        relay.frontend.from_mxnet(S.diag(S.var("x"), k=5), shape={"x": (3, 4)})
