@@ -1028,21 +1028,26 @@ class _AlterWithHooks(_Convert):
         return self._hook(orig, attrs, args, types)
 
 
-def alter_with_hooks(func, mod=None):
-    """AlterOpLayout's rewrite by the users' ``FTVMAlterOpLayout`` hooks on one function
-    (operators without a hook keep their form; layouts are carried as in ConvertLayout)."""
+def _run(rewriter, func, mod):
+    """``func`` with its body rewritten by ``rewriter`` (a :class:`_Convert`) and the result
+    back in its old layouts; typed. ``func`` itself when nothing changed."""
     from ..ir.expr import Function
     from ..typing.infer import infer_expr
 
     infer_expr(func, mod)
-    rw = _AlterWithHooks()
-    rw.rewrite(func.body)
-    body = rw.realize(func.body)
+    rewriter.rewrite(func.body)
+    body = rewriter.realize(func.body)
     if body is func.body:
         return func
     out = Function(func.params, body, func.ret_type, func.type_params, func.attrs, func.span)
     infer_expr(out, mod)
     return out
+
+
+def alter_with_hooks(func, mod=None):
+    """AlterOpLayout's rewrite by the users' ``FTVMAlterOpLayout`` hooks on one function
+    (operators without a hook keep their form; layouts are carried as in ConvertLayout)."""
+    return _run(_AlterWithHooks(), func, mod)
 
 
 def _tinfos(types):
@@ -1055,21 +1060,12 @@ def _tinfos(types):
 
 def convert_layout(func, desired, mod=None):
     """ConvertLayout on one function (``desired``: operator name -> list of layouts)."""
-    from ..typing.infer import infer_expr
     from ._rewrite import called_ops
     from .canonicalize import canonicalize_ops
 
     if not any(name in desired for name in called_ops(func)):
         return func  # nothing is converted, so no layout changes anywhere
-    func = canonicalize_ops(func)
-    infer_expr(func, mod)
-    conv = _Convert(desired)
-    conv.rewrite(func.body)
-    new_body = conv.realize(func.body)
-    if new_body is func.body:
-        return func
-    from ..ir.expr import Function
+    return _run(_Convert(desired), canonicalize_ops(func), mod)
 
-    out = Function(func.params, new_body, func.ret_type, func.type_params, func.attrs, func.span)
-    infer_expr(out, mod)
-    return out
+
+__all__ = ["Layout", "LayoutConfig", "alter_with_hooks", "convert_layout", "layout"]
