@@ -621,6 +621,9 @@ _REDUCE_OPS = ("sum", "max", "min", "mean", "prod", "all", "any", "argmax", "arg
 _ELEMWISE_EXTRA = ("cast", "clip", "nn.relu", "nn.leaky_relu", "copy", "annotation.stop_fusion",
                    "fixed_point_multiply", "cast_like", "zeros_like", "ones_like")
 
+# single-input elementwise-pattern operators whose output is not laid out as their input
+_NOT_ELEMWISE_LAYOUT = {"full"}  # a fill value: the shape comes from the attributes
+
 _RULES: dict = {}
 for _n in _BROADCAST_OPS:
     _RULES[_n] = _binary
@@ -667,7 +670,8 @@ def _rule(op: Op):
     if user is not None:
         return _user_rule(user)
     rule = _RULES.get(op.name)
-    if rule is None and op.pattern == OpPattern.ELEMWISE and op.num_inputs == 1:
+    if rule is None and op.pattern == OpPattern.ELEMWISE and op.num_inputs == 1 \
+            and op.name not in _NOT_ELEMWISE_LAYOUT:
         return _elemwise
     return rule
 
