@@ -357,6 +357,8 @@ def _reduce(attrs, new_in, old_in, types):
         attrs = _with(attrs, axis=new_axes)
     elif old_in[0] is not None:
         lin, lout, _ = infer(old_in[0])
+    if lout == "":
+        return None  # every axis reduced: a scalar has no layout to carry (Relay: undefined)
     return _Inferred([lin] * len(old_in), [lout], attrs)
 
 
