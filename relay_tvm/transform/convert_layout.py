@@ -353,6 +353,9 @@ def _reduce(attrs, new_in, old_in, types):
 
     lin = lout = None
     if new_in is not None and r_axes and new_in[0] is not None and old_in[0] is not None:
+        if len(old_in) == 2 and any(
+                _factor_of(new_in[0], _name(_axes(old_in[0])[a])) > 0 for a in r_axes):
+            return None  # variance / std: the mean's reduced axis cannot follow a block
         lin, lout, new_axes = infer(new_in[0])
         attrs = _with(attrs, axis=new_axes)
     elif old_in[0] is not None:
@@ -393,16 +396,13 @@ def _axis_rule(n_c: int, n_c_out: int = 0, list_axis: bool = False):
         lay = None
         if new_in is not None and old_in[0] is not None and new_in[0] is not None:
             old_t = _axes(old_in[0])
-            if list_axis:
-                axes = [_index_of(new_in[0], _name(old_t[a % ndim])) for a in attrs.axis]
-                if any(a < 0 for a in axes):
-                    return None
-                attrs = _with(attrs, axis=axes)
-            else:
-                a = _index_of(new_in[0], _name(old_t[attrs.axis % ndim]))
-                if a < 0:
-                    return None
-                attrs = _with(attrs, axis=a)
+            names = [_name(old_t[a % ndim]) for a in (attrs.axis if list_axis else [attrs.axis])]
+            if any(_factor_of(new_in[0], n) > 0 for n in names):
+                return None  # the axis is split into blocks: one axis attribute cannot say it
+            axes = [_index_of(new_in[0], n) for n in names]
+            if any(a < 0 for a in axes):
+                return None
+            attrs = _with(attrs, axis=axes if list_axis else axes[0])
             lay = new_in[0]
         elif old_in[0] is not None:
             lay = old_in[0]
@@ -444,15 +444,17 @@ def _split(attrs, new_in, old_in, types):
         fields = {"axis": _index_of(new_in[0], dim)}
         factor = _factor_of(new_in[0], dim)
         ok = True
-        if factor > 1 and not isinstance(ios, int):
-            ok = all(int(v) % factor == 0 for v in ios)
-            if ok:
-                fields["indices_or_sections"] = tuple(int(v) // factor for v in ios)
-        if ok:
+        if factor > 1:
+            if isinstance(ios, int):  # equal sections of the outer (blocked) axis
+                n = types[0].shape[attrs.axis % ndim]
+                ok = isinstance(n, int) and (n // factor) % ios == 0
+            else:
+                ok = all(int(v) % factor == 0 for v in ios)
+                if ok:
+                    fields["indices_or_sections"] = tuple(int(v) // factor for v in ios)
+        if ok:  # else: split in the old layout (the input is transformed back)
             lay = new_in[0]
             attrs = _with(attrs, **fields)
-        else:
-            attrs = _with(attrs, axis=fields["axis"])
     return _Inferred([lay], [lay] * size, attrs)
 
 
@@ -482,7 +484,7 @@ def _strided_slice(attrs, new_in, old_in, types):
             b[i] = begin[i]
         if i < len(end) and end[i] is not None:
             e[i] = end[i]
-        st[i] = strides[i] if i < len(strides) else (strides[-1] if len(strides) == 1 else 1)
+        st[i] = strides[i] if i < len(strides) else 1  # unspecified strides are 1
     if any(not isinstance(x, int) for x in e):
         return None
     perm = [old_t.index(t) for t in _axes(new_l)]
@@ -552,6 +554,8 @@ def _topk(attrs, new_in, old_in, types):
     lay = old_in[0]
     if new_in is not None and new_in[0] is not None:
         dim = _name(_axes(old_in[0])[attrs.axis % len(types[0].shape)])
+        if _factor_of(new_in[0], dim) > 0:
+            return None  # top-k along a blocked axis: not one axis of the new layout
         attrs = _with(attrs, axis=_index_of(new_in[0], dim))
         lay = new_in[0]
     return _Inferred([lay], [lay] * n_out, attrs)
@@ -684,6 +688,10 @@ def _user_rule(fn):
 
     def rule(attrs, new_in, old_in, types):
         out = fn(attrs, wrap(new_in), wrap(old_in), types)
+        if not hasattr(out, "input_layouts") or not hasattr(out, "output_layouts"):
+            raise RelayError(f"ConvertLayout: the FInferCorrectLayout function {fn.__name__!r} "
+                             f"returned {type(out).__name__}; expected an "
+                             f"InferCorrectLayoutOutput (relay.transform.infer_layout_utils)")
         ins = [str(x) if x is not None else None for x in out.input_layouts]
         outs = [str(x) if x is not None else None for x in out.output_layouts]
         return _Inferred(ins, outs, out.new_attrs if out.new_attrs is not None else attrs)
@@ -732,6 +740,14 @@ class LayoutConfig:
         LayoutConfig.current = self._old
 
 
+def _channels(t, layout: str, axis: str = "C"):
+    """The size of primal ``axis`` of a tensor of type ``t`` in ``layout`` (its outer part
+    times its block where it is blocked)."""
+    n = t.shape[_index_of(layout, axis)]
+    f = _factor_of(layout, axis)
+    return n * f if isinstance(n, int) and f > 0 else n
+
+
 def _is_depthwise(data_t, data_layout, weight_t, kernel_layout, groups) -> bool:
     """One filter per input channel (Relay's is_depthwise_conv2d)."""
     ic = data_t.shape[data_layout.index("C")]
@@ -766,10 +782,19 @@ def _convert_conv2d(attrs, args, types, desired, name="nn.conv2d"):
         if k == "default":
             raise RelayError(f"ConvertLayout: {name} to {d}: give the blocked kernel layout "
                              "(e.g. OIHW16i16o), not 'default'")
-        c = types[0].shape[attrs.data_layout.index("C")]
-        if isinstance(c, int) and c % int(tile.group(1)):
-            return None
-        fields = {**dict(attrs.items()), "data_layout": d, "kernel_layout": k}
+        ib = int(tile.group(1))
+        kb = re.fullmatch(r"OIHW(\d+)i(\d+)o", k)
+        if kb is None or int(kb.group(1)) != ib:
+            raise RelayError(f"ConvertLayout: {name} to {d} needs the kernel layout "
+                             f"OIHW{ib}i<n>o, got {k!r}")
+        ob = int(kb.group(2))
+        c = _channels(types[0], attrs.data_layout)
+        o = _channels(types[1], attrs.kernel_layout, "O")
+        if (attrs.groups != 1 or not isinstance(c, int) or not isinstance(o, int)
+                or c % ib or o % ob):
+            return None  # grouped, or blocks that do not divide the channels: keep it
+        fields = {**dict(attrs.items()), "data_layout": d, "kernel_layout": k,
+                  "out_layout": f"NCHW{ob}c"}
         return make_call("nn.contrib_conv2d_NCHWc", list(args), **fields)
     if d == "NCHW":
         k = "OIHW"
@@ -802,6 +827,11 @@ def _convert_conv_default(name, defaults):
 def _convert_pool(name):
     def hook(attrs, args, types, desired):
         lay = str(desired[0])
+        f = _factor_of(lay, "C")
+        if f > 0 and types and isinstance(types[0], TensorType):
+            c = _channels(types[0], attrs.layout)
+            if not isinstance(c, int) or c % f:
+                return None  # the block does not divide the channels: keep the pooling
         return make_call(name, list(args), **{**dict(attrs.items()), "layout": lay,
                                                "out_layout": lay})
     return hook

@@ -365,6 +365,39 @@ def AlterOpLayout():  # noqa: N802 - Relay's name
                         PassInfo(3, "AlterOpLayout", ("InferType",)))
 
 
+def _check_desired(desired_layouts) -> dict:
+    """``{operator name: [layout, ...]}`` checked: a mapping of names to non-empty lists of
+    well-formed layout strings (or ``"default"``).
+
+    Raises:
+        RelayError: naming the entry and what is wrong with it.
+    """
+    from ..errors import TypeInferenceError
+    from ..op.shape_ops import parse_layout
+
+    if not hasattr(desired_layouts, "items"):
+        raise RelayError(f"ConvertLayout: desired_layouts must be a dict of operator name -> "
+                         f"list of layouts, got {type(desired_layouts).__name__}")
+    out = {}
+    for k, v in desired_layouts.items():
+        if isinstance(v, str) or not isinstance(v, (list, tuple)) or not v:
+            raise RelayError(f"ConvertLayout: desired_layouts[{k!r}] = {v!r}: expected a "
+                             f"non-empty list of layouts, e.g. ['NHWC', 'default']")
+        lays = [str(x) for x in v]
+        for lay in lays:
+            if lay == "default":
+                continue
+            try:
+                if not parse_layout(lay, "ConvertLayout"):
+                    raise TypeInferenceError(f"ConvertLayout: empty layout {lay!r}")
+            except TypeInferenceError as e:
+                raise RelayError(f"ConvertLayout: desired_layouts[{k!r}]: malformed layout "
+                                 f"{lay!r} ({e}); expected axes such as 'NHWC' or "
+                                 f"'NCHW16c'") from None
+        out[str(k)] = lays
+    return out
+
+
 def ConvertLayout(desired_layouts: dict):  # noqa: N802 - Relay's name
     """Convert the operators named in ``desired_layouts`` to the layouts given there and
     carry the new layouts through the operators after them (opt level 3; Relay's
@@ -384,7 +417,7 @@ def ConvertLayout(desired_layouts: dict):  # noqa: N802 - Relay's name
     """
     from .convert_layout import convert_layout
 
-    desired = {str(k): [str(x) for x in v] for k, v in dict(desired_layouts).items()}
+    desired = _check_desired(desired_layouts)
     from ..op.registry import is_registered, list_op_names
 
     for name in desired:

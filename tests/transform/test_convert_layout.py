@@ -213,3 +213,96 @@ def test_a_misspelt_operator_name_is_an_error():
     with pytest.raises(RelayError, match=r"'nn.conv2x', which is not an operator; did you mean "
                                          r"'nn.conv2d'"):
         transform.ConvertLayout({"nn.conv2x": ["NHWC", "default"]})
+
+
+def blocked_tails():
+    """Operators after a convolution converted to NCHW4c (8 channels) that a second trial
+    broke: wrong values (l2_normalize over the outer channel axis only, strided_slice's short
+    strides) or ill-typed programs (norms, split, topk, variance, preset out_layout)."""
+    g = relay.const(RNG.uniform(0.5, 1.5, size=(8,)).astype("float32"))
+    b = relay.const(RNG.normal(size=(8,)).astype("float32"))
+    return [
+        ("l2_normalize_c", lambda y: relay.nn.l2_normalize(y, eps=1e-5, axis=[1])),
+        ("l2_normalize_chw", lambda y: relay.nn.l2_normalize(y, eps=1e-5, axis=[1, 2, 3])),
+        ("batch_norm", lambda y: relay.nn.batch_norm(y, g, b, b, g)[0]),
+        ("layer_norm", lambda y: relay.nn.layer_norm(y, g, b, axis=1)),
+        ("instance_norm", lambda y: relay.nn.instance_norm(y, g, b, axis=1)),
+        ("split_indices", lambda y: relay.Tuple(list(relay.split(y, (2, 6), axis=1)))),
+        ("split_sections", lambda y: relay.Tuple(list(relay.split(y, 4, axis=1)))),
+        ("split_sections_ok", lambda y: relay.Tuple(list(relay.split(y, 2, axis=1)))),
+        ("topk_c", lambda y: relay.topk(y, k=2, axis=1, ret_type="values")),
+        ("variance_c", lambda y: relay.variance(y, axis=[1], keepdims=True)),
+        ("mean_c", lambda y: relay.mean(y, axis=[1], keepdims=True)),
+        ("strided_slice_short_strides", lambda y: relay.strided_slice(
+            y, begin=[0], end=[1], strides=[2])),
+    ]
+
+
+@pytest.mark.parametrize("name,tail", blocked_tails(), ids=[t[0] for t in blocked_tails()])
+def test_blocked_conversion_keeps_the_values(name, tail):
+    x = relay.var("x", shape=(2, 8, 6, 6))
+    w = relay.const(RNG.normal(size=(8, 8, 3, 3)).astype("float32"))
+    before = relay.Function([x], tail(relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))))
+    after = run_opt_pass(before, transform.ConvertLayout({"nn.conv2d": ["NCHW4c",
+                                                                        "OIHW4i4o"]}))
+    assert "nn.contrib_conv2d_NCHWc" in after.astext()
+    assert_same_result(before, after, atol=1e-4, rtol=1e-4)
+
+
+def test_blocked_conversion_output_block_and_preset_out_layout():
+    x = relay.var("x", shape=(1, 8, 6, 6))
+    w = relay.const(RNG.normal(size=(16, 8, 3, 3)).astype("float32"))
+    for out_layout in ("", "NCHW", "NHWC"):
+        y = relay.nn.conv2d(x, w, padding=(1, 1), out_layout=out_layout)
+        before = relay.Function([x], relay.nn.relu(y))
+        after = run_opt_pass(before, transform.ConvertLayout({"nn.conv2d": ["NCHW4c",
+                                                                            "OIHW4i8o"]}))
+        conv = [n for n in _calls(after) if n.op.name == "nn.contrib_conv2d_NCHWc"]
+        assert conv and conv[0].attrs.out_layout == "NCHW8c", out_layout
+        assert_same_result(before, after, atol=1e-4, rtol=1e-4)
+    # grouped / depthwise convolutions and channels the blocks do not divide keep their form
+    dw = relay.const(RNG.normal(size=(8, 1, 3, 3)).astype("float32"))
+    odd = relay.const(RNG.normal(size=(10, 8, 1, 1)).astype("float32"))
+    y = relay.nn.conv2d(relay.nn.conv2d(x, dw, padding=(1, 1), groups=8), odd)
+    before = relay.Function([x], y)
+    after = run_opt_pass(before, transform.ConvertLayout({"nn.conv2d": ["NCHW4c",
+                                                                        "OIHW4i4o"]}))
+    assert "contrib_conv2d_NCHWc" not in after.astext()
+    assert_same_result(before, after, atol=1e-4, rtol=1e-4)
+
+
+def _calls(func):
+    out = []
+    relay.analysis.post_order_visit(func, lambda n: out.append(n) if isinstance(n, relay.Call)
+                                    and hasattr(n.op, "name") else None)
+    return out
+
+
+@pytest.mark.parametrize("desired,match", [
+    ({"nn.conv2d": ["NCHW0c", "OIHW0i0o"]}, r"malformed layout 'NCHW0c'"),
+    ({"nn.conv2d": ["NH?C", "default"]}, r"malformed layout 'NH\?C'"),
+    ({"nn.conv2d": ["nhwc", "default"]}, r"malformed layout 'nhwc'"),
+    ({"nn.max_pool2d": []}, r"expected a non-empty list of layouts"),
+    ({"nn.max_pool2d": "NHWC"}, r"expected a non-empty list of layouts"),
+    (None, r"must be a dict of operator name -> list of layouts, got NoneType"),
+])
+def test_bad_desired_layouts_are_named(desired, match):
+    from relay_tvm.errors import RelayError
+
+    with pytest.raises(RelayError, match=match):
+        transform.ConvertLayout(desired)
+
+
+def test_a_users_rule_must_return_an_infer_correct_layout_output():
+    import tvm
+
+    from relay_tvm.errors import RelayError
+    from relay_tvm.op.op_attrs import TempOpAttr
+
+    x = nhwc_input()
+    f = relay.Function([x], relay.nn.relu(conv_nhwc(x)))
+    with TempOpAttr("nn.relu", "FInferCorrectLayout", lambda *a: None):
+        with pytest.raises(RelayError, match="returned NoneType; expected an "
+                                             "InferCorrectLayoutOutput"):
+            transform.ConvertLayout({"nn.conv2d": ["NCHW", "default"]})(
+                tvm.IRModule.from_expr(f))
