@@ -125,7 +125,8 @@ register_infer_correct_layout.__doc__ = """Set the layout rule of an operator fo
 returns an :class:`~relay_tvm.transform.infer_layout_utils.InferCorrectLayoutOutput` (the
 layouts the call reads and writes, and its attributes in them); ``new_in_layouts`` is None on
 the first query (the original program). See :mod:`relay_tvm.transform.convert_layout`.
-AlterOpLayout keeps its own rules and does not call it."""
+AlterOpLayout calls it where users' FTVMAlterOpLayout hooks change layouts; its built-in x86
+blocking keeps rules of its own."""
 
 
 def apply_hook(key: str, call, orig, *extra):

@@ -3,7 +3,8 @@
 
 ConvertLayout (:mod:`relay_tvm.transform.convert_layout`) calls a function registered with
 :func:`relay_tvm.op.op.register_infer_correct_layout` before its built-in rule for the
-operator; AlterOpLayout keeps its own rules.
+operator, and so does AlterOpLayout where users' FTVMAlterOpLayout hooks change layouts (its
+built-in x86 blocking keeps rules of its own).
 """
 
 from __future__ import annotations
