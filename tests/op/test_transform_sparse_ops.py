@@ -186,10 +186,18 @@ def _segment_sum_loop(data, ids, num):
     return out
 
 
-@pytest.mark.parametrize("shape,dtype", [((5, 3), "float32"), ((6,), "int32"),
-                                         ((4, 2, 3), "float32")])
-@pytest.mark.parametrize("num_segments", [None, 5])
-@pytest.mark.parametrize("dynamic", [False, True])
+def _segment_sum_cases():
+    for dynamic in (False, True):
+        for num_segments in (None, 5):
+            for shape, dtype in (((5, 3), "float32"), ((6,), "int32"), ((4, 2, 3), "float32")):
+                # 3-D data with three Any dimensions spends ~55 s in LLVM codegen of topi's
+                # scatter_elements (a known compile-time problem): a sweep, not every CI run;
+                # dynamic 1-D and 2-D data and static 3-D data run in CI
+                marks = [pytest.mark.sweep] if dynamic and len(shape) == 3 else []
+                yield pytest.param(shape, dtype, num_segments, dynamic, marks=marks)
+
+
+@pytest.mark.parametrize("shape,dtype,num_segments,dynamic", list(_segment_sum_cases()))
 def test_segment_sum(shape, dtype, num_segments, dynamic):
     data = RNG.integers(-5, 6, shape).astype(dtype)
     ids = np.array([3, 0, 3, 1, 0, 1][: shape[0]], "int32")
