@@ -127,23 +127,22 @@ class StrAttrsDict:
         return tuple(int(x) if x.strip("- ").isdigit() else None
                      for x in str(v).strip("()[]").split(",") if x)
 
-    def get_float_tuple(self, key, default=_REQUIRED):
-        """``"(0.5, 1)"`` -> ``(0.5, 1.0)``."""
+    def _sequence(self, key, default, what, conv):
+        """The value of ``key`` as a tuple of ``conv`` of each element (a list / tuple, or a
+        string such as ``"(1, 2)"`` / ``"[1, 2]"``); ``default`` when absent."""
         v, dflt = self._get(key, default)
         if dflt:
             return v
         items = v if isinstance(v, (list, tuple)) else str(v).strip("()[]").split(",")
-        return tuple(self._parse(key, v, "a tuple of numbers", float, str(x).strip())
-                     for x in items)
+        return tuple(self._parse(key, v, what, conv, str(x).strip()) for x in items)
+
+    def get_float_tuple(self, key, default=_REQUIRED):
+        """``"(0.5, 1)"`` -> ``(0.5, 1.0)``."""
+        return self._sequence(key, default, "a tuple of numbers", float)
 
     def get_int_list(self, key, default=_REQUIRED):
         """``"[1, 2]"`` -> ``(1, 2)`` (a tuple, as 0.19 returned)."""
-        v, dflt = self._get(key, default)
-        if dflt:
-            return v
-        items = v if isinstance(v, (list, tuple)) else str(v).strip("[]()").split(",")
-        return tuple(self._parse(key, v, "a list of integers", _int, str(x).strip())
-                     for x in items)
+        return self._sequence(key, default, "a list of integers", _int)
 
     def get_tuple_tuple_int(self, key, default=_REQUIRED):
         """``"((1, 2), (3, 4))"`` -> ``((1, 2), (3, 4))``."""
