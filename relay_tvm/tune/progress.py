@@ -15,7 +15,9 @@ def print_progress(event: dict, file=None) -> None:
     ``ms``), ``"batch"`` (a
     measured batch: ``trials``/``planned``, ``best_ms``, ``untuned_ms``, ``gain`` = the sum of
     the untuned kernel times over the sum of the best ones so far), ``"skip"`` (a resumed task
-    with nothing left to measure), ``"task"`` (a task finished; not printed, the last batch
+    with nothing left to measure), ``"recheck"`` (the untuned schedule of a task a tuned
+    record beats, timed again at the end: ``ms``, and ``was_ms`` from before the search; the
+    lower stands), ``"task"`` (a task finished; not printed, the last batch
     line says it all)."""
     out = file or sys.stderr
     shape = event.get("shape", "")
@@ -33,6 +35,10 @@ def print_progress(event: dict, file=None) -> None:
               f"{_ms(event['best_ms'])} (untuned {_ms(event['untuned_ms'])}); sum of kernel "
               f"times so far {event['gain']:.2f}x faster (kernels timed alone while tuning; "
               f"measure the built model for the end-to-end figure)", file=out)
+    elif kind == "recheck":
+        kept = "the new" if event["ms"] < event["was_ms"] else "the first"
+        print(f"[tune] {name}: untuned timed again {_ms(event['ms'])} (was "
+              f"{_ms(event['was_ms'])}; {kept} time stands)", file=out)
     elif kind == "skip" and event["planned"] == 0:
         print(f"{where}: no trials left in the budget", file=out)
     elif kind == "skip":
