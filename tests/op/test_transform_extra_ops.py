@@ -51,6 +51,34 @@ def test_cumsum_output_dtype():
     check_op(relay.cumsum(x, 0, "int32"), [a], np.array([1, 3, 6], "int32"))
 
 
+def test_scan_and_scatter_with_any_dims():
+    """3-D data of three ``Any`` dimensions (the kernels index per dimension: the flat offsets
+    of topi's kernels cost ~55 s of LLVM codegen there), run on the VM at several shapes,
+    among them an empty scan axis and a length-1 one, against NumPy."""
+    a_ = relay.Any()
+    x = relay.var("x", shape=(a_, a_, a_))
+    i = relay.var("i", shape=(a_, a_, a_), dtype="int32")
+    u = relay.var("u", shape=(a_, a_, a_))
+    f = relay.Function([x, i, u], relay.Tuple([
+        relay.cumsum(x, 1, exclusive=True), relay.cumprod(x, -1),
+        relay.scatter_elements(x, i, u, 1, "add")]))
+    vm = relay.create_executor("vm", mod=relay.IRModule.from_expr(f), target="llvm").evaluate()
+    for shape in ((2, 3, 4), (2, 0, 3), (3, 1, 2)):
+        a = RNG.uniform(0.5, 1.5, shape).astype("float32")
+        n = shape[1]
+        ishape = (shape[0], min(n, 2), shape[2])
+        idx = RNG.integers(-n, n, ishape).astype("int32") if n else np.zeros(ishape, "int32")
+        upd = RNG.uniform(-1, 1, ishape).astype("float32")
+        exp_sc = a.copy()
+        for p in np.ndindex(*ishape):
+            exp_sc[p[0], idx[p] % n, p[2]] += upd[p]
+        excl = np.concatenate([np.zeros_like(a[:, :1]), np.cumsum(a, 1)[:, :-1]], 1)[:, :n]
+        got = vm(a, idx, upd)
+        np.testing.assert_allclose(got[0].numpy(), excl, rtol=1e-6)
+        np.testing.assert_allclose(got[1].numpy(), np.cumprod(a, -1), rtol=1e-6)
+        np.testing.assert_allclose(got[2].numpy(), exp_sc, rtol=1e-6)
+
+
 @pytest.mark.parametrize("indexing", ["ij", "xy"])
 def test_meshgrid(indexing):
     arrs = [
