@@ -308,9 +308,79 @@ def _diag(ins, a, c):
     return R("take")(y, const(flat, "int64"), axis=len(others))
 
 
+# ---- erfinv, ravel_multi_index ----
+
+# M. Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single-precision
+# version: w = -log((1 - x)(1 + x)); erfinv(x) ~ x p(w - 2.5) for w < 5, x q(sqrt(w) - 3) else
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(coeffs, w):
+    p = _f64(coeffs[0])
+    for k in coeffs[1:]:
+        p = R("add")(_f64(k), R("multiply")(p, w))
+    return p
+
+
+def _erfinv_f64(x):
+    """The inverse error function of float64 ``x`` (MXNet's ``erfinv``): Giles' approximation
+    (relative error ~1e-7), then two Newton steps on ``erf(y) = x`` in float64 (erf is
+    exact there), which leave float32 and float16 results correctly rounded; ``+-1 -> +-inf``,
+    ``|x| > 1`` and NaN -> NaN."""
+    one = _f64(1.0)
+    w = R("negative")(R("log")(R("multiply")(R("subtract")(one, x), R("add")(one, x))))
+    central = _horner(_ERFINV_CENTRAL, R("subtract")(w, _f64(2.5)))
+    # the tail's argument where w < 5 is never used; kept finite (sqrt of w >= 5)
+    tail = _horner(_ERFINV_TAIL, R("subtract")(R("sqrt")(R("maximum")(w, _f64(5.0))),
+                                               _f64(3.0)))
+    y = R("multiply")(R("where")(R("less")(w, _f64(5.0)), central, tail), x)
+    slope = _f64(2.0 / math.sqrt(math.pi))
+    for _ in range(2):  # y -= (erf(y) - x) / erf'(y)
+        d = R("multiply")(slope, R("exp")(R("negative")(R("multiply")(y, y))))
+        y = R("subtract")(y, R("divide")(R("subtract")(R("erf")(y), x), d))
+    ax = R("abs")(x)
+    inf = R("multiply")(x, _f64(np.inf))  # +-1 -> +-inf
+    out = R("where")(R("equal")(ax, one), inf, y)
+    return R("where")(R("greater")(ax, one), _f64(np.nan), out)
+
+
+def _erfinv(ins, a, c):
+    """``erfinv`` of float data (computed in float64, cast back). Integer data is refused:
+    MXNet casts the infinite or NaN result of every input but 0 to the integer dtype, which
+    is undefined (it gives INT_MIN for 1)."""
+    if not c.dtype(ins[0]).startswith(("float", "bfloat")):
+        raise c.error(f"erfinv of {c.dtype(ins[0])} data: expected a float dtype (MXNet's "
+                      f"integer result is its float result cast, undefined for +-1)")
+    return _special(_erfinv_f64)(ins, a, c)
+
+
+def _ravel_multi_index(ins, a, c):
+    """``ravel_multi_index(data, shape)``: ``data`` ``(len(shape), N)`` holds N multi-indices
+    as columns; the output ``(N,)`` of data's dtype is each column's row-major flat index,
+    ``sum_k data[k] * prod(shape[k+1:])`` (no bounds check, as MXNet: out-of-range indices
+    give the formula's value; the first dimension may be -1, unknown)."""
+    x = ins[0]
+    shape = a.get_tuple("shape")
+    xs, dt = c.shape(x), c.dtype(x)
+    if len(xs) != 2 or xs[0] != len(shape):
+        raise c.error(f"data of shape {xs}: expected ({len(shape)}, N), one row per "
+                      f"dimension of shape={shape}")
+    if any(d < 1 for d in shape[1:]) or shape[0] < 1 and shape[0] != -1:
+        raise c.error(f"shape={shape}: expected positive dimensions (the first may be -1)")
+    strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
+    weights = const(np.array(strides, dt).reshape(-1, 1), dt)
+    return R("sum")(R("multiply")(x, weights), axis=[0])
+
+
 MATH_CONVERTERS = {
     "gamma": _special(_gamma_f64),
     "gammaln": _special(_gammaln_f64),
+    "erfinv": _erfinv,
+    "_ravel_multi_index": _ravel_multi_index,
+    "ravel_multi_index": _ravel_multi_index,
     "_hypot": _fn2(_hypot_expr),
     "broadcast_hypot": _fn2(_hypot_expr),
     "_hypot_scalar": _scalar_op(_hypot_expr),

@@ -335,3 +335,47 @@ def test_diag(shape, kw):
 def test_diag_of_an_empty_diagonal_is_refused():
     with pytest.raises(ConversionError, match=r"diagonal k=5 of a 3 x 4 plane is empty"):
         relay.frontend.from_mxnet(S.diag(S.var("x"), k=5), shape={"x": (3, 4)})
+
+
+# ---- erfinv, ravel_multi_index ----
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_erfinv_against_mxnet(dtype):
+    """Across (-1, 1) (the central and the tail branch of the approximation, values next to
+    +-1 and tiny ones), +-1 -> +-inf, |x| > 1 and NaN -> NaN, as MXNet gives them; float64
+    against MXNet at 1e-12."""
+    x = np.concatenate([np.linspace(-0.999, 0.999, 41),
+                        [-0.999999, 0.9999, 0.99999, 1e-8, -3e-5, 0.0, 1.0, -1.0, 1.5, -7.0,
+                         np.nan]]).astype(dtype)
+    if dtype == "float16":  # float16 cannot hold 1 - 1e-6
+        x[x == -1.0] = -1.0
+    sym = S.erfinv(S.var("x"))
+    want = _mx_forward(sym, {"x": x})
+    _compare(sym, {"x": x}, want, rtol={"float16": 1e-3, "float32": 2e-6,
+                                        "float64": 1e-12}[dtype])
+
+
+def test_erfinv_of_integers_is_refused():
+    with pytest.raises(ConversionError, match="erfinv of int32 data: expected a float dtype"):
+        relay.frontend.from_mxnet(S.erfinv(S.var("x")), shape={"x": (3,)},
+                                  dtype={"x": "int32"})
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64"])
+@pytest.mark.parametrize("shape", [(7, 6), (-1, 6), (2, 3, 4)])
+def test_ravel_multi_index_against_mxnet(shape, dtype):
+    """Columns of multi-indices to flat row-major indices; the first dimension may be -1;
+    out-of-range and negative indices give the formula's value (MXNet checks nothing)."""
+    rng = np.random.default_rng(5)
+    n = len(shape)
+    data = np.stack([rng.integers(0, abs(d), 5) for d in shape]).astype(dtype)
+    data[:, 0] = [9] + [-1] * (n - 1)  # out of range
+    sym = S.ravel_multi_index(S.var("x"), shape=shape)
+    _compare(sym, {"x": data}, _mx_forward(sym, {"x": data}), rtol=0)
+
+
+def test_ravel_multi_index_rows_must_match_shape():
+    sym = S.ravel_multi_index(S.var("x"), shape=(2, 3))
+    with pytest.raises(ConversionError, match=r"data of shape \(3, 4\): expected \(2, N\)"):
+        relay.frontend.from_mxnet(sym, shape={"x": (3, 4)})
