@@ -137,6 +137,14 @@ def is_nonnegative_constant(e) -> bool:
     return bool(np.all(a >= 0))
 
 
+def is_constant_with_zero(e) -> bool:
+    """``e`` is a constant (under reshapes, squeezes, repeats ...) with a zero element: a bias
+    cannot be divided by it."""
+    while type(e) is Call and op_name(e) in _PEEL:
+        e = e.args[0]
+    return type(e) is Constant and bool(np.any(e.data.numpy() == 0))
+
+
 def parse_layout(layout: str):
     """``"NCHW4c"`` -> ``{"N": 0, "C": 1, "H": 2, "W": 3, "c": 4}`` (None when malformed)."""
     if not layout:
@@ -240,5 +248,5 @@ def rebuild_call(call, args, span=None):
 
 
 __all__ = ["Message", "intersect", "match_broadcast", "expand_to_axes", "reshape_to_axes",
-           "reshape_or_expand", "is_nonnegative_constant", "conv_axes", "ConvAxes",
+           "reshape_or_expand", "is_nonnegative_constant", "is_constant_with_zero", "conv_axes", "ConvAxes",
            "tensor_type", "normalize_axis", "rebuild_call"]

@@ -17,8 +17,9 @@ kernel).
 
 **Forward** (:func:`ForwardFoldScaleAxis`): ``x * s`` with ``s`` per-channel on ``x``, where every
 use of ``x * s`` reaches the data input of a convolution or dense layer through the same kind of
-chain (a bias ``b`` becomes ``b / s``): the weights become ``W * s`` along their input-channel
-axes (output-channel axes for a depthwise convolution).
+chain (a bias ``b`` becomes ``b / s``, so a constant ``s`` with a zero does not pass a bias): the
+weights become ``W * s`` along their input-channel axes (output-channel axes for a depthwise
+convolution).
 
 Convolutions fold when they are plain (``groups == 1``) or depthwise, in any layout with a ``C``
 axis (NCHW, NHWC, NCDHW, ...) or blocked on both data and kernel (``NCHW{c}c`` with
@@ -38,12 +39,13 @@ from __future__ import annotations
 
 from ..ir.expr import Call
 from ..op.registry import make_call
-from ._rewrite import Rewriter, children, node_uses, op_name, post_order
+from ._rewrite import Rewriter, called_ops, children, node_uses, op_name, post_order
 from ._scale_axis import (
     Message,
     conv_axes,
     expand_to_axes,
     intersect,
+    is_constant_with_zero,
     is_nonnegative_constant,
     match_broadcast,
     normalize_axis,
@@ -160,7 +162,9 @@ class _Forward(Rewriter):
             s = self.scaled.get(orig.args[i])
             if s is None:
                 continue
-            # (x * s) + b == (x + b / s) * s
+            # (x * s) + b == (x + b / s) * s, for s without zeros (0.19 divides by any s)
+            if is_constant_with_zero(s.scale):
+                return
             shape = tensor_type(orig.args[i]).shape
             div = reshape_or_expand(s.scale, shape, s.axes)
             if div is None:
@@ -349,8 +353,6 @@ def backward_fold_scale_axis(func, mod=None):
 # ---------------------------------------------------------------- passes
 
 def _called(func):
-    from ._rewrite import called_ops
-
     return called_ops(func)
 
 

@@ -94,6 +94,9 @@ def test_forward_refusals_leave_the_program_alone():
         relay.Function([x, w, s], conv(relay.nn.relu(relay.multiply(x, s)))),  # not constant
         relay.Function([x, w], conv(relay.multiply(x, pos(1, 4, 1, 3)))),  # not per channel
     ]
+    zero = relay.const(np.array([1.0, 0.0, 2.0], "float32"))
+    b = relay.var("b", shape=(3,))
+    cases.append(relay.Function([x, w, b], conv(relay.add(relay.multiply(x, zero), b))))  # b/0
     m = relay.multiply(x, pos(3))
     cases.append(relay.Function([x, w], relay.Tuple([conv(m), m])))  # another use
     v = relay.var("v")
