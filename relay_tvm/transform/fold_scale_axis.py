@@ -181,6 +181,8 @@ class _Forward(Rewriter):
             return new
         weight = new.args[1]
         if name == "nn.dense":
+            if s.axes != (_ndim(orig.args[0]) - 1,):
+                return new
             wscale = s.scale
         else:
             ax = conv_axes(orig, output=False)
