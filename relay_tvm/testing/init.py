@@ -37,7 +37,10 @@ class Xavier:
 
 def create_workload(net, initializer=None, seed=0):
     """``(mod, params)`` for a function ``net``: the module is type-checked; every parameter but
-    ``data`` gets a value from ``initializer`` (a seeded :class:`Xavier` by default).
+    ``data`` gets a value from ``initializer`` (a seeded :class:`Xavier` by default), called
+    ``initializer(name, shape, dtype) -> array``, or, as tvm.relay 0.19 called it,
+    ``initializer(name, array)`` on a zero array that it fills in place (an initializer that
+    takes exactly two arguments is called so).
 
     Returns:
         ``(IRModule, dict name -> tvm.runtime.Tensor)`` on the CPU: tvm.relay 0.19 gave NDArrays
@@ -52,14 +55,35 @@ def create_workload(net, initializer=None, seed=0):
 
     mod = InferType()(IRModule.from_expr(net))
     init = initializer or Xavier(seed=seed)
+    in_place = _fills_in_place(init)
     params = {}
     for p in mod["main"].params:
         if p.name_hint == "data":
             continue
         t = p.checked_type
-        params[p.name_hint] = tvm.runtime.tensor(init(p.name_hint, t.concrete_shape, t.dtype),
-                                                 tvm.cpu(0))
+        if in_place:
+            value = np.zeros(t.concrete_shape, t.dtype)
+            init(p.name_hint, value)
+        else:
+            value = init(p.name_hint, t.concrete_shape, t.dtype)
+        params[p.name_hint] = tvm.runtime.tensor(value, tvm.cpu(0))
     return mod, params
+
+
+def _fills_in_place(init) -> bool:
+    """Whether ``init`` follows tvm.relay 0.19's protocol ``init(name, array)`` (it fills a zero
+    array in place) rather than ours, ``init(name, shape, dtype) -> array``."""
+    import inspect
+
+    try:
+        sig = inspect.signature(init)
+    except (TypeError, ValueError):
+        return False
+    try:
+        sig.bind("w", (1,), "float32")
+    except TypeError:
+        return True
+    return False
 
 
 __all__ = ["Xavier", "create_workload"]
