@@ -19,6 +19,12 @@ class Xavier:
         self.rng = np.random.default_rng(seed)
 
     def __call__(self, name: str, shape, dtype="float32") -> np.ndarray:
+        """The value of parameter ``name``: a new array of ``shape`` / ``dtype``; given an
+        array instead of a shape (0.19's ``Initializer(desc, arr)``), fills it in place too."""
+        if isinstance(shape, np.ndarray):
+            arr = shape
+            arr[...] = self(name, arr.shape, arr.dtype)
+            return arr
         shape = tuple(int(d) for d in shape)
         if name.endswith(("_bias", "_beta", "_moving_mean")):
             return np.zeros(shape, dtype)
@@ -39,6 +45,9 @@ def create_workload(net, initializer=None, seed=0):
     """``(mod, params)`` for a function ``net``: the module is type-checked; every parameter but
     ``data`` gets a value from ``initializer`` (a seeded :class:`Xavier` by default).
 
+    ``initializer(name, arr)`` is called as in 0.19 with a zero array of the parameter's shape
+    and dtype, which it may fill in place; an array it returns is taken instead.
+
     Returns:
         ``(IRModule, dict name -> tvm.runtime.Tensor)`` on the CPU: tvm.relay 0.19 gave NDArrays
         (``tvm.nd.NDArray`` is ``tvm.runtime.Tensor`` here; ``.numpy()`` gives the values).
@@ -57,8 +66,11 @@ def create_workload(net, initializer=None, seed=0):
         if p.name_hint == "data":
             continue
         t = p.checked_type
-        params[p.name_hint] = tvm.runtime.tensor(init(p.name_hint, t.concrete_shape, t.dtype),
-                                                 tvm.cpu(0))
+        arr = np.zeros(tuple(int(d) for d in t.concrete_shape), t.dtype)
+        got = init(p.name_hint, arr)
+        if isinstance(got, np.ndarray):
+            arr = got.astype(t.dtype, copy=False)
+        params[p.name_hint] = tvm.runtime.tensor(arr, tvm.cpu(0))
     return mod, params
 
 

@@ -6,15 +6,24 @@ After Relay's ``combine_parallel_conv2d.cc`` / ``combine_parallel_dense.cc``. Th
 has Relay's two forms: ``to_batch=True`` (the default) stacks the branches into one
 ``nn.batch_matmul`` (2-D inputs, weights of one shape), ``to_batch=False`` concatenates the
 weights along the units. A group is combined when it has at least ``min_num_branches``
-members. Only NCHW/OIHW convolutions with ``groups == 1``. The elementwise operators after
-each branch stay per branch (Relay also folded them into the combined call).
+members. Only NCHW/OIHW convolutions with ``groups == 1``.
+
+For dense, as in Relay, the elementwise and broadcast operators that follow every branch alike
+(``add`` of a bias, ``multiply`` by a scale, ``relu``, ``expand_dims``) are applied once to the
+combined value, their other arguments stacked or concatenated; each branch then takes its
+slice (``split`` + ``squeeze`` of the batch, or ``strided_slice(..., slice_mode="size")`` along
+the units). Unlike Relay, a level is not combined when that would change its meaning (an
+operator with axis or shape attributes on a stacked batch, scalars stacked into a vector, a
+units axis that broadcasting moved), nor followed through a value that has other users.
+For convolutions the operators after each branch stay per branch.
 """
 
 from __future__ import annotations
 
-from ..ir.expr import TupleGetItem
-from ..op.registry import make_call
-from ._rewrite import Rewriter, op_name, post_order
+from .. import op as _mk
+from ..ir.expr import Call, Tuple, TupleGetItem
+from ..op.registry import Op, OpPattern, make_call
+from ._rewrite import Rewriter, children, op_name, post_order
 from .pass_infra import FunctionPass, PassInfo
 
 
@@ -122,10 +131,219 @@ def make_call_tuple(fields):
 
 
 def combine_parallel(func, op, min_num_branches):
+    if op != "nn.conv2d":
+        return _combine_dense(func, op == "batch", min_num_branches)
     groups = _groups(func, op, min_num_branches)
     if not groups:
         return func
     return _Combine(groups, op).rewrite(func)
+
+
+# ---- dense: the branches' elementwise / broadcast operators join the combined call --------------
+#
+# Relay's ParallelOpCombiner: each dense starts a branch that goes on through its only consumer
+# while that consumer is an elementwise or broadcast operator. Level by level, while every branch
+# of a group has the same operator with the same attributes there (the branch's value in the
+# same argument position, the other arguments of compatible types), the level is applied once to
+# the combined value, its other arguments stacked (to_batch) or concatenated along the units
+# (to_batch=False). The branches' values at the last combined level are then slices of it.
+
+_AXIS_FIELDS = frozenset({"axis", "axes", "shape", "newshape", "num_newaxis", "indices",
+                          "repeats"})
+
+
+def _ttype(e):
+    t = getattr(e, "_checked_type", None)
+    if t is None or not hasattr(t, "shape") or not all(isinstance(d, int) for d in t.shape):
+        return None
+    return t
+
+
+def _consumers(func):
+    users: dict = {}
+    for n in post_order(func):
+        for c in children(n):
+            users.setdefault(c, []).append(n)
+    return users
+
+
+def _branch(dense, users):
+    out = [dense]
+    while True:
+        nxt = users.get(out[-1], ())
+        if len(nxt) != 1:
+            return out
+        c = nxt[0]
+        if type(c) is not Call or not isinstance(c.op, Op) or c.op.pattern > OpPattern.BROADCAST:
+            return out
+        if sum(a is out[-1] for a in c.args) != 1 or _ttype(c) is None:
+            return out
+        out.append(c)
+
+
+def _dense_groups(func, to_batch, min_branches, users):
+    by_input: dict = {}
+    for n in post_order(func):
+        if op_name(n) != "nn.dense":
+            continue
+        x, w, y = _ttype(n.args[0]), _ttype(n.args[1]), _ttype(n)
+        if x is None or w is None or y is None or len(w.shape) != 2:
+            continue
+        if to_batch:
+            if len(x.shape) != 2:  # stacked into a 3-D batch_matmul
+                continue
+            key = (n.attrs.out_dtype, tuple(w.shape))
+        else:
+            key = (n.attrs.out_dtype, w.shape[1])
+        by_input.setdefault((n.args[0], key), []).append(n)
+    return [[_branch(d, users) for d in g] for g in by_input.values() if len(g) >= min_branches]
+
+
+def _level_ok(branches, i, pidx, to_batch, axis):
+    """Whether level ``i`` of every branch can be applied once to the combined value; ``pidx``
+    is the position of the branch's value among the arguments at that level."""
+    first = branches[0][i]
+    fields = set(first.attrs.keys()) if first.attrs is not None else set()
+    if fields & _AXIS_FIELDS and (to_batch or first.op.name != "expand_dims"):
+        return False  # axes / shapes written for one branch's value, not the combined one
+    parent_rank = len(_ttype(branches[0][i - 1]).shape)
+    out_rank = len(_ttype(first).shape)
+    if to_batch and out_rank != parent_rank:
+        return False
+    if not to_batch and len(first.args) > 1 and _units_axis(first, axis, parent_rank) != out_rank - 1:
+        return False  # the other arguments are joined along their last axis
+    for b in branches:
+        c = b[i]
+        if c.op is not first.op or len(c.args) != len(first.args) or c.args[pidx] is not b[i - 1]:
+            return False
+        if c.attrs != first.attrs:
+            return False
+        for j, (a, a0) in enumerate(zip(c.args, first.args)):
+            if j == pidx:
+                continue
+            ta, t0 = _ttype(a), _ttype(a0)
+            if ta is None or t0 is None or ta.dtype != t0.dtype or len(ta.shape) != len(t0.shape):
+                return False
+            if to_batch:
+                if tuple(ta.shape) != tuple(t0.shape) or len(ta.shape) > parent_rank:
+                    return False
+            elif len(ta.shape) > out_rank or tuple(ta.shape[:-1]) != tuple(t0.shape[:-1]):
+                return False
+    return True
+
+
+def _units_axis(call, axis, parent_rank):
+    """Where the units axis (``axis`` of the branch's value, of rank ``parent_rank``) is in
+    the value of ``call``."""
+    if call.op.name == "expand_dims":
+        a = int(call.attrs.axis)
+        a = a if a >= 0 else a + parent_rank + 1
+        return axis + int(call.attrs.num_newaxis) if a <= axis else axis
+    return axis + len(_ttype(call).shape) - parent_rank  # broadcasting pads on the left
+
+
+class _DenseCombine(Rewriter):
+    def __init__(self, groups, to_batch):
+        super().__init__()
+        self.to_batch = to_batch
+        self.ends = {}
+        self.plans = []
+        for g in groups:
+            depth, axes = self._plan(g)
+            gi = len(self.plans)
+            self.plans.append((g, depth, axes))
+            for k, b in enumerate(g):
+                self.ends[b[depth]] = (gi, k)
+        self.built: dict = {}
+
+    def _plan(self, g):
+        """The last level combined, and each level's units axis (to_batch=False)."""
+        axes = [len(_ttype(g[0][0]).shape) - 1]
+        depth = min(len(b) for b in g)
+        for i in range(1, depth):
+            pidx = next(j for j, a in enumerate(g[0][i].args) if a is g[0][i - 1])
+            if not _level_ok(g, i, pidx, self.to_batch, axes[-1]):
+                return i - 1, axes
+            ax = _units_axis(g[0][i], axes[-1], len(_ttype(g[0][i - 1]).shape))
+            if not self.to_batch and any(
+                    _ttype(b[i]).shape[ax] != _ttype(b[0]).shape[-1] for b in g):
+                return i - 1, axes
+            axes.append(ax)
+        return depth - 1, axes
+
+    def _combined(self, gi):
+        g, depth, axes = self.plans[gi]
+        rw = self.rewrite
+        data = rw(g[0][0].args[0])
+        weights = [rw(b[0].args[1]) for b in g]
+        out_dtype = g[0][0].attrs.out_dtype
+        if self.to_batch:
+            x = _mk.stack(Tuple([data] * len(g)), axis=0)
+            w = _mk.stack(Tuple(weights), axis=0)
+            val = _mk.nn.batch_matmul(x, w, out_dtype=out_dtype, transpose_a=False,
+                                      transpose_b=True)
+        else:
+            units = sum(_ttype(b[0].args[1]).shape[0] for b in g)
+            val = _mk.nn.dense(data, _mk.concatenate(Tuple(weights), axis=0), units=units,
+                               out_dtype=out_dtype)
+        for i in range(1, depth + 1):
+            first = g[0][i]
+            pidx = next(j for j, a in enumerate(first.args) if a is g[0][i - 1])
+            args = []
+            for j in range(len(first.args)):
+                if j == pidx:
+                    args.append(val)
+                    continue
+                parts = [self._arg_part(b, i, j) for b in g]
+                if self.to_batch:
+                    args.append(_mk.stack(Tuple(parts), axis=0))
+                else:
+                    nd = len(_ttype(first.args[j]).shape)
+                    args.append(_mk.concatenate(Tuple(parts), axis=max(nd - 1, 0)))
+            val = Call(first.op, args, first.attrs, span=first.span)
+        return val
+
+    def _arg_part(self, b, i, j):
+        arg = self.rewrite(b[i].args[j])
+        nd = len(_ttype(b[i].args[j]).shape)
+        if self.to_batch:
+            if nd == 0:  # (1, 1): broadcasts over the rows and units of one branch
+                return _mk.expand_dims(arg, 0, 2)
+            return _mk.expand_dims(arg, 0, 1) if nd == 1 else arg
+        units = _ttype(b[0]).shape[-1]
+        if nd == 0:
+            return _mk.repeat(_mk.expand_dims(arg, -1, 1), units, 0)
+        if units > 1 and _ttype(b[i].args[j]).shape[-1] == 1:
+            return _mk.repeat(arg, units, nd - 1)
+        return arg
+
+    def post_call(self, orig, new):
+        m = self.ends.get(orig)
+        if m is None:
+            return new
+        gi, k = m
+        val = self.built.get(gi)
+        if val is None:
+            val = self.built[gi] = self._combined(gi)
+            if self.to_batch:
+                val = self.built[gi] = _mk.split(val, len(self.plans[gi][0]), axis=0).astuple()
+        if self.to_batch:
+            return _mk.squeeze(TupleGetItem(val, k), [0])
+        g, depth, axes = self.plans[gi]
+        axis = axes[depth]
+        rank = len(_ttype(orig).shape)
+        start = sum(_ttype(b[0].args[1]).shape[0] for b in g[:k])
+        begin, end = [0] * rank, [-1] * rank
+        begin[axis], end[axis] = start, _ttype(g[k][0].args[1]).shape[0]
+        return _mk.strided_slice(val, begin=begin, end=end, strides=[1] * rank,
+                                 slice_mode="size")
+
+
+def _combine_dense(func, to_batch, min_branches):
+    groups = _dense_groups(func, to_batch, min_branches, _consumers(func))
+    if not groups:
+        return func
+    return _DenseCombine(groups, to_batch).rewrite(func)
 
 
 def CombineParallelConv2D(min_num_branches: int = 3):  # noqa: N802 - Relay's name

@@ -1,6 +1,7 @@
 """CombineParallelConv2D / CombineParallelDense: structure and semantics."""
 
 import numpy as np
+import pytest
 from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
 
 import relay_tvm as relay
@@ -46,7 +47,7 @@ def test_combine_dense():
     after = run_opt_pass(f, transform.CombineParallelDense(to_batch=False), opt_level=4)
     names = []
     relay.analysis.post_order_visit(after, lambda n: names.append(n.op.name) if isinstance(n, relay.Call) else None)
-    assert names.count("nn.dense") == 1 and "split" in names
+    assert names.count("nn.dense") == 1 and names.count("strided_slice") == 3
     assert_same_result(f, after, atol=1e-4)
 
 
@@ -71,3 +72,56 @@ def test_combine_dense_to_batch():
     ws2 = [relay.const(RNG.normal(size=(u, 8)).astype("float32")) for u in (3, 4, 5)]
     g = relay.Function([x], relay.Tuple([relay.nn.dense(x, w) for w in ws2]))
     assert_equal_structure(run_opt_pass(g, transform.CombineParallelDense(), opt_level=4), g)
+
+
+def _dense_branches(x, units, tails):
+    ws = [relay.var(f"w{i}", shape=(u, 8)) for i, u in enumerate(units)]
+    outs = [tail(relay.nn.dense(x, w), i) for i, (w, tail) in enumerate(zip(ws, tails))]
+    return relay.Function([x] + ws, relay.Tuple(outs))
+
+
+def _consts(shape, i):
+    return relay.const(RNG.normal(size=shape).astype("float32") + i)
+
+
+@pytest.mark.parametrize("to_batch", [True, False])
+def test_dense_branches_fold_bias_and_scale(to_batch):
+    """0.19's form: the bias add and the scale join the combined call, one slice per branch."""
+    x = relay.var("x", shape=(2, 8))
+    units = (4, 4, 4) if to_batch else (3, 4, 1)
+    tails = [lambda y, i, u=u: relay.multiply(relay.add(y, _consts((u,), i)), _consts((1,), i))
+             for u in units]
+    f = _dense_branches(x, units, tails)
+    after = run_opt_pass(f, transform.CombineParallelDense(to_batch=to_batch), opt_level=4)
+    names = _op_names(after)
+    assert names.count("add") == 1 and names.count("multiply") == 1
+    assert names.count("squeeze" if to_batch else "strided_slice") == 3
+    assert_same_result(f, after, atol=1e-4)
+
+
+def test_dense_branches_stop_where_combining_would_change_meaning():
+    x = relay.var("x", shape=(2, 8))
+    # a scalar per branch joins as (1, 1) (0.19 stacked the scalars into a vector that
+    # broadcast over the units); expand_dims (its axis would count from the stacked batch)
+    # stays per branch in the batch form
+    tails = [lambda y, i: relay.expand_dims(relay.add(y, _consts((), i)), 2)] * 3
+    f = _dense_branches(x, (4, 4, 4), tails)
+    after = run_opt_pass(f, transform.CombineParallelDense(), opt_level=4)
+    names = _op_names(after)
+    assert names.count("nn.batch_matmul") == 1 and names.count("add") == 1
+    assert names.count("squeeze") == 3 and names.count("expand_dims") == 6
+    assert_same_result(f, after, atol=1e-4)
+    # the flat form follows expand_dims and slices along the units axis it moved to
+    tails = [lambda y, i: relay.add(relay.expand_dims(y, 1), _consts((), i))] * 3
+    g = _dense_branches(x, (3, 4, 5), tails)
+    after = run_opt_pass(g, transform.CombineParallelDense(to_batch=False), opt_level=4)
+    assert _op_names(after).count("add") == 1
+    assert_same_result(g, after, atol=1e-4)
+    # a branch value with a second user is not followed
+    w1, w2 = relay.var("w1", shape=(4, 8)), relay.var("w2", shape=(4, 8))
+    y1, y2 = relay.nn.dense(x, w1), relay.nn.dense(x, w2)
+    k = relay.Function([x, w1, w2], relay.Tuple([relay.nn.relu(y1), relay.nn.relu(y2), y1]))
+    after = run_opt_pass(k, transform.CombineParallelDense(2), opt_level=4)
+    names = _op_names(after)
+    assert names.count("nn.relu") == 2 and names.count("nn.batch_matmul") == 1
+    assert_same_result(k, after, atol=1e-4)
