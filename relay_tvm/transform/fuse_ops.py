@@ -418,8 +418,11 @@ def _make_function(info: _GroupInfo, body, span):
     return adopt_type(Call(fn, info.arguments, None, (), span), body)
 
 
-def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> Function:
-    """Fuse the operators of one (typed) function; see the module docstring."""
+def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int,
+                       link_params: bool = False) -> Function:
+    """Fuse the operators of one (typed) function; see the module docstring. With
+    ``link_params`` a constant argument of a group goes into its primitive function instead of
+    becoming a parameter (0.19's ``relay.FuseOps.link_params``)."""
     graph = IndexedForwardGraph(func)
     groups = GraphPartitioner(graph, fuse_opt_level, max_depth).partition()
     index = graph.index
@@ -435,6 +438,9 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> F
         for a in args:
             na = new.get(a, a)
             if a in index and group(a) != g:
+                if link_params and type(na) is Constant:
+                    out.append(na)
+                    continue
                 if info is None:
                     info = ginfo[g] = _GroupInfo()
                 out.append(info.param_for(na, _ctype(a)))
@@ -506,12 +512,15 @@ class _FuseOps(Pass):
 
         level = self.fuse_opt_level if self.fuse_opt_level >= 0 else ctx.opt_level
         depth = _max_depth(ctx)
+        link = ctx.config.get("relay.FuseOps.link_params", False)
+        if not isinstance(link, (bool, int)):
+            raise RelayError(f"relay.FuseOps.link_params must be a bool, got {link!r}")
         out = mod.copy()
         changed = False
         for gv, f in mod.functions.items():
             if f.is_primitive:
                 continue
-            nf = fuse_function_body(f, level, depth)
+            nf = fuse_function_body(f, level, depth, bool(link))
             if nf is not f:
                 out[gv] = nf
                 changed = True
@@ -526,6 +535,8 @@ def FuseOps(fuse_opt_level: int = -1) -> Pass:  # noqa: N802 - Relay's name
             operator in its own primitive function; ``>= 1`` fuses.
 
     The largest group has ``PassContext.config["relay.FuseOps.max_depth"]`` nodes (default 256).
+    With ``config["relay.FuseOps.link_params"] = True`` constants are embedded in the primitive
+    functions that use them rather than passed as arguments.
     Each primitive function has the attribute ``Primitive=1`` (its kernel name:
     :func:`fused_function_name` of its body).
     The result is type-checked.

@@ -32,6 +32,7 @@ class PassInfo:
 #: ``relay.*`` config keys relay_tvm reads (what they do: where they are read)
 RELAY_CONFIG_KEYS = {
     "relay.FuseOps.max_depth",  # transform.fuse_ops: largest fused group
+    "relay.FuseOps.link_params",  # transform.fuse_ops: constants inside primitive functions
     "relay.AlterOpLayout.winograd",  # transform.winograd_choice: "auto", "never", 2 or 4
     "relay.ToMixedPrecision.keep_orig_output_dtype",  # transform.mixed_precision
     "relay.backend.use_meta_schedule",  # backend.schedule: apply the tuning database
@@ -41,7 +42,7 @@ RELAY_CONFIG_KEYS = {
 #: keys TVM 0.19 registered that have no effect in relay_tvm (accepted with a warning, so a
 #: 0.19 script runs; AOT, BYOC toolchains, auto_scheduler and device planning are gone)
 RELAY_CONFIG_KEYS_WITHOUT_EFFECT = {
-    "relay.FuseOps.link_params", "relay.backend.tir_converter",
+    "relay.backend.tir_converter",
     "relay.backend.use_auto_scheduler", "relay.backend.use_meta_schedule_dispatch",
     "relay.collage.byoc_fusion_style", "relay.collage.byoc_max_depth",
     "relay.collage.tvm_max_depth", "relay.fallback_device_type", "relay.frontend.fill_span",

@@ -317,3 +317,51 @@ def test_default_pipeline_on_a_20k_chain():
     assert len(prim_funcs(opt["main"])) == -(-(20_000 + 6_667) // 256)
     out = relay.create_executor("debug", mod=opt).evaluate()(np.zeros(4, "float32"))
     np.testing.assert_allclose(out.numpy(), np.full(4, 6667.0, "float32"))
+
+
+def test_softmax_takes_its_elementwise_consumers():
+    """nn.softmax / log_softmax are kOutEWiseFusable in 0.19: a cast after them joins their
+    kernel; the built kernel computes what the interpreter does."""
+    import tvm
+
+    def before():
+        x = relay.var("x", shape=(4, 16))
+        y = relay.cast(relay.nn.softmax(x), "float16")
+        return relay.Function([x], relay.add(relay.nn.log_softmax(relay.cast(y, "float32")),
+                                             relay.const(1.0)))
+
+    after = fuse(before())
+    names = sorted(fused_function_name(f.body) for f in prim_funcs(after))
+    assert names == ["fused_nn_log_softmax_add", "fused_nn_softmax_cast_cast"]
+    mod = relay.IRModule.from_expr(before())
+    x = np.random.default_rng(0).normal(size=(4, 16)).astype("float32")
+    ref = relay.create_executor("debug", mod=mod).evaluate()(x).numpy()
+    with tvm.transform.PassContext(opt_level=3):
+        got = relay.create_executor("graph", mod=mod, target="llvm").evaluate()(x).numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-3)
+
+
+def test_link_params_keeps_constants_inside_and_builds():
+    import tvm
+
+    idx = np.array([[0, 1], [1, 0]], "int64")
+
+    def before():
+        x = relay.var("x", shape=(10, 1))
+        c = relay.concatenate([x, x], axis=-1)
+        return relay.Function([x], relay.gather_nd(c, relay.const(idx)))
+
+    plain = fuse(before())
+    (f,) = prim_funcs(plain)
+    assert len(f.params) == 2 and len(plain.body.args) == 2
+    linked = fuse(before(), config={"relay.FuseOps.link_params": True})
+    (g,) = prim_funcs(linked)
+    assert len(g.params) == 1 and isinstance(g.body.args[1], relay.Constant)
+    x = np.arange(10, dtype="float32").reshape(10, 1)
+    mod = relay.IRModule.from_expr(linked)
+    with tvm.transform.PassContext(opt_level=0):
+        lib = relay.build(mod, "llvm")
+    m = relay.runtime.GraphModule(lib["default"](tvm.cpu()))
+    m.set_input("x", x)
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), [x[0, 0], x[1, 0]])
