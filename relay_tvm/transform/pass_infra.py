@@ -340,9 +340,26 @@ def module_pass(pass_func=None, opt_level=None, name=None, required=None):
     return _decorator(ModulePass, pass_func, opt_level, name, required)
 
 
+class _UserFunctionPass(FunctionPass):
+    """A function pass written by a user: as 0.19's FunctionPass did, the module it returns
+    is type-checked (InferType runs as a pass, seen by instruments), so a new function the
+    user built without types comes back typed."""
+
+    def transform_module(self, mod, ctx):
+        out = super().transform_module(mod, ctx)
+        if out is mod:
+            return mod
+        try:
+            return get_pass("InferType")()(out)
+        except RelayError as e:
+            raise RelayError(f"pass {self.name} left an ill-formed or ill-typed module: {e}") \
+                from e
+
+
 def function_pass(pass_func=None, opt_level=None, name=None, required=None):
-    """Decorate ``f(func, mod, ctx) -> func`` (or a class with ``transform_function``)."""
-    return _decorator(FunctionPass, pass_func, opt_level, name, required)
+    """Decorate ``f(func, mod, ctx) -> func`` (or a class with ``transform_function``); the
+    resulting module is type-checked after the pass, as in tvm.relay 0.19."""
+    return _decorator(_UserFunctionPass, pass_func, opt_level, name, required)
 
 
 class PassTimingInstrument:
