@@ -442,6 +442,10 @@ def _install_target():
     if isinstance(tvm.target.Target, _TargetMeta):
         return
     _TargetMeta._tvm_cls = tvm.target.Target
+    if not hasattr(tvm.target.Target, "max_function_args"):
+        # 0.19's property: the kernel argument limit of the target kind (0: none)
+        tvm.target.Target.max_function_args = property(
+            lambda self: int(self.attrs.get("max_function_args", 0)))
     tvm.target.Target = _TargetMeta("Target", (), {"__doc__": _TargetMeta.__doc__,
                                                    "__module__": "tvm.target"})
 

@@ -365,3 +365,31 @@ def test_link_params_keeps_constants_inside_and_builds():
     m.set_input("x", x)
     m.run()
     np.testing.assert_array_equal(m.get_output(0).numpy(), [x[0, 0], x[1, 0]])
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_target_max_function_args_limits_kernel_arguments(dynamic):
+    """Under a target with max_function_args (Metal: 31) no fused kernel takes more arguments
+    than that, counted as 0.19 did (a dynamic (?, 4) input is 1 + 1 Any + rank 2 = 4
+    arguments, the output 1 + 1 Any = 2)."""
+    import tvm
+
+    shape = (relay.Any(), 4) if dynamic else (2, 4)
+    xs = [relay.var(f"x{i}", shape=shape) for i in range(40)]
+    outs = [relay.exp(relay.add(x, relay.const(1.0))) for x in xs]
+    acc = outs[0]
+    for o in outs[1:]:
+        acc = relay.add(acc, o)
+    f = relay.Function(xs, acc)
+    assert len(prim_funcs(fuse(f))) == 1  # no target: one kernel of 40 inputs
+    with tvm.target.Target("metal"):
+        assert tvm.target.Target.current().max_function_args == 31
+        after = fuse(f, config={"relay.FuseOps.max_depth": 1000})
+    per_in, per_out = (4, 2) if dynamic else (1, 1)
+    kernels = prim_funcs(after)
+    assert len(kernels) > 1
+    assert max(len(k.params) for k in kernels) * per_in + per_out in (30, 31)  # filled up
+    for k in kernels:
+        assert len(k.params) * per_in + per_out <= 31
+    if not dynamic:
+        assert_same_result(f, after)
