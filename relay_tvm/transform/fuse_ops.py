@@ -349,6 +349,22 @@ class GraphPartitioner:
     def _fused_args(self, child: int) -> int:
         return max((self._count_args(j) for j, _ in self.graph.outputs[child]), default=0)
 
+    def _run_postponed(self, nid: int, tree) -> None:
+        """The fusions that waited for the arguments of node ``nid`` to be known."""
+        self.postpone_node = -1
+        for src in self.postponed.pop(nid, ()):
+            if self._count_args(nid, False) <= self._args_limit(nid):
+                sink = tree.parent[src]
+                if self.ganchor[sink] >= 0:  # Relay reads the sink's own record
+                    continue
+                self._commit(src, sink)
+
+    def _too_many_args(self, nid: int) -> bool:
+        # Relay refuses first on the group size, then on the arguments; here the size check
+        # (the costly one, without side effects) comes later
+        limit = self._args_limit(nid)
+        return limit > 0 and self._fused_args(nid) > limit
+
     def _commit(self, src: int, sink: int) -> None:
         if self.postpone_node >= 0:
             self.postponed.setdefault(self.postpone_node, []).append(src)
@@ -380,14 +396,7 @@ class GraphPartitioner:
 
         for nid in range(n):
             if self.max_args > 0:
-                self.postpone_node = -1
-                for src in self.postponed.pop(nid, ()):
-                    # fusions that waited for this node's arguments to be known
-                    if self._count_args(nid, False) <= self._args_limit(nid):
-                        sink = tree.parent[src]
-                        if self.ganchor[sink] >= 0:  # Relay reads the sink's own record
-                            continue
-                        self._commit(src, sink)
+                self._run_postponed(nid, tree)
             # Relay reads the node's own group record here, not its root's.
             gpat = self.gpattern[nid]
             if gpat == kOpaque:
@@ -395,12 +404,8 @@ class GraphPartitioner:
             dparent = tree.parent[nid]
             if dparent < 0:
                 continue
-            if self.max_args > 0:
-                # Relay refuses first on the group size, then on the arguments; the size
-                # check here is later (it is the costly one) and has no side effects
-                limit = self._args_limit(nid)
-                if limit > 0 and self._fused_args(nid) > limit:
-                    continue
+            if self.max_args > 0 and self._too_many_args(nid):
+                continue
             # Relay checks the group size first; every condition here is free of side effects,
             # so the walk that counts the group's nodes runs last, only for a possible fusion
             if phase == 2:
