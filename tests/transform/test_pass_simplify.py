@@ -285,3 +285,16 @@ def test_fast_math_softmax_becomes_fast_softmax_and_runs_compiled():
     kept = run_opt_pass(relay.Function([f16], relay.nn.softmax(f16)), transform.FastMath(),
                         opt_level=4)
     assert kept.body.op.name == "nn.softmax"  # fast_exp is float32 only
+
+
+def test_reshape_chains_with_reverse_reshape_become_one_reshape():
+    def before():
+        x = relay.var("x", shape=(32, 16, 16))
+        y = relay.reshape(x, newshape=(1, 16, -1))
+        y = relay.reshape(y, newshape=(4, 8, -1, 16))
+        return relay.Function([x], relay.reverse_reshape(y, newshape=(32, 0, -1)))
+
+    after = run_opt_pass(before(), transform.SimplifyExpr())
+    x = relay.var("x", shape=(32, 16, 16))
+    assert_equal_structure(after, relay.Function([x], relay.reshape(x, newshape=(32, 16, 16))))
+    assert_same_result(before(), after)
