@@ -11,6 +11,8 @@ RNG = np.random.default_rng(0)
 
 
 def test_combine_three_convs():
+    """0.19's form: the relu after every branch joins the combined conv, then one
+    strided_slice (size mode, up to the channel axis) per branch."""
     ws = [RNG.normal(size=(o, 4, 3, 3)).astype("float32") for o in (2, 3, 5)]
 
     def before():
@@ -21,14 +23,31 @@ def test_combine_three_convs():
     def expected():
         x = relay.var("x", shape=(1, 4, 6, 6))
         w = relay.concatenate([relay.const(w) for w in ws], axis=0)
-        c = relay.nn.conv2d(x, w, padding=(1, 1), channels=10)
-        s = relay.split(c, (2, 5), axis=1).astuple()
-        return relay.Function([x], relay.Tuple([relay.nn.relu(relay.TupleGetItem(s, i))
-                                                for i in range(3)]))
+        c = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1), channels=10))
+        return relay.Function([x], relay.Tuple([
+            relay.strided_slice(c, begin=[0, b], end=[-1, n], strides=[1, 1], slice_mode="size")
+            for b, n in ((0, 2), (2, 3), (5, 5))]))
 
     after = run_opt_pass(before(), transform.CombineParallelConv2D(), opt_level=4)
     assert_equal_structure(after, expected())
     assert_same_result(before(), after, atol=1e-4)
+
+
+def test_conv_branches_fold_per_channel_scale_and_nhwc():
+    x = relay.var("x", shape=(1, 5, 5, 4))
+
+    def branch(o, i):
+        w = relay.const(RNG.normal(size=(3, 3, 4, o)).astype("float32"))
+        y = relay.nn.conv2d(x, w, padding=(1, 1), data_layout="NHWC", kernel_layout="HWIO")
+        return relay.add(relay.multiply(y, _consts((o,), i)), _consts((), i))
+
+    f = relay.Function([x], relay.Tuple([branch(o, i) for i, o in enumerate((2, 3, 4))]))
+    after = run_opt_pass(f, transform.CombineParallelConv2D(), opt_level=4)
+    names = _op_names(after)
+    # the per-channel scale joins (concatenated along C); the scalar add stays per branch
+    assert names.count("nn.conv2d") == 1 and names.count("multiply") == 1
+    assert names.count("add") == 3 and names.count("strided_slice") == 3
+    assert_same_result(f, after, atol=1e-4)
 
 
 def test_two_branches_are_left_alone_and_attrs_must_match():
