@@ -1,9 +1,10 @@
-"""CombineParallelConv2D and CombineParallelDense (opt level 4): several convolutions (dense
-layers) that read the same input with compatible attributes become one, on weights
-concatenated along the output channels, and each branch takes its slice of the result.
+"""CombineParallelConv2D, CombineParallelDense and CombineParallelBatchMatmul (opt level 4):
+several convolutions (dense layers, batch matmuls) that read the same input with compatible
+attributes become one, on weights concatenated along the output channels, and each branch
+takes its slice of the result.
 
 After Relay's ``combine_parallel_op.cc``, ``combine_parallel_conv2d.cc`` and
-``combine_parallel_dense.cc``. The dense variant has Relay's two forms: ``to_batch=True`` (the
+``combine_parallel_dense.cc`` / ``combine_parallel_batch_matmul.cc``. The dense variant has Relay's two forms: ``to_batch=True`` (the
 default) stacks the branches into one ``nn.batch_matmul`` (2-D inputs, weights of one shape),
 then ``split`` + ``squeeze``; ``to_batch=False`` concatenates the weights along the units and
 slices with ``strided_slice(..., slice_mode="size")``, as convolutions do along their channel
@@ -36,6 +37,7 @@ from .pass_infra import FunctionPass, PassInfo
 # applied once to the combined value. The branches' values at the last combined level are then
 # slices of it.
 
+_FLAT = ("flat", "bmm")  # joined along the last (units) axis, sliced per branch
 _AXIS_FIELDS = frozenset({"axis", "axes", "shape", "newshape", "num_newaxis", "indices",
                           "repeats"})
 
@@ -84,7 +86,7 @@ def _conv_key(n):
 
 def _groups(func, mode, min_branches, users):
     by_input: dict = {}
-    want = "nn.conv2d" if mode == "conv" else "nn.dense"
+    want = {"conv": "nn.conv2d", "bmm": "nn.batch_matmul"}.get(mode, "nn.dense")
     for n in post_order(func):
         if op_name(n) != want:
             continue
@@ -95,6 +97,11 @@ def _groups(func, mode, min_branches, users):
             key = _conv_key(n)
             if key is None:
                 continue
+        elif mode == "bmm":
+            a = n.attrs
+            if a.transpose_a or not a.transpose_b or len(w.shape) != 3 or len(x.shape) != 3:
+                continue  # Relay combined only x (B, M, K) by w (B, N, K)
+            key = (a.out_dtype, w.dtype, w.shape[0], w.shape[2])
         elif len(w.shape) != 2:
             continue
         elif mode == "batch":
@@ -119,13 +126,13 @@ def _level_ok(branches, i, pidx, mode, axis):
     channel (units) axis of the branch's value."""
     first = branches[0][i]
     fields = set(first.attrs.keys()) if first.attrs is not None else set()
-    if fields & _AXIS_FIELDS and (mode != "flat" or first.op.name != "expand_dims"):
+    if fields & _AXIS_FIELDS and (mode not in _FLAT or first.op.name != "expand_dims"):
         return False  # axes / shapes written for one branch's value, not the combined one
     parent_rank = len(_ttype(branches[0][i - 1]).shape)
     out_rank = len(_ttype(first).shape)
-    if mode != "flat" and out_rank != parent_rank:
+    if mode not in _FLAT and out_rank != parent_rank:
         return False
-    if mode == "flat" and len(first.args) > 1 \
+    if mode in _FLAT and len(first.args) > 1 \
             and _units_axis(first, axis, parent_rank) != out_rank - 1:
         return False  # the other arguments are joined along their last axis
     for b in branches:
@@ -166,7 +173,10 @@ def _units_axis(call, axis, parent_rank):
 def _out_channels(call) -> int:
     """A branch's channels (units): the weight's extent along its output axis."""
     w = _ttype(call.args[1]).shape
-    return w[call.attrs.kernel_layout.index("O")] if op_name(call) == "nn.conv2d" else w[0]
+    name = op_name(call)
+    if name == "nn.conv2d":
+        return w[call.attrs.kernel_layout.index("O")]
+    return w[1] if name == "nn.batch_matmul" else w[0]
 
 
 class _Combiner(Rewriter):
@@ -198,7 +208,7 @@ class _Combiner(Rewriter):
                 axes.append(axes[-1])
                 continue
             ax = _units_axis(g[0][i], axes[-1], len(_ttype(g[0][i - 1]).shape))
-            if self.mode == "flat" and any(
+            if self.mode in _FLAT and any(
                     _ttype(b[i]).shape[ax] != _ttype(b[0]).shape[-1] for b in g):
                 return i - 1, axes
             axes.append(ax)
@@ -221,6 +231,9 @@ class _Combiner(Rewriter):
             fields["channels"] = sum(_out_channels(b[0]) for b in g)
             w = _mk.concatenate(Tuple(weights), axis=first.attrs.kernel_layout.index("O"))
             val = Call(first.op, [data, w], first.op.make_attrs(**fields), span=first.span)
+        elif self.mode == "bmm":
+            val = _mk.nn.batch_matmul(data, _mk.concatenate(Tuple(weights), axis=1),
+                                      out_dtype=out_dtype, transpose_a=False, transpose_b=True)
         else:
             units = sum(_ttype(b[0].args[1]).shape[0] for b in g)
             val = _mk.nn.dense(data, _mk.concatenate(Tuple(weights), axis=0), units=units,
@@ -240,6 +253,8 @@ class _Combiner(Rewriter):
                     nd = len(_ttype(first.args[j]).shape)
                     ac = axes[i] - len(_ttype(first).shape) + nd
                     args.append(_mk.concatenate(Tuple(parts), axis=ac))
+                elif self.mode == "bmm":  # Relay's axis for batch_matmul
+                    args.append(_mk.concatenate(Tuple(parts), axis=-1))
                 else:
                     nd = len(_ttype(first.args[j]).shape)
                     args.append(_mk.concatenate(Tuple(parts), axis=max(nd - 1, 0)))
@@ -287,7 +302,7 @@ class _Combiner(Rewriter):
 
 def combine_parallel(func, mode, min_branches):
     """Combine the parallel branches of ``func``; ``mode``: ``"conv"`` (nn.conv2d), ``"batch"``
-    or ``"flat"`` (nn.dense to one batch_matmul / one dense)."""
+    or ``"flat"`` (nn.dense to one batch_matmul / one dense), ``"bmm"`` (nn.batch_matmul)."""
     groups = _groups(func, mode, min_branches, _consumers(func))
     if not groups:
         return func
@@ -311,4 +326,12 @@ def CombineParallelDense(min_num_branches: int = 3, to_batch: bool = True):  # n
                         PassInfo(4, "CombineParallelDense", ("InferType",)))
 
 
-__all__ = ["CombineParallelConv2D", "CombineParallelDense"]
+def CombineParallelBatchMatmul(min_num_branches: int = 3):  # noqa: N802 - Relay's name
+    """Combine ``>= min_num_branches`` parallel ``nn.batch_matmul(x, w_i)`` (``transpose_b``
+    form, weights ``(B, N_i, K)``) into one on the weights concatenated along ``N``, then a
+    ``strided_slice`` per branch (opt level 4)."""
+    return FunctionPass(lambda f, m, c: combine_parallel(f, "bmm", min_num_branches),
+                        PassInfo(4, "CombineParallelBatchMatmul", ("InferType",)))
+
+
+__all__ = ["CombineParallelBatchMatmul", "CombineParallelConv2D", "CombineParallelDense"]

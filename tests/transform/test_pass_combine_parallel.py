@@ -144,3 +144,18 @@ def test_dense_branches_stop_where_combining_would_change_meaning():
     names = _op_names(after)
     assert names.count("nn.relu") == 2 and names.count("nn.batch_matmul") == 1
     assert_same_result(k, after, atol=1e-4)
+
+
+def test_batch_matmul_branches_combine_with_their_bias():
+    x = relay.var("x", shape=(2, 3, 8))
+    ws = [relay.var(f"w{i}", shape=(2, n, 8)) for i, n in enumerate((4, 5, 6))]
+    outs = [relay.nn.relu(relay.add(relay.nn.batch_matmul(x, w), _consts((n,), i)))
+            for i, (w, n) in enumerate(zip(ws, (4, 5, 6)))]
+    # transpose_b=False is not Relay's form: left alone
+    outs.append(relay.nn.batch_matmul(x, relay.var("v", shape=(2, 8, 4)), transpose_b=False))
+    f = relay.Function(relay.analysis.free_vars(relay.Tuple(outs)), relay.Tuple(outs))
+    after = run_opt_pass(f, transform.CombineParallelBatchMatmul(), opt_level=4)
+    names = _op_names(after)
+    assert names.count("nn.batch_matmul") == 2 and names.count("add") == 1
+    assert names.count("nn.relu") == 1 and names.count("strided_slice") == 3
+    assert_same_result(f, after, atol=1e-4)
