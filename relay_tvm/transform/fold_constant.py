@@ -94,7 +94,7 @@ class _Fold(Rewriter):
             dtype = new.attrs.dtype
             val = np.array(shape, dtype) if op.name == "shape_of" else np.array(np.prod(shape), dtype)
             return Constant(val, orig.span)
-        if not _foldable(op, self.fold_qnn) or not all(_is_const(a) for a in new.args):
+        if not all(_is_const(a) for a in new.args) or not _foldable(op, self.fold_qnn):
             return new
         out_type = orig.checked_type
         if isinstance(out_type, TensorType) and _static_shape(out_type) is None:
