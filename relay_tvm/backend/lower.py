@@ -239,6 +239,7 @@ def to_te(func: Function, where: str = "primitive function", symbols=None):
             else:
                 ph = te.placeholder(arr.shape, dtype, name=f"c{len(lifted)}")
                 lifted.append(np.array(arr))
+                inputs.append(ph)  # after the parameters' placeholders, as documented
                 vals[id(node)] = ph
         elif t is Tuple:
             vals[id(node)] = [vals[id(f)] for f in node.fields]

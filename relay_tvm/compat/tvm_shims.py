@@ -442,6 +442,10 @@ def _install_target():
     if isinstance(tvm.target.Target, _TargetMeta):
         return
     _TargetMeta._tvm_cls = tvm.target.Target
+    if not hasattr(tvm.target.Target, "max_function_args"):
+        # 0.19's property: the kernel argument limit of the target kind (0: none)
+        tvm.target.Target.max_function_args = property(
+            lambda self: int(self.attrs.get("max_function_args", 0)))
     tvm.target.Target = _TargetMeta("Target", (), {"__doc__": _TargetMeta.__doc__,
                                                    "__module__": "tvm.target"})
 
@@ -729,11 +733,16 @@ def _install_transform():
     tvm_seq = tvm.transform.Sequential
 
     def Sequential(passes=None, opt_level=0, name="sequential", required=None, **kwargs):
-        """``tvm.transform.Sequential``; of Relay passes it is relay_tvm's ``Sequential``."""
-        if passes and any(_is_relay_pass(p) for p in passes):
-            from ..transform import Sequential as RelaySeq
+        """``tvm.transform.Sequential``; of Relay passes it is relay_tvm's ``Sequential``;
+        without passes it runs on Relay modules and TVM modules alike."""
+        from ..transform import Sequential as RelaySeq
 
+        if passes and any(_is_relay_pass(p) for p in passes):
             return RelaySeq(passes, opt_level=opt_level, name=name, required=required)
+        if not passes:
+            relay_seq = RelaySeq([], opt_level=opt_level, name=name, required=required)
+            return _dual_pass_class()(
+                lambda: tvm_seq(passes, opt_level, name, required, **kwargs), relay_seq)
         return tvm_seq(passes, opt_level, name, required, **kwargs)
 
     Sequential._relay_tvm = True
@@ -759,6 +768,42 @@ def _install_transform():
 
     tvm.transform.Pass = _PassMeta("Pass", (), {"__doc__": tvm_pass.__doc__,
                                                 "__module__": "tvm.ir.transform"})
+    # likewise isinstance(relay_module_pass, tvm.transform.ModulePass). TVM's own module_pass
+    # subclasses the module global ModulePass when it wraps a class, so the stand-in is an
+    # object that names TVM's class as the base (__mro_entries__) rather than a class
+    tvm_module_pass = tvm.transform.ModulePass
+
+    class _ModulePassAlias:
+        __doc__ = tvm_module_pass.__doc__
+
+        def __mro_entries__(self, bases):
+            return (tvm_module_pass,)
+
+        def __instancecheck__(self, obj):
+            from ..transform.pass_infra import ModulePass
+
+            relay_p = getattr(obj, "_relay_pass", obj)
+            return isinstance(obj, tvm_module_pass) or isinstance(relay_p, ModulePass)
+
+        def __subclasscheck__(self, sub):
+            from ..transform.pass_infra import ModulePass
+
+            return issubclass(sub, (tvm_module_pass, ModulePass))
+
+        def __call__(self, *args, **kwargs):
+            return tvm_module_pass(*args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(tvm_module_pass, name)
+
+    tvm.transform.ModulePass = _ModulePassAlias()
+    # tvm.transform.PassInfo(opt_level, name): 0.19 took required=None as "none required"
+    info_init = tvm.transform.PassInfo.__init__
+
+    def _info_init(self, opt_level, name, required=None, traceable=False):
+        info_init(self, opt_level, name, list(required or ()), traceable)
+
+    tvm.transform.PassInfo.__init__ = _info_init
     _install_pass_decorators(tvm)
 
 
@@ -841,7 +886,9 @@ def _install_pass_decorators(tvm):
             """``tvm.transform.PrintIR``: prints the module (a Relay module as its text) and
             returns it unchanged."""
             def show(mod, _ctx):
-                print(f"PrintIR({header}):\n{mod.astext(show_meta_data=show_meta_data)}")
+                # on stderr, as 0.19's LOG(INFO) wrote it
+                print(f"PrintIR({header}):\n{mod.astext(show_meta_data=show_meta_data)}",
+                      file=sys.stderr)
                 return mod
 
             relay_p = pass_infra.module_pass(show, opt_level=0, name="PrintIR")

@@ -1,8 +1,9 @@
 """Activations and per-channel operators (tvm.relay.nn): ``nn.relu``, ``nn.leaky_relu``,
 ``nn.prelu``, ``nn.softmax``, ``nn.log_softmax``, ``nn.bias_add``, ``nn.dropout``.
 
-Fusion patterns follow Relay: relu/leaky_relu kElemWise, prelu/bias_add kBroadcast, softmax,
-log_softmax and dropout kOpaque. TE computes are topi's.
+Fusion patterns follow Relay 0.19: relu/leaky_relu kElemWise, prelu/bias_add kBroadcast,
+softmax / log_softmax / fast_softmax kOutEWiseFusable (elementwise operators after them, such
+as a cast, join their kernel), dropout kOpaque. TE computes are topi's.
 """
 
 from __future__ import annotations
@@ -230,7 +231,7 @@ for _name, _log in (("softmax", False), ("log_softmax", True), ("fast_softmax", 
         rel=_softmax_rel(f"nn.{_name}"),
         ref=_softmax_ref(_log),
         compute=_topi_nn(_name, axis="axis"),
-        pattern=OpPattern.OPAQUE,
+        pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
         doc=f"{'Log-' if _log else ''}softmax along ``axis`` (topi.nn.{_name}); float data"
             + (" (exp approximated, as Relay's FastMath pass emits it)." if _name[0] == "f" else "."),
         level=1,

@@ -19,6 +19,12 @@ class Xavier:
         self.rng = np.random.default_rng(seed)
 
     def __call__(self, name: str, shape, dtype="float32") -> np.ndarray:
+        """The value of parameter ``name``: a new array of ``shape`` / ``dtype``; given an
+        array instead of a shape (0.19's ``Initializer(desc, arr)``), fills it in place too."""
+        if isinstance(shape, np.ndarray):
+            arr = shape
+            arr[...] = self(name, arr.shape, arr.dtype)
+            return arr
         shape = tuple(int(d) for d in shape)
         if name.endswith(("_bias", "_beta", "_moving_mean")):
             return np.zeros(shape, dtype)

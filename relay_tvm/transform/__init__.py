@@ -5,7 +5,11 @@ from .annotate_spans import AnnotateSpans  # noqa: F401
 from .annotate_target import AnnotateTarget  # noqa: F401
 from .canonicalize import CanonicalizeCast, CanonicalizeOps  # noqa: F401
 from .change_batch import ChangeBatch  # noqa: F401
-from .combine_parallel import CombineParallelConv2D, CombineParallelDense  # noqa: F401
+from .combine_parallel import (  # noqa: F401
+    CombineParallelBatchMatmul,
+    CombineParallelConv2D,
+    CombineParallelDense,
+)
 from .convert_layout import LayoutConfig  # noqa: F401
 from .cse import EliminateCommonSubexpr  # noqa: F401
 from .dead_code import DeadCodeElimination  # noqa: F401
@@ -73,8 +77,8 @@ from .to_cps import ToCPS, UnCPS, to_cps, un_cps  # noqa: F401
 
 # The pass registry (pass_infra.get_pass): every pass of this package under its Relay name.
 for _factory in (
-    AlterOpLayout, AnnotateSpans, BackwardFoldScaleAxis, CanonicalizeOps, CombineParallelConv2D,
-    CombineParallelDense, ConvertLayout, DeadCodeElimination, EliminateCommonSubexpr, EtaExpand,
+    AlterOpLayout, AnnotateSpans, BackwardFoldScaleAxis, CanonicalizeOps,
+    CombineParallelBatchMatmul, CombineParallelConv2D, CombineParallelDense, ConvertLayout, DeadCodeElimination, EliminateCommonSubexpr, EtaExpand,
     FastMath, FirstOrderGradient, FoldConstant, FoldScaleAxis, ForwardFoldScaleAxis, FuseOps,
     Inline, InlineGlobals, InferType, LambdaLift, LazyGradientInit, Legalize, MergeComposite,
     PartialEvaluate, RemoveUnusedFunctions, SimplifyExpr, SimplifyInference, SpanCheck,

@@ -9,6 +9,13 @@ constants is that constant, and ``if`` with a constant condition keeps one branc
 not constant; with a dynamic (``Any``) dimension they do not. Nothing that involves references
 (``ref``, ``ref_read``, ``ref_write``) or calls of functions is folded, so side effects stay.
 Primitive functions are left as they are.
+
+As in 0.19, a call without arguments (``zeros((4, 5))``) is not folded (the constant would only
+take room in the binary), nor a stateful operator (``nn.dropout``, or one a user marked with
+``TOpIsStateful``), nor an operator that only describes a computation: memory / VM / device
+annotations and the QNN operators, which 0.19 marked ``TNonComputational``. The QNN operators
+fold only with ``FoldConstant(fold_qnn=True)`` (their reference kernels give the values that
+0.19 computed from their canonical integer form).
 """
 
 from __future__ import annotations
@@ -21,8 +28,27 @@ from ..op.registry import Op
 from ._rewrite import Rewriter, has_type, remember
 from .pass_infra import FunctionPass, PassInfo
 
-# Operators never folded: their value is not a function of their arguments alone.
-_SKIP_PREFIXES = ("random.", "annotation.", "on_device", "device_copy")
+# Operators never folded: their value is not a function of their arguments alone, or they only
+# describe a computation for later passes.
+_SKIP_PREFIXES = ("random.", "annotation.", "on_device", "device_copy", "memory.", "vm.",
+                  "call_lowered")
+# Stateful in 0.19 (TOpIsStateful): folding would freeze one draw.
+_STATEFUL = frozenset({"nn.dropout"})
+# QNN operators that 0.19 did not mark TNonComputational: they fold like any other operator.
+_QNN_COMPUTATIONAL = frozenset({"qnn.avg_pool2d", "qnn.simulated_quantize",
+                                "qnn.simulated_dequantize"})
+
+
+def _foldable(op, fold_qnn: bool) -> bool:
+    """Whether a call of ``op`` with constant arguments may be replaced by its value."""
+    name = op.name
+    if name.startswith(_SKIP_PREFIXES) or op.ref_impl is None:
+        return False
+    if name in _STATEFUL or op.get_attr("TOpIsStateful"):
+        return False
+    if name.startswith("qnn.") and name not in _QNN_COMPUTATIONAL:
+        return fold_qnn
+    return not op.get_attr("TNonComputational")
 
 
 def _is_const(e) -> bool:
@@ -53,11 +79,13 @@ def _static_shape(t) -> tuple | None:
 
 
 class _Fold(Rewriter):
+    def __init__(self, fold_qnn: bool = False):
+        super().__init__()
+        self.fold_qnn = fold_qnn
+
     def post_call(self, orig, new):
         op = new.op
-        if not isinstance(op, Op) or op.name.startswith(_SKIP_PREFIXES):
-            return new
-        if not has_type(orig):
+        if not isinstance(op, Op) or not new.args or not has_type(orig):
             return new
         if op.name in ("shape_of", "ndarray_size"):
             shape = _static_shape(getattr(orig.args[0], "_checked_type", None))
@@ -66,7 +94,7 @@ class _Fold(Rewriter):
             dtype = new.attrs.dtype
             val = np.array(shape, dtype) if op.name == "shape_of" else np.array(np.prod(shape), dtype)
             return Constant(val, orig.span)
-        if not all(_is_const(a) for a in new.args) or op.ref_impl is None:
+        if not all(_is_const(a) for a in new.args) or not _foldable(op, self.fold_qnn):
             return new
         out_type = orig.checked_type
         if isinstance(out_type, TensorType) and _static_shape(out_type) is None:
@@ -98,25 +126,26 @@ class _Fold(Rewriter):
         return new
 
 
-def fold_constant_expr(expr, mod=None):
-    """Fold the constant parts of a typed expression (``relay.transform.FoldConstantExpr``).
+def fold_constant_expr(expr, mod=None, fold_qnn: bool = False):
+    """Fold the constant parts of a typed expression (``relay.transform.FoldConstantExpr``);
+    ``fold_qnn`` also folds QNN operators.
 
     A folded ``let`` exposes new constants to its body, so folding repeats (a few rounds) until
     nothing changes; new nodes are re-typed between rounds."""
     from ..typing.infer import infer_expr
 
     for _ in range(8):
-        out = _Fold().rewrite(expr)
+        out = _Fold(fold_qnn).rewrite(expr)
         if out is expr:
             break
         expr = out
-        if not _needs_more(expr):
+        if not _needs_more(expr, fold_qnn):
             break
         infer_expr(expr, mod)
     return expr
 
 
-def _needs_more(expr) -> bool:
+def _needs_more(expr, fold_qnn: bool) -> bool:
     """Whether a call still has only constant arguments (or a let binds a constant)."""
     from ._rewrite import post_order
 
@@ -125,7 +154,7 @@ def _needs_more(expr) -> bool:
         if t is Let and _is_const(n.value):
             return True
         if t is Call and isinstance(n.op, Op) and n.args and all(_is_const(a) for a in n.args):
-            if not n.op.name.startswith(_SKIP_PREFIXES) and n.op.ref_impl is not None:
+            if _foldable(n.op, fold_qnn):
                 return True
     return False
 
@@ -133,24 +162,31 @@ def _needs_more(expr) -> bool:
 FoldConstantExpr = fold_constant_expr
 
 
-def _fold(func, mod, ctx):
+def _fold(func, mod, fold_qnn):
     # Relay's pipeline folds twice; a function the first run left as it was (nothing folds: a
     # fixpoint) would be walked again for nothing when the passes between changed nothing
-    hit = _FIXPOINTS.get(id(func))
+    key = (id(func), fold_qnn)
+    hit = _FIXPOINTS.get(key)
     if hit is not None and hit is func:
         return func
-    out = fold_constant_expr(func, mod)
+    out = fold_constant_expr(func, mod, fold_qnn)
     if out is func:
-        remember(_FIXPOINTS, id(func), func)  # holding func keeps its id from being reused
+        remember(_FIXPOINTS, key, func)  # holding func keeps its id from being reused
     return out
 
 
-_FIXPOINTS: dict = {}  # id -> function that FoldConstant returned unchanged
+_FIXPOINTS: dict = {}  # (id, fold_qnn) -> function that FoldConstant returned unchanged
 
 
 def FoldConstant(fold_qnn: bool = False):  # noqa: N802 - Relay's name
-    """Evaluate constant subexpressions (opt level 2); see the module docstring."""
-    return FunctionPass(_fold, PassInfo(2, "FoldConstant", ("InferType",)))
+    """Evaluate constant subexpressions (opt level 2); see the module docstring.
+
+    Args:
+        fold_qnn: also fold QNN operators (``qnn.quantize``, ``qnn.conv2d``, ...) whose
+            arguments are constants; 0.19's default leaves them for QNN-aware passes.
+    """
+    fold_qnn = bool(fold_qnn)
+    return FunctionPass(lambda f, m, c: _fold(f, m, fold_qnn), PassInfo(2, "FoldConstant", ("InferType",)))
 
 
 __all__ = ["FoldConstant", "FoldConstantExpr", "fold_constant_expr"]

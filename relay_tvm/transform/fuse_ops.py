@@ -48,7 +48,7 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.functor import children
-from ..ir.types import FuncType, TensorType, TupleType, dim_equal
+from ..ir.types import AnyDim, FuncType, TensorType, TupleType, dim_equal
 from ..op.registry import Op, OpPattern
 from ..typing.infer import _closed, adopt_type
 from ._rewrite import is_primitive, post_order, rebuild
@@ -221,7 +221,8 @@ class DominatorTree:
 class GraphPartitioner:
     """Relay's partitioner: union-find groups over graph nodes, fused in three phases."""
 
-    def __init__(self, graph: IndexedForwardGraph, opt_level: int, max_depth: int):
+    def __init__(self, graph: IndexedForwardGraph, opt_level: int, max_depth: int,
+                 max_function_args: int = 0):
         self.graph = graph
         self.opt_level = opt_level
         self.max_depth = max_depth
@@ -230,6 +231,12 @@ class GraphPartitioner:
         self.gpattern = list(graph.pattern)
         self.gnum = [1] * n
         self.ganchor = [i if graph.pattern[i] == kOutEWiseFusable else -1 for i in range(n)]
+        # the target's limit on kernel arguments (0: none), as 0.19 counted them: a tensor is one
+        # argument, plus its rank + number of Any dimensions when its shape is dynamic
+        self.max_args = max_function_args
+        self.gargs = [self._own_args(e) for e in graph.nodes] if max_function_args > 0 else None
+        self.postponed: dict = {}  # node -> [children whose fusion waits until it is visited]
+        self.postpone_node = -1
 
     def find(self, g: int) -> int:
         gp = self.gparent
@@ -286,11 +293,82 @@ class GraphPartitioner:
         self.gnum[parent] += self.gnum[child]
         self.gparent[child] = parent
         # the pattern changes only when an anchor (conv2d, dense, ...) joins, as in Relay
+        if self.gargs is not None:
+            self.gargs[parent] += self.gargs[child]
         if self.ganchor[child] >= 0:
             self.ganchor[parent] = self.ganchor[child]
             self.gpattern[parent] = max(self.gpattern[child], self.gpattern[parent])
 
+    # -- the argument limit (0.19's CountArgs_ / CountArgsLimit_ / CountFusedArgs) --
+    @staticmethod
+    def _extra_args(t, with_strides: bool = True) -> int:
+        if not isinstance(t, TensorType):
+            return 0
+        anys = sum(1 for d in t.shape if isinstance(d, AnyDim))
+        return anys + len(t.shape) if with_strides and anys else anys
+
+    def _own_args(self, e) -> int:
+        t = type(e)
+        if t is Var:
+            return 1 + self._extra_args(_ctype(e))
+        ins = e.args if t is Call else e.fields if t is Tuple else ()
+        return sum(1 + self._extra_args(_ctype(a)) for a in ins
+                   if type(a) in (Var, TupleGetItem))
+
+    def _count_args(self, src: int, update_postpone: bool = True) -> int:
+        e = self.graph.nodes[src]
+        total = self.gargs[src]
+        seen = {self.find(src)}
+        ins = e.args if type(e) is Call else e.fields if type(e) is Tuple else ()
+        index = self.graph.index
+        for a in ins:
+            if type(a) is Var or a not in index:
+                continue
+            ai = index[a]
+            prev = self.find(ai)
+            if prev in seen:
+                continue
+            seen.add(prev)
+            if self.gargs[prev] > 0:
+                total += self.gargs[prev]
+            elif update_postpone:
+                self.postpone_node = src  # counted when src itself is visited
+            else:
+                total += self._count_args(ai, update_postpone)
+        return total
+
+    def _args_limit(self, child: int) -> int:
+        outs = 0
+        for j, _ in self.graph.outputs[child]:
+            outs += 1
+            o = self.graph.nodes[j]
+            if type(o) is Call:
+                outs += self._extra_args(_ctype(o), False)
+        return self.max_args - outs if self.max_args > outs else 0
+
+    def _fused_args(self, child: int) -> int:
+        return max((self._count_args(j) for j, _ in self.graph.outputs[child]), default=0)
+
+    def _run_postponed(self, nid: int, tree) -> None:
+        """The fusions that waited for the arguments of node ``nid`` to be known."""
+        self.postpone_node = -1
+        for src in self.postponed.pop(nid, ()):
+            if self._count_args(nid, False) <= self._args_limit(nid):
+                sink = tree.parent[src]
+                if self.ganchor[sink] >= 0:  # Relay reads the sink's own record
+                    continue
+                self._commit(src, sink)
+
+    def _too_many_args(self, nid: int) -> bool:
+        # Relay refuses first on the group size, then on the arguments; here the size check
+        # (the costly one, without side effects) comes later
+        limit = self._args_limit(nid)
+        return limit > 0 and self._fused_args(nid) > limit
+
     def _commit(self, src: int, sink: int) -> None:
+        if self.postpone_node >= 0:
+            self.postponed.setdefault(self.postpone_node, []).append(src)
+            return
         target = self.find(sink)
         for v in self._nodes_between(src, sink):
             self._merge(v, target)
@@ -317,12 +395,16 @@ class GraphPartitioner:
             return kind <= kBroadcast or kind in (kCommReduce, kInjective, kOutEWiseFusable)
 
         for nid in range(n):
+            if self.max_args > 0:
+                self._run_postponed(nid, tree)
             # Relay reads the node's own group record here, not its root's.
             gpat = self.gpattern[nid]
             if gpat == kOpaque:
                 continue
             dparent = tree.parent[nid]
             if dparent < 0:
+                continue
+            if self.max_args > 0 and self._too_many_args(nid):
                 continue
             # Relay checks the group size first; every condition here is free of side effects,
             # so the walk that counts the group's nodes runs last, only for a possible fusion
@@ -418,10 +500,14 @@ def _make_function(info: _GroupInfo, body, span):
     return adopt_type(Call(fn, info.arguments, None, (), span), body)
 
 
-def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> Function:
-    """Fuse the operators of one (typed) function; see the module docstring."""
+def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int,
+                       link_params: bool = False, max_function_args: int = 0) -> Function:
+    """Fuse the operators of one (typed) function; see the module docstring. With
+    ``link_params`` a constant argument of a group goes into its primitive function instead of
+    becoming a parameter (0.19's ``relay.FuseOps.link_params``); ``max_function_args > 0``
+    keeps every group's kernel within that many arguments (outputs included)."""
     graph = IndexedForwardGraph(func)
-    groups = GraphPartitioner(graph, fuse_opt_level, max_depth).partition()
+    groups = GraphPartitioner(graph, fuse_opt_level, max_depth, max_function_args).partition()
     index = graph.index
     ginfo: dict = {}
     new: dict = {}
@@ -435,6 +521,9 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int) -> F
         for a in args:
             na = new.get(a, a)
             if a in index and group(a) != g:
+                if link_params and type(na) is Constant:
+                    out.append(na)
+                    continue
                 if info is None:
                     info = ginfo[g] = _GroupInfo()
                 out.append(info.param_for(na, _ctype(a)))
@@ -496,6 +585,17 @@ def _max_depth(ctx: PassContext) -> int:
     return v
 
 
+def _target_max_function_args() -> int:
+    """``max_function_args`` of the current ``tvm.target.Target`` (Metal 31, OpenCL 128; 0 for
+    none, as for llvm and cuda), which 0.19's FuseOps respected."""
+    import tvm
+
+    target = tvm.target.Target.current(allow_none=True)
+    if target is None:
+        return 0
+    return int(target.attrs.get("max_function_args", 0))
+
+
 class _FuseOps(Pass):
     def __init__(self, fuse_opt_level: int):
         super().__init__(PassInfo(0, "FuseOps", ("InferType",)))
@@ -506,12 +606,16 @@ class _FuseOps(Pass):
 
         level = self.fuse_opt_level if self.fuse_opt_level >= 0 else ctx.opt_level
         depth = _max_depth(ctx)
+        link = ctx.config.get("relay.FuseOps.link_params", False)
+        if not isinstance(link, (bool, int)):
+            raise RelayError(f"relay.FuseOps.link_params must be a bool, got {link!r}")
+        max_args = _target_max_function_args()
         out = mod.copy()
         changed = False
         for gv, f in mod.functions.items():
             if f.is_primitive:
                 continue
-            nf = fuse_function_body(f, level, depth)
+            nf = fuse_function_body(f, level, depth, bool(link), max_args)
             if nf is not f:
                 out[gv] = nf
                 changed = True
@@ -526,6 +630,10 @@ def FuseOps(fuse_opt_level: int = -1) -> Pass:  # noqa: N802 - Relay's name
             operator in its own primitive function; ``>= 1`` fuses.
 
     The largest group has ``PassContext.config["relay.FuseOps.max_depth"]`` nodes (default 256).
+    With ``config["relay.FuseOps.link_params"] = True`` constants are embedded in the primitive
+    functions that use them rather than passed as arguments. Under a ``tvm.target.Target``
+    with ``max_function_args`` (Metal, OpenCL) no kernel gets more arguments than that, as
+    0.19 counted them (each tensor one, a dynamic shape adds its rank and its ``Any`` count).
     Each primitive function has the attribute ``Primitive=1`` (its kernel name:
     :func:`fused_function_name` of its body).
     The result is type-checked.

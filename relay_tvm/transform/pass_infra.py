@@ -32,6 +32,7 @@ class PassInfo:
 #: ``relay.*`` config keys relay_tvm reads (what they do: where they are read)
 RELAY_CONFIG_KEYS = {
     "relay.FuseOps.max_depth",  # transform.fuse_ops: largest fused group
+    "relay.FuseOps.link_params",  # transform.fuse_ops: constants inside primitive functions
     "relay.AlterOpLayout.winograd",  # transform.winograd_choice: "auto", "never", 2 or 4
     "relay.ToMixedPrecision.keep_orig_output_dtype",  # transform.mixed_precision
     "relay.backend.use_meta_schedule",  # backend.schedule: apply the tuning database
@@ -41,7 +42,7 @@ RELAY_CONFIG_KEYS = {
 #: keys TVM 0.19 registered that have no effect in relay_tvm (accepted with a warning, so a
 #: 0.19 script runs; AOT, BYOC toolchains, auto_scheduler and device planning are gone)
 RELAY_CONFIG_KEYS_WITHOUT_EFFECT = {
-    "relay.FuseOps.link_params", "relay.backend.tir_converter",
+    "relay.backend.tir_converter",
     "relay.backend.use_auto_scheduler", "relay.backend.use_meta_schedule_dispatch",
     "relay.collage.byoc_fusion_style", "relay.collage.byoc_max_depth",
     "relay.collage.tvm_max_depth", "relay.fallback_device_type", "relay.frontend.fill_span",
@@ -339,9 +340,26 @@ def module_pass(pass_func=None, opt_level=None, name=None, required=None):
     return _decorator(ModulePass, pass_func, opt_level, name, required)
 
 
+class _UserFunctionPass(FunctionPass):
+    """A function pass written by a user: as 0.19's FunctionPass did, the module it returns
+    is type-checked (InferType runs as a pass, seen by instruments), so a new function the
+    user built without types comes back typed."""
+
+    def transform_module(self, mod, ctx):
+        out = super().transform_module(mod, ctx)
+        if out is mod:
+            return mod
+        try:
+            return get_pass("InferType")()(out)
+        except RelayError as e:
+            raise RelayError(f"pass {self.name} left an ill-formed or ill-typed module: {e}") \
+                from e
+
+
 def function_pass(pass_func=None, opt_level=None, name=None, required=None):
-    """Decorate ``f(func, mod, ctx) -> func`` (or a class with ``transform_function``)."""
-    return _decorator(FunctionPass, pass_func, opt_level, name, required)
+    """Decorate ``f(func, mod, ctx) -> func`` (or a class with ``transform_function``); the
+    resulting module is type-checked after the pass, as in tvm.relay 0.19."""
+    return _decorator(_UserFunctionPass, pass_func, opt_level, name, required)
 
 
 class PassTimingInstrument:

@@ -11,7 +11,8 @@ pattern                               rewrite
 ``x + 0``, ``0 + x``, ``x - 0``       ``x`` (floats: only ``x + (-0.0)``, ``-0.0 + x``,
                                       ``x - (+0.0)``, as ``-0.0 + 0.0`` is ``+0.0``)
 ``x / 1``                             ``x``
-``reshape(reshape(x, a), b)``         ``reshape(x, b's static shape)``
+``reshape(reshape(x, a), b)``         ``reshape(x, b's static shape)`` (either may be
+                                      ``contrib_reverse_reshape``)
 ``reshape(x, shape of x)``            ``x``
 ``transpose(transpose(x, a), b)``     ``transpose(x, a[b])`` (``x`` if identity)
 ``transpose(x, identity)``            ``x``
@@ -71,13 +72,16 @@ def _identity_operand(orig, new):
     return None
 
 
+_RESHAPES = ("reshape", "contrib_reverse_reshape")
+
+
 def _reshape(orig, new):
     (x,) = new.args
     out = _ty(orig)
     if not _static(out):
         return None
     inner = x
-    while op_name(inner) == "reshape":
+    while op_name(inner) in _RESHAPES:
         inner = inner.args[0]
     src = _ty(orig.args[0]) if inner is x else None
     if inner is x:
@@ -120,6 +124,7 @@ RULES = [
     ("add", _identity_operand),
     ("subtract", _identity_operand),
     ("reshape", _reshape),
+    ("contrib_reverse_reshape", _reshape),
     ("transpose", _transpose),
     *RULES_019,
 ]

@@ -409,13 +409,13 @@ def test_print_ir_on_relay_and_tvm_modules(capsys):
         relay.Function([x], relay.add(x, relay.const(1.0) + relay.const(2.0))))
     out = tvm.transform.Sequential([relay.transform.FoldConstant(),
                                     tvm.transform.PrintIR("after fold")])(mod)
-    text = capsys.readouterr().out
+    text = capsys.readouterr().err  # stderr, where 0.19's LOG(INFO) wrote it
     assert "PrintIR(after fold)" in text and "add(%x, 3f)" in text
     assert isinstance(out, relay.IRModule)
     a = np.ones((2, 2), "float32")
     np.testing.assert_allclose(_interp_mod(out["main"], a).numpy(), a + 3)
     assert tvm.transform.PrintIR()(mod) is mod
-    assert "add(1f, 2f)" in capsys.readouterr().out
+    assert "add(1f, 2f)" in capsys.readouterr().err
     from tvm.script import tirx as T
 
     @T.prim_func
@@ -425,6 +425,50 @@ def test_print_ir_on_relay_and_tvm_modules(capsys):
 
     tmod = tvm.IRModule({"f": f})
     assert tvm.transform.PrintIR("tir")(tmod).same_as(tmod)
+
+
+def test_019_pass_objects_pass_info_and_empty_sequential():
+    """0.19's test_pass_manager: isinstance(module pass, tvm.transform.ModulePass),
+    PassInfo without ``required``, an empty Sequential on a Relay module, and a user's function
+    pass whose result is type-checked afterwards."""
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+
+    @tvm.transform.module_pass(opt_level=1)
+    def keep(m, ctx):
+        return m
+
+    assert isinstance(keep, tvm.transform.ModulePass)
+    assert not isinstance(relay.transform.FoldConstant(), tvm.transform.ModulePass)
+    info = tvm.transform.PassInfo(opt_level=1, name="xyz")
+    assert (info.opt_level, info.name, list(info.required)) == (1, "xyz", [])
+    assert tvm.transform.Sequential([], opt_level=1)(mod) is mod
+
+    @relay.transform.function_pass(opt_level=1)
+    def to_log(f, m, ctx):
+        y = relay.var("y", shape=(3,))
+        return relay.Function([y], relay.log(y))  # built without types
+
+    out = to_log(mod)["main"]
+    assert out.ret_type == relay.TensorType((3,), "float32")
+    a = np.array([1.0, 2.0, 4.0], "float32")
+    np.testing.assert_allclose(_interp(out, a), np.log(a), rtol=1e-6)
+    # TVM's own class-based module_pass still subclasses TVM's ModulePass
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def g(a: T.Buffer((4,), "float32")):
+        for i in range(4):
+            a[i] = a[i] * T.float32(2)
+
+    @tvm.transform.module_pass(opt_level=0)
+    class Same:
+        def transform_module(self, m, ctx):
+            return m
+
+    tmod = tvm.IRModule({"g": g})
+    assert Same()(tmod).same_as(tmod)
+    assert tvm.transform.Sequential([])(tmod).same_as(tmod)
 
 
 def test_tvm_ir_op_get_finds_relay_operators():

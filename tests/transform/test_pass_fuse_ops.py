@@ -317,3 +317,79 @@ def test_default_pipeline_on_a_20k_chain():
     assert len(prim_funcs(opt["main"])) == -(-(20_000 + 6_667) // 256)
     out = relay.create_executor("debug", mod=opt).evaluate()(np.zeros(4, "float32"))
     np.testing.assert_allclose(out.numpy(), np.full(4, 6667.0, "float32"))
+
+
+def test_softmax_takes_its_elementwise_consumers():
+    """nn.softmax / log_softmax are kOutEWiseFusable in 0.19: a cast after them joins their
+    kernel; the built kernel computes what the interpreter does."""
+    import tvm
+
+    def before():
+        x = relay.var("x", shape=(4, 16))
+        y = relay.cast(relay.nn.softmax(x), "float16")
+        return relay.Function([x], relay.add(relay.nn.log_softmax(relay.cast(y, "float32")),
+                                             relay.const(1.0)))
+
+    after = fuse(before())
+    names = sorted(fused_function_name(f.body) for f in prim_funcs(after))
+    assert names == ["fused_nn_log_softmax_add", "fused_nn_softmax_cast_cast"]
+    mod = relay.IRModule.from_expr(before())
+    x = np.random.default_rng(0).normal(size=(4, 16)).astype("float32")
+    ref = relay.create_executor("debug", mod=mod).evaluate()(x).numpy()
+    with tvm.transform.PassContext(opt_level=3):
+        got = relay.create_executor("graph", mod=mod, target="llvm").evaluate()(x).numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-3)
+
+
+def test_link_params_keeps_constants_inside_and_builds():
+    import tvm
+
+    idx = np.array([[0, 1], [1, 0]], "int64")
+
+    def before():
+        x = relay.var("x", shape=(10, 1))
+        c = relay.concatenate([x, x], axis=-1)
+        return relay.Function([x], relay.gather_nd(c, relay.const(idx)))
+
+    plain = fuse(before())
+    (f,) = prim_funcs(plain)
+    assert len(f.params) == 2 and len(plain.body.args) == 2
+    linked = fuse(before(), config={"relay.FuseOps.link_params": True})
+    (g,) = prim_funcs(linked)
+    assert len(g.params) == 1 and isinstance(g.body.args[1], relay.Constant)
+    x = np.arange(10, dtype="float32").reshape(10, 1)
+    mod = relay.IRModule.from_expr(linked)
+    with tvm.transform.PassContext(opt_level=0):
+        lib = relay.build(mod, "llvm")
+    m = relay.runtime.GraphModule(lib["default"](tvm.cpu()))
+    m.set_input("x", x)
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), [x[0, 0], x[1, 0]])
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_target_max_function_args_limits_kernel_arguments(dynamic):
+    """Under a target with max_function_args (Metal: 31) no fused kernel takes more arguments
+    than that, counted as 0.19 did (a dynamic (?, 4) input is 1 + 1 Any + rank 2 = 4
+    arguments, the output 1 + 1 Any = 2)."""
+    import tvm
+
+    shape = (relay.Any(), 4) if dynamic else (2, 4)
+    xs = [relay.var(f"x{i}", shape=shape) for i in range(40)]
+    outs = [relay.exp(relay.add(x, relay.const(1.0))) for x in xs]
+    acc = outs[0]
+    for o in outs[1:]:
+        acc = relay.add(acc, o)
+    f = relay.Function(xs, acc)
+    assert len(prim_funcs(fuse(f))) == 1  # no target: one kernel of 40 inputs
+    with tvm.target.Target("metal"):
+        assert tvm.target.Target.current().max_function_args == 31
+        after = fuse(f, config={"relay.FuseOps.max_depth": 1000})
+    per_in, per_out = (4, 2) if dynamic else (1, 1)
+    kernels = prim_funcs(after)
+    assert len(kernels) > 1
+    assert max(len(k.params) for k in kernels) * per_in + per_out in (30, 31)  # filled up
+    for k in kernels:
+        assert len(k.params) * per_in + per_out <= 31
+    if not dynamic:
+        assert_same_result(f, after)

@@ -125,6 +125,46 @@ def test_fold_constant_is_idempotent():
     assert structural_equal(once, twice)
 
 
+def test_fold_skips_nullary_and_stateful_calls():
+    # zeros() has no arguments and dropout is stateful: 0.19 folds neither
+    z = relay.zeros((4, 5), "float32")
+    f = relay.Function([], relay.add(z, C(1.0)))
+    after = run_opt_pass(f, transform.FoldConstant())
+    assert isinstance(after.body, relay.Call) and after.body.args[0].op.name == "zeros"
+    d = relay.Function([], relay.add(relay.nn.dropout(C(np.arange(3.0))), C(1.0)))
+    after = run_opt_pass(d, transform.FoldConstant())
+    assert structural_equal(after, run_opt_pass(d, transform.InferType()))
+    assert_same_result(d, after)
+
+
+def test_fold_qnn_only_when_asked():
+    def before():
+        q = relay.qnn.op.quantize(C([1.0, 2.0, 3.5]), C(0.5), relay.const(1, "int32"))
+        x = relay.var("x", shape=(3,), dtype="int8")
+        return relay.Function([x], relay.subtract(x, q))
+
+    kept = run_opt_pass(before(), transform.FoldConstant())
+    assert structural_equal(kept, run_opt_pass(before(), transform.InferType()))
+    folded = run_opt_pass(before(), transform.FoldConstant(fold_qnn=True))
+    const = folded.body.args[1]
+    assert isinstance(const, relay.Constant) and const.data.dtype == np.int8
+    np.testing.assert_array_equal(const.data, [3, 5, 8])  # round(v / 0.5) + 1
+    assert_same_result(before(), folded)
+
+
+def test_create_workload_takes_019_initializers():
+    from relay_tvm.testing import create_workload
+
+    x = relay.var("data", shape=(1, 3))
+    w = relay.var("w", shape=(2, 3))
+
+    def init(name, arr):  # 0.19's contract: fill the zero array in place
+        arr[...] = 7.0
+
+    _, params = create_workload(relay.Function([x, w], relay.nn.dense(x, w)), init)
+    np.testing.assert_array_equal(params["w"].numpy(), np.full((2, 3), 7.0, "float32"))
+
+
 # ---- EliminateCommonSubexpr ----------------------------------------------------------------------
 
 def test_cse():
@@ -245,3 +285,16 @@ def test_fast_math_softmax_becomes_fast_softmax_and_runs_compiled():
     kept = run_opt_pass(relay.Function([f16], relay.nn.softmax(f16)), transform.FastMath(),
                         opt_level=4)
     assert kept.body.op.name == "nn.softmax"  # fast_exp is float32 only
+
+
+def test_reshape_chains_with_reverse_reshape_become_one_reshape():
+    def before():
+        x = relay.var("x", shape=(32, 16, 16))
+        y = relay.reshape(x, newshape=(1, 16, -1))
+        y = relay.reshape(y, newshape=(4, 8, -1, 16))
+        return relay.Function([x], relay.reverse_reshape(y, newshape=(32, 0, -1)))
+
+    after = run_opt_pass(before(), transform.SimplifyExpr())
+    x = relay.var("x", shape=(32, 16, 16))
+    assert_equal_structure(after, relay.Function([x], relay.reshape(x, newshape=(32, 16, 16))))
+    assert_same_result(before(), after)
