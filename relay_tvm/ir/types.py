@@ -58,9 +58,9 @@ class AnyDim:
         return "?"
 
 
-def Any() -> AnyDim:  # noqa: N802 - the Relay name
-    """A dimension known only at run time (``relay.Any()``)."""
-    return AnyDim()
+#: ``relay.Any()`` / ``tvm.tir.Any()``: a dimension known only at run time. The class itself,
+#: as 0.19's ``tvm.tir.Any`` was, so ``isinstance(shape[0], tvm.tir.Any)`` holds.
+Any = AnyDim
 
 
 def _is_prim_expr(x) -> bool:
