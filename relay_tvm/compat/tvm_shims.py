@@ -80,7 +80,9 @@ def _wrap_json():
 
     @functools.wraps(orig_save)
     def save_json(node):
-        if is_relay(node):
+        from ..ir.base import Span
+
+        if is_relay(node) or isinstance(node, Span):
             from ..text.json_io import save_json as save
 
             return save(node)

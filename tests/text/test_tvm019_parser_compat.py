@@ -83,3 +83,18 @@ def test_module_add_refuses_a_defined_name_without_update():
         mod._add("f", g, False)
     mod._add("f", g, True)
     assert mod["f"] is g
+
+
+def test_slash_in_variable_names():
+    # 0.19's lexer took '/' as a name character (importers name variables by scope)
+    x, y = relay.var("base/x"), relay.var("base/y")
+    f = relay.Function([x, y], relay.add(x, y))
+    text = relay.astext(f)
+    assert "fn (%base/x, %base/y) {" in text
+    back = relay.parse_expr(text)
+    assert [p.name_hint for p in back.params] == ["base/x", "base/y"]
+    assert structural_equal(back, f)
+    # between names '/' is still division; a trailing '/' is not kept in a name
+    e = relay.parse_expr("free_var %a: float32; free_var %b: float32; %a/%b")
+    assert e.op.name == "divide" and e.args[1].name_hint == "b"
+    assert "%a_," in relay.astext(relay.Function([relay.var("a/"), y], y))
