@@ -11,6 +11,8 @@ single node used twice on the other. Both algorithms are iterative.
 from __future__ import annotations
 
 import numpy as np
+import tvm
+import tvm_ffi
 
 from ..errors import RelayError
 from ..ir.adt import (
@@ -40,6 +42,7 @@ from ..ir.expr import (
 from ..ir.functor import children
 from ..ir.module import IRModule
 from ..ir.types import (
+    AnyDim,
     FuncType,
     GlobalTypeVar,
     IncompleteType,
@@ -49,7 +52,7 @@ from ..ir.types import (
     TypeCall,
     TypeRelation,
     TypeVar,
-    dim_hash,
+    dim_equal,
 )
 
 
@@ -64,6 +67,8 @@ class _Equal:
         self.vrev: dict = {}
         self.tmap: dict = {}  # lhs type var -> rhs type var
         self.trev: dict = {}
+        self.dmap: dict = {}  # hash of a lhs TIR variable (symbolic dimension) -> rhs one
+        self.drev: dict = {}
         self.pairs: dict = {}  # id(lhs node) -> rhs node
         self.prev: dict = {}
 
@@ -82,7 +87,13 @@ class _Equal:
         if type(a) is not type(b):
             return False
         if isinstance(a, TensorType):
-            return a == b
+            if a == b:
+                return True
+            if not self.map_free_vars or a.dtype != b.dtype or len(a.shape) != len(b.shape):
+                return False
+            # symbolic dimensions are free TIR variables: they pair one to one, like free Relay
+            # variables (0.19 mapped them; a parsed program has its own `n`)
+            return all(self.dim_eq(x, y) for x, y in zip(a.shape, b.shape))
         if isinstance(a, TypeVar):
             if a in self.tmap:
                 return self.tmap[a] is b
@@ -132,6 +143,20 @@ class _Equal:
         if isinstance(a, TypeRelation):
             return a.func is b.func and all(self.type_eq(x, y) for x, y in zip(a.args, b.args))
         return a == b
+
+    def dim_eq(self, x, y) -> bool:
+        if dim_equal(x, y) and not _is_tir_var(x):
+            return True
+        if _is_tir_var(x) and _is_tir_var(y):
+            kx, ky = hash(x), hash(y)
+            px, py = self.dmap.get(kx), self.drev.get(ky)
+            if px is None and py is None:
+                self.dmap[kx], self.drev[ky] = y, x
+                return True
+            return px is not None and py is not None and px.same_as(y) and py.same_as(x)
+        if isinstance(x, (int, AnyDim)) or isinstance(y, (int, AnyDim)):
+            return False
+        return bool(tvm_ffi.structural_equal(x, y, map_free_vars=True))
 
     # -- variables --
     def bind_var(self, a: Var, b: Var):
@@ -268,6 +293,10 @@ class _Equal:
         return True
 
 
+def _is_tir_var(d) -> bool:
+    return isinstance(d, tvm.tirx.Var)
+
+
 def _ctor_eq(a, b) -> bool:
     return a.name_hint == b.name_hint and a.belong_to.name_hint == b.belong_to.name_hint
 
@@ -362,8 +391,11 @@ assert_structural_equal = assert_graph_equal
 def _type_hash(t, tvars: dict) -> int:
     if t is None:
         return 0
-    if isinstance(t, TensorType):
-        return hash(("T", t.dtype, tuple(dim_hash(d) for d in t.shape)))
+    if isinstance(t, TensorType):  # symbolic dimensions by structure, not by identity
+        return hash(("T", t.dtype, tuple(
+            d if isinstance(d, int) else hash(d) if isinstance(d, AnyDim)
+            else hash("dim") if _is_tir_var(d)
+            else int(tvm_ffi.structural_hash(d, map_free_vars=True)) for d in t.shape)))
     if isinstance(t, TypeVar):
         return hash(("TV", tvars.get(t, t.name_hint), int(t.kind)))
     if isinstance(t, GlobalTypeVar):

@@ -60,3 +60,22 @@ def test_function_attributes_naming_parameters():
     assert consistent(fn(), fn())
     assert not consistent(fn(), fn(2))
     assert not structural_equal(fn(), fn(key_is_param=False))
+
+
+def test_symbolic_dimensions_pair_like_free_variables():
+    # 0.19's test_meta_data round trip: the parsed program has its own `n`
+    n, m = tvm.te.size_var("n"), tvm.te.size_var("m")
+    x = relay.var("x", shape=(n, 10, 224, 224))
+    w = relay.var("w")
+    f = relay.Function([x, w], relay.nn.conv2d(x, w, kernel_size=(3, 3), padding=(1, 1),
+                                               channels=2))
+    back = relay.parse_expr(f.astext())
+    assert consistent(back, f, map_free_vars=True)
+    assert not structural_equal(back, f)  # without mapping, another variable is another `n`
+
+    def fn(*shape):
+        return relay.Function([relay.var("a", shape=shape)], relay.const(1))
+
+    assert consistent(fn(n, n), fn(m, m), map_free_vars=True)
+    assert not structural_equal(fn(n, n), fn(n, m), map_free_vars=True)  # one to one
+    assert not structural_equal(fn(n, m), fn(n, n), map_free_vars=True)
