@@ -23,6 +23,8 @@ wrong, where (a span or a node name) and what was expected::
 
 from __future__ import annotations
 
+from tvm.error import DiagnosticError as _DiagnosticError
+
 
 class RelayError(RuntimeError):
     """Base class of all errors raised by relay_tvm.
@@ -57,8 +59,11 @@ class WellFormedError(RelayError):
     """The IR is malformed: a variable is unbound, bound twice, or a node is of the wrong kind."""
 
 
-class ParseError(RelayError):
+class ParseError(RelayError, _DiagnosticError):
     """The Relay text could not be parsed.
+
+    Also a ``tvm.error.DiagnosticError``, the class tvm.relay 0.19's parser raised (it reported
+    through TVM's diagnostic context), so ``pytest.raises(tvm.error.DiagnosticError)`` holds.
 
     Attributes:
         diagnostics: list of ``(line, column, message)`` for every error found.

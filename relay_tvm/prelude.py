@@ -351,17 +351,61 @@ class Prelude:
         return self.get_ctor_static("tensor_t", canonical, dtype, shape)
 
 
+# ``gradient.rly``: a tensor's gradient held lazily. ``One`` / ``Zero`` carry a thunk that makes
+# the tensor of ones / zeros only when needed; multiplying by a Zero is that Zero, by a One the
+# other cell, adding a Zero the other cell; anything else forces both and wraps the result.
+GRADIENT_TEXT = """#[version = "0.0.5"]
+type GradCell[T] {
+  Raw(T),
+  One(fn () -> T),
+  Zero(fn () -> T),
+}
+
+def @FromGradCell[T](%cell: GradCell[T]) -> T {
+  match (%cell) {
+    Raw(%value) => %value,
+    One(%make) => %make(),
+    Zero(%make) => %make(),
+  }
+}
+
+def @MultiplyGradCell[T](%times: fn (T, T) -> T, %a: GradCell[T], %b: GradCell[T]) -> GradCell[T] {
+  match ((%a, %b)) {
+    (Zero(_), _) => %a,
+    (_, Zero(_)) => %b,
+    (One(_), _) => %b,
+    (_, One(_)) => %a,
+    _ => Raw(%times(@FromGradCell(%a), @FromGradCell(%b))),
+  }
+}
+
+def @AddGradCell[T](%plus: fn (T, T) -> T, %a: GradCell[T], %b: GradCell[T]) -> GradCell[T] {
+  match ((%a, %b)) {
+    (Zero(_), _) => %b,
+    (_, Zero(_)) => %a,
+    _ => Raw(%plus(@FromGradCell(%a), @FromGradCell(%b))),
+  }
+}
+"""
+
+
 def _import_std(mod: IRModule, name: str) -> None:
     """``IRModule.import_from_std``: ``prelude.rly`` and ``nat.rly`` are this Prelude (which
-    holds ``nat``); ``core.rly`` declares nothing relay_tvm needs (its ``Storage`` type belongs
-    to the memory planner TVM removed)."""
+    holds ``nat``); ``gradient.rly`` the ``GradCell`` type and its functions (tvm.relay 0.19's
+    file of that name); ``core.rly`` declares nothing relay_tvm needs (its ``Storage`` type
+    belongs to the memory planner TVM removed)."""
     if name in ("prelude.rly", "nat.rly"):
         Prelude(mod)
+    elif name == "gradient.rly":
+        if "GradCell" not in [g.name_hint for g in mod.get_global_type_vars()]:
+            from .text import parse
+
+            mod.update(parse(GRADIENT_TEXT, source_name="gradient.rly"))
     elif name != "core.rly":
         from .errors import RelayError
 
         raise RelayError(f"import_from_std: unknown standard library file {name!r}; relay_tvm "
-                         "provides 'prelude.rly', 'nat.rly' and 'core.rly'")
+                         "provides 'prelude.rly', 'nat.rly', 'gradient.rly' and 'core.rly'")
 
 
 IRModule._STD_IMPORTER = staticmethod(_import_std)

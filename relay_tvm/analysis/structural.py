@@ -11,6 +11,8 @@ single node used twice on the other. Both algorithms are iterative.
 from __future__ import annotations
 
 import numpy as np
+import tvm
+import tvm_ffi
 
 from ..errors import RelayError
 from ..ir.adt import (
@@ -25,6 +27,7 @@ from ..ir.adt import (
 from ..ir.expr import (
     Call,
     Constant,
+    Expr,
     Function,
     GlobalVar,
     If,
@@ -39,6 +42,7 @@ from ..ir.expr import (
 from ..ir.functor import children
 from ..ir.module import IRModule
 from ..ir.types import (
+    AnyDim,
     FuncType,
     GlobalTypeVar,
     IncompleteType,
@@ -48,7 +52,7 @@ from ..ir.types import (
     TypeCall,
     TypeRelation,
     TypeVar,
-    dim_hash,
+    dim_equal,
 )
 
 
@@ -63,6 +67,8 @@ class _Equal:
         self.vrev: dict = {}
         self.tmap: dict = {}  # lhs type var -> rhs type var
         self.trev: dict = {}
+        self.dmap: dict = {}  # hash of a lhs TIR variable (symbolic dimension) -> rhs one
+        self.drev: dict = {}
         self.pairs: dict = {}  # id(lhs node) -> rhs node
         self.prev: dict = {}
 
@@ -81,7 +87,13 @@ class _Equal:
         if type(a) is not type(b):
             return False
         if isinstance(a, TensorType):
-            return a == b
+            if a == b:
+                return True
+            if not self.map_free_vars or a.dtype != b.dtype or len(a.shape) != len(b.shape):
+                return False
+            # symbolic dimensions are free TIR variables: they pair one to one, like free Relay
+            # variables (0.19 mapped them; a parsed program has its own `n`)
+            return all(self.dim_eq(x, y) for x, y in zip(a.shape, b.shape))
         if isinstance(a, TypeVar):
             if a in self.tmap:
                 return self.tmap[a] is b
@@ -132,6 +144,20 @@ class _Equal:
             return a.func is b.func and all(self.type_eq(x, y) for x, y in zip(a.args, b.args))
         return a == b
 
+    def dim_eq(self, x, y) -> bool:
+        if dim_equal(x, y) and not _is_tir_var(x):
+            return True
+        if _is_tir_var(x) and _is_tir_var(y):
+            kx, ky = hash(x), hash(y)
+            px, py = self.dmap.get(kx), self.drev.get(ky)
+            if px is None and py is None:
+                self.dmap[kx], self.drev[ky] = y, x
+                return True
+            return px is not None and py is not None and px.same_as(y) and py.same_as(x)
+        if isinstance(x, (int, AnyDim)) or isinstance(y, (int, AnyDim)):
+            return False
+        return bool(tvm_ffi.structural_equal(x, y, map_free_vars=True))
+
     # -- variables --
     def bind_var(self, a: Var, b: Var):
         if self.vmap.get(a, b) is not b or self.vrev.get(b, a) is not a:
@@ -147,11 +173,35 @@ class _Equal:
         if b in self.vrev:
             return False
         if a is b:
+            if self.map_free_vars:  # the pairing is one to one: %x<->%x, then %y<->%x fails
+                self.vmap[a] = b
+                self.vrev[b] = a
             return True
         if self.map_free_vars:
             self.bind_var(a, b)
             return True
         return False
+
+    def attrs_eq(self, a, b) -> bool:
+        """Attributes, where variables inside values (dict keys) pair as variables do."""
+        if _attrs_eq(a, b):
+            return True
+        fa, fb = getattr(a, "_fields", None), getattr(b, "_fields", None)
+        if fa is None or fb is None or a.type_key != b.type_key or fa.keys() != fb.keys():
+            return False
+        return all(self.value_eq(fa[k], fb[k]) for k in fa)
+
+    def value_eq(self, x, y) -> bool:
+        if isinstance(x, Var) and isinstance(y, Var):
+            return self.var_eq(x, y)
+        if isinstance(x, dict) and isinstance(y, dict):
+            return len(x) == len(y) and all(
+                self.value_eq(k, q) and self.value_eq(x[k], y[q]) for k, q in zip(x, y))
+        if isinstance(x, (tuple, list)) and isinstance(y, (tuple, list)):
+            return len(x) == len(y) and all(self.value_eq(p, q) for p, q in zip(x, y))
+        if isinstance(x, Expr) and isinstance(y, Expr):
+            return structural_equal(x, y)
+        return _close(x, y)
 
     def pattern_eq(self, a, b) -> bool:
         if type(a) is not type(b):
@@ -196,12 +246,13 @@ class _Equal:
         if t is Function:
             if len(a.params) != len(b.params) or len(a.type_params) != len(b.type_params):
                 return False
-            if not _attrs_eq(a.attrs, b.attrs):
-                return False
             for x, y in zip(a.type_params, b.type_params):
                 self.bind_tvar(x, y)
             for x, y in zip(a.params, b.params):
                 self.bind_var(x, y)
+            # after the parameters: attributes may name them ({%x: 1}, 0.19's test_fn_vid_map)
+            if not self.attrs_eq(a.attrs, b.attrs):
+                return False
             return self.type_eq(a.ret_type, b.ret_type)
         if t is Let:
             self.bind_var(a.var, b.var)
@@ -240,6 +291,10 @@ class _Equal:
                 return False
             stack.extend(zip(reversed(ca), reversed(cb)))
         return True
+
+
+def _is_tir_var(d) -> bool:
+    return isinstance(d, tvm.tirx.Var)
 
 
 def _ctor_eq(a, b) -> bool:
@@ -336,8 +391,11 @@ assert_structural_equal = assert_graph_equal
 def _type_hash(t, tvars: dict) -> int:
     if t is None:
         return 0
-    if isinstance(t, TensorType):
-        return hash(("T", t.dtype, tuple(dim_hash(d) for d in t.shape)))
+    if isinstance(t, TensorType):  # symbolic dimensions by structure, not by identity
+        return hash(("T", t.dtype, tuple(
+            d if isinstance(d, int) else hash(d) if isinstance(d, AnyDim)
+            else hash("dim") if _is_tir_var(d)
+            else int(tvm_ffi.structural_hash(d, map_free_vars=True)) for d in t.shape)))
     if isinstance(t, TypeVar):
         return hash(("TV", tvars.get(t, t.name_hint), int(t.kind)))
     if isinstance(t, GlobalTypeVar):
@@ -361,7 +419,24 @@ def _type_hash(t, tvars: dict) -> int:
 def _attrs_hash(a) -> int:
     if a is None or len(a) == 0:
         return 0
+    fields = getattr(a, "_fields", None)
+    if fields is not None and any(isinstance(v, dict) for v in fields.values()):
+        # variables in values pair by position (see _Equal.attrs_eq): hash without them
+        return hash((a.type_key, tuple((k, _value_hash(v)) for k, v in sorted(fields.items()))))
     return hash(a)
+
+
+def _value_hash(v) -> int:
+    if isinstance(v, Var):
+        return hash("Var")
+    if isinstance(v, dict):
+        return hash(tuple((_value_hash(k), _value_hash(x)) for k, x in v.items()))
+    if isinstance(v, (tuple, list)):
+        return hash(tuple(_value_hash(x) for x in v))
+    try:
+        return hash(v)
+    except TypeError:
+        return hash(type(v).__name__)
 
 
 def _pattern_hash(p, index) -> int:
@@ -431,7 +506,36 @@ def structural_hash(node, map_free_vars: bool = False) -> int:
         else:
             h = hash(("Op", getattr(e, "name", id(e))))
         hashes[id(e)] = h
-    return hashes[id(node)]
+    return hash((hashes[id(node)], _sharing_signature(node, index)))
+
+
+def _sharing_signature(node, bound: dict) -> tuple:
+    """How ``node``'s graph shares subexpressions and free variables, in the order
+    :meth:`_Equal.expr_eq` visits it (preorder, left to right): for each repeated reference to
+    an already visited compound expression or free variable, its first-visit number. Equal
+    programs have equal signatures; ``add(%0, %0)`` (one ``%0``) and ``add(a, b)`` (two equal
+    trees) do not, as structural equality tells them apart (0.19's ``test_graph_equal``)."""
+    seen: dict = {}
+    sig = []
+    stack = [node]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Var):
+            if e not in bound:  # free: which one, by first occurrence
+                sig.append(seen.setdefault(id(e), len(seen)))
+            continue
+        if isinstance(e, (GlobalVar, Constant, Constructor)):
+            continue
+        cs = children(e)
+        if not cs:
+            continue
+        k = seen.get(id(e))
+        if k is not None:
+            sig.append(("R", k))
+            continue
+        seen[id(e)] = len(seen)
+        stack.extend(reversed(cs))
+    return tuple(sig)
 
 
 __all__ = ["structural_equal", "structural_hash", "assert_graph_equal", "assert_structural_equal"]

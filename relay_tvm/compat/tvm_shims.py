@@ -14,6 +14,8 @@ own objects to TVM's function unchanged and handles only relay_tvm objects itsel
 ``tvm.ir.assert_structural_equal``            (:mod:`relay_tvm.analysis.structural`) for Relay
                                               nodes and modules
 ``tvm.IRModule`` / ``tvm.ir.IRModule``        see :class:`_IRModuleMeta`
+``tvm.ir.Op``                                 see :class:`_OpMeta`; ``Op.get`` of a Relay name
+                                              is the Relay operator
 ``tvm.ir.save_json/load_json``                Relay modules and expressions as JSON wrapping
                                               the text format (:mod:`relay_tvm.text.json_io`)
 ``tvm.target.Target("llvm -mcpu=...")``      0.19's command-line target strings translated
@@ -78,7 +80,9 @@ def _wrap_json():
 
     @functools.wraps(orig_save)
     def save_json(node):
-        if is_relay(node):
+        from ..ir.base import Span
+
+        if is_relay(node) or isinstance(node, Span):
             from ..text.json_io import save_json as save
 
             return save(node)
@@ -526,6 +530,40 @@ def _install_op_get():
 
     get._relay_tvm = True
     tvm.ir.Op.get = staticmethod(get)
+    _install_op_class()
+
+
+class _OpMeta(type):
+    """``tvm.ir.Op`` accepting Relay operators: ``isinstance(call.op, tvm.ir.Op)`` holds for a
+    relay_tvm :class:`~relay_tvm.op.registry.Op` (0.19's Relay operators were ``tvm.ir.Op``
+    objects) as for TVM's own; attributes and calls go to TVM's class."""
+
+    _tvm_cls = None
+
+    def __instancecheck__(cls, obj):
+        from ..op.registry import Op
+
+        return isinstance(obj, (cls._tvm_cls, Op))
+
+    def __subclasscheck__(cls, sub):
+        from ..op.registry import Op
+
+        return issubclass(sub, (cls._tvm_cls, Op))
+
+    def __call__(cls, *args, **kwargs):
+        return cls._tvm_cls(*args, **kwargs)
+
+    def __getattr__(cls, name):
+        return getattr(cls._tvm_cls, name)
+
+
+def _install_op_class():
+    import tvm.ir
+
+    if isinstance(tvm.ir.Op, _OpMeta):
+        return
+    _OpMeta._tvm_cls = tvm.ir.Op
+    tvm.ir.Op = _OpMeta("Op", (), {"__doc__": _OpMeta.__doc__, "__module__": "tvm.ir"})
 
 
 def _install_device():

@@ -19,11 +19,27 @@ from ..errors import AttributeSchemaError
 from .base import check_dtype
 
 
+class AttrArray(tuple):
+    """An attribute's sequence value: a tuple that prints as TVM's ``Array`` did,
+    ``[0, 2, 3, 1]`` (0.19 scripts compare ``str(call.attrs.axes)`` with ``str([0, 2, 3, 1])``);
+    equal to, and hashed like, the plain tuple."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "[" + ", ".join(repr(x) for x in self) + "]"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (AttrArray, (tuple(self),))
+
+
 def _freeze(v):
     if isinstance(v, (list, tuple)):
-        return tuple(_freeze(x) for x in v)
+        return AttrArray(_freeze(x) for x in v)
     if isinstance(v, np.ndarray):
-        return tuple(_freeze(x) for x in v.tolist())
+        return AttrArray(_freeze(x) for x in v.tolist())
     if isinstance(v, np.generic):
         return v.item()
     return v

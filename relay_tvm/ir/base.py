@@ -8,21 +8,43 @@ from dataclasses import dataclass
 from ..errors import RelayError, UntypedError
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Span:
     """A source location: where a node came from (a text file, an MXNet node, ...).
+
+    ``Span(source_name, line, column)``, or with five values tvm.relay 0.19's order
+    ``Span(source_name, line, end_line, column, end_column)``; keywords name any of them.
 
     Args:
         source_name: file name, or a model node name such as ``"resnet_conv0 (node 12)"``.
         line, column: 1-based position of the start; 0 when unknown.
         end_line, end_column: position of the end; 0 when unknown.
+
+    Raises:
+        RelayError: two or four positional values after ``source_name`` (ambiguous).
     """
 
     source_name: str
-    line: int = 0
-    column: int = 0
-    end_line: int = 0
-    end_column: int = 0
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def __init__(self, source_name, line=0, *rest, column=0, end_line=0, end_column=0):
+        if len(rest) == 3:  # 0.19's positional order
+            end_line, column, end_column = rest
+        elif len(rest) == 1:
+            column = rest[0]
+        elif rest:
+            raise RelayError(f"Span takes (source_name, line, column) or (source_name, line, "
+                             f"end_line, column, end_column), got {2 + len(rest)} values")
+        for k, v in (("source_name", source_name), ("line", line), ("column", column),
+                     ("end_line", end_line), ("end_column", end_column)):
+            object.__setattr__(self, k, v)
+
+    def same_as(self, other) -> bool:
+        """Whether ``other`` is this very span (TVM's ``same_as``: identity)."""
+        return self is other
 
     def __str__(self) -> str:
         if self.line:
@@ -131,7 +153,8 @@ _DTYPE_RE = re.compile(r"^(?:(?:float|int|uint)(?:8|16|32|64)|bfloat16|bool|hand
 
 def check_dtype(dtype, what: str = "dtype") -> str:
     """Validate a dtype string such as ``"float32"``, ``"int8"``, ``"bool"``; returns it
-    (``"uint1"``, TVM's other name of the 1-bit boolean, as ``"bool"``).
+    (``"uint1"``, TVM's other name of the 1-bit boolean, as ``"bool"``; the width-less
+    ``"float"`` / ``"int"`` / ``"uint"`` as their 32-bit types, as TVM read them).
 
     Raises:
         RelayError: the string is not a dtype Relay knows.
@@ -143,6 +166,9 @@ def check_dtype(dtype, what: str = "dtype") -> str:
     dtype = str(dtype)
     if dtype.startswith("uint1") and _DTYPE_RE.match("bool" + dtype[5:]):
         return "bool" + dtype[5:]  # TVM's bool is the 1-bit unsigned integer (0.19 wrote both)
+    m = re.match(r"(float|int|uint)((?:x\d+)?)$", dtype)
+    if m:  # TVM's width-less names: "float" is float32, "int" int32 (String2DLDataType)
+        return f"{m.group(1)}32{m.group(2)}"
     if not _DTYPE_RE.match(dtype):
         raise RelayError(
             f"{what}: {dtype!r} is not a dtype (expected e.g. float32, float16, int8, int64, bool)"

@@ -69,6 +69,22 @@ class _ConstData(np.ndarray):
 
     asnumpy = numpy
 
+    def __eq__(self, other):
+        # ``const.data == tvm_tensor``: 0.19's Constant held that very NDArray, and ``==`` of
+        # two NDArrays was one bool; ours is a copy, so the same shape, dtype and values are it
+        if hasattr(other, "numpy") and not isinstance(other, np.ndarray):
+            o = other.numpy()
+            return self.shape == o.shape and self.dtype == o.dtype and bool(
+                np.array_equal(np.asarray(self), o, equal_nan=self.dtype.kind == "f"))
+        return super().__eq__(other)
+
+    def __ne__(self, other):
+        if hasattr(other, "numpy") and not isinstance(other, np.ndarray):
+            return not self.__eq__(other)
+        return super().__ne__(other)
+
+    __hash__ = None
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Constant(Expr):

@@ -9,6 +9,14 @@ from .expr import Function, GlobalVar
 from .types import GlobalTypeVar
 
 
+class _Map(dict):
+    """A copy of one of a module's mappings. ``items()`` is a list, as TVM 0.19's ``Map.items()``
+    was (``mod.type_definitions.items()[0]``); iterating and unpacking work as for a dict."""
+
+    def items(self):
+        return list(super().items())
+
+
 class IRModule(Node):
     """A Relay module: global functions by :class:`GlobalVar` and ADT definitions by
     :class:`GlobalTypeVar`. Functions may refer to each other (mutual recursion).
@@ -38,11 +46,12 @@ class IRModule(Node):
     @property
     def functions(self) -> dict:
         """A copy of the ``GlobalVar -> Function`` mapping."""
-        return dict(self._functions)
+        return _Map(self._functions)
 
     @property
     def type_definitions(self) -> dict:
-        return dict(self._type_defs)
+        """A copy of the ``GlobalTypeVar -> TypeData`` mapping."""
+        return _Map(self._type_defs)
 
     def _gv(self, key) -> GlobalVar:
         if isinstance(key, GlobalVar):
@@ -95,6 +104,24 @@ class IRModule(Node):
     def add(self, key, func):
         self[key] = func
         return self
+
+    def _add(self, key, func, update: bool = True):
+        """tvm.relay 0.19's ``IRModule._add(var, val, update)``: add a function or type
+        definition; with ``update=False`` a name already defined is an error.
+
+        Raises:
+            RelayError: ``update`` is False and the module already defines the name.
+        """
+        if not update:
+            name = key if isinstance(key, str) else key.name_hint
+            if isinstance(func, TypeData) or isinstance(key, GlobalTypeVar):
+                taken = name in self._global_type_vars
+            else:
+                taken = name in self._global_vars
+            if taken:
+                raise RelayError(f"IRModule._add: {name} is already defined (pass update=True "
+                                 "to replace it)")
+        self[key] = func
 
     def __contains__(self, key):
         if isinstance(key, str):

@@ -58,9 +58,9 @@ class AnyDim:
         return "?"
 
 
-def Any() -> AnyDim:  # noqa: N802 - the Relay name
-    """A dimension known only at run time (``relay.Any()``)."""
-    return AnyDim()
+#: ``relay.Any()`` / ``tvm.tir.Any()``: a dimension known only at run time. The class itself,
+#: as 0.19's ``tvm.tir.Any`` was, so ``isinstance(shape[0], tvm.tir.Any)`` holds.
+Any = AnyDim
 
 
 def _is_prim_expr(x) -> bool:
@@ -260,25 +260,28 @@ class FuncType(Type):
         if not isinstance(other, FuncType):
             return NotImplemented
         if len(self.type_params) != len(other.type_params) or len(self.arg_types) != len(
-                other.arg_types) or self.type_constraints != other.type_constraints:
+                other.arg_types) or len(self.type_constraints) != len(other.type_constraints):
             return False
-        if self.type_params == other.type_params:
-            return (self.arg_types, self.ret_type) == (other.arg_types, other.ret_type)
         if any(a.kind != b.kind for a, b in zip(self.type_params, other.type_params)):
             return False
         fresh = [TypeVar(p.name_hint, p.kind) for p in self.type_params]
 
         def body(f):
             ren = dict(zip(f.type_params, fresh))
+            # constraints compare by their content (relation, arity, attributes, argument
+            # types), as 0.19's structural equality of TypeRelation did
+            cons = tuple((c.func, c.num_inputs, c.attrs,
+                          tuple(_rename_type_vars(a, ren) for a in c.args))
+                         if isinstance(c, TypeRelation) else c for c in f.type_constraints)
             return (tuple(_rename_type_vars(t, ren) for t in f.arg_types),
-                    _rename_type_vars(f.ret_type, ren))
+                    _rename_type_vars(f.ret_type, ren), cons)
 
         return body(self) == body(other)
 
     def __hash__(self):
         if self.type_params:  # names of bound type variables do not count
             return hash(("FuncType", len(self.arg_types), len(self.type_params)))
-        return hash((self.arg_types, self.ret_type, self.type_constraints))
+        return hash((self.arg_types, self.ret_type, len(self.type_constraints)))
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -6,8 +6,8 @@ base64 of their bytes, so values come back bit for bit)::
 
     {"relay_tvm_json": 1, "kind": "IRModule", "text": "#[version = \\"0.0.5\\"]\\ndef @main..."}
 
-``kind`` is ``"IRModule"`` or ``"Expr"`` (an expression or function, free variables declared
-with ``free_var``). Loading parses the text: the result is structurally equal
+``kind`` is ``"IRModule"`` or ``"Expr"`` (an expression, function or operator, free variables
+declared with ``free_var``), or ``"Span"`` (its fields, not text). Loading parses the text: the result is structurally equal
 (:func:`relay_tvm.analysis.structural_equal`) to what was saved, not the same objects; spans
 are not kept. Other JSON is not Relay's (:func:`is_relay_json`), and the compatibility layer
 hands it to TVM's ``load_json``.
@@ -29,13 +29,19 @@ def save_json(node) -> str:
     Raises:
         RelayError: ``node`` is a Relay type or another node the text format cannot hold alone.
     """
+    from ..ir.base import Span
     from ..ir.expr import Expr
     from ..ir.module import IRModule
+    from ..op.registry import Op
     from .printer import astext
 
+    if isinstance(node, Span):  # not a node of the text format: its fields
+        fields = {k: getattr(node, k) for k in ("line", "column", "end_line", "end_column")}
+        name = None if node.source_name is None else str(node.source_name)
+        return json.dumps({KEY: VERSION, "kind": "Span", "source_name": name, **fields})
     if isinstance(node, IRModule):
         kind = "IRModule"
-    elif isinstance(node, Expr):
+    elif isinstance(node, (Expr, Op)):
         kind = "Expr"
     else:
         raise RelayError(f"save_json: saves a Relay IRModule or expression, got "
@@ -70,6 +76,11 @@ def load_json(text: str):
     if d[KEY] > VERSION:
         raise RelayError(f"load_json: format version {d[KEY]} is newer than this relay_tvm "
                          f"reads ({VERSION})")
+    if d.get("kind") == "Span":
+        from ..ir.base import Span
+
+        return Span(d["source_name"], d["line"], column=d["column"], end_line=d["end_line"],
+                    end_column=d["end_column"])
     if d.get("kind") == "IRModule":
         # as saved: 0.19's JSON kept the nodes as they were, missing annotations included
         return _parse_module(d["text"], "load_json", annotate=False)

@@ -28,7 +28,7 @@ _MASTER = re.compile(
   | (?P<bcomment>/\*)
   | (?P<version>\#\[version\s*=\s*"(?P<vnum>[^"\n]*)"\s*\])
   | (?P<metadata>\#\[metadata\])
-  | (?P<local>%(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+))
+  | (?P<local>%(?:[A-Za-z_](?:[A-Za-z0-9_]|/(?=[A-Za-z_]))*|[0-9]+))
   | (?P<gquote>@")
   | (?P<global>@[A-Za-z_][A-Za-z0-9_]*)
   | (?P<number>-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?[A-Za-z0-9_]*

@@ -62,6 +62,7 @@ from ..ir.expr import (
 from ..ir.module import IRModule
 from ..ir.types import (
     GlobalTypeVar,
+    IncompleteType,
 )
 from ..op import registry
 from .lexer import EOF, GLOBAL, IDENT, LOCAL, NUM, PUNCT, STR, VERSION, tokenize
@@ -81,9 +82,16 @@ _BINARY = {
 _FLOAT_MAX = {d: float(np.finfo(d).max) for d in ("float16", "float32", "float64")}
 
 
+# the shortest decimal form of each largest finite value (float32: 3.4028235e+38, a little
+# above the value itself), which the printer writes and which must parse back to it
+_FLOAT_MAX_TEXT = {d: float(repr(np.finfo(d).max)) for d in ("float16", "float32", "float64")}
+
+
 def _overflows(v: float, dtype: str) -> bool:
-    with np.errstate(over="ignore"):
-        return bool(np.isinf(np.array(v).astype(dtype)))
+    """Whether a finite literal is beyond the largest finite ``dtype`` value (0.19's parser
+    refused these rather than rounding them: ``65505f16``, ``3.40283e+38f32``)."""
+    a = abs(v)
+    return a > _FLOAT_MAX[dtype] and a != _FLOAT_MAX_TEXT[dtype] and a != float("inf")
 
 
 class _Abort(Exception):
@@ -121,6 +129,9 @@ class Parser(TypeSyntax):
         self.gtypes = {g.name_hint: g for g in self.mod.get_global_type_vars()}
         self.type_arity: dict = {}  # number of type parameters of each ADT
         self.ctors = {}
+        # parse_expr: an unknown @f is a global of the module the expression will join (0.19
+        # interned it); in a module text every global must be defined
+        self.free_globals = False
         for td in self.mod.type_definitions.values():
             self.type_arity[td.header.name_hint] = len(td.type_vars)
             for c in td.constructors:
@@ -246,10 +257,14 @@ class Parser(TypeSyntax):
             for j, t in enumerate(self.toks)
             if t.kind == IDENT and t.value in ("def", "type") and j >= self.i
         ]
+        # `extern type T[A]`: the item starts at `extern`
+        items = [j - 1 if j > self.i and self.is_kw(self.toks[j - 1], "extern") else j
+                 for j in items]
         first = items[0] if items else len(self.toks) - 1
         if first != self.i:
             self.error(self.peek(), f"expected 'def' or 'type' but got {self.peek().describe()}")
         for j in items:  # forward declarations: functions and types may refer to later ones
+            j += self.is_kw(self.toks[j], "extern")
             t, n = self.toks[j], self.toks[j + 1]
             if t.value == "def" and n.kind == GLOBAL and n.value not in self.globals:
                 self.globals[n.value] = GlobalVar(n.value, self.span(n))
@@ -261,7 +276,8 @@ class Parser(TypeSyntax):
         # type definitions first: constructors must exist before the functions that use them
         for kind in ("type", "def"):
             for j, end in zip(items, ends):
-                if self.toks[j].value != kind:
+                if self.toks[j].value != kind and not (kind == "type" and self.toks[j].value
+                                                       == "extern"):
                     continue
                 self.i = j
                 before = len(self.diags)
@@ -283,6 +299,14 @@ class Parser(TypeSyntax):
         return self.mod
 
     def parse_type_def(self, defined: set) -> None:
+        """``type T[A] { C1(A), C2 }``; ``extern type T[A]`` (or a type without ``{...}``) is
+        an external type, one without constructors."""
+        extern = self.is_kw(self.peek(), "extern")
+        if extern:
+            self.next()
+            if not self.is_kw(self.peek(), "type"):
+                self.fail(self.peek(), f"expected 'type' after 'extern' but got "
+                                       f"{self.peek().describe()}")
         kw = self.next()
         name = self.expect_kind(IDENT, "a type name")
         if name.value in defined:
@@ -292,7 +316,14 @@ class Parser(TypeSyntax):
         tvars = self.parse_type_params() if self.is_p(self.peek(), "[") else []
         self.tscopes.append({tv.name_hint: tv for tv in tvars})
         ctors = []
+        if not self.is_p(self.peek(), "{"):  # no constructor list: an external type
+            self.tscopes.pop()
+            self.mod[gtv] = TypeData(gtv, tvars, [], span=self.span(kw))
+            return
         opener = self.expect_p("{")
+        if extern and not self.is_p(self.peek(), "}"):
+            self.error(self.peek(), f"an external type may not have constructors (extern type "
+                                    f"{name.value})")
         while not self.is_p(self.peek(), "}"):
             cname = self.expect_kind(IDENT, "a constructor name")
             inputs = []
@@ -324,10 +355,11 @@ class Parser(TypeSyntax):
 
     def parse_expression_text(self):
         self.header()
+        self.free_globals = True
         while self.is_kw(self.peek(), "free_var"):
             self.next()
             t = self.expect_kind(LOCAL, "a variable such as %x")
-            ann = self.parse_type() if self.accept_p(":") else None
+            ann = self.parse_annotation()
             self.define(t.value, Var(t.value, ann, self.span(t)))
             self.expect_semi()
         e = self.parse_block_items(closing=None)
@@ -336,6 +368,14 @@ class Parser(TypeSyntax):
             self.error(t, f"expected the end of input but got {t.describe()}")
         self.finish()
         return e
+
+    def parse_annotation(self):
+        """An optional ``: type`` after a variable. ``_`` (the incomplete type) is no annotation:
+        0.19 parsed ``let %x: _ = e`` equal to an unannotated ``let %x = e``."""
+        if not self.accept_p(":"):
+            return None
+        ann = self.parse_type()
+        return None if isinstance(ann, IncompleteType) else ann
 
     # ---- blocks ---------------------------------------------------------------------------------
     def expect_semi(self) -> None:
@@ -400,7 +440,7 @@ class Parser(TypeSyntax):
                     self.next()
                     v = self.expect_kind(LOCAL, "a variable such as %x after 'let'")
                     name = v.value
-                    ann = self.parse_type() if self.accept_p(":") else None
+                    ann = self.parse_annotation()
                     self.expect_p("=")
                     var = Var(v.value, ann, self.span(v))
                     recursive = self.is_kw(self.peek(), "fn")
@@ -495,8 +535,9 @@ class Parser(TypeSyntax):
             self.next()
             gv = self.globals.get(t.value)
             if gv is None:
-                self.error(t, f"undefined global function @{t.value}")
-                gv = GlobalVar(t.value, self.span(t))
+                if not self.free_globals:
+                    self.error(t, f"undefined global function @{t.value}")
+                gv = self.globals[t.value] = GlobalVar(t.value, self.span(t))
             return gv
         if t.kind == NUM:
             self.next()
@@ -549,10 +590,7 @@ class Parser(TypeSyntax):
                 self.error(t, f"bad number {t.text}: out of range for {dtype} [{info.min}, {info.max}]")
                 v = 0
             return Constant(np.array(v, dtype=dtype), self.span(t))
-        # out of range means it rounds to infinity: the printer's shortest repr of the largest
-        # finite value (3.4028235e+38f) is a little above it and must parse back to it
-        if abs(v) > _FLOAT_MAX[dtype] and v == v and abs(v) != float("inf") and _overflows(
-                v, dtype):
+        if v == v and _overflows(v, dtype):
             self.error(t, f"bad number {t.text}: out of range for {dtype}")
             v = 0.0
         return Constant(np.array(v, dtype=dtype), self.span(t))
@@ -660,7 +698,7 @@ class Parser(TypeSyntax):
                     attrs.append((t, self.parse_attr_value()))
                 else:
                     v = self.expect_kind(LOCAL, "a parameter such as %x or an attribute key=value")
-                    ann = self.parse_type() if self.accept_p(":") else None
+                    ann = self.parse_annotation()
                     if v.value in self.scopes[-1]:
                         self.error(v, f"parameter %{v.value} appears twice")
                     var = Var(v.value, ann, self.span(v))
@@ -724,7 +762,7 @@ class Parser(TypeSyntax):
         if self.is_kw(t, "_"):
             return PatternWildcard(self.span(t))
         if t.kind == LOCAL:
-            ann = self.parse_type() if self.accept_p(":") else None
+            ann = self.parse_annotation()
             var = Var(t.value, ann, self.span(t))
             self.define(t.value, var)
             return PatternVar(var, self.span(t))

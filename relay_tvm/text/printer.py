@@ -233,7 +233,9 @@ class Printer:
         self.free_vars: list = []
 
     def _fresh(self, hint: str) -> str:
-        base = re.sub(r"[^A-Za-z0-9_]", "_", hint or "")
+        # 0.19 kept '/' in names (importers' scopes: %base/x); the lexer reads it between
+        # name characters
+        base = re.sub(r"/(?![A-Za-z_])", "_", re.sub(r"[^A-Za-z0-9_/]", "_", hint or ""))
         if not base or not (base[0].isalpha() or base[0] == "_"):
             base = "v" + base
         name = base

@@ -186,3 +186,25 @@ def test_prelude_loads_into_existing_module_once():
     # List, Option, Tree, nat and one dynamic tensor type per tensor-array dtype, once
     assert n_types == 4 + 9
     assert (len(mod.get_global_type_vars()), len(mod.get_global_vars())) == (n_types, n_funcs)
+
+
+@pytest.mark.parametrize("op, a, b, expected", [
+    ("Multiply", "One", "Raw(3f)", 3.0),     # one times x is x
+    ("Multiply", "Raw(3f)", "Zero", 0.0),    # times zero is zero
+    ("Multiply", "Raw(3f)", "Raw(4f)", 12.0),
+    ("Add", "Zero", "Raw(3f)", 3.0),         # zero plus x is x
+    ("Add", "One", "Raw(3f)", 4.0),
+    ("Add", "Raw(2f)", "Raw(4f)", 6.0),
+])
+def test_gradient_rly_grad_cells(op, a, b, expected):
+    mod = relay.IRModule()
+    mod.import_from_std("gradient.rly")
+    mod.import_from_std("gradient.rly")  # a second import adds nothing
+    cells = {"One": "One(fn () { 1f })", "Zero": "Zero(fn () { 0f })"}
+    fn = "multiply" if op == "Multiply" else "add"
+    main = relay.parse_expr(
+        f"fn () {{ @FromGradCell(@{op}GradCell(fn (%x: float32, %y: float32) {{ {fn}(%x, %y) }}, "
+        f"{cells.get(a, a)}, {cells.get(b, b)})) }}", init_module=mod)
+    mod["main"] = main
+    out = relay.create_executor("debug", mod=mod).evaluate()()
+    assert out.numpy().item() == expected
