@@ -39,3 +39,56 @@ class ADT(metaclass=_ADTMeta):
 def tuple_object(fields=None) -> tuple:
     """A tuple value holding ``fields``."""
     return tuple(fields or ())
+
+
+class _KindMeta(type):
+    """``isinstance`` against the Python types relay_tvm gives for a 0.19 container class."""
+
+    _kinds: tuple = ()
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, cls._kinds)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return isinstance(sub, type) and issubclass(sub, cls._kinds)
+
+
+class Map(metaclass=_KindMeta):
+    """TVM 0.19's ``tvm.container.Map``: relay_tvm's APIs give Python dicts (and TVM's own
+    ``Map`` is a ``Mapping``), so any ``Mapping`` is one. ``Map(d)`` gives ``dict(d)``."""
+
+    from collections.abc import Mapping as _M
+
+    _kinds = (_M,)
+    del _M
+
+    def __new__(cls, items=None):
+        return dict(items or {})
+
+
+class ShapeTuple(metaclass=_KindMeta):
+    """TVM 0.19's ``ShapeTuple``: a shape is a Python tuple of ints here (TVM 0.27's
+    ``tvm_ffi.Shape`` is a tuple too). ``ShapeTuple([2, 3])`` gives ``(2, 3)``.
+
+    Raises:
+        TypeError: a dimension is not an integer.
+    """
+
+    _kinds = (tuple,)
+
+    def __new__(cls, dims=()):
+        out = []
+        for d in dims:
+            if isinstance(d, bool) or not hasattr(d, "__index__"):
+                raise TypeError(f"ShapeTuple: dimensions must be integers, got {d!r}")
+            out.append(int(d))
+        return tuple(out)
+
+
+class String(metaclass=_KindMeta):
+    """TVM 0.19's ``tvm.runtime.container.String``: a Python ``str`` here."""
+
+    _kinds = (str,)
+
+    def __new__(cls, value=""):
+        return str(value)

@@ -52,6 +52,7 @@ MODULE_ALIASES = {
     "tvm._ffi": "relay_tvm.compat.ffi",
     "tvm.ir.diagnostics": "relay_tvm.compat.diagnostics",
     "tvm.runtime.container": "relay_tvm.compat.container",
+    "tvm.container": "relay_tvm.compat.container",  # 0.19: runtime and ir containers
     "tvm.runtime.name_transforms": "relay_tvm.backend.name_transforms",
     "tvm.parser": "relay_tvm.text.parser",  # 0.8-0.12 spelling of the text parser
     "tvm.meta_schedule": "relay_tvm.compat.meta_schedule",
@@ -359,16 +360,28 @@ def _install_vm():
     """``tvm.runtime.vm.VirtualMachine(exe, dev)`` of a relay_tvm VM executable (0.19 scripts
     build with ``relay.vm.compile`` and run with TVM's class): relay_tvm's VirtualMachine;
     TVM's own executables are unchanged."""
+    import tvm.runtime
     import tvm.runtime.vm as tvm_vm
 
     cls = tvm_vm.VirtualMachine
     if getattr(cls, "_relay_tvm", False):
         return
     orig_new = cls.__new__
+    tvm_module_cls = tvm.runtime.Module
 
     def __new__(klass, rt_mod=None, *args, **kwargs):
         from ..runtime.vm import Executable, VirtualMachine
 
+        if (not isinstance(rt_mod, Executable) and isinstance(rt_mod, tvm_module_cls)
+                and not sys._getframe(1).f_globals.get("__name__", "").startswith("relay_tvm")):
+            # 0.19: VirtualMachine(load_module(path), dev) of a relay_tvm VM library (relay_tvm
+            # itself makes TVM VMs of such modules: those calls stay TVM's)
+            from ..runtime.library import library_kind
+
+            if library_kind(rt_mod) == "vm":
+                from ..runtime.late_consts import executable_for
+
+                rt_mod = executable_for(rt_mod)
         if isinstance(rt_mod, Executable):
             device = args[0] if args else kwargs.get("device")
             if isinstance(device, (list, tuple)):
@@ -642,6 +655,11 @@ def _install_module_getitem():
                 return LoadedFactory(self)[name]
             if kind == "vm":
                 from ..errors import BuildError
+                from ..runtime.late_consts import module_function
+
+                fn = module_function(self, name)
+                if fn is not None:
+                    return fn
 
                 raise BuildError(
                     f"module[{name!r}]: this module is a relay_tvm VM executable (from "

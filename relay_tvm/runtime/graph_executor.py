@@ -279,7 +279,16 @@ class GraphModule:
         weights): what a run still needs."""
         return [n for n, v in zip(self._input_names, self._inputs) if v is None]
 
-    def get_input_index(self, name: str) -> int:
+    def get_input_index(self, name) -> int:
+        """The index of input ``name``, or -1 when the module has no input of that name
+        (tvm.relay 0.19's ``GraphModule.get_input_index``; ``set_input`` of such a name raises
+        :class:`~relay_tvm.errors.InputError` naming the inputs there are).
+
+        Raises:
+            InputError: ``name`` is neither a string nor an index in range.
+        """
+        if isinstance(name, str) and name not in self._input_index:
+            return -1
         return self._index(name, "get_input_index")
 
     def get_num_inputs(self) -> int:

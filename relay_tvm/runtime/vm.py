@@ -34,7 +34,10 @@ class Executable:
             ``relay_tvm.tune.database_report`` reads.
     """
 
-    def __init__(self, lib, meta: dict, target=None, constructors=None, kernels=None):
+    def __init__(self, lib, meta: dict | None = None, target=None, constructors=None,
+                 kernels=None):
+        if meta is None:  # 0.19's Executable(module) of a loaded library
+            meta = _meta_of(lib, "Executable")
         self.lib = lib
         self.meta = meta
         self.target = target
@@ -102,6 +105,42 @@ class Executable:
     def signatures(self):
         return self.meta["signatures"]
 
+    def _stat(self, key: str, who: str) -> list:
+        st = self.meta.get("stats")
+        if st is None:
+            raise BuildError(f"Executable.{who}: this executable carries no statistics "
+                             "(compiled by an older relay_tvm); compile it again")
+        return list(st[key])
+
+    @property
+    def globals(self) -> list:
+        """Names of the VM functions (tvm.relay 0.19's ``Executable.globals``): ``main`` and
+        each global function compiled as a VM function of its own, in index order."""
+        return self._stat("globals", "globals")
+
+    @property
+    def primitive_ops(self) -> list:
+        """Names of the kernels the VM code calls (tvm.relay 0.19's
+        ``Executable.primitive_ops``): fused primitive functions and shape functions."""
+        return self._stat("primitives", "primitive_ops")
+
+    @property
+    def module(self):
+        """The runtime module (tvm.relay 0.19's ``Executable.module``; same as :attr:`mod`)."""
+        return self.lib
+
+    def get_function_params(self, func_name: str) -> list:
+        """Parameter names of VM function ``func_name``, in order (tvm.relay 0.19).
+
+        Raises:
+            BuildError: the executable has no function of that name.
+        """
+        sigs = self.signatures.get(func_name)
+        if sigs is None:
+            raise BuildError(f"Executable.get_function_params: no function {func_name!r}; the "
+                             f"executable has {sorted(self.signatures)}")
+        return [s[0] for s in sigs]
+
     def export_library(self, path: str, **kwargs) -> None:
         """Write bytecode, kernels and constants into one shared library (the cross compiler
         is chosen for cross-compiled targets, as ``relay.build``'s factory does).
@@ -123,6 +162,66 @@ class Executable:
         from ..backend.isa import target_isa
 
         seal_library(str(path), target_isa(self.target))
+
+    # ---- late-bound constants (tvm.relay 0.19): large constants kept out of the library ----
+
+    def _runtime_module(self):
+        from tvm import relax
+
+        return self.lib.mod if isinstance(self.lib, relax.VMExecutable) else self.lib
+
+    def _replace_module(self, mod, meta):
+        from tvm import relax
+
+        self.lib = relax.VMExecutable(mod)
+        self.meta = meta
+
+    def get_late_bound_consts(self, byte_limit: int) -> dict:
+        """Take the tensor constants of ``byte_limit`` bytes or more out of the executable
+        (its library no longer holds them) and return them as ``{"const_<index>": Tensor}``;
+        give them back with :meth:`load_late_bound_consts_from_map` before running.
+
+        Raises:
+            BuildError: constants were moved out before and not loaded back.
+        """
+        import tvm
+
+        from .late_consts import take_out
+
+        mod, meta, moved = take_out(self._runtime_module(), byte_limit)
+        self._replace_module(mod, meta)
+        return {k: tvm.runtime.tensor(v) for k, v in moved.items()}
+
+    def move_late_bound_consts(self, path: str, byte_limit: int) -> None:
+        """As :meth:`get_late_bound_consts`, writing the constants to the file ``path`` (the
+        parameter-dict format of :func:`relay_tvm.save_param_dict`)."""
+        from ..backend.param_dict import save_param_dict
+
+        consts = self.get_late_bound_consts(byte_limit)
+        with open(path, "wb") as f:
+            f.write(save_param_dict(consts))
+
+    def load_late_bound_consts_from_map(self, consts) -> None:
+        """Give back the constants :meth:`get_late_bound_consts` took out (name -> array);
+        nothing to do when the executable has none.
+
+        Raises:
+            InputError: a constant is missing, of another shape or dtype, or not one of the
+                executable's.
+        """
+        from .late_consts import put_back
+
+        mod, meta = put_back(self._runtime_module(), dict(consts), "load_late_bound_consts_from_map")
+        if meta is not None:
+            self._replace_module(mod, meta)
+
+    def load_late_bound_consts(self, path: str) -> None:
+        """Give back the constants :meth:`move_late_bound_consts` wrote to ``path``.
+
+        Raises:
+            InputError: ``path`` is unreadable or holds other constants.
+        """
+        self.load_late_bound_consts_from_map(_read_consts(path, "load_late_bound_consts"))
 
     @property
     def bytecode(self) -> str:
@@ -189,6 +288,27 @@ def load_executable(path: str) -> Executable:
     if kind != "vm":
         raise BuildError(not_ours(path, lib, "load_executable"))
     return executable_of(lib, path, "load_executable")
+
+
+def _read_consts(path: str, who: str) -> dict:
+    from ..backend.param_dict import load_param_dict
+
+    try:
+        with open(path, "rb") as f:
+            return load_param_dict(f.read())
+    except OSError as e:
+        raise InputError(f"{who}: cannot read {path!r}: {e}") from None
+
+
+def _meta_of(lib, who: str) -> dict:
+    """The description ``relay.vm.compile`` stored in VM module ``lib``."""
+    import tvm
+    from tvm import relax
+
+    try:
+        return json.loads(relax.VirtualMachine(lib, tvm.cpu(0))["__relay_vm_meta"]())
+    except Exception as e:
+        raise BuildError(f"{who}: not a relay_tvm VM executable: {e}") from e
 
 
 def executable_of(lib, path: str, who: str) -> Executable:
@@ -403,6 +523,12 @@ class VirtualMachine:
 
         from .graph_executor import check_device
 
+        late = exe.meta.get("late_bound")
+        if late:
+            raise BuildError(f"VirtualMachine: the executable's constants {sorted(late)} were "
+                             f"moved out (move_late_bound_consts / get_late_bound_consts); load "
+                             f"them with exe.load_late_bound_consts(path) or "
+                             f"load_late_bound_consts_from_map(map) first")
         self.exe = exe
         self.device = check_device(exe.lib, device, "VirtualMachine(exe, device)", "executable")
         if exe.target is not None:  # compiled here: can this CPU run it? (loaded: checked)
