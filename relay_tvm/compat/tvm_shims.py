@@ -163,7 +163,27 @@ def _wrap_structural():
             setattr(tvm, f.__name__, f)
 
 
-class _IRModuleMeta(type):
+class _StandIn(type):
+    """Metaclass of a stand-in for a TVM class (``_tvm_cls``, set when it is installed):
+    ``isinstance`` / ``issubclass`` hold for TVM's class and for relay_tvm's counterparts
+    (``_ours()``), and class attributes are TVM's."""
+
+    _tvm_cls = None
+
+    def _ours(cls) -> tuple:
+        return ()
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, (cls._tvm_cls, *cls._ours()))
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, (cls._tvm_cls, *cls._ours()))
+
+    def __getattr__(cls, name):
+        return getattr(cls._tvm_cls, name)
+
+
+class _IRModuleMeta(_StandIn):
     """``tvm.IRModule`` accepting Relay content.
 
     ``tvm.IRModule(functions, type_definitions)`` makes a relay_tvm :class:`IRModule` when a
@@ -174,17 +194,10 @@ class _IRModuleMeta(type):
     Relay expression is relay_tvm's. ``isinstance(m, tvm.IRModule)`` holds for both kinds.
     """
 
-    _tvm_cls = None
-
-    def __instancecheck__(cls, obj):
+    def _ours(cls) -> tuple:
         from ..ir.module import IRModule
 
-        return isinstance(obj, (cls._tvm_cls, IRModule))
-
-    def __subclasscheck__(cls, sub):
-        from ..ir.module import IRModule
-
-        return issubclass(sub, (cls._tvm_cls, IRModule))
+        return (IRModule,)
 
     def __call__(cls, *args, **kwargs):
         from ..ir.module import IRModule
@@ -200,9 +213,6 @@ class _IRModuleMeta(type):
         if relay:
             return IRModule(functions, type_defs)
         return cls._tvm_cls(*args, **kwargs)
-
-    def __getattr__(cls, name):
-        return getattr(cls._tvm_cls, name)
 
 
 def _caller_uses_relay() -> bool:
@@ -399,19 +409,11 @@ def _install_vm():
         tvm_vm.Executable = Executable
 
 
-class _TargetMeta(type):
+class _TargetMeta(_StandIn):
     """``tvm.target.Target`` also taking 0.19's command-line strings (``"llvm -mcpu=..."``,
     ``"llvm -mtriple=aarch64-linux-gnu"``), which TVM 0.27 rejects: those are translated by
     :func:`relay_tvm.backend.target.make_target`; everything else goes to TVM unchanged.
     ``isinstance(t, tvm.target.Target)`` holds for TVM's targets."""
-
-    _tvm_cls = None
-
-    def __instancecheck__(cls, obj):
-        return isinstance(obj, cls._tvm_cls)
-
-    def __subclasscheck__(cls, sub):
-        return issubclass(sub, cls._tvm_cls)
 
     def __call__(cls, target, host=None):
         if isinstance(target, str) and " -" in target.strip():
@@ -426,9 +428,6 @@ class _TargetMeta(type):
             if not isinstance(target, (str, dict)):
                 raise
             raise _target_error(cls._tvm_cls, target, e) from None
-
-    def __getattr__(cls, name):
-        return getattr(cls._tvm_cls, name)
 
 
 def _target_error(tvm_target, target, err):
@@ -546,28 +545,18 @@ def _install_op_get():
     _install_op_class()
 
 
-class _OpMeta(type):
+class _OpMeta(_StandIn):
     """``tvm.ir.Op`` accepting Relay operators: ``isinstance(call.op, tvm.ir.Op)`` holds for a
     relay_tvm :class:`~relay_tvm.op.registry.Op` (0.19's Relay operators were ``tvm.ir.Op``
     objects) as for TVM's own; attributes and calls go to TVM's class."""
 
-    _tvm_cls = None
-
-    def __instancecheck__(cls, obj):
+    def _ours(cls) -> tuple:
         from ..op.registry import Op
 
-        return isinstance(obj, (cls._tvm_cls, Op))
-
-    def __subclasscheck__(cls, sub):
-        from ..op.registry import Op
-
-        return issubclass(sub, (cls._tvm_cls, Op))
+        return (Op,)
 
     def __call__(cls, *args, **kwargs):
         return cls._tvm_cls(*args, **kwargs)
-
-    def __getattr__(cls, name):
-        return getattr(cls._tvm_cls, name)
 
 
 def _install_op_class():
@@ -807,20 +796,19 @@ def _install_transform():
     # isinstance(relay_pass, tvm.transform.Pass) holds (0.19 helpers assert it)
     tvm_pass = tvm.transform.Pass
 
-    class _PassMeta(type):
-        def __instancecheck__(cls, obj):
-            return isinstance(obj, tvm_pass) or _is_relay_pass(obj)
+    class _PassMeta(_StandIn):
+        _tvm_cls = tvm_pass
 
-        def __subclasscheck__(cls, sub):
+        def _ours(cls) -> tuple:
             from ..transform.pass_infra import Pass
 
-            return issubclass(sub, (tvm_pass, Pass))
+            return (Pass,)
+
+        def __instancecheck__(cls, obj):  # a pass object of a 0.19 decorator counts too
+            return isinstance(obj, tvm_pass) or _is_relay_pass(obj)
 
         def __call__(cls, *args, **kwargs):
             return tvm_pass(*args, **kwargs)
-
-        def __getattr__(cls, name):
-            return getattr(tvm_pass, name)
 
     tvm.transform.Pass = _PassMeta("Pass", (), {"__doc__": tvm_pass.__doc__,
                                                 "__module__": "tvm.ir.transform"})

@@ -24,6 +24,15 @@ def run_opt_pass(expr, opt_pass, opt_level=3, config=None):
     return mod["main"]
 
 
+def op_names(func) -> list:
+    """The operator names of ``func``'s calls, in post order."""
+    names = []
+    relay.analysis.post_order_visit(
+        func, lambda n: names.append(n.op.name)
+        if isinstance(n, relay.Call) and isinstance(n.op, relay.op.Op) else None)
+    return names
+
+
 def infer(expr):
     mod = relay.IRModule.from_expr(expr)
     return transform.InferType()(mod)["main"]

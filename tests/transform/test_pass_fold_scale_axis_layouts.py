@@ -3,7 +3,7 @@ relu / bias adds / two branches, and the cases that must not fold (values before
 
 import numpy as np
 import pytest
-from pass_util import assert_equal_structure, assert_same_result, run_opt_pass
+from pass_util import assert_equal_structure, assert_same_result, op_names, run_opt_pass
 
 import relay_tvm as relay
 from relay_tvm import transform
@@ -13,14 +13,6 @@ RNG = np.random.default_rng(7)
 
 def pos(*shape):
     return relay.const(RNG.uniform(0.5, 2.0, size=shape).astype("float32"))
-
-
-def ops_of(f):
-    names = []
-    relay.analysis.post_order_visit(
-        f, lambda n: names.append(n.op.name)
-        if isinstance(n, relay.Call) and isinstance(n.op, relay.op.Op) else None)
-    return names
 
 
 def folded(f, p):
@@ -55,7 +47,7 @@ def test_forward_nhwc_depthwise_through_relu_and_subtract():
     f = relay.Function([x, w, b], relay.add(conv(y), conv(y)))
     after = folded(f, transform.ForwardFoldScaleAxis())
     consumer_weight_scaled(after)
-    assert ops_of(after).count("divide") == 1  # b / s
+    assert op_names(after).count("divide") == 1  # b / s
 
 
 def test_forward_blocked_nchwc_with_bias():
@@ -116,7 +108,7 @@ def test_backward_blocked_through_bias_and_relu():
     f = relay.Function([x, w, b], relay.multiply(y, pos(1, 2, 1, 1, 4)))
     after = folded(f, transform.BackwardFoldScaleAxis())
     consumer_weight_scaled(after)
-    assert ops_of(after).count("multiply") == 2  # the weight and the bias
+    assert op_names(after).count("multiply") == 2  # the weight and the bias
 
 
 def test_backward_two_branches_and_scalar_scale():
@@ -131,7 +123,7 @@ def test_backward_two_branches_and_scalar_scale():
         x, w1, channels=4, kernel_size=(3, 3))), relay.const(1.5)))
     after = folded(g, transform.BackwardFoldScaleAxis())
     consumer_weight_scaled(after)
-    assert "repeat" in ops_of(after)
+    assert "repeat" in op_names(after)
 
 
 def test_backward_refusals():
@@ -170,7 +162,7 @@ def test_conv3d_and_dense_both_directions_then_constants_fold():
                        relay.const(RNG.normal(size=(4, 81)).astype("float32")))
     f = relay.Function([x], relay.multiply(relay.nn.relu(d), pos(4)))
     after = folded(f, transform.FoldScaleAxis())
-    assert sorted(ops_of(after)) == ["nn.bias_add", "nn.conv3d", "nn.dense", "nn.relu",
+    assert sorted(op_names(after)) == ["nn.bias_add", "nn.conv3d", "nn.dense", "nn.relu",
                                      "nn.relu", "reshape"]
 
 

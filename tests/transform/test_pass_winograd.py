@@ -4,7 +4,7 @@ says so (the transform folded by FoldConstant), and nothing else does."""
 
 import numpy as np
 import pytest
-from pass_util import assert_same_result, run_opt_pass
+from pass_util import assert_same_result, op_names, run_opt_pass
 
 import relay_tvm as relay
 from relay_tvm import transform
@@ -21,14 +21,6 @@ def conv_net(c=64, o=64, h=28, k=3, **conv):
                     .astype("float32"))
     conv.setdefault("padding", (k // 2, k // 2))
     return relay.Function([x], relay.nn.relu(relay.nn.conv2d(x, w, **conv)))
-
-
-def op_names(func):
-    names = []
-    relay.analysis.post_order_visit(
-        func, lambda n: names.append(n.op.name)
-        if isinstance(n, relay.Call) and isinstance(n.op, relay.op.Op) else None)
-    return names
 
 
 def alter(func, config=None):
