@@ -74,7 +74,7 @@ PATTERNS = {
     "nn.global_avg_pool2d": OpPattern.OUT_ELEMWISE_FUSABLE,
     "nn.relu": OpPattern.ELEMWISE, "nn.leaky_relu": OpPattern.ELEMWISE,
     "nn.bias_add": OpPattern.BROADCAST, "nn.prelu": OpPattern.BROADCAST,
-    "nn.softmax": OpPattern.OPAQUE, "nn.batch_norm": OpPattern.OPAQUE,
+    "nn.softmax": OpPattern.OUT_ELEMWISE_FUSABLE, "nn.batch_norm": OpPattern.OPAQUE,
     "nn.dropout": OpPattern.OPAQUE, "nn.pad": OpPattern.INJECTIVE,
     "nn.batch_flatten": OpPattern.INJECTIVE, "image.resize2d": OpPattern.INJECTIVE,
 }
