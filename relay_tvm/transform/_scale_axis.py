@@ -8,7 +8,6 @@ only for ``s >= 0``). The scale tensor itself has one dimension per axis of the 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,8 +16,6 @@ from ..ir.expr import Call, Constant
 from ..op import reshaping as _shape
 from ..op.transform import repeat as _repeat
 from ._rewrite import op_name
-
-_LAYOUT_PART = re.compile(r"(\d*)([A-Za-z])")
 
 
 @dataclass(frozen=True)
@@ -146,18 +143,18 @@ def is_constant_with_zero(e) -> bool:
 
 
 def parse_layout(layout: str):
-    """``"NCHW4c"`` -> ``{"N": 0, "C": 1, "H": 2, "W": 3, "c": 4}`` (None when malformed)."""
+    """``"NCHW4c"`` -> ``{"N": 0, "C": 1, "H": 2, "W": 3, "c": 4}`` (None when malformed), read
+    by the layout parser of ``layout_transform`` (:func:`relay_tvm.op.shape_ops.parse_layout`)."""
+    from ..errors import TypeInferenceError
+    from ..op.shape_ops import parse_layout as axes_of
+
     if not layout:
         return None
-    parts = _LAYOUT_PART.findall(layout)
-    if "".join(f + a for f, a in parts) != layout:
+    try:
+        axes = axes_of(layout, "FoldScaleAxis")
+    except TypeInferenceError:
         return None
-    out = {}
-    for i, (_, a) in enumerate(parts):
-        if a in out:
-            return None
-        out[a] = i
-    return out
+    return {(a if size is None else a.lower()): i for i, (a, size) in enumerate(axes)}
 
 
 def _primal_size(layout: dict, shape, axis: str):
@@ -242,11 +239,6 @@ def normalize_axis(axis: int, ndim: int) -> int:
     return axis + ndim if axis < 0 else axis
 
 
-def rebuild_call(call, args, span=None):
-    """``call`` with new arguments (operator, attributes and span kept)."""
-    return Call(call.op, tuple(args), call.attrs, call.type_args, span or call.span)
-
-
 __all__ = ["Message", "intersect", "match_broadcast", "expand_to_axes", "reshape_to_axes",
            "reshape_or_expand", "is_nonnegative_constant", "is_constant_with_zero", "conv_axes", "ConvAxes",
-           "tensor_type", "normalize_axis", "rebuild_call"]
+           "tensor_type", "normalize_axis"]

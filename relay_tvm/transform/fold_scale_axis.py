@@ -38,6 +38,7 @@ Dense layers take the scale on their last axis (0.19 took axis 1, which is the l
 from __future__ import annotations
 
 from ..ir.expr import Call
+from ..ir.functor import rebuild
 from ..op.registry import make_call
 from ._rewrite import Rewriter, called_ops, children, node_uses, op_name, post_order
 from ._scale_axis import (
@@ -49,7 +50,6 @@ from ._scale_axis import (
     is_nonnegative_constant,
     match_broadcast,
     normalize_axis,
-    rebuild_call,
     reshape_or_expand,
     reshape_to_axes,
     static,
@@ -137,7 +137,7 @@ class _Forward(Rewriter):
         elif name in _RELU:
             s = self.scaled.get(orig.args[0])
             if s is not None:
-                self.scaled[orig] = _Scaled(rebuild_call(new, [s.value]), s.axes, s.scale)
+                self.scaled[orig] = _Scaled(rebuild(new, [new.op, s.value]), s.axes, s.scale)
         elif name in _ADD:
             self._carry_bias(orig, new)
         elif name in _CONSUMERS:
@@ -172,7 +172,7 @@ class _Forward(Rewriter):
             args = list(new.args)
             args[i] = s.value
             args[1 - i] = make_call("divide", [new.args[1 - i], div])
-            self.scaled[orig] = _Scaled(rebuild_call(new, args), s.axes, s.scale)
+            self.scaled[orig] = _Scaled(rebuild(new, [new.op, *args]), s.axes, s.scale)
             return
 
     def _absorb(self, orig, new, name):
@@ -195,7 +195,7 @@ class _Forward(Rewriter):
                 wscale = expand_to_axes(s.scale, len(tensor_type(orig.args[1]).shape), kax)
             if wscale is None:
                 return new
-        return rebuild_call(new, [s.value, make_call("multiply", [weight, wscale])])
+        return rebuild(new, [new.op, s.value, make_call("multiply", [weight, wscale])])
 
 
 def forward_fold_scale_axis(func, mod=None):
@@ -326,9 +326,9 @@ class _Backward(Rewriter):
             factor = reshape_or_expand(scale, tensor_type(orig.args[k]).shape, m.axes)
             args = list(new.args)
             args[1 - k] = make_call("multiply", [new.args[1 - k], factor])
-            return rebuild_call(new, args)
+            return rebuild(new, [new.op, *args])
         if name == "nn.bias_add":
-            return rebuild_call(new, [new.args[0], make_call("multiply", [new.args[1], scale])])
+            return rebuild(new, [new.op, new.args[0], make_call("multiply", [new.args[1], scale])])
         if name == "nn.dense":
             wscale = expand_to_axes(scale, 2, (0,))
         else:
@@ -338,7 +338,7 @@ class _Backward(Rewriter):
                 wscale = reshape_to_axes(scale, wshape, ax.out_kernel_axes())
             else:
                 wscale = expand_to_axes(scale, len(wshape), ax.out_kernel_axes())
-        return rebuild_call(new, [new.args[0], make_call("multiply", [new.args[1], wscale])])
+        return rebuild(new, [new.op, new.args[0], make_call("multiply", [new.args[1], wscale])])
 
 
 def backward_fold_scale_axis(func, mod=None):
