@@ -364,3 +364,58 @@ def test_inline_producers_one_round_per_chain():
     out = tvm.runtime.tensor(np.zeros(64, "float32"))
     f(tvm.runtime.tensor(xv), out)
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["tanh", "fast_tanh", "fast_erf"])
+def test_deep_chains_of_expanding_ops_stay_small(op):
+    """A fused chain of operators that read their input several times once expanded (LLVM's
+    tanh: 4 times; topi's fast_tanh / fast_erf polynomials: ~10) must not be inlined into one
+    expression tree of ~4^K nodes (7 levels of tanh took 9.6 s in TVM's LowerIntrin, 9 never
+    finished; fast_tanh 5 levels over two minutes): the generic rule keeps an intermediate stage
+    once a consumer's expanded expression would pass MAX_INLINED_EXPR_NODES. Values against
+    NumPy in float64."""
+    import math
+
+    from tvm import te, topi
+
+    from relay_tvm.backend.schedule import generic
+
+    n = 12
+    x = te.placeholder((70,), name="x")
+    y = x
+    for _ in range(n):
+        y = topi.multiply(getattr(topi, op)(y), 1.5)
+    sch = tvm.s_tir.Schedule(te.create_prim_func([x, y]))
+    generic.cpu_fallback(sch)
+    blocks = sch.get_child_blocks(sch.get_sblock("root"))
+    assert 1 < len(blocks) < 2 * n  # inlined where it stays small, not everywhere
+    for b in blocks:
+        value = generic._store_value(sch, b)
+        assert generic.expanded_size(value) <= generic.MAX_INLINED_EXPR_NODES
+    f = tvm.compile(sch.mod, target="llvm")
+    xv = np.random.default_rng(0).uniform(-2, 2, 70).astype("float32")
+    out = tvm.runtime.tensor(np.zeros(70, "float32"))
+    f(tvm.runtime.tensor(xv), out)
+    ref = xv.astype("float64")
+    fn = np.vectorize(math.erf) if op == "fast_erf" else np.tanh
+    for _ in range(n):
+        ref = fn(ref) * 1.5
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=2e-6)
+
+
+def test_expanded_size_counts_intrinsic_expansion():
+    """tanh's argument counts 4 times (LLVM's lowering reads it in a select and two exponentials);
+    a read of a buffer being inlined counts as that buffer's expression."""
+    from tvm import te
+
+    from relay_tvm.backend.schedule import generic
+
+    x = te.placeholder((8,), name="x")
+    y = te.compute((8,), lambda i: te.tanh(x[i] * 2.0) + x[i], name="y")
+    sch = tvm.s_tir.Schedule(te.create_prim_func([x, y]))
+    value = generic._store_value(sch, sch.get_sblock("y"))
+    # add(tanh(mul(x[i], 2)), x[i]): 1 + (1 + 4 * (1 + 2 + 1)) + 2; each load is 1 + its index
+    assert generic.expanded_size(value) == 1 + (1 + 4 * (1 + 2 + 1)) + 2
+    buf = sch.get(sch.get_sblock("y")).reads[0]
+    buf = getattr(buf, "buffer", None) or buf.source
+    assert generic.expanded_size(value, {buf: 10}) == 1 + (1 + 4 * (1 + 10 + 1)) + 10

@@ -168,6 +168,11 @@ def _inline_all_but(sch, keep_names, strict: bool = False) -> None:
             name = sch.get(b).name_hint
             if name in outputs or name in keep_names or "R" in generic.iter_kinds(sch, b):
                 continue
+            if generic.inline_too_large(sch, b):
+                if strict:
+                    raise NotApplicable(f"inlining {name} would expand its consumer past "
+                                        f"{generic.MAX_INLINED_EXPR_NODES} expression nodes")
+                continue
             try:
                 sch.compute_inline(b)
                 changed = True

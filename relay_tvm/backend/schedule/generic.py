@@ -36,6 +36,83 @@ def loop_extent(sch, loop):
     return int(ext) if type(ext).__name__ == "IntImm" else None
 
 
+# Inlining substitutes a producer's expression at every place its consumer reads it, and
+# TVM's LowerIntrin then expands some intrinsics into formulas that use their argument several
+# times (LLVM's numerically stable tanh reads it 4 times: a select on its sign and two
+# exponentials). Neither step shares subexpressions, so a fused chain of K such operators
+# becomes an expression tree of ~4^K nodes: 7 levels of tanh(x)*1.5 took 9.6 s in LowerIntrin
+# alone, fast_tanh (its argument read ~10 times in topi's rational polynomial) 5 levels more
+# than two minutes. A producer whose inlining would make a consumer's expanded expression larger
+# than this stays a stage of its own (its values written once to an intermediate buffer of the
+# kernel, then read), which keeps the build linear in the chain's length.
+MAX_INLINED_EXPR_NODES = 2048
+# How many times TVM's lowering of an intrinsic (llvm.FLowerIntrinsic / default.FLegalize,
+# src/target/llvm/intrin_rule_llvm.cc and src/target/intrin_rule.cc) reads its argument.
+_INTRINSIC_ARG_USES = {"tirx.tanh": 4, "tirx.atanh": 2, "tirx.sinh": 2, "tirx.cosh": 2,
+                       "tirx.asinh": 2, "tirx.acosh": 2, "tirx.isfinite": 2, "tirx.isinf": 2,
+                       "tirx.sigmoid": 1, "tirx.atan": 2, "tirx.asin": 3, "tirx.acos": 3,
+                       "tirx.tan": 2, "tirx.erf": 2}
+
+
+def expanded_size(expr, load_sizes=None, limit: int = 1 << 30) -> int:
+    """The number of nodes of ``expr`` as a tree after intrinsic expansion: what later passes
+    and LLVM's code generator visit. A read of a buffer in ``load_sizes`` (buffer -> size)
+    counts as that many nodes (the expression inlining would put there). Counting stops once
+    it passes ``limit``."""
+    load_sizes = load_sizes or {}
+
+    def size(e, budget):
+        if budget <= 0:
+            return 1
+        kind = type(e).__name__
+        if kind in ("TensorLoad", "BufferLoad"):
+            for buf, n in load_sizes.items():
+                if e.source.same_as(buf):
+                    return n
+            return 1 + sum(size(i, budget) for i in e.indices)
+        if kind == "Call":
+            name = getattr(e.op, "name", "")
+            inner = sum(size(a, budget) for a in e.args if hasattr(a, "ty"))
+            return 1 + _INTRINSIC_ARG_USES.get(name, 1) * inner
+        if kind == "Select":
+            kids = (e.condition, e.true_value, e.false_value)
+        elif kind in ("Cast", "Not", "Broadcast"):
+            kids = (e.value,) if kind != "Not" else (e.a,)
+        elif kind == "Let":
+            kids = (e.value, e.body)
+        elif hasattr(e, "a") and hasattr(e, "b"):
+            kids = (e.a, e.b)
+        else:
+            return 1
+        total = 1
+        for k in kids:
+            total += size(k, budget - total)
+        return total
+
+    return size(expr, limit)
+
+
+def _store_value(sch, block):
+    body = sch.get(block).body
+    return body.value if type(body).__name__ == "BufferStore" else None
+
+
+def inline_too_large(sch, block, limit: int = MAX_INLINED_EXPR_NODES) -> bool:
+    """Whether inlining ``block`` would give one of its consumers an expression of more than
+    ``limit`` nodes after intrinsic expansion (see :data:`MAX_INLINED_EXPR_NODES`)."""
+    value = _store_value(sch, block)
+    writes = sch.get(block).writes
+    if value is None or len(writes) != 1:
+        return False
+    buf = getattr(writes[0], "buffer", None) or writes[0].source
+    n = expanded_size(value, limit=limit)
+    for c in sch.get_consumers(block):
+        cv = _store_value(sch, c)
+        if cv is not None and expanded_size(cv, {buf: n}, limit) > limit:
+            return True
+    return False
+
+
 def inline_producers(sch) -> None:
     """Inline every non-output block that can be inlined (injective producers such as padding,
     broadcasts, casts).
@@ -56,6 +133,8 @@ def inline_producers(sch) -> None:
             if sch.get(b).name_hint in outputs:
                 continue
             if "R" in iter_kinds(sch, b):
+                continue
+            if inline_too_large(sch, b):
                 continue
             if _try(sch.compute_inline, b) is not None or _inlined(sch, b):
                 changed = True
@@ -246,4 +325,5 @@ def gpu_serial(mod, target, threads: int = 256):
     return sch.mod
 
 
-__all__ = ["cpu_fallback", "gpu_fallback", "inline_producers", "parallel_vectorize", "iter_kinds"]
+__all__ = ["cpu_fallback", "gpu_fallback", "inline_producers", "inline_too_large", "parallel_vectorize",
+           "iter_kinds"]
