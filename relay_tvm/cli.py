@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
-import glob
 import io
 import os
 import sys
@@ -155,14 +154,6 @@ def _zoo_block(name, shape, flag="--zoo"):
     return net
 
 
-def _guess_params(symbol_path):
-    prefix = symbol_path[: -len("-symbol.json")] if symbol_path.endswith("-symbol.json") else None
-    if prefix is None:
-        return None
-    found = sorted(glob.glob(glob.escape(prefix) + "-*.params"))
-    return found[-1] if found else None
-
-
 def _import(args, shapes):
     from . import frontend
 
@@ -196,7 +187,12 @@ def _import(args, shapes):
             raise CLIError(f"model file {args.model!r} is not JSON (a .params file?): give the "
                            f"-symbol.json (or NNVM graph .json) as MODEL and the weights with "
                            f"--params")
-    params = args.params or _guess_params(args.model)
+    from .frontend.mxnet import find_params_file
+
+    try:
+        params = args.params or find_params_file(args.model)
+    except RelayError as e:
+        raise CLIError(f"{e}") from None
     if params is None and not getattr(args, "weights_as_inputs", False):
         raise CLIError(f"no parameter file found for {args.model!r} (looked for "
                        f"PREFIX-NNNN.params next to it): give --params FILE, or "

@@ -1,8 +1,12 @@
 """MXNet converters: reshaping, slicing, joining, indexing and padding operators.
 
-Shapes are static at import, so MXNet's special reshape codes, ``None`` slice bounds and
+Where shapes are static at import, MXNet's special reshape codes, ``None`` slice bounds and
 ``*_like`` operators are resolved here against the inferred input shape, and Relay receives
-plain shapes and indices (semantics: MXNet 1.9.1 operator docs, ``InferReshapeShape``).
+plain shapes and indices (semantics: MXNet 1.9.1 operator docs, ``InferReshapeShape``). Where a
+dimension they need is ``relay.Any()`` (a batch known only at run time), the codes go to Relay's
+``reshape`` / ``reverse_reshape`` (the same codes 0/-1/-2/-3/-4), slices keep their bounds for
+the kernel to clamp at run time, and ``*_like`` operators become Relay's ``slice_like`` /
+``reshape_like``, so the VM computes the shapes from the run-time sizes.
 """
 
 from __future__ import annotations
@@ -10,7 +14,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.expr import const
+from ..ir.types import AnyDim
 from ._mx_util import R, outputs_of
+
+# a slice bound past any dimension: "to the end" for an ``Any`` dimension (clamped at run time)
+_END = 2**31 - 1
+
+
+def _has_any(shape) -> bool:
+    return any(isinstance(d, AnyDim) for d in shape)
 
 
 def mx_reshape_shape(dshape, codes, reverse=False, where="Reshape"):
@@ -133,16 +145,53 @@ def _reshape(ins, a, c):
     if "target_shape" in a.attrs and a.get_tuple("target_shape", ()) and "shape" not in a.attrs:
         raise c.error("the deprecated target_shape/keep_highest attributes are not supported")
     codes = a.get_tuple("shape")
+    reverse = a.get_bool("reverse", False)
+    xs = c.shape(x)
+    if _has_any(xs):
+        # Relay's reshape takes MXNet's legacy codes as they are and resolves them against the
+        # run-time sizes (its type relation gives Any where the result depends on them)
+        bad = [p for p in codes if p < -4]
+        if bad:
+            raise c.error(f"shape={codes}: unknown code(s) {bad} (MXNet's Reshape takes "
+                          f"positive sizes, 0, -1, -2, -3 and -4)")
+        return R("reverse_reshape" if reverse else "reshape")(x, list(codes))
     try:
-        shape = mx_reshape_shape(c.shape(x), codes, a.get_bool("reverse", False))
+        shape = mx_reshape_shape(xs, codes, reverse)
     except ValueError as e:
-        raise c.error(f"shape={codes} does not fit input shape {c.shape(x)}: {e}") from None
+        raise c.error(f"shape={codes} does not fit input shape {xs}: {e}") from None
     return R("reshape")(x, list(shape))
+
+
+# npx.reshape's codes as Relay's reshape codes: -2 copy one (0), -4 copy the rest (-2), -5 merge
+# two (-3), -6 split one (-4); -1 and positive sizes are the same
+_NPX_TO_RELAY = {-1: -1, -2: 0, -4: -2, -5: -3, -6: -4}
+
+
+def _npx_reshape_any(x, codes, reverse, c):
+    """``npx.reshape`` of an input with ``Any`` dimensions, as Relay's reshape codes."""
+    out, i = [], 0
+    while i < len(codes):
+        p = codes[i]
+        if p > 0:
+            out.append(p)
+        elif p in _NPX_TO_RELAY:
+            out.append(_NPX_TO_RELAY[p])
+            if p == -6:  # the two sizes that follow are taken as they are
+                out.extend(codes[i + 1:i + 3])
+                i += 2
+        else:
+            raise c.error(f"newshape={codes}: code {p} is not supported on an input with a "
+                          f"dynamic (relay.Any()) dimension, shape {c.shape(x)}: give the "
+                          f"input a static shape")
+        i += 1
+    return R("reverse_reshape" if reverse else "reshape")(x, out)
 
 
 def _npx_reshape(ins, a, c):
     x = ins[0]
     codes = a.get_tuple("newshape")
+    if _has_any(c.shape(x)):
+        return _npx_reshape_any(x, codes, a.get_bool("reverse", False), c)
     try:
         shape = npx_reshape_shape(c.shape(x), codes, a.get_bool("reverse", False))
     except (ValueError, IndexError) as e:
@@ -162,6 +211,8 @@ def _reshape_like(ins, a, c):
     lb, le = rng(a.get_int("lhs_begin", None), a.get_int("lhs_end", None), len(ls))
     rb, re_ = rng(a.get_int("rhs_begin", None), a.get_int("rhs_end", None), len(rs))
     shape = list(ls[:lb]) + list(rs[rb:re_]) + list(ls[le:])
+    if _has_any(shape) or _has_any(ls):
+        return R("reshape_like")(lhs, rhs, lhs_begin=lb, lhs_end=le, rhs_begin=rb, rhs_end=re_)
     if int(np.prod(shape)) != int(np.prod(ls)):
         raise c.error(f"cannot reshape {ls} like {rs}: result {tuple(shape)} has another size")
     return R("reshape")(lhs, shape)
@@ -232,7 +283,9 @@ def _broadcast_like(ins, a, c):
 
 def _slice_bounds(shape, begin, end, step):
     """Concrete strided_slice begin/end/strides from MXNet's (possibly short, None-holding)
-    begin/end/step tuples."""
+    begin/end/step tuples. On an ``Any`` dimension the bounds stay as MXNet gives them (Python's
+    slice rules, which strided_slice applies to the run-time size), ``None`` as a bound past
+    either end."""
     nb, ne, ns = [], [], []
     for i, dim in enumerate(shape):
         b = begin[i] if i < len(begin) else None
@@ -240,6 +293,11 @@ def _slice_bounds(shape, begin, end, step):
         s = step[i] if step and i < len(step) and step[i] is not None else 1
         if i >= len(begin) and i >= len(end):
             break
+        if isinstance(dim, AnyDim):
+            nb.append((0 if s > 0 else _END) if b is None else b)
+            ne.append((_END if s > 0 else -_END) if e is None else e)
+            ns.append(s)
+            continue
         start, stop, stride = slice(b, e, s).indices(dim)
         if stride < 0 and stop < 0:
             stop = -(dim + 1)  # "before index 0" for a negative stride
@@ -277,6 +335,8 @@ def _slice_like(ins, a, c):
     xs, ls = c.shape(x), c.shape(like)
     axes = a.get_tuple("axes", ())
     axes = range(len(xs)) if not axes else [ax % len(xs) for ax in axes]
+    if _has_any(xs) or _has_any(ls):
+        return R("slice_like")(x, like, axes=list(axes))
     end = list(xs)
     for ax in axes:
         end[ax] = ls[ax]
@@ -428,10 +488,19 @@ def _crop(ins, a, c):
     else:
         h, w = a.get_tuple("h_w")
     oy, ox = a.get_tuple("offset", (0, 0))
-    if a.get_bool("center_crop", False):
+    center = a.get_bool("center_crop", False)
+    if _has_any((h, w)) or (center and _has_any(xs[2:4])):
+        if (oy, ox) == (0, 0) and not center:  # the top-left corner, sized like ins[1]
+            return R("slice_like")(x, ins[1], axes=[2, 3])
+        raise c.error(f"offset=({oy}, {ox}) / center_crop={center} with a dynamic "
+                      f"(relay.Any()) height or width (input {xs}, crop like "
+                      f"{c.shape(ins[1]) if len(ins) == 2 else (h, w)}) is not supported: "
+                      f"give the spatial dimensions static sizes")
+    if center:
         oy, ox = (xs[2] - h) // 2, (xs[3] - w) // 2
-    return R("strided_slice")(x, begin=[0, 0, oy, ox], end=[xs[0], xs[1], oy + h, ox + w],
-                              strides=[1, 1, 1, 1])
+    # axes: the batch and channel axes are copied whole (they may be relay.Any())
+    return R("strided_slice")(x, begin=[oy, ox], end=[oy + h, ox + w], strides=[1, 1],
+                              axes=[2, 3])
 
 
 def _depth_to_space(ins, a, c):

@@ -112,10 +112,10 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
                 f"batch axis: (N, C, H, W) for NCHW layers) rather than a wrong weight") from e
         raise
     body = heads[0] if len(heads) == 1 else Tuple(heads)
-    inputs, param_vars, used = _keep_used(body, inputs, param_vars, used, missing, frontend,
-                                          params)
+    kept, inputs, used = _keep_used(body, graph, table, inputs, used, missing, frontend,
+                                    params)
     _warn_extra_params(params, var_names, frontend)
-    func = Function(inputs + param_vars, body)
+    func = Function(kept, body)
     mod = IRModule.from_expr(func)
     try:
         from ..typing.infer import infer_module
@@ -172,11 +172,33 @@ def _warn_extra_params(params, var_names, frontend) -> None:
                       f"model? They are left out", stacklevel=4)
 
 
-def _keep_used(body, inputs, param_vars, used, missing, frontend, params=None):
-    """The inputs, parameter variables and parameter values the outputs ``body`` depend on:
-    ``main`` takes those, as tvm.relay 0.19 built it from the graph's free variables (a loss
-    layer's label, SoftmaxOutput's, is unused in inference). A variable in ``missing`` (no
-    value, no shape) is an error only when used."""
+def _reachable_vars(graph) -> set:
+    """Indices of the variable nodes the graph's heads depend on: MXNet's ``list_arguments()``
+    and ``list_auxiliary_states()`` (a variable no output reaches is no argument)."""
+    seen, stack = set(), [nid for nid, _ in graph.heads]
+    while stack:
+        nid = stack.pop()
+        if nid in seen:
+            continue
+        seen.add(nid)
+        stack.extend(i for i, _ in graph.nodes[nid].inputs)
+    return {i for i in seen if graph.nodes[i].op == "null"}
+
+
+def _keep_used(body, graph, table, inputs, used, missing, frontend, params=None):
+    """The parameters of ``main`` and the parameter values it binds: every variable the graph's
+    outputs depend on, in the graph's node order (MXNet's ``list_arguments()`` order, with the
+    auxiliary states where they occur), whether the converted ``body`` reads it or not. An input
+    used only for its shape (``slice_like``'s ``shape_like``, ``Crop``'s second input,
+    ``reshape_like``'s ``rhs``, whose shapes were resolved at import) stays a parameter, so
+    every input MXNet takes can be fed (tvm.relay 0.19 kept those, as its ``*_like`` operators
+    read them). A variable the body does not read and whose type is unknown (no value, no shape:
+    a loss layer's label, SoftmaxOutput's, left without shape=) is left out, as 0.19 left it out.
+    A variable in ``missing`` (no value, no shape) is an error only when the body reads it.
+
+    Returns:
+        ``(kept variables, the kept ones of inputs, {name: value} of the kept parameters)``.
+    """
     from ..ir.free import free_vars
 
     needed = set(free_vars(body))
@@ -193,10 +215,14 @@ def _keep_used(body, inputs, param_vars, used, missing, frontend, params=None):
                 f"{frontend} variable {node.name!r} (node {node.index}) has no value in the "
                 f"parameters and no shape in shape=...: a parameter is missing, or an input "
                 f"needs its shape")
-    param_vars = [v for v in param_vars if v in needed]
-    kept = {v.name_hint for v in param_vars}
-    return ([v for v in inputs if v in needed], param_vars,
-            {k: a for k, a in used.items() if k in kept})
+    reachable = _reachable_vars(graph)
+    order = [(n, table[n.index][0]) for n in graph.nodes if n.op == "null"]
+    kept = [v for node, v in order
+            if v in needed or (node.index in reachable and v.type_annotation is not None)]
+    kept_set = set(kept)
+    names = {v.name_hint for v in kept}
+    return (kept, [v for v in inputs if v in kept_set],
+            {k: a for k, a in used.items() if k in names})
 
 
 def _shapeless_hint(inputs) -> str:

@@ -362,6 +362,47 @@ def _load_params(value, what):
     return out
 
 
+def find_params_file(symbol_path):
+    """The ``.params`` file that goes with an exported ``PREFIX-symbol.json``: the one
+    ``PREFIX-*.params`` next to it (``HybridBlock.export`` and ``Module.save_checkpoint`` write
+    ``PREFIX-NNNN.params``, NNNN the epoch). Shared by :func:`from_mxnet` and the
+    ``relay-tvm`` command.
+
+    Args:
+        symbol_path: path of the symbol file (str or ``os.PathLike``).
+
+    Returns:
+        the path of the parameter file, or None when the name does not end in
+        ``-symbol.json`` or no such file exists.
+
+    Raises:
+        ConversionError: several match (several epochs): which one is meant is ambiguous; the
+            message names the files found.
+    """
+    import glob
+
+    path = os.fspath(symbol_path)
+    if not path.endswith("-symbol.json"):
+        return None
+    prefix = path[: -len("-symbol.json")]
+    found = sorted(glob.glob(glob.escape(prefix) + "-*.params"))
+    if len(found) > 1:
+        names = ", ".join(os.path.basename(f) for f in found)
+        raise ConversionError(
+            f"{path!r}: {len(found)} parameter files are next to it ({names}), one per saved "
+            f"epoch: which one to use is ambiguous; pass it, e.g. arg_params={found[-1]!r} "
+            f"(relay-tvm: --params {found[-1]})")
+    return found[0] if found else None
+
+
+def _is_symbol_path(symbol) -> bool:
+    """Whether ``symbol`` names a file (a path, not JSON text)."""
+    if isinstance(symbol, os.PathLike):
+        return True
+    return isinstance(symbol, str) and not symbol.lstrip().startswith(("{", "[")) \
+        and os.path.isfile(symbol)
+
+
 def _operator_names(graph) -> list:
     """``(operator, node name)`` of every node, in the bodies of control-flow nodes too."""
     out, stack = [], [graph]
@@ -382,7 +423,10 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
     Args:
         symbol: an ``mx.sym.Symbol``; a Gluon ``HybridBlock`` (hybridized or not; its parameters
             are used and ``arg_params``/``aux_params`` are ignored); a path to a
-            ``-symbol.json`` file; the symbol JSON text; or the parsed JSON dict.
+            ``-symbol.json`` file (without ``arg_params``/``aux_params``, the
+            ``PREFIX-NNNN.params`` next to ``PREFIX-symbol.json`` is loaded, as the
+            ``relay-tvm`` command does; see :func:`find_params_file`); the symbol JSON text; or
+            the parsed JSON dict.
         shape: ``{input name: shape}`` of the data inputs (NCHW image data, say
             ``{"data": (1, 3, 224, 224)}``; a list or NumPy array is a shape too). Every
             variable that is not a parameter needs one.
@@ -403,15 +447,20 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
     :mod:`relay_tvm.frontend._mx_rnn`).
 
     Returns:
-        ``(mod, params)``: an :class:`IRModule` whose ``main`` takes the inputs then the
-        parameters (named as in MXNet), typed; and ``{name: array}`` of the parameters it uses.
+        ``(mod, params)``: an :class:`IRModule` whose ``main`` takes every variable of the
+        graph (named as in MXNet) in the graph's order, MXNet's ``list_arguments()`` order with
+        the auxiliary states where they occur, also those used only for their shape
+        (``slice_like``'s ``shape_like``, ``Crop``'s second input, ``reshape_like``'s ``rhs``),
+        typed (an unused variable of unknown shape, such as a loss layer's label without
+        ``shape=``, is left out); and ``{name: array}`` of its parameters that have values.
 
     Raises:
         UnsupportedOperatorError: the graph uses operators without converter (all are listed
             with their counts, before anything is converted).
         ConversionError: malformed JSON, a missing parameter, a parameter whose shape does not
             match the graph, a corrupt ``.params`` file, a bad attribute (names the node or
-            parameter); ``shape`` that is not a dict of shapes; a Gluon block whose parameters
+            parameter); several ``PREFIX-NNNN.params`` next to a symbol path (names them);
+            types that cannot be inferred without parameters (says they were missing); ``shape`` that is not a dict of shapes; a Gluon block whose parameters
             were never initialized (neither ``initialize()`` nor loaded).
     """
     shape = _shape_dict(shape)
@@ -423,6 +472,11 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
         arg_params, aux_params = block_params, None
     else:
         graph_src = symbol
+    guessed = None  # the .params file found next to a symbol file (None: none looked for/found)
+    looked = arg_params is None and aux_params is None and _is_symbol_path(symbol)
+    if looked:
+        guessed = find_params_file(symbol)
+        arg_params = guessed
     graph = parse_graph(graph_src, "MXNet symbol")
     from .nnvm import CONVERTERS as NNVM_CONVERTERS
 
@@ -432,11 +486,30 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
          "(relay-tvm --format nnvm)"))
     params_given = arg_params is not None or aux_params is not None
     params = {**_load_params(arg_params, "arg_params"), **_load_params(aux_params, "aux_params")}
-    mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS, "MXNet",
-                              options={"unroll_foreach": bool(unroll_foreach)})
+    try:
+        mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS,
+                                  "MXNet", options={"unroll_foreach": bool(unroll_foreach)})
+    except ConversionError as e:
+        if params_given or not any(k in str(e) for k in ("infer", "type-check")):
+            raise
+        # no weights at all: every weight is an input of unknown shape, and inference fails at
+        # the first operator that cannot deduce it; say that the parameters were missing
+        where = ""
+        if looked:
+            prefix = os.fspath(symbol)[: -len("-symbol.json")] if os.fspath(symbol).endswith(
+                "-symbol.json") else None
+            where = (f" and no {os.path.basename(prefix)}-NNNN.params file is next to "
+                     f"{os.fspath(symbol)!r}" if prefix is not None else
+                     f" (parameter files are looked for next to PREFIX-symbol.json only, "
+                     f"not {os.fspath(symbol)!r})")
+        raise ConversionError(
+            f"{e}\nthe parameters are missing: no arg_params / aux_params were given{where}, "
+            f"so the weights became inputs whose shapes could not be inferred; pass "
+            f"arg_params=PATH.params (or dicts of arrays)") from e
     if structure is not None and any(isinstance(v, list) for v in structure):
         mod = _nest_outputs(mod, structure)
     return mod, used
 
 
-__all__ = ["from_mxnet", "CONVERTERS", "EXCLUDED", "convert_graph", "outputs_of"]
+__all__ = ["from_mxnet", "find_params_file", "CONVERTERS", "EXCLUDED", "convert_graph",
+           "outputs_of"]

@@ -115,8 +115,19 @@ def _split_dim(d, a, b, op_name):
     be ``-1``: inferred)."""
     if a == -1 and b == -1:
         raise TypeInferenceError(f"{op_name}: code -4 split cannot have both values -1")
-    if not isinstance(d, int):
+    if isinstance(d, AnyDim):
         return tuple(AnyDim() if v == -1 else v for v in (a, b))
+    if not isinstance(d, int):
+        # symbolic (a kernel lowered for an ``Any`` dimension): the inferred half is d // known,
+        # so the output shape follows from the input's and reshape needs no shape function;
+        # an indivisible run-time size fails the element-count check of the kernel
+        import tvm
+
+        if a == -1:
+            a = tvm.sym.Analyzer().simplify(tvm.tirx.floordiv(d, b))
+        if b == -1:
+            b = tvm.sym.Analyzer().simplify(tvm.tirx.floordiv(d, a))
+        return a, b
     if a == -1:
         a = d // b
     if b == -1:

@@ -24,7 +24,7 @@ def exported(tmp_path):
 def test_compile_and_run(exported, capsys):
     d, params = exported
     so = str(d / "m.so")
-    # the .params file is found next to the symbol (highest epoch)
+    # the .params file is found next to the symbol (the only one: several is an error)
     assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=2,2,5,5",
                  "--opt-level", "3", "-o", so]) == 0
     x = np.random.default_rng(1).standard_normal((2, 2, 5, 5)).astype("float32")
@@ -157,7 +157,8 @@ def test_shape_for_an_unknown_input_without_parameters_says_all_are_inputs(expor
                        r"input of that name \(no parameters were given, so every variable is "
                        r"an input: 'data', 'conv_weight', 'conv_bias', 'fc_weight', "
                        r"'fc_bias'\)$"):
-        frontend.from_mxnet(str(d / "m-symbol.json"), shape={"xyz": (1, 2, 5, 5)})
+        # the JSON text: a path would load the m-0007.params next to it, as the CLI does
+        frontend.from_mxnet((d / "m-symbol.json").read_text(), shape={"xyz": (1, 2, 5, 5)})
 
 
 @pytest.mark.parametrize("argv, match", [
