@@ -460,7 +460,8 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
         ConversionError: malformed JSON, a missing parameter, a parameter whose shape does not
             match the graph, a corrupt ``.params`` file, a bad attribute (names the node or
             parameter); several ``PREFIX-NNNN.params`` next to a symbol path (names them);
-            types that cannot be inferred without parameters (says they were missing); ``shape`` that is not a dict of shapes; a Gluon block whose parameters
+            types that cannot be inferred without parameters (says they were missing);
+            ``shape`` that is not a dict of shapes; a Gluon block whose parameters
             were never initialized (neither ``initialize()`` nor loaded).
     """
     shape = _shape_dict(shape)
