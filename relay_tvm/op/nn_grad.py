@@ -303,8 +303,15 @@ def _conv2d_data_grad(grad, weight, groups, c, kernel, s, d, before, after, opad
     if tuple(s) != (1, 1):
         g = _c("nn.dilate", g, strides=(1, 1, s[0], s[1]), dilation_value=0.0)
     flipped = _c("reverse", _c("reverse", weight, axis=2), axis=3)
+    o, i = _shape(weight)[:2]
     if groups == 1:
         flipped = _c("transpose", flipped, axes=(1, 0, 2, 3))  # (I, O, kh, kw)
+    elif i != 1 or o != groups:
+        # per group: (O/G, I) swapped, so (G, O/G, I, kh, kw) -> (G * I, O/G, kh, kw); a
+        # depthwise weight (one input channel, multiplier 1) is its own swap
+        flipped = _c("reshape", flipped, newshape=(groups, o // groups, i) + tuple(kernel))
+        flipped = _c("transpose", flipped, axes=(0, 2, 1, 3, 4))
+        flipped = _c("reshape", flipped, newshape=(groups * i, o // groups) + tuple(kernel))
     return _c("nn.conv2d", g, flipped, strides=(1, 1), padding=tuple(pads_b + pads_a),
               dilation=d, groups=groups, channels=c, kernel_size=kernel, data_layout="NCHW",
               kernel_layout="OIHW", out_layout="", out_dtype="")
@@ -313,7 +320,9 @@ def _conv2d_data_grad(grad, weight, groups, c, kernel, s, d, before, after, opad
 @register_gradient("nn.conv2d")
 def _conv2d_grad(orig, grad):
     """Data: a transposed convolution of the output gradient; weight: the correlation of the
-    data with the output gradient, one (sample, channel) group at a time."""
+    data with the output gradient: summed over the batch through a convolution's input
+    channels (one convolution per group for grouped ones), and for depthwise convolutions one
+    (sample, channel) group at a time."""
     data, weight = orig.args
     a = orig.attrs
     if a.data_layout != "NCHW" or a.kernel_layout != "OIHW":
@@ -321,8 +330,10 @@ def _conv2d_grad(orig, grad):
     n, c, h, w = _shape(data)
     o, i, kh, kw = _shape(weight)
     oh, ow = _shape(orig)[2:]
-    if a.groups != 1 and (a.groups != c or o != c):
-        raise RelayError("gradient of nn.conv2d: only groups=1 and depthwise (multiplier 1)")
+    groups = int(a.groups)
+    if c % groups or o % groups or i * groups != c:
+        raise RelayError(f"gradient of nn.conv2d: groups={groups} does not divide the "
+                         f"{c} input / {o} output channels of weight {(o, i, kh, kw)}")
     s = ntuple(a.strides, 2, "strides", "")
     d = ntuple(a.dilation, 2, "dilation", "")
     before, after = pad_before_after(a.padding, 2, "")
@@ -331,19 +342,34 @@ def _conv2d_grad(orig, grad):
         (x + b + e - ((k - 1) * dd + 1)) - (y - 1) * ss
         for x, b, e, k, dd, y, ss in zip((h, w), before, after, (kh, kw), d, (oh, ow), s)
     )
-    dx = _conv2d_data_grad(grad, weight, a.groups, c, (kh, kw), s, d, before, after, opad)
+    dx = _conv2d_data_grad(grad, weight, groups, c, (kh, kw), s, d, before, after, opad)
     # dW[o, i, p, q] = sum_{n, y, z} g[n, o, y, z] * xpad[n, i, y*s + p*d, z*s + q*d]: a
     # convolution of the data (channels as batch) with the gradient (stride and dilation swap).
     full = tuple(
         (x + b + e - ((yy - 1) * ss + 1)) // dd + 1
         for x, b, e, yy, ss, dd in zip((h, w), before, after, (oh, ow), s, d)
     )
-    if a.groups == 1:
+    if groups == 1:
         xt = _c("transpose", data, axes=(1, 0, 2, 3))  # (C, N, H, W)
         gt = _c("transpose", grad, axes=(1, 0, 2, 3))  # (O, N, OH, OW)
         dw = _c("nn.conv2d", xt, gt, strides=d, padding=before + after, dilation=s, groups=1,
                 channels=o, kernel_size=(oh, ow), data_layout="NCHW", kernel_layout="OIHW",
                 out_layout="", out_dtype="")  # (C, O, full...)
+        dw = _c("transpose", dw, axes=(1, 0, 2, 3))
+    elif i != 1 or o != c:
+        # group g: dW[g*O/G + k, j] = sum_n x[n, g*I + j] (*) grad[n, g*O/G + k]; the batch
+        # goes into the input channels and the groups stay groups: data (I, G*N, H, W),
+        # weight (G*O/G, N, OH, OW)
+        og = o // groups
+        xt = _c("reshape", data, newshape=(n, groups, i, h, w))
+        xt = _c("transpose", xt, axes=(2, 1, 0, 3, 4))
+        xt = _c("reshape", xt, newshape=(i, groups * n, h, w))
+        gt = _c("reshape", grad, newshape=(n, groups, og, oh, ow))
+        gt = _c("transpose", gt, axes=(1, 2, 0, 3, 4))
+        gt = _c("reshape", gt, newshape=(o, n, oh, ow))
+        dw = _c("nn.conv2d", xt, gt, strides=d, padding=before + after, dilation=s,
+                groups=groups, channels=o, kernel_size=(oh, ow), data_layout="NCHW",
+                kernel_layout="OIHW", out_layout="", out_dtype="")  # (I, O, full...)
         dw = _c("transpose", dw, axes=(1, 0, 2, 3))
     else:
         xr = _c("reshape", data, newshape=(1, n * c, h, w))

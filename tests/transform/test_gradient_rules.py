@@ -63,6 +63,17 @@ CASES = {
     "conv2d_transpose": (lambda x, w: relay.nn.conv2d_transpose(
         x, w, strides=(2, 2), padding=(1, 1), channels=3, kernel_size=(3, 3)),
         [(1, 2, 3, 3), (2, 3, 3, 3)]),
+    # grouped (not depthwise): the weight gradient convolves per group with the batch as input
+    # channels, the data gradient swaps each group's (O/G, I) of the flipped weight
+    "conv2d_groups2": (lambda x, w: relay.nn.conv2d(x, w, strides=(2, 1), padding=(1, 0, 0, 1),
+                                                    channels=6, kernel_size=(3, 2), groups=2),
+                       [(2, 4, 5, 4), (6, 2, 3, 2)]),
+    "conv2d_groups3_dilated": (lambda x, w: relay.nn.conv2d(
+        x, w, padding=(2, 2), dilation=(2, 1), channels=3, kernel_size=(3, 3), groups=3),
+        [(1, 6, 5, 5), (3, 2, 3, 3)]),
+    "conv2d_depthwise_multiplier2": (lambda x, w: relay.nn.conv2d(
+        x, w, strides=(2, 2), padding=(1, 1), channels=6, kernel_size=(3, 3), groups=3),
+        [(2, 3, 5, 5), (6, 1, 3, 3)]),
     "global_max_pool2d": (lambda x: relay.nn.global_max_pool2d(x), [(1, 2, 3, 3)]),
     "adaptive_avg_pool2d": (lambda x: relay.nn.adaptive_avg_pool2d(x, (2, 2)), [(1, 2, 4, 4)]),
     "adaptive_max_pool2d": (lambda x: relay.nn.adaptive_max_pool2d(x, (2, 1)), [(1, 2, 4, 4)]),
