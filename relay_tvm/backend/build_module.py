@@ -209,6 +209,111 @@ class ExecutorFactoryModule:
     :class:`GraphExecutorFactoryModule` is its one subclass."""
 
 
+#: the name 0.19's ``function_metadata`` gives the executor's own entry (``runtime::symbol::
+#: tvm_module_main``)
+MAIN_FUNCTION_NAME = "__tvm_main__"
+
+
+class FunctionInfo:
+    """What tvm.relay 0.19's ``relay.backend.FunctionInfo`` told of one function of a build
+    (an entry of :attr:`GraphExecutorFactoryModule.function_metadata`). The first five fields
+    are 0.19's, each a dict keyed by the build's target (``lib.target``, a
+    ``tvm.target.Target``); ``input_types`` and ``output_types`` are relay_tvm's.
+
+    Attributes:
+        workspace_sizes: ``{target: bytes}``. For ``__tvm_main__``: the bytes the memory plan
+            allocates for the kernels' outputs (storages shared by values not live at the
+            same time, each as large as its largest value), 0.19's figure, except that the
+            storages of the graph's outputs are included (0.19 counted those in ``io_sizes``
+            only; here an output may reuse an earlier value's storage). For a kernel:
+            empty -- 0.19 measured the scratch memory of the lowered kernel, which relay_tvm
+            does not compute (TVM 0.27 lowers the kernels inside ``tvm.compile``).
+        io_sizes: ``{target: bytes}``: for ``__tvm_main__``, the bytes of its inputs (those
+            of ``main``'s parameters that remain inputs) and outputs; for a kernel, of all its
+            input and output buffers (0.19 recorded only the size of a kernel's last buffer;
+            0 for a buffer of dynamic shape, as in 0.19).
+        constant_sizes: ``{target: bytes}``: for ``__tvm_main__``, the constants the graph
+            holds as parameters (``lib.get_params()``); for a kernel, the constants lifted
+            into extra kernel inputs (0.19 had none there: 0).
+        tir_primfuncs: ``{target: tvm.tirx.PrimFunc}``: the scheduled kernel (before TVM's
+            lowering); empty for ``__tvm_main__`` (as 0.19).
+        relay_primfuncs: ``{target: relay Function}``: the fused primitive function the
+            kernel was lowered from (empty for the layout-transform kernels the backend makes
+            for packed inputs, which have none); for ``__tvm_main__`` the optimized ``main``.
+        input_types / output_types: ``[(shape tuple, dtype)]`` of the function's inputs
+            (a kernel's parameters, then its lifted constants) and outputs, flattened.
+    """
+
+    __slots__ = ("workspace_sizes", "io_sizes", "constant_sizes", "tir_primfuncs",
+                 "relay_primfuncs", "input_types", "output_types")
+
+    def __init__(self, workspace_sizes, io_sizes, constant_sizes, tir_primfuncs,
+                 relay_primfuncs, input_types, output_types):
+        self.workspace_sizes = workspace_sizes
+        self.io_sizes = io_sizes
+        self.constant_sizes = constant_sizes
+        self.tir_primfuncs = tir_primfuncs
+        self.relay_primfuncs = relay_primfuncs
+        self.input_types = input_types
+        self.output_types = output_types
+
+    def __repr__(self):
+        def sizes(d):  # targets by kind: the full JSON of a target drowns the figures
+            return {getattr(getattr(k, "kind", None), "name", str(k)): v for k, v in d.items()}
+
+        return (f"FunctionInfo(inputs={self.input_types}, outputs={self.output_types}, "
+                f"io_sizes={sizes(self.io_sizes)}, "
+                f"workspace_sizes={sizes(self.workspace_sizes)}, "
+                f"constant_sizes={sizes(self.constant_sizes)})")
+
+
+def _type_pairs(types) -> list:
+    """``[(shape, dtype)]`` of tensor types; a dimension known only at run time is kept as
+    it is (a ``tvm.tirx`` expression or ``relay.Any()``)."""
+    return [(tuple(d if hasattr(d, "dtype") or not isinstance(d, int) else int(d)
+                   for d in t.shape), str(t.dtype)) for t in types]
+
+
+def _bytes_of(pairs) -> int:
+    """Bytes of ``[(shape, dtype)]``; a tensor of dynamic shape counts 0 (as in 0.19)."""
+    from ..ir.types import TensorType
+    from .memory_plan import tensor_bytes
+
+    return sum(tensor_bytes(TensorType(shape, dtype)) for shape, dtype in pairs
+               if all(isinstance(d, int) for d in shape))
+
+
+def function_metadata(target, kernels: dict, primitives: dict, meta: dict, params: dict,
+                      main=None) -> dict:
+    """0.19's ``function_metadata`` of a build: ``{name: FunctionInfo}`` for every kernel and
+    for ``__tvm_main__`` (see :class:`FunctionInfo` for what each field holds here)."""
+    import json
+
+    out = {}
+    for name, k in kernels.items():
+        ins, outs = _type_pairs(k.input_types), _type_pairs(k.output_types)
+        lifted = sum(int(a.nbytes) for a in k.lifted)
+        func = primitives.get(name)
+        out[name] = FunctionInfo({}, {target: _bytes_of(ins) + _bytes_of(outs)},
+                                 {target: lifted}, {target: k.prim_func},
+                                 {target: func} if func is not None else {}, ins, outs)
+    graph = json.loads(meta["graph_json"])
+    shapes, dtypes = graph["attrs"]["shape"][1], graph["attrs"]["dltype"][1]
+    row = graph["node_row_ptr"]
+    names = [graph["nodes"][n]["name"] for n in graph["arg_nodes"]]
+    held = set(params)
+    ins = [(tuple(shapes[row[n]]), dtypes[row[n]]) for n, name in zip(graph["arg_nodes"], names)
+           if name not in held]
+    outs = [(tuple(shapes[row[a] + b]), dtypes[row[a] + b]) for a, b, _ in graph["heads"]]
+    consts = sum(int(v.numpy().nbytes) if hasattr(v, "numpy") else int(v.nbytes)
+                 for v in params.values())
+    out[MAIN_FUNCTION_NAME] = FunctionInfo(
+        {target: int(meta.get("memory", {}).get("planned_bytes", 0))},
+        {target: _bytes_of(ins) + _bytes_of(outs)}, {target: consts}, {},
+        {target: main} if main is not None else {}, ins, outs)
+    return out
+
+
 class GraphExecutorFactoryModule(ExecutorFactoryModule):
     """What ``relay.build`` returns (tvm.relay's factory module).
 
@@ -227,7 +332,9 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
     module_class = None
 
     def __init__(self, lib, meta: dict, params: dict, target, mod_name="default", kernels=None,
-                 stats=None, ir_mod=None, optimized=None):
+                 stats=None, ir_mod=None, optimized=None, primitives=None):
+        self._primitives = dict(primitives or {})
+        self._function_metadata = None
         self.lib = lib
         self.meta = meta
         self.graph_json = meta["graph_json"]
@@ -242,6 +349,25 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
 
     def get_graph_json(self) -> str:
         return self.graph_json
+
+    @property
+    def function_metadata(self) -> dict:
+        """``{name: FunctionInfo}`` for every kernel of the build and for the executor's own
+        entry ``"__tvm_main__"`` (tvm.relay 0.19's ``function_metadata``): sizes of inputs and
+        outputs, of constants and of the memory plan, the scheduled ``PrimFunc`` and the Relay
+        primitive function of each kernel, and their input / output shapes and dtypes. What
+        each field holds, and what relay_tvm leaves empty (a kernel's workspace size), is in
+        :class:`FunctionInfo`."""
+        if self._function_metadata is None:
+            main = None
+            if self.optimized_mod is not None:
+                try:
+                    main = self.optimized_mod["main"]
+                except Exception:  # noqa: BLE001 - a module without main: no Relay function
+                    main = None
+            self._function_metadata = function_metadata(
+                self.target, self.kernels, self._primitives, self.meta, self.params, main)
+        return self._function_metadata
 
     def get_params(self) -> dict:
         return dict(self.params)
@@ -426,7 +552,8 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     if database is not None:
         _warn_if_no_record_matched(dict(prog.kernels), database)
     return GraphExecutorFactoryModule(lib, meta, params_out, tgt, mod_name,
-                                      dict(prog.kernels), stats, tir_mod, opt)
+                                      dict(prog.kernels), stats, tir_mod, opt,
+                                      cache.primitive_functions())
 
 
 # the manifest a relay_tvm.tune work directory keeps next to its database (tune.workdir)

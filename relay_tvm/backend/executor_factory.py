@@ -2,8 +2,9 @@
 returns.
 
 :class:`GraphExecutorFactoryModule` is relay_tvm's build result itself (``get_graph_json``,
-``get_params``, ``get_lib``, ``get_executor_config``, ``export_library``,
-``lib["default"](dev)``, and ``graph, lib, params = relay.build(...)``), a subclass of
+``get_params``, ``get_lib``, ``get_executor_config``, ``export_library``, ``function_metadata``
+(``{name: FunctionInfo}``), ``lib["default"](dev)``, and ``graph, lib, params =
+relay.build(...)``), a subclass of
 :class:`ExecutorFactoryModule`. ``AOTExecutorFactoryModule`` (the ahead-of-time executor's
 result) is not provided: relay_tvm builds for the graph executor only, and reading the name
 raises :class:`relay_tvm.errors.NotProvidedError`.
@@ -12,7 +13,7 @@ raises :class:`relay_tvm.errors.NotProvidedError`.
 from __future__ import annotations
 
 from ..errors import NotProvidedError
-from .build_module import ExecutorFactoryModule, GraphExecutorFactoryModule
+from .build_module import ExecutorFactoryModule, FunctionInfo, GraphExecutorFactoryModule
 
 
 def __getattr__(name):
@@ -25,4 +26,4 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["ExecutorFactoryModule", "GraphExecutorFactoryModule"]
+__all__ = ["ExecutorFactoryModule", "GraphExecutorFactoryModule", "FunctionInfo"]

@@ -536,6 +536,16 @@ class LowerCache:
         self.funcs.append(lowered)
         return lowered
 
+    def primitive_functions(self) -> dict:
+        """``kernel name -> the Relay primitive function`` it was lowered from (the first of
+        the structurally equal ones it serves); the layout-transform kernels made for packed
+        inputs come from no Relay function and are absent."""
+        out = {}
+        for bucket in self._buckets.values():
+            for func, lowered in bucket:
+                out.setdefault(lowered.name, func)
+        return out
+
     def ir_module(self):
         """All kernels as one ``tvm.IRModule``."""
         return kernel_module(self.funcs)

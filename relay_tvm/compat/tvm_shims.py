@@ -664,6 +664,9 @@ def _install_module_getitem():
 # ---- tvm.transform: one PassContext, Sequential of Relay passes ---------------------------------
 
 _SIDE: dict = {}  # TVM PassContext handle -> (relay-only config, relay instruments)
+#: TVM PassContext handle -> (its TVM config Map, the config as given): what ``.config`` reads
+#: back (the Map, held here, tells a context from a later one at the same address)
+_GIVEN: dict = {}
 _MIRROR: dict = {}  # TVM PassContext handle -> the relay_tvm PassContext mirroring it
 
 
@@ -719,9 +722,31 @@ def _make_pass_context_class(base):
             # the Python instrument objects themselves: TVM hands back base-class handles
             # without the Python methods relay passes call
             _SIDE[hash(self)] = (relay_cfg, relay_ins, tvm_ins)
+            _GIVEN[hash(self)] = (_TVM_CONFIG[0].__get__(self, base), dict(config or {}))
 
     PassContext.__module__ = "tvm.ir.transform"
     return PassContext
+
+
+_TVM_CONFIG: list = []  # the FFI property TVM's PassContext reads its config with
+
+
+def _config_as_given(self):
+    """``PassContext.config``: TVM's config, plus the options as they were given to
+    ``tvm.transform.PassContext(config=...)`` (tvm.relay 0.19 read them all back): the
+    ``relay.*`` keys (kept on the Python side; TVM 0.27 refuses keys it does not know) and
+    ``tir.X`` keys under the name given as well as TVM 0.27's ``tirx.X`` / ``s_tir.X``.
+    A plain ``dict`` then (TVM's ``Map`` when nothing was kept aside or renamed)."""
+    tvm_cfg = _TVM_CONFIG[0].__get__(self, type(self))
+    given = _GIVEN.get(hash(self))
+    if given is None or not given[0].same_as(tvm_cfg):
+        return tvm_cfg
+    merged = {str(k): v for k, v in tvm_cfg.items()}
+    if all(str(k) in merged for k in given[1]):
+        return tvm_cfg
+    for k, v in given[1].items():
+        merged.setdefault(str(k), v)
+    return merged
 
 
 def _outer_context():
@@ -736,7 +761,7 @@ def _outer_context():
     mirror = _MIRROR.get(key)
     if mirror is None or mirror[0] is not cur and not mirror[0].same_as(cur):
         relay_cfg, relay_ins, _tvm_py_ins = _SIDE.get(key, ({}, [], []))
-        cfg = {str(k): v for k, v in dict(cur.config).items()}
+        cfg = {str(k): v for k, v in dict(_TVM_CONFIG[0].__get__(cur, type(cur))).items()}
         cfg.update(relay_cfg)
         # cfg was checked (and warned about) when the tvm PassContext was made
         ctx = derived_context(int(cur.opt_level), cfg, required_pass=list(cur.required_pass),
@@ -770,6 +795,8 @@ def _install_transform():
     if getattr(base, "_relay_tvm", False):
         return
     _DEFAULT_TVM_CTX.append(base.current())
+    _TVM_CONFIG.append(base.__dict__["config"])
+    base.config = property(_config_as_given, doc=_config_as_given.__doc__)
     ctx_cls = _make_pass_context_class(base)
     ctx_cls._relay_tvm = True
     tvm.transform.PassContext = ctx_cls

@@ -12,11 +12,13 @@ from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType, TupleType
 from ._common import (
     TupleWrapper,
+    as_int64,
     as_tuple_expr,
     broadcast_shapes,
     int_dtype_check,
     normalize_axis,
     require_equal_dims,
+    require_indices_in_range,
     shape_str,
     tensor_args,
     tuple_or_tensors,
@@ -307,10 +309,15 @@ def _scatter_elements_ref(args, attrs, out_type):
     data, idx, upd = args
     out = data.copy()
     axis = attrs.axis % data.ndim
+    n = data.shape[axis]
+    bad = idx[(idx < -n) | (idx >= n)]
+    if bad.size:
+        raise InputError(f"scatter_elements: index {int(bad.flat[0])} out of range for axis "
+                         f"{axis} of data shape {shape_str(data.shape)} (valid: [{-n}, {n}))")
     fn = _SCATTER_REDUCE[attrs.reduction]
     for pos in np.ndindex(*idx.shape):
         i = int(idx[pos])
-        i = i + data.shape[axis] if i < 0 else i
+        i = i + n if i < 0 else i
         dst = pos[:axis] + (i,) + pos[axis + 1 :]
         out[dst] = fn(out[dst], upd[pos])
     return out
@@ -319,7 +326,13 @@ def _scatter_elements_ref(args, attrs, out_type):
 def _scatter_elements_compute(attrs, inputs, out_type):
     """The kernel: a copy of ``data``, then, in parallel over the positions of the other axes
     (no two of them write the same element), a sequential loop along ``axis`` applying each
-    update in order (multi-dimensional indices, :func:`_axis_loops`)."""
+    update in order (multi-dimensional indices, :func:`_axis_loops`).
+
+    Before it runs, the kernel checks that every index lies in ``[-n, n)`` (``n`` the size of
+    data's ``axis``; an :class:`~relay_tvm.errors.InputError` otherwise, as the reference
+    kernel raises), the check gather's kernel makes (``require_indices_in_range``). An index
+    outside that range that the check cannot see (``indices`` computed inside the kernel) is
+    skipped, never written out of bounds."""
     import contextlib
 
     from tvm import tirx
@@ -330,6 +343,10 @@ def _scatter_elements_compute(attrs, inputs, out_type):
     data, indices, updates = inputs
     rank = len(data.shape)
     axis = attrs.axis % rank
+    require_indices_in_range(
+        indices, lambda i: as_int64(data.shape[axis]),
+        f"scatter_elements: an index is out of range for data shape {shape_str(data.shape)} "
+        f"on axis {axis} (valid: [-n, n) with n = data.shape[{axis}])")
     apply = {
         "update": lambda old, new: new,
         "add": lambda old, new: old + new,
@@ -349,11 +366,14 @@ def _scatter_elements_compute(attrs, inputs, out_type):
             with contextlib.ExitStack() as stack:
                 at = _axis_loops(stack, idx.shape, axis)
                 with T.serial(0, idx.shape[axis]) as k:
+                    n = tirx.Cast(str(indices.dtype), src.shape[axis])
                     i = idx[at(k)]
-                    i = tirx.Select(i < 0, i + tirx.Cast(str(indices.dtype), src.shape[axis]), i)
+                    i = tirx.Select(i < 0, i + n, i)
                     dst = at(k)
                     dst = dst[:axis] + (i,) + dst[axis + 1:]
-                    out[dst] = apply(out[dst], upd[at(k)])
+                    with T.If(tirx.all(i >= 0, i < n)):
+                        with T.Then():
+                            out[dst] = apply(out[dst], upd[at(k)])
 
     return _ir.extern("scatter_elements", [data.shape], [data.dtype], inputs, body)[0]
 
@@ -378,8 +398,19 @@ register_op(
 def scatter_elements(data, indices, updates, axis=0, reduction="update"):
     """Scatter ``updates`` into a copy of ``data`` at ``indices`` along ``axis``.
 
+    ``out[p with p[axis] = indices[p]] = reduce(out[...], updates[p])`` for every position
+    ``p`` of ``indices`` (ONNX ScatterElements; tvm.relay 0.19's ``scatter_elements``).
+
     Args:
+        data: any rank ``r`` and dtype.
+        indices: integers, rank ``r``, the shape of ``updates``; values in ``[-n, n)`` with
+            ``n = data.shape[axis]``, a negative one counted from the end (ONNX).
+        updates: ``data``'s dtype, ``indices``' shape.
+        axis: the axis indexed (negative: from the end).
         reduction: ``"update"`` (replace), ``"add"``, ``"mul"``, ``"min"`` or ``"max"``.
+
+    Raises:
+        InputError: (when run, interpreter and compiled alike) an index outside ``[-n, n)``.
     """
     return make_call("scatter_elements", [data, indices, updates], axis=axis, reduction=reduction)
 

@@ -100,6 +100,8 @@ class GraphModule:
         self.__dict__.update(module.__dict__)
         self._inputs = list(module._inputs)
         self._outputs = list(module._outputs)
+        self._shared = set(module._shared)
+        self._output_dest = dict(module._output_dest)
 
     @property
     def num_threads(self) -> int:
@@ -138,6 +140,8 @@ class GraphModule:
         self._num_user_inputs = len(meta["input_names"])
         self._inputs = [None] * len(self._input_names)
         self._outputs = []
+        self._shared = set()  # input indices whose tensor is shared with another module
+        self._output_dest = {}  # output index -> tensor it is written to (set_output_zero_copy)
         self._main = self._vm["main"]
         if params is None:
             vals = self._vm["__relay_params"]()
@@ -235,7 +239,10 @@ class GraphModule:
                 t.copyfrom(v)
             else:
                 t = tvm.runtime.tensor(v.numpy(), self.device)
-            self._inputs[i] = t
+            if i in self._shared:  # written into the tensor another module shares (0.19)
+                self._inputs[i].copyfrom(t)
+            else:
+                self._inputs[i] = t
 
     def set_input_zero_copy(self, key, value):
         """Use the tvm Tensor ``value`` itself as input ``key`` (name or index), without a copy
@@ -261,6 +268,63 @@ class GraphModule:
             raise InputError(f"set_input_zero_copy {name!r}: got {got_shape} {got_dtype}, "
                              f"expected {shape} {dtype}")
         self._inputs[i] = value
+        self._shared.discard(i)  # this module no longer reads the shared tensor
+
+    def share_params(self, other, params_bytes) -> None:
+        """Read the parameters named in ``params_bytes`` from ``other``'s own input tensors,
+        without a copy (tvm.relay 0.19's ``GraphModule.share_params``: several modules of one
+        model, e.g. one per thread, hold its weights once).
+
+        Only the names of ``params_bytes`` (a blob of :func:`relay_tvm.save_param_dict`) are
+        used; a name that is not an input of this module is skipped, as in 0.19 (e.g. a
+        parameter bound into the library by ``relay.build(params=...)``, which modules of one
+        library hold once already). A shared input is one tensor for both modules: a later
+        ``set_input`` or ``load_params`` of it on either module writes into that tensor, so
+        both see the new value (as 0.19's shared buffer); ``set_input_zero_copy`` gives the
+        module that calls it a tensor of its own again. An input ``other`` has not set yet
+        is shared as the zero tensor :meth:`get_input` gives, filled by a later ``set_input``.
+
+        Args:
+            other: the :class:`GraphModule` to share from (its ``module`` too), on this
+                module's device.
+            params_bytes: ``bytes`` / ``bytearray`` of a saved parameter dict.
+
+        Raises:
+            InputError: ``other`` is not a GraphModule or runs on another device; a name that
+                is an input here is not one of ``other``'s, or has another shape or dtype
+                there.
+            ConversionError: ``params_bytes`` is not a saved parameter dict.
+        """
+        from ..backend.param_dict import load_param_dict
+
+        if not isinstance(other, GraphModule):
+            raise InputError(f"share_params: other must be a GraphModule (lib['default'](dev)), "
+                             f"got {type(other).__name__}")
+        if other.device != self.device:
+            raise InputError(f"share_params: the other module runs on {other.device}, this one "
+                             f"on {self.device}; tensors are shared on one device only")
+        if isinstance(params_bytes, (bytes, bytearray, memoryview)):
+            params_bytes = bytes(params_bytes)
+        names = list(load_param_dict(params_bytes))
+        plan = []
+        for name in names:
+            i = self._input_index.get(name)
+            if i is None:
+                continue
+            j = other._input_index.get(name)
+            if j is None:
+                raise InputError(f"share_params: {name!r} is an input of this module but not "
+                                 f"of the module shared from (its inputs are "
+                                 f"{other._input_names})")
+            if self._input_types[i] != other._input_types[j]:
+                raise InputError(f"share_params {name!r}: {self._input_types[i][0]} "
+                                 f"{self._input_types[i][1]} here, {other._input_types[j][0]} "
+                                 f"{other._input_types[j][1]} in the module shared from")
+            plan.append((i, j))
+        for i, j in plan:  # checked first: all or nothing
+            self._inputs[i] = other.get_input(j)
+            self._shared.add(i)
+            other._shared.add(j)
 
     def get_input(self, key):
         """The tensor of input ``key`` (name or index). Before ``set_input`` it is a zero
@@ -327,6 +391,53 @@ class GraphModule:
                 raise InputError(msg[msg.index(SHAPE_CHECK):].splitlines()[0]) from None
             raise
         self._outputs = list(out)
+        self._deliver_outputs()
+
+    def _deliver_outputs(self) -> None:
+        """Copy the outputs of a run into the tensors given to :meth:`set_output_zero_copy`."""
+        for k, dest in self._output_dest.items():
+            if self._outputs[k] is not dest:
+                dest.copyfrom(self._outputs[k])
+                self._outputs[k] = dest
+
+    def set_output_zero_copy(self, index, value) -> None:
+        """Have each later :meth:`run` leave output ``index`` in the tvm Tensor ``value``
+        (tvm.relay 0.19's ``set_output_zero_copy``); :meth:`get_output` then returns
+        ``value`` itself.
+
+        Not zero-copy here: the host program allocates its outputs from its memory plan (the
+        kernels cannot be pointed at a given buffer), so the output is copied into ``value``
+        at the end of each run -- the result is 0.19's, at the cost of one copy of the output.
+
+        Args:
+            index: the output's index (relay_tvm graphs have no output names).
+            value: a tvm Tensor of the output's shape and dtype on the module's device.
+
+        Raises:
+            InputError: ``index`` is not an output index; ``value`` is not a tvm Tensor, or of
+                another shape, dtype or device.
+        """
+        import tvm
+
+        n = self.get_num_outputs()
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
+                or not 0 <= index < n:
+            raise InputError(f"set_output_zero_copy: output index {index!r} out of range; the "
+                             f"module has {n} output{'s' if n != 1 else ''} (numbered, not "
+                             f"named)")
+        index = int(index)
+        shape, dtype = self._output_types[index]
+        if not isinstance(value, tvm.runtime.Tensor):
+            raise InputError(f"set_output_zero_copy({index}): expected a tvm Tensor of shape "
+                             f"{shape} and dtype {dtype}, got {type(value).__name__}")
+        if value.device != self.device:
+            raise InputError(f"set_output_zero_copy({index}): tensor on {value.device}, the "
+                             f"module runs on {self.device}")
+        got = _shape_dtype(value)
+        if got != (shape, dtype):
+            raise InputError(f"set_output_zero_copy({index}): got {got[0]} {got[1]}, expected "
+                             f"{shape} {dtype} (the output's)")
+        self._output_dest[index] = value
 
     def get_num_outputs(self) -> int:
         return len(self._output_types)
@@ -551,6 +662,8 @@ class GraphModule:
               "get_num_outputs": self.get_num_outputs, "get_input": self.get_input,
               "get_num_inputs": self.get_num_inputs, "load_params": self.load_params,
               "set_input_zero_copy": self.set_input_zero_copy,
+              "set_output_zero_copy": self.set_output_zero_copy,
+              "share_params": self.share_params,
               "get_input_index": self.get_input_index}.get(name)
         if fn is None:
             raise BuildError(f"GraphModule has no function {name!r}")

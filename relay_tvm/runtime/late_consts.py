@@ -179,6 +179,39 @@ def take_out(mod, byte_limit: int):
     return new, meta, moved
 
 
+def pool_tensors(mod) -> list:
+    """The tensor constants in the pool of VM module ``mod``, in pool order, as
+    ``(index, shape, dtype, value)``: ``value`` is the NumPy array, or None for a constant
+    moved out (late-bound; its shape and dtype are those recorded when it was moved)."""
+    import numpy as np
+    from tvm import DataType
+
+    code = _code_of(mod)
+    _, spans = _pool(code)
+    meta = next((json.loads(info) for k, _, _, info in spans
+                 if k == _STR and info.startswith(b'{"signatures"')), {})
+    out = []
+    for i, (kind, b, e, info) in enumerate(spans):
+        if kind != _TENSOR:
+            continue
+        if _is_mark(info[0]):
+            shape, dtype = meta.get("late_bound", {}).get(f"const_{i}", [None, None])
+            out.append((i, tuple(shape) if shape is not None else None, dtype, None))
+            continue
+        raw = code[b:e]
+        tcode, bits, lanes = _Reader(raw, 4 + 28).take("BBH")
+        shape, nbytes = info
+        data = raw[len(raw) - nbytes:]
+        if _dtype_name(tcode) == "bool":
+            dtype, value = "bool", np.frombuffer(data, dtype="uint8").astype(bool)
+        else:
+            dtype = str(DataType(f"{_dtype_name(tcode)}{bits}"
+                                 + (f"x{lanes}" if lanes > 1 else "")))
+            value = np.frombuffer(data, dtype=dtype)
+        out.append((i, tuple(shape), dtype, value.reshape(shape).copy()))
+    return out
+
+
 def _dtype_name(code: int) -> str:
     names = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 6: "bool"}
     if code not in names:

@@ -141,6 +141,73 @@ class Executable:
                              f"executable has {sorted(self.signatures)}")
         return [s[0] for s in sigs]
 
+    def _function_sig(self, func_name, who: str) -> list:
+        sigs = self.signatures.get(func_name) if isinstance(func_name, str) else None
+        if sigs is None:
+            raise BuildError(f"Executable.{who}: no function {func_name!r}; the executable "
+                             f"has {sorted(self.signatures)}")
+        return sigs
+
+    def get_function_arity(self, func_name: str) -> int:
+        """The number of parameters of VM function ``func_name`` (tvm.relay 0.19's
+        ``Executable.get_function_arity``).
+
+        Raises:
+            BuildError: the executable has no function of that name (0.19 failed a check).
+        """
+        return len(self._function_sig(func_name, "get_function_arity"))
+
+    def get_function_param_name(self, func_name: str, index: int) -> str:
+        """The name of parameter ``index`` of VM function ``func_name`` (tvm.relay 0.19's
+        ``Executable.get_function_param_name``; the names :meth:`get_function_params` lists).
+
+        Raises:
+            BuildError: the executable has no function of that name.
+            InputError: ``index`` is not an integer in ``[0, arity)``.
+        """
+        sigs = self._function_sig(func_name, "get_function_param_name")
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
+                or not 0 <= index < len(sigs):
+            raise InputError(f"Executable.get_function_param_name: parameter index {index!r} "
+                             f"out of range; @{func_name} has {len(sigs)} parameter(s) "
+                             f"{[sig[0] for sig in sigs]}")
+        return sigs[int(index)][0]
+
+    @property
+    def constants(self) -> str:
+        """The tensor constants the executable holds, one line each (tvm.relay 0.19's
+        ``Executable.constants``, a text for debugging and for diffing executables)::
+
+            VM Const[5]: Tensor[(3),float32]=[2,4,6]
+            VM Const[6]: Tensor[(2,3),float32]
+            VM Const[9]: Tensor[(64,3,7,7),float32] late-bound as const_9 (not loaded)
+
+        Each line gives the constant's index in the executable's constant pool (the index of
+        the ``const_<index>`` names of :meth:`get_late_bound_consts`; the pool also holds
+        non-tensor values, which are not listed, so the indices have gaps), its shape and
+        dtype, and, as 0.19 did, its values when it is a scalar or a vector of at most 10
+        elements. 0.19 also named each constant's device index; the pool here is the host's
+        (the VM copies a constant to the device it runs on), so no device is given. A constant
+        moved out by :meth:`move_late_bound_consts` / :meth:`get_late_bound_consts` and not
+        loaded back is listed with its shape and dtype and no values. An executable without
+        tensor constants gives ``""``.
+        """
+        from .late_consts import pool_tensors
+        from .library import without_scope_log
+
+        with without_scope_log():  # serializing the executable logs its memory scopes
+            consts = pool_tensors(self._runtime_module())
+        lines = []
+        for index, shape, dtype, value in consts:
+            dims = ",".join(str(d) for d in shape) if shape is not None else "?"
+            line = f"VM Const[{index}]: Tensor[({dims}),{dtype}]"
+            if value is None:
+                line += f" late-bound as const_{index} (not loaded)"
+            elif value.ndim == 0 or (value.ndim == 1 and 0 < value.size <= 10):
+                line += "=[" + ",".join(_const_item(v) for v in value.reshape(-1)) + "]"
+            lines.append(line + "\n")
+        return "".join(lines)
+
     def export_library(self, path: str, **kwargs) -> None:
         """Write bytecode, kernels and constants into one shared library (the cross compiler
         is chosen for cross-compiled targets, as ``relay.build``'s factory does).
@@ -267,6 +334,16 @@ class Executable:
             raise BuildError(f"Executable.load_exec: not a relay_tvm VM executable's code and "
                              f"kernels: {e}") from e
         return Executable(exe, meta)
+
+
+def _const_item(v) -> str:
+    """One element of a constant as 0.19's listing printed it (C++ stream: ``%g``-like floats,
+    booleans as 0/1)."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(int(v))
+    if isinstance(v, np.floating):
+        return f"{float(v):g}"
+    return str(v)
 
 
 def load_executable(path: str) -> Executable:
@@ -712,6 +789,20 @@ class VirtualMachine:
             raise BuildError("VirtualMachine.get_outputs: nothing has run yet")
         out = self._outputs
         return list(out) if isinstance(out, tuple) else [out]
+
+    def get_num_outputs(self) -> int:
+        """The number of outputs of the last :meth:`invoke` / :meth:`run` (tvm.relay 0.19's
+        ``VirtualMachine.get_num_outputs``): the number of fields of a tuple result, else 1;
+        the length of :meth:`get_outputs`. (0.19 also counted the fields of an ADT value; here
+        an ADT value is one output, a ``ConstructorValue``, as :meth:`get_outputs` gives it.)
+
+        Raises:
+            BuildError: nothing has run yet (0.19 answered 1 then, an answer about no output).
+        """
+        if self._outputs is None:
+            raise BuildError("VirtualMachine.get_num_outputs: nothing has run yet (invoke / "
+                             "run first)")
+        return len(self.get_outputs())
 
     def run(self, *args, **kwargs):
         return self.invoke("main", *args, **kwargs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -170,6 +171,45 @@ def test_tvm_pass_context_relay_config_and_disabled_pass():
     with tvm.transform.PassContext(opt_level=3):
         assert _count_calls(seq(mod), "add") == 0
     assert relay.transform.PassContext.current().opt_level == 2  # nothing left entered
+
+
+def test_pass_context_config_reads_back_the_options_given():
+    """``ctx.config`` read back {} for relay.* options of a tvm.transform.PassContext although
+    they were honoured; it now gives the options as given (tvm.relay 0.19's mapping), TVM's
+    own ones too (a renamed ``tir.X`` key under both names)."""
+    x = relay.var("x", shape=(4,))
+    y = x
+    for _ in range(6):
+        y = relay.tanh(relay.add(y, relay.const(1.0)))
+    mod = tvm.IRModule.from_expr(relay.Function([x], y))
+    given = {"relay.FuseOps.max_depth": 2, "tir.disable_vectorize": True}
+    ctx = tvm.transform.PassContext(opt_level=3, config=given)
+    assert ctx.config["relay.FuseOps.max_depth"] == 2
+    assert bool(ctx.config["tir.disable_vectorize"]) and bool(
+        ctx.config["tirx.disable_vectorize"])
+    assert {k: ctx.config[k] for k in given} == given
+    with ctx:
+        assert tvm.transform.PassContext.current().config["relay.FuseOps.max_depth"] == 2
+        lib = relay.build(mod, target="llvm")  # honoured: groups of at most 2 operators
+    with tvm.transform.PassContext(opt_level=3):
+        one = relay.build(mod, target="llvm")
+    def kernel_calls(built):
+        return sum(n["op"] == "tvm_op" for n in json.loads(built.get_graph_json())["nodes"])
+
+    assert kernel_calls(lib) >= 6 and kernel_calls(one) == 1  # 12 operators
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    a = np.linspace(-1, 0, 4).astype("float32")
+    gm.set_input("x", a)
+    gm.run()
+    want = a
+    for _ in range(6):
+        want = np.tanh(want + 1)
+    np.testing.assert_allclose(gm.get_output(0).numpy(), want, rtol=1e-5)
+    rctx = relay.transform.PassContext(config={"relay.FuseOps.max_depth": 5})
+    assert dict(rctx.config) == {"relay.FuseOps.max_depth": 5}
+    assert dict(tvm.transform.PassContext().config) == {}
+    tvm_only = tvm.transform.PassContext(config={"tirx.disable_vectorize": True})
+    assert dict(tvm_only.config) == {"tirx.disable_vectorize": True}
 
 
 def test_tvm_pass_context_rejects_unknown_tvm_keys():

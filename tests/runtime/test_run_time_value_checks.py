@@ -127,7 +127,43 @@ def test_scatter_nd_and_adv_index_out_of_range(executor):
         _run(executor, [x, j], relay.adv_index([x, j]), xv, np.array([0, -3], "int64"))
 
 
-@pytest.mark.parametrize("op", ["gather", "gather_nd", "scatter_nd"])
+@pytest.mark.parametrize("executor,axis", [("debug", 1), ("graph", 1), ("vm", 1),
+                                           ("graph", 0), ("vm", -2)])
+def test_scatter_elements_index_out_of_range(executor, axis):
+    """Compiled scatter_elements dropped an index past the axis (7 on an axis of 5) silently;
+    it now raises as the interpreter does. Negative indices count from the end (ONNX)."""
+    x = relay.var("x", shape=(4, 5))
+    i = relay.var("i", shape=(2, 3), dtype="int64")
+    u = relay.var("u", shape=(2, 3))
+    body = relay.scatter_elements(x, i, u, axis, "update")
+    xv, uv = _f32(4, 5), _f32(2, 3) + 100
+    n = xv.shape[axis]
+    good = np.array([[0, -1, 2], [-n, 1, n - 1]], "int64")  # distinct targets per line
+    want = xv.copy()
+    ax = axis % 2
+    for (r, c), v in np.ndenumerate(good):
+        want[(v, c) if ax == 0 else (r, v)] = uv[r, c]
+    np.testing.assert_array_equal(_run(executor, [x, i, u], body, xv, good, uv).numpy(), want)
+    for bad in ([[0, 1, 7], [0, 1, 2]], [[0, 1, 2], [-n - 1, 0, 0]], [[n, 0, 0], [0, 0, 0]]):
+        with pytest.raises(InputError, match="scatter_elements.*out of range"):
+            _run(executor, [x, i, u], body, xv, np.array(bad, "int64"), uv)
+
+
+def test_segment_sum_of_a_segment_id_out_of_range_raises():
+    """segment_sum is scatter_elements(add) underneath: an id past num_segments was dropped
+    by the compiled code; now both executors refuse it."""
+    d = relay.var("d", shape=(4, 2))
+    s = relay.var("s", shape=(4,), dtype="int32")
+    body = relay.op.segment_sum(d, s, num_segments=3)
+    dv = _f32(4, 2)
+    for executor in ("debug", "graph"):
+        res = _run(executor, [d, s], body, dv, np.array([2, 0, 2, 1], "int32")).numpy()
+        np.testing.assert_array_equal(res, np.stack([dv[1], dv[3], dv[0] + dv[2]]))
+        with pytest.raises(InputError, match="scatter_elements.*out of range"):
+            _run(executor, [d, s], body, dv, np.array([0, 3, 1, 1], "int32"))
+
+
+@pytest.mark.parametrize("op", ["gather", "gather_nd", "scatter_nd", "scatter_elements"])
 def test_index_checks_stay_loops(op):
     """The index checks are loops in the compiled code, not one assert per index element
     (TVM's UnrollLoop unrolled loops of asserts whole: a 300 x 400 gather took 89 s to
@@ -146,10 +182,14 @@ def test_index_checks_stay_loops(op):
         idx = rng.integers(0, 50, (2, 1200)).astype("int64")
         i = relay.var("i", shape=idx.shape, dtype="int64")
         y = relay.gather_nd(x, i)
-    else:
+    elif op == "scatter_nd":
         idx = rng.integers(0, 50, (2, 1200)).astype("int64")
         i = relay.var("i", shape=idx.shape, dtype="int64")
         y = relay.scatter_nd(x, i, relay.ones((1200,), "float32"), "add")
+    else:
+        idx = rng.integers(0, 50, (300, 40)).astype("int64")
+        i = relay.var("i", shape=idx.shape, dtype="int64")
+        y = relay.scatter_elements(x, i, relay.ones((300, 40), "float32"), 1, "add")
     with relay.transform.PassContext(opt_level=3):
         lib = relay.build(relay.IRModule.from_expr(relay.Function([x, i], y)), target="llvm")
     tgt = make_target("llvm")
@@ -158,7 +198,7 @@ def test_index_checks_stay_loops(op):
     text = "\n".join(f.script() for f in pipe(mod).functions.values())
     assert text.count("relay_tvm shape check") < 10, text.count("relay_tvm shape check")
     bad = idx.copy()
-    bad.flat[-1] = 50 if op == "gather" else 300
+    bad.flat[-1] = 50 if op in ("gather", "scatter_elements") else 300
     gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
     gm.set_input("x", rng.standard_normal((300, 50)).astype("float32"))
     gm.set_input("i", bad)

@@ -65,6 +65,7 @@ class GraphModuleDebug(GraphModule):
 
     def _outputs_from(self, vals):
         self._outputs = [vals[(a, b)] for a, b, _ in self._graph["heads"]]
+        self._deliver_outputs()
 
     def _node_outputs(self, vals) -> list:
         out = []
