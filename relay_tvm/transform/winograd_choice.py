@@ -67,7 +67,7 @@ CONFIG_KEY = "relay.AlterOpLayout.winograd"
 # short GEMM reductions, the padded tail tiles' guards).
 _DIRECT_EFF = 1.0
 _WINOGRAD_EFF = 0.96
-_WEIGHT_BYTES_PER_SLOT = 5.04
+_WEIGHT_BYTES_PER_SLOT = 5.04  # on the calibration machine: 2 vector FMAs issued per cycle
 _BUFFER_BYTES_PER_LANE_SLOT = 0.18
 _LAYER_OVERHEAD = 1.1e5
 
@@ -121,8 +121,23 @@ def winograd_cost(n, c, oh, ow, o, lanes, tile, feats=None, threads=1):
     weight_bytes = alpha * alpha * c * o * 4
     buffer_bytes = alpha * alpha * p * (c + o) * 4
     return ((gemm + trans) / lanes / _WINOGRAD_EFF
-            + threads * weight_bytes / _WEIGHT_BYTES_PER_SLOT
+            + threads * weight_bytes / weight_bytes_per_slot(feats)
             + buffer_bytes / (_BUFFER_BYTES_PER_LANE_SLOT * lanes) + _LAYER_OVERHEAD)
+
+
+def weight_bytes_per_slot(feats) -> float:
+    """Weight bytes streamed from DRAM per vector-FMA slot of one core. Memory delivers bytes
+    per cycle, not per FMA: a core that issues half as many vector FMAs a cycle as the
+    calibration machine (Zen 3: two 256-bit FMAs) gets twice the bytes per slot. Zen 4 runs a
+    512-bit FMA on both of its 256-bit pipes (``split_512``: one a cycle); there the weights of
+    F(2x2) on 512@7 and F(4x4) on 256@14 cost half of what the Zen 3 figure charged, and the
+    model now picks what measures fastest on both (bench_winograd, 2 threads, cold caches,
+    2026-12-04: 512@7 direct 1.20-1.27 ms, F(2x2) 0.97-1.05; 256@14 F(2x2) 0.68-0.71, F(4x4)
+    0.60-0.61; it had chosen direct and F(2x2))."""
+    if feats is None:
+        return _WEIGHT_BYTES_PER_SLOT
+    per_cycle = feats.fma_pipes / (2 if feats.split_512 else 1)
+    return _WEIGHT_BYTES_PER_SLOT * 2 / per_cycle
 
 
 def _default_features(lanes):
@@ -132,11 +147,11 @@ def _default_features(lanes):
     return CPUFeatures("x86", lanes * 32, 32 if lanes >= 16 else 16, 4, 2, 32768, 524288)
 
 
-def direct_cost(n, c, oh, ow, o, lanes, threads=1):
+def direct_cost(n, c, oh, ow, o, lanes, threads=1, feats=None):
     """Estimated vector-FMA slots of one core for the direct NCHW{c}c 3x3 convolution (its FMAs,
     and its weight, ``9 C O`` floats, streamed from DRAM, times ``threads``)."""
     return n * o * oh * ow * c * 9 / lanes / _DIRECT_EFF + \
-        threads * 9 * c * o * 4 / _WEIGHT_BYTES_PER_SLOT
+        threads * 9 * c * o * 4 / weight_bytes_per_slot(feats)
 
 
 def winograd_tile(n, c, h, w, o, lanes, pad=(1, 1, 1, 1), feats=None, threads=1):
@@ -150,7 +165,7 @@ def winograd_tile(n, c, h, w, o, lanes, pad=(1, 1, 1, 1), feats=None, threads=1)
     if oh < 1 or ow < 1 or c < lanes or o < lanes:
         # the stages vectorize over channels: fewer than a vector's worth leaves them scalar
         return None
-    best, best_cost = None, direct_cost(n, c, oh, ow, o, lanes, threads)
+    best, best_cost = None, direct_cost(n, c, oh, ow, o, lanes, threads, feats)
     for tile in (4, 2):
         cost = winograd_cost(n, c, oh, ow, o, lanes, tile, feats, threads)
         if cost < best_cost:

@@ -141,6 +141,15 @@ def test_cost_model_choices():
     assert winograd_tile(1, 256, 14, 14, 256, 16, feats=avx512, threads=2) == 2
     assert winograd_tile(1, 512, 7, 7, 512, 16, feats=avx512, threads=2) is None
     assert winograd_tile(1, 512, 7, 7, 512, 16, feats=avx512, threads=1) == 2
+    # Zen 4 issues one 512-bit FMA a cycle (both 256-bit pipes): per FMA slot memory delivers
+    # twice the bytes, and the weight-heavy forms win there (bench_winograd, 2 threads, cold
+    # caches, two runs on 2026-12-04: 256@14 F(2x2) 0.68-0.71 ms, F(4x4) 0.60-0.61; 512@7
+    # direct 1.20-1.27, F(2x2) 0.97-1.05, F(4x4) 1.13-1.29)
+    zen4 = cpu_features(make_target("llvm -mcpu=znver4"))
+    assert zen4.split_512
+    for c, h in ((64, 56), (128, 28), (256, 14)):
+        assert winograd_tile(1, c, h, h, c, 16, feats=zen4, threads=2) == 4, (c, h)
+    assert winograd_tile(1, 512, 7, 7, 512, 16, feats=zen4, threads=2) == 2
     # 8x8 planes of 384 channels (Inception-v3): F(2x2) measured 1.55 ms, F(4x4) 1.63
     assert winograd_tile(1, 384, 8, 8, 384, 8, feats=avx2, threads=2) == 2
     # 6x6 and 4x4 outputs: F(4x4)'s tiles would be mostly padding, F(2x2)'s fit exactly
@@ -178,6 +187,13 @@ def test_weight_cost_grows_with_threads():
         d1 = winograd_cost(1, c, h, h, o, 16, 4, avx512, 1) - direct_cost(1, c, h, h, o, 16, 1)
         d2 = winograd_cost(1, c, h, h, o, 16, 4, avx512, 2) - direct_cost(1, c, h, h, o, 16, 2)
         assert d2 - d1 == pytest.approx(extra / (0.63 * 8), rel=1e-9)
+        # ... Zen 4's 512-bit FMAs issue once a cycle: the same bytes cost half the slots
+        zen4 = cpu_features(make_target("llvm -mcpu=znver4"))
+        d1 = winograd_cost(1, c, h, h, o, 16, 4, zen4, 1) - direct_cost(1, c, h, h, o, 16, 1,
+                                                                       zen4)
+        d2 = winograd_cost(1, c, h, h, o, 16, 4, zen4, 2) - direct_cost(1, c, h, h, o, 16, 2,
+                                                                       zen4)
+        assert d2 - d1 == pytest.approx(extra / (0.63 * 8 * 2), rel=1e-9)
 
 
 def test_decider_uses_the_module_thread_count(monkeypatch):
