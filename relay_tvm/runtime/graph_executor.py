@@ -252,21 +252,10 @@ class GraphModule:
             InputError: unknown input; ``value`` not a tvm Tensor on the module's device, or of
                 another shape or dtype.
         """
-        import tvm
-
         i = self._index(key, "set_input_zero_copy")
-        name = self._input_names[i]
-        shape, dtype = self._input_types[i]
-        if not isinstance(value, tvm.runtime.Tensor):
-            raise InputError(f"set_input_zero_copy {name!r}: expected a tvm Tensor (a NumPy "
-                             f"array needs a copy: use set_input), got {type(value).__name__}")
-        if value.device != self.device:
-            raise InputError(f"set_input_zero_copy {name!r}: tensor on {value.device}, the "
-                             f"module runs on {self.device}")
-        got_shape, got_dtype = _shape_dtype(value)
-        if got_dtype != dtype or got_shape != shape:
-            raise InputError(f"set_input_zero_copy {name!r}: got {got_shape} {got_dtype}, "
-                             f"expected {shape} {dtype}")
+        self._check_tensor(value, self._input_types[i],
+                           f"set_input_zero_copy {self._input_names[i]!r}",
+                           " (a NumPy array needs a copy: use set_input)")
         self._inputs[i] = value
         self._shared.discard(i)  # this module no longer reads the shared tensor
 
@@ -417,8 +406,6 @@ class GraphModule:
             InputError: ``index`` is not an output index; ``value`` is not a tvm Tensor, or of
                 another shape, dtype or device.
         """
-        import tvm
-
         n = self.get_num_outputs()
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
                 or not 0 <= index < n:
@@ -426,18 +413,24 @@ class GraphModule:
                              f"module has {n} output{'s' if n != 1 else ''} (numbered, not "
                              f"named)")
         index = int(index)
-        shape, dtype = self._output_types[index]
-        if not isinstance(value, tvm.runtime.Tensor):
-            raise InputError(f"set_output_zero_copy({index}): expected a tvm Tensor of shape "
-                             f"{shape} and dtype {dtype}, got {type(value).__name__}")
-        if value.device != self.device:
-            raise InputError(f"set_output_zero_copy({index}): tensor on {value.device}, the "
-                             f"module runs on {self.device}")
-        got = _shape_dtype(value)
-        if got != (shape, dtype):
-            raise InputError(f"set_output_zero_copy({index}): got {got[0]} {got[1]}, expected "
-                             f"{shape} {dtype} (the output's)")
+        self._check_tensor(value, self._output_types[index], f"set_output_zero_copy({index})")
         self._output_dest[index] = value
+
+    def _check_tensor(self, value, expected, where, hint="") -> None:
+        """``value`` must be a tvm Tensor on this module's device of ``expected`` (shape,
+        dtype); an InputError naming ``where`` otherwise."""
+        import tvm
+
+        shape, dtype = expected
+        if not isinstance(value, tvm.runtime.Tensor):
+            raise InputError(f"{where}: expected a tvm Tensor of shape {shape} and dtype "
+                             f"{dtype}{hint}, got {type(value).__name__}")
+        if value.device != self.device:
+            raise InputError(f"{where}: tensor on {value.device}, the module runs on "
+                             f"{self.device}")
+        got_shape, got_dtype = _shape_dtype(value)
+        if (got_shape, got_dtype) != (shape, dtype):
+            raise InputError(f"{where}: got {got_shape} {got_dtype}, expected {shape} {dtype}")
 
     def get_num_outputs(self) -> int:
         return len(self._output_types)
