@@ -13,8 +13,9 @@ It also sets ``TVM_BIND_THREADS=0`` unless the user set it: TVM pins each worker
 core of its own, so when another process keeps that core busy the worker can run only in the
 time slices the scheduler gives it there, while the other core waits for it at the end of every
 parallel kernel (the main thread waits by yielding, so its core never looks idle and the
-scheduler never moves the worker over). ResNet-18 on a 2-core Zen 4 VM with one busy process on
-the worker's core: 164-232 ms a run pinned, 20-25 ms unpinned (11-12 ms alone, both ways).
+scheduler never moves the worker over). ResNet-18 on a 2-core Zen 4 VM with one busy process
+kept on the worker's core: a median of 218-232 ms a run pinned, 30-32 ms unpinned in four of
+five processes (84 ms in the fifth); 10-12 ms alone, both ways.
 
 :func:`usable_cores` is what the process may run on: the CPU affinity mask
 (``os.sched_getaffinity``), capped by a cgroup CPU quota where one is set (containers limited with

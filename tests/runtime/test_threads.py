@@ -149,8 +149,8 @@ def _mask_cpus(text):
 def test_worker_threads_are_not_pinned_by_default():
     """TVM pins each pool worker to a core of its own; with another process busy on that core
     the worker runs only in the slices the scheduler gives it there and every parallel kernel
-    waits for it (ResNet-18 164-232 ms a run instead of 20-25 on a 2-core VM with one busy
-    process, from a new-user trial). relay_tvm leaves the workers free to move (every thread
+    waits for it (ResNet-18's median run 218-232 ms instead of ~31 on a 2-core VM with one
+    busy process on the worker's core; from a new-user trial). relay_tvm leaves the workers free to move (every thread
     keeps the process's CPU mask) unless the user sets TVM_BIND_THREADS, which then wins."""
     import json
 
