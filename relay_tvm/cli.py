@@ -202,7 +202,11 @@ def _import(args, shapes):
     try:
         if args.format == "nnvm":
             return frontend.from_nnvm(args.model, params=params, shape=shapes, dtype=args.dtype)
-        return frontend.from_mxnet(args.model, shape=shapes, dtype=args.dtype, arg_params=params)
+        with warnings.catch_warnings():
+            # --weights-as-inputs asked for what from_mxnet warns about
+            warnings.filterwarnings("ignore", message=r".*the weights are inputs of main")
+            return frontend.from_mxnet(args.model, shape=shapes, dtype=args.dtype,
+                                       arg_params=params)
     except (TypeInferenceError, ConversionError) as e:
         if args.dtype == "float32" or "dtype" not in str(e):
             raise

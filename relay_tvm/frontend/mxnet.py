@@ -507,6 +507,16 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
             f"{e}\nthe parameters are missing: no arg_params / aux_params were given{where}, "
             f"so the weights became inputs whose shapes could not be inferred; pass "
             f"arg_params=PATH.params (or dicts of arrays)") from e
+    if looked and guessed is None:
+        weights = [v.name_hint for v in mod["main"].params if v.name_hint not in (shape or {})]
+        if weights:
+            import warnings
+
+            warnings.warn(
+                f"from_mxnet({os.fspath(symbol)!r}): no arg_params / aux_params given and no "
+                f"PREFIX-NNNN.params file next to it, so the weights are inputs of main "
+                f"({len(weights)}: {', '.join(weights[:4])}{', ...' if len(weights) > 4 else ''}"
+                f"); pass arg_params=PATH.params to bind them", stacklevel=2)
     if structure is not None and any(isinstance(v, list) for v in structure):
         mod = _nest_outputs(mod, structure)
     return mod, used

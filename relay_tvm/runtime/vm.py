@@ -587,12 +587,37 @@ def _call_with_big_stack(fn, args):
     return box["out"]
 
 
+def _not_an_executable(exe) -> str:
+    """Why ``VirtualMachine(exe)`` cannot run ``exe`` (not an :class:`Executable`), and what
+    to do instead."""
+    import os
+
+    what = type(exe).__name__
+    if isinstance(exe, (str, os.PathLike)):
+        return (f"VirtualMachine: got a path ({os.fspath(exe)!r}), expected an Executable: load "
+                f"the library first, relay.vm.VirtualMachine(relay.vm.load_executable(path), "
+                f"dev)")
+    if hasattr(exe, "get_graph_json") or what in ("GraphExecutorFactoryModule",
+                                                  "LoadedFactory"):
+        return (f"VirtualMachine: got a graph library ({what}, what relay.build makes), "
+                f"expected a VM Executable (relay.vm.compile(mod, target)); run a graph library "
+                f"with graph_executor.GraphModule(lib['default'](dev))")
+    return (f"VirtualMachine: expected an Executable (relay.vm.compile(mod, target) or "
+            f"relay.vm.load_executable(path)), got {what}")
+
+
 class VirtualMachine:
     """Runs an :class:`Executable` (tvm.runtime.vm.VirtualMachine).
 
     Args:
-        exe: the executable.
+        exe: the executable (:func:`relay_tvm.vm.compile`, :func:`load_executable`).
         device: ``tvm.runtime.Device`` (CPU when None).
+
+    Raises:
+        BuildError: ``exe`` is not an Executable (a path, a graph library from relay.build,
+            an IRModule, ...: the message says what to use), or its late-bound constants are
+            not loaded; ``device`` is not a device, or does not exist.
+        InputError: a GPU-built executable and a CPU device.
     """
 
     def __init__(self, exe: Executable, device=None):
@@ -600,6 +625,8 @@ class VirtualMachine:
 
         from .graph_executor import check_device
 
+        if not isinstance(exe, Executable):
+            raise BuildError(_not_an_executable(exe))
         late = exe.meta.get("late_bound")
         if late:
             raise BuildError(f"VirtualMachine: the executable's constants {sorted(late)} were "

@@ -263,3 +263,27 @@ def test_inference_failure_without_params_says_they_are_missing(tmp_path):
     with pytest.raises(relay.errors.ConversionError,
                        match=r"(?s)infer.*the parameters are missing: no arg_params"):
         relay.frontend.from_mxnet(sym, shape={"data": (2, 3, 4, 4)})
+
+
+def test_symbol_path_without_params_warns_that_weights_are_inputs(tmp_path):
+    """A symbol file with no .params beside it whose weight shapes can be inferred converts,
+    its weights becoming inputs of main; the CLI refuses that without --weights-as-inputs, so
+    the Python API says it (fresh-user finding). The converted function still computes what
+    MXNet does with the weights fed as inputs."""
+    data = mx.sym.var("data")
+    sym = mx.sym.FullyConnected(data, num_hidden=2, name="fc")
+    sym.save(str(tmp_path / "fc-symbol.json"))
+    with pytest.warns(UserWarning, match=r"no arg_params.*weights are inputs of main "
+                                         r"\(2: fc_weight, fc_bias\)"):
+        mod, params = relay.frontend.from_mxnet(str(tmp_path / "fc-symbol.json"),
+                                                shape={"data": (2, 3)})
+    assert params == {}
+    assert [p.name_hint for p in mod["main"].params] == ["data", "fc_weight", "fc_bias"]
+    rng = np.random.default_rng(5)
+    feed = {"data": rng.uniform(-1, 1, (2, 3)), "fc_weight": rng.uniform(-1, 1, (2, 3)),
+            "fc_bias": rng.uniform(-1, 1, (2,))}
+    feed = {k: v.astype("float32") for k, v in feed.items()}
+    ref = _mx_forward(sym, feed)
+    f = relay.create_executor("graph", mod=mod, target="llvm").evaluate()
+    np.testing.assert_allclose(f(feed["data"], feed["fc_weight"], feed["fc_bias"]).numpy(), ref,
+                               rtol=1e-5, atol=1e-6)

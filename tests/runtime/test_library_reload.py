@@ -57,3 +57,29 @@ def test_tvm_runtime_load_module_and_load_exec(tmp_path):
         v = np.array([1, 3, 5], "float32")
         np.testing.assert_array_equal(
             relay.vm.VirtualMachine(exe, tvm.cpu()).run(v).numpy(), np.maximum(v * k - 2, 0))
+
+
+def test_virtual_machine_names_a_wrong_first_argument(tmp_path):
+    """relay.vm.VirtualMachine takes an Executable: a path, relay.build's graph library or an
+    IRModule raised a raw AttributeError ('str' object has no attribute 'meta'), and a graph
+    library was accepted and failed only when run (fresh-user findings). The executable still
+    runs, as NumPy computes."""
+    import pytest
+
+    from relay_tvm.errors import BuildError
+
+    x = relay.var("x", shape=(2,))
+    mod = tvm.IRModule.from_expr(relay.Function([x], x * relay.const(2.0)))
+    exe = relay.vm.compile(mod, target="llvm")
+    path = str(tmp_path / "vm.so")
+    exe.export_library(path)
+    with pytest.raises(BuildError, match=r"got a path .*load_executable"):
+        relay.vm.VirtualMachine(path, tvm.cpu())
+    lib = relay.build(mod, target="llvm")
+    with pytest.raises(BuildError, match=r"graph library .*GraphModule"):
+        relay.vm.VirtualMachine(lib, tvm.cpu())
+    with pytest.raises(BuildError, match=r"expected an Executable .*got IRModule"):
+        relay.vm.VirtualMachine(mod, tvm.cpu())
+    out = relay.vm.VirtualMachine(relay.vm.load_executable(path), tvm.cpu()).run(
+        np.array([1.5, -2.0], "float32"))
+    np.testing.assert_array_equal(out.numpy(), np.array([3.0, -4.0], "float32"))
