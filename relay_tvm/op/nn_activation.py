@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import IncompleteType, TensorType, TupleType
 from ._common import identity_rel, normalize_axis, tensor_args
@@ -262,6 +263,9 @@ def _dropout_rel(types, attrs):
     if ts is None:
         return None
     check_float(ts[0], "nn.dropout")
+    if not 0 <= attrs.rate <= 1:
+        raise TypeInferenceError(f"nn.dropout: rate={attrs.rate} must be in [0, 1] (the "
+                                 f"probability of dropping an element)")
     return TupleType([ts[0], TensorType(ts[0].shape, ts[0].dtype)])
 
 

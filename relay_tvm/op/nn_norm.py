@@ -53,6 +53,9 @@ def _params_rel(op, names, tuple_out=False):
             return None
         (data,) = tensor_args([data], ("data",), op)
         check_float(data, op)
+        if not attrs.epsilon >= 0:  # NaN too: sqrt(var + eps) of a negative eps gives NaN
+            raise TypeInferenceError(f"{op}: epsilon={attrs.epsilon} must be >= 0 (it is "
+                                     f"added to the variance under a square root)")
         axis = normalize_axis(attrs.axis, data.ndim, op)
         c = data.shape[axis]
         if op == "nn.group_norm":

@@ -61,6 +61,14 @@ def test_dropout_is_identity_at_inference():
     t = infer(lambda a: relay.nn.dropout_raw(a), {"x": ((2, 3), "float32")})
     assert t == TupleType([TensorType((2, 3), "float32"), TensorType((2, 3), "float32")])
     check_op(lambda a: relay.nn.dropout_raw(a), {"x": X}, (X, np.ones_like(X)))
+    check_op(lambda a: relay.nn.dropout(a, rate=1.0), {"x": X}, X)  # the bounds are rates too
+
+
+@pytest.mark.parametrize("rate", [2.0, -0.1, float("nan")])
+def test_dropout_rate_outside_0_1_is_refused(rate):
+    """A rate is a probability: 2.0 was accepted silently (fresh-user finding)."""
+    with pytest.raises(TypeInferenceError, match=r"nn.dropout: rate=.* must be in \[0, 1\]"):
+        infer(lambda a: relay.nn.dropout(a, rate=rate), {"x": ((2, 3), "float32")})
 
 
 @pytest.mark.parametrize("make,argname", [

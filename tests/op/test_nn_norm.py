@@ -151,6 +151,11 @@ ERRORS = [
      r"nn.layer_norm: gamma must have shape \(3,\)"),
     (lambda *a: relay.nn.group_norm(*a, num_groups=4), [(2, 6, 3), (6,), (6,)],
      r"nn.group_norm: num_groups=4 must be positive and divide the 6 channels"),
+    # a negative epsilon gave NaN outputs (sqrt of var + eps < 0; fresh-user finding)
+    (lambda *a: relay.nn.batch_norm(*a, epsilon=-1.0)[0], [(1, 4, 2, 2), (4,), (4,), (4,), (4,)],
+     r"nn.batch_norm: epsilon=-1.0 must be >= 0"),
+    (lambda *a: relay.nn.layer_norm(*a, epsilon=-1e-5), [(2, 3), (3,), (3,)],
+     r"nn.layer_norm: epsilon=-1e-05 must be >= 0"),
     (lambda a: relay.nn.lrn(a, size=4), [(1, 4, 2, 2)], r"nn.lrn: size must be a positive odd"),
     (lambda a: relay.nn.lrn(a, axis=2), [(1, 4, 2, 2)], r"nn.lrn: data must be 4-d with axis 1"),
     (lambda a: relay.nn.l2_normalize(a, 1e-5, axis=[3]), [(1, 4, 2)],
