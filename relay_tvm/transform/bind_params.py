@@ -73,7 +73,10 @@ def bind_params_by_name(func: Function, params: dict) -> Function:
             value = np.asarray(value, dtype=ann.dtype)  # a Python scalar has no dtype of its own
         arr = np.asarray(_as_array(value))
         if isinstance(ann, TensorType):
-            check_arg(arr, ann, f"param {name!r}")
+            what = f"param {name!r}"
+            if isinstance(value, (list, tuple)):  # NumPy's dtype for it, not one the user gave
+                what += f" (a Python {type(value).__name__}, which NumPy reads as {arr.dtype})"
+            check_arg(arr, ann, what)
         binds[p] = Constant(arr)
     return substitute(func, binds)
 

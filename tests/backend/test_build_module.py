@@ -126,6 +126,18 @@ def test_build_rejects_unknown_param_name():
         relay.build(_small_net(), params={"bogus": np.zeros(1, "float32")})
 
 
+def test_param_given_as_a_list_names_numpys_dtype_for_it():
+    """A list is refused (nothing is cast), and the message says the float64 is NumPy's
+    reading of the list, not a dtype the user chose (fresh-user finding)."""
+    x = relay.var("x", shape=(2,))
+    w = relay.var("w", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], x + w))
+    with pytest.raises(relay.errors.InputError,
+                       match=r"param 'w' \(a Python list, which NumPy reads as float64\): got "
+                             r"dtype float64, expected float32"):
+        relay.build(mod, "llvm", params={"w": [1.0, 2.0]})
+
+
 def test_export_and_load_in_fresh_process(tmp_path):
     mod = _small_net()
     w = rand((3, 2, 3, 3), seed=1)
