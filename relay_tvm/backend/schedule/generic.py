@@ -66,9 +66,9 @@ def expanded_size(expr, load_sizes=None, limit: int = 1 << 30) -> int:
             return 1
         kind = type(e).__name__
         if kind in ("TensorLoad", "BufferLoad"):
-            for buf, n in load_sizes.items():
-                if e.source.same_as(buf):
-                    return n
+            n = load_sizes.get(e.source) if load_sizes else None  # buffers hash by handle
+            if n is not None:
+                return n
             return 1 + sum(size(i, budget) for i in e.indices)
         if kind == "Call":
             name = getattr(e.op, "name", "")
@@ -113,6 +113,25 @@ def inline_too_large(sch, block, limit: int = MAX_INLINED_EXPR_NODES) -> bool:
     return False
 
 
+def inlining_stays_small(sch, limit: int = MAX_INLINED_EXPR_NODES) -> bool:
+    """Whether inlining every block into its consumers keeps every expression within
+    ``limit`` nodes: one pass in block order (producers first), each block's value sized with
+    its reads of earlier blocks' buffers counted as those blocks' sizes so far. An upper
+    bound of what :func:`inline_too_large` checks step by step, so when it holds (nearly
+    every kernel) the steps need no check."""
+    sizes = {}
+    for b in sch.get_child_blocks(sch.get_sblock("root")):
+        value = _store_value(sch, b)
+        writes = sch.get(b).writes
+        if value is None or len(writes) != 1:
+            continue
+        n = expanded_size(value, sizes, limit)
+        if n > limit:
+            return False
+        sizes[getattr(writes[0], "buffer", None) or writes[0].source] = n
+    return True
+
+
 def inline_producers(sch) -> None:
     """Inline every non-output block that can be inlined (injective producers such as padding,
     broadcasts, casts).
@@ -126,6 +145,7 @@ def inline_producers(sch) -> None:
         return
     root = sch.get_sblock("root")
     outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)}
+    guard = not inlining_stays_small(sch)
     changed = True
     while changed:
         changed = False
@@ -134,7 +154,7 @@ def inline_producers(sch) -> None:
                 continue
             if "R" in iter_kinds(sch, b):
                 continue
-            if inline_too_large(sch, b):
+            if guard and inline_too_large(sch, b):
                 continue
             if _try(sch.compute_inline, b) is not None or _inlined(sch, b):
                 changed = True
