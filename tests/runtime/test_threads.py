@@ -8,14 +8,19 @@ import sys
 
 import pytest
 
-_PROBE = r"""
-import os, numpy as np, tvm, relay_tvm as relay
-from relay_tvm._threads import usable_cores
-x = relay.var("x", shape=(64, 64))
+# a fresh interpreter builds relu of a (SIZE, SIZE) tensor and runs it once (512: a parallel
+# kernel, whose first run starts TVM's thread pool); each probe then prints what it checks
+_RUN_RELU = r"""
+import json, os, numpy as np, tvm, relay_tvm as relay
+x = relay.var("x", shape=(SIZE, SIZE))
 lib = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x))), target="llvm")
 gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
-gm.set_input("x", np.ones((64, 64), "float32"))
+gm.set_input("x", np.ones((SIZE, SIZE), "float32"))
 gm.run()
+"""
+
+_PROBE = _RUN_RELU.replace("SIZE", "64") + r"""
+from relay_tvm._threads import usable_cores
 print(gm.num_threads, usable_cores(), len(os.sched_getaffinity(0)))
 """
 
@@ -119,13 +124,7 @@ def test_one_thread_leaves_the_callers_affinity_alone(env, order):
     assert seen == {k: seen["start"] for k in ("start", *order)}
 
 
-_PIN_PROBE = r"""
-import json, os, numpy as np, tvm, relay_tvm as relay
-x = relay.var("x", shape=(512, 512))
-lib = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x))), target="llvm")
-gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
-gm.set_input("x", np.ones((512, 512), "float32"))
-gm.run()
+_PIN_PROBE = _RUN_RELU.replace("SIZE", "512") + r"""
 masks = []
 for tid in os.listdir("/proc/self/task"):
     with open(f"/proc/self/task/{tid}/status") as f:
