@@ -7,17 +7,16 @@ by the others. In a network whose weights do not stay in the last-level cache (R
 100 MB) every slice comes from DRAM, and its first tile waits for it: one AMD Zen 4 core ran
 ResNet-50's 256-channel 14x14 Winograd layers 0.33-0.38 ms (35%) slower inside the network than
 timed alone, the weight (4 MB) being the difference. The direct NCHWc template
-(:mod:`.schedule.cpu_nchwc`) has the same pattern on small planes: a tile group's ``cg``
-output-channel blocks of weights, then the next group's.
+(:mod:`.schedule.cpu_nchwc`) has the same pattern on small planes: one output-channel block's
+weights for every tile of the plane, then the next block's.
 
 The schedule annotates the reduction loop with :data:`KEY` = the prefetch distance in elements
-(Winograd: ``PREFETCH_SLICES`` slices; direct: one tile group) and, for a tile of several
-output-channel blocks, :data:`KEY_BLOCKS` = ``(count, step)``. This pass (run after TVM's
-lowering, on LLVM CPU kernels, in :func:`.dynamic_parallel.pipeline`) puts in that loop's body,
-just before the statement that first loads a weight vector, one ``llvm.prefetch`` (read,
-locality 2) of the weight element that distance further on (``count`` of them, ``step``
-elements apart, with :data:`KEY_BLOCKS`): while a slice's register tiles run, the lines of the
-slice to come are requested, one per reduction step. The weight is the first vector load of a
+(Winograd: ``PREFETCH_SLICES`` slices; direct: the next output-channel block, for tiles of one
+block only). This pass (run after TVM's lowering, on LLVM CPU kernels, in
+:func:`.dynamic_parallel.pipeline`) puts in that loop's body, just before the statement that
+first loads a weight vector, one ``llvm.prefetch`` (read, locality 2) of the weight element that
+distance further on: while a slice's register tiles run, the lines of the slice to come are
+requested, one per reduction step. The weight is the first vector load of a
 buffer the loop does not store to (a prefetch of the accumulators would take their address and
 keep them out of registers). A prefetch of an address past the end of the buffer (the last
 slices') does not fault. The schedules ask for it only where it was measured to pay
@@ -30,9 +29,6 @@ from __future__ import annotations
 import os
 
 KEY = "relay_tvm.prefetch_stride"
-# optional ``(count, step)``: prefetch ``count`` lines, ``step`` elements apart (a tile's
-# output-channel blocks), from the stride on
-KEY_BLOCKS = "relay_tvm.prefetch_blocks"
 
 
 def enabled() -> bool:
@@ -96,7 +92,6 @@ def insert(func):
         stride = ann.get(KEY)
         if stride is None:
             return loop
-        count, step = (int(v) for v in ann.get(KEY_BLOCKS, (1, 0)))
         stmts = list(loop.body.seq) if isinstance(loop.body, tirx.SeqStmt) else [loop.body]
         # the weight is read-only in the loop; a buffer it stores to holds accumulators
         # (a prefetch of those would take their address and keep them out of registers:
@@ -105,8 +100,7 @@ def insert(func):
         for i, st in enumerate(stmts):
             loads = _vector_loads(st, written)
             if loads:
-                # one line of each of the tile's ``count`` channel blocks, ``step`` apart
-                stmts[i:i] = [prefetch(loads[0], int(stride) + j * step) for j in range(count)]
+                stmts.insert(i, prefetch(loads[0], int(stride)))
                 return tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind,
                                 tirx.SeqStmt(stmts), loop.thread_binding, {})
         return loop

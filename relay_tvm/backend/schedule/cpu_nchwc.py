@@ -48,12 +48,19 @@ def np_prod(shape) -> int:
 
 _CHUNK_MAX = 256  # output positions of one chunk (a tail tile at most once per chunk)
 _MIN_TASKS = 8  # parallel tasks wanted (two per thread on a 4-core machine)
-# Software prefetch of the next tile group's weights (``prefetch.KEY``) in the one-pass
+# Software prefetch of the next output-channel block's weights (``prefetch.KEY``) in the one-pass
 # reduction of planes of at most this many outputs, with 512-bit vectors. One Zen 4 core
 # (AVX-512), ResNet-50 / MobileNet-1.0 in one process, CPU clock: 63.1 -> 56.5 / 11.7 -> 10.9 ms
 # (up to 256 outputs: 60.0 / 11.0; two groups ahead instead of one: 57.8 / 11.4). One Zen 1 core
 # (AVX2, 256-bit FMAs run as two halves): ResNet-50 unchanged, MobileNet and ResNet-18 0.7-2%
-# slower, so AVX2 code takes none.
+# slower, so AVX2 code takes none. Only tiles of one output-channel block take it: with
+# several (one line of each of the next group's blocks per step, the addresses checked right)
+# Zen 4 ran 2.4-2.6x slower on many layers whatever the tile's width, cause not found (2
+# threads, one kernel: Inception-v3's 3x1 384->384 layer on 8x8 with 6 blocks 0.71 ms, with
+# none 0.28; its 3x3 stride-2 192->320 on 17x17, 5 blocks: 0.86 / 0.34; ResNet-18's stride-2
+# 64->128 on 56x56, 4 blocks: 1.43 / 0.60; 128->256 on 28x28: 2 blocks 1.33 / 0.56, 4 blocks
+# 0.55 / 0.56), never faster. Whole networks (same process, A/B, 2 threads): Inception-v3
+# 51.4 -> 47.0 ms, ResNet-18 10.36 -> 9.87; one thread 1.10x both; others within 2%.
 _DIRECT_PREFETCH_MAX_PLANE = 1024
 _DIRECT_PREFETCH_MIN_BITS = 512  # vector width from which it is used
 _L2_BYTES_PER_CYCLE = 32  # sustained reads per core (Haswell..Zen 4: 32-64 B/cycle from L2)
@@ -267,17 +274,16 @@ def _maybe_inline_padding(sch, anchor, pad_names, ic_bn, lanes, fmas_per_window,
     return set()
 
 
-def _prefetch_next_group(sch, loop, feats, cg, group):
-    """Annotate the innermost reduction ``loop`` for :mod:`..prefetch`: the next tile group's
-    weights (``cg`` output-channel blocks of ``group`` elements), one line of each block per
-    step, where the vector width is at least ``_DIRECT_PREFETCH_MIN_BITS``."""
-    if feats.vector_bits < _DIRECT_PREFETCH_MIN_BITS:
+def _prefetch_next_block(sch, loop, feats, cg, group):
+    """Annotate the innermost reduction ``loop`` for :mod:`..prefetch`: the next output-channel
+    block's weights (``group`` elements on), one line per step, for a tile of one block
+    (``cg == 1``) where the vector width is at least ``_DIRECT_PREFETCH_MIN_BITS`` (see the
+    constants' comment: tiles of several blocks ran up to 2.6x slower with it)."""
+    if feats.vector_bits < _DIRECT_PREFETCH_MIN_BITS or cg != 1:
         return
-    from ..prefetch import KEY, KEY_BLOCKS
+    from ..prefetch import KEY
 
-    sch.annotate(loop, KEY, cg * group)
-    if cg > 1:
-        sch.annotate(loop, KEY_BLOCKS, [cg, group])
+    sch.annotate(loop, KEY, group)
 
 
 @register("conv2d_NCHWc")
@@ -360,7 +366,7 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
         _tile_part(sch, block, wb, nred, decomposed, epi if tile_epi else None, fused)
         if not (rfirst or passes) and OH * OW <= _DIRECT_PREFETCH_MAX_PLANE \
                 and str(_write_buffer(sch, block).dtype) == "float32":
-            _prefetch_next_group(sch, red[-1], feats, cg, IC * KH * KW * OB)
+            _prefetch_next_block(sch, red[-1], feats, cg, IC * KH * KW * OB)
     _vectorize_inner(sch, epi, lanes)
     _finish_padding(sch, pad_names)
     return {}
