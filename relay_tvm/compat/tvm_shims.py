@@ -684,6 +684,34 @@ def _tvm_config_key(key: str) -> str:
     return key
 
 
+def _check_tvm_option(key, val) -> str:
+    """TVM 0.27's name of the non-``relay.*`` option ``key`` (``tir.X`` renamed), after checking
+    that TVM knows it (else RelayError with the nearest names, in the ``tir.X`` spelling too)
+    and that a ``bool`` / ``int`` option's value is one (TVM's own message names the renamed
+    key and an FFI type)."""
+    import difflib
+
+    import tvm
+
+    from ..errors import RelayError
+
+    known = dict(tvm.transform.PassContext.list_configs())
+    name = _tvm_config_key(str(key))
+    if known and name not in known:
+        names = set(known) | {"tir." + k.split(".", 1)[1] for k in known
+                              if k.startswith(("tirx.", "s_tir."))}
+        near = difflib.get_close_matches(str(key), sorted(names), n=3)
+        hint = f"; did you mean {' or '.join(map(repr, near))}?" if near else \
+            f"; TVM's options: {', '.join(sorted(known))}"
+        raise RelayError(f"PassContext: unknown config option {key!r}{hint}")
+    want = str(dict(known.get(name, {})).get("type", ""))
+    if want == "bool" and not (isinstance(val, bool) or val in (0, 1)) or \
+            want in ("int", "ir.IntImm") and isinstance(val, (str, float, type(None))):
+        raise RelayError(f"PassContext: config option {key!r} takes {'a bool' if want == 'bool' else 'an int'}, "
+                         f"got {type(val).__name__} {val!r}")
+    return name
+
+
 def _make_pass_context_class(base):
     class PassContext(base):
         """``tvm.transform.PassContext`` that also carries Relay's options.
@@ -713,7 +741,7 @@ def _make_pass_context_class(base):
                 if str(key).startswith("relay."):
                     relay_cfg[key] = val
                 else:
-                    tvm_cfg[_tvm_config_key(key)] = val
+                    tvm_cfg[_check_tvm_option(key, val)] = val
             ins = list(instruments or ())
             tvm_ins = [i for i in ins if isinstance(i, tvm.ir.instrument.PassInstrument)]
             relay_ins = [i for i in ins if not isinstance(i, tvm.ir.instrument.PassInstrument)]

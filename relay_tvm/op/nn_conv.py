@@ -153,7 +153,8 @@ def _conv_rel(nd: int, transpose: bool):
                                  op)
         o, i = weight.shape[kl["O"]], weight.shape[kl["I"]]
         ks = [weight.shape[kl[s]] for s in sp]
-        shapes = f"data shape {shape_str(data.shape)}, weight shape {shape_str(weight.shape)}"
+        shapes = (f"data shape {shape_str(data.shape)} ({attrs.data_layout}), weight shape "
+                  f"{shape_str(weight.shape)} ({attrs.kernel_layout})")
         out_c = _out_channels(op, transpose, c, i, o, groups, shapes)
         if isinstance(c, int) and c % groups:
             raise TypeInferenceError(f"{op}: data channels {c} are not divisible by groups={groups}")
