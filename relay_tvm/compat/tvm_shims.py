@@ -670,12 +670,9 @@ _GIVEN: dict = {}
 _MIRROR: dict = {}  # TVM PassContext handle -> the relay_tvm PassContext mirroring it
 
 
-def _tvm_config_key(key: str) -> str:
-    """TVM 0.27 renamed ``tir.X`` options to ``tirx.X`` / ``s_tir.X``."""
-    import tvm
-
-    known = tvm.transform.PassContext.list_configs() if hasattr(
-        tvm.transform.PassContext, "list_configs") else {}
+def _tvm_config_key(key: str, known) -> str:
+    """TVM 0.27 renamed ``tir.X`` options to ``tirx.X`` / ``s_tir.X`` (``known``: TVM's
+    options)."""
     if key in known or not key.startswith("tir."):
         return key
     for prefix in ("tirx.", "s_tir."):
@@ -689,26 +686,22 @@ def _check_tvm_option(key, val) -> str:
     that TVM knows it (else RelayError with the nearest names, in the ``tir.X`` spelling too)
     and that a ``bool`` / ``int`` option's value is one (TVM's own message names the renamed
     key and an FFI type)."""
-    import difflib
-
     import tvm
 
     from ..errors import RelayError
+    from ..transform.pass_infra import unknown_config_option
 
     known = dict(tvm.transform.PassContext.list_configs())
-    name = _tvm_config_key(str(key))
+    name = _tvm_config_key(str(key), known)
     if known and name not in known:
-        names = set(known) | {"tir." + k.split(".", 1)[1] for k in known
-                              if k.startswith(("tirx.", "s_tir."))}
-        near = difflib.get_close_matches(str(key), sorted(names), n=3)
-        hint = f"; did you mean {' or '.join(map(repr, near))}?" if near else \
-            f"; TVM's options: {', '.join(sorted(known))}"
-        raise RelayError(f"PassContext: unknown config option {key!r}{hint}")
+        old = {"tir." + k.split(".", 1)[1] for k in known if k.startswith(("tirx.", "s_tir."))}
+        raise unknown_config_option(key, known, "TVM's options", spellings=old)
     want = str(dict(known.get(name, {})).get("type", ""))
     if want == "bool" and not (isinstance(val, bool) or val in (0, 1)) or \
             want in ("int", "ir.IntImm") and isinstance(val, (str, float, type(None))):
-        raise RelayError(f"PassContext: config option {key!r} takes {'a bool' if want == 'bool' else 'an int'}, "
-                         f"got {type(val).__name__} {val!r}")
+        raise RelayError(f"PassContext: config option {key!r} takes "
+                         f"{'a bool' if want == 'bool' else 'an int'}, got "
+                         f"{type(val).__name__} {val!r}")
     return name
 
 

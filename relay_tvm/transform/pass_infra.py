@@ -54,7 +54,6 @@ def check_relay_config(config: dict) -> None:
     """Refuse a ``relay.*`` key no pass reads (a typo would otherwise be ignored silently);
     warn on 0.19 keys that do nothing here. Raises RelayError naming the key and the nearest
     known ones."""
-    import difflib
     import warnings
 
     for key in config:
@@ -64,11 +63,20 @@ def check_relay_config(config: dict) -> None:
         if k in RELAY_CONFIG_KEYS_WITHOUT_EFFECT:
             warnings.warn(f"PassContext config {k!r} has no effect in relay_tvm", stacklevel=3)
             continue
-        known = sorted(RELAY_CONFIG_KEYS | RELAY_CONFIG_KEYS_WITHOUT_EFFECT)
-        near = difflib.get_close_matches(k, known, n=3)
-        hint = f"; did you mean {' or '.join(map(repr, near))}?" if near else \
-            f"; known keys: {', '.join(known)}"
-        raise RelayError(f"PassContext: unknown config option {k!r}{hint}")
+        raise unknown_config_option(k, RELAY_CONFIG_KEYS | RELAY_CONFIG_KEYS_WITHOUT_EFFECT,
+                                    "known keys")
+
+
+def unknown_config_option(key, known, listing: str, spellings=()) -> RelayError:
+    """The RelayError for a PassContext config ``key`` nobody reads: the nearest of ``known``
+    (and of the other accepted ``spellings``), or ``listing: <every known key>`` when none is
+    near."""
+    import difflib
+
+    near = difflib.get_close_matches(str(key), sorted(set(known) | set(spellings)), n=3)
+    hint = f"; did you mean {' or '.join(map(repr, near))}?" if near else \
+        f"; {listing}: {', '.join(sorted(known))}"
+    return RelayError(f"PassContext: unknown config option {key!r}{hint}")
 
 
 def _warn_misspelt_passes(names) -> None:
