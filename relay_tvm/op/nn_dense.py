@@ -47,13 +47,14 @@ def _dense_rel(types, attrs):
         raise TypeInferenceError(
             f"{op}: weight must be 2-d (units, in), got shape {shape_str(weight.shape)}"
         )
-    if not dims_match(data.shape[-1], weight.shape[1]):
+    if not dims_match(data.shape[-1], weight.shape[1], "data and weight on the reduction axis"):
         raise TypeInferenceError(
             f"{op}: data shape {shape_str(data.shape)} and weight shape "
             f"{shape_str(weight.shape)} disagree on the reduction axis "
             f"({data.shape[-1]} vs {weight.shape[1]})"
         )
-    if attrs.units is not None and not dims_match(weight.shape[0], attrs.units):
+    if attrs.units is not None and not dims_match(weight.shape[0], attrs.units,
+                                                   "units and the weight's rows"):
         raise TypeInferenceError(
             f"{op}: units={attrs.units} but weight shape {shape_str(weight.shape)} has "
             f"{weight.shape[0]} output units"
@@ -135,7 +136,7 @@ def _matmul_rel(types, attrs):
     if b.ndim != 2:
         raise TypeInferenceError(f"{op}: tensor_b must be 2-d, got shape {shape_str(b.shape)}")
     kb, n = (b.shape[1], b.shape[0]) if attrs.transpose_b else (b.shape[0], b.shape[1])
-    if not dims_match(k, kb):
+    if not dims_match(k, kb, "tensor_a and tensor_b on the reduction axis"):
         raise TypeInferenceError(
             f"{op}: tensor_a shape {shape_str(a.shape)} and tensor_b shape {shape_str(b.shape)} "
             f"disagree on the reduction axis ({k} vs {kb}; transpose_a={attrs.transpose_a}, "

@@ -362,3 +362,19 @@ def test_non_max_suppression_of_any_boxes():
                         np.zeros((1, 0), "int32"), np.array(-1, "int32"))
     assert idx.numpy().shape == (1, 0)
     np.testing.assert_array_equal(count.numpy(), [[0]])
+
+
+def test_dense_of_any_width_checks_the_reduction_axis_at_run_time():
+    """nn.dense of data with an Any last axis and a (3, 4) weight: the widths may agree, so it
+    types (Relay's AssertEQ); the kernel gives NumPy's product at width 4 and an InputError
+    naming the reduction axis at width 5 instead of reading past the weight."""
+    x = relay.var("x", shape=(2, relay.Any()))
+    w = relay.var("w", shape=(3, 4))
+    vm = _vm(relay.Function([x, w], relay.nn.dense(x, w)))
+    rng = np.random.default_rng(11)
+    xv = rng.standard_normal((2, 4)).astype("float32")
+    wv = rng.standard_normal((3, 4)).astype("float32")
+    np.testing.assert_allclose(vm.run(xv, wv).numpy(), xv @ wv.T, rtol=1e-5, atol=1e-6)
+    with pytest.raises(InputError, match="nn.dense: data and weight on the reduction axis "
+                                         "differ at run time"):
+        vm.run(np.ones((2, 5), "float32"), wv)
