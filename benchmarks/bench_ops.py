@@ -3,8 +3,12 @@ on a matmul of the same FLOPs, measured in the same run.
 
 Each layer is compiled as ``relay.build`` compiles it in a model: conv2d + bias_add + relu fused
 into one kernel, weights bound as parameters (so the schedule's weight packing happens at build
-time). The relay time is the whole graph (with ``--opt-level 3`` that includes the layout
-transforms AlterOpLayout adds around the NCHWc convolution). The NumPy column times ``A @ B``
+time). Two relay times: ``graph ms``, one run of the whole graph (with ``--opt-level 3`` that
+includes the layout transforms AlterOpLayout adds around the NCHWc convolution at the graph's
+input and output), and ``kernel ms``, the layer's own kernels timed alone
+(``GraphModule.profile``: TVM's time_evaluator, data in cache), which is what the layer costs
+inside a model, where the data stays NCHWc from one layer to the next. GFLOP/s, % of peak and
+the ratio to NumPy are of the kernel time. The NumPy column times ``A @ B``
 with ``A: (O, C*k*k)`` and ``B: (C*k*k, OH*OW)``, the im2col matrix product of the same
 convolution (same FLOPs).
 
@@ -91,7 +95,12 @@ def time_relay(func, params, inputs, number, repeat, opt_level=2, target="llvm",
     m.run()
     res = m.benchmark(number=number, repeat=repeat)
     rules = sorted({v.schedule_rule for v in lib.kernels.values()} - {"generic"})
-    return float(res.median), build_s, m.get_output(0).numpy(), rules
+    # The layer's own kernels timed alone (time_evaluator, data in cache): without the
+    # layout_transform kernels AlterOpLayout puts at the graph's input and output (inside a
+    # model the data stays NCHWc from one layer to the next) and without the graph's call.
+    prof = m.profile(number=max(number, 10), repeat=repeat)
+    t_layer = sum(t for _, name, t in prof if "layout_transform" not in name)
+    return float(res.median), float(t_layer), build_s, m.get_output(0).numpy(), rules
 
 
 def conv_case(C, O, H, k, s, p, rng):
@@ -173,19 +182,19 @@ def main(argv=None):
         cases.append((GEMV, *dense_case(1, 25088, 4096, rng)))
     relay_res = []
     for name, f, params, inputs, _flops, _ in cases:  # all relay layers first (see docstring)
-        t_relay, build_s, out, rules = time_relay(f, params, inputs, number, repeat,
-                                                  args.opt_level, target, winograd)
+        t_graph, t_relay, build_s, out, rules = time_relay(f, params, inputs, number, repeat,
+                                                           args.opt_level, target, winograd)
         if args.check and name.startswith("dense"):
             ref = inputs["x"] @ params["w"].T
             np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-2)
-        relay_res.append((t_relay, build_s, rules))
-    hdr = f"{'layer':<20}{'GFLOP':>8}{'relay ms':>10}{'relay GF/s':>12}{'% peak':>8}" \
+        relay_res.append((t_graph, t_relay, build_s, rules))
+    hdr = f"{'layer':<20}{'GFLOP':>8}{'graph ms':>10}{'kernel ms':>10}{'relay GF/s':>12}{'% peak':>8}" \
           f"{'numpy GF/s':>12}{'% peak':>8}{'ratio':>8}{'build s':>9}  schedule"
     print(hdr)
     print("-" * len(hdr))
     ratios, fracs, gbs = [], {}, None
     tot_relay = tot_np = 0.0
-    for (name, _f, _params, _inputs, flops, (m_, k_, n_)), (t_relay, build_s, rules) in \
+    for (name, _f, _params, _inputs, flops, (m_, k_, n_)), (t_graph, t_relay, build_s, rules) in \
             zip(cases, relay_res):
         a = rng.standard_normal((m_, k_)).astype("float32")
         b = rng.standard_normal((k_, n_)).astype("float32")
@@ -201,7 +210,8 @@ def main(argv=None):
             ratios.append(ratio)
             tot_relay += t_relay
             tot_np += t_np
-        print(f"{name:<20}{flops / 1e9:>8.3f}{t_relay * 1e3:>10.3f}{g_relay:>12.1f}"
+        print(f"{name:<20}{flops / 1e9:>8.3f}{t_graph * 1e3:>10.3f}{t_relay * 1e3:>10.3f}"
+              f"{g_relay:>12.1f}"
               f"{_pct(g_relay, peak):>8}{g_np:>12.1f}{_pct(g_np, np_peak):>8}"
               f"{ratio:>8.2f}{build_s:>9.2f}  {','.join(rules)}")
     print("-" * len(hdr))
