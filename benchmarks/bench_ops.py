@@ -98,9 +98,15 @@ def time_relay(func, params, inputs, number, repeat, opt_level=2, target="llvm",
     # The layer's own kernels timed alone (time_evaluator, data in cache): without the
     # layout_transform kernels AlterOpLayout puts at the graph's input and output (inside a
     # model the data stays NCHWc from one layer to the next) and without the graph's call.
-    prof = m.profile(number=max(number, 10), repeat=repeat)
-    t_layer = sum(t for _, name, t in prof if "layout_transform" not in name)
+    t_layer = layer_seconds(m.profile(number=max(number, 10), repeat=repeat))
     return float(res.median), float(t_layer), build_s, m.get_output(0).numpy(), rules
+
+
+def layer_seconds(profile) -> float:
+    """The layer's time from ``GraphModule.profile`` rows ``(node, kernel name, seconds)``: the
+    sum over its kernels but the ``layout_transform`` ones (a fused transform such as
+    ``layout_transform_strided_slice`` included: it is a transform of the graph's input)."""
+    return float(sum(t for _, name, t in profile if "layout_transform" not in name))
 
 
 def conv_case(C, O, H, k, s, p, rng):
