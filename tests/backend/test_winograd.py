@@ -133,8 +133,9 @@ def test_gemm_tile_may_leave_a_guarded_last_block():
 @pytest.mark.parametrize("c, h, config", [(32, 32, None), (16, 7, {CONFIG_KEY: 4}),
                                            (16, 14, {CONFIG_KEY: 2})])
 def test_input_transform_reading_through_the_padding_equals_interpreter(c, h, config):
-    """Knob ``padin`` (tunable, off by default): the input transform reads the unpadded input
-    with conditional loads instead of a padded copy; the block still equals the interpreter."""
+    """Knob ``padin`` (tunable; by default on where the stages split by tiles, see
+    ``tiles_first``): the input transform reads the unpadded input with conditional loads
+    instead of a padded copy; the block still equals the interpreter."""
     from relay_tvm.backend.schedule.cpu import override_knobs
 
     func, params = basic_block(c, h)
@@ -145,6 +146,48 @@ def test_input_transform_reading_through_the_padding_equals_interpreter(c, h, co
         if k.anchor == WINO:
             assert k.schedule_rule == "conv2d_winograd"
             assert 'T.sblock("data_pad")' not in k.prim_func.script()
+    ref = relay.create_executor("debug", relay.IRModule.from_expr(func),
+                                params=params).evaluate()(x).numpy()
+    assert_same(ref, _run(lib, x), rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_tiles_first_rule():
+    """Tiles first where each thread reading the whole transformed weight (C x O per
+    position) costs less than twice the data that would cross between threads
+    (P x (C + O)): ResNet-18's 64@56 (196 tiles) and 128@28 (49) layers, not its 256@14 and
+    512@7 ones (16 tiles)."""
+    from relay_tvm.backend.schedule.winograd import tiles_first_default
+
+    assert tiles_first_default(196, 64, 64) and tiles_first_default(49, 128, 128)
+    assert not tiles_first_default(16, 256, 256) and not tiles_first_default(16, 512, 512)
+    assert tiles_first_default(8, 8, 8) and not tiles_first_default(8, 64, 64)
+    assert not tiles_first_default(None, 64, 64)
+
+
+@pytest.mark.parametrize("c, h, config, knobs", [
+    (16, 14, {CONFIG_KEY: 4}, {"tiles_first": 1}),
+    (16, 14, {CONFIG_KEY: 4}, {"tiles_first": 1, "padin": 0}),
+    (16, 7, {CONFIG_KEY: 2}, {"tiles_first": 0}),
+    (16, 7, {CONFIG_KEY: 2}, {"tiles_first": 0, "padin": 1}),
+    (32, 32, None, {}),
+])
+def test_stages_split_by_tiles_or_by_position_equal_interpreter(c, h, config, knobs):
+    """Knob ``tiles_first``: the GEMM's parallel loop over tile groups outermost and the
+    output transform over tile rows (each thread's tiles through all stages on that thread),
+    or by transform position and channel block; the padding read through by default only in
+    the first. Every combination equals the interpreter."""
+    from relay_tvm.backend.schedule.cpu import override_knobs
+
+    func, params = basic_block(c, h)
+    x = rand((1, c, h, h), seed=97)
+    with override_knobs(knobs):
+        lib = _build(func, params, 3, config)
+    winos = [k for k in lib.kernels.values() if k.anchor == WINO]
+    assert winos
+    for k in winos:
+        assert k.schedule_rule == "conv2d_winograd"
+        padin = knobs.get("padin", knobs.get("tiles_first", 1))
+        assert ('T.sblock("data_pad")' not in k.prim_func.script()) == bool(padin)
     ref = relay.create_executor("debug", relay.IRModule.from_expr(func),
                                 params=params).evaluate()(x).numpy()
     assert_same(ref, _run(lib, x), rtol=1e-4, atol=1e-4 * np.abs(ref).max())

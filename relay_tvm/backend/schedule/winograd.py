@@ -37,6 +37,24 @@ PREFETCH_SLICES = 2
 PREFETCH_MAX_TILES = 256
 
 
+def tiles_first_default(p: int, o: int, c: int) -> bool:
+    """Whether the float Winograd kernel splits its work between the threads by tiles in every
+    stage (input transform, GEMM, output transform: each thread transforms, multiplies and
+    inverts its own tiles, so the transformed input ``V`` and the GEMM result ``M`` never go
+    from one core's cache to the other's) rather than the GEMM by transform position and the
+    output by channel block (each thread then reads only part of the transformed weight
+    ``U``, but ``V`` and ``M`` cross between the threads). Tiles first when each thread
+    reading all of ``U`` (``C x O`` per position) costs less than twice what would cross
+    (``P x (C + O)``): ``C * O <= 2 * P * (C + O)``. ResNet-18 on two Zen 4 vCPUs, the model's
+    sequence, ms per kernel (fast / slow state of the machine, RESULTS.md 2026-12-05): 64@56
+    (P = 196) 0.406 -> 0.389 / 0.733 -> 0.478, 128@28 (P = 49) 0.357 -> 0.345 / 0.503 ->
+    0.415; 256@14 (P = 16, not chosen) 0.43 -> 0.49 / 0.56 -> 0.58; 512@7 (not chosen)
+    0.70 -> 0.83 / 0.79 -> 0.84. Unknown extents: False."""
+    if None in (p, o, c):
+        return False
+    return c * o <= 2 * p * (c + o)
+
+
 def _blocks(sch):
     return {sch.get(b).name_hint: b for b in sch.get_child_blocks(sch.get_sblock("root"))}
 
@@ -239,8 +257,9 @@ def _fused_pairs(sch, names, out, a, m, target, knobs) -> bool:
     return True
 
 
-def _batched_gemm(sch, names, a, lanes, target, knobs):
-    """Stage 2, the batched GEMM (knobs ``mb``, ``nb``)."""
+def _batched_gemm(sch, names, a, lanes, target, knobs, tiles_first=False):
+    """Stage 2, the batched GEMM (knobs ``mb``, ``nb``); with ``tiles_first`` the groups of
+    ``mb`` tiles are the outermost parallel loop (see :func:`tiles_first_default`)."""
     # batched GEMM
     bg = names["bgemm"]
     la, lb, lp, lo, lk = sch.get_loops(bg)
@@ -255,8 +274,12 @@ def _batched_gemm(sch, names, a, lanes, target, knobs):
     nb = knobs.pick("nb", [d for d in divisors(ob, 4 * lanes) if d % 4 == 0 or d == ob], nb0)
     po, pi = sch.split(lp, factors=[None, mb])
     oo, oi = sch.split(lo, factors=[None, nb])
-    sch.reorder(la, lb, oo, po, lk, pi, oi)
-    outer = sch.fuse(la, lb, oo, po)
+    if tiles_first:
+        sch.reorder(po, la, lb, oo, lk, pi, oi)
+        outer = sch.fuse(po, la, lb, oo)
+    else:
+        sch.reorder(la, lb, oo, po, lk, pi, oi)
+        outer = sch.fuse(la, lb, oo, po)
     sch.parallel(outer)
     sch.unroll(pi)
     if nb > 1:
@@ -287,8 +310,10 @@ def _batched_gemm(sch, names, a, lanes, target, knobs):
         sch.annotate(lk, KEY, PREFETCH_SLICES * c_ext * ob)
 
 
-def _output_transform(sch, out, m, lanes):
-    """Stages 3 and 4: the inverse transform with the epilogue, into the output."""
+def _output_transform(sch, out, m, lanes, tiles_first=False):
+    """Stages 3 and 4: the inverse transform with the epilogue, into the output; in parallel
+    over (batch, channel block, tile row), or with ``tiles_first`` over (batch, tile row,
+    channel block)."""
     # output: inverse transform (+ epilogue), rows/columns split by the tile and unrolled
     loops = sch.get_loops(out)
     if len(loops) not in (4, 5):
@@ -296,18 +321,19 @@ def _output_transform(sch, out, m, lanes):
     n, oc, y, x = loops[:4]
     yo, yi = sch.split(y, factors=[None, m])
     xo, xi = sch.split(x, factors=[None, m])
+    par = (n, yo, oc) if tiles_first else (n, oc, yo)
     if len(loops) == 5:
         c = loops[4]
-        sch.reorder(n, oc, yo, xo, yi, xi, c)
+        sch.reorder(*par, xo, yi, xi, c)
         c_ext = generic.loop_extent(sch, c)
         if c_ext > 2 * lanes and c_ext % lanes == 0:
             _, c = sch.split(c, factors=[None, lanes])
         if not generic.touches_bool(sch, out):
             sch.vectorize(c)
     else:
-        sch.reorder(n, oc, yo, xo, yi, xi)
+        sch.reorder(*par, xo, yi, xi)
     _tmp_at(sch, _blocks(sch)["inverse_tmp"], xo, vector=len(loops) == 5)
-    sch.parallel(sch.fuse(n, oc, yo))
+    sch.parallel(sch.fuse(*par))
     sch.unroll(yi)
     sch.unroll(xi)
 
@@ -334,7 +360,13 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
     # machine, 2026-12-02); tuning may choose it per layer
     a = anchor.attrs
     pairs = a.kernel_layout.endswith("o2i")
-    padin = knobs.pick("padin", [0, 1] if pad_cond else [0], int(pad_cond and pairs))
+    ext = [generic.loop_extent(sch, v) for v in sch.get_loops(names["bgemm"])]
+    tiles_first = knobs.pick("tiles_first", [0, 1],
+                             int(not pairs and tiles_first_default(*ext[-3:])))
+    # the padding read through where each thread's tiles go through all stages on that
+    # thread (no padded copy split by channels), and for the int16 pairs
+    padin = knobs.pick("padin", [0, 1] if pad_cond else [0],
+                       int(pad_cond and (pairs or tiles_first)))
     keep = {"data_tmp", "data_pack", "bgemm", "inverse_tmp"} | (
         {"data_pad"} if pad_cond and not padin else set())
     _inline_all_but(sch, keep, strict=True)  # epilogue and inverse transform into the output
@@ -352,8 +384,8 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
         pass
     else:
         _input_transform(sch, names, a, lanes)
-        _batched_gemm(sch, names, a, lanes, target, knobs)
-        _output_transform(sch, out, m, lanes)
+        _batched_gemm(sch, names, a, lanes, target, knobs, bool(tiles_first))
+        _output_transform(sch, out, m, lanes, bool(tiles_first))
     if "data_pad" in _blocks(sch):
         generic.parallel_vectorize(sch, _blocks(sch)["data_pad"])
     return {}
