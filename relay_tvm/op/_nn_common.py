@@ -92,30 +92,19 @@ def check_window(op: str, strides, dilation, before, after, kernel=None,
 
 
 def dims_match(a, b, what: str = "two dimensions its type rule requires equal") -> bool:
-    """Whether two dimensions may be equal, as Relay's ``TypeReporter::AssertEQ`` decides it:
-    ``Any`` matches everything, two ints must be equal, and a symbolic dimension matches unless
-    ``a - b`` simplifies to a nonzero constant (``n`` matches 10; ``n + 1`` does not match
-    ``n``). While a dynamic kernel is lowered, an accepted symbolic pair becomes a run-time
-    check (:func:`relay_tvm.op._common.require_equal_dims`) failing with "``what`` differ at
-    run time"."""
+    """Whether two dimensions may be equal (``Any`` matches everything). While a dynamic kernel
+    is lowered, a symbolic dimension matches too and the kernel checks at run time that the two
+    are equal (:func:`relay_tvm.op._common.require_equal_dims`), failing with "``what`` differ
+    at run time". Outside lowering a symbolic dimension matches only a structurally equal one
+    (stricter than Relay's AssertEQ, which accepts what is not provably different: a named
+    symbolic width against a static one is refused here, because the kernel built for it does
+    not yet check the two at run time)."""
     if isinstance(a, AnyDim) or isinstance(b, AnyDim) or dim_equal(a, b):
         return True
-    if isinstance(a, int) and isinstance(b, int):
-        return False
-    if _provably_unequal(a, b):
-        return False
-    if LOWERING[0]:
+    if LOWERING[0] and not (isinstance(a, int) and isinstance(b, int)):
         require_equal_dims(a, b, f"{what} differ at run time")
-    return True
-
-
-def _provably_unequal(a, b) -> bool:
-    from tvm import tirx
-
-    from ._common import _simplify, as_int64
-
-    diff = _simplify(as_int64(a) - as_int64(b))
-    return isinstance(diff, tirx.IntImm) and int(diff.value) != 0
+        return True
+    return False
 
 
 def layout_axes(layout: str, letters: str, op: str, what: str) -> dict:
