@@ -169,6 +169,67 @@ def test_tail_tiles_and_chunks_match_numpy(case, knob_sets):
         _build_and_run(*case, knobs=knobs)
 
 
+@pytest.mark.parametrize("case, knobs", [
+    # 3x3 on chunks of 3 rows, the epilogue per tile
+    ((64, 64, 9, 9, 3, 1, 1), {"rows": 3, "wb": 5, "cg": 1, "rfirst": 0}),
+    # a 1x1 reduction in passes of 4 of 16 input-channel blocks, the epilogue per chunk
+    ((256, 64, 14, 14, 1, 1, 0), {"rows": 2, "wb": 7, "cg": 2, "rfirst": 0, "kc": 4}),
+    # a tail tile per chunk (42 positions in tiles of 8), two channel groups
+    ((16, 32, 4, 21, 3, 1, 1), {"rows": 2, "wb": 8, "cg": 1, "rfirst": 0}),
+    # strided, padded stem on 3 channels
+    ((3, 32, 23, 23, 7, 2, 3), {"rows": 1, "wb": 6, "cg": 2, "rfirst": 0}),
+])
+@pytest.mark.parametrize("rmajor", [0, 1])
+def test_rows_or_channel_groups_outermost_match_numpy(case, knobs, rmajor):
+    """Both orders of the parallel loop (knob ``rmajor``: chunks of rows outer to the channel
+    groups, or inner), with one-pass and multi-pass reductions and tail tiles."""
+    _build_and_run(*case, knobs={**knobs, "rmajor": rmajor})
+
+
+def test_rows_major_rule_on_resnet50_layers():
+    """Rows first where each thread reading the whole weight costs less than twice the
+    activations (ResNet-50's 1x1 layers on 56x56, 28x28 and 14x14 planes, its 7x7 stem), not
+    on its 7x7 planes, whose weights are 4 MB against 0.5 MB of activations."""
+    f = 4  # bytes per float
+
+    def rule(C, O, H, k=1, stride=1):
+        oh = H // stride
+        return cpu_nchwc.rows_major_default(O * C * k * k * f, C * H * H * f, O * oh * oh * f)
+
+    assert rule(256, 64, 56) and rule(64, 256, 56) and rule(3, 64, 224, 7, 2)
+    assert rule(512, 128, 28) and rule(1024, 256, 14) and rule(256, 1024, 14)
+    assert not rule(2048, 512, 7) and not rule(512, 2048, 7)
+    # and the template takes it by default there
+    x = relay.var("x", shape=(1, 256, 14, 14))
+    w = relay.var("w", shape=(64, 256, 1, 1))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], relay.nn.conv2d(
+        x, w, channels=64, kernel_size=(1, 1))))
+    chosen = _default_knobs(mod, {"w": rand((64, 256, 1, 1), seed=1)})
+    assert chosen.get("rmajor") == int(chosen.get("rows", 14) < 14), chosen
+
+
+def _default_knobs(mod, params):
+    """The knobs the NCHWc template chose for the one convolution of ``mod`` (default build)."""
+    seen = []
+    real = cpu.Knobs.pick
+
+    def spy(self, name, candidates, default):
+        value = real(self, name, candidates, default)
+        if name == "rmajor":
+            seen.append(dict(self.chosen))
+        return value
+
+    cpu.Knobs.pick = spy
+    try:
+        with relay.transform.PassContext(opt_level=3,
+                                         config={"relay.AlterOpLayout.winograd": "never"}):
+            relay.build(mod, target="llvm", params=params)
+    finally:
+        cpu.Knobs.pick = real
+    assert seen, "the NCHWc template did not run"
+    return seen[-1]
+
+
 def test_1000_class_1x1_with_8_channel_blocks():
     _build_and_run(64, 200, 13, 13, 1, 1, 0)  # 25 blocks of 8: groups of 5 blocks
 
@@ -193,7 +254,8 @@ def test_other_isas_get_the_template_with_tails(target):
 
 @pytest.mark.parametrize("C, H, s, wb", [(32, 14, 1, 7), (48, 15, 2, 4), (16, 9, 2, 5)])
 @pytest.mark.parametrize("pad_knobs", [{"padin": 1}, {"padin": 0, "padat": 0},
-                                       {"padin": 0, "padat": 1}])
+                                       {"padin": 0, "padat": 1}, {"padin": 1, "rmajor": 0},
+                                       {"padin": 0, "padat": 1, "rmajor": 0}])
 def test_depthwise_padding_per_row_matches_numpy(C, H, s, wb, pad_knobs):
     """The depthwise template reading through the padding (``padin=1``, the default: the
     border's loads are conditional), with its padded input computed per output row

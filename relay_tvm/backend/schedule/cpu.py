@@ -633,7 +633,11 @@ def schedule_depthwise_nchwc(sch, anchor, target, knobs=None):
     output is a ``kh x kw`` window of one channel, so the tile is ``wb`` columns x the channel
     block (vectors): every window step loads ``wb`` data vectors and one weight vector into
     ``wb`` independent accumulators (a 1-column tile would wait on the FMA latency at every
-    step). ``(n, channel block, row)`` run in parallel. Knobs: ``wb``, ``padin`` (the
+    step). ``(n, row, channel block)`` run in parallel (knob ``rmajor``; 0: ``(n, channel
+    block, row)``). In the slow state of two Zen 4 vCPUs (a long cache-line round trip,
+    RESULTS.md 2026-12-05) rows first ran MobileNet-1.0 6.9 -> 6.5 ms and MobileNetV2 5.1 ->
+    4.7, each thread reading the input rows its core wrote (see
+    :func:`.cpu_nchwc.rows_major_default`); unchanged in the fast state. Knobs: ``wb``, ``padin`` (the
     convolution reads the unpadded input through the padding, each window load conditional on
     its row and column: the default), ``padat`` (without ``padin``: the padded input rows
     computed per output row instead of in a pass of their own)."""
@@ -648,11 +652,15 @@ def schedule_depthwise_nchwc(sch, anchor, target, knobs=None):
     wb0, _ = register_tile(feats, divisors(OW, 16), [max(1, CB // lanes)])
     wb = knobs.pick("wb", divisors(OW, 16), wb0)
     owo, owi = sch.split(ow, factors=[None, wb])
-    sch.reorder(n, cb, oh, owo, ri, rj, owi, c)
+    # rows outermost in the parallel loop (each thread all channel blocks of its rows): the
+    # weights are a few KB
+    rmajor = knobs.pick("rmajor", [0, 1], 1)
+    outer = (oh, cb) if rmajor else (cb, oh)
+    sch.reorder(n, *outer, owo, ri, rj, owi, c)
     if epi is None:
         epi = sch.cache_write(block, 0, "global")
     sch.reverse_compute_at(epi, owo, preserve_unit_loops=True)
-    fused = sch.fuse(n, cb, oh)
+    fused = sch.fuse(n, *outer)
     # the padded input rows of one output row computed right before it (in L1) instead of the
     # whole padded tensor in a pass of its own: a depthwise layer does 9 FMAs per input element,
     # so when the padded input overflows L2 the extra pass over memory cost as much as the

@@ -13,8 +13,9 @@ narrower tile (``loop_partition``), so a 17-column row gets 6-wide tiles and a 5
 instead of 17 one-column tiles that wait on the FMA latency. The knobs come from the register
 and cycle model of :mod:`.cpu_model` (:func:`~.cpu_model.row_tile`).
 
-Loop order: ``(n, channel-block group, chunk)`` in parallel, the epilogue (bias, activation,
-residual add) computed per chunk while it is in L1. Knob ``rfirst`` runs the input-channel
+Loop order: ``(n, chunk, channel-block group)`` in parallel (knob ``rmajor``, see
+:func:`rows_major_default`) or ``(n, channel-block group, chunk)``, the epilogue (bias,
+activation, residual add) computed per chunk while it is in L1. Knob ``rfirst`` runs the input-channel
 blocks outermost instead (one block's weights, L1-sized, serve the whole output plane, whose
 partial sums stay in L1): better when the weights overflow L1 and the plane does not. Knob
 ``kc`` runs the reduction in passes of ``kc`` input-channel blocks over each chunk instead (the
@@ -187,6 +188,24 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     return cg, rows, wb, rfirst, kc
 
 
+def rows_major_default(w_bytes: int, in_bytes: int, out_bytes: int) -> bool:
+    """Whether the parallel loop runs output rows outermost (``(n, chunk, channel group)``: each
+    thread computes every output channel of its rows, reading only its rows of the input)
+    rather than channel groups outermost (each thread its channel groups, reading the whole
+    input). Rows first when each thread reading the whole weight costs less than twice the
+    activations that would otherwise go from one core's cache to the other's:
+    ``w_bytes <= 2 * (in_bytes + out_bytes)`` (the rule of the Winograd template's
+    ``tiles_first``). Rows first, every layer of a chain splits its plane the same way between
+    the threads (the first thread takes chunks from the front, :mod:`..dynamic_parallel`), so
+    a 1x1 layer's input rows, and all but a halo of a 3x3 layer's, were written by the same
+    core. Both states of two Zen 4 vCPUs (RESULTS.md, 2026-12-05): the cache-line round trip
+    between them 50-90 ns or 330-365 ns; in the slow one ResNet-50 31.2 -> 29.0 ms, SqueezeNet
+    10.3 -> 8.9, MobileNet-1.0 7.6 -> 6.8, MobileNetV2 5.8 -> 5.1; in the fast one ResNet-50
+    26.4 -> 25.7, the others within 2%. ResNet-50's 7x7 layers (512 and 2048 channels) keep
+    channel groups first."""
+    return w_bytes <= 2 * (in_bytes + out_bytes)
+
+
 def _input_bytes(shape, OH: int, KH: int) -> int:
     """Bytes of the blocked input ``(N, C/c, H, W, c)`` a convolution reads: a strided 1x1
     layer skips the rows between its output rows (ResNet's stride-2 1x1 layers read every other
@@ -292,7 +311,7 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     blocks per tile), ``rows`` (output rows per chunk), ``wb`` (output positions per tile, any
     size up to 16: the chunk's remainder becomes a tail tile), ``rfirst`` (input-channel blocks
     outermost), ``kc`` (input-channel blocks per reduction pass over a chunk; all of them: one
-    pass)."""
+    pass), ``rmajor`` (chunks of rows outer to the channel groups in the parallel loop)."""
     import tvm
 
     block, epi, pad_names = _window_prologue(sch, 5, 3, "an 8-loop NCHWc convolution")
@@ -312,22 +331,27 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
                                       OCC * OB * KH * KW / lanes, knobs)
     split_ic = ic_bn > 1 and IC % ic_bn == 0
     icb = IC // ic_bn if split_ic else 1
+    in_bytes = _input_bytes(_read_buffer(sch, block, 0).shape, OH, KH)
     cg, rows, wb, rfirst, kc = _plan(
         feats, knobs, N=N, OCC=OCC, OB=OB, OH=OH, OW=OW, lanes=lanes, red_bytes=IC * KH * KW * 4,
-        split_ic=split_ic, in_bytes=_input_bytes(_read_buffer(sch, block, 0).shape, OH, KH),
+        split_ic=split_ic, in_bytes=in_bytes,
         icb=icb, conditional=padded and not pad_names, pointwise=KH == 1 and KW == 1)
+    # (the candidates do not depend on rfirst, which fixes its own order: a tuner's joint
+    # assignment of both stays valid)
+    rmajor = knobs.pick("rmajor", [0, 1], int(
+        not rfirst and OH > rows and rows_major_default(
+            OCC * OB * IC * KH * KW * 4, in_bytes, N * OCC * OB * OH * OW * 4)))
     n, occ, oho, p, ocb, ico, ici, kh, kw = _chunked_loops(sch, block, rows, OW, split_ic, ic_bn)
     occo, occi = sch.split(occ, factors=[None, cg])
     passes = kc < icb  # the reduction in passes of kc channel blocks over the chunk
     if passes:
         icoo, ico = sch.split(ico, factors=[None, kc])
     red = [ico, kh, kw] + ([ici] if ici is not None else [])
+    outer = (oho, occo) if rmajor else (occo, oho)
     if rfirst:
         sch.reorder(n, occo, ico, oho, p, occi, ocb, kh, kw, ici)
-    elif passes:
-        sch.reorder(n, occo, oho, icoo, p, occi, ocb, *red)
-    else:
-        sch.reorder(n, occo, oho, p, occi, ocb, *red)
+    else:  # with passes, a pass's channel blocks over the chunk
+        sch.reorder(n, *outer, *([icoo] if passes else []), p, occi, ocb, *red)
     # the tile's channel loops, annotated before the reduction is decomposed (the primitives
     # want a reduction block) and before any partition (which copies them)
     sch.unroll(occi)
@@ -345,8 +369,8 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     # tiles of 10), so such tiles get the epilogue per chunk too
     tile_epi = not (rfirst or tail or passes) and (rows == 1 or OW % wb == 0)
     if not tile_epi:
-        sch.reverse_compute_at(epi, occo if rfirst else oho, preserve_unit_loops=True)
-    fused = sch.fuse(n, occo) if rfirst else sch.fuse(n, occo, oho)
+        sch.reverse_compute_at(epi, occo if rfirst else outer[1], preserve_unit_loops=True)
+    fused = sch.fuse(n, occo) if rfirst else sch.fuse(n, *outer)
     sch.parallel(fused)
     if rfirst or passes:
         sch.decompose_reduction(block, ico if rfirst else icoo)
