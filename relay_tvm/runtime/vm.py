@@ -772,7 +772,8 @@ class VirtualMachine:
             from ..backend.shape_func import SHAPE_CHECK
 
             if SHAPE_CHECK in msg:  # a shape function met a value that makes no output
-                raise InputError(msg[msg.index(SHAPE_CHECK):].splitlines()[0]) from None
+                raise InputError(msg[msg.index(SHAPE_CHECK):].splitlines()[0]
+                                 + self._dynamic_sizes(func_name, vals)) from None
             if msg.startswith("Mismatched ") and ".shape[" in msg:
                 # a kernel's own argument check: values of dynamic shape that its type
                 # promised would agree (e.g. two batch-wise operands of different batch sizes)
@@ -794,6 +795,18 @@ class VirtualMachine:
         other = msg.splitlines()[-1].strip().replace("expected to match ", "")
         k = self.exe.kernels.get(kernel)
         op = k.anchor if k is not None and k.anchor else ""
+        sizes = self._dynamic_sizes(func_name, vals)
+        what = f"operator {op} (kernel {kernel})" if op else f"VM kernel {kernel}"
+        return (f"{what}: its operands' dynamic dimensions differ ({first} differs from "
+                f"{other}, the kernel's names){sizes}; the kernel runs its operands row by "
+                f"row, so their dynamic dimensions must be equal (the VM does not broadcast a "
+                f"size-1 Any dimension against a larger one)")
+
+    def _dynamic_sizes(self, func_name, vals) -> str:
+        """``"; the dynamic dimensions @f was called with: x.shape[1]=5, ..."``: the sizes of
+        the ``Any`` dimensions of the values ``func_name`` was called with, for the messages of
+        the checks a compiled kernel makes at run time (which cannot report values); "" when
+        there are none."""
         dyn = []
         for sig, v in zip(self._sigs(func_name), vals):
             shape = getattr(v, "shape", None)
@@ -801,13 +814,8 @@ class VirtualMachine:
                 continue
             dyn += [f"{sig[0]}.shape[{i}]={int(shape[i])}" for i, d in enumerate(sig[2])
                     if d == -1 and i < len(shape)]
-        sizes = (f"; the dynamic dimensions @{func_name} was called with: {', '.join(dyn)}"
-                 if dyn else "")
-        what = f"operator {op} (kernel {kernel})" if op else f"VM kernel {kernel}"
-        return (f"{what}: its operands' dynamic dimensions differ ({first} differs from "
-                f"{other}, the kernel's names){sizes}; the kernel runs its operands row by "
-                f"row, so their dynamic dimensions must be equal (the VM does not broadcast a "
-                f"size-1 Any dimension against a larger one)")
+        return (f"; the dynamic dimensions @{func_name} was called with: {', '.join(dyn)}"
+                if dyn else "")
 
     def get_outputs(self) -> list:
         """The outputs of the last :meth:`invoke` / :meth:`run` as a list (the fields of a
