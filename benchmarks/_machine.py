@@ -70,11 +70,18 @@ def isa_of_flags(flags: str) -> str:
 def isa_of_target(target: str, host_isa: str) -> str:
     """The ISA code built for ``target`` (``"llvm -mcpu=haswell"``) uses on this host.
 
-    No ``-mcpu``: the host's (relay_tvm builds for the host CPU). A known LLVM CPU name caps it
-    at that CPU's ISA; ``-mattr=-avx512f`` caps it at AVX2. Unknown names keep the host's.
+    No ``-mcpu``: the host's (relay_tvm builds for the host CPU), but with ``-mattr`` adding
+    features the widest one added (relay_tvm then builds for the generic CPU plus those). A
+    known LLVM CPU name caps it at that CPU's ISA; ``-mattr=-avx512f`` caps it at AVX2. Unknown
+    names keep the host's.
     """
     order = ["sse", "avx", "avx2", "avx512f"]
     isa = host_isa
+    added = re.findall(r"\+(avx512f|avx2|avx)\b", target)
+    if "-mcpu=" not in target and re.search(r"-mattr=\S*\+", target):
+        isa = max(added, key=order.index, default="sse")
+        if isa in order and host_isa in order and order.index(isa) > order.index(host_isa):
+            isa = host_isa
     m = re.search(r"-mcpu=(\S+)", target)
     if m:
         cpu = m.group(1)

@@ -419,8 +419,11 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
         if not os.path.isdir(folder):
             raise BuildError(f"export_library: the folder {folder!r} of {str(path)!r} does not "
                              f"exist")
+        from ..runtime.library import without_scope_log
+
         try:
-            self.lib.export_library(path, **kwargs)
+            with without_scope_log():  # TVM logs the executable's memory scopes when saving
+                self.lib.export_library(path, **kwargs)
         except Exception as e:  # the linker's message (missing tools, unwritable file) is in e
             raise BuildError(f"export_library: writing {str(path)!r} failed: {e}") from e
         from .isa import target_isa

@@ -117,7 +117,12 @@ def parse_target_string(text: str) -> dict:
 
 def complete_llvm(d: dict) -> dict:
     """Fill in host defaults for an llvm target: the host cpu and triple when neither is given,
-    the host triple when only a cpu is given, ``+neon`` for AArch64 triples without ``mattr``."""
+    the host triple when only a cpu is given, ``+neon`` for AArch64 triples without ``mattr``.
+
+    The host cpu is not filled in when ``mattr`` adds a feature (``-mattr=+avx2,+fma``): that
+    target is LLVM's generic cpu of the triple plus those features, as in tvm.relay 0.19 (the
+    usual portable build: x86-64 with AVX2 and FMA, code any such CPU runs). ``mattr`` that only
+    removes features (``-mattr=-avx512f``) is the host cpu without them."""
     d = dict(d)
     if d.get("kind") != "llvm":
         return d
@@ -128,11 +133,12 @@ def complete_llvm(d: dict) -> dict:
             raise InputError(f"target: -mcpu=native means this machine's CPU, which cannot run "
                              f"{d['mtriple']}; name the target's CPU (-mcpu=NAME)")
         d["mcpu"] = cpu
+    adds = any(str(f).startswith("+") for f in d.get("mattr", ()))
     if "mtriple" not in d:
         d["mtriple"] = triple
-        if "mcpu" not in d:
+        if "mcpu" not in d and not adds:
             d["mcpu"] = cpu
-    elif _is_host_triple(d["mtriple"]) and "mcpu" not in d:
+    elif _is_host_triple(d["mtriple"]) and "mcpu" not in d and not adds:
         d["mcpu"] = cpu
     if d["mtriple"].startswith("aarch64") and "mattr" not in d and "mcpu" not in d:
         d["mattr"] = ["+neon"]

@@ -83,14 +83,19 @@ def _out_channels(op, transpose, c, i, o, groups, shapes):
                 f"{op}: weight input channels {i} must equal data channels {c}; {shapes}"
             )
         return o * groups if isinstance(o, int) else o
-    if isinstance(c, int) and isinstance(i, int) and (c % groups or c // groups != i):
+    if isinstance(c, int) and c % groups:
+        raise TypeInferenceError(
+            f"{op}: data channels {c} are not divisible by groups={groups}; {shapes}")
+    if isinstance(c, int) and isinstance(i, int) and c // groups != i:
         raise TypeInferenceError(
             f"{op}: weight input channels {i} must equal data channels / groups = "
-            f"{c}/{groups}; {shapes}"
+            f"{c}/{groups} = {c // groups}; {shapes}"
         )
     if not isinstance(c, AnyDim) and not isinstance(i, AnyDim):
-        require_equal_dims(c, i * groups if isinstance(i, int) else i * groups,
-                           f"data channels must equal weight input channels x groups ({groups})")
+        need = f" = {i * groups}" if isinstance(i, int) else ""
+        require_equal_dims(c, i * groups,
+                           f"data channels must equal weight input channels x groups "
+                           f"({i} x {groups}{need})")
     if isinstance(o, int) and o % groups:
         raise TypeInferenceError(
             f"{op}: output channels {o} are not divisible by groups={groups}; {shapes}"

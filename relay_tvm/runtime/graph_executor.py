@@ -666,8 +666,9 @@ class GraphModule:
 class LoadedFactory:
     """What :func:`load_module` returns: ``m["default"](dev)`` gives a :class:`GraphModule`."""
 
-    def __init__(self, lib):
+    def __init__(self, lib, path: str | None = None):
         self.lib = lib
+        self.path = path  # the file it was loaded from (export_library copies it)
         self._meta = None
 
     def _get_meta(self):
@@ -693,11 +694,18 @@ class LoadedFactory:
         return self._get_meta()["graph_json"]
 
     def export_library(self, path, **kwargs):
-        """Write the loaded library again (to a ``.so``, ``.dylib`` or ``.dll`` path)."""
+        """Write the loaded library again (to a ``.so``, ``.dylib`` or ``.dll`` path): a copy
+        of the file it was loaded from (see :func:`.library.copy_loaded`, which says what it
+        raises)."""
         from ..backend.library_file import check_export_path
+        from .library import copy_loaded, without_scope_log
 
         check_export_path(path, "export_library")
-        self.lib.export_library(path, **kwargs)
+        if self.path is not None:
+            copy_loaded(self.path, path, kwargs, "export_library")
+            return
+        with without_scope_log():  # TVM logs the executable's memory scopes when saving
+            self.lib.export_library(path, **kwargs)
 
 
 def create(graph_json_str: str, libmod, device=None) -> GraphModule:
@@ -754,7 +762,7 @@ def load_module(path: str) -> LoadedFactory:
             f"relay.vm.load_executable({path!r}) and run it on relay.vm.VirtualMachine")
     if kind != "graph":
         raise BuildError(not_ours(path, lib, "load_module"))
-    return LoadedFactory(lib)
+    return LoadedFactory(lib, path)
 
 
 __all__ = ["GraphModule", "load_module", "LoadedFactory", "create"]

@@ -35,6 +35,36 @@ def without_scope_log():
         yield
 
 
+def copy_loaded(source: str, path: str, kwargs: dict, who: str) -> None:
+    """``export_library`` of a library loaded from the file ``source``: TVM cannot serialize a
+    loaded shared library again ("does not support SaveToBytes"), and the file already is that
+    library (kernels, host program, constants, ISA record), so it is copied to ``path``.
+
+    Raises:
+        InputError: linker options (``cc``, ``fcompile``, ...) were given: a copy is not linked
+            again; rebuild (``relay.build`` / ``relay.vm.compile``) to link otherwise.
+        BuildError: ``source`` is gone, or ``path`` cannot be written.
+    """
+    import os
+    import shutil
+
+    from ..errors import InputError
+
+    if kwargs:
+        raise InputError(f"{who}: a loaded library is written as a copy of the file it was "
+                         f"loaded from ({source!r}), which is not linked again, so "
+                         f"{sorted(kwargs)} cannot apply; rebuild the model to link it otherwise")
+    if not os.path.exists(source):
+        raise BuildError(f"{who}: the file this library was loaded from, {source!r}, is gone; "
+                         f"TVM cannot write a loaded library again, so load it from a copy")
+    if os.path.abspath(source) == os.path.abspath(str(path)):
+        return
+    try:
+        shutil.copyfile(source, path)
+    except OSError as e:
+        raise BuildError(f"{who}: writing {str(path)!r} failed: {e}") from e
+
+
 def load_library(path: str, who: str):
     """``tvm.runtime.load_module(path)`` after the checks that keep a wrong or damaged file
     from crashing the process, with TVM's scope log dropped.
@@ -150,7 +180,7 @@ def load_compiled(path: str, who: str = "load_compiled"):
     if kind == "graph":
         from .graph_executor import LoadedFactory
 
-        return kind, LoadedFactory(lib)
+        return kind, LoadedFactory(lib, path)
     if kind == "vm":
         from .vm import executable_of
 
@@ -170,4 +200,4 @@ def not_ours(path: str, lib, who: str) -> str:
             f"or relay.vm.compile")
 
 
-__all__ = ["load_compiled", "load_library", "library_kind", "without_scope_log"]
+__all__ = ["load_compiled", "load_library", "library_kind", "without_scope_log", "copy_loaded"]

@@ -41,6 +41,7 @@ class Executable:
         self.lib = lib
         self.meta = meta
         self.target = target
+        self._loaded_from = None  # (path, lib) of load_executable: export copies the file
         self._ctors = dict(constructors or {})  # tag -> Constructor
         self.kernels = dict(kernels or {})
 
@@ -212,20 +213,30 @@ class Executable:
         """Write bytecode, kernels and constants into one shared library (the cross compiler
         is chosen for cross-compiled targets, as ``relay.build``'s factory does).
 
+        An executable loaded from a file (:func:`load_executable`) is written as a copy of that
+        file (TVM cannot serialize a loaded library; :func:`.library.copy_loaded`).
+
         Raises:
             InputError: ``path`` does not end in ``.so``, ``.dylib`` or ``.dll`` (what
-                :func:`load_executable` loads).
+                :func:`load_executable` loads); linker options for a loaded executable.
+            BuildError: the file a loaded executable came from is gone.
         """
         from ..backend.library_file import check_export_path
+        from .library import copy_loaded, without_scope_log
 
         check_export_path(path, "Executable.export_library")
+        loaded = self._loaded_from
+        if loaded is not None and loaded[1] is self.lib:  # TVM cannot save a loaded library
+            copy_loaded(loaded[0], path, kwargs, "Executable.export_library")
+            return
         if self.target is not None and "cc" not in kwargs and "fcompile" not in kwargs:
             from ..backend.build_module import cross_compiler
 
             cc = cross_compiler(self.target)
             if cc is not None:
                 kwargs["cc"] = cc
-        self.lib.export_library(path, **kwargs)
+        with without_scope_log():  # TVM logs the executable's memory scopes when saving
+            self.lib.export_library(path, **kwargs)
         from ..backend.isa import target_isa
 
         seal_library(str(path), target_isa(self.target))
@@ -397,7 +408,9 @@ def executable_of(lib, path: str, who: str) -> Executable:
         meta = json.loads(relax.VirtualMachine(lib, tvm.cpu(0))["__relay_vm_meta"]())
     except Exception as e:
         raise BuildError(f"{who}: {path!r} is not a relay_tvm VM executable: {e}") from e
-    return Executable(lib, meta)
+    exe = Executable(lib, meta)
+    exe._loaded_from = (path, lib)  # export_library copies the file while lib is unchanged
+    return exe
 
 
 def _to_user(v, exe, vm=None):

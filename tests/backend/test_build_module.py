@@ -399,6 +399,33 @@ def test_known_mattr_features_are_kept(text, capfd):
     assert "not a recognized feature" not in capfd.readouterr().err
 
 
+def test_mattr_adding_features_builds_for_the_generic_cpu_not_the_host():
+    """``-mattr=+avx2,+fma`` without ``-mcpu`` is the triple's generic CPU plus those features,
+    as in tvm.relay 0.19 (a portable AVX2 build); it used to be the host CPU plus them, so on
+    an AVX-512 host it gave AVX-512 code an AVX2 machine refuses (fresh-user trial). Removing
+    features only (``-mattr=-avx512f``) keeps the host CPU without them."""
+    import numpy as np
+    import tvm
+
+    portable = make_target("llvm -mattr=+avx2,+fma")
+    assert "mcpu" not in portable.attrs
+    assert "mcpu" in make_target("llvm -mattr=-avx512f").attrs
+    assert "mcpu" in make_target("llvm").attrs
+    a, b = relay.var("a", shape=(4, 256)), relay.var("b", shape=(64, 256))
+    mod = relay.IRModule.from_expr(relay.Function([a, b], relay.nn.dense(a, b)))
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm -mattr=+avx2,+fma")
+    asm = lib.get_source("asm")
+    assert "zmm" not in asm and "ymm" in asm  # 256-bit AVX code, no AVX-512 register
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    av = np.random.default_rng(0).random((4, 256), dtype="float32")
+    bv = np.random.default_rng(1).random((64, 256), dtype="float32")
+    gm.set_input("a", av)
+    gm.set_input("b", bv)
+    gm.run()
+    np.testing.assert_allclose(gm.get_output(0).numpy(), av @ bv.T, rtol=1e-5)
+
+
 def test_mattr_check_is_skipped_without_a_feature_list(monkeypatch):
     from relay_tvm.backend import target as target_mod
 

@@ -42,6 +42,8 @@ def test_isa_of_flags(flags, isa):
     ("llvm -mcpu=haswell", "avx512f", "avx2"),          # AVX2 code on an AVX-512 machine
     ("llvm -mcpu=znver3", "avx512f", "avx2"),
     ("llvm -mattr=-avx512f", "avx512f", "avx2"),
+    ("llvm -mattr=+avx2,+fma", "avx512f", "avx2"),        # the generic CPU plus AVX2
+    ("llvm -mattr=+avx512f", "avx2", "avx2"),            # never more than the host runs
     ("llvm -mcpu=skylake-avx512", "avx2", "avx2"),      # never more than the host runs
     ("llvm -mcpu=sapphirerapids", "avx512f", "avx512f"),
     ("llvm -mcpu=some-future-cpu", "avx2", "avx2"),

@@ -272,8 +272,11 @@ ERROR_CASES = [
     # a layout in the wrong letter order reads the channels from H: the message names both
     # layouts (fresh-user finding)
     (lambda a, b: relay.nn.conv2d(a, b, data_layout="NHCW"), (1, 16, 8, 8), (32, 16, 3, 3),
-     "float32", r"data channels / groups = 8/1; data shape \(1, 16, 8, 8\) \(NHCW\), "
+     "float32", r"data channels / groups = 8/1 = 8; data shape \(1, 16, 8, 8\) \(NHCW\), "
      r"weight shape \(32, 16, 3, 3\) \(OIHW\)"),
+    # data channels that groups does not divide: said so, not "8/3" (fresh-user trial)
+    (lambda a, b: relay.nn.conv2d(a, b, groups=3, channels=3), (1, 8, 6, 6), (3, 3, 3, 3),
+     "float32", r"nn.conv2d: data channels 8 are not divisible by groups=3"),
     (lambda a, b: relay.nn.conv2d(a, b, groups=2), (1, 4, 6, 6), (3, 2, 3, 3), "float32",
      r"output channels 3 are not divisible by groups=2"),
     (lambda a, b: relay.nn.conv2d(a, b), (1, 4, 2, 2), (8, 4, 3, 3), "float32",

@@ -83,3 +83,46 @@ def test_virtual_machine_names_a_wrong_first_argument(tmp_path):
     out = relay.vm.VirtualMachine(relay.vm.load_executable(path), tvm.cpu()).run(
         np.array([1.5, -2.0], "float32"))
     np.testing.assert_array_equal(out.numpy(), np.array([3.0, -4.0], "float32"))
+
+
+def test_a_loaded_library_exports_again_as_a_copy(tmp_path):
+    """export_library of what load_module / load_executable returned: TVM cannot serialize a
+    loaded library ("does not support SaveToBytes", found by a fresh-user trial), so the file
+    it came from is copied; the copy runs the same model, linker options are refused, and a
+    vanished source is a BuildError."""
+    import pytest
+
+    src, dst = str(tmp_path / "g.so"), str(tmp_path / "g2.so")
+    relay.build(_scale(2.5), "llvm").export_library(src)
+    load_module(src).export_library(dst)
+    gm = GraphModule(load_module(dst)["default"](tvm.cpu()))
+    gm.set_input("x", np.ones(2, "float32"))
+    gm.run()
+    np.testing.assert_array_equal(gm.get_output(0).numpy(), [2.5, 2.5])
+    with pytest.raises(relay.InputError, match="copy of the file it was loaded from"):
+        load_module(src).export_library(str(tmp_path / "g3.so"), cc="g++")
+    vsrc, vdst = str(tmp_path / "v.so"), str(tmp_path / "v2.so")
+    relay.vm.compile(_scale(-1.5), "llvm").export_library(vsrc)
+    exe = relay.vm.load_executable(vsrc)
+    exe.export_library(vdst)
+    vm = relay.vm.VirtualMachine(relay.vm.load_executable(vdst), tvm.cpu())
+    np.testing.assert_array_equal(vm.run(np.ones(2, "float32")).numpy(), [-1.5, -1.5])
+    import os
+
+    os.remove(vsrc)
+    with pytest.raises(relay.BuildError, match="is gone"):
+        exe.export_library(str(tmp_path / "v3.so"))
+
+
+def test_export_after_a_run_prints_no_scope_log(tmp_path, capfd):
+    """TVM logs "Scope Saving:" to stderr when it saves an executable whose VM has run (a
+    fresh-user trial saw it from README's example); export_library drops that line."""
+    lib = relay.build(_scale(3.0), "llvm")
+    gm = GraphModule(lib["default"](tvm.cpu()))
+    gm.set_input("x", np.ones(2, "float32"))
+    gm.run()
+    lib.export_library(str(tmp_path / "a.so"))
+    exe = relay.vm.compile(_scale(3.0), "llvm")
+    relay.vm.VirtualMachine(exe, tvm.cpu()).run(np.ones(2, "float32"))
+    exe.export_library(str(tmp_path / "b.so"))
+    assert "Scope Saving" not in capfd.readouterr().err

@@ -380,3 +380,23 @@ def test_dense_of_any_width_checks_the_reduction_axis_at_run_time():
         vm.run(np.ones((2, 5), "float32"), wv)
     # the message gives the size the run had (the kernel's check cannot print values)
     assert "x.shape[1]=5" in str(err.value)
+
+
+def test_conv2d_of_any_channels_checks_them_at_run_time_with_the_expected_count():
+    """conv2d of data with Any channels and a (2, 4, 3, 3) weight: NumPy's values at 4
+    channels; at 5 an InputError giving the 4 expected and the 5 given (fresh-user trial: the
+    message gave neither)."""
+    x = relay.var("x", shape=(1, relay.Any(), 5, 5))
+    w = relay.var("w", shape=(2, 4, 3, 3))
+    vm = _vm(relay.Function([x, w], relay.nn.conv2d(x, w, channels=2, kernel_size=(3, 3))))
+    rng = np.random.default_rng(3)
+    xv = rng.standard_normal((1, 4, 5, 5)).astype("float32")
+    wv = rng.standard_normal((2, 4, 3, 3)).astype("float32")
+    ref = np.zeros((1, 2, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            ref += np.einsum("nchw,oc->nohw", xv[:, :, i:i + 3, j:j + 3], wv[:, :, i, j])
+    np.testing.assert_allclose(vm.run(xv, wv).numpy(), ref, rtol=1e-4, atol=1e-4)
+    with pytest.raises(InputError, match=r"weight input channels x groups \(4 x 1 = 4\)") as err:
+        vm.run(np.ones((1, 5, 5, 5), "float32"), wv)
+    assert "x.shape[1]=5" in str(err.value)

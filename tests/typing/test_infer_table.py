@@ -185,7 +185,7 @@ def test_cast_and_unary():
         (lambda: relay.nn.dense(relay.var("d", shape=(4, 16)), relay.var("w", shape=(8, 15))),
          r"nn.dense: data shape \(4, 16\) and weight shape \(8, 15\)"),
         (lambda: relay.nn.conv2d(relay.var("d", shape=(1, 64, 8, 8)), relay.var("w", shape=(8, 32, 3, 3))),
-         r"nn.conv2d: weight input channels 32 must equal data channels / groups = 64/1"),
+         r"nn.conv2d: weight input channels 32 must equal data channels / groups = 64/1 = 64"),
         (lambda: relay.nn.conv2d(relay.var("d", shape=(1, 3, 2, 2)), relay.var("w", shape=(8, 3, 3, 3))),
          r"nn.conv2d: output height would be 0"),
         (lambda: relay.reshape(relay.var("x", shape=(2, 3)), (4, 2)),
