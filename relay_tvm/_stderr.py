@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import tempfile
 
@@ -36,4 +37,20 @@ def stderr_without(drop):
                 os.write(2, b"".join(kept))
 
 
-__all__ = ["stderr_without"]
+# TVM's VMExecutable logs every memory scope of its constant pool when it saves or loads one
+# (src/runtime/vm/executable.cc, LOG(WARNING) "Scope Saving:" / "Scope Loaded:"): progress
+# chatter, not a warning. relay_tvm's executables have no memory scopes; libraries that TVM
+# Relax built with virtual devices do.
+_SCOPE_LOG = re.compile(rb"^\[[0-9:]+\] \S*executable\.cc:\d+: Warning: Scope (Saving|Loaded):")
+
+
+@contextlib.contextmanager
+def without_scope_log():
+    """Drop TVM's "Scope Saving:" / "Scope Loaded:" lines from what C++ writes to stderr inside
+    the block (saving or loading an executable); every other line (real warnings and errors)
+    is written to stderr afterwards, in order."""
+    with stderr_without(_SCOPE_LOG.match):
+        yield
+
+
+__all__ = ["stderr_without", "without_scope_log"]

@@ -419,7 +419,7 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
         if not os.path.isdir(folder):
             raise BuildError(f"export_library: the folder {folder!r} of {str(path)!r} does not "
                              f"exist")
-        from ..runtime.library import without_scope_log
+        from .._stderr import without_scope_log
 
         try:
             with without_scope_log():  # TVM logs the executable's memory scopes when saving

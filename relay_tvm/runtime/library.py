@@ -10,29 +10,11 @@ built by TVM Relax itself, a kernel-only library) is neither.
 
 from __future__ import annotations
 
-import contextlib
 import re
 
+from .._stderr import without_scope_log
 from ..backend.library_file import check_shared_library, looks_like_library
 from ..errors import BuildError
-
-# TVM's VMExecutable logs every memory scope of its constant pool when it saves or loads one
-# (src/runtime/vm/executable.cc, LOG(WARNING) "Scope Saving:" / "Scope Loaded:"): progress
-# chatter, not a warning. relay_tvm's executables have no memory scopes; libraries that TVM
-# Relax built with virtual devices do.
-_SCOPE_LOG = re.compile(rb"^\[[0-9:]+\] \S*executable\.cc:\d+: Warning: Scope (Saving|Loaded):")
-
-
-@contextlib.contextmanager
-def without_scope_log():
-    """Drop TVM's "Scope Saving:" / "Scope Loaded:" lines from what C++ writes to stderr inside
-    the block; every other line (real warnings and errors) is written to stderr afterwards, in
-    order. The lines come from C++ ``std::cerr``, so file descriptor 2 is redirected for the
-    duration (another thread's stderr output in that time is delayed, not lost)."""
-    from .._stderr import stderr_without
-
-    with stderr_without(_SCOPE_LOG.match):
-        yield
 
 
 def copy_loaded(source: str, path: str, kwargs: dict, who: str) -> None:
