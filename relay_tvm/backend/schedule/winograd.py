@@ -29,6 +29,7 @@ from __future__ import annotations
 from . import generic
 from .cpu import Knobs, NotApplicable, _inline_all_but, _pick, _write_buffer, register, vector_lanes
 from .cpu_model import cpu_features, divisors, register_tile
+from .cpu_nchwc import rows_major_default
 
 # how many output-channel blocks ahead the GEMM prefetches its weight: 2 ran ResNet-50 1-2%
 # faster than 1 (one Zen 4 core, in one process, 2026-12-03)
@@ -45,14 +46,15 @@ def tiles_first_default(p: int, o: int, c: int) -> bool:
     output by channel block (each thread then reads only part of the transformed weight
     ``U``, but ``V`` and ``M`` cross between the threads). Tiles first when each thread
     reading all of ``U`` (``C x O`` per position) costs less than twice what would cross
-    (``P x (C + O)``): ``C * O <= 2 * P * (C + O)``. ResNet-18 on two Zen 4 vCPUs, the model's
+    (``P x (C + O)``): ``C * O <= 2 * P * (C + O)``, the direct template's rule
+    (:func:`.cpu_nchwc.rows_major_default`) per transform position. ResNet-18 on two Zen 4 vCPUs, the model's
     sequence, ms per kernel (fast / slow state of the machine, RESULTS.md 2026-12-05): 64@56
     (P = 196) 0.406 -> 0.389 / 0.733 -> 0.478, 128@28 (P = 49) 0.357 -> 0.345 / 0.503 ->
     0.415; 256@14 (P = 16, not chosen) 0.43 -> 0.49 / 0.56 -> 0.58; 512@7 (not chosen)
     0.70 -> 0.83 / 0.79 -> 0.84. Unknown extents: False."""
     if None in (p, o, c):
         return False
-    return c * o <= 2 * p * (c + o)
+    return rows_major_default(c * o, p * c, p * o)
 
 
 def _blocks(sch):
