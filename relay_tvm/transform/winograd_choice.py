@@ -110,6 +110,7 @@ def winograd_cost(n, c, oh, ow, o, lanes, tile, feats=None, threads=1):
     GEMM (at its register tile's efficiency) and the transforms at the Winograd stages' rate,
     the transformed weight's bytes at the DRAM streaming rate (times ``threads``: the cores
     share the memory bandwidth), the stages' buffers, and the per-layer overhead."""
+    from ..backend.schedule.winograd import fused_default
     from .layout import block_size
 
     alpha = tile + 2
@@ -119,7 +120,11 @@ def winograd_cost(n, c, oh, ow, o, lanes, tile, feats=None, threads=1):
     gemm = alpha * alpha * p * c * o / tile_eff
     trans = alpha * alpha * p * c * t_in + tile * tile * p * o * t_out
     weight_bytes = alpha * alpha * c * o * 4
-    buffer_bytes = alpha * alpha * p * (c + o) * 4
+    # the stages' buffers, unless the kernel fuses its stages per tile row (each group's
+    # transformed data then stays in the core's L2: SqueezeNet's 48->192@13 as F(2x2), 7 rows
+    # fused, 0.086 ms against 0.149 direct and 0.139 as F(4x4), whose 4 rows stay unfused)
+    fused = fused_default(p, o, c, n * -(-oh // tile), threads)
+    buffer_bytes = 0 if fused else alpha * alpha * p * (c + o) * 4
     return ((gemm + trans) / lanes / _WINOGRAD_EFF
             + threads * weight_bytes / weight_bytes_per_slot(feats)
             + buffer_bytes / (_BUFFER_BYTES_PER_LANE_SLOT * lanes) + _LAYER_OVERHEAD)

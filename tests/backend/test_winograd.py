@@ -191,3 +191,80 @@ def test_stages_split_by_tiles_or_by_position_equal_interpreter(c, h, config, kn
     ref = relay.create_executor("debug", relay.IRModule.from_expr(func),
                                 params=params).evaluate()(x).numpy()
     assert_same(ref, _run(lib, x), rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def _np_conv3x3(x, w, pad):
+    """float64 NCHW/OIHW 3x3 convolution, stride 1, ``pad`` on every side (NumPy)."""
+    x = np.pad(x.astype("float64"), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = x.shape[2] - 2, x.shape[3] - 2
+    out = np.zeros((x.shape[0], w.shape[0], oh, ow))
+    for i in range(3):
+        for j in range(3):
+            out += np.einsum("nchw,oc->nohw", x[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    return out
+
+
+def _conv_relu(shape, w, pad):
+    x = relay.var("x", shape=shape)
+    y = relay.nn.conv2d(x, relay.const(w), padding=(pad, pad), channels=w.shape[0],
+                        kernel_size=(3, 3))
+    return relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(y)))
+
+
+@pytest.mark.parametrize("n, c, o, h, w, pad, tile, knobs", [
+    (1, 32, 64, 30, 30, 1, 4, {}),                      # the default: 8 groups of a tile row
+    (2, 16, 32, 13, 11, 1, 4, {"fuse": 1}),             # batch 2, ragged last row and column
+    (1, 16, 64, 17, 17, 0, 2, {"fuse": 1, "rows": 2, "osplit": 2}),  # no padding, 2 chunks
+    (1, 32, 32, 24, 24, 1, 4, {"fuse": 1, "mb": 3}),    # a 3-tile register block
+    (1, 32, 64, 30, 30, 1, 4, {"fuse": 0}),             # the stages one by one
+])
+def test_float_winograd_fused_stages_equal_numpy(n, c, o, h, w, pad, tile, knobs):
+    """Knob ``fuse``: the float Winograd with its input transform, GEMMs and output transform
+    fused per group of tile rows (one parallel loop over the groups, per-group buffers)
+    equals NumPy's convolution, whatever the batch, the ragged last tiles, the padding, the
+    group size, the output-channel chunks and the register block; ``fuse`` 0 keeps the three
+    parallel stages."""
+    from relay_tvm.backend.schedule import LAST_ERRORS
+    from relay_tvm.backend.schedule.cpu import override_knobs
+
+    rng = np.random.default_rng(n + c + o + h + w)
+    xv = rng.standard_normal((n, c, h, w)).astype("float32")
+    wv = (rng.standard_normal((o, c, 3, 3)) / np.sqrt(9 * c)).astype("float32")
+    LAST_ERRORS.clear()
+    with override_knobs(knobs), relay.transform.PassContext(
+            opt_level=3, config={CONFIG_KEY: tile}):
+        lib = relay.build(_conv_relu(xv.shape, wv, pad), target="llvm")
+    assert not LAST_ERRORS, LAST_ERRORS  # the template applied, no generic fallback
+    winos = [k for k in lib.kernels.values() if k.anchor == WINO]
+    assert len(winos) == 1
+    text = winos[0].prim_func.script()
+    parallel = text.count("T.parallel")
+    assert parallel >= 3 if knobs.get("fuse") == 0 else parallel == 1, text
+    ref = np.maximum(_np_conv3x3(xv, wv, pad), 0)
+    got = _run(lib, xv)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_fused_default_rule():
+    """Fused by default where the stages split by tiles anyway (``tiles_first``) and the
+    tile rows give each thread at least three groups: ResNet's 64@56 (14 rows) and 128@28
+    (7 rows) layers on two threads, not the 128@28 ones on four, nor 256@14 / 512@7."""
+    from relay_tvm.backend.schedule.winograd import fused_default
+
+    assert fused_default(196, 64, 64, 14, 2) and fused_default(49, 128, 128, 7, 2)
+    assert not fused_default(49, 128, 128, 7, 4)
+    assert not fused_default(16, 256, 256, 4, 2) and not fused_default(4, 512, 512, 2, 2)
+    assert fused_default(1369, 64, 32, 37, 2)  # Inception-v3's 147x147 layer
+
+
+@pytest.mark.parametrize("threads, fused", [("2", True), ("4", False)])
+def test_fused_default_follows_the_thread_count(monkeypatch, threads, fused):
+    """The default is taken at build time for the module's thread count: 8 tile rows are
+    enough groups for two threads, not for four."""
+    monkeypatch.setenv("TVM_NUM_THREADS", threads)
+    wv = np.ones((32, 32, 3, 3), "float32")
+    with relay.transform.PassContext(opt_level=3, config={CONFIG_KEY: 4}):
+        lib = relay.build(_conv_relu((1, 32, 30, 30), wv, 1), target="llvm")
+    (k,) = [k for k in lib.kernels.values() if k.anchor == WINO]
+    assert (k.prim_func.script().count("T.parallel") == 1) == fused
