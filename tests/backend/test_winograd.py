@@ -133,9 +133,9 @@ def test_gemm_tile_may_leave_a_guarded_last_block():
 @pytest.mark.parametrize("c, h, config", [(32, 32, None), (16, 7, {CONFIG_KEY: 4}),
                                            (16, 14, {CONFIG_KEY: 2})])
 def test_input_transform_reading_through_the_padding_equals_interpreter(c, h, config):
-    """Knob ``padin`` (tunable; by default on where the stages split by tiles, see
-    ``tiles_first``): the input transform reads the unpadded input with conditional loads
-    instead of a padded copy; the block still equals the interpreter."""
+    """Knob ``padin`` (tunable; by default on wherever the convolution pads): the input
+    transform reads the unpadded input with conditional loads instead of a padded copy; the
+    block still equals the interpreter."""
     from relay_tvm.backend.schedule.cpu import override_knobs
 
     func, params = basic_block(c, h)
@@ -170,12 +170,13 @@ def test_tiles_first_rule():
     (16, 7, {CONFIG_KEY: 2}, {"tiles_first": 0}),
     (16, 7, {CONFIG_KEY: 2}, {"tiles_first": 0, "padin": 1}),
     (32, 32, None, {}),
+    (96, 7, {CONFIG_KEY: 2}, {}),  # by position by default (C.O > 2.P.(C+O)), padding read
 ])
 def test_stages_split_by_tiles_or_by_position_equal_interpreter(c, h, config, knobs):
     """Knob ``tiles_first``: the GEMM's parallel loop over tile groups outermost and the
     output transform over tile rows (each thread's tiles through all stages on that thread),
-    or by transform position and channel block; the padding read through by default only in
-    the first. Every combination equals the interpreter."""
+    or by transform position and channel block; the padding read through by default in
+    both. Every combination equals the interpreter."""
     from relay_tvm.backend.schedule.cpu import override_knobs
 
     func, params = basic_block(c, h)
@@ -186,7 +187,7 @@ def test_stages_split_by_tiles_or_by_position_equal_interpreter(c, h, config, kn
     assert winos
     for k in winos:
         assert k.schedule_rule == "conv2d_winograd"
-        padin = knobs.get("padin", knobs.get("tiles_first", 1))
+        padin = knobs.get("padin", 1)
         assert ('T.sblock("data_pad")' not in k.prim_func.script()) == bool(padin)
     ref = relay.create_executor("debug", relay.IRModule.from_expr(func),
                                 params=params).evaluate()(x).numpy()

@@ -464,20 +464,21 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
         getattr(sch.get(names["data_pad"]).body, "value", ""))
     knobs = knobs or Knobs()
     # reading through the padding (the pad inlined into the input transform, conditional
-    # loads): one parallel loop and one copy fewer. The default for the int16 pairs: int8
-    # ResNet-18's 13 Winograd kernels 13.14 -> 12.80 ms in the model's sequence, outputs
-    # bit-identical. Off for float32: on ResNet-18 it gained 3-15% on the 56x56, 14x14 and
-    # 7x7 layers but made the 28x28 ones (7 tiles a row) 2.2x slower (one Zen 3 core, loaded
-    # machine, 2026-12-02); tuning may choose it per layer
+    # loads): one parallel loop and one copy fewer, the default wherever there is padding.
+    # int8 ResNet-18's 13 int16-pairs Winograd kernels 13.14 -> 12.80 ms in the model's
+    # sequence, outputs bit-identical. Float32, two Zen 4 vCPUs (2026-12-05), layers timed
+    # alone with and without: ResNet's 256@14 0.38 -> 0.37 ms, 512@7 0.73 -> 0.62 (AVX2
+    # code: 0.59 -> 0.57, 0.89 -> 0.84), 128@28 as AVX2 code 0.53 -> 0.47, VGG's 256@28,
+    # 512@28 and 512@14 2-4% faster, Inception's 448->384@8 and 384@8 4-9%; ResNet-50 in its
+    # sequence in the machine's slow state 28.77 -> 28.02 ms (fast: 25.55 / 25.62). The 2.2x
+    # slowdown of 28x28 planes (7 tiles a row) that kept it off for float32 on one Zen 3
+    # core (2026-12-02) did not recur on either ISA.
     a = anchor.attrs
     pairs = a.kernel_layout.endswith("o2i")
     ext = [generic.loop_extent(sch, v) for v in sch.get_loops(names["bgemm"])]
     tiles_first = knobs.pick("tiles_first", [0, 1],
                              int(not pairs and tiles_first_default(*ext[-3:])))
-    # the padding read through where each thread's tiles go through all stages on that
-    # thread (no padded copy split by channels), and for the int16 pairs
-    padin = knobs.pick("padin", [0, 1] if pad_cond else [0],
-                       int(pad_cond and (pairs or tiles_first)))
+    padin = knobs.pick("padin", [0, 1] if pad_cond else [0], int(pad_cond))
     keep = {"data_tmp", "data_pack", "bgemm", "inverse_tmp"} | (
         {"data_pad"} if pad_cond and not padin else set())
     _inline_all_but(sch, keep, strict=True)  # epilogue and inverse transform into the output
