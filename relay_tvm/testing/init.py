@@ -1,9 +1,10 @@
 """Seeded parameter initializers for the test workloads (after tvm.relay.testing.init).
 
 ``Xavier`` draws weights uniformly from ``[-s, s]`` with ``s = sqrt(magnitude / fan)``, fan the
-average of fan-in and fan-out (Glorot & Bengio 2010; MXNet's ``Xavier`` defaults); biases and
-``beta`` / ``moving_mean`` are zeros, ``gamma`` / ``moving_var`` ones, chosen by the parameter's
-name suffix as tvm.relay.testing did.
+average of fan-in and fan-out (Glorot & Bengio 2010; MXNet's ``Xavier`` defaults). As in
+tvm.relay 0.19, the parameter's name chooses by its ending: ``...weight`` Xavier, ``...bias``,
+``...beta`` and ``...mean`` (``bn_mean``, ``moving_mean``) zeros, ``...gamma`` and ``...var``
+(``bn_var``, ``moving_var``) ones; any other name is an error (0.19: ``ValueError``).
 """
 
 from __future__ import annotations
@@ -26,10 +27,17 @@ class Xavier:
             arr[...] = self(name, arr.shape, arr.dtype)
             return arr
         shape = tuple(int(d) for d in shape)
-        if name.endswith(("_bias", "_beta", "_moving_mean")):
+        if name.endswith(("bias", "beta", "mean")):
             return np.zeros(shape, dtype)
-        if name.endswith(("_gamma", "_moving_var")):
+        if name.endswith(("gamma", "var")):
             return np.ones(shape, dtype)
+        if not name.endswith("weight"):
+            from ..errors import InputError
+
+            raise InputError(
+                f"Xavier: no initialization pattern for parameter {name!r}: its name must end in "
+                "'weight' (Xavier), 'bias' / 'beta' / 'mean' (zeros) or 'gamma' / 'var' (ones), "
+                "as in tvm.relay.testing; pass create_workload an initializer of your own")
         if len(shape) < 2:
             return self.rng.uniform(-0.1, 0.1, size=shape).astype(dtype)
         hw = int(np.prod(shape[2:])) if len(shape) > 2 else 1

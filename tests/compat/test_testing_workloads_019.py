@@ -42,6 +42,37 @@ def _transposed(params_nchw, params_nhwc, deconv=False):
     return out
 
 
+def test_default_initializer_follows_the_019_name_endings():
+    """Fresh-user trial: the TVM tutorials' simple_net (conv, batch_norm with ``bn_gamma``,
+    ``bn_beta``, ``bn_mean``, ``bn_var``, relu) gave NaN through create_workload: ``bn_var``
+    was drawn from [-0.1, 0.1] (only ``_moving_var`` counted as a variance), and a negative
+    variance makes the normalization sqrt(<0). As in 0.19, ``...var`` and ``...gamma`` are
+    ones, ``...mean``, ``...beta`` and ``...bias`` zeros, ``...weight`` Xavier, any other
+    name an error."""
+    x = relay.var("data", shape=(1, 3, 8, 8))
+    w = relay.var("conv_weight")
+    g, b = relay.var("bn_gamma"), relay.var("bn_beta")
+    m, v = relay.var("bn_mean"), relay.var("bn_var")
+    y = relay.nn.conv2d(x, w, kernel_size=(3, 3), channels=4, padding=(1, 1))
+    y = relay.nn.relu(relay.nn.batch_norm(y, g, b, m, v)[0])
+    func = relay.Function(relay.analysis.free_vars(y), y)
+    mod, params = testing.create_workload(func)
+    for name, fill in (("bn_gamma", 1), ("bn_var", 1), ("bn_beta", 0), ("bn_mean", 0)):
+        np.testing.assert_array_equal(params[name].numpy(), np.full((4,), fill, "float32"))
+    wv = params["conv_weight"].numpy()
+    assert wv.shape == (4, 3, 3, 3) and np.abs(wv).max() <= np.sqrt(3.0 / (3 * 9 + 4 * 9) * 2)
+    xv = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype("float32")
+    # with gamma 1, beta 0, mean 0, var 1: relu(conv(x) / sqrt(1 + eps)), eps = 1e-5
+    xp = np.pad(xv[0].astype("float64"), ((0, 0), (1, 1), (1, 1)))
+    conv = sum(np.einsum("chw,oc->ohw", xp[:, i:i + 8, j:j + 8], wv[:, :, i, j])
+               for i in range(3) for j in range(3))
+    ref = np.maximum(conv / np.sqrt(1 + 1e-5), 0)[None]
+    np.testing.assert_allclose(_run(mod, params, xv), ref, rtol=1e-5, atol=1e-5)
+    scale = relay.var("scale", shape=(1,))
+    with pytest.raises(RelayError, match="no initialization pattern for parameter 'scale'"):
+        testing.create_workload(relay.Function([x, scale], relay.multiply(x, scale)))
+
+
 def test_resnet_nhwc_is_the_nchw_network_transposed():
     a, pa = testing.resnet.get_workload(1, 10, 18, (3, 32, 32))
     b, pb = testing.resnet.get_workload(1, 10, 18, (32, 32, 3), "NHWC")  # 0.19's order

@@ -173,11 +173,12 @@ def test_create_workload_takes_a_019_style_in_place_initializer():
         arr[...] = 3.0
 
     x = relay.var("data", shape=(1, 2))
-    w = relay.var("w", shape=(3, 2))
+    w = relay.var("fc_weight", shape=(3, 2))
     _, params = create_workload(relay.nn.dense(x, w), fill)
-    np.testing.assert_array_equal(params["w"].numpy(), np.full((3, 2), 3.0, "float32"))
+    np.testing.assert_array_equal(params["fc_weight"].numpy(), np.full((3, 2), 3.0, "float32"))
     _, params = create_workload(relay.nn.dense(x, w))  # ours: name, shape, dtype -> array
-    assert params["w"].numpy().shape == (3, 2) and np.any(params["w"].numpy() != 0)
+    got = params["fc_weight"].numpy()
+    assert got.shape == (3, 2) and np.any(got != 0)
 
 
 if __name__ == "__main__":

@@ -451,9 +451,12 @@ def _output_transform(sch, out, m, lanes, tiles_first=False):
 
 @register("conv2d_winograd")
 def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
-    """The four stages above. Knobs: ``mb`` and ``nb`` of the batched GEMM's register tile
-    (defaults from :func:`gemm_tile`), ``padin`` (the padding read through by the input
-    transform instead of materialized)."""
+    """The four stages above. Knobs: ``padin`` (the padding read through by the input
+    transform instead of materialized; default wherever the layer pads), ``fuse`` (the stages
+    fused per group of tile rows, :func:`_fused_float`, with ``rows``, ``mb``, ``nb`` and
+    ``osplit``; only where no padded copy is materialized, so ``padin`` 0 on a padded layer
+    keeps the stages apart), else ``tiles_first`` and the batched GEMM's register tile ``mb``
+    and ``nb`` (defaults from :func:`gemm_tile`)."""
     import tvm
 
     names = _blocks(sch)
