@@ -712,6 +712,35 @@ def _warn_if_busy():
               f"engine in its own process", file=sys.stderr)
 
 
+def _cpu_model_name() -> str | None:
+    """This machine's CPU model (``/proc/cpuinfo``'s ``model name``), or None."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    return value.strip()
+    except OSError:
+        pass
+    return None
+
+
+def _target_note(target: str) -> str:
+    """`` (-mcpu=znver4, 512-bit vectors; CPU: AMD EPYC)``: what an LLVM target string resolves
+    to on this machine (the CPU it is built for, the float32 vector width the templates are
+    sized for) and the machine's CPU model; empty for other targets."""
+    from .backend.schedule.cpu_model import cpu_features
+    from .backend.target import make_target
+
+    tgt = make_target(target)
+    if str(tgt.kind.name) != "llvm":
+        return ""
+    mcpu = str(tgt.attrs.get("mcpu", "") or "generic")
+    bits = cpu_features(tgt).lanes(32) * 32
+    cpu = _cpu_model_name()
+    return f" (-mcpu={mcpu}, {bits}-bit vectors" + (f"; CPU: {cpu})" if cpu else ")")
+
+
 def cmd_demo(args):
     from . import frontend, transform
     from ._threads import usable_cores
@@ -738,7 +767,7 @@ def cmd_demo(args):
         bar.close()
         raise
     print(f"relay-tvm demo: {args.model} (random weights), input {shape}, opt level "
-          f"{args.opt_level}, target {args.target}", flush=True)
+          f"{args.opt_level}, target {args.target}{_target_note(args.target)}", flush=True)
     bar.update(1)
     print(f"[relay-tvm] create the Gluon model (MXNet): {create_s:.2f} s", file=sys.stderr)
     with _step(bar, "import to Relay"):

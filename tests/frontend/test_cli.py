@@ -81,6 +81,14 @@ def test_demo_default_command(capsys):
     from relay_tvm._threads import num_threads
 
     assert f"{num_threads()} threads" in out
+    # the header names what "llvm" resolved to here: the CPU built for and the vector width
+    # (fresh-user trial: only an error for an unknown -mcpu revealed it)
+    from relay_tvm.backend.schedule.cpu_model import cpu_features
+    from relay_tvm.backend.target import make_target
+
+    tgt = make_target("llvm")
+    bits = cpu_features(tgt).lanes(32) * 32
+    assert f"target llvm (-mcpu={tgt.attrs['mcpu']}, {bits}-bit vectors" in out.splitlines()[0]
     # MXNet timed on its own fastest CPU path (what the README's peer tables use), named
     import mxnet as mx
 
