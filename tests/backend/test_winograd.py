@@ -97,6 +97,27 @@ def test_winograd_template_applies_on_other_isas(target):
     assert rules.count((WINO, "conv2d_winograd")) == 2, rules
 
 
+@pytest.mark.parametrize("target", ["llvm -mcpu=skylake-avx512", "llvm -mcpu=haswell",
+                                    "llvm -mtriple=aarch64-linux-gnu"])
+def test_fused_winograd_applies_on_other_isas(target):
+    """The stages fused per tile row (knob ``fuse``) build for each vector width: one
+    parallel loop per Winograd kernel, no generic fallback."""
+    from relay_tvm.backend.schedule import LAST_ERRORS
+    from relay_tvm.backend.schedule.cpu import override_knobs
+
+    func, params = basic_block(32, 16)
+    LAST_ERRORS.clear()
+    with override_knobs({"fuse": 1}), relay.transform.PassContext(
+            opt_level=3, config={CONFIG_KEY: 4}):
+        lib = relay.build(relay.IRModule.from_expr(func), target=target, params=params)
+    assert not LAST_ERRORS, LAST_ERRORS
+    winos = [k for k in lib.kernels.values() if k.anchor == WINO]
+    assert len(winos) == 2
+    for k in winos:
+        assert k.schedule_rule == "conv2d_winograd"
+        assert k.prim_func.script().count("T.parallel") == 1
+
+
 def test_gemm_tile_may_leave_a_guarded_last_block():
     """The batched GEMM's tile rows need not divide the tile count P when the dividing tiles
     are one vector wide or hide too little FMA latency; then at most 10% of the rows are
@@ -219,7 +240,7 @@ def _conv_relu(shape, w, pad):
     (1, 32, 32, 24, 24, 1, 4, {"fuse": 1, "mb": 3}),    # a 3-tile register block
     (1, 32, 64, 30, 30, 1, 4, {"fuse": 0}),             # the stages one by one
 ])
-def test_float_winograd_fused_stages_equal_numpy(n, c, o, h, w, pad, tile, knobs):
+def test_float_winograd_fused_stages_equal_numpy(monkeypatch, n, c, o, h, w, pad, tile, knobs):
     """Knob ``fuse``: the float Winograd with its input transform, GEMMs and output transform
     fused per group of tile rows (one parallel loop over the groups, per-group buffers)
     equals NumPy's convolution, whatever the batch, the ragged last tiles, the padding, the
@@ -228,6 +249,7 @@ def test_float_winograd_fused_stages_equal_numpy(n, c, o, h, w, pad, tile, knobs
     from relay_tvm.backend.schedule import LAST_ERRORS
     from relay_tvm.backend.schedule.cpu import override_knobs
 
+    monkeypatch.setenv("TVM_NUM_THREADS", "2")  # the default's thread count, whatever the host
     rng = np.random.default_rng(n + c + o + h + w)
     xv = rng.standard_normal((n, c, h, w)).astype("float32")
     wv = (rng.standard_normal((o, c, 3, 3)) / np.sqrt(9 * c)).astype("float32")
