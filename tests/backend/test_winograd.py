@@ -269,6 +269,29 @@ def test_float_winograd_fused_stages_equal_numpy(monkeypatch, n, c, o, h, w, pad
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
 
 
+@pytest.mark.parametrize("knobs", [{}, {"vpos": 0}, {"vpos": 1, "padin": 0}])
+def test_input_transform_by_transform_rows_equals_numpy(knobs):
+    """Knob ``vpos``: where the GEMM splits by transform position (no ``tiles_first``: 96
+    channels on 7x7, F(2x2)), the input transform's parallel loop leads with the transform
+    row ``a`` by default, so each thread writes the transformed input its GEMM reads; either
+    way, and with a padded copy, the kernel equals NumPy's convolution."""
+    from relay_tvm.backend.schedule.cpu import override_knobs
+
+    rng = np.random.default_rng(11)
+    xv = rng.standard_normal((1, 96, 7, 7)).astype("float32")
+    wv = (rng.standard_normal((96, 96, 3, 3)) / np.sqrt(9 * 96)).astype("float32")
+    with override_knobs(knobs), relay.transform.PassContext(
+            opt_level=3, config={CONFIG_KEY: 2}):
+        lib = relay.build(_conv_relu(xv.shape, wv, 1), target="llvm")
+    (k,) = [k for k in lib.kernels.values() if k.anchor == WINO]
+    assert k.schedule_rule == "conv2d_winograd"
+    first = next(ln for ln in k.prim_func.script().splitlines()
+                 if "T.parallel" in ln and "data_pad" not in ln)
+    assert first.strip().startswith("for a_p_") == bool(knobs.get("vpos", 1)), first
+    ref = np.maximum(_np_conv3x3(xv, wv, 1), 0)
+    np.testing.assert_allclose(_run(lib, xv), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
 def test_fused_default_rule():
     """Fused by default where the stages split by tiles anyway (``tiles_first``) and the
     tile rows give each thread at least three groups: ResNet's 64@56 (14 rows) and 128@28
