@@ -14,7 +14,8 @@ the direct (NCHW{c}c) convolution, counting vector instructions per output:
   terms per element, ``C`` channels) and the output transform (``O`` channels), at the rate the
   Winograd stages reach; the transformed weight, ``alpha^2 C O`` floats (4x the direct weight
   for F(4x4), 1.8x for F(2x2)), streamed from memory; the transformed input and the GEMM's
-  result, ``alpha^2 P (C + O)`` floats, each written by one stage and read by the next; and a
+  result, ``alpha^2 P (C + O)`` floats, each written by one stage and read by the next (not
+  counted where the kernel fuses its stages per tile row: each row's stay in L2); and a
   fixed cost per layer (start-up of the extra stages, the GEMM's short reductions).
 
 Weights stream from main memory, not from cache: a whole network's weights (ResNet-18's are
@@ -109,7 +110,9 @@ def winograd_cost(n, c, oh, ow, o, lanes, tile, feats=None, threads=1):
     """Estimated vector-FMA slots of one core for F(tile x tile, 3x3) on this layer: the batched
     GEMM (at its register tile's efficiency) and the transforms at the Winograd stages' rate,
     the transformed weight's bytes at the DRAM streaming rate (times ``threads``: the cores
-    share the memory bandwidth), the stages' buffers, and the per-layer overhead."""
+    share the memory bandwidth), the stages' buffers (none where the kernel will fuse its
+    stages per tile row: :func:`relay_tvm.backend.schedule.winograd.fused_default`), and the
+    per-layer overhead."""
     from ..backend.schedule.winograd import fused_default
     from .layout import block_size
 
