@@ -712,23 +712,11 @@ def _warn_if_busy():
               f"engine in its own process", file=sys.stderr)
 
 
-def _cpu_model_name() -> str | None:
-    """This machine's CPU model (``/proc/cpuinfo``'s ``model name``), or None."""
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name":
-                    return value.strip()
-    except OSError:
-        pass
-    return None
-
-
 def _target_note(target: str) -> str:
     """`` (-mcpu=znver4, 512-bit vectors; CPU: AMD EPYC)``: what an LLVM target string resolves
     to on this machine (the CPU it is built for, the float32 vector width the templates are
     sized for) and the machine's CPU model; empty for other targets."""
+    from .backend.isa import cpu_info
     from .backend.schedule.cpu_model import cpu_features
     from .backend.target import make_target
 
@@ -737,7 +725,7 @@ def _target_note(target: str) -> str:
         return ""
     mcpu = str(tgt.attrs.get("mcpu", "") or "generic")
     bits = cpu_features(tgt).lanes(32) * 32
-    cpu = _cpu_model_name()
+    cpu = cpu_info().get("model name")
     return f" (-mcpu={mcpu}, {bits}-bit vectors" + (f"; CPU: {cpu})" if cpu else ")")
 
 

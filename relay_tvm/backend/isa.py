@@ -67,6 +67,25 @@ def target_isa(target) -> dict | None:
 
 
 @functools.lru_cache(maxsize=1)
+def cpu_info() -> dict:
+    """The first processor's fields of ``/proc/cpuinfo`` (``{"model name": ..., "flags": ...}``
+    on x86, ``"Features"`` on AArch64), or ``{}`` where it cannot be read."""
+    info: dict = {}
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if not line.strip():
+                    if info:
+                        break
+                    continue
+                name, _, value = line.partition(":")
+                info.setdefault(name.strip(), value.strip())
+    except OSError:
+        pass
+    return info
+
+
+@functools.lru_cache(maxsize=1)
 def host_isa() -> tuple:
     """``(arch, flags)`` of this machine: ``platform.machine()`` normalized (``x86_64``,
     ``aarch64``) and the set of ``/proc/cpuinfo`` flags, or None where they cannot be read."""
@@ -74,17 +93,8 @@ def host_isa() -> tuple:
 
     arch = _arch(platform.machine())
     key = "flags" if arch == "x86_64" else "features" if arch == "aarch64" else None
-    flags = None
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-            for line in f:
-                name, _, value = line.partition(":")
-                if key is not None and name.strip().lower() == key:
-                    flags = set(value.split())
-                    break
-    except OSError:
-        pass
-    return arch, flags
+    value = next((v for k, v in cpu_info().items() if k.lower() == key), None)
+    return arch, None if value is None else set(value.split())
 
 
 def missing_features(isa: dict, host: tuple | None = None) -> tuple:
@@ -132,4 +142,4 @@ def check_isa(isa: dict | None, who: str, what: str, host: tuple | None = None) 
             f"'llvm -mcpu=haswell' for AVX2)")
 
 
-__all__ = ["target_isa", "host_isa", "missing_features", "check_isa"]
+__all__ = ["target_isa", "host_isa", "cpu_info", "missing_features", "check_isa"]
