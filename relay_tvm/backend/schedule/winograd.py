@@ -235,6 +235,25 @@ def _group_input_transform(sch, names, a, widths):
     _tmp_at(sch, names["data_tmp"], at, vector=vec)
 
 
+def _row_geometry(sch, bg, out, m):
+    """``(alpha, P, O, C, N, output-channel blocks, tile rows, tile columns)`` for a kernel
+    fused per tile row, or None where it cannot be: the output is not blocked (``NCHW{k}c``,
+    five loops), an extent is not static, or the output's tiles are not the GEMM's rows."""
+    la, _, lp, lo, lk = sch.get_loops(bg)
+    alpha, p_ext, o_ext, c_ext = (generic.loop_extent(sch, v) for v in (la, lp, lo, lk))
+    loops = sch.get_loops(out)
+    if len(loops) != 5:
+        return None
+    n, oc, y, x, _ = loops
+    n_ext, oc_ext, y_ext, x_ext = (generic.loop_extent(sch, v) for v in (n, oc, y, x))
+    if None in (alpha, p_ext, o_ext, c_ext, n_ext, oc_ext, y_ext, x_ext):
+        return None
+    th, tw = -(-y_ext // m), -(-x_ext // m)
+    if n_ext * th * tw != p_ext:
+        return None
+    return alpha, p_ext, o_ext, c_ext, n_ext, oc_ext, th, tw
+
+
 def _fused_pairs(sch, names, out, a, m, target, knobs) -> bool:
     """The int16-pairs Winograd with its stages fused per group of tile rows (knob ``fuse``):
     for each group, in parallel over (batch, group), the input transform, the ``alpha^2`` GEMMs
@@ -245,18 +264,11 @@ def _fused_pairs(sch, names, out, a, m, target, knobs) -> bool:
     changed) otherwise, and the caller schedules the stages one by one."""
     knobs = knobs or Knobs()
     bg = names["bgemm"]
-    la, _, lp, lo, lk = sch.get_loops(bg)
-    alpha = generic.loop_extent(sch, la)
-    p_ext, o_ext, c_ext = (generic.loop_extent(sch, v) for v in (lp, lo, lk))
     ob = int(a.kernel_layout[4:-3])
-    loops = sch.get_loops(out)
-    if len(loops) != 5 or None in (alpha, p_ext, o_ext, c_ext):  # a blocked (NCHW{k}c) output
+    geo = _row_geometry(sch, bg, out, m)
+    if geo is None:
         return False
-    n, oc, y, x = loops[:4]
-    n_ext, y_ext, x_ext = (generic.loop_extent(sch, v) for v in (n, y, x))
-    th, tw = -(-y_ext // m), -(-x_ext // m)
-    if n_ext * th * tw != p_ext:
-        return False
+    alpha, p_ext, o_ext, c_ext, n_ext, oc_ext, th, tw = geo
     # the weight is read once per group: fused only when it stays in L2 (in the whole network,
     # ResNet-18's 2 MB and 8 MB Winograd weights re-read per group from L3 or memory cost more
     # than the fusion saves: measured 2% slower on one thread, this Zen 3)
@@ -272,7 +284,6 @@ def _fused_pairs(sch, names, out, a, m, target, knobs) -> bool:
     mb = knobs.pick("mb", cands, max(cands))
     # output-channel chunks per group (each recomputes the group's input transform): more
     # parallel iterations when there are few groups
-    oc_ext = generic.loop_extent(sch, oc)
     per_block = o_ext // oc_ext
     splits = [d for d in (1, 2, 4) if oc_ext % d == 0 and (oc_ext // d * per_block) % ob == 0]
     osplit = knobs.pick("osplit", splits, 1)  # 1: measured best on ResNet-18's layers
@@ -304,20 +315,12 @@ def _fused_float(sch, names, out, a, m, target, knobs, lanes) -> bool:
     weight's channel block is not whole vectors or the tiles do not map onto the GEMM's
     rows; the caller then schedules the stages one by one."""
     bg = names["bgemm"]
-    la, _, lp, lo, lk = sch.get_loops(bg)
-    alpha, p_ext, o_ext, c_ext = (generic.loop_extent(sch, v) for v in (la, lp, lo, lk))
     kl = a.kernel_layout
     ob = int(kl[4:-1]) if kl != "OIHW" else 1
-    loops = sch.get_loops(out)
-    if len(loops) != 5 or None in (alpha, p_ext, o_ext, c_ext) or ob % lanes:
+    geo = _row_geometry(sch, bg, out, m)
+    if geo is None or ob % lanes:
         return False
-    n, oc, y, x, c = loops
-    n_ext, y_ext, x_ext = (generic.loop_extent(sch, v) for v in (n, y, x))
-    if None in (n_ext, y_ext, x_ext):
-        return False
-    th, tw = -(-y_ext // m), -(-x_ext // m)
-    if n_ext * th * tw != p_ext:
-        return False
+    _, p_ext, o_ext, c_ext, n_ext, oc_ext, th, tw = geo
     feats = cpu_features(target)
     default = fused_default(p_ext, o_ext, c_ext, n_ext * th, module_threads())
     if not knobs.pick("fuse", [0, 1], int(default)):
@@ -336,7 +339,6 @@ def _fused_float(sch, names, out, a, m, target, knobs, lanes) -> bool:
     # 128@28 layers (7 tile rows on two threads) and matched one chunk in the fast state of
     # two Zen 4 vCPUs (0.364 against 0.366 ms), but the group's rows then go to both threads
     # and its output is split by channels: 0.465 against 0.386 ms in the slow state
-    oc_ext = generic.loop_extent(sch, oc)
     splits = [d for d in (1, 2, 4) if oc_ext % d == 0 and (o_ext // d) % nb == 0]
     osplit = knobs.pick("osplit", splits, 1)
 
