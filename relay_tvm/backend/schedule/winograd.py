@@ -489,8 +489,6 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
     a = anchor.attrs
     pairs = a.kernel_layout.endswith("o2i")
     ext = [generic.loop_extent(sch, v) for v in sch.get_loops(names["bgemm"])]
-    tiles_first = knobs.pick("tiles_first", [0, 1],
-                             int(not pairs and tiles_first_default(*ext[-3:])))
     padin = knobs.pick("padin", [0, 1] if pad_cond else [0], int(pad_cond))
     keep = {"data_tmp", "data_pack", "bgemm", "inverse_tmp"} | (
         {"data_pad"} if pad_cond and not padin else set())
@@ -510,6 +508,9 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
     elif not pairs and "data_pad" not in names and _fused_float(sch, names, out, a, m, target, knobs, lanes):
         pass
     else:
+        # (picked only here: the fused kernels have no stages to split)
+        tiles_first = knobs.pick("tiles_first", [0, 1],
+                                 int(not pairs and tiles_first_default(*ext[-3:])))
         # the input transform split by transform rows where the GEMM splits by position: each
         # thread writes the transformed input its GEMM reads and reads the (smaller) input
         # instead. ResNet-50 on two Zen 4 vCPUs (2026-12-05), model's sequence, slow state:
