@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from ..errors import BuildError
+from ..errors import BuildError, InputError
 from ..ir.expr import Function
 from ..ir.module import IRModule
 from ..transform.bind_params import bind_params_by_name  # tvm.relay.build_module's name
@@ -94,8 +94,11 @@ def _bind_params(mod: IRModule, params) -> IRModule:
     names = {p.name_hint for p in main.params}
     unknown = [k for k in params if k not in names]
     if unknown:
-        raise BuildError(f"build: params {unknown} are not parameters of main "
-                         f"(parameters: {sorted(names)})")
+        # tvm.relay 0.19 skipped such names; a misspelt one left its weight an input silently
+        raise InputError(f"build: params {unknown} are not parameters of main (parameters: "
+                         f"{sorted(names)}); tvm.relay 0.19 ignored such names, relay_tvm "
+                         f"refuses them: pass only main's, e.g. {{k: v for k, v in "
+                         f"params.items() if k in names}}")
     mod["main"] = bind_params_by_name(main, params)
     return mod
 
@@ -444,7 +447,16 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
         return lambda dev=None: self.module_class._from_executable(self.lib, dev, self.meta,
                                                                    self.params)
 
-    def __iter__(self):  # tvm.relay allowed `graph, lib, params = relay.build(...)`
+    def __iter__(self):
+        """``graph, lib, params = relay.build(...)``: the graph JSON, the compiled library (a
+        relax VM executable here) and the bound parameters. tvm.relay 0.19 still allowed it,
+        with a DeprecationWarning; so does relay_tvm."""
+        import warnings
+
+        warnings.warn("unpacking relay.build's result into (graph, lib, params) is the legacy "
+                      "form (deprecated in tvm.relay too); use lib = relay.build(...) and "
+                      "graph_executor.GraphModule(lib['default'](dev))",
+                      DeprecationWarning, stacklevel=2)
         return iter([self.graph_json, self.lib, self.params])
 
 

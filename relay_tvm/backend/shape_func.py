@@ -215,6 +215,17 @@ def _prepend_to_root(prim, stmts):
 
 
 SHAPE_CHECK = "relay_tvm shape check"
+#: the prefix of a kernel's check of its input index values (:func:`with_index_checks`)
+INDEX_CHECK = "relay_tvm index check"
+
+
+def failed_check(message: str):
+    """The first line of a relay_tvm run-time check's failure (shape or index check) found in
+    a TVM error ``message``, or None when the error is no such check."""
+    for prefix in (SHAPE_CHECK, INDEX_CHECK):
+        if prefix in message:
+            return message[message.index(prefix):].splitlines()[0]
+    return None
 
 
 def with_index_checks(prim, inputs, checks):
@@ -234,7 +245,7 @@ def with_index_checks(prim, inputs, checks):
         v = tirx.BufferLoad(buf, loop_vars).astype("int64")
         n = bounds(loop_vars).astype("int64")
         body = tirx.AssertStmt(tirx.all(v >= -n, v < n), tvm.ir.StringImm("ValueError"),
-                               [tvm.ir.StringImm(f"{SHAPE_CHECK}: {message}")])
+                               [tvm.ir.StringImm(f"{INDEX_CHECK}: {message}")])
         for lv, ext in reversed(list(zip(loop_vars, buf.shape))):
             body = tirx.For(lv, tirx.const(0, "int64"), tirx.Cast("int64", ext),
                             tirx.ForKind.SERIAL, body)

@@ -348,16 +348,20 @@ def _take_ref(args, attrs, out_type):
     ).reshape(*x.shape[:b], *_take_1(x[(0,) * b], idx[(0,) * b], axis - b, attrs.mode).shape)
 
 
-def checked_indices(op_name, x, idx, n):
+def checked_indices(op_name, x, idx, n, axis=None):
     """``idx`` with negative values counted from the end (NumPy) and clamped into ``[0, n)``,
     so no read leaves the data; the kernel first checks that the values lie in ``[-n, n)``
-    (an InputError naming ``op_name`` otherwise) when ``idx`` is a kernel input."""
+    (an InputError naming ``op_name``, the data shape, ``axis`` -- None: the flattened data --
+    and ``n`` where it is static otherwise) when ``idx`` is a kernel input."""
     from tvm import te, tirx
 
-    n64 = tirx.const(int(n), "int64") if isinstance(n, int) else tirx.Cast("int64", n)
+    static = isinstance(n, (int, tirx.IntImm))
+    n64 = tirx.const(int(n), "int64") if static else tirx.Cast("int64", n)
+    where = "the flattened data" if axis is None else f"axis {axis}"
+    valid = f"[{-int(n)}, {int(n)}) on {where}" if static else \
+        f"[-n, n) where n is the size of {where}"
     require_indices_in_range(idx, lambda i: n64, f"{op_name}: an index is out of range for "
-                             f"data shape {shape_str(x.shape)} (valid: [-n, n) on the indexed "
-                             f"axis of size n)")
+                             f"data shape {shape_str(x.shape)} (valid: {valid})")
 
     def safe(*i):
         nn = n64.astype(idx.dtype)
@@ -386,7 +390,8 @@ def _take_compute(attrs, inputs, out_type):
             n = 1
             for d in x.shape:
                 n = n * d
-        idx, mode = checked_indices("take", x, idx, n), "clip"
+        axis = attrs.axis % len(x.shape) if attrs.axis is not None else None
+        idx, mode = checked_indices("take", x, idx, n, axis), "clip"
     return topi.take(x, idx, axis=attrs.axis, batch_dims=attrs.batch_dims, mode=mode)
 
 
@@ -444,8 +449,8 @@ def _gather_compute(attrs, inputs, out_type):
     from tvm import topi
 
     x, idx = inputs
-    n = x.shape[attrs.axis % len(x.shape)]
-    return topi.gather(x, attrs.axis, checked_indices("gather", x, idx, n))
+    axis = attrs.axis % len(x.shape)
+    return topi.gather(x, attrs.axis, checked_indices("gather", x, idx, x.shape[axis], axis))
 
 
 register_op(

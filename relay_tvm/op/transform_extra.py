@@ -532,7 +532,7 @@ def _adv_index_compute(attrs, inputs, out_type):
     from .indexing import checked_indices
 
     x = inputs[0]
-    return topi.adv_index(x, [checked_indices("adv_index", x, t, x.shape[k])
+    return topi.adv_index(x, [checked_indices("adv_index", x, t, x.shape[k], k)
                               for k, t in enumerate(inputs[1:])])
 
 

@@ -373,11 +373,11 @@ class GraphModule:
         try:
             out = self._main(*self._inputs)
         except Exception as e:
-            from ..backend.shape_func import SHAPE_CHECK
+            from ..backend.shape_func import failed_check
 
-            msg = str(e)
-            if SHAPE_CHECK in msg:  # a kernel's check of its input values (an index range)
-                raise InputError(msg[msg.index(SHAPE_CHECK):].splitlines()[0]) from None
+            check = failed_check(str(e))  # a kernel's check of its input values (index range)
+            if check:
+                raise InputError(check) from None
             raise
         self._outputs = list(out)
         self._deliver_outputs()
@@ -659,7 +659,7 @@ class GraphModule:
               "share_params": self.share_params,
               "get_input_index": self.get_input_index}.get(name)
         if fn is None:
-            raise BuildError(f"GraphModule has no function {name!r}")
+            raise InputError(f"GraphModule has no function {name!r}")
         return fn
 
 
@@ -686,7 +686,7 @@ class LoadedFactory:
 
     def __getitem__(self, name):
         if name != self.libmod_name:
-            raise BuildError(f"loaded module: no function {name!r}; use "
+            raise InputError(f"loaded module: no function {name!r}; use "
                              f"m[{self.libmod_name!r}](dev)")
         return lambda dev=None: GraphModule._from_executable(self.lib, dev)
 

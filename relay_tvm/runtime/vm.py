@@ -134,18 +134,18 @@ class Executable:
         """Parameter names of VM function ``func_name``, in order (tvm.relay 0.19).
 
         Raises:
-            BuildError: the executable has no function of that name.
+            InputError: the executable has no function of that name.
         """
         sigs = self.signatures.get(func_name)
         if sigs is None:
-            raise BuildError(f"Executable.get_function_params: no function {func_name!r}; the "
+            raise InputError(f"Executable.get_function_params: no function {func_name!r}; the "
                              f"executable has {sorted(self.signatures)}")
         return [s[0] for s in sigs]
 
     def _function_sig(self, func_name, who: str) -> list:
         sigs = self.signatures.get(func_name) if isinstance(func_name, str) else None
         if sigs is None:
-            raise BuildError(f"Executable.{who}: no function {func_name!r}; the executable "
+            raise InputError(f"Executable.{who}: no function {func_name!r}; the executable "
                              f"has {sorted(self.signatures)}")
         return sigs
 
@@ -154,7 +154,7 @@ class Executable:
         ``Executable.get_function_arity``).
 
         Raises:
-            BuildError: the executable has no function of that name (0.19 failed a check).
+            InputError: the executable has no function of that name (0.19 failed a check).
         """
         return len(self._function_sig(func_name, "get_function_arity"))
 
@@ -163,7 +163,7 @@ class Executable:
         ``Executable.get_function_param_name``; the names :meth:`get_function_params` lists).
 
         Raises:
-            BuildError: the executable has no function of that name.
+            InputError: the executable has no function of that name.
             InputError: ``index`` is not an integer in ``[0, arity)``.
         """
         sigs = self._function_sig(func_name, "get_function_param_name")
@@ -669,7 +669,7 @@ class VirtualMachine:
     def _sigs(self, func_name):
         sigs = self.exe.signatures.get(func_name)
         if sigs is None:
-            raise BuildError(f"VirtualMachine: no function {func_name!r}; the executable has "
+            raise InputError(f"VirtualMachine: no function {func_name!r}; the executable has "
                              f"{sorted(self.exe.signatures)}")
         return sigs
 
@@ -782,11 +782,11 @@ class VirtualMachine:
                 from ..errors import RelayError
 
                 raise RelayError(msg[msg.index("relay_tvm VM"):].split(";")[0]) from None
-            from ..backend.shape_func import SHAPE_CHECK
+            from ..backend.shape_func import failed_check
 
-            if SHAPE_CHECK in msg:  # a shape function met a value that makes no output
-                raise InputError(msg[msg.index(SHAPE_CHECK):].splitlines()[0]
-                                 + self._dynamic_sizes(func_name, vals)) from None
+            check = failed_check(msg)  # a shape function met a value that makes no output,
+            if check:  # or a kernel an index out of range
+                raise InputError(check + self._dynamic_sizes(func_name, vals)) from None
             if msg.startswith("Mismatched ") and ".shape[" in msg:
                 # a kernel's own argument check: values of dynamic shape that its type
                 # promised would agree (e.g. two batch-wise operands of different batch sizes)

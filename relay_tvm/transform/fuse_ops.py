@@ -52,7 +52,7 @@ from ..ir.types import AnyDim, FuncType, TensorType, TupleType, dim_equal
 from ..op.registry import Op, OpPattern
 from ..typing.infer import _closed, adopt_type
 from ._rewrite import is_primitive, post_order, rebuild
-from .pass_infra import Pass, PassContext, PassInfo
+from .pass_infra import Pass, PassContext, PassInfo, config_value
 
 kElemWise = int(OpPattern.ELEMWISE)
 kBroadcast = int(OpPattern.BROADCAST)
@@ -577,12 +577,7 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int,
 
 
 def _max_depth(ctx: PassContext) -> int:
-    v = ctx.config.get("relay.FuseOps.max_depth", DEFAULT_MAX_DEPTH)
-    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        from ..errors import RelayError
-
-        raise RelayError(f"relay.FuseOps.max_depth must be a positive int, got {v!r}")
-    return v
+    return config_value(ctx.config, "relay.FuseOps.max_depth", DEFAULT_MAX_DEPTH)
 
 
 def _target_max_function_args() -> int:
@@ -606,9 +601,7 @@ class _FuseOps(Pass):
 
         level = self.fuse_opt_level if self.fuse_opt_level >= 0 else ctx.opt_level
         depth = _max_depth(ctx)
-        link = ctx.config.get("relay.FuseOps.link_params", False)
-        if not isinstance(link, (bool, int)):
-            raise RelayError(f"relay.FuseOps.link_params must be a bool, got {link!r}")
+        link = config_value(ctx.config, "relay.FuseOps.link_params", False)
         max_args = _target_max_function_args()
         out = mod.copy()
         changed = False

@@ -32,7 +32,7 @@ from ..errors import RelayError
 from ..ir.expr import Call, Constant, Function, If, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import _METHOD, ExprFunctor
 from ..ir.types import TensorType, TupleType
-from .pass_infra import ModulePass, PassContext, PassInfo
+from .pass_infra import ModulePass, PassContext, PassInfo, config_value
 
 MIXED_PRECISION_ALWAYS, MIXED_PRECISION_FOLLOW, MIXED_PRECISION_NEVER = 0, 1, 2
 
@@ -338,8 +338,8 @@ def ToMixedPrecision(mixed_precision_type="float16", missing_op_mode=1):  # noqa
     def run(mod, ctx):
         from ..typing.infer import infer_module
 
-        keep = bool((PassContext.current().config or {}).get(
-            "relay.ToMixedPrecision.keep_orig_output_dtype", False))
+        keep = config_value(PassContext.current().config or {},
+                            "relay.ToMixedPrecision.keep_orig_output_dtype", False)
         mod = infer_module(mod)
         out = mod.copy()
         for gv, f in mod.functions.items():

@@ -50,14 +50,71 @@ RELAY_CONFIG_KEYS_WITHOUT_EFFECT = {
 }
 
 
+def config_flag(key: str, value) -> bool:
+    """A boolean config value: ``True``/``False`` (also NumPy's) or the ints 1/0, as TVM's
+    ``Bool`` options take them. Raises RelayError for anything else (``"false"`` would be
+    true as a Python truth value)."""
+    import numbers
+
+    import numpy as np
+
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral) and int(value) in (0, 1):
+        return bool(int(value))
+    raise RelayError(f"PassContext config {key!r} must be True or False, got {value!r}")
+
+
+def config_positive_int(key: str, value) -> int:
+    """A positive int config value (not a bool). Raises RelayError otherwise."""
+    import numbers
+
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 1:
+        return int(value)
+    raise RelayError(f"PassContext config {key!r} must be a positive int, got {value!r}")
+
+
+def _winograd_option(key, value):
+    from .winograd_choice import parse_winograd_mode
+
+    return parse_winograd_mode(value)
+
+
+_UNSET = object()
+
+#: how each ``relay.*`` key's value is read (and checked when a PassContext is made, as TVM
+#: 0.19 converted each option to its registered type there); keys not listed take any value
+_CONFIG_VALUE = {
+    "relay.FuseOps.max_depth": config_positive_int,
+    "relay.FuseOps.link_params": config_flag,
+    "relay.AlterOpLayout.winograd": _winograd_option,
+    "relay.ToMixedPrecision.keep_orig_output_dtype": config_flag,
+    "relay.backend.use_meta_schedule": config_flag,
+    "relay.debug.check_each_pass": config_flag,
+}
+
+
+def config_value(config, key: str, default):
+    """``config[key]`` read as its option's type (``default`` when unset). Raises RelayError
+    for a value of the wrong type or range."""
+    value = config.get(key, _UNSET)
+    if value is _UNSET:
+        return default
+    read = _CONFIG_VALUE.get(key)
+    return read(key, value) if read else value
+
+
 def check_relay_config(config: dict) -> None:
-    """Refuse a ``relay.*`` key no pass reads (a typo would otherwise be ignored silently);
-    warn on 0.19 keys that do nothing here. Raises RelayError naming the key and the nearest
-    known ones."""
+    """Refuse a ``relay.*`` key no pass reads (a typo would otherwise be ignored silently) and a
+    value its option cannot take (see :func:`config_value`); warn on 0.19 keys that do nothing
+    here. Raises RelayError naming the key and the nearest known ones, or the value and what
+    was expected."""
     import warnings
 
     for key in config:
         k = str(key)
+        if k in _CONFIG_VALUE:
+            config_value(config, key, None)
         if not k.startswith("relay.") or k in RELAY_CONFIG_KEYS or k.startswith("relay.ext."):
             continue
         if k in RELAY_CONFIG_KEYS_WITHOUT_EFFECT:
@@ -211,7 +268,7 @@ class Pass:
         for ins in ctx.instruments:
             if hasattr(ins, "run_after_pass"):
                 ins.run_after_pass(out, self.info)
-        if ctx.config.get("relay.debug.check_each_pass"):
+        if config_value(ctx.config, "relay.debug.check_each_pass", False):
             _check_after(self.name, out)
         return out
 

@@ -233,17 +233,14 @@ def _target_features():
     return cpu_features(tgt)
 
 
-def winograd_mode():
-    """The current ``PassContext``'s :data:`CONFIG_KEY`: ``"auto"`` (also when unset),
-    ``"never"``, 2 or 4. The words are taken in any case and the tiles also as the strings
-    ``"2"``/``"4"`` (what a config read from text or a command line holds).
+def parse_winograd_mode(mode):
+    """A :data:`CONFIG_KEY` value: ``"auto"``, ``"never"``, 2 or 4. The words are
+    taken in any case and the tiles also as the strings ``"2"``/``"4"`` (what a config read from
+    text or a command line holds).
 
     Raises:
         RelayError: any other value.
     """
-    from .pass_infra import PassContext
-
-    mode = PassContext.current().config.get(CONFIG_KEY, "auto")
     if isinstance(mode, str):
         word = mode.strip().lower()
         if word in ("auto", "never"):
@@ -254,6 +251,13 @@ def winograd_mode():
         return int(mode)
     raise RelayError(f"PassContext config {CONFIG_KEY!r} must be 'auto', 'never', 2 or 4, "
                      f"got {mode!r}")
+
+
+def winograd_mode():
+    """The current ``PassContext``'s :data:`CONFIG_KEY` (see :func:`parse_winograd_mode`)."""
+    from .pass_infra import PassContext
+
+    return parse_winograd_mode(PassContext.current().config.get(CONFIG_KEY, "auto"))
 
 
 def winograd_decider():

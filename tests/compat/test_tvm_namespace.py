@@ -191,6 +191,38 @@ def test_tvm_config_option_misspelt_or_mistyped_is_refused_by_the_name_given(con
     assert int(ok.config["tirx.disable_vectorize"]) == 1
 
 
+@pytest.mark.parametrize("config,message", [
+    ({"relay.AlterOpLayout.winograd": "8"}, r"'relay.AlterOpLayout.winograd' must be 'auto', "
+                                            r"'never', 2 or 4, got '8'"),
+    ({"relay.FuseOps.max_depth": "abc"}, r"'relay.FuseOps.max_depth' must be a positive int"),
+    ({"relay.FuseOps.max_depth": -1}, r"'relay.FuseOps.max_depth' must be a positive int, got -1"),
+    ({"relay.FuseOps.link_params": "false"}, r"must be True or False, got 'false'"),
+    ({"relay.debug.check_each_pass": 2}, r"must be True or False, got 2"),
+    ({"relay.backend.use_meta_schedule": "yes"}, r"must be True or False, got 'yes'"),
+])
+@pytest.mark.parametrize("make", ["tvm", "relay"])
+def test_relay_config_value_refused_when_the_context_is_made(config, message, make):
+    """From a fresh-user trial: a bad value of a relay.* option (the Winograd word "8", a
+    max_depth of "abc") built without error unless a pass that reads it ran (a module without
+    convolutions, or opt level 2); 0.19 converted every option to its type when the context
+    was made, and so does relay_tvm now ("false" would have been true as a truth value)."""
+    cls = tvm.transform.PassContext if make == "tvm" else relay.transform.PassContext
+    with pytest.raises(relay.RelayError, match=message):
+        cls(opt_level=3, config=config)
+    ok = cls(opt_level=3, config={"relay.AlterOpLayout.winograd": "Never",
+                                  "relay.FuseOps.link_params": 0,
+                                  "relay.debug.check_each_pass": np.bool_(True)})
+    from relay_tvm.transform.pass_infra import config_value
+    from relay_tvm.transform.winograd_choice import winograd_mode
+
+    with ok:
+        assert winograd_mode() == "never"
+        cfg = relay.transform.PassContext.current().config
+        assert config_value(cfg, "relay.FuseOps.link_params", True) is False
+        assert config_value(cfg, "relay.debug.check_each_pass", False) is True
+        assert config_value(cfg, "relay.FuseOps.max_depth", 256) == 256
+
+
 def test_pass_context_config_reads_back_the_options_given():
     """``ctx.config`` read back {} for relay.* options of a tvm.transform.PassContext although
     they were honoured; it now gives the options as given (tvm.relay 0.19's mapping), TVM's

@@ -258,7 +258,7 @@ def test_default_max_depth_is_256():
 
 def test_bad_max_depth():
     x = relay.var("x", shape=(2,))
-    with pytest.raises(RelayError, match="max_depth must be a positive int"):
+    with pytest.raises(RelayError, match="'relay.FuseOps.max_depth' must be a positive int, got 0"):
         fuse(relay.Function([x], relay.exp(x)), config={"relay.FuseOps.max_depth": 0})
 
 

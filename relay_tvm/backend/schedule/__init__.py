@@ -251,14 +251,14 @@ def database_in_scope(database=None):
     _WARNED_TARGETS.clear()
     if database is not None:
         return _as_database(database, "build: database")
-    from ...transform.pass_infra import PassContext
+    from ...transform.pass_infra import PassContext, config_value
 
     config = PassContext.current().config
     database = config.get("relay.backend.tuning_database")
     if database is not None:
         return _as_database(database,
                             "PassContext config 'relay.backend.tuning_database'")
-    if config.get("relay.backend.use_meta_schedule"):
+    if config_value(config, "relay.backend.use_meta_schedule", False):
         from tvm.s_tir.meta_schedule import Database
 
         database = Database.current()

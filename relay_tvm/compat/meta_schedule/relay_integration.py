@@ -79,9 +79,9 @@ def compile_relay(database, mod, target, params=None, *, opt_level=3, pass_confi
 
 def is_meta_schedule_enabled() -> bool:
     """0.19's check of ``relay.backend.use_meta_schedule`` in the current ``PassContext``."""
-    from ...transform.pass_infra import PassContext
+    from ...transform.pass_infra import PassContext, config_value
 
-    return bool(PassContext.current().config.get("relay.backend.use_meta_schedule", False))
+    return config_value(PassContext.current().config, "relay.backend.use_meta_schedule", False)
 
 
 __all__ = ["extract_tasks", "tune_relay", "compile_relay", "is_meta_schedule_enabled"]
