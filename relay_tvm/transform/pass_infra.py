@@ -50,14 +50,22 @@ RELAY_CONFIG_KEYS_WITHOUT_EFFECT = {
 }
 
 
+def _unwrap_imm(value):
+    """The Python value of a TVM ``IntImm`` (a config read back from TVM's ``Map``)."""
+    from tvm import tirx
+
+    return value.value if isinstance(value, tirx.IntImm) else value
+
+
 def config_flag(key: str, value) -> bool:
-    """A boolean config value: ``True``/``False`` (also NumPy's) or the ints 1/0, as TVM's
-    ``Bool`` options take them. Raises RelayError for anything else (``"false"`` would be
+    """A boolean config value: ``True``/``False`` (also NumPy's and TVM's) or the ints 1/0, as
+    TVM's ``Bool`` options take them. Raises RelayError for anything else (``"false"`` would be
     true as a Python truth value)."""
     import numbers
 
     import numpy as np
 
+    value = _unwrap_imm(value)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, numbers.Integral) and int(value) in (0, 1):
@@ -68,6 +76,8 @@ def config_flag(key: str, value) -> bool:
 def config_positive_int(key: str, value) -> int:
     """A positive int config value (not a bool). Raises RelayError otherwise."""
     import numbers
+
+    value = _unwrap_imm(value)
 
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 1:
         return int(value)

@@ -211,7 +211,8 @@ def test_relay_config_value_refused_when_the_context_is_made(config, message, ma
         cls(opt_level=3, config=config)
     ok = cls(opt_level=3, config={"relay.AlterOpLayout.winograd": "Never",
                                   "relay.FuseOps.link_params": 0,
-                                  "relay.debug.check_each_pass": np.bool_(True)})
+                                  "relay.debug.check_each_pass": np.bool_(True),
+                                  "relay.FuseOps.max_depth": tvm.tirx.IntImm("int32", 7)})
     from relay_tvm.transform.pass_infra import config_value
     from relay_tvm.transform.winograd_choice import winograd_mode
 
@@ -220,7 +221,8 @@ def test_relay_config_value_refused_when_the_context_is_made(config, message, ma
         cfg = relay.transform.PassContext.current().config
         assert config_value(cfg, "relay.FuseOps.link_params", True) is False
         assert config_value(cfg, "relay.debug.check_each_pass", False) is True
-        assert config_value(cfg, "relay.FuseOps.max_depth", 256) == 256
+        assert config_value(cfg, "relay.FuseOps.max_depth", 256) == 7
+    assert config_value({}, "relay.FuseOps.max_depth", 256) == 256
 
 
 def test_pass_context_config_reads_back_the_options_given():
