@@ -605,6 +605,14 @@ def segment_sum(data, segment_ids, num_segments=None):
 
     Returns:
         ``(num_segments, *data.shape[1:])``, data's dtype; segments no row maps to are 0.
+
+    Raises:
+        TypeInferenceError: (when the call is made, where both shapes are known then: typed
+            variables or constants) segment_ids is not ``(d0,)``. tvm.relay 0.19 summed only
+            the first ``len(segment_ids)`` rows of a longer ``data``; relay_tvm refuses it.
+        InputError: (at run time) ``data`` has more rows than segment_ids has ids (the
+            per-row lookup is checked; compiled code clamped to the last id before). Where
+            both lengths are known only at run time, ids past data's rows are not read.
     """
     from ..ir.base import RelayExpr
     from ..ir.expr import const
@@ -613,10 +621,22 @@ def segment_sum(data, segment_ids, num_segments=None):
     from . import tensor as _tensor
     from . import transform as _tr
 
-    # each element's segment: segment_ids[row], row counted by a cumsum of ones (any rank)
+    dshape, sshape = _static_shape(data), _static_shape(segment_ids)
+    if dshape is not None and sshape is not None and sshape != dshape[:1]:
+        raise TypeInferenceError(
+            f"segment_sum: segment_ids has shape {shape_str(sshape)}; expected "
+            f"{shape_str(dshape[:1])}, one segment id per row of data {shape_str(dshape)} "
+            f"(tvm.relay 0.19 summed only the rows that have an id)")
+    # each element's segment: segment_ids[row], row counted by a cumsum of ones (any rank);
+    # the lookup checks its indices ("fast": an InputError in compiled code where data has
+    # more rows than there are ids; the default "clip" added those rows to the last id's
+    # segment)
+    from .annotation import stop_fusion
+
     rows = _tensor.subtract(_tr.cumsum(_tr.cast(_tensor.ones_like(data), "int32"), axis=0),
                             const(1, "int32"))
-    ids = _tr.take(segment_ids, rows, axis=0)
+    # (a kernel checks the indices it receives as an input: rows must not fuse into the take)
+    ids = _tr.take(segment_ids, stop_fusion(rows), axis=0, mode="fast")
     if isinstance(num_segments, int):
         # (num_segments, *data.shape[1:]) zeros of data's dtype, static when data's shape is
         # static

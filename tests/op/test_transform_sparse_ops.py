@@ -215,6 +215,28 @@ def test_segment_sum(shape, dtype, num_segments, dynamic):
         np.testing.assert_array_equal(got.numpy(), exp)
 
 
+def test_segment_sum_ids_of_another_length_refused():
+    """One segment id per row of data. A shorter segment_ids silently gave wrong sums: the
+    per-row lookup clamped, so the rows past the ids went to the last id's segment (found by
+    TVM v0.19's TestSegmentSum, whose reference -- like 0.19 -- ignores those rows). Known
+    when the call is made: a TypeInferenceError; known only at run time: an InputError from
+    the checked lookup (all executors)."""
+    with pytest.raises(TypeInferenceError, match=r"segment_sum: segment_ids has shape \(2,\); "
+                                                 r"expected \(3,\), one segment id per row"):
+        relay.op.segment_sum(relay.var("x", shape=(3, 4)),
+                             relay.var("s", shape=(2,), dtype="int32"), 4)
+    x = relay.var("x", shape=(relay.Any(), 4))
+    s = relay.var("s", shape=(relay.Any(),), dtype="int32")
+    mod = relay.IRModule.from_expr(relay.Function([x, s], relay.op.segment_sum(x, s, 4)))
+    data = np.arange(12, dtype="float32").reshape(3, 4)
+    for kind in ("debug", "vm"):
+        run = relay.create_executor(kind, mod=mod, target="llvm").evaluate()
+        np.testing.assert_array_equal(run(data, np.array([0, 2, 2], "int32")).numpy(),
+                                      _segment_sum_loop(data, [0, 2, 2], 4))
+        with pytest.raises(relay.errors.InputError, match="take: .*out of range"):
+            run(data, np.array([0, 2], "int32"))
+
+
 def test_strided_set_v_of_another_shape():
     """v must have the slice's shape. Known when the call is made: a TypeInferenceError. Known
     only at run time (begin/end/strides variables): compiled code used to read past v's end
