@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     random,  # relay.random: Threefry keys, bits, uniform, normal
     reduce,
     shape_ops,
+    signal,  # stft
     strategy,  # relay.op.strategy: 0.19's op strategies, refused with what to use instead
     tensor,
     transform,
@@ -61,6 +62,7 @@ from .registry import (  # noqa: F401
     register_rel,
 )
 from .shape_ops import *  # noqa: F401,F403
+from .signal import *  # noqa: F401,F403
 from .tensor import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
 from .transform_extra import *  # noqa: F401,F403
@@ -78,6 +80,7 @@ __all__ = [
     "device_copy",
     *indexing.__all__,
     *shape_ops.__all__,
+    *signal.__all__,
     *transform_extra.__all__,
     *transform_sparse.__all__,
     "unique",
