@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InterpreterError, TypeInferenceError
 from ..ir.attrs import AttrField as F
-from ..ir.types import TensorType
+from ..ir.types import TensorType, TupleType
 from ._common import identity_rel, int_dtype_check, same_dtype, shape_str, tensor_args
 from .registry import OpPattern, make_call, register_op
 
@@ -657,6 +657,130 @@ def segment_sum(data, segment_ids, num_segments=None):
     return _tr.scatter_elements(zeros, ids, data, axis=0, reduction="add")
 
 
+# ---- sparse_reshape -------------------------------------------------------------------------------
+
+
+def _sparse_reshape_rel(types, attrs):
+    ts = tensor_args(types, ("sparse_indices", "prev_shape", "new_shape"), "sparse_reshape")
+    if ts is None:
+        return None
+    idx, prev, new = ts
+    for name, t, rank in (("sparse_indices", idx, 2), ("prev_shape", prev, 1),
+                          ("new_shape", new, 1)):
+        int_dtype_check(t, name, "sparse_reshape")
+        if t.ndim != rank:
+            raise TypeInferenceError(f"sparse_reshape: {name} must be {rank}-D, got shape "
+                                     f"{shape_str(t.shape)}")
+    cols, plen = idx.shape[1], prev.shape[0]
+    if isinstance(cols, int) and isinstance(plen, int) and cols != plen:
+        raise TypeInferenceError(f"sparse_reshape: sparse_indices {shape_str(idx.shape)} has "
+                                 f"{cols} columns; prev_shape has {plen} dimensions")
+    if prev.dtype != idx.dtype or new.dtype != idx.dtype:
+        raise TypeInferenceError(f"sparse_reshape: sparse_indices, prev_shape and new_shape "
+                                 f"must have one dtype, got {idx.dtype}, {prev.dtype}, "
+                                 f"{new.dtype}")
+    return TupleType([TensorType((idx.shape[0], new.shape[0]), idx.dtype),
+                      TensorType(tuple(new.shape), new.dtype)])
+
+
+def _sparse_reshape_ref(args, attrs, out_type):
+    from ..errors import InputError
+
+    idx, prev, new = (np.asarray(a).astype("int64") for a in args)
+    total = int(np.prod(prev))
+    unknown = np.flatnonzero(new == -1)
+    known = int(np.prod(new[new != -1]))
+    if len(unknown) > 1 or (new < -1).any() or (
+            total != known if len(unknown) == 0 else known == 0 or total % known):
+        raise InputError(f"sparse_reshape: new_shape {new.tolist()} does not fit prev_shape "
+                         f"{prev.tolist()} ({total} elements; at most one -1)")
+    out_shape = new.copy()
+    out_shape[unknown] = total // known if len(unknown) else 0
+    if ((idx < 0) | (idx >= prev[None, :])).any():
+        raise InputError(f"sparse_reshape: an index of sparse_indices is outside prev_shape "
+                         f"{prev.tolist()}")
+    flat = np.ravel_multi_index(idx.T, prev) if len(idx) else np.zeros(0, "int64")
+    new_idx = np.stack(np.unravel_index(flat, out_shape), axis=1) if len(idx) else \
+        np.zeros((0, len(new)), "int64")
+    dt = args[0].dtype
+    return (new_idx.reshape(len(idx), len(new)).astype(dt), out_shape.astype(dt))
+
+
+def _sparse_reshape_compute(attrs, inputs, out_type):
+    from tvm import te, tirx
+
+    idx, prev, new = inputs
+    dt = idx.dtype
+    one = tirx.const(1, dt)
+    prod = te.comm_reducer(lambda a, b: a * b, lambda t: tirx.const(1, t), name="prod")
+    p_len, q_len = prev.shape[0], new.shape[0]
+    r = te.reduce_axis((0, p_len), "r")
+    total = te.compute((), lambda: prod(prev[r], axis=r), name="sr_total")
+    q = te.reduce_axis((0, q_len), "q")
+    known = te.compute((), lambda: prod(tirx.Select(new[q] == -1, one, new[q]), axis=q),
+                       name="sr_known")
+    # -1 becomes what the other dimensions leave (TensorFlow's SparseReshape); the division
+    # is guarded (a new_shape that does not fit gives no error here: see sparse_reshape)
+    shape = te.compute(
+        (q_len,), lambda j: tirx.Select(new[j] == -1, tirx.floordiv(total(), tirx.max(known(),
+                                                                                   one)), new[j]),
+        name="sr_shape")
+    r2 = te.reduce_axis((0, p_len), "r2")
+    prev_stride = te.compute((p_len,), lambda i: prod(tirx.Select(r2 > i, prev[r2], one),
+                                                      axis=r2), name="sr_prev_stride")
+    q2 = te.reduce_axis((0, q_len), "q2")
+    new_stride = te.compute((q_len,), lambda j: prod(tirx.Select(q2 > j, shape[q2], one),
+                                                     axis=q2), name="sr_new_stride")
+    r3 = te.reduce_axis((0, p_len), "r3")
+    flat = te.compute((idx.shape[0],), lambda n: te.sum(idx[n, r3] * prev_stride[r3], axis=r3),
+                      name="sr_flat")
+    out = te.compute(
+        (idx.shape[0], q_len),
+        lambda n, j: tirx.floormod(tirx.floordiv(flat[n], tirx.max(new_stride[j], one)),
+                                   tirx.max(shape[j], one)),
+        name="sr_indices")
+    return [out, shape]
+
+
+register_op(
+    "sparse_reshape",
+    num_inputs=3,
+    arguments=("sparse_indices", "prev_shape", "new_shape"),
+    rel=_sparse_reshape_rel,
+    ref=_sparse_reshape_ref,
+    compute=_sparse_reshape_compute,
+    pattern=OpPattern.OPAQUE,
+    doc="The COO indices of a sparse tensor reshaped from prev_shape to new_shape.",
+    level=3,
+)
+
+
+def sparse_reshape(sparse_indices, prev_shape, new_shape):
+    """Reshape a sparse tensor in COO format (tvm.relay 0.19's ``relay.op.sparse_reshape``,
+    TensorFlow's ``SparseReshape``): each nonzero's index in a dense tensor of ``prev_shape``,
+    flattened row-major, re-read in ``new_shape``.
+
+    Args:
+        sparse_indices: ``(N, R)`` integers, row ``n`` the index of the ``n``-th value.
+        prev_shape: ``(R,)`` the dense shape before, the same integer dtype.
+        new_shape: ``(S,)`` the dense shape after; one entry may be -1 (inferred).
+
+    Returns:
+        A tuple (``TupleWrapper`` of 2): the new indices ``(N, S)`` and the new shape ``(S,)``
+        with the -1 filled in, both of sparse_indices' dtype.
+
+    Raises:
+        TypeInferenceError: (at type inference) ranks, dtypes or column counts that do not
+            fit.
+        InputError: (the interpreter) a new_shape that does not fit prev_shape's element count
+            or an index outside prev_shape. Compiled code does not check these values: there
+            the result of such inputs is unspecified (as in tvm.relay 0.19).
+    """
+    from ._common import TupleWrapper
+
+    return TupleWrapper(make_call("sparse_reshape", [sparse_indices, prev_shape, new_shape]), 2)
+
+
 __all__ = [
     "sparse_to_dense",
     "matrix_set_diag",
@@ -664,4 +788,5 @@ __all__ = [
     "strided_set",
     "fixed_point_multiply",
     "segment_sum",
+    "sparse_reshape",
 ]

@@ -282,3 +282,62 @@ def test_mismatched_dtypes_of_the_new_ops_are_refused():
     for call in cases:
         with pytest.raises(TypeInferenceError, match="has dtype float32 but .* has dtype float"):
             infer(call)
+
+
+def _sparse_reshape_numpy(idx, prev, new):
+    """NumPy's ravel / unravel of each index (TensorFlow's SparseReshape)."""
+    total = int(np.prod(prev))
+    shape = new.astype("int64").copy()
+    if (shape == -1).any():
+        shape[shape == -1] = total // int(np.prod(shape[shape != -1]))
+    if not len(idx):
+        return np.zeros((0, len(new)), idx.dtype), shape.astype(idx.dtype)
+    flat = np.ravel_multi_index(idx.T.astype("int64"), prev)
+    return np.stack(np.unravel_index(flat, shape), 1).astype(idx.dtype), shape.astype(idx.dtype)
+
+
+SPARSE_RESHAPE_CASES = [
+    # TVM v0.19's docstring example, then 4-D int64, a -1 in the middle, no values at all
+    (np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 2, 3]], "int32"),
+     np.array([2, 3, 6], "int32"), np.array([9, -1], "int32")),
+    (np.array([[0, 0, 0, 0], [0, 0, 1, 2], [0, 1, 0, 3], [1, 0, 0, 4], [1, 2, 3, 6]], "int64"),
+     np.array([2, 3, 6, 7], "int64"), np.array([9, -1, 7], "int64")),
+    (np.array([[0, 0], [0, 1], [3, 4], [4, 3], [7, 3]], "int32"), np.array([9, 5], "int32"),
+     np.array([3, -1, 5], "int32")),
+    (np.zeros((0, 2), "int32"), np.array([3, 6], "int32"), np.array([-1, 2], "int32")),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SPARSE_RESHAPE_CASES)))
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_sparse_reshape(case, dynamic):
+    idx, prev, new = SPARSE_RESHAPE_CASES[case]
+    want = _sparse_reshape_numpy(idx, prev, new)
+    dt = str(idx.dtype)
+    a = relay.var("a", shape=(relay.Any(), relay.Any()) if dynamic else idx.shape, dtype=dt)
+    b = relay.var("b", shape=(relay.Any(),) if dynamic else prev.shape, dtype=dt)
+    c = relay.var("c", shape=(relay.Any(),) if dynamic else new.shape, dtype=dt)
+    mod = relay.IRModule.from_expr(
+        relay.Function([a, b, c], relay.op.sparse_reshape(a, b, c).astuple()))
+    kinds = ["debug", "vm"] + ([] if dynamic or not len(idx) else ["graph"])
+    for kind in kinds:
+        got = relay.create_executor(kind, mod=mod, target="llvm").evaluate()(idx, prev, new)
+        for g, w in zip(got, want):
+            assert g.numpy().dtype == w.dtype
+            np.testing.assert_array_equal(g.numpy(), w)
+
+
+def test_sparse_reshape_errors():
+    a = relay.var("a", shape=(5, 3), dtype="int32")
+    with pytest.raises(TypeInferenceError, match="has 3 columns; prev_shape has 2 dimensions"):
+        infer(relay.op.sparse_reshape(a, relay.var("b", shape=(2,), dtype="int32"),
+                                      relay.var("c", shape=(2,), dtype="int32")).astuple())
+    with pytest.raises(TypeInferenceError, match="must have one dtype"):
+        infer(relay.op.sparse_reshape(a, relay.var("b", shape=(3,), dtype="int64"),
+                                      relay.var("c", shape=(2,), dtype="int32")).astuple())
+    b, c = relay.var("b", shape=(2,), dtype="int32"), relay.var("c", shape=(2,), dtype="int32")
+    run = relay.create_executor("debug", mod=relay.IRModule.from_expr(relay.Function(
+        [b, c], relay.op.sparse_reshape(relay.const(np.array([[0, 1]], "int32")), b,
+                                        c).astuple()))).evaluate()
+    with pytest.raises(relay.errors.InputError, match=r"new_shape \[4, -1\] does not fit"):
+        run(np.array([3, 3], "int32"), np.array([4, -1], "int32"))
