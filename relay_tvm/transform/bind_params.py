@@ -49,11 +49,13 @@ def bind_params_by_name(func: Function, params: dict) -> Function:
     """Replace the parameters of ``func`` named in ``params`` by constants.
 
     A value must have exactly the dtype and shape the parameter declares (nothing is cast or
-    broadcast); a Python scalar takes the declared dtype.
+    broadcast); a Python scalar takes the declared dtype where it holds the value exactly.
 
     Raises:
         RelayError: two parameters share a bound name, or a value's dtype or shape differs from
-            the parameter's annotation (naming the parameter and both types).
+            the parameter's annotation (naming the parameter and both types), or a Python
+            scalar the declared dtype cannot hold exactly (an InputError: a fraction for an
+            integer dtype, an integer out of its range, a bool for a number).
     """
     if not params:
         return func
@@ -70,7 +72,11 @@ def bind_params_by_name(func: Function, params: dict) -> Function:
         p = by_name[name]
         ann = p.type_annotation
         if isinstance(value, (bool, int, float)) and isinstance(ann, TensorType):
-            value = np.asarray(value, dtype=ann.dtype)  # a Python scalar has no dtype of its own
+            # a Python scalar has no dtype of its own: it takes the declared one, where that
+            # holds it exactly (0.5 for an int32 parameter was bound as 0, 2**40 as 0)
+            from ..runtime.pyargs import list_to_array
+
+            value = list_to_array(value, ann.dtype, f"param {name!r}")
         arr = np.asarray(_as_array(value))
         if isinstance(ann, TensorType):
             what = f"param {name!r}"

@@ -665,6 +665,23 @@ def test_bind_params_by_name_under_build_module():
     np.testing.assert_allclose(out.numpy(), [1.0, 2.0])
 
 
+def test_bound_python_scalar_must_fit_the_parameter_dtype():
+    """A Python number takes the parameter's dtype only where it holds the value exactly, as
+    the executors' arguments do: 0.5 bound to an int32 parameter became 0 and 2**40 became 0
+    (found by TVM v0.19's test_dynamic_to_static_one_hot, which binds 0.5 / -0.5 to int32
+    on/off values and expects them kept)."""
+    on = relay.var("on", relay.TensorType((), "int32"))
+    f = relay.Function([on], on + relay.const(1, "int32"))
+    for bad, why in ((0.5, "fractions"), (2 ** 40, "out-of-range"), (True, "boolean")):
+        with pytest.raises(relay.errors.InputError, match=rf"param 'on': .*{why}"):
+            relay.build_module.bind_params_by_name(f, {"on": bad})
+    g = relay.build_module.bind_params_by_name(f, {"on": 2.0})
+    assert relay.create_executor("debug").evaluate(g)().numpy() == 3
+    v = relay.var("v", relay.TensorType((), "float32"))
+    h = relay.build_module.bind_params_by_name(relay.Function([v], v), {"v": 0.5})
+    assert h.body.data.numpy().dtype == np.float32 and float(h.body.data.numpy()) == 0.5
+
+
 def test_c_target_exports_compiles_as_c_and_runs(tmp_path):
     """target="c": kernels are printed as C (vector loops scalarized: C has no float8), the
     source compiles with a plain C compiler, and the exported library runs and is correct."""
