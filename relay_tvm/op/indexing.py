@@ -205,7 +205,10 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
         begin, end: per sliced axis; negative values count from the end; out-of-range values
             clamp. With ``slice_mode="size"``, ``end`` is the size of the slice (-1: to the end)
             and strides are ignored.
-        strides: per axis (1 when missing; one value applies to all axes); may be negative.
+        strides: per sliced axis, the missing ones 1 (a single value is the first axis's
+            stride, as in tvm.relay 0.19); may be negative. Where one of begin/end/strides is
+            a Relay expression (``dyn.strided_slice``), lists and ints among the others are
+            taken as int32 constants (int64 for values beyond int32).
         axes: the axes sliced (default: the first ``len(begin)`` axes).
     """
     from . import dyn
@@ -216,6 +219,21 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
 
             raise RelayError("strided_slice: axes cannot be given with computed begin/end/strides "
                              "(dyn.strided_slice slices the leading axes)")
+        from ..ir.base import RelayExpr
+        from ..ir.expr import const
+
+        def as_expr(v):  # the others of begin/end/strides as constants (0.19's const(list(v)))
+            if v is None or isinstance(v, RelayExpr):
+                return v
+            vals = np.asarray([v] if isinstance(v, (int, np.integer)) else list(v))
+            if vals.dtype.kind not in "iu":
+                from ..errors import RelayError
+
+                raise RelayError(f"strided_slice: begin/end/strides must be integers, got {v!r}")
+            wide = vals.size and np.abs(vals).max() >= 2 ** 31
+            return const(vals.astype("int64" if wide else "int32"))
+
+        begin, end, strides = (as_expr(v) for v in (begin, end, strides))
         if strides is None:
             from .tensor import ones_like
 

@@ -400,3 +400,25 @@ def test_conv2d_of_any_channels_checks_them_at_run_time_with_the_expected_count(
     with pytest.raises(InputError, match=r"weight input channels x groups \(4 x 1 = 4\)") as err:
         vm.run(np.ones((1, 5, 5, 5), "float32"), wv)
     assert "x.shape[1]=5" in str(err.value)
+
+
+def test_strided_slice_lists_beside_a_computed_end():
+    """tvm.relay 0.19 took ``strided_slice(x, [0], relay.shape_of(s))``: lists or ints beside a
+    Relay expression became constants; relay_tvm refused the list ("Call argument 0: expected a
+    Relay expression"; TVM v0.19's test_dynamic_to_static_dynamic_rank). A single stride is
+    the first axis's, the others 1, as for static slices."""
+    d = relay.var("d", relay.TensorType((5, 6), "float32"))
+    e = relay.var("e", relay.TensorType((2,), "int64"))
+    x = np.arange(30, dtype="float32").reshape(5, 6)
+    for body, args, want in (
+        (relay.strided_slice(d, [1, 0], e), (np.array([4, 3], "int64"),), x[1:4, 0:3]),
+        (relay.strided_slice(d, e, [5, 6], 2), (np.array([1, 1], "int64"),), x[1:5:2, 1:6]),
+        (relay.strided_slice(d, e, [5, 6], [2, 3]), (np.array([0, 2], "int64"),), x[0:5:2, 2:6:3]),
+    ):
+        mod = relay.IRModule.from_expr(relay.Function([d, e], body))
+        for kind in ("debug", "vm"):
+            got = relay.create_executor(kind, mod=mod, target="llvm").evaluate()(x, *args)
+            np.testing.assert_array_equal(got.numpy(), want)
+    static = relay.create_executor("debug").evaluate(
+        relay.Function([d], relay.strided_slice(d, [1, 1], [5, 6], 2)))(x)
+    np.testing.assert_array_equal(static.numpy(), x[1:5:2, 1:6])
