@@ -35,7 +35,6 @@ SUB = "tests/python/relay"
 REMOVED = {
     "test_auto_scheduler_*.py": "auto_scheduler was removed from TVM",
     "test_autotvm_task_extraction.py": "autotvm was removed from TVM",
-    "test_op_level2.py": "imports autotvm (removed from TVM) at module level",
     "test_executor.py": "parametrized over the AOT executor (removed from TVM with microTVM)",
     "test_runtime.py": "parametrized over the C runtime, CRT (removed from TVM with microTVM)",
     "test_relay_te_compiler.py": "imports autotvm (removed from TVM) and the TE compiler",
@@ -64,6 +63,29 @@ import json, os, sys
 sys.path.insert(0, {repo!r})
 import relay_tvm  # noqa: F401  (installs the tvm.relay alias)
 pytest_plugins = ["relay_tvm.compat.pytest_plugin"]
+
+# test_op_level2.py (the nn operators) imports autotvm at module level for two Winograd tests;
+# autotvm was removed from TVM. A stand-in module lets the file import: those tests fail on
+# the first autotvm name they use, the others run (this harness only; relay_tvm has none).
+import types, tvm
+if not hasattr(tvm, "autotvm"):
+    _autotvm = types.ModuleType("tvm.autotvm")
+    def _removed(name):
+        raise AttributeError(f"tvm.autotvm.{{name}}: autotvm was removed from TVM")
+    _autotvm.__getattr__ = _removed
+    sys.modules["tvm.autotvm"] = tvm.autotvm = _autotvm
+# ... and imports tvm.topi.cuda's conv3d Winograd tile rule (TVM's CUDA topi was removed): a
+# stand-in whose function fails when a (GPU Winograd) test calls it
+try:
+    import tvm.topi.cuda.conv3d_winograd  # noqa: F401
+except ImportError:
+    _cw = types.ModuleType("tvm.topi.cuda.conv3d_winograd")
+    def _infer_tile_size(*args, **kwargs):
+        raise RuntimeError("tvm.topi.cuda was removed from TVM")
+    _cw._infer_tile_size = _infer_tile_size
+    _cuda = sys.modules.get("tvm.topi.cuda") or types.ModuleType("tvm.topi.cuda")
+    _cuda.conv3d_winograd = _cw
+    sys.modules["tvm.topi.cuda"], sys.modules["tvm.topi.cuda.conv3d_winograd"] = _cuda, _cw
 _OUT = os.environ["RELAY019_RESULT"]
 
 def _row(row):

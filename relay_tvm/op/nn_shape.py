@@ -42,20 +42,36 @@ def _pad_rel(types, attrs):
         )
     shape = []
     for i, ((b, a), d) in enumerate(zip(widths, data.shape)):
-        if b < 0 or a < 0:
-            raise TypeInferenceError(f"{op}: pad_width {widths} has a negative width on axis {i}")
-        if attrs.pad_mode == "reflect" and isinstance(d, int) and max(b, a) >= d and d > 0:
+        # a negative width crops that side first (tvm.relay 0.19, ONNX Pad)
+        kept = d + min(b, 0) + min(a, 0) if isinstance(d, int) else None
+        if (b < 0 or a < 0) and not isinstance(d, int):
+            raise TypeInferenceError(f"{op}: pad_width {widths} crops (a negative width) axis "
+                                     f"{i}, whose size is not static in {shape_str(data.shape)}")
+        if kept is not None and kept < 0:
+            raise TypeInferenceError(f"{op}: pad_width {widths} crops {-min(b, 0) - min(a, 0)} "
+                                     f"from axis {i} of size {d}")
+        if attrs.pad_mode == "reflect" and kept is not None and max(b, a) >= kept and kept > 0:
             raise TypeInferenceError(
                 f"{op}: reflect padding of {max(b, a)} on axis {i} needs a dimension larger than "
                 f"that, data shape {shape_str(data.shape)}"
+                + (f" cropped to {kept}" if kept != d else "")
             )
         shape.append(d + b + a if isinstance(d, int) else (AnyDim() if isinstance(d, AnyDim) else d + b + a))
     return TensorType(shape, data.dtype)
 
 
+def _crop(widths, shape):
+    """``(begin, end)`` per axis of the part a pad_width with negative widths keeps, and the
+    remaining (non-negative) widths."""
+    begin = [max(-b, 0) for b, _ in widths]
+    end = [d - max(-a, 0) for (_, a), d in zip(widths, shape)]
+    return begin, end, [(max(b, 0), max(a, 0)) for b, a in widths]
+
+
 def _pad_ref(args, attrs, out_type):
     data, value = args
-    widths = [tuple(w) for w in attrs.pad_width]
+    begin, end, widths = _crop([tuple(w) for w in attrs.pad_width], data.shape)
+    data = data[tuple(slice(b, e) for b, e in zip(begin, end))]
     if attrs.pad_mode == "constant":
         return np.pad(data, widths, constant_values=np.asarray(value).astype(data.dtype))
     return np.pad(data, widths, mode=attrs.pad_mode)
@@ -65,8 +81,12 @@ def _pad_compute(attrs, inputs, out_type):
     from tvm import topi
 
     data = inputs[0]
-    before = [w[0] for w in attrs.pad_width]
-    after = [w[1] for w in attrs.pad_width]
+    widths = [tuple(int(v) for v in w) for w in attrs.pad_width]
+    if any(min(w) < 0 for w in widths):
+        begin, end, widths = _crop(widths, [int(d) for d in data.shape])
+        data = topi.strided_slice(data, begin, end)
+    before = [w[0] for w in widths]
+    after = [w[1] for w in widths]
     if attrs.pad_mode == "edge":
         return topi.nn.replicate_pad(data, before, after)
     if attrs.pad_mode == "reflect":
@@ -95,7 +115,8 @@ def pad(data, pad_width, pad_value=0.0, pad_mode="constant"):
 
     Args:
         data: tensor of any rank.
-        pad_width: one ``(before, after)`` pair of non-negative ints per axis; or an integer
+        pad_width: one ``(before, after)`` pair of ints per axis, a negative width cropping
+            that side first (tvm.relay 0.19, ONNX ``Pad``; static sizes only); or an integer
             ``(rank, 2)`` tensor expression (not a constant), which makes a ``dyn.nn.pad``
             call whose output shape is ``Any`` (the VM runs it, see
             :mod:`relay_tvm.op.dyn_nn`).
@@ -108,8 +129,8 @@ def pad(data, pad_width, pad_value=0.0, pad_mode="constant"):
         data padded, each axis ``d + before + after``.
 
     Raises:
-        TypeInferenceError: pad_width has the wrong length, a negative width, or pad_value is
-            not a scalar.
+        TypeInferenceError: pad_width has the wrong length or crops more than an axis holds
+            (or an axis of unknown size), or pad_value is not a scalar.
     """
     if isinstance(pad_width, Constant):
         pad_width = np.asarray(pad_width.data.numpy()).tolist()

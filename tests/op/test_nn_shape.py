@@ -38,6 +38,31 @@ def test_pad(mode, widths):
              pad_loops(X, widths, mode, 1.5))
 
 
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
+def test_pad_negative_widths_crop_first(mode):
+    """A negative width crops that side before the padding (tvm.relay 0.19, ONNX Pad); it was
+    refused (TVM v0.19's test_pad_run). The reference: NumPy slicing, then pad_loops."""
+    x = rand((4, 6, 5, 7))
+    widths = ((-1, -1), (2, -2), (0, -2), (-3, 2))
+    crop = x[1:3, 0:4, 0:3, 3:7]
+    want = pad_loops(crop, [(max(b, 0), max(a, 0)) for b, a in widths], mode, 1.5)
+    check_op(lambda a: relay.nn.pad(a, widths, 1.5, mode), {"x": x}, want)
+
+
+def test_pad_crop_errors():
+    def typed(widths, shape=(2, 3), mode="constant"):
+        x = relay.var("x", shape=shape)
+        return relay.transform.InferTypeLocal(relay.nn.pad(x, widths, pad_mode=mode))
+
+    with pytest.raises(TypeInferenceError, match=r"crops 4 from axis 1 of size 3"):
+        typed(((0, 0), (-2, -2)))
+    with pytest.raises(TypeInferenceError, match="crops .* axis 0, whose size is not static"):
+        typed(((-1, 0), (0, 0)), shape=(relay.Any(), 3))
+    with pytest.raises(TypeInferenceError, match="reflect padding of 2 on axis 1 .* cropped to 2"):
+        typed(((0, 0), (-1, 2)), mode="reflect")
+    assert typed(((-1, 1), (-3, 0))).concrete_shape == (2, 0)
+
+
 def test_pad_value_as_an_expression():
     widths = ((1, 1), (0, 2))
     x = rand((2, 3))
