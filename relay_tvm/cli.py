@@ -307,14 +307,20 @@ def cmd_compile(args):
 
         database = load_database(args.tuning_db, str(make_target(args.target)))
     executor = "" if args.executor == "graph" else ", VM executor"
-    with _step(bar, f"compile (opt level {args.opt_level}, target {args.target}{executor})"):
-        with transform.PassContext(opt_level=args.opt_level):
-            if args.executor == "vm":
-                from . import vm
+    from .backend.build_module import BUILD_ADVICE
 
-                lib = vm.compile(mod, target=args.target, params=params, database=database)
-            else:
-                lib = build(mod, target=args.target, params=params, database=database)
+    advice = BUILD_ADVICE.set("cli")  # warnings name --opt-level, not Python
+    try:
+        with _step(bar, f"compile (opt level {args.opt_level}, target {args.target}{executor})"):
+            with transform.PassContext(opt_level=args.opt_level):
+                if args.executor == "vm":
+                    from . import vm
+
+                    lib = vm.compile(mod, target=args.target, params=params, database=database)
+                else:
+                    lib = build(mod, target=args.target, params=params, database=database)
+    finally:
+        BUILD_ADVICE.reset(advice)
     if database is not None:
         from .tune import database_report
 

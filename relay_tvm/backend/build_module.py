@@ -7,6 +7,7 @@ one executable, and returns a :class:`GraphExecutorFactoryModule`.
 
 from __future__ import annotations
 
+import contextvars
 import time
 
 from ..errors import BuildError, InputError
@@ -593,6 +594,11 @@ def _tuned_opt_level(database):
     return level if isinstance(level, int) else None
 
 
+#: who the build's advice is for: ``"python"`` (the API) or ``"cli"`` (``relay-tvm compile``
+#: sets it, so a warning names the command line's options, not Python)
+BUILD_ADVICE = contextvars.ContextVar("relay_tvm_build_advice", default="python")
+
+
 def _warn_if_no_record_matched(kernels: dict, database=None) -> None:
     """Warn (at the caller of ``build``) when a tuning database gave none -- or only some -- of
     the kernels tuning would measure a record: most likely it was tuned for another model,
@@ -612,10 +618,11 @@ def _warn_if_no_record_matched(kernels: dict, database=None) -> None:
     tuned_at = _tuned_opt_level(database) if database is not None else None
     built_at = PassContext.current().opt_level
     if tuned_at is not None and tuned_at != built_at:
-        why = (f"the database was tuned at opt level {tuned_at} and this build is at opt level "
-               f"{built_at}, which fuses and lays out the kernels differently: build inside "
-               f"`with relay.transform.PassContext(opt_level={tuned_at})` or with "
+        how = (f"compile with `--opt-level {tuned_at}`" if BUILD_ADVICE.get() == "cli" else
+               f"build inside `with relay.transform.PassContext(opt_level={tuned_at})` or with "
                f"tune.compile_relay(db, mod, target, params)")
+        why = (f"the database was tuned at opt level {tuned_at} and this build is at opt level "
+               f"{built_at}, which fuses and lays out the kernels differently: {how}")
     else:
         why = ("was it tuned for another model, input shape, opt level or target, or did the "
                "tuning run stop before them?")

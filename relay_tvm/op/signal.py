@@ -145,13 +145,25 @@ def stft(data, n_fft, hop_length=None, win_length=None, window=None, normalized=
         frame, ``frames = (samples - n_fft) // hop_length + 1``.
 
     Raises:
+        TypeError: n_fft, hop_length or win_length not an int, or the default hop_length 0.
         TypeInferenceError: (at type inference) a shape, dtype or size that does not fit.
     """
     from ..ir.expr import Constant, Var
     from . import tensor as _tensor
 
-    n_fft = int(n_fft)
-    hop = n_fft // 4 if hop_length is None else int(hop_length)
+    def whole(v, name):  # a float n_fft of 16.7 was read as 16
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"stft: {name} must be an int, got {v!r}")
+        return int(v)
+
+    n_fft = whole(n_fft, "n_fft")
+    if hop_length is None:
+        hop = n_fft // 4
+        if hop < 1:
+            raise TypeError(f"stft: the default hop_length n_fft // 4 is 0 for n_fft={n_fft}; "
+                            f"give hop_length")
+    else:
+        hop = whole(hop_length, "hop_length")
     if win_length is None:
         shape = None
         if isinstance(window, Constant):
@@ -159,7 +171,7 @@ def stft(data, n_fft, hop_length=None, win_length=None, window=None, normalized=
         elif isinstance(window, Var):
             shape = getattr(window.type_annotation, "shape", None)
         win_length = int(shape[0]) if shape and isinstance(shape[0], int) else n_fft
-    win_length = int(win_length)
+    win_length = whole(win_length, "win_length")
     if window is None:
         window = _tensor.ones((win_length,), "float32")
     return make_call("stft", [data, window], n_fft=n_fft, hop_length=hop,

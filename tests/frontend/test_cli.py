@@ -315,6 +315,12 @@ def test_tune_then_compile_with_the_database(exported, capsys):
     with pytest.warns(UserWarning, match=never):
         assert main(["compile", sym, "--shape", "data=1,2,5,5", "--tuning-db", wd, "-o",
                      so]) == 0
+    # another opt level: the advice is the command line's option, not Python (it said "build
+    # inside `with relay.transform.PassContext(...)`"; second fresh-user trial, 2026-12-05)
+    with pytest.warns(UserWarning, match=r"tuned at opt level 3 and this build is at opt "
+                      r"level 2.*: compile with `--opt-level 3`$"):
+        assert main(["compile", sym, "--shape", "data=2,2,5,5", "--tuning-db", wd,
+                     "--opt-level", "2", "-o", so]) == 0
     # and so does relay.build in Python (it was silent there; from the second new-user trial)
     import relay_tvm as relay
 

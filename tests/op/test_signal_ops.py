@@ -84,3 +84,15 @@ def test_stft_defaults_and_errors():
         infer((3, 20), 4, 6)
     with pytest.raises(TypeInferenceError, match="data must be 1-D .* or 2-D"):
         infer((1, 3, 20), 8, 8)
+
+
+def test_stft_sizes_must_be_ints():
+    """From a fresh-user trial: a float n_fft of 16.7 was read as 16, and the default hop of
+    n_fft // 4 = 0 was reported as if the user had given hop_length=0."""
+    x = relay.var("x", shape=(64,))
+    for kw, name in (({"n_fft": 16.7}, "n_fft"), ({"n_fft": 16, "hop_length": 2.0}, "hop_length"),
+                     ({"n_fft": 16, "win_length": True}, "win_length")):
+        with pytest.raises(TypeError, match=f"stft: {name} must be an int"):
+            relay.op.stft(x, **kw)
+    with pytest.raises(TypeError, match=r"default hop_length n_fft // 4 is 0 for n_fft=3"):
+        relay.op.stft(x, 3)
