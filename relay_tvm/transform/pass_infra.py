@@ -78,7 +78,6 @@ def config_positive_int(key: str, value) -> int:
     import numbers
 
     value = _unwrap_imm(value)
-
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 1:
         return int(value)
     raise RelayError(f"PassContext config {key!r} must be a positive int, got {value!r}")
