@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType
-from ._common import shape_str, tensor_args
+from ._common import out_dims, shape_str, tensor_args
 from .registry import OpPattern, make_call, register_op
 
 
@@ -82,8 +82,6 @@ def _stft_ref(args, attrs, out_type):
 def _stft_compute(attrs, inputs, out_type):
     from tvm import te, tirx
 
-    from ..backend.shape_func import dims
-
     data, window = inputs
     n_fft, hop, win = int(attrs.n_fft), int(attrs.hop_length), int(attrs.win_length)
     lpad = (n_fft - win) // 2
@@ -103,7 +101,7 @@ def _stft_compute(attrs, inputs, out_type):
         trig = tirx.Select(c == 0, tirx.cos(ang), -tirx.sin(ang))
         return te.sum(window[k].astype(dt) * x * trig * tirx.const(scale, dt), axis=k)
 
-    return te.compute(dims(out_type.shape), f, name="stft")
+    return te.compute(out_dims(out_type.shape), f, name="stft")
 
 
 register_op(

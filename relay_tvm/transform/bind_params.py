@@ -45,6 +45,53 @@ def check_arg(value, ty, where: str):
             )
 
 
+def list_to_array(value, dtype: str, where: str) -> np.ndarray:
+    """``value`` (a Python number, or a nested list of them) as a NumPy array of ``dtype``.
+
+    Args:
+        value: a Python ``bool`` / ``int`` / ``float``, or a list (nested for more
+            dimensions; rows of equal length).
+        dtype: the parameter's dtype (e.g. ``"float32"``).
+        where: the argument, for messages (``"argument 0 (%x)"``).
+
+    Raises:
+        InputError: ragged rows, elements that are not numbers, booleans for a dtype other
+            than ``bool``, or values ``dtype`` cannot hold exactly (fractions for an integer
+            dtype, integers out of range, finite values beyond a float dtype's range).
+    """
+    listed = isinstance(value, list)
+    what = "the list's values do" if listed else f"the value {value!r} does"
+    try:
+        arr = np.array(value)
+    except ValueError as e:  # ragged rows
+        raise InputError(f"{where}: expected a NumPy array or a tvm tensor, or a list of "
+                         f"numbers with rows of equal length ({e})") from None
+    if arr.dtype.kind == "O" and isinstance(value, int):  # an integer beyond 64 bits
+        raise InputError(f"{where}: {what} not fit dtype {dtype} (out-of-range integer)")
+    if arr.dtype.kind == "b" and np.dtype(dtype).kind != "b":
+        which = "the list's values are" if listed else f"{value!r} is"
+        raise InputError(f"{where}: {which} boolean, the parameter is {dtype} (a Python bool "
+                         f"is not taken for a number); pass a number or a NumPy array of dtype "
+                         f"{dtype}")
+    if arr.dtype.kind not in "biuf":
+        raise InputError(f"{where}: expected a NumPy array or a tvm tensor (a list converts "
+                         f"only when it holds numbers; this one holds {arr.dtype} elements)")
+    kind = np.dtype(dtype).kind
+    with np.errstate(all="ignore"):
+        out = arr.astype(dtype)
+        if kind in "biu":
+            fits = np.array_equal(out.astype(arr.dtype), arr)
+        elif kind in "fc":
+            fits = bool(np.all(np.isfinite(out) | ~np.isfinite(arr)))
+        else:
+            fits = True
+    if not fits:
+        why = "fractions or out-of-range integers" if kind in "biu" else "beyond its range"
+        raise InputError(f"{where}: {what} not fit dtype {dtype} exactly ({why}); pass a "
+                         f"NumPy array of dtype {dtype}")
+    return out
+
+
 def bind_params_by_name(func: Function, params: dict) -> Function:
     """Replace the parameters of ``func`` named in ``params`` by constants.
 
@@ -74,8 +121,6 @@ def bind_params_by_name(func: Function, params: dict) -> Function:
         if isinstance(value, (bool, int, float)) and isinstance(ann, TensorType):
             # a Python scalar has no dtype of its own: it takes the declared one, where that
             # holds it exactly (0.5 for an int32 parameter was bound as 0, 2**40 as 0)
-            from ..runtime.pyargs import list_to_array
-
             value = list_to_array(value, ann.dtype, f"param {name!r}")
         arr = np.asarray(_as_array(value))
         if isinstance(ann, TensorType):
