@@ -255,9 +255,9 @@ def parse_winograd_mode(mode):
 
 def winograd_mode():
     """The current ``PassContext``'s :data:`CONFIG_KEY` (see :func:`parse_winograd_mode`)."""
-    from .pass_infra import PassContext
+    from .pass_infra import PassContext, config_value
 
-    return parse_winograd_mode(PassContext.current().config.get(CONFIG_KEY, "auto"))
+    return config_value(PassContext.current().config, CONFIG_KEY, "auto")
 
 
 def winograd_decider():
