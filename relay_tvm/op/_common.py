@@ -350,7 +350,25 @@ def as_tuple_expr(data):
     return data
 
 
-__all__ += ["static_value", "as_tuple_expr"]
+def int_vector_const(v, op_name: str, what: str = "begin/end/strides"):
+    """``v`` as a Relay expression: an expression unchanged, an int or a list/tuple of ints as
+    an int32 constant vector (int64 where a value does not fit int32), as tvm.relay 0.19's
+    ``const(list(v))`` for the arguments beside a computed one. Raises RelayError for values
+    that are not integers (a float was truncated to int32 before)."""
+    from ..errors import RelayError
+    from ..ir.base import RelayExpr
+    from ..ir.expr import const
+
+    if v is None or isinstance(v, RelayExpr):
+        return v
+    vals = np.asarray([v] if isinstance(v, (int, np.integer)) else list(v))
+    if vals.size and vals.dtype.kind not in "iu":
+        raise RelayError(f"{op_name}: {what} must be integers, got {v!r}")
+    wide = vals.size and np.abs(vals).max() >= 2 ** 31
+    return const(vals.astype("int64" if wide else "int32"))
+
+
+__all__ += ["static_value", "as_tuple_expr", "int_vector_const"]
 
 
 def select_of(exprs):

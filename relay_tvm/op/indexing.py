@@ -17,6 +17,7 @@ from ._common import (
     LOWERING,
     as_int64,
     int_dtype_check,
+    int_vector_const,
     normalize_axis,
     out_dims,
     require_at_run_time,
@@ -219,21 +220,9 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
 
             raise RelayError("strided_slice: axes cannot be given with computed begin/end/strides "
                              "(dyn.strided_slice slices the leading axes)")
-        from ..ir.base import RelayExpr
-        from ..ir.expr import const
-
-        def as_expr(v):  # the others of begin/end/strides as constants (0.19's const(list(v)))
-            if v is None or isinstance(v, RelayExpr):
-                return v
-            vals = np.asarray([v] if isinstance(v, (int, np.integer)) else list(v))
-            if vals.dtype.kind not in "iu":
-                from ..errors import RelayError
-
-                raise RelayError(f"strided_slice: begin/end/strides must be integers, got {v!r}")
-            wide = vals.size and np.abs(vals).max() >= 2 ** 31
-            return const(vals.astype("int64" if wide else "int32"))
-
-        begin, end, strides = (as_expr(v) for v in (begin, end, strides))
+        # the others of begin/end/strides as constants (0.19's const(list(v)))
+        begin, end, strides = (int_vector_const(v, "strided_slice")
+                               for v in (begin, end, strides))
         if strides is None:
             from .tensor import ones_like
 

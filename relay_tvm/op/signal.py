@@ -60,8 +60,10 @@ def _stft_ref(args, attrs, out_type):
     x = np.asarray(args[0])
     window = np.asarray(args[1]).astype(x.dtype)
     n_fft, hop, win = int(attrs.n_fft), int(attrs.hop_length), int(attrs.win_length)
-    if window.shape[0] != win or x.shape[-1] < n_fft:
-        raise TypeInferenceError(f"stft: window {window.shape} / data {x.shape} do not fit "
+    if window.shape[0] != win or x.shape[-1] < n_fft:  # Any shapes: known only now
+        from ..errors import InputError
+
+        raise InputError(f"stft: window {window.shape} / data {x.shape} do not fit "
                                  f"n_fft={n_fft}, win_length={win}")
     lpad = (n_fft - win) // 2
     frames = (x.shape[-1] - n_fft) // hop + 1

@@ -484,13 +484,11 @@ def strided_set(data, v, begin, end, strides=None):
             none); check such inputs with the interpreter.
     """
     from ..ir.expr import const
-
-    def vec(x):
-        return const(np.asarray(list(x), "int32")) if isinstance(x, (tuple, list)) else x
+    from ._common import int_vector_const
 
     if strides is None:
         strides = const(np.array([1], "int32"))
-    args = [data, v, vec(begin), vec(end), vec(strides)]
+    args = [data, v] + [int_vector_const(x, "strided_set") for x in (begin, end, strides)]
     _check_static_slice(*args)
     return make_call("strided_set", args)
 

@@ -150,8 +150,15 @@ def test_strided_set_errors():
     b = relay.const(np.array([0, 0]), "int64")
     with pytest.raises(TypeInferenceError, match="begin must be an int32 vector"):
         infer(relay.strided_set(x, relay.var("v", shape=(2, 4)), b, [2]))
-    from relay_tvm.errors import InterpreterError
+    from relay_tvm.errors import InterpreterError, RelayError
 
+    # begin/end/strides lists become int32 constants through the helper strided_slice uses
+    # too; a float in them was truncated to int32 silently (review of 2026-12-05)
+    with pytest.raises(RelayError, match=r"strided_set: begin/end/strides must be integers, "
+                                         r"got \[0.5\]"):
+        relay.strided_set(x, relay.var("v", shape=(2, 4)), [0.5], [2])
+    with pytest.raises(RelayError, match="strided_slice: begin/end/strides must be integers"):
+        relay.strided_slice(x, [0.5, 0], relay.var("e", shape=(2,), dtype="int64"))
     with pytest.raises(TypeInferenceError, match="slice"):  # known when the call is made
         relay.strided_set(x, relay.const(np.ones((1, 4), "float32")), [0], [2])
     b = relay.var("b", shape=(1,), dtype="int32")  # known at run time: the interpreter raises
