@@ -234,7 +234,8 @@ def _product(nn_name, kaxis_of):
                 _is_zero(kzp):
             return make_call(nn_name, [data, kernel], **attrs)
         # convolutions always get int16 operands: the x86 template multiplies int16 pairs
-        # (vpmaddwd), the generic one is indifferent
+        # (vpmaddwd), the generic one is indifferent; on VNNI targets AlterOpLayout turns them
+        # into uint8 x int8 with the zero point folded out (transform/int8_conv.py)
         zr = _rank(orig.args[2].checked_type)
         kr = _rank(orig.args[3].checked_type)
         d = _shift16(data, izp, zr, _rank(dt), 0)

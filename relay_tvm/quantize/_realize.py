@@ -234,7 +234,8 @@ def _int_anchor(ref_call, new_args, data_dtype, weight_dtype):
     if (ref_call.op.name == "nn.conv2d" and {data_dtype, weight_dtype} <= {"int8", "uint8"}
             and cfg.dtype_activation == "int32"):
         # exact: 8-bit values in int16 operands, which the x86 template multiplies in pairs
-        # (vpmaddwd, backend/schedule/cpu_int.py) instead of one product per int32 lane
+        # (vpmaddwd, backend/schedule/cpu_int.py) instead of one product per int32 lane; on
+        # VNNI targets AlterOpLayout makes them uint8 x int8 again (transform/int8_conv.py)
         ldata, rdata = _tr.cast(ldata, "int16"), _tr.cast(rdata, "int16")
     attrs = ref_call.attrs.with_fields(out_dtype=cfg.dtype_activation)
     out = Call(ref_call.op, [ldata, rdata], attrs, (), ref_call.span)

@@ -45,6 +45,7 @@ from ..ir.expr import Call, Constant, Tuple
 from ..ir.types import TensorType
 from ..op.registry import OpPattern, make_call
 from ._rewrite import Rewriter, called_ops, op_name
+from .int8_conv import dot_lanes, vnni_conv
 from .pass_infra import FunctionPass, PassInfo
 from .winograd_choice import winograd_conv, winograd_decider, winograd_mode
 from .winograd_int import eligible as int16_winograd_eligible
@@ -307,12 +308,17 @@ class _Alter(Rewriter):
         self.winograd = winograd
         self.int_winograd = int_winograd
         self.slices = {}  # _subsample's strided slices, one per input and strides
+        self.vnni = dot_lanes()  # int32 lanes of uint8 x int8 dot products (0: none)
 
     def post_call(self, orig, new):
         if op_name(new) == "nn.conv2d":
             tile = self.winograd(orig, new)
             if tile:
                 return winograd_conv(orig, new, tile)
+            if self.vnni:
+                conv = vnni_conv(orig, new, self.vnni)
+                if conv is not None:
+                    return conv
             if self.int_winograd and int16_winograd_eligible(orig, new):
                 return int16_winograd_conv(orig, new)
             return _nchwc_conv(orig, new, self.slices)

@@ -42,7 +42,24 @@ def qconv(shape, w, zp=None, pad=(1, 1, 1, 1), stride=1, dtype="uint8"):
     return relay.IRModule.from_expr(relay.Function([x], y))
 
 
-def build_run(mod, x, config=None, target="llvm"):
+def _int16_target():
+    """The host, or where it has VNNI (whose uint8 x int8 form AlterOpLayout prefers to the
+    int16 Winograd: tests/backend/test_int8_vnni.py) an older ISA it also runs."""
+    from relay_tvm.backend.target import make_target
+
+    host = make_target(None)
+    if not tvm.target.codegen.target_has_features("avx512vnni", host) and \
+            not tvm.target.codegen.target_has_features("avxvnni", host):
+        return "llvm"
+    if tvm.target.codegen.target_has_features("avx512bw", host):
+        return "llvm -mcpu=skylake-avx512"
+    return "llvm -mcpu=haswell"
+
+
+INT16_TARGET = _int16_target()
+
+
+def build_run(mod, x, config=None, target=INT16_TARGET):
     with relay.transform.PassContext(opt_level=3, config=config or {}):
         lib = relay.build(mod, target=target)
     gm = relay.runtime.GraphModule(lib["default"](tvm.cpu()))
@@ -253,7 +270,7 @@ def test_int16_winograd_fused_stages_exact(n, c, o, h, w, knobs):
     w2 = rng.integers(-128, 128, (o, o, 3, 3)).astype("int16")
     LAST_ERRORS.clear()
     with override_knobs(knobs), relay.transform.PassContext(opt_level=3):
-        lib = relay.build(chained(xv.shape, w1, w2), target="llvm")
+        lib = relay.build(chained(xv.shape, w1, w2), target=INT16_TARGET)
     assert not LAST_ERRORS, LAST_ERRORS  # no template fell back to the generic schedule
     kernels = _wino_kernels(lib)
     assert len(kernels) == 2

@@ -550,20 +550,14 @@ def schedule_conv2d(sch, anchor, target, knobs=None):
     from . import cpu_int
 
     dts = [str(_read_buffer(sch, block, i).dtype) for i in (0, 1)]
-    if cpu_int.applicable(target, *dts, str(_write_buffer(sch, block).dtype),
-                          generic.loop_extent(sch, ic), OC) and not isinstance(epi, tuple):
-        # two 8-channel vectors x 4 columns where they divide the layer: 4 broadcasts + 2
-        # weight loads per 8 vpmaddwd instead of 8 + 1 per 8 (Zen 3, ResNet-18's 64->128
-        # stride-2 layer: 1.5x; layers with 14 or 7 columns keep 1 vector x 7 columns)
-        wide = OC % 16 == 0 and OW % 4 == 0
-        wb = knobs.pick("wb", [w for w in (8, 7, 6, 4, 3, 2, 1) if OW % w == 0],
-                        4 if wide else _pick(OW, (8, 7, 4)))
-        ob = knobs.pick("ob", [b for b in (8, 16, 24, 32) if OC % b == 0], 16 if wide else 8)
-        ukw = knobs.pick("ukw", [0, 1], 0 if wide else 1)
-        return cpu_int.schedule_conv2d_int16(
+    form = cpu_int.applicable(target, *dts, str(_write_buffer(sch, block).dtype),
+                              generic.loop_extent(sch, ic), OC)
+    if form is not None and not isinstance(epi, tuple):
+        wb, ob, ukw = cpu_int.tile_knobs(form, feats, knobs, OC, OW)
+        return cpu_int.schedule_conv2d_int(
             sch, block, pad_names, epi, wb,
             (Pack, _param_index, _read_buffer, _tile_epilogue, _vectorize_inner,
-             _finish_padding, generic), ob=ob, unroll_kw=bool(ukw))
+             _finish_padding, generic), form=form, ob=ob, unroll_kw=bool(ukw))
     if OC < 4 or (OC % 4 and OC % lanes):
         return _conv2d_narrow(sch, block, epi, pad_names, knobs, lanes, OC, OW)
     ob, wb = _channel_tile(feats, knobs, lanes, OC, OW)

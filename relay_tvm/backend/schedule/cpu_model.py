@@ -21,6 +21,7 @@ not from a CPU's marketing name, and the cache sizes from the host when the targ
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ class CPUFeatures:
         split_512: 512-bit instructions run as two 256-bit halves (Zen 4), so one 512-bit FMA
             issues per cycle however the tile is shaped; the NCHWc template then prefers one
             output-channel block per tile (see :func:`.cpu_nchwc._plan`).
+        dot_lanes: int32 lanes of the uint8 x int8 dot product ``vpdpbusd``: 16 with
+            AVX512-VNNI, 8 with AVX-VNNI only, 0 without (:mod:`.cpu_int`).
     """
 
     arch: str
@@ -56,6 +59,7 @@ class CPUFeatures:
     l2_bytes: int
     load_ports: int = 2
     split_512: bool = False
+    dot_lanes: int = 0
 
     def lanes(self, dtype_bits: int = 32) -> int:
         return max(1, self.vector_bits // dtype_bits)
@@ -87,6 +91,15 @@ def _host_cache(level: int, default: int) -> int:
     return default
 
 
+def _has(target, feature: str) -> bool:
+    import tvm
+
+    try:
+        return bool(tvm.target.codegen.target_has_features(feature, target))
+    except Exception:  # a target LLVM does not know
+        return False
+
+
 def cpu_features(target) -> CPUFeatures:
     """The :class:`CPUFeatures` of an LLVM ``tvm.target.Target``."""
     attrs = target.attrs
@@ -104,10 +117,11 @@ def cpu_features(target) -> CPUFeatures:
     from ..target import host_cpu
 
     if mcpu == host_cpu()[0]:
-        feats = CPUFeatures(feats.arch, feats.vector_bits, feats.vector_registers,
-                            feats.fma_latency, feats.fma_pipes,
-                            _host_cache(1, feats.l1d_bytes), _host_cache(2, feats.l2_bytes),
-                            feats.load_ports, feats.split_512)
+        feats = dataclasses.replace(feats, l1d_bytes=_host_cache(1, feats.l1d_bytes),
+                                    l2_bytes=_host_cache(2, feats.l2_bytes))
+    lanes = next((n for f, n in (("avx512vnni", 16), ("avxvnni", 8)) if _has(target, f)), 0)
+    if lanes:
+        feats = dataclasses.replace(feats, dot_lanes=lanes)
     return feats
 
 
