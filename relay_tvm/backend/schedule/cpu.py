@@ -553,7 +553,9 @@ def schedule_conv2d(sch, anchor, target, knobs=None):
     form = cpu_int.applicable(target, *dts, str(_write_buffer(sch, block).dtype),
                               generic.loop_extent(sch, ic), OC)
     if form is not None and not isinstance(epi, tuple):
-        wb, ob, ukw = cpu_int.tile_knobs(form, feats, knobs, OC, OW)
+        steps = generic.loop_extent(sch, ic) // form.group * generic.loop_extent(sch, kh) * \
+            generic.loop_extent(sch, kw)
+        wb, ob, ukw = cpu_int.tile_knobs(form, feats, knobs, OC, OW, steps)
         return cpu_int.schedule_conv2d_int(
             sch, block, pad_names, epi, wb,
             (Pack, _param_index, _read_buffer, _tile_epilogue, _vectorize_inner,

@@ -175,23 +175,32 @@ def _first_divisor(n: int, choices) -> int:
     return next((c for c in choices if c <= n and n % c == 0), 1)
 
 
-def tile_knobs(form: DotForm, feats, knobs, oc: int, ow: int):
+def tile_knobs(form: DotForm, feats, knobs, oc: int, ow: int, steps: int):
     """``(wb, ob, ukw)``: the register tile of :func:`schedule_conv2d_int` for ``oc`` output
-    channels and ``ow`` output columns on a CPU with ``feats`` (``cpu_model.CPUFeatures``),
-    unless ``knobs`` (``cpu.Knobs``) say otherwise."""
+    channels, ``ow`` output columns and ``steps`` dot-product steps per output (input channel
+    groups x kernel taps) on a CPU with ``feats`` (``cpu_model.CPUFeatures``), unless
+    ``knobs`` (``cpu.Knobs``) say otherwise."""
     # 16 AVX2 registers (int16 pairs, AVX-VNNI): two int32 vectors x 4 columns where they
     # divide the layer: 4 broadcasts + 2 weight loads per 8 vpmaddwd instead of 8 + 1 per
     # 8 (Zen 3, ResNet-18's 64->128 stride-2 layer: 1.5x; layers with 14 or 7 columns keep
     # 1 vector x 7 columns). 32 zmm registers (AVX512-VNNI): one vector x 7 columns, else
     # 8, 6 or 4 (Zen 4, ResNet-18's 3x3 layers: 79-91% of vpdpbusd's peak with 7 x 1,
     # 73-90% with 4 x 2; 2 vectors x 7 columns lost up to 30% on 56 columns)
+    # Short reductions (1x1 layers of few channels: the tile's accumulators are written out
+    # after few steps) do better with 4 columns, and with 2-4 vectors from 33 to 96 steps
+    # (Zen 4, ResNet-50's 1x1 layers on 56x56 and 28x28: 64->256 1.44x, 256->64 1.17x,
+    # 256->128 1.14x, 128->512 1.05x over 7 x 1).
     v = form.lanes
     zmm = v == 16 and feats.vector_registers >= 32
     wide = not zmm and oc % (2 * v) == 0 and ow % 4 == 0
+    cols, vecs = _first_divisor(ow, (7, 8, 6, 4) if zmm else (8, 7, 4)), 1
+    if zmm and ow % 4 == 0 and steps <= 96:
+        cols = 4
+        vecs = 1 if steps <= 32 else next(b for b in (4, 2, 1) if oc % (b * v) == 0)
     wb = knobs.pick("wb", [w for w in (8, 7, 6, 4, 3, 2, 1) if ow % w == 0],
-                    4 if wide else _first_divisor(ow, (7, 8, 6, 4) if zmm else (8, 7, 4)))
+                    4 if wide else cols)
     ob = knobs.pick("ob", [b * v for b in (1, 2, 3, 4) if oc % (b * v) == 0],
-                    2 * v if wide else v)
+                    2 * v if wide else vecs * v)
     ukw = knobs.pick("ukw", [0, 1], 0 if wide or zmm else 1)
     return wb, ob, ukw
 
