@@ -20,21 +20,23 @@ needs_vnni = pytest.mark.skipif("not host_has('avx512vnni')",
                                 reason="running vpdpbusd (zmm) needs an AVX512-VNNI host")
 
 
-def np_conv(x, w, pad, stride=1):
+def np_conv(x, w, pad, stride=1, dilation=1):
     """int64 NCHW/OIHW convolution; ``pad`` (top, left, bottom, right) of zeros."""
     x = np.pad(x.astype("int64"), ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape
-    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    ekh, ekw = (kh - 1) * dilation + 1, (kw - 1) * dilation + 1
+    oh, ow = (h - ekh) // stride + 1, (wd - ekw) // stride + 1
     out = np.zeros((n, o, oh, ow), "int64")
     for i in range(kh):
         for j in range(kw):
-            patch = x[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+            di, dj = i * dilation, j * dilation
+            patch = x[:, :, di:di + stride * oh:stride, dj:dj + stride * ow:stride]
             out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype("int64"))
     return out
 
 
-def program(shape, w, form, zp=0, pad=(1, 1, 1, 1), stride=1, dtype="uint8"):
+def program(shape, w, form, zp=0, pad=(1, 1, 1, 1), stride=1, dtype="uint8", dilation=1):
     """conv2d of ``x - zp`` (``form`` "int16": both operands cast to int16, what the qnn
     canonicalization and relay.quantize make; "plain": the 8-bit operands themselves)."""
     x = relay.var("x", shape=shape, dtype=dtype)
@@ -48,7 +50,7 @@ def program(shape, w, form, zp=0, pad=(1, 1, 1, 1), stride=1, dtype="uint8"):
         assert zp == 0
         d, wc = x, relay.const(w.astype("int8"))
     y = relay.nn.conv2d(d, wc, strides=(stride, stride), padding=pad, channels=w.shape[0],
-                        kernel_size=(k, k), out_dtype="int32")
+                        kernel_size=(k, k), dilation=(dilation, dilation), out_dtype="int32")
     return relay.IRModule.from_expr(relay.Function([x], y))
 
 
@@ -79,7 +81,19 @@ CASES = [
     (17, 29, 8, 8, 3, (0, 0, 0, 1), 1, 0, "uint8"),       # 0.19's odd case, padded
     (64, 128, 14, 14, 1, (0, 0, 0, 0), 2, 0, "uint8"),    # 1x1 stride 2 (a downsample)
     (32, 16, 11, 11, 1, (0, 0, 0, 0), 1, 255, "uint8"),   # largest shift: |x - zp| <= 255
+    (16, 16, 12, 12, 3, (1, 1, 1, 1), 2, 9, "uint8"),     # 3x3 stride 2, padded with zp
 ]
+
+
+@needs_vnni
+def test_vnni_dilated_conv_equals_numpy():
+    rng = np.random.default_rng(5)
+    xv = rng.integers(0, 256, (1, 16, 13, 13)).astype("uint8")
+    wv = rng.integers(-128, 128, (32, 16, 3, 3))
+    lib = build(program(xv.shape, wv, "int16", 11, (2, 2, 2, 2), 1, "uint8", 2), "llvm")
+    assert "vpdpbusd" in asm(lib)
+    np.testing.assert_array_equal(run(lib, xv),
+                                  np_conv(xv.astype("int64") - 11, wv, (2, 2, 2, 2), 1, 2))
 
 
 @needs_vnni
