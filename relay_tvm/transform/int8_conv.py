@@ -14,13 +14,21 @@ the weight as int8. The padding of ``d`` is 0, which is ``z`` in ``u``: where ``
 convolution pads, ``u`` is padded with ``z`` first (``nn.pad``) and the convolution pads no more.
 Both forms are the same integer-linear sum, computed in int32 (modulo 2^32), so the result is
 bit-identical to the int16 convolution's, including where that wraps. A plain uint8 x int8
-``nn.conv2d`` (0.19's x86 int8 form) is kept as it is; an int8 x int8 one gets the shift too
-(0.19's x86 legalization does the same).
+``nn.conv2d`` (0.19's x86 int8 form) is blocked the same way; an int8 x int8 one gets the
+shift too (0.19's x86 legalization does the same).
 
-Conditions: NCHW data, OIHW weight, one group, static shapes, int32 output, a constant weight,
-input channels a multiple of 4 and output channels of the target's lanes (16 with AVX512-VNNI,
-8 with AVX-VNNI); the template is ``backend/schedule/cpu_int.py``'s. The convolution stays in
-NCHW: the template packs ``NCHW4c`` data and an ``OIHW{ob}o4i`` weight itself.
+Conditions: NCHW data, OIHW weight, one group, static shapes, int32 output, a constant weight
+whose values fit int8. Channels are padded to whole quads (input) and vectors (output: 16
+lanes with AVX512-VNNI, 8 with AVX-VNNI).
+
+The result is blocked as the float convolutions are: ``nn.contrib_conv2d_NCHWc`` on
+``NCHW{ib}c`` uint8 data (``ib`` 16, else 8 or 4) and an ``OIHW{ib}i{ob}o`` int8 weight, int32
+output ``NCHW{ob}c``, between layout transforms that the propagation of AlterOpLayout carries
+through the requantization and cancels between layers. The template
+(``backend/schedule/cpu_int.py``) packs the weight as ``OIHW{ib/4}i{ob}o4i`` at build time;
+each quad of input channels is contiguous in the data block, and the epilogue runs over the
+contiguous output block. (A uint8 x int8 ``nn.conv2d`` left NCHW, below opt level 3, has an NCHW
+template too, which packs ``NCHW4c`` data per run.)
 """
 
 from __future__ import annotations
@@ -43,14 +51,22 @@ def _dtype(e):
     return t.dtype if isinstance(t, TensorType) else None
 
 
+_INT16 = (-2 ** 15, 2 ** 15 - 1)
+
+
 def _scalar_int(e):
-    """The value of a scalar integer constant (or of a cast of one), else None."""
-    if isinstance(e, Call) and getattr(e.op, "name", None) == "cast":
+    """The value of a scalar integer constant (or of its cast to an int16 that holds it),
+    else None."""
+    cast = isinstance(e, Call) and getattr(e.op, "name", None) == "cast"
+    if cast:
+        if e.attrs.dtype != "int16":
+            return None
         e = e.args[0]
     if isinstance(e, Constant):
         v = e.data.numpy()
         if v.size == 1 and v.dtype.kind in "iu":
-            return int(v.reshape(()))
+            v = int(v.reshape(()))
+            return v if not cast or _INT16[0] <= v <= _INT16[1] else None
     return None
 
 
@@ -79,23 +95,33 @@ def eight_bit_operand(expr):
     ``expr`` is typed (the original call's argument): such a source plus or minus scalar
     integer constants (what the qnn canonicalization and ``relay.quantize`` make of a zero
     point)."""
-    offset = 0
+    steps = []  # the constants added, outermost first
     while isinstance(expr, Call) and getattr(expr.op, "name", None) in ("add", "subtract"):
         c = _scalar_int(expr.args[1])
-        if c is None:
+        if c is None or _dtype(expr) != "int16":
             return None
-        offset += c if expr.op.name == "add" else -c
+        steps.append(c if expr.op.name == "add" else -c)
         expr = expr.args[0]
     low = {"uint8": 0, "int8": -128}
     if _dtype(expr) in low:
-        return (expr, low[_dtype(expr)], offset) if offset == 0 else None
+        return (expr, low[_dtype(expr)], 0) if not steps else None
     if not (isinstance(expr, Call) and getattr(expr.op, "name", None) == "cast" and
             _dtype(expr) == "int16"):
         return None
     if _dtype(expr.args[0]) in low:
-        return expr.args[0], low[_dtype(expr.args[0])], offset
-    lo = _clip_low(expr.args[0])
-    return None if lo is None else (expr, lo, offset)
+        src, lo = expr.args[0], low[_dtype(expr.args[0])]
+    else:
+        src, lo = expr, _clip_low(expr.args[0])
+        if lo is None:
+            return None
+    # each int16 add / subtract must not wrap: the range [lo, lo + 255] shifted so far stays in
+    # int16 at every step (innermost first)
+    offset = 0
+    for c in reversed(steps):
+        offset += c
+        if lo + offset < _INT16[0] or lo + 255 + offset > _INT16[1]:
+            return None
+    return src, lo, offset
 
 
 def _int8_weight(w):
@@ -164,8 +190,6 @@ def vnni_conv(orig, new, lanes: int):
     z = -(lo + offset)  # expr == u - z
     # channels padded to whole quads and vectors: zero weights, any data (z here)
     pc, po = -c % 4, -o % lanes
-    if t_in.dtype == "uint8" and t_w.dtype == "int8" and not pc and not po:
-        return new  # already the VNNI form: the template applies as it is
     padding = tuple(int(p) for p in a.padding)
     if pc or (z and any(padding)):
         if not 0 <= z <= 255:
@@ -178,10 +202,7 @@ def vnni_conv(orig, new, lanes: int):
         padding = (0, 0, 0, 0)
     if pc or po:
         w8 = np.pad(w8, ((0, po), (0, pc), (0, 0), (0, 0)))
-    attrs = dict(new.attrs.items())
-    attrs["padding"] = padding
-    attrs["channels"] = o + po
-    out = make_call("nn.conv2d", [u, const(w8)], span=new.span, **attrs)
+    out = _blocked_conv(u, w8, a, padding, lanes, new.span)
     if po:
         n, _, oh, ow = _ty(orig).shape
         out = make_call("strided_slice", [out], begin=[0, 0, 0, 0], end=[n, o, oh, ow],
@@ -190,6 +211,23 @@ def vnni_conv(orig, new, lanes: int):
         return out
     comp = _wrap32(z * w8[:o].astype("int64").sum(axis=(1, 2, 3))).reshape(o, 1, 1)
     return make_call("subtract", [out, const(comp)], span=new.span)
+
+
+def _blocked_conv(u, w8, a, padding, lanes, span):
+    """``nn.contrib_conv2d_NCHWc`` of the uint8 ``u`` (NCHW) and the int8 weight ``w8``
+    (OIHW, channels whole quads and vectors) between layout transforms: data in blocks of 16
+    input channels (8 or 4 where 16 do not divide them), output in blocks of ``lanes``."""
+    o, c, kh, kw = w8.shape
+    ib = next(b for b in (16, 8, 4) if c % b == 0)
+    ob = lanes
+    wk = w8.reshape(o // ob, ob, c // ib, ib, kh, kw).transpose(0, 2, 4, 5, 3, 1)
+    dl, kl, ol = f"NCHW{ib}c", f"OIHW{ib}i{ob}o", f"NCHW{ob}c"
+    data = make_call("layout_transform", [u], src_layout="NCHW", dst_layout=dl)
+    conv = make_call("nn.contrib_conv2d_NCHWc", [data, const(np.ascontiguousarray(wk))],
+                     span=span, strides=tuple(a.strides), padding=padding,
+                     dilation=tuple(a.dilation), groups=1, channels=o, kernel_size=(kh, kw),
+                     data_layout=dl, kernel_layout=kl, out_layout=ol, out_dtype="int32")
+    return make_call("layout_transform", [conv], span=span, src_layout=ol, dst_layout="NCHW")
 
 
 def _peel(new_expr, orig_expr, target_orig):

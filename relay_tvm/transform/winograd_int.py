@@ -114,7 +114,8 @@ def eligible(orig, new) -> bool:
     if (t_in.dtype, t_w.dtype, new.attrs.out_dtype) != ("int16", "int16", "int32"):
         return False
     o, c = t_w.shape[:2]
-    if c % 2 or o % 8 or _even_block(c) is None or type(new.args[1]) is not Constant:
+    if o == 0 or c % 2 or o % 8 or _even_block(c) is None or \
+            type(new.args[1]) is not Constant:
         return False
     _, b_m, _ = nn_winograd.transform_matrices(_TILE, 3)
     s_b = int(np.abs(b_m).sum(axis=0).max())

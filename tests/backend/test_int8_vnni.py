@@ -178,3 +178,73 @@ def test_vnni_not_applied(case):
         gm.run()
         np.testing.assert_array_equal(gm.get_output(0).numpy(),
                                       np_conv(xv.astype("int64") - zp, wv, (1, 1, 1, 1)))
+
+
+@needs_vnni
+def test_vnni_nchw_template_without_alter_op_layout():
+    # below opt level 3 (no AlterOpLayout) a uint8 x int8 nn.conv2d stays NCHW: the NCHW
+    # template packs NCHW4c data per run and runs vpdpbusd all the same
+    rng = np.random.default_rng(2)
+    xv = rng.integers(0, 256, (1, 16, 10, 10)).astype("uint8")
+    wv = rng.integers(-128, 128, (32, 16, 3, 3))
+    with relay.transform.PassContext(opt_level=2):
+        lib = relay.build(program(xv.shape, wv, "plain"), target="llvm")
+    assert "vpdpbusd" in asm(lib)
+    assert not any("NCHWc" in gv.name_hint for gv in lib.ir_mod.functions)
+    np.testing.assert_array_equal(run(lib, xv), np_conv(xv, wv, (1, 1, 1, 1)))
+
+
+@needs_vnni
+def test_vnni_blocked_layers_chain_exactly():
+    # two quantized layers and a residual add in the blocked layout (NCHW16c between them, the
+    # layout transforms only at the ends), against NumPy
+    rng = np.random.default_rng(4)
+    xv = rng.integers(0, 256, (1, 32, 9, 9)).astype("uint8")
+    w1 = rng.integers(-128, 128, (32, 32, 3, 3))
+    w2 = rng.integers(-128, 128, (32, 32, 1, 1))
+    x = relay.var("x", shape=xv.shape, dtype="uint8")
+    d = relay.subtract(relay.cast(x, "int16"), relay.const(7, "int16"))
+    y1 = relay.nn.conv2d(d, relay.const(w1.astype("int16")), padding=(1, 1), channels=32,
+                         kernel_size=(3, 3), out_dtype="int32")
+    q = relay.cast(relay.clip(relay.right_shift(y1, relay.const(12)), 0, 255), "uint8")
+    y2 = relay.nn.conv2d(relay.cast(q, "int16"), relay.const(w2.astype("int16")), channels=32,
+                         kernel_size=(1, 1), out_dtype="int32")
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.add(y2, y1)))
+    lib = build(mod, "llvm")
+    names = [gv.name_hint for gv in lib.ir_mod.functions]
+    assert sum("layout_transform" in n for n in names) <= 2, names
+    e1 = np_conv(xv.astype("int64") - 7, w1, (1, 1, 1, 1))
+    eq = np.clip(e1 >> 12, 0, 255)
+    np.testing.assert_array_equal(run(lib, xv), np_conv(eq, w2, (0, 0, 0, 0)) + e1)
+
+
+@pytest.mark.parametrize("dtype,shift,value", [("uint8", 32700, 200), ("int8", -32700, -100)])
+def test_vnni_refuses_a_shift_that_wraps_int16(dtype, shift, value):
+    # found by a fresh-user trial: cast(x, int16) + 32700 wraps for x >= 68; the rewrite must
+    # not take the shift as exact (it gave 131600 where int16 arithmetic gives -130544)
+    x = relay.var("x", shape=(1, 4, 1, 1), dtype=dtype)
+    d = relay.add(relay.cast(x, "int16"), relay.const(shift, "int16"))
+    y = relay.nn.conv2d(d, relay.const(np.ones((16, 4, 1, 1), "int16")), channels=16,
+                        kernel_size=(1, 1), out_dtype="int32")
+    mod = relay.IRModule.from_expr(relay.Function([x], y))
+    wrapped = (value + shift + 2 ** 15) % 2 ** 16 - 2 ** 15  # int16 arithmetic
+    lib = build(mod, "llvm -mcpu=cascadelake")
+    assert "vpdpbusd" not in asm(lib)
+    if host_has("avx512vnni"):
+        got = run(lib, np.full((1, 4, 1, 1), value, dtype))
+        np.testing.assert_array_equal(got, np.full((1, 16, 1, 1), 4 * wrapped))
+
+
+def test_quantized_conv_with_no_output_channels_builds():
+    # found by a fresh-user trial: the integer Winograd's eligibility let 0 output channels
+    # through (0 % 8 == 0) and its block choice failed on them
+    x = relay.var("x", shape=(1, 16, 8, 8), dtype="uint8")
+    y = relay.qnn.op.conv2d(x, relay.const(np.zeros((0, 16, 3, 3), "int8")),
+                            relay.const(128, "int32"), relay.const(0, "int32"),
+                            relay.const(0.1, "float32"), relay.const(0.1, "float32"),
+                            kernel_size=(3, 3), channels=0, padding=(1, 1))
+    mod = relay.IRModule.from_expr(relay.Function([x], y))
+    for target in ("llvm -mcpu=haswell", "llvm -mcpu=cascadelake"):
+        lib = build(mod, target)
+        if target.endswith("haswell"):
+            assert run(lib, np.zeros((1, 16, 8, 8), "uint8")).shape == (1, 0, 8, 8)

@@ -260,3 +260,55 @@ def schedule_conv2d_int(sch, block, pad_names, epi, wb, helpers, form=PMADDWD, o
     vectorize_inner(sch, epi, lanes)
     finish_padding(sch, pad_names)
     return packs
+
+
+def schedule_conv2d_nchwc_int(sch, block, pad_names, epi, form, feats, knobs, helpers):
+    """The tensorized schedule of an ``nn.contrib_conv2d_NCHWc`` block with uint8 data
+    (``NCHW{ib}c``, ``ib`` a multiple of 4: each quad of input channels is contiguous) and an
+    int8 weight parameter (``OIHW{ib}i{ob}o``, packed at build time as ``OIHW{ib/4}i{ob}o4i``),
+    int32 output ``NCHW{ob}c``: one ``vpdpbusd`` per quad, output column and vector of
+    ``ob``; the epilogue vectorized over the output block. Returns the weight packs."""
+    Pack, param_index, read_buffer, tile_epilogue, vectorize_inner, finish_padding, generic = \
+        helpers
+    from .cpu import NotApplicable
+
+    lanes = form.lanes
+    register_vnni(lanes)
+    wbuf = read_buffer(sch, block, 1)
+    widx = param_index(sch, wbuf)
+    if widx is None:
+        raise NotApplicable("the int8 weight is not a parameter")
+    occ_, icc_, kh_, kw_, ib, ob = (int(d) for d in wbuf.shape)
+    if ib % 4 or ob % lanes:
+        raise NotApplicable(f"blocks {ib}i{ob}o are not whole quads and vectors")
+    sch.transform_layout(block, ("read", 1),
+                         lambda a, b, h, w, i, o: (a, b, h, w, i // 4, o, i % 4))
+    packs = {widx: Pack(f"OIHW{ib}i{ob}o->OIHW{ib // 4}i{ob}o4i",
+                        (occ_, icc_, kh_, kw_, ib // 4, ob, 4),
+                        lambda a, b, h, w, i4, o, i: (a, b, h, w, i4 * 4 + i, o))}
+    if epi is None:
+        epi = sch.cache_write(block, 0, "global")
+    n, occ, oh, ow, ocb, ic, kh, kw = sch.get_loops(block)
+    steps = generic.loop_extent(sch, ic) // 4 * kh_ * kw_
+    wb, tile_oc, ukw = tile_knobs(form, feats, knobs, occ_ * ob, generic.loop_extent(sch, ow),
+                                  steps)
+    # the tile's output channels: whole blocks of the layout (cg of them), or part of one
+    cg = tile_oc // ob if tile_oc % ob == 0 and occ_ % max(tile_oc // ob, 1) == 0 else 1
+    occo, occi = sch.split(occ, factors=[None, cg])
+    ocv, oci = sch.split(ocb, factors=[None, lanes])
+    owo, owi = sch.split(ow, factors=[None, wb])
+    ico, ici = sch.split(ic, factors=[None, 4])
+    sch.reorder(n, occo, oh, owo, ico, kh, kw, owi, occi, ocv, oci, ici)
+    epi = tile_epilogue(sch, block, epi, owo)
+    sch.parallel(sch.fuse(n, occo, oh))
+    sch.unroll(occi)
+    init = sch.decompose_reduction(block, ico)
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.tensorize(oci, form.intrin)
+    sch.unroll(owi)
+    sch.unroll(ocv)
+    if ukw:
+        sch.unroll(kw)
+    vectorize_inner(sch, epi, lanes)
+    finish_padding(sch, pad_names)
+    return packs

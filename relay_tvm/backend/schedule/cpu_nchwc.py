@@ -305,6 +305,25 @@ def _prefetch_next_block(sch, loop, feats, cg, group):
     sch.annotate(loop, KEY, group)
 
 
+def _vnni_operands(sch, block, epi, feats) -> bool:
+    """uint8 data, int8 weight, int32 output on a VNNI target (AlterOpLayout's quantized
+    convolutions, ``transform/int8_conv.py``)."""
+    dts = tuple(str(_read_buffer(sch, block, i).dtype) for i in (0, 1))
+    return dts == ("uint8", "int8") and bool(feats.dot_lanes) and \
+        str(_write_buffer(sch, block).dtype) == "int32" and not isinstance(epi, tuple)
+
+
+def _schedule_vnni(sch, block, pad_names, epi, feats, knobs):
+    from ..lower import Pack
+    from . import cpu_int
+    from .cpu import _param_index, _tile_epilogue
+
+    return cpu_int.schedule_conv2d_nchwc_int(
+        sch, block, pad_names, epi, cpu_int.vnni_form(feats.dot_lanes), feats, knobs,
+        (Pack, _param_index, _read_buffer, _tile_epilogue, _vectorize_inner, _finish_padding,
+         generic))
+
+
 @register("conv2d_NCHWc")
 def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     """The NCHWc convolution template (see the module doc). Knobs: ``cg`` (output-channel
@@ -315,8 +334,9 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     import tvm
 
     block, epi, pad_names = _window_prologue(sch, 5, 3, "an 8-loop NCHWc convolution")
-    knobs = knobs or Knobs()
-    feats = cpu_features(target)
+    knobs, feats = knobs or Knobs(), cpu_features(target)
+    if _vnni_operands(sch, block, epi, feats):
+        return _schedule_vnni(sch, block, pad_names, epi, feats, knobs)
     lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     n, occ, oh, ow, ocb, ic, kh, kw = sch.get_loops(block)
     ext = {k: generic.loop_extent(sch, lp) for k, lp in
