@@ -212,8 +212,7 @@ def schedule_conv2d_int(sch, block, pad_names, epi, wb, helpers, form=PMADDWD, o
     packs. ``ob`` output channels per tile (whole ``form.lanes`` vectors), ``wb`` output
     columns. ``helpers`` are cpu.py's (Pack, _param_index, _read_buffer, _tile_epilogue,
     _vectorize_inner, _finish_padding, generic)."""
-    Pack, param_index, read_buffer, tile_epilogue, vectorize_inner, finish_padding, generic = \
-        helpers
+    Pack, param_index, read_buffer, _, _, _, generic = helpers
     if form.intrin == INTRIN:
         register()
     else:
@@ -248,18 +247,25 @@ def schedule_conv2d_int(sch, block, pad_names, epi, wb, helpers, form=PMADDWD, o
     owo, owi = sch.split(ow, factors=[None, wb])
     ico, ici = sch.split(ic, factors=[None, g])
     sch.reorder(n, oco, oh, owo, ico, kh, kw, owi, ocv, oci, ici)
-    epi = tile_epilogue(sch, block, epi, owo)
-    sch.parallel(sch.fuse(n, oco, oh))
+    _finish_tile(sch, block, epi, owo, (n, oco, oh), ico, oci,
+                 (owi, ocv) + ((kw,) if unroll_kw else ()), form, helpers, pad_names)
+    return packs
+
+
+def _finish_tile(sch, block, epi, tile, parallel, ico, oci, unrolled, form, helpers, pad_names):
+    """The end both templates share: the epilogue at the ``tile`` loop, the ``parallel`` loops
+    fused, the accumulators' initialization vectorized, the dot product tensorized at ``oci``,
+    the register tile's loops unrolled, the epilogue vectorized, the padding finished."""
+    _, _, _, tile_epilogue, vectorize_inner, finish_padding, _ = helpers
+    epi = tile_epilogue(sch, block, epi, tile)
+    sch.parallel(sch.fuse(*parallel))
     init = sch.decompose_reduction(block, ico)
     sch.vectorize(sch.get_loops(init)[-1])
     sch.tensorize(oci, form.intrin)
-    sch.unroll(owi)
-    sch.unroll(ocv)
-    if unroll_kw:
-        sch.unroll(kw)
-    vectorize_inner(sch, epi, lanes)
+    for loop in unrolled:
+        sch.unroll(loop)
+    vectorize_inner(sch, epi, form.lanes)
     finish_padding(sch, pad_names)
-    return packs
 
 
 def schedule_conv2d_nchwc_int(sch, block, pad_names, epi, form, feats, knobs, helpers):
@@ -268,8 +274,7 @@ def schedule_conv2d_nchwc_int(sch, block, pad_names, epi, form, feats, knobs, he
     int8 weight parameter (``OIHW{ib}i{ob}o``, packed at build time as ``OIHW{ib/4}i{ob}o4i``),
     int32 output ``NCHW{ob}c``: one ``vpdpbusd`` per quad, output column and vector of
     ``ob``; the epilogue vectorized over the output block. Returns the weight packs."""
-    Pack, param_index, read_buffer, tile_epilogue, vectorize_inner, finish_padding, generic = \
-        helpers
+    Pack, param_index, read_buffer, _, _, _, generic = helpers
     from .cpu import NotApplicable
 
     lanes = form.lanes
@@ -299,16 +304,6 @@ def schedule_conv2d_nchwc_int(sch, block, pad_names, epi, form, feats, knobs, he
     owo, owi = sch.split(ow, factors=[None, wb])
     ico, ici = sch.split(ic, factors=[None, 4])
     sch.reorder(n, occo, oh, owo, ico, kh, kw, owi, occi, ocv, oci, ici)
-    epi = tile_epilogue(sch, block, epi, owo)
-    sch.parallel(sch.fuse(n, occo, oh))
-    sch.unroll(occi)
-    init = sch.decompose_reduction(block, ico)
-    sch.vectorize(sch.get_loops(init)[-1])
-    sch.tensorize(oci, form.intrin)
-    sch.unroll(owi)
-    sch.unroll(ocv)
-    if ukw:
-        sch.unroll(kw)
-    vectorize_inner(sch, epi, lanes)
-    finish_padding(sch, pad_names)
+    _finish_tile(sch, block, epi, owo, (n, occo, oh), ico, oci,
+                 (owi, occi, ocv) + ((kw,) if ukw else ()), form, helpers, pad_names)
     return packs
