@@ -68,6 +68,13 @@ def _ndim(e):
     return None if t is None else len(t.shape)
 
 
+def _weight_takes_scale(call) -> bool:
+    """Whether a scale of ``call``'s output dtype can multiply its weight: the weight has that
+    dtype (an int8 weight of an int32 convolution cannot hold an int32 scale)."""
+    tw, to = tensor_type(call.args[1]), tensor_type(call)
+    return tw is not None and to is not None and tw.dtype == to.dtype
+
+
 # ---------------------------------------------------------------- forward folding
 
 def _forward_wishes(call, out: Message | None):
@@ -84,6 +91,8 @@ def _forward_wishes(call, out: Message | None):
             if match_broadcast(tr, tl, out.axes)[0]:
                 return [None, out]
         return [None, None]
+    if name in _CONSUMERS and not _weight_takes_scale(call):
+        return [None] * n
     if name in _CONV:
         ax = conv_axes(call, output=False)
         return [None if ax is None else Message(ax.axes), None]
@@ -232,6 +241,8 @@ def _backward_message(call, ins, branch: dict):
                 and tuple(tl.shape) == tuple(tr.shape)):
             branch[call] = "both"
             return Message(ins[0].axes, ins[0].positive or ins[1].positive)
+        return None
+    if name in _CONSUMERS and not _weight_takes_scale(call):
         return None
     if name in _CONV:
         ax = conv_axes(call, output=True)

@@ -110,3 +110,29 @@ def test_batch_norm_vanishes_into_conv_in_pipeline():
     relay.analysis.post_order_visit(opt["main"], lambda n: ops.append(n.op.name) if isinstance(n, relay.Call) and isinstance(n.op, relay.op.Op) else None)
     assert sorted(ops) == ["add", "nn.conv2d", "nn.relu"]
     assert_same_result(mod, opt, atol=1e-4)
+
+
+def test_integer_conv_with_narrow_weight_keeps_its_multiply():
+    # found by a fresh-user trial: BackwardFoldScaleAxis multiplied an int8 weight by the int32
+    # scale after an int32-output convolution (a type error at build); an int8 weight cannot
+    # hold the scaled values, so the multiply stays, in both directions
+    import tvm
+
+    rng = np.random.default_rng(0)
+    wv = rng.integers(-128, 128, (32, 16, 3, 3)).astype("int8")
+    xv = rng.integers(0, 256, (1, 16, 8, 8)).astype("uint8")
+    x = relay.var("x", shape=xv.shape, dtype="uint8")
+    conv = relay.nn.conv2d(x, relay.const(wv), padding=(1, 1), channels=32, kernel_size=(3, 3),
+                           out_dtype="int32")
+    y = relay.multiply(conv, relay.const(np.arange(1, 33, dtype="int32").reshape(32, 1, 1)))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], y)))
+    for p in (relay.transform.BackwardFoldScaleAxis(), relay.transform.ForwardFoldScaleAxis()):
+        out = relay.transform.InferType()(p(mod))
+        assert tvm.ir.structural_equal(out, mod)
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm")
+    gm = relay.runtime.GraphModule(lib["default"](tvm.cpu()))
+    gm.set_input("x", xv)
+    gm.run()
+    ref = relay.create_executor("debug", mod=mod).evaluate()(xv).numpy()
+    np.testing.assert_array_equal(gm.get_output(0).numpy(), ref)
