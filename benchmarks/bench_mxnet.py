@@ -5,7 +5,9 @@
     python benchmarks/bench_mxnet.py --mcpu haswell        # relay_tvm built for AVX2
     python benchmarks/bench_mxnet.py --processes 3         # each engine in 3 processes
     python benchmarks/bench_mxnet.py --models resnet18_v1 --engines relay_tvm mxnet --int8
-                                     # + relay.quantize's int8 program, "int8 / fp32" column
+                                     # + relay.quantize's int8 program and MXNet's own int8
+                                     # model (quantize_net): "int8 / fp32" and "relay_tvm
+                                     # int8 / MXNet int8" columns
 
 Fair by construction:
 
@@ -50,12 +52,13 @@ import _machine  # noqa: E402
 MODELS = ["resnet18_v1", "resnet50_v1", "mobilenet1.0", "mobilenetv2_1.0", "squeezenet1.0",
           "vgg16", "inceptionv3"]
 GOAL = {"resnet18_v1": 0.8, "resnet50_v1": 0.8}  # relay_tvm default / fastest peer; others 1.0
-ENGINES = ["relay_tvm", "relay_tvm_default", "relay_tvm_int8", "mxnet", "onnxruntime",
-           "openvino"]
-DEFAULT_ENGINES = [e for e in ENGINES if e != "relay_tvm_int8"]  # --int8 adds it
+ENGINES = ["relay_tvm", "relay_tvm_default", "relay_tvm_int8", "mxnet", "mxnet_int8",
+           "onnxruntime", "openvino"]
+INT8_ENGINES = ["relay_tvm_int8", "mxnet_int8"]
+DEFAULT_ENGINES = [e for e in ENGINES if e not in INT8_ENGINES]  # --int8 adds them
 PEERS = ["onnxruntime", "openvino"]
 TITLES = {"relay_tvm": "relay_tvm", "relay_tvm_default": "relay_tvm default",
-          "relay_tvm_int8": "relay_tvm int8",
+          "relay_tvm_int8": "relay_tvm int8", "mxnet_int8": "MXNet int8",
           "mxnet": "MXNet", "onnxruntime": "ONNX Runtime", "openvino": "OpenVINO"}
 
 
@@ -145,6 +148,45 @@ def work_mxnet(a):
     return res, blk(x).asnumpy()
 
 
+def _calibration_images(model):
+    """The 32 calibration inputs both int8 engines use: noise with a random colour cast
+    (seed 1)."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    shape = input_shape(model)
+    return [(rng.normal(0, 2, (1, 3, 1, 1)) + rng.uniform(-1, 1, shape)).astype("float32")
+            for _ in range(32)]
+
+
+def work_mxnet_int8(a):
+    """MXNet's own int8 model of the same network: ``mx.contrib.quantization.quantize_net``
+    (MKLDNN; int8 weights, uint8 / int8 activations chosen by MXNet, ``calib_mode="naive"``:
+    min / max over the 32 calibration images relay_tvm_int8 uses), hybridized with
+    static_alloc. Needs MXNet's MKLDNN backend (its only int8 CPU path)."""
+    import mxnet as mx
+    import numpy as np
+    from mxnet.contrib.quantization import quantize_net
+
+    if not mx.runtime.Features().is_enabled("MKLDNN"):
+        raise RuntimeError("MXNet's int8 CPU path needs its MKLDNN backend")
+    x = mx.nd.array(np.load(os.path.join(a.dir, "x.npy")))
+    blk = mx.gluon.SymbolBlock.imports(os.path.join(a.dir, "model-symbol.json"), ["data"],
+                                       os.path.join(a.dir, "model-0000.params"), ctx=mx.cpu())
+    cal = np.concatenate(_calibration_images(a.model))
+    t = time.perf_counter()
+    qnet = quantize_net(blk, quantized_dtype="auto", calib_mode="naive",
+                        calib_data=mx.io.NDArrayIter(data={"data": cal}, batch_size=8),
+                        num_calib_examples=len(cal), ctx=mx.cpu())
+    quantize_s = time.perf_counter() - t
+    qnet.hybridize(static_alloc=True, static_shape=True)
+    res = _time(lambda: qnet(x).wait_to_read(), a.warmup, a.repeat, a.warmup_s)
+    res["version"] = f"MXNet {mx.__version__} int8 (quantize_net, MKLDNN, naive calibration)"
+    res["threads"] = int(os.environ.get("OMP_NUM_THREADS", "0")) or None
+    res["quantize_s"] = quantize_s
+    return res, qnet(x).asnumpy()
+
+
 def work_relay(a):
 
     import relay_tvm as relay
@@ -200,8 +242,6 @@ def work_relay_int8(a):
     "channel_max"``) and unsigned 8-bit activations after ReLU (``dtype_input="uint8"``), the
     configuration tests/quantize/test_quantize_resnet.py measures; then the int8 program
     compiled and timed like relay_tvm's."""
-    import numpy as np
-
     import relay_tvm as relay
 
     res = {}
@@ -210,10 +250,7 @@ def work_relay_int8(a):
         os.path.join(a.dir, "model-symbol.json"), shape={"data": input_shape(a.model)},
         arg_params=os.path.join(a.dir, "model-0000.params"))
     res["import_s"] = time.perf_counter() - t
-    rng = np.random.default_rng(1)
-    shape = input_shape(a.model)
-    cal = [{"data": (rng.normal(0, 2, (1, 3, 1, 1)) + rng.uniform(-1, 1, shape)
-                     ).astype("float32")} for _ in range(32)]
+    cal = [{"data": x} for x in _calibration_images(a.model)]
     t = time.perf_counter()
     with relay.quantize.qconfig(calibrate_mode="percentile", weight_scale="channel_max",
                                 dtype_input="uint8"):
@@ -265,6 +302,7 @@ def work_openvino(a):
 
 WORKERS = {"export": work_export, "mxnet": work_mxnet, "relay_tvm": work_relay,
            "relay_tvm_default": work_relay, "relay_tvm_int8": work_relay_int8,
+           "mxnet_int8": work_mxnet_int8,
            "onnxruntime": work_onnxruntime, "openvino": work_openvino}
 
 
@@ -421,6 +459,7 @@ def report(rows, a, threads):
                 if "relay_tvm_default" in r.get("res", {})}
     title = dict(TITLES, relay_tvm=f"relay_tvm ({threads} thr)",
                  relay_tvm_int8=f"relay_tvm int8 ({threads} thr)",
+                 mxnet_int8=f"MXNet int8 ({threads} thr)",
                  relay_tvm_default=f"relay_tvm default ({'/'.join(map(str, dthreads)) or '?'}"
                                    " thr)",
                  mxnet=f"MXNet ({threads} thr)", onnxruntime=f"ONNX Runtime ({threads} thr)",
@@ -432,6 +471,9 @@ def report(rows, a, threads):
     int8 = "relay_tvm_int8" in engines and "relay_tvm" in engines
     if int8:
         head.append("int8 / fp32 (goal ≤ 0.8 on AVX2)")
+    vs_mx = "relay_tvm_int8" in engines and "mxnet_int8" in engines
+    if vs_mx:
+        head.append("relay_tvm int8 / MXNet int8")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         best = min(((r["ms"][p], p) for p in peers if p in r["ms"]), default=None)
@@ -451,6 +493,10 @@ def report(rows, a, threads):
             i8, f32 = r["ms"].get("relay_tvm_int8"), r["ms"].get("relay_tvm")
             cells.append(_fmt(i8 / f32 if i8 and f32 else None, ".2f") + ("×" if i8 and f32
                                                                          else ""))
+        if vs_mx:
+            i8, m8 = r["ms"].get("relay_tvm_int8"), r["ms"].get("mxnet_int8")
+            cells.append(_fmt(i8 / m8 if i8 and m8 else None, ".2f") + ("×" if i8 and m8
+                                                                        else ""))
         lines.append("| " + " | ".join(cells) + " |")
     others = [e for e in engines if e != "mxnet"]
     lines += ["", "Max abs difference of each output from MXNet's (1000 logits), and relative to "
@@ -476,7 +522,8 @@ def parse_args(argv):
     ap.add_argument("--engines", nargs="+", default=DEFAULT_ENGINES,
                     help=f"subset of {ENGINES} (default: all but relay_tvm_int8)")
     ap.add_argument("--int8", action="store_true",
-                    help="add the relay_tvm_int8 engine (relay.quantize, int8 conv2d)")
+                    help="add the int8 engines: relay_tvm_int8 (relay.quantize) and mxnet_int8 "
+                         "(MXNet's quantize_net, MKLDNN)")
     ap.add_argument("--threads", type=int, default=None,
                     help="threads for every engine (default: all usable cores)")
     ap.add_argument("--repeat", type=int, default=30, help="timed runs per engine (median)")
@@ -508,8 +555,8 @@ def parse_args(argv):
     a = ap.parse_args(argv)
     a.models = [m for s in a.models for m in s.split(",") if m]
     a.engines = [e for s in a.engines for e in s.split(",") if e]
-    if a.int8 and "relay_tvm_int8" not in a.engines:
-        a.engines.append("relay_tvm_int8")
+    if a.int8:
+        a.engines += [e for e in INT8_ENGINES if e not in a.engines]
     bad = [e for e in a.engines if e not in ENGINES]
     if bad:
         ap.error(f"unknown engines {bad}; choose from {ENGINES}")
