@@ -62,8 +62,6 @@ ALLOWED = {
     # throughput, caches) and target parser whether Winograd beats the direct convolution on
     # this target. Moving the target description below transform is a larger move, left open.
     ("relay_tvm.transform.winograd_choice", "relay_tvm.backend.schedule.cpu_model"),
-    # AlterOpLayout's uint8 x int8 rewrite asks the same model whether the target has VNNI
-    ("relay_tvm.transform.int8_conv", "relay_tvm.backend.schedule.cpu_model"),
     ("relay_tvm.transform.winograd_choice", "relay_tvm.backend.target"),
     # ... and the Winograd schedule which register tile its batched GEMM will use (the model
     # must price the tile the schedule builds, guarded last block included).

@@ -142,14 +142,10 @@ def _wrap32(v: np.ndarray) -> np.ndarray:
 def dot_lanes() -> int:
     """int32 lanes of the current target's uint8 x int8 dot product (16 with AVX512-VNNI, 8
     with AVX-VNNI), 0 for a target without one (or not an x86 CPU)."""
-    # the ISA model lives with the CPU schedules (AlterOpLayout is a target-dependent pass)
-    from ..backend.schedule.cpu_model import cpu_features
-    from .winograd_choice import current_target
+    from .winograd_choice import target_features
 
-    tgt = current_target()
-    if tgt.kind.name != "llvm":
-        return 0
-    return cpu_features(tgt).dot_lanes
+    feats = target_features()
+    return feats.dot_lanes if feats is not None else 0
 
 
 def vnni_conv(orig, new, lanes: int):

@@ -221,7 +221,7 @@ def current_target():
     return tvm.target.Target.current(allow_none=True) or make_target(None)
 
 
-def _target_features():
+def target_features():
     """``CPUFeatures`` of the current target (host LLVM when none is set), or None for a target
     that is not a CPU."""
     # the ISA model lives with the CPU schedules (AlterOpLayout is a target-dependent pass)
@@ -272,7 +272,7 @@ def winograd_decider():
         return lambda orig, new: None
     if mode in (2, 4):
         return lambda orig, new: mode if eligible(orig, new, need_constant=False) else None
-    feats = _target_features()
+    feats = target_features()
     if feats is None:
         return lambda orig, new: None
     lanes = feats.lanes(32)

@@ -87,15 +87,6 @@ PMADDWD = DotForm("int16", "int16", 2, 8, INTRIN)
 _VNNI_INTRIN = "relay_tvm_vpdpbusd_{}x4"
 
 
-def _has(target, feature: str) -> bool:
-    import tvm
-
-    try:
-        return bool(tvm.target.codegen.target_has_features(feature, target))
-    except Exception:  # a target LLVM does not know
-        return False
-
-
 def vnni_form(lanes: int) -> DotForm | None:
     """The uint8 x int8 form with ``lanes`` int32 lanes (``CPUFeatures.dot_lanes``: 16 zmm
     with AVX512-VNNI, 8 ymm with AVX-VNNI), None for 0 (no VNNI)."""
@@ -161,7 +152,9 @@ def applicable(target, data_dtype, weight_dtype, out_dtype, ic, oc) -> DotForm |
     if out_dtype != "int32" or oc == 0:
         return None
     if (data_dtype, weight_dtype) == ("int16", "int16"):
-        return PMADDWD if ic % 2 == 0 and oc % 8 == 0 and _has(target, "avx2") else None
+        from .cpu_model import has_feature
+
+        return PMADDWD if ic % 2 == 0 and oc % 8 == 0 and has_feature(target, "avx2") else None
     if (data_dtype, weight_dtype) == ("uint8", "int8"):
         from .cpu_model import cpu_features
 

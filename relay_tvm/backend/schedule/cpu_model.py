@@ -91,7 +91,9 @@ def _host_cache(level: int, default: int) -> int:
     return default
 
 
-def _has(target, feature: str) -> bool:
+def has_feature(target, feature: str) -> bool:
+    """Whether LLVM says ``target`` has the CPU ``feature`` (``"avx2"``, ``"avx512vnni"``, ...);
+    False for a target LLVM does not know."""
     import tvm
 
     try:
@@ -119,7 +121,7 @@ def cpu_features(target) -> CPUFeatures:
     if mcpu == host_cpu()[0]:
         feats = dataclasses.replace(feats, l1d_bytes=_host_cache(1, feats.l1d_bytes),
                                     l2_bytes=_host_cache(2, feats.l2_bytes))
-    lanes = next((n for f, n in (("avx512vnni", 16), ("avxvnni", 8)) if _has(target, f)), 0)
+    lanes = next((n for f, n in (("avx512vnni", 16), ("avxvnni", 8)) if has_feature(target, f)), 0)
     if lanes:
         feats = dataclasses.replace(feats, dot_lanes=lanes)
     return feats
