@@ -84,6 +84,11 @@ def __getattr__(name):
     if name in ("text", "backend", "frontend", "testing", "vm", "prelude", "cli",
                 "dataflow_pattern", "loops", "report", "quantize"):
         return _lazy(name)
+    if name == "relay":  # ``from relay_tvm import relay`` (as ``from tvm import relay``): the
+        # package itself (not in __dir__, so walkers of the package do not loop through it)
+        import sys
+
+        return sys.modules[__name__]
     if name in ("astext", "parse", "parse_expr", "fromtext", "SourceName"):
         return getattr(_lazy("text"), name)
     if name in ("build", "optimize"):

@@ -176,10 +176,10 @@ def _import(args, shapes):
         return frontend.from_mxnet(net, shape=shapes)
     if not args.model:
         raise CLIError("give a model file (-symbol.json / NNVM graph .json) or --zoo NAME")
+    if not os.path.exists(args.model):  # before --shape: a missing file is the first problem
+        raise CLIError(f"model file {args.model!r} does not exist")
     if not shapes:
         raise CLIError("--shape NAME=D1,D2,... is needed for model files")
-    if not os.path.exists(args.model):
-        raise CLIError(f"model file {args.model!r} does not exist")
     if os.path.isfile(args.model):
         with open(args.model, "rb") as f:
             head = f.read(64)

@@ -127,7 +127,17 @@ class TuningError(RelayError):
     tracker that is down or a device key nobody serves, a budget that is not a positive number."""
 
 
+def did_you_mean(name, choices) -> str:
+    """``" (did you mean 'x'?)"`` naming the choice closest to ``name`` (``difflib``), or ``""``
+    when none is close: the tail of an error message about an unknown name."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 __all__ = [
+    "did_you_mean",
     "GradientError",
     "TuningError",
     "InputError",

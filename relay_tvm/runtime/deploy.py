@@ -106,7 +106,11 @@ class ExportedGraph:
                                   f"{tuple(value.shape)} {value.dtype}")
             args.append(self._tvm.runtime.tensor(np.require(value, requirements="C"), self.device))
         if unknown:
-            raise DeployError(f"unknown inputs {unknown}; inputs are {self.input_names}")
+            import difflib  # (self-contained file: not relay_tvm.errors.did_you_mean)
+
+            close = difflib.get_close_matches(unknown[0], list(self.input_names), n=1)
+            near = f" (did you mean {close[0]!r}?)" if close else ""
+            raise DeployError(f"unknown inputs {unknown}{near}; inputs are {self.input_names}")
         return args
 
     def run(self, inputs, repeat=0):

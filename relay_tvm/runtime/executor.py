@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import InputError, RelayError
+from ..errors import InputError, RelayError, did_you_mean
 from ..ir.expr import Function, GlobalVar
 from ..ir.module import IRModule
 from ..transform.bind_params import bind_params_by_name, check_arg  # noqa: F401  (API names)
@@ -126,6 +126,9 @@ class Interpreter_(Executor):
         return run
 
 
+_KINDS = ("debug", "graph", "vm", "aot")
+
+
 def create_executor(kind="debug", mod=None, device=None, target="llvm", params=None):
     """An executor for ``mod`` (tvm.relay.create_executor).
 
@@ -156,7 +159,9 @@ def create_executor(kind="debug", mod=None, device=None, target="llvm", params=N
                           UserWarning, stacklevel=2)
 
         return make_compiled_executor(kind, mod, device, target, params)
-    raise RelayError(f"unknown executor kind {kind!r}; expected 'debug', 'graph' or 'vm'")
+    raise RelayError(f"unknown executor kind {kind!r}{did_you_mean(kind, _KINDS)}; expected "
+                     f"'debug', 'graph' or 'vm' ('aot' runs on the graph executor, with a "
+                     f"warning)")
 
 
 __all__ = ["create_executor", "Executor", "bind_params_by_name"]

@@ -19,7 +19,7 @@ import json
 
 import numpy as np
 
-from ..errors import BuildError, InputError
+from ..errors import BuildError, InputError, did_you_mean
 from .interpreter import host_tensor
 
 
@@ -163,15 +163,18 @@ class GraphModule:
             if key not in self._input_index:
                 lifted = [n for n in self._meta.get("param_names", []) if n in self._input_index]
                 free = [n for n in self._input_names if n not in lifted]
+                near = did_you_mean(key, self._input_names)
                 if key in self._meta.get("bound_params", []):
                     hint = (" (given to relay.build's params=, it is bound into the module at "
                             "build time; to set it at run time, build without it in params=)")
+                elif near:  # a misspelling: the closest name says it
+                    hint = ""
                 else:
                     hint = (" (an input the model never reads is not a parameter of the "
                             "compiled function)")
                 held = (f"; {lifted} hold constants lifted at build time" if lifted else "")
-                raise InputError(f"{where}: unknown input {key!r}; the module's inputs are "
-                                 f"{free}{held}{hint}")
+                raise InputError(f"{where}: unknown input {key!r}{near}; the module's inputs "
+                                 f"are {free}{held}{hint}")
             return self._input_index[key]
         raise InputError(f"{where}: key must be an input name or index, got {key!r}")
 

@@ -19,7 +19,7 @@ import json
 import numpy as np
 
 from ..backend.library_file import seal_library
-from ..errors import BuildError, InputError
+from ..errors import BuildError, InputError, did_you_mean
 from .interpreter import ConstructorValue, RefValue, host_tensor
 
 
@@ -700,8 +700,8 @@ class VirtualMachine:
                              f"{len(kwargs)} keyword argument(s)")
         if isinstance(key, str):
             if key not in names:
-                raise InputError(f"set_one_input(@{func_name}): unknown input {key!r}; "
-                                 f"inputs are {names}")
+                raise InputError(f"set_one_input(@{func_name}): unknown input {key!r}"
+                                 f"{did_you_mean(key, names)}; inputs are {names}")
             idx = names.index(key)
         else:
             idx = int(key)

@@ -206,3 +206,30 @@ def test_relay_era_set_input_of_bound_params_and_time_evaluator():
     assert len(res.results) == 2 and res.mean > 0
     with pytest.raises(relay.BuildError, match="only 'run'"):
         m.module.time_evaluator("get_output", tvm.cpu(0))
+
+
+def test_a_misspelled_input_name_gets_the_closest_name():
+    """From a new-user trial: an unknown input name listed the inputs but did not say which one
+    was probably meant."""
+    import tvm
+
+    data, bias = relay.var("data", shape=(2,)), relay.var("bias", shape=(2,))
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([data, bias], data + bias)), "llvm")
+    m = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    with pytest.raises(relay.InputError, match=r"unknown input 'dat' \(did you mean 'data'\?\); "
+                                               r"the module's inputs are \['data', 'bias'\]$"):
+        m.set_input("dat", np.zeros(2, "float32"))
+    with pytest.raises(relay.InputError, match=r"unknown input 'zzz'; the module's inputs are "
+                                               r"\['data', 'bias'\] \(an input the model never"):
+        m.set_input("zzz", np.zeros(2, "float32"))
+    m.set_input(data=np.array([1, 2], "float32"), bias=np.array([10, 20], "float32"))
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), [11, 22])
+
+
+def test_an_unknown_executor_kind_names_the_kinds_aot_included():
+    """From a new-user trial: the message left out 'aot', which is accepted (with a warning)."""
+    with pytest.raises(relay.RelayError, match=r"unknown executor kind 'grph' \(did you mean "
+                                               r"'graph'\?\); expected 'debug', 'graph' or 'vm' "
+                                               r"\('aot' runs on the graph executor"):
+        relay.create_executor("grph")

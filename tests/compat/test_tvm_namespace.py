@@ -580,3 +580,18 @@ def test_build_module_create_executor():
     mod = relay.IRModule.from_expr(relay.Function([x], x * relay.const(2.0)))
     f = relay.build_module.create_executor("graph", mod, tvm.cpu(), "llvm").evaluate()
     np.testing.assert_array_equal(f(np.arange(3, dtype="float32")).numpy(), [0.0, 2.0, 4.0])
+
+
+def test_from_relay_tvm_import_relay_is_the_package():
+    """From a new-user trial: ``from relay_tvm import relay`` (the shape of ``from tvm import
+    relay``) raised a bare ImportError; it gives the package, so a Relay-era script runs."""
+    import numpy as np
+
+    import relay_tvm
+    from relay_tvm import relay
+
+    assert relay is relay_tvm and "relay" not in dir(relay_tvm)
+    x = relay.var("x", shape=(3,))
+    f = relay.create_executor("debug", mod=relay.IRModule.from_expr(
+        relay.Function([x], relay.nn.relu(x)))).evaluate()
+    np.testing.assert_array_equal(f(np.array([-1, 0, 2], "float32")).numpy(), [0, 0, 2])

@@ -44,8 +44,10 @@ def test_set_one_input_errors_and_missing_inputs():
     vm.set_one_input("main", 0, np.ones(4, "float32"))
     with pytest.raises(InputError, match=r"\['b'\] were not set"):
         vm.invoke("main")
-    with pytest.raises(InputError, match="unknown input 'c'"):
+    with pytest.raises(InputError, match=r"unknown input 'c'; inputs are \['a', 'b'\]"):
         vm.set_one_input("main", "c", np.ones(4, "float32"))
+    with pytest.raises(InputError, match=r"unknown input 'bb' \(did you mean 'b'\?\); inputs"):
+        vm.set_one_input("main", "bb", np.ones(4, "float32"))
     with pytest.raises(InputError, match="index 2 out of range"):
         vm.set_one_input("main", 2, np.ones(4, "float32"))
     with pytest.raises(InputError, match="expected float32"):

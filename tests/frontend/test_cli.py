@@ -175,6 +175,8 @@ def test_shape_for_an_unknown_input_without_parameters_says_all_are_inputs(expor
     (["compile", "{d}/m-symbol.json", "--shape", "data=1,2,5,5", "--shape", "data=2,2,5,5"],
      "was given a shape already"),
     (["compile", "{d}/nope-symbol.json", "--shape", "data=1,2,5,5"], "does not exist"),
+    # a new-user trial: a missing file asked for --shape first
+    (["compile", "{d}/nope-symbol.json"], "model file '{d}/nope-symbol.json' does not exist"),
     (["compile", "{d}/m-symbol.json", "--shape", "data=1,2,5,5", "-o", "{d}/no/dir/x.so"],
      "does not exist"),
     (["compile", "{d}/lonely-symbol.json", "--shape", "data=1,2,5,5"], "no parameter file found"),
@@ -187,7 +189,7 @@ def test_cli_rejects_bad_arguments(exported, capsys, argv, match):
     d, _ = exported
     (d / "lonely-symbol.json").write_text((d / "m-symbol.json").read_text())
     assert main([a.format(d=d) for a in argv]) == 2
-    assert match in capsys.readouterr().err
+    assert match.format(d=d) in capsys.readouterr().err
 
 
 def test_cli_repeat_must_be_positive(exported, capsys):

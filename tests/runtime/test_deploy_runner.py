@@ -68,3 +68,14 @@ def test_an_unknown_input_name_is_named(tmp_path):
     np.savez(tmp_path / "in.npz", y=np.ones(3, "float32"))
     r = _run_deploy(path, tmp_path / "in.npz", tmp_path / "out.npz")
     assert r.returncode == 2 and "'y'" in r.stderr and "'x'" in r.stderr
+
+
+def test_a_misspelled_input_name_gets_the_closest_name(tmp_path):
+    x = relay.var("image", shape=(3,))
+    path = tmp_path / "lib.so"
+    relay.build(relay.IRModule.from_expr(relay.Function([x], relay.exp(x))),
+                target="llvm").export_library(str(path))
+    g = ExportedGraph(str(path))
+    with pytest.raises(DeployError, match=r"unknown inputs \['imag'\] \(did you mean 'image'\?\); "
+                                          r"inputs are \['image'\]"):
+        g.run({"image": np.ones(3, "float32"), "imag": np.ones(3, "float32")})

@@ -33,10 +33,11 @@ group's size, which stay in the core's L2.
 from __future__ import annotations
 
 from ..._threads import module_threads
-from . import generic
+
+# cpu_nchwc as a module (not its names): cpu_nchwc imports .cpu, which imports this module
+from . import cpu_nchwc, generic
 from .cpu import Knobs, NotApplicable, _inline_all_but, _pick, _write_buffer, register, vector_lanes
 from .cpu_model import cpu_features, divisors, register_tile
-from .cpu_nchwc import rows_major_default
 
 # how many output-channel blocks ahead the GEMM prefetches its weight: 2 ran ResNet-50 1-2%
 # faster than 1 (one Zen 4 core, in one process, 2026-12-03)
@@ -61,7 +62,7 @@ def tiles_first_default(p: int, o: int, c: int) -> bool:
     0.70 -> 0.83 / 0.79 -> 0.84. Unknown extents: False."""
     if None in (p, o, c):
         return False
-    return rows_major_default(c * o, p * c, p * o)
+    return cpu_nchwc.rows_major_default(c * o, p * c, p * o)
 
 
 def _blocks(sch):
