@@ -420,3 +420,17 @@ def test_expanded_size_counts_intrinsic_expansion():
     buf = sch.get(sch.get_sblock("y")).reads[0]
     buf = getattr(buf, "buffer", None) or buf.source
     assert generic.expanded_size(value, {buf: 10}) == 1 + (1 + 4 * (1 + 10 + 1)) + 10
+
+
+@pytest.mark.parametrize("name", ["cpu", "cpu_nchwc", "winograd", "cpu_int", "cpu_model",
+                                  "generic"])
+def test_each_schedule_module_imports_first(name):
+    """``import relay_tvm.backend.schedule.cpu_nchwc`` as a process's first import failed on a
+    circular import (cpu_nchwc -> cpu -> winograd -> a name of the half-run cpu_nchwc)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", f"import relay_tvm.backend.schedule.{name} as m; "
+                        f"print(m.__name__)"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == f"relay_tvm.backend.schedule.{name}"
