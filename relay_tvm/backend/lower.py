@@ -295,9 +295,10 @@ def keep_init_of_empty_reductions(prim):
     never ran and the output kept uninitialised memory instead of the reduction's identity
     (new-user trials)."""
     import tvm
-    from tvm import s_tir
 
-    sch = s_tir.Schedule(tvm.IRModule({"main": prim}))
+    from .schedule import new_schedule
+
+    sch = new_schedule(tvm.IRModule({"main": prim}))
     try:
         todo = list(sch.get_child_blocks(sch.get_sblock("root")))
     except Exception:  # no root block to walk: leave the function as it is
@@ -519,9 +520,9 @@ class LowerCache:
         prim = te.create_prim_func([src, out])
         import tvm
 
-        from .schedule import NOT_TUNED, generic
+        from .schedule import NOT_TUNED, generic, new_schedule
 
-        sch = tvm.s_tir.Schedule(prim)
+        sch = new_schedule(prim)
         if not generic.is_gpu_target(self.target):
             generic.cpu_fallback(sch)
             prim = sch.mod["main"]
@@ -568,11 +569,11 @@ def _schedule_symbolic(prim, target):
     the generic loop parallelization (GPU: dlight, which handles symbolic extents)."""
     import tvm
 
-    from .schedule import generic
+    from .schedule import generic, new_schedule
 
     if generic.is_gpu_target(target):
         return generic.gpu_fallback(tvm.IRModule({"main": prim}), target)["main"]
-    sch = tvm.s_tir.Schedule(prim)
+    sch = new_schedule(prim)
     if generic._has_root(sch):
         for b in sch.get_child_blocks(sch.get_sblock("root")):
             generic.parallel_vectorize(sch, b, dtype_bytes=generic._dtype_bytes(sch, b))

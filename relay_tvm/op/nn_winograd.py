@@ -154,8 +154,8 @@ def _wt_ref(args, attrs, out_type):
     # one (alpha^2, r^2) x (r^2, O I) product: kron(G, G)[a alpha + b, r' r + s] = G[a, r'] G[b, s],
     # in the weight's precision (at least float32: 9 terms, ~1e-7 relative; build-time speed)
     dt = np.promote_types(w.dtype, np.float32)
-    u = np.kron(g, g).astype(dt) @ w.reshape(o * i, r * r).astype(dt).T
-    return u.reshape(alpha, alpha, o, i).astype(out_type.dtype)
+    u = np.kron(g, g).astype(dt) @ w.reshape(o * i, r * r).astype(dt, copy=False).T
+    return u.reshape(alpha, alpha, o, i).astype(out_type.dtype, copy=False)
 
 
 def _wt_compute(attrs, inputs, out_type):

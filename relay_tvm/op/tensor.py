@@ -250,7 +250,7 @@ def _ieee(fn):
 
     def ref(args, attrs, out_type):
         with np.errstate(all="ignore"):
-            return np.asarray(fn(*args)).astype(out_type.dtype)
+            return np.asarray(fn(*args)).astype(out_type.dtype, copy=False)
 
     return ref
 

@@ -56,6 +56,32 @@ def record_spec(record) -> dict | None:
     return spec
 
 
+_UNCHECKED = None  # the Schedule subclass of new_schedule, made on first use
+
+
+def new_schedule(prim):
+    """A ``tvm.s_tir.Schedule`` of ``prim`` (a PrimFunc or IRModule) whose primitives skip TVM's
+    Python argument type checker (``tvm.s_tir.schedule._type_checker``).
+
+    TVM wraps every schedule primitive in a run-time check of its arguments against the type
+    hints (``inspect.signature`` binding and ``typing`` introspection per call); the C++ side
+    checks them again when it converts them. The templates make thousands of calls per model:
+    the Python check was ~12% of ResNet-50's ``relay.build`` (2.4 of 20 CPU seconds profiled on
+    a loaded 2-core Zen 1 VM), a schedule of a small kernel 2.5-3x slower to build. The
+    subclass is a plain Python subclass of TVM's class (same traced schedule object, same
+    methods, the unwrapped ones); a wrong argument still fails, in the C++ conversion."""
+    global _UNCHECKED
+    if _UNCHECKED is None:
+        import tvm
+
+        base = tvm.s_tir.Schedule
+        methods = {name: f.__wrapped__ for name, f in vars(base).items()
+                   if callable(f) and hasattr(f, "__wrapped__")}
+        _UNCHECKED = type("UncheckedSchedule", (base,), {"__slots__": (), "__module__": __name__,
+                                                          **methods})
+    return _UNCHECKED(prim)
+
+
 def untuned_schedule(prim, anchor, target, name: str = "", knobs=None):
     """The schedule a CPU kernel gets without a database: the target's template rule for the
     anchor (with ``knobs``, the analytic defaults when None), else the generic rule.
@@ -63,21 +89,19 @@ def untuned_schedule(prim, anchor, target, name: str = "", knobs=None):
     Returns:
         ``(tvm.s_tir.Schedule, rule name, packs, cpu.Knobs or None)``.
     """
-    import tvm
-
     from . import cpu
 
     rule = cpu.select_rule(anchor)
     if rule is not None:
         rule_fn, rule_name = rule
-        sch = tvm.s_tir.Schedule(prim)
+        sch = new_schedule(prim)
         k = knobs if knobs is not None else cpu.Knobs()
         try:
             packs = rule_fn(sch, anchor, target, k) or {}
             return sch, rule_name, packs, k
         except Exception as e:  # a template that does not fit this instance: fall back
             _note(name, rule_name, e)
-    sch = tvm.s_tir.Schedule(prim)
+    sch = new_schedule(prim)
     generic.cpu_fallback(sch)
     return sch, "generic", {}, None
 
@@ -92,9 +116,7 @@ NOT_TUNED = "not tuned (no reduction)"
 def has_reduction(prim) -> bool:
     """Whether the (unscheduled) PrimFunc has a reduction block (convolution, matmul, pooling,
     softmax ...): the kernels tuning speeds up; copies and elementwise kernels are not tuned."""
-    import tvm
-
-    sch = tvm.s_tir.Schedule(prim)
+    sch = new_schedule(prim)
     try:
         root = sch.get_sblock("root")
     except Exception:  # noqa: BLE001 - TVM's ScheduleError: a hand-written kernel (argwhere's)
@@ -136,7 +158,7 @@ def _from_database(prim, anchor, target, database, name):
         # measurement: named apart, so reports count only records chosen over it
         mark = ":untuned" if spec.get("untuned") else ""
         if spec.get("rule") == "generic":
-            sch = tvm.s_tir.Schedule(prim)
+            sch = new_schedule(prim)
             generic.cpu_fallback(sch)
             return (sch.mod["main"], "database:generic" + mark, {}), ""
         rule = cpu.select_rule(anchor)
@@ -149,7 +171,7 @@ def _from_database(prim, anchor, target, database, name):
         # database tuned by an older relay_tvm keeps the defaults of then)
         fixed = {} if spec.get("untuned") else dict(spec.get("knobs", {}))
         knobs = cpu.Knobs(fixed=fixed)
-        sch = tvm.s_tir.Schedule(prim)
+        sch = new_schedule(prim)
         try:
             packs = rule[0](sch, anchor, target, knobs) or {}
         except Exception as e:
