@@ -130,3 +130,36 @@ def test_background_codegen_stops_when_the_lowering_fails(monkeypatch):
             assert threading.active_count() == before + 1  # the worker runs
             raise Boom
     assert threading.active_count() == before
+
+
+def test_the_worker_compiles_at_most_batch_max_kernels_at_once(monkeypatch):
+    """When the lowering outran the worker's first compile, the worker took every kernel
+    lowered meanwhile as one batch and compiled it alone (ResNet-50's code generation used
+    1.06 cores of 2); it now takes at most ``BATCH_MAX`` at a time. Here every kernel is
+    lowered before the worker starts (the kernels stand in for LoweredFuncs: the module each
+    batch becomes is a one-kernel stand-in)."""
+    import time
+
+    from tvm import te
+
+    from relay_tvm.backend import dynamic_parallel
+
+    a = te.placeholder((4,), name="a")
+    tiny = tvm.IRModule({"main": te.create_prim_func([a, te.compute((4,), lambda i: a[i] + 1)])})
+    sizes = []
+
+    def stand_in(batch):
+        sizes.append(len(batch))
+        return tiny
+
+    mod, params = _net()
+    with relay.transform.PassContext(opt_level=3):
+        tgt = relay.build(mod, target="llvm", params=params).target
+    monkeypatch.setattr(link, "kernel_module", stand_in)
+    n = 2 * link.BATCH_MAX + 3
+    funcs = list(range(n))
+    with link.KernelCodegen(funcs, tgt, dynamic_parallel.pipeline(tgt), threads=2):
+        deadline = time.monotonic() + 60
+        while not sizes and time.monotonic() < deadline:  # the worker's first batch
+            time.sleep(0.01)
+    assert sizes and sizes[0] == link.BATCH_MAX and max(sizes) <= link.BATCH_MAX, sizes
