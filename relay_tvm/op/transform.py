@@ -284,11 +284,19 @@ def _split_rel(types, attrs):
         return None
     t = ts[0]
     axis = normalize_axis(attrs.axis, t.ndim, "split")
+    dim = t.shape[axis]
+    sections = attrs.indices_or_sections
     fields = []
-    for be in _split_bounds(attrs, t.shape[axis]):
+    for be in _split_bounds(attrs, dim):
         shape = list(t.shape)
         if be is None or isinstance(be[1], AnyDim):
             shape[axis] = AnyDim()
+        elif isinstance(sections, int) and not isinstance(dim, int):
+            # every section of a symbolic axis is dim / sections (Relay's SplitRel), in dim's
+            # own index dtype: not the difference of two bounds, which no one simplifies
+            from tvm import tirx
+
+            shape[axis] = tirx.floordiv(dim, sections)
         else:
             shape[axis] = be[1] - be[0]
         fields.append(TensorType(shape, t.dtype))
