@@ -221,7 +221,7 @@ register_op(
     "transpose",
     num_inputs=1,
     arguments=("data",),
-    attrs=("relay.attrs.TransposeAttrs", [F("axes", "ints?", None)]),
+    attrs=("relay.attrs.TransposeAttrs", [F("axes", "ints?", None, always_printed=True)]),
     rel=_transpose_rel,
     ref=lambda args, attrs, out_type: np.transpose(args[0], _transpose_axes(attrs, args[0].ndim)),
     compute=_transpose_compute,
