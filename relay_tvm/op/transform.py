@@ -10,7 +10,6 @@ from ..ir.types import AnyDim, TensorType
 from ._common import (
     as_int64,
     as_tuple_expr,
-    dim_add,
     dim_mul,
     normalize_axis,
     out_dims,
@@ -75,6 +74,17 @@ def cast(data, dtype):
 # ---- concatenate -------------------------------------------------------------------------------
 
 
+def _concat_extent(a, b):
+    """The output extent so far plus one more field's: ints add, ``Any`` stays ``Any``, and a
+    symbolic sum stays as written (``t + t``, not ``t * 2``), as Relay's ConcatenateRel built
+    it with PrimExpr's ``+`` (which folds constants only)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(a, AnyDim) or isinstance(b, AnyDim):
+        return AnyDim()
+    return a + b
+
+
 def _concat_rel(types, attrs):
     fields = tuple_or_tensors(types[0], "concatenate")
     if fields is None:
@@ -84,7 +94,6 @@ def _concat_rel(types, attrs):
     ndim = fields[0].ndim
     axis = normalize_axis(attrs.axis, ndim, "concatenate")
     dtype = fields[0].dtype
-    total = 0
     for k, f in enumerate(fields):
         if f.ndim != ndim:
             raise TypeInferenceError(
@@ -110,8 +119,7 @@ def _concat_rel(types, attrs):
                 require_equal_dims(f.shape[j], fields[0].shape[j],
                                    f"field {k} and field 0 differ on axis {j} (concatenating "
                                    f"on axis {axis})")
-        d = f.shape[axis]
-        total = dim_add(total, d)
+        total = f.shape[axis] if k == 0 else _concat_extent(total, f.shape[axis])
     shape = list(fields[0].shape)
     shape[axis] = total
     return TensorType(shape, dtype)
