@@ -94,6 +94,7 @@ def _concat_rel(types, attrs):
     ndim = fields[0].ndim
     axis = normalize_axis(attrs.axis, ndim, "concatenate")
     dtype = fields[0].dtype
+    total = fields[0].shape[axis]
     for k, f in enumerate(fields):
         if f.ndim != ndim:
             raise TypeInferenceError(
@@ -119,7 +120,8 @@ def _concat_rel(types, attrs):
                 require_equal_dims(f.shape[j], fields[0].shape[j],
                                    f"field {k} and field 0 differ on axis {j} (concatenating "
                                    f"on axis {axis})")
-        total = f.shape[axis] if k == 0 else _concat_extent(total, f.shape[axis])
+        if k:
+            total = _concat_extent(total, f.shape[axis])
     shape = list(fields[0].shape)
     shape[axis] = total
     return TensorType(shape, dtype)
