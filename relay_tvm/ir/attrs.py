@@ -253,13 +253,16 @@ _REQUIRED = object()
 class AttrField:
     """One attribute of an operator: its name, kind (a key of ``FIELD_KINDS``) and default.
 
-    A field without a default is required.
+    A field without a default is required. ``always_printed`` marks a field that tvm.relay 0.19
+    declared without a default (``TransposeAttrs.axes``): its text form shows it even when the
+    value is the Python-side default ``None`` (``transpose(%x, axes=None)``).
     """
 
     name: str
     kind: str
     default: _AnyT = _REQUIRED
     doc: str = ""
+    always_printed: bool = False
 
     @property
     def required(self) -> bool:

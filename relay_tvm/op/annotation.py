@@ -87,13 +87,41 @@ def cast_hint(data, dtype):
     return make_call("annotation.cast_hint", [data], dtype=dtype)
 
 
+def _checkpoint_rel(types, attrs):
+    """A tensor or a tuple of tensors, unchanged (Relay's checkpoint took either)."""
+    from ..ir.types import TupleType
+    from ._common import tensor_args, tuple_or_tensors
+
+    t = types[0]
+    if isinstance(t, TupleType):
+        fields = tuple_or_tensors(t, "annotation.checkpoint")
+        return None if fields is None else TupleType(list(fields))
+    ts = tensor_args([t], ("data",), "annotation.checkpoint")
+    return None if ts is None else ts[0]
+
+
+def _checkpoint_ref(args, attrs, out_type):
+    a = args[0]
+    return tuple(x.copy() for x in a) if isinstance(a, (tuple, list)) else a.copy()
+
+
+def _checkpoint_compute(attrs, inputs, out_type):
+    from tvm import topi
+
+    from ..ir.types import TupleType
+
+    if isinstance(out_type, TupleType):
+        return [topi.identity(t) for t in inputs]
+    return topi.identity(inputs[0])
+
+
 register_op(
     "annotation.checkpoint",
     num_inputs=1,
     arguments=("data",),
-    rel=identity_rel("annotation.checkpoint"),
-    ref=_identity_ref,
-    compute=_identity_compute,
+    rel=_checkpoint_rel,
+    ref=_checkpoint_ref,
+    compute=_checkpoint_compute,
     pattern=OpPattern.OPAQUE,
     doc="The identity; marks a value reverse-mode differentiation may recompute.",
     level=10,
@@ -106,7 +134,7 @@ def checkpoint(data):
     """``data`` unchanged, marked for recomputation in gradients (``annotation.checkpoint``).
 
     Args:
-        data: a tensor expression.
+        data: a tensor or a tuple of tensors.
     """
     return make_call("annotation.checkpoint", [data])
 

@@ -3,7 +3,8 @@
 The operators are defined by family, each module holding constructor, attributes, type relation,
 NumPy reference kernel, TE compute and fusion pattern:
 
-- :mod:`.nn_dense`: ``dense``, ``matmul``, ``batch_matmul``;
+- :mod:`.nn_dense`: ``dense``, ``matmul``, ``batch_matmul``; :mod:`.nn_bitserial`:
+  ``bitserial_dense``;
 - :mod:`.nn_conv`: ``conv1d/2d/3d`` and ``conv1d/2d/3d_transpose``;
 - :mod:`.nn_activation`: ``relu``, ``leaky_relu``, ``prelu``, ``softmax``, ``log_softmax``,
   ``bias_add``, ``dropout``;
@@ -25,6 +26,7 @@ from __future__ import annotations
 from ..ir.expr import Constant  # noqa: F401  (0.19's relay.nn namespace exposed it)
 from . import (
     nn_activation,
+    nn_bitserial,
     nn_conv,
     nn_dense,
     nn_grad,  # noqa: E402  (gradient rules and pooling gradients)
@@ -38,6 +40,7 @@ from . import (
 )
 from ._nn_common import TupleWrapper, pad_before_after
 from .nn_activation import *  # noqa: F401,F403
+from .nn_bitserial import *  # noqa: F401,F403
 from .nn_contrib import contrib_conv2d_nchwc, contrib_depthwise_conv2d_nchwc  # noqa: F401
 from .nn_conv import *  # noqa: F401,F403
 from .nn_conv_grad import conv2d_backward_weight  # noqa: F401
@@ -63,6 +66,7 @@ def pad4(padding, op_name="nn.conv2d"):
 
 __all__ = [
     *nn_dense.__all__,
+    *nn_bitserial.__all__,
     *nn_conv.__all__,
     *nn_activation.__all__,
     *nn_norm.__all__,

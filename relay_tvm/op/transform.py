@@ -10,7 +10,6 @@ from ..ir.types import AnyDim, TensorType
 from ._common import (
     as_int64,
     as_tuple_expr,
-    dim_add,
     dim_mul,
     normalize_axis,
     out_dims,
@@ -75,6 +74,17 @@ def cast(data, dtype):
 # ---- concatenate -------------------------------------------------------------------------------
 
 
+def _concat_extent(a, b):
+    """The output extent so far plus one more field's: ints add, ``Any`` stays ``Any``, and a
+    symbolic sum stays as written (``t + t``, not ``t * 2``), as Relay's ConcatenateRel built
+    it with PrimExpr's ``+`` (which folds constants only)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(a, AnyDim) or isinstance(b, AnyDim):
+        return AnyDim()
+    return a + b
+
+
 def _concat_rel(types, attrs):
     fields = tuple_or_tensors(types[0], "concatenate")
     if fields is None:
@@ -84,7 +94,7 @@ def _concat_rel(types, attrs):
     ndim = fields[0].ndim
     axis = normalize_axis(attrs.axis, ndim, "concatenate")
     dtype = fields[0].dtype
-    total = 0
+    total = fields[0].shape[axis]
     for k, f in enumerate(fields):
         if f.ndim != ndim:
             raise TypeInferenceError(
@@ -110,8 +120,8 @@ def _concat_rel(types, attrs):
                 require_equal_dims(f.shape[j], fields[0].shape[j],
                                    f"field {k} and field 0 differ on axis {j} (concatenating "
                                    f"on axis {axis})")
-        d = f.shape[axis]
-        total = dim_add(total, d)
+        if k:
+            total = _concat_extent(total, f.shape[axis])
     shape = list(fields[0].shape)
     shape[axis] = total
     return TensorType(shape, dtype)
@@ -221,7 +231,7 @@ register_op(
     "transpose",
     num_inputs=1,
     arguments=("data",),
-    attrs=("relay.attrs.TransposeAttrs", [F("axes", "ints?", None)]),
+    attrs=("relay.attrs.TransposeAttrs", [F("axes", "ints?", None, always_printed=True)]),
     rel=_transpose_rel,
     ref=lambda args, attrs, out_type: np.transpose(args[0], _transpose_axes(attrs, args[0].ndim)),
     compute=_transpose_compute,
@@ -284,11 +294,19 @@ def _split_rel(types, attrs):
         return None
     t = ts[0]
     axis = normalize_axis(attrs.axis, t.ndim, "split")
+    dim = t.shape[axis]
+    sections = attrs.indices_or_sections
     fields = []
-    for be in _split_bounds(attrs, t.shape[axis]):
+    for be in _split_bounds(attrs, dim):
         shape = list(t.shape)
         if be is None or isinstance(be[1], AnyDim):
             shape[axis] = AnyDim()
+        elif isinstance(sections, int) and not isinstance(dim, int):
+            # every section of a symbolic axis is dim / sections (Relay's SplitRel), in dim's
+            # own index dtype: not the difference of two bounds, which no one simplifies
+            from tvm import tirx
+
+            shape[axis] = tirx.floordiv(dim, sections)
         else:
             shape[axis] = be[1] - be[0]
         fields.append(TensorType(shape, t.dtype))

@@ -389,7 +389,7 @@ class Printer:
         if d is None:
             d = {}
             for name, f in op.attrs_schema.fields.items():
-                if f.required:
+                if f.required or f.always_printed:
                     continue
                 try:
                     v = f.default

@@ -136,6 +136,48 @@ def test_split(shape, ios, axis):
     check_op(relay.Tuple([w[-1], w[0]]), [a], (exp[-1], exp[0]))
 
 
+def test_concatenate_of_symbolic_extents_types_their_sum_as_written():
+    # Relay's ConcatenateRel added the extents with PrimExpr's + (constants folded only): t + t
+    # stays t + t (was simplified to t * 2, structurally another type)
+    from tvm import tirx
+
+    n, t = tirx.Var("n", "int32"), tirx.Var("t", "int32")
+    x, y = relay.var("x", shape=(n, t, 100)), relay.var("y", shape=(n, t, 100))
+    assert infer(relay.concatenate([relay.exp(x), y], 1)) == TensorType((n, t + t, 100))
+    assert infer(relay.concatenate([x, y], 2)) == TensorType((n, t, 200))
+    z = relay.var("z", shape=(n, 3, 100))
+    assert infer(relay.concatenate([x, z, y], 1)) == TensorType((n, t + 3 + t, 100))
+    # values with Any extents: NumPy's concatenation
+    a, b = relay.var("a", shape=(Any(), 2)), relay.var("b", shape=(Any(), 2))
+    f = relay.Function([a, b], relay.concatenate([a, b], 0))
+    da, db = _rand((3, 2)), _rand((5, 2))
+    got = relay.create_executor("vm", mod=relay.IRModule.from_expr(f)).evaluate()(da, db)
+    np.testing.assert_array_equal(got.numpy(), np.concatenate([da, db], 0))
+
+
+def test_split_of_a_symbolic_axis_into_sections_types_each_as_dim_over_sections():
+    # every section of a symbolic axis d is d / sections in d's own index dtype (Relay's
+    # SplitRel); it was the difference of two int64-cast bounds, equal only after simplifying
+    from tvm import tirx
+
+    d1, d3 = tirx.Var("d1", "int32"), tirx.Var("d3", "int32")
+    x = relay.var("x", shape=(d1, 5, d3))
+    for axis, sections in ((2, 4), (0, 2)):
+        got = infer(relay.split(x, sections, axis).astuple())
+        shape = [d1, 5, d3]
+        shape[axis] = tirx.floordiv(shape[axis], sections)
+        want = TensorType(shape, "float32")
+        assert got == TupleType([want] * sections)
+    # the sizes of concrete inputs: each section holds d / sections rows, as NumPy splits them
+    n = relay.var("n", shape=(Any(), 3))
+    a = _rand((8, 3))
+    exp = tuple(np.split(a, 4, 0))
+    f = relay.Function([n], relay.split(n, 4, 0).astuple())
+    got = relay.create_executor("vm", mod=relay.IRModule.from_expr(f)).evaluate()(a)
+    for g, e in zip(got, exp):
+        np.testing.assert_array_equal(g.numpy(), e)
+
+
 @pytest.mark.parametrize("axis", [0, 1, 2, -1])
 def test_stack(axis):
     arrs = [_rand((2, 3)) for _ in range(3)]

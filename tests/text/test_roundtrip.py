@@ -348,6 +348,9 @@ ATTR_CASES = [
     ("sum_none", lambda x: relay.sum(x), "sum(%x)"),
     ("reshape", lambda x: relay.reshape(x, newshape=[1, -1]), "reshape(%x, newshape=[1, -1])"),
     ("cast", lambda x: relay.cast(x, "int8"), 'cast(%x, dtype="int8")'),
+    # 0.19 declared TransposeAttrs.axes without a default, so its text always shows it
+    ("transpose_none", lambda x: relay.transpose(x), "transpose(%x, axes=None)"),
+    ("transpose_axes", lambda x: relay.transpose(x, (0, 2, 1, 3)), "transpose(%x, axes=[0, 2, 1, 3])"),
     ("dense_units", lambda x: relay.nn.dense(relay.reshape(x, [1, -1]), relay.var("w2", shape=(5, 48)), units=5),
      "nn.dense(%0, %w2, units=5)"),
 ]
@@ -361,6 +364,14 @@ def test_operator_attributes_print_and_roundtrip(name, build, text):
     assert printed.splitlines()[-1] == text
     _, back = roundtrip_expr(e)
     assert back.attrs == e.attrs
+
+
+def test_transpose_printed_with_axes_none_parses_back_to_the_reversed_axes():
+    x = relay.var("x", shape=(2, 3, 4))
+    back = relay.parse_expr(relay.astext(relay.Function([x], relay.transpose(x))))
+    a = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    got = relay.create_executor("debug", mod=relay.IRModule.from_expr(back)).evaluate()(a)
+    np.testing.assert_array_equal(got.numpy(), np.transpose(a))
 
 
 def test_attribute_left_out_gets_default():
