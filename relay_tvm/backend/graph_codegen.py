@@ -169,6 +169,9 @@ class _GraphBuilder:
             anchor = anchor_op(fn)
             _check_static(node.checked_type, f"the result of "
                           f"{anchor.op.name if anchor is not None else 'a primitive function'}")
+        nop = self._nop(node, ent)
+        if nop is not None:
+            return nop
         lowered = self.prelowered.get(id(node))
         if lowered is None:
             lowered = self.cache.lower(fn, self.out_packs.get(id(node)))
@@ -189,6 +192,31 @@ class _GraphBuilder:
         if pack is not None:
             self.packed_vals[((nid, 0), pack.key, tuple(pack.new_shape))] = (nid, 0)
         return [(nid, i) for i in range(len(lowered.output_types))]
+
+    def _nop(self, node, ent):
+        """A ``__nop`` node for a reshape-only call (0.19's graph executor: no kernel, the
+        result a view of the input's storage), or None. Only where the input is the output of
+        a kernel node: a view of a graph input or a parameter would alias the caller's array."""
+        fn = node.op
+        if not fn.attrs.get("relay.reshape_only") or len(node.args) != 1 \
+                or id(node) in self.out_packs or id(node) in self.prelowered:
+            return None
+        ins = ent[id(node.args[0])]
+        out = node.checked_type
+        if len(ins) != 1 or not isinstance(out, TensorType) or out.is_dynamic():
+            return None
+        e = ins[0]
+        if isinstance(e[0], str) or self.nodes[e[0]].op != "tvm_op":
+            return None
+        src = self.nodes[e[0]].out_types[e[1]]
+        if src.dtype != out.dtype:
+            return None
+        nid = len(self.nodes)
+        self.nodes.append(GraphNode(
+            "tvm_op", "__nop", [e],
+            {"func_name": "__nop", "num_inputs": "1", "num_outputs": "1", "flatten_data": "0"},
+            [out]))
+        return [(nid, 0)]
 
     def plan_packed_outputs(self, order, body) -> None:
         """Choose the calls whose kernel writes its result packed (:attr:`out_packs`): an
@@ -403,7 +431,7 @@ def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default"
                 continue
             outs = []
             for i, t in enumerate(n.out_types):
-                sid = plan.storage_id[(nid, i)]
+                sid = plan.storage_id[(nid, i)]  # a __nop's: its input's, so a view of it
                 if sid not in storage_reg:
                     r = new_reg()
                     ib.emit_call("vm.builtin.alloc_storage",
@@ -417,6 +445,8 @@ def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default"
                              dst=ib.r(r))
                 reg[(nid, i)] = r
                 outs.append(r)
+            if n.attrs["func_name"] == "__nop":
+                continue
             args = [ib.r(reg[e]) for e in n.inputs] + [ib.r(r) for r in outs]
             ib.emit_call(n.attrs["func_name"], args=args)
         r = new_reg()

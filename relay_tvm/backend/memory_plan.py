@@ -6,6 +6,10 @@ storage that is too small grows to the new size) or on a new one; an intermediat
 back to the free list right after its last consumer runs. Graph outputs are never freed, and a
 node's outputs are assigned before its inputs are released, so a kernel never writes a buffer it
 reads.
+
+A ``__nop`` node (a reshape-only call, see ``graph_codegen``) takes its input's storage id
+instead of one of its own, as 0.19's planner did: its output is a view, and the storage goes
+back to the free list only after the last use of the input and of every view of it.
 """
 
 from __future__ import annotations
@@ -63,16 +67,27 @@ def plan_memory(prog) -> MemoryPlan:
     """Assign storage ids to the entries of ``prog`` (a ``GraphProgram``)."""
     plan = MemoryPlan()
     nodes = prog.nodes
-    heads = set(prog.heads)
+    # a __nop's output is its input's storage: lifetimes are counted on the entry that owns it
+    owner: dict = {}
+    for nid, n in enumerate(nodes):
+        if n.attrs.get("func_name") == "__nop":
+            owner[(nid, 0)] = owner.get(n.inputs[0], n.inputs[0])
+    heads = {owner.get(h, h) for h in prog.heads}
     last_use: dict = {}
     for nid, n in enumerate(nodes):
         for e in n.inputs:
-            last_use[e] = nid
+            last_use[owner.get(e, e)] = nid
     free: list = []  # storage ids available for reuse
     for nid, n in enumerate(nodes):
         if n.op == "null":
             plan.storage_id[(nid, 0)] = len(plan.storage_bytes)
             plan.storage_bytes.append(tensor_bytes(n.out_types[0]))
+            continue
+        if (nid, 0) in owner:  # a view: nothing allocated, nothing released yet
+            plan.storage_id[(nid, 0)] = plan.storage_id[owner[(nid, 0)]]
+            src = owner[(nid, 0)]
+            if last_use.get(src) == nid and src not in heads:  # this view was the last use
+                free.append(plan.storage_id[src])
             continue
         for i, t in enumerate(n.out_types):
             need = tensor_bytes(t)
@@ -86,6 +101,7 @@ def plan_memory(prog) -> MemoryPlan:
         # Release inputs whose last use is this node, and outputs nobody uses.
         released = set()
         for e in n.inputs:
+            e = owner.get(e, e)
             if nodes[e[0]].op == "null" or e in heads or e in released:
                 continue
             if last_use.get(e) == nid:

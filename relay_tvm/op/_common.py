@@ -134,25 +134,79 @@ def broadcast_shapes(a, b, what: str = "operands"):
         elif isinstance(da, AnyDim) or isinstance(db, AnyDim):
             out.append(AnyDim())
         elif LOWERING[0] and not isinstance(da, int) and not isinstance(db, int):
-            # two Any dimensions made symbolic in one kernel: equal at run time, as topi's
-            # broadcast assumes (Relay's type rule already accepted Any against Any)
-            import tvm
+            # two Any dimensions made symbolic in one kernel: equal at run time, or one of
+            # them 1 (NumPy's rule; the kernel reads that operand's row 0, see
+            # broadcast_inputs)
+            from tvm import tirx
 
-            out.append(tvm.te.max(da, db))
-            LOWERING_CHECKS.append((da == db, f"{what}: dimension {i} differs ({shape_str(a)} "
-                                              f"vs {shape_str(b)}); broadcasting of Any "
-                                              f"dimensions needs equal sizes here"))
+            out.append(tirx.Select(da == 1, db, da))
+            LOWERING_CHECKS.append((tirx.Or(da == db, tirx.Or(da == 1, db == 1)),
+                                    f"{what}: dimension {i} differs ({shape_str(a)} vs "
+                                    f"{shape_str(b)}) and neither is 1"))
         elif LOWERING[0]:
-            out.append(da if isinstance(da, int) else db)  # a static size against an Any one
-            LOWERING_CHECKS.append((da == db, f"{what}: dimension {i} must be "
-                                              f"{da if isinstance(da, int) else db} "
-                                              f"({shape_str(a)} vs {shape_str(b)})"))
+            # a static size against an Any one, which must be that size or 1 at run time
+            from tvm import tirx
+
+            static, dyn = (da, db) if isinstance(da, int) else (db, da)
+            out.append(static)
+            LOWERING_CHECKS.append((tirx.Or(dyn == static, dyn == 1),
+                                    f"{what}: dimension {i} must be {static} or 1 "
+                                    f"({shape_str(a)} vs {shape_str(b)})"))
         else:
             raise TypeInferenceError(
                 f"{what}: shapes {shape_str(a)} and {shape_str(b)} do not broadcast "
                 f"(dimension {i}: {da} vs {db})"
             )
     return tuple(out)
+
+
+def broadcast_inputs(inputs, out_shape):
+    """TE tensors ``inputs`` of a broadcasting kernel, each with a symbolic dimension that is
+    not the output's (an ``Any`` size that may be 1 at run time, see :func:`broadcast_shapes`)
+    replaced by a stage reading row 0 where that size is 1: topi's broadcast indexes such a
+    dimension with the output's index. Inputs needing nothing come back as they are.
+
+    Args:
+        inputs: ``te.Tensor`` s, right-aligned against ``out_shape``.
+        out_shape: the kernel's output shape (ints and ``tirx`` expressions).
+    """
+    from tvm import te, tirx
+
+    n = len(out_shape)
+    out = []
+    for t in inputs:
+        shape = list(t.shape)
+        k = n - len(shape)
+        stretch = [j for j, d in enumerate(shape)
+                   if not isinstance(d, tirx.IntImm) and not _same_dim(d, out_shape[k + j])]
+        if not stretch:
+            out.append(t)
+            continue
+
+        new_shape = list(shape)
+        for j in stretch:
+            new_shape[j] = out_shape[k + j]
+        out.append(te.compute(new_shape, _stretched_read(t, frozenset(stretch), shape),
+                              name=f"{t.op.name}_bcast"))
+    return out
+
+
+def _stretched_read(t, stretch, shape):
+    from tvm import tirx
+
+    def read(*idx):
+        return t(*[tirx.Select(shape[j] == 1, tirx.const(0, str(i.ty)), i)
+                   if j in stretch else i for j, i in enumerate(idx)])
+
+    return read
+
+
+def _same_dim(a, b) -> bool:
+    import tvm
+
+    if isinstance(b, int):
+        return isinstance(a, tvm.tirx.IntImm) and int(a) == b
+    return tvm.ir.structural_equal(a, b)
 
 
 def same_dtype(types, names, op_name):

@@ -225,17 +225,21 @@ def elementwise(fn, x, name="ieee"):
 
 
 def broadcast(fn, a, b, out_shape, name="ieee"):
-    """``fn(a, b)`` with NumPy broadcasting to the static ``out_shape``."""
-    from tvm import te
+    """``fn(a, b)`` with NumPy broadcasting to ``out_shape``; a symbolic dimension of ``a`` or
+    ``b`` must be the output's (``_common.broadcast_inputs`` makes it so)."""
+    from tvm import te, tirx
 
     n = len(out_shape)
 
+    def one(d):
+        return isinstance(d, (int, tirx.IntImm)) and int(d) == 1
+
     def index(t, idx):
         off = n - len(t.shape)
-        return [0 if int(t.shape[j]) == 1 and int(out_shape[j + off]) != 1 else idx[j + off]
+        return [0 if one(t.shape[j]) and not one(out_shape[j + off]) else idx[j + off]
                 for j in range(len(t.shape))]
 
-    return te.compute([int(d) for d in out_shape],
+    return te.compute([int(d) if isinstance(d, tirx.IntImm) else d for d in out_shape],
                       lambda *i: fn(a(*index(a, i)), b(*index(b, i))), name=name, tag="broadcast")
 
 

@@ -2,7 +2,8 @@
 
 - ``annotation.stop_fusion(data)``: the identity; :func:`~relay_tvm.transform.FuseOps` never
   fuses its argument with its consumers (the argument ends a fused kernel) and then drops the
-  call. Automatic quantization uses it to keep int8 tensors as the values passed between
+  call. ``data`` may be a tuple of tensors (as in 0.19, whose SplitArgs wraps a concatenate's
+  input tuple): then each field ends its kernel. Automatic quantization uses it to keep int8 tensors as the values passed between
   kernels.
 - ``annotation.cast_hint(data, dtype)``: the identity, with the hint that the value may be
   stored as ``dtype``; :mod:`relay_tvm.quantize`'s realize step turns it into a ``cast``.
@@ -19,13 +20,39 @@ All keep the shape and dtype of ``data``.
 
 from __future__ import annotations
 
+from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
+from ..ir.types import IncompleteType, TensorType, TupleType, type_str
 from ._common import identity_rel
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 
 def _identity_ref(args, attrs, out_type):
     return args[0].copy()
+
+
+def _stop_fusion_ref(args, attrs, out_type):
+    # a tuple value is immutable: the identity hands it on
+    return args[0].copy() if hasattr(args[0], "copy") else args[0]
+
+
+def _tensor_or_tuple(t) -> bool:
+    if isinstance(t, TensorType):
+        return True
+    return isinstance(t, TupleType) and all(_tensor_or_tuple(f) for f in t.fields)
+
+
+def _stop_fusion_rel(types, attrs):
+    """The identity on a tensor or a tuple of tensors (0.19's IdentityRel: SplitArgs wraps a
+    whole tuple of concatenate inputs)."""
+    t = types[0]
+    if isinstance(t, IncompleteType) or (isinstance(t, TupleType) and any(
+            isinstance(f, IncompleteType) for f in t.fields)):
+        return None
+    if not _tensor_or_tuple(t):
+        raise TypeInferenceError(f"annotation.stop_fusion: data must be a tensor or a tuple of "
+                                 f"tensors, got {type_str(t)}")
+    return t
 
 
 def _identity_compute(attrs, inputs, out_type):
@@ -38,8 +65,8 @@ register_op(
     "annotation.stop_fusion",
     num_inputs=1,
     arguments=("data",),
-    rel=identity_rel("annotation.stop_fusion"),
-    ref=_identity_ref,
+    rel=_stop_fusion_rel,
+    ref=_stop_fusion_ref,
     compute=_identity_compute,
     pattern=OpPattern.OPAQUE,
     doc="The identity; FuseOps ends a fused kernel at its argument and removes the call.",
@@ -65,10 +92,14 @@ def stop_fusion(data):
     """Mark ``data`` as the end of a fused kernel (same shape and dtype; the identity).
 
     Args:
-        data: a tensor expression.
+        data: a tensor expression, or a tuple of tensors (each field then ends a kernel).
 
     Returns:
         The call ``annotation.stop_fusion(data)``.
+
+    Raises:
+        TypeInferenceError: (at type inference) ``data`` is neither a tensor nor a tuple of
+            tensors.
     """
     return make_call("annotation.stop_fusion", [data])
 

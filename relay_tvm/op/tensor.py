@@ -27,6 +27,7 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import TensorType
 from ._common import (
+    broadcast_inputs,
     broadcast_rel,
     dtype_kinds,
     identity_rel,
@@ -165,10 +166,18 @@ def _is_input(t) -> bool:
     return isinstance(t.op, te.PlaceholderOp)
 
 
+def _dynamic(inputs) -> bool:
+    from tvm import tirx
+
+    return any(not isinstance(d, tirx.IntImm) for t in inputs for d in t.shape)
+
+
 def _topi(name):
     def compute(attrs, inputs, out_type):
         from tvm import topi
 
+        if len(inputs) == 2 and _dynamic(inputs):
+            inputs = broadcast_inputs(inputs, out_type.shape)
         if name in _IEEE_ARITH and is_float(inputs[0].dtype):
             # keep TVM from folding x-x, x/x, x*0, x/0, x==x, x+0: an opaque rhs (lhs too for the
             # commutative x*y, x+y) makes the operands differ syntactically and hides constants

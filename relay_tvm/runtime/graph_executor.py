@@ -512,7 +512,9 @@ class GraphModule:
 
     def _kernel_calls(self):
         """``[(node index, kernel name, packed function, args)]`` in execution order, each
-        node's outputs in tensors of their own (allocated here), inputs from the set inputs."""
+        node's outputs in tensors of their own (allocated here), inputs from the set inputs.
+        A ``__nop`` node (a reshape-only call) has no kernel: its output is a view of its
+        input, and it is not in the list."""
         import tvm
 
         self._check_ready()
@@ -527,6 +529,10 @@ class GraphModule:
             if node["op"] == "null":
                 continue
             name = node["attrs"]["func_name"]
+            if name == "__nop":
+                a, b, _ = node["inputs"][0]
+                vals[(nid, 0)] = vals[(a, b)]._create_view(tuple(shapes[row[nid]]))
+                continue
             nout = int(node["attrs"]["num_outputs"])
             outs = [tvm.runtime.empty(shapes[row[nid] + i], dtypes[row[nid] + i], self.device)
                     for i in range(nout)]

@@ -51,7 +51,7 @@ from ..ir.functor import children
 from ..ir.types import AnyDim, FuncType, TensorType, TupleType, dim_equal
 from ..op.registry import Op, OpPattern
 from ..typing.infer import _closed, adopt_type
-from ._rewrite import is_primitive, post_order, rebuild
+from ._rewrite import Rewriter, is_primitive, post_order, rebuild
 from .pass_infra import Pass, PassContext, PassInfo, config_value
 
 kElemWise = int(OpPattern.ELEMWISE)
@@ -92,6 +92,8 @@ class IndexedForwardGraph:
         outputs: per node, a list of ``(consumer index, edge pattern)``.
         pattern: per node, its own pattern kind.
         extern_ref: per node, whether something outside the dataflow uses it.
+        fenced_tuple: whether some ``annotation.stop_fusion`` wraps a ``Tuple`` node (see
+            :func:`_fence_fields`).
     """
 
     def __init__(self, body):
@@ -102,6 +104,7 @@ class IndexedForwardGraph:
         self.outputs = outputs = [[] for _ in range(n)]
         self.pattern = pattern = [kOpaque] * n
         self.extern_ref = extern = [False] * n
+        self.fenced_tuple = False
 
         def update(child, parent, pat):
             ci = index.get(child)
@@ -119,6 +122,8 @@ class IndexedForwardGraph:
                 op = e.op
                 if isinstance(op, Op):
                     if op.name == "annotation.stop_fusion":  # its argument ends a kernel
+                        if type(e.args[0]) is Tuple:
+                            self.fenced_tuple = True
                         pattern[i] = kOpaque
                         update(e.args[0], None, kOpaque)
                         continue
@@ -500,6 +505,27 @@ def _make_function(info: _GroupInfo, body, span):
     return adopt_type(Call(fn, info.arguments, None, (), span), body)
 
 
+class _FenceFields(Rewriter):
+    """``stop_fusion((a, b, ...))`` -> ``(stop_fusion(a), stop_fusion(b), ...)``, every node
+    keeping its type (stop_fusion is the identity)."""
+
+    def post(self, orig, new):
+        if type(new) is Call and isinstance(new.op, Op) \
+                and new.op.name == "annotation.stop_fusion" and type(new.args[0]) is Tuple:
+            tup = new.args[0]
+            fields = [adopt_type(Call(new.op, [f], new.attrs, (), new.span), f)
+                      for f in tup.fields]
+            return adopt_type(Tuple(fields, tup.span), orig)
+        return adopt_type(new, orig)
+
+
+def _fence_fields(func: Function) -> Function:
+    """Wrap each field of a tuple wrapped in ``annotation.stop_fusion`` instead (0.19's
+    SplitArgs wraps a concatenate's input tuple): each field then ends its kernel, while the
+    tuple itself still fuses into its consumer, which then takes the fields as tensors."""
+    return _FenceFields().rewrite(func)
+
+
 def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int,
                        link_params: bool = False, max_function_args: int = 0) -> Function:
     """Fuse the operators of one (typed) function; see the module docstring. With
@@ -507,6 +533,9 @@ def fuse_function_body(func: Function, fuse_opt_level: int, max_depth: int,
     becoming a parameter (0.19's ``relay.FuseOps.link_params``); ``max_function_args > 0``
     keeps every group's kernel within that many arguments (outputs included)."""
     graph = IndexedForwardGraph(func)
+    if graph.fenced_tuple:
+        func = _fence_fields(func)
+        graph = IndexedForwardGraph(func)
     groups = GraphPartitioner(graph, fuse_opt_level, max_depth, max_function_args).partition()
     index = graph.index
     ginfo: dict = {}

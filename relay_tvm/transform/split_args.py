@@ -7,12 +7,13 @@ for a tensor with ``Any`` dimensions one more argument per ``Any`` plus its stri
 With ``limit = max_function_args - (arguments of the output)``, a concatenate whose inputs need
 ``limit`` arguments or more is rewritten as::
 
-    c1 = concatenate((stop_fusion(t_1), ..., stop_fusion(t_k)), axis)
-    c2 = concatenate((stop_fusion(c1), stop_fusion(t_k+1), ..., stop_fusion(t_m)), axis)
+    c1 = concatenate(stop_fusion((t_1, ..., t_k)), axis)
+    c2 = concatenate(stop_fusion((c1, t_k+1, ..., t_m)), axis)
     ...
 
 each group taking at most ``limit`` arguments (the previous group's result charged as the
-field that starts the next group, as 0.19 did); ``annotation.stop_fusion`` keeps FuseOps from joining the groups into one kernel again.
+field that starts the next group, as 0.19 did); ``annotation.stop_fusion`` of the tuple makes
+each of its fields end a kernel, so FuseOps does not join the groups into one kernel again.
 Concatenating in groups along the same axis gives the same tensor. ``max_function_args=0``
 leaves the program unchanged. Needs types (runs InferType first).
 """
@@ -39,10 +40,8 @@ def _extra_args(ty, is_output: bool = False) -> int:
     return len(ty.shape) if is_output else anys + len(ty.shape)
 
 
-def _fenced(fields, span) -> Tuple:
-    # 0.19 wrapped the whole tuple in stop_fusion; relay_tvm's stop_fusion takes a tensor, so
-    # each field is wrapped: the same kernel boundaries (no producer fuses into a group)
-    return Tuple([make_call("annotation.stop_fusion", [f]) for f in fields], span)
+def _fenced(fields, span):
+    return make_call("annotation.stop_fusion", [Tuple(fields, span)])
 
 
 class _Splitter(Rewriter):

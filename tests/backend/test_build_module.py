@@ -227,6 +227,76 @@ def test_memory_plan_keeps_live_values_apart():
                                -np.exp(-np.exp(xv)) + np.exp(xv), rtol=1e-5, atol=1e-6)
 
 
+def _kernel_names(lib):
+    return [n.get("attrs", {}).get("func_name") for n in json.loads(lib.get_graph_json())["nodes"]]
+
+
+def test_reshape_only_calls_are_views_of_their_input_storage():
+    # 0.19's graph executor: a reshape-only primitive call is a "__nop" node whose output shares
+    # its input's storage id (no kernel, no copy)
+    x = relay.var("x", shape=(10, 4))
+    y = relay.expand_dims(relay.abs(x), axis=1)
+    t1 = relay.abs(y)
+    out = relay.Tuple([relay.reshape(relay.reshape(y, (1, 40)), (2, 20)), relay.sqrt(t1),
+                       relay.reshape(t1, (1, 40))])
+    mod = relay.IRModule.from_expr(relay.Function([x], out))
+    lib = relay.build(mod, target="llvm")
+    names = _kernel_names(lib)
+    assert [k for k, n in enumerate(names) if n == "__nop"] == [2, 5]
+    sids = json.loads(lib.get_graph_json())["attrs"]["storage_id"][1]
+    assert sids[2] == sids[1] and sids[5] == sids[3]
+    assert len({sids[1], sids[3], sids[4]}) == 3
+    xv = rand((10, 4)) - 0.5
+    want = [np.abs(xv).reshape(2, 20), np.sqrt(np.abs(xv)).reshape(10, 1, 4),
+            np.abs(xv).reshape(1, 40)]
+    m = GraphModule(lib["default"]())
+    m.run(x=xv)
+    for i, w in enumerate(want):
+        np.testing.assert_allclose(m.get_output(i).numpy(), w, rtol=1e-6)
+    from tvm.contrib.debugger import debug_executor
+
+    dbg = debug_executor.create(lib.get_graph_json(), lib, m.device)
+    dbg.set_input("x", xv)
+    np.testing.assert_allclose(dbg.debug_get_output(5).numpy(), want[2], rtol=1e-6)
+    assert dbg.run_individual_node(5, repeat=2).results == [0.0, 0.0]
+
+
+def test_a_view_keeps_its_input_storage_live_until_its_last_use():
+    x = relay.var("x", shape=(16,))
+    a = relay.exp(x)
+    v = relay.reshape(a, (4, 4))  # a view of a's storage, used at the very end
+    d = relay.negative(relay.exp(relay.negative(x)))
+    out = relay.add(v, relay.reshape(d, (4, 4)))
+    mod = relay.IRModule.from_expr(relay.Function([x], out))
+    with relay.transform.PassContext(opt_level=0):
+        lib = relay.build(mod, target="llvm")
+    names = _kernel_names(lib)
+    sids = json.loads(lib.get_graph_json())["attrs"]["storage_id"][1]
+    a_nid = 1  # exp(x) runs first, then its view; the three kernels of d run while v is live
+    assert names[1:3] == ["tvmgen_default_fused_exp", "__nop"]
+    views = [k for k, n in enumerate(names) if n == "__nop"]
+    assert len(views) == 2 and sids[views[0]] == sids[a_nid]
+    kernels = [k for k, n in enumerate(names) if n not in (None, "__nop")]
+    assert sum(sids[k] == sids[a_nid] for k in kernels) == 1  # nothing else writes a's buffer
+    m = GraphModule(lib["default"]())
+    xv = rand((16,))
+    m.run(x=xv)
+    np.testing.assert_allclose(m.get_output(0).numpy(),
+                               (-np.exp(-xv) + np.exp(xv)).reshape(4, 4), rtol=1e-5)
+
+
+def test_reshape_of_a_graph_input_stays_a_kernel():
+    # a view of the caller's input would alias it: the reshape is copied by a kernel
+    x = relay.var("x", shape=(2, 6))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.reshape(x, (3, 4))))
+    lib = relay.build(mod, target="llvm")
+    assert "__nop" not in _kernel_names(lib)
+    m = GraphModule(lib["default"]())
+    xv = rand((2, 6))
+    m.run(x=xv)
+    np.testing.assert_array_equal(m.get_output(0).numpy(), xv.reshape(3, 4))
+
+
 # ---- kernel deduplication -----------------------------------------------------------------
 
 

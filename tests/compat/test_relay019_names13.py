@@ -16,6 +16,7 @@ import relay_tvm as relay
 from relay_tvm.analysis import structural_equal
 from relay_tvm.errors import BuildError, NotProvidedError
 from relay_tvm.ir.attrs import DictAttrs
+from relay_tvm.ir.functor import post_order
 from relay_tvm.ir.module import IRModule
 from relay_tvm.op.annotation import compiler_begin as cb
 from relay_tvm.op.annotation import compiler_end as ce
@@ -194,8 +195,8 @@ def test_split_args_chains_concatenates():
     mod = IRModule.from_expr(relay.Function(xs, relay.concatenate(xs, axis=1)))
     got = relay.transform.SplitArgs(4)(mod)  # 3 inputs + the output per kernel
 
-    def fenced(fields):
-        return relay.Tuple([relay.annotation.stop_fusion(f) for f in fields])
+    def fenced(fields):  # 0.19's form: the whole tuple wrapped
+        return relay.annotation.stop_fusion(relay.Tuple(fields))
 
     c1 = relay.concatenate(fenced(xs[:3]), axis=1)
     c2 = relay.concatenate(fenced([c1] + xs[3:5]), axis=1)
@@ -213,6 +214,39 @@ def test_split_args_chains_concatenates():
     m = relay.runtime.GraphModule(lib["default"](tvm.cpu()))
     m.run(**{f"x{i}": v for i, v in enumerate(vals)})
     np.testing.assert_array_equal(m.get_output(0).numpy(), ref)
+    exe = relay.vm.compile(got, target="llvm")
+    vm = relay.vm.VirtualMachine(exe, tvm.cpu())
+    np.testing.assert_array_equal(vm.invoke("main", *vals).numpy(), ref)
+
+
+def test_stop_fusion_of_a_tuple_is_the_identity_and_fences_each_field():
+    # 0.19's stop_fusion takes any type (IdentityRel); of a tuple, each field ends its kernel
+    x, y = relay.var("x", shape=(2, 3)), relay.var("y", shape=(2, 3))
+    t = relay.annotation.stop_fusion(relay.Tuple([relay.exp(x), relay.negative(y)]))
+    out = relay.nn.relu(relay.concatenate(t, axis=0))
+    mod = relay.transform.InferType()(IRModule.from_expr(relay.Function([x, y], out)))
+    assert mod["main"].body.args[0].args[0].checked_type == relay.TupleType(
+        [relay.TensorType((2, 3), "float32")] * 2)
+    a = RNG.uniform(-1, 1, (2, 3)).astype("float32")
+    b = RNG.uniform(-1, 1, (2, 3)).astype("float32")
+    ref = np.maximum(np.concatenate([np.exp(a), -b], axis=0), 0)
+    np.testing.assert_allclose(
+        relay.create_executor("debug", mod=mod).evaluate()(a, b).numpy(), ref, rtol=1e-6)
+    with tvm.transform.PassContext(opt_level=3):
+        fused = relay.transform.FuseOps()(mod)
+    # exp and negative end their kernels; concatenate and relu fuse
+    names = sorted(c.op.attrs["Primitive"] and c.op.body.op.name for c in
+                   post_order(fused["main"].body) if isinstance(c, relay.Call)
+                   and isinstance(c.op, relay.Function))
+    assert names == ["exp", "negative", "nn.relu"]
+    lib = relay.build(mod, target="llvm")
+    m = relay.runtime.GraphModule(lib["default"](tvm.cpu()))
+    m.run(x=a, y=b)
+    np.testing.assert_allclose(m.get_output(0).numpy(), ref, rtol=1e-6)
+    with pytest.raises(relay.errors.TypeInferenceError, match="tensor or a tuple of tensors"):
+        f = relay.var("f", relay.FuncType([], relay.TensorType((), "float32")))
+        relay.transform.InferType()(IRModule.from_expr(relay.Function(
+            [f], relay.annotation.stop_fusion(f))))
 
 
 def test_split_args_leaves_small_concatenates_and_checks_the_limit():

@@ -23,6 +23,7 @@ def _np(v):
 
 
 X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype("float32")
+A = relay.Any()
 
 
 def test_dyn_reshape_against_numpy():
@@ -216,16 +217,52 @@ def test_any_vector_plus_static_vector_is_not_batch_wise():
 
 
 def test_any_against_static_broadcast_checks_the_size_at_run_time():
-    """``(?,) + (3,)``: the kernel assumes the Any size is 3 (topi's broadcast) and checks it;
-    size 1 (which Relay's rule would broadcast) is refused rather than read out of bounds."""
+    """``(?,) + (3,)``: the Any size must be 3 or 1 at run time (Relay's / NumPy's rule: size 1
+    broadcasts, the kernel then reads its element 0); another size is an InputError rather than
+    a read out of bounds."""
     b = relay.var("b", shape=(3,))
     p = relay.var("p", shape=(relay.Any(),))
     vm = _vm(relay.Function([b, p], relay.add(p, relay.tanh(b))))
     bv = np.array([0.5, -1.5, 2.0], "float32")
     np.testing.assert_allclose(vm.run(bv, np.ones(3, "float32")).numpy(), 1 + np.tanh(bv),
                                rtol=1e-6)
-    with pytest.raises(Exception, match=r"dimension 0 must be 3"):
-        vm.run(bv, np.ones(1, "float32"))
+    np.testing.assert_allclose(vm.run(bv, np.full(1, 2.0, "float32")).numpy(),
+                               2 + np.tanh(bv), rtol=1e-6)
+    with pytest.raises(InputError, match=r"dimension 0 must be 3 or 1"):
+        vm.run(bv, np.ones(2, "float32"))
+
+
+@pytest.mark.parametrize("op, np_op, dtype", [
+    (relay.add, np.add, "float32"),
+    (relay.maximum, np.maximum, "float32"),
+    (relay.subtract, np.subtract, "int32"),
+    (relay.floor_divide, np.floor_divide, "int32"),
+    (relay.less, np.less, "float32"),
+])
+def test_size_one_any_dimensions_broadcast_as_numpy(op, np_op, dtype):
+    """An ``Any`` dimension of size 1 at run time broadcasts against a static size or another
+    ``Any`` dimension (tvm.relay 0.19's VM did; test_vm_serialization's test_dynamic_bcast),
+    including against size 0."""
+    rng = np.random.default_rng(3)
+
+    def data(*shape):
+        return (rng.uniform(1, 9, shape)).astype(dtype)
+
+    cases = [((A, 2), (3, 2), (1, 2), (3, 2)),
+             ((A, 2), (3, 2), (3, 2), (3, 2)),
+             ((2, A), (2, A), (2, 1), (2, 4)),
+             ((2, A), (2, A), (2, 4), (2, 1)),
+             ((2, A), (2, A), (2, 1), (2, 0)),
+             ((A, A), (3, 1), (1, 5), (3, 1))]
+    for xs, ys, xshape, yshape in cases:
+        x, y = relay.var("x", shape=xs, dtype=dtype), relay.var("y", shape=ys, dtype=dtype)
+        vm = _vm(relay.Function([x, y], op(x, y)))
+        xv, yv = data(*xshape), data(*yshape)
+        np.testing.assert_array_equal(vm.run(xv, yv).numpy(), np_op(xv, yv))
+    x, y = relay.var("x", shape=(2, A), dtype=dtype), relay.var("y", shape=(2, A), dtype=dtype)
+    vm = _vm(relay.Function([x, y], op(x, y)))
+    with pytest.raises(InputError, match="differs .* and neither is 1"):
+        vm.run(data(2, 3), data(2, 4))
 
 
 def test_batch_loop_kernels_need_no_shape_function():

@@ -103,8 +103,10 @@ def test_broadcast_mismatch_is_input_error():
     f = _vm([e, g], e * g)
     a, b = _f32(2, 4), _f32(2, 4, seed=1)
     np.testing.assert_array_equal(f(a, b).numpy(), a * b)
+    c = _f32(1, 4, seed=2)  # size 1 broadcasts (NumPy's rule)
+    np.testing.assert_array_equal(f(a, c).numpy(), a * c)
     with pytest.raises(InputError, match="multiply"):
-        f(a, _f32(1, 4))
+        f(a, _f32(3, 4))
 
 
 @pytest.mark.parametrize("kind", ["debug", "graph", "vm"])
