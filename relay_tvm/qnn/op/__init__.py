@@ -32,3 +32,6 @@ __all__ = ["quantize", "dequantize", "requantize", "requantize_config",
 from ...op._make import Namespace as _Namespace
 
 _make = _Namespace("qnn", "relay.qnn.op")  # 0.19: relay.qnn.op._make.<op>(positional arguments)
+
+# 0.19's operators lived in relay/qnn/op/qnn.py, and scripts reach them as relay.qnn.op.qnn.<op>
+qnn = __import__("sys").modules[__name__]
