@@ -127,7 +127,15 @@ class TuningError(RelayError):
     tracker that is down or a device key nobody serves, a budget that is not a positive number."""
 
 
+class NotFullyIntegralError(RelayError, AssertionError):
+    """``relay.quantize.quantize`` under ``qconfig(partition_conversions="fully_integral")``:
+    the quantized program is not integer-only between its input quantization and its output
+    dequantization (a float operator was left unquantized, or an end holds other operators
+    than the conversions). Also an ``AssertionError``, which 0.19 raised for it."""
+
+
 __all__ = [
+    "NotFullyIntegralError",
     "GradientError",
     "TuningError",
     "InputError",
