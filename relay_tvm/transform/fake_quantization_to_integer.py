@@ -42,8 +42,9 @@ With ``use_qat=True`` a second step follows (0.19's quantization-aware-training 
 those regions, an operator of ``_QAT_OPS`` whose tensor inputs are all dequantize calls is
 rewritten by the same rules into its integer form followed by one dequantize.
 
-A region with any other operator (or non-constant scales) stays as it is, unless
-``hard_fail``, which raises. Scales and zero points must be per-tensor except for weights.
+``nn.softmax`` becomes ``qnn.softmax`` (into the final quantize's parameters) only when
+``optional_qnn_ops`` names it. A region with any other operator (or non-constant scales) stays
+as it is, unless ``hard_fail``, which raises. Scales and zero points must be per-tensor except for weights.
 """
 
 from __future__ import annotations
@@ -118,10 +119,15 @@ def _same_params(scale, zp, oscale, ozp) -> bool:
             and np.array_equal(z, oz))
 
 
+#: operators converted only when named in ``optional_qnn_ops`` (0.19's optional rules)
+OPTIONAL = frozenset({"nn.softmax"})
+
+
 class _FQ2I(Rewriter):
-    def __init__(self, hard_fail):
+    def __init__(self, hard_fail, optional=frozenset()):
         super().__init__()
         self.hard_fail = hard_fail
+        self.optional = frozenset(optional)
 
     def post_call(self, orig, new):
         if _name(orig) != "qnn.quantize":
@@ -153,8 +159,9 @@ class _FQ2I(Rewriter):
                 kids = [node.tuple_value]
             elif name is None:
                 raise _NotConvertible(f"{type(node).__name__} inside the region")
-            elif name not in SUPPORTED:
-                raise _NotConvertible(f"operator {name} is not supported")
+            elif name not in SUPPORTED and name not in self.optional:
+                raise _NotConvertible(f"operator {name} is not supported" + (
+                    " (add it to optional_qnn_ops)" if name in OPTIONAL else ""))
             else:
                 args = node.args[:1] if name in _FIRST_ARG_ONLY else node.args
                 kids = [] if name == "qnn.dequantize" else [a for a in args
@@ -205,6 +212,8 @@ class _FQ2I(Rewriter):
             return self._one_tensor(name, node, args[0], kw, out_params)
         if name in ("minimum", "maximum"):
             return self._min_max(name, node, args, out_params)
+        if name == "nn.softmax":
+            return self._softmax(node, args[0], kw)
         if name in ("nn.conv2d", "nn.dense", "nn.conv2d_transpose", "nn.batch_matmul"):
             return self._product(name, a, args)
         if name in ("nn.relu", "clip"):
@@ -370,6 +379,20 @@ class _FQ2I(Rewriter):
         call = make_call("qnn." + name, [t.expr, _f32(s), _i32(z), _f32(os_), _i32(oz)])
         return _Affine(call, os_, oz, t.dtype)
 
+    def _softmax(self, node, t, kw):
+        """nn.softmax: qnn.softmax into the region's output parameters (the softmax's range
+        is [0, 1], which the input's parameters need not suit)."""
+        region_params, region_dtype = self._region_out
+        if region_params is None or region_dtype != t.dtype:
+            raise _NotConvertible("nn.softmax needs a per-tensor final quantize of its input's "
+                                  "dtype")
+        if t.dtype not in ("int8", "uint8", "int16"):
+            raise _NotConvertible(f"nn.softmax of {t.dtype}")
+        os_, oz = region_params
+        call = make_call("qnn.softmax", [t.expr, _f32(_scalar(t.scale)), _i32(_scalar(t.zp)),
+                                         _f32(os_), _i32(oz)], axis=kw["axis"])
+        return _Affine(call, os_, oz, t.dtype)
+
     @staticmethod
     def _relu_clip(name, node, t, a):
         """relu: max with the zero point; clip: the bounds quantized (per channel when the
@@ -500,12 +523,13 @@ class _QAT(_FQ2I):
         return out
 
 
-def fake_quantization_to_integer(func, hard_fail=False, use_qat=False, mod=None):
+def fake_quantization_to_integer(func, hard_fail=False, use_qat=False, mod=None,
+                                 optional_qnn_ops=()):
     """The rewrite on one typed function (see :func:`FakeQuantizationToInteger`)."""
     from ..typing.infer import infer_expr
 
     if "qnn.quantize" in called_ops(func):
-        func = _FQ2I(hard_fail).rewrite(func)
+        func = _FQ2I(hard_fail, optional_qnn_ops).rewrite(func)
     if use_qat and "qnn.dequantize" in called_ops(func):
         func = _QAT(hard_fail).rewrite(infer_expr(func, mod))
     return func
@@ -526,14 +550,26 @@ def FakeQuantizationToInteger(hard_fail=False, use_qat=False, optional_qnn_ops=N
             ``nn.conv2d_transpose``, ``nn.dense``, ``nn.batch_matmul`` and ``nn.bias_add``
             of an accumulator. A float operator after them (``erf``, ``add``, ...) then
             reads the dequantized integer result.
-        optional_qnn_ops: accepted for signature compatibility; relay_tvm has no optional
-            qnn operators (softmax, ...) to enable.
+        optional_qnn_ops: names of operators converted only on request: ``"nn.softmax"``
+            (into ``qnn.softmax``, which computes the softmax of the dequantized values in
+            float32; 0.19 used an integer approximation).
 
     Returns:
         a function pass (opt level 0) that needs typed input.
+
+    Raises:
+        UnsupportedOperatorError: ``optional_qnn_ops`` names an operator without an optional
+            rule.
     """
-    return FunctionPass(lambda f, m, c: fake_quantization_to_integer(f, hard_fail, use_qat, m),
-                        PassInfo(0, "FakeQuantizationToInteger", ("InferType",)))
+    optional = frozenset(str(n) for n in (optional_qnn_ops or ()))
+    unknown = sorted(optional - OPTIONAL)
+    if unknown:
+        raise UnsupportedOperatorError(
+            f"FakeQuantizationToInteger: optional_qnn_ops {unknown} have no optional rule; "
+            f"the optional operators are {sorted(OPTIONAL)}")
+    return FunctionPass(
+        lambda f, m, c: fake_quantization_to_integer(f, hard_fail, use_qat, m, optional),
+        PassInfo(0, "FakeQuantizationToInteger", ("InferType",)))
 
 
 __all__ = ["FakeQuantizationToInteger", "fake_quantization_to_integer"]

@@ -202,3 +202,32 @@ def test_qat_leaves_operators_with_a_float_input_and_can_hard_fail():
     assert called_ops(_convert(mod, use_qat=True)["main"]) == {"qnn.dequantize", "nn.bias_add"}
     with pytest.raises(UnsupportedOperatorError, match="use_qat"):
         _convert(mod, use_qat=True, hard_fail=True)
+
+
+def test_qnn_softmax_against_numpy_and_as_an_optional_rewrite():
+    rng = np.random.default_rng(9)
+    xv = rng.integers(-128, 128, (5, 10)).astype("int8")
+    x = relay.var("x", shape=(5, 10), dtype="int8")
+    real = (xv.astype("float64") - 3) * 0.05
+    e = np.exp(real - real.max(axis=1, keepdims=True))
+    ref = np.clip(np.round(e / e.sum(axis=1, keepdims=True) * 256) - 128, -128, 127)
+
+    y = qnn.softmax(x, f32(0.05), i32(3), f32(1 / 256), i32(-128), axis=1)
+    mod = _typed(y)
+    canon = relay.qnn.transform.CanonicalizeOps()(mod)
+    assert "qnn.softmax" not in str(canon["main"])
+    for m, kind in ((mod, "debug"), (canon, "debug"), (mod, "vm")):
+        got = _run(m, [xv], kind)
+        assert got.dtype == np.int8 and np.abs(got.astype(int) - ref).max() <= 1
+
+    d = qnn.dequantize(x, f32(0.05), i32(3))
+    before = _typed(qnn.quantize(relay.nn.softmax(d, axis=1), f32(1 / 256), i32(-128)))
+    assert called_ops(_convert(before)["main"]) == called_ops(before["main"])  # not asked
+    with pytest.raises(UnsupportedOperatorError, match="optional_qnn_ops"):
+        _convert(before, hard_fail=True)
+    after = _convert(before, hard_fail=True, optional_qnn_ops=["nn.softmax"])
+    assert called_ops(after["main"]) == {"qnn.softmax"}
+    _within_one_step(before, after, [xv])
+    _within_one_step(before, after, [xv], "vm")
+    with pytest.raises(UnsupportedOperatorError, match="nn.relu"):
+        relay.transform.FakeQuantizationToInteger(optional_qnn_ops=["nn.relu"])
