@@ -127,6 +127,13 @@ class TuningError(RelayError):
     tracker that is down or a device key nobody serves, a budget that is not a positive number."""
 
 
+class NotFullyIntegralError(RelayError, AssertionError):
+    """``relay.quantize.quantize`` under ``qconfig(partition_conversions="fully_integral")``:
+    the quantized program is not integer-only between its input quantization and its output
+    dequantization (a float operator was left unquantized, or an end holds other operators
+    than the conversions). Also an ``AssertionError``, which 0.19 raised for it."""
+
+
 def did_you_mean(name, choices) -> str:
     """``" (did you mean 'x'?)"`` naming the choice closest to ``name`` (``difflib``), or ``""``
     when none is close: the tail of an error message about an unknown name."""
@@ -138,6 +145,7 @@ def did_you_mean(name, choices) -> str:
 
 __all__ = [
     "did_you_mean",
+    "NotFullyIntegralError",
     "GradientError",
     "TuningError",
     "InputError",

@@ -446,3 +446,19 @@ def _leaky_relu(new, orig):
 
 
 RULES["qnn.leaky_relu"] = _leaky_relu
+
+
+def _softmax(new, orig):
+    """qnn.softmax as its definition in float32: dequantize, nn.softmax, quantize (see
+    op._softmax)."""
+    x, s, z, os_, oz = new.args
+    dt = orig.args[0].checked_type.dtype
+    real = _c("multiply", _c("cast", _c("subtract", _c("cast", x, dtype="int32"),
+                                        _c("cast", z, dtype="int32")), dtype="float32"), s)
+    sm = _c("nn.softmax", real, axis=orig.attrs.axis)
+    q = _c("add", _c("round", _c("divide", sm, os_)), _c("cast", oz, dtype="float32"))
+    lo, hi = _arith.qrange(dt)
+    return _c("cast", _c("clip", q, a_min=float(lo), a_max=float(hi)), dtype=dt)
+
+
+RULES["qnn.softmax"] = _softmax

@@ -154,7 +154,12 @@ def qconfig(**kwargs) -> QConfig:
         debug_enabled_ops: None, or the names of the only operators to quantize.
         rounding: "UPWARD" or "TONEAREST", rounding of fixed-point multiplications.
         calibrate_chunk_by: how many statistics outputs to collect per run (-1: all at once).
-        partition_conversions: only "disabled" is supported in relay_tvm.
+        partition_conversions: "disabled", "enabled" (the result is split into
+            ``@quantize_inputs``, ``@quantized_main`` (the integer core),
+            ``@dequantize_outputs`` and a ``@main`` calling the three; see
+            ``relay_tvm.quantize._partition_conversions``) or "fully_integral" (as "enabled",
+            and :class:`~relay_tvm.errors.NotFullyIntegralError` unless the core uses only the
+            three dtypes above and the ends only conversion operators).
 
     Returns:
         A :class:`QConfig`; use it as ``with relay.quantize.qconfig(...):``.
@@ -172,9 +177,6 @@ def qconfig(**kwargs) -> QConfig:
     for k, choices in _CHOICES.items():
         if fields[k] not in choices:
             raise RelayError(f"qconfig: {k}={fields[k]!r} is not one of {', '.join(choices)}")
-    if fields["partition_conversions"] != "disabled":
-        raise RelayError("qconfig: partition_conversions other than 'disabled' is not "
-                         "implemented in relay_tvm")
     for k in ("dtype_input", "dtype_weight", "dtype_activation"):
         if str(fields[k]) not in _INT_DTYPES:
             raise RelayError(f"qconfig: {k}={fields[k]!r} is not an integer dtype "

@@ -150,6 +150,8 @@ def quantize(mod, params=None, dataset=None):
 
     Raises:
         RelayError: a calibration that needs a dataset got none; a weight is not constant.
+        NotFullyIntegralError: ``partition_conversions="fully_integral"`` and the quantized
+            program keeps float operators (see :func:`~.qconfig.qconfig`).
     """
     if isinstance(mod, Function):
         from ..ir.module import IRModule
@@ -167,6 +169,18 @@ def quantize(mod, params=None, dataset=None):
     with PassContext(opt_level=3):
         with quantize_context():
             mod = Sequential(passes)(InferType()(mod))
+    cfg = current_qconfig()
+    if cfg.partition_conversions != "disabled" and not cfg.do_simulation:
+        from ._partition_conversions import partition_conversions
+
+        dtypes = {cfg.dtype_input, cfg.dtype_weight, cfg.dtype_activation}
+        if str(cfg.dtype_input).startswith("uint"):  # its signed twin holds the other inputs
+            dtypes.add(str(cfg.dtype_input)[1:])
+        if dtypes <= {"int8", "uint8", "int32"}:
+            # realize widens 8-bit convolution operands to int16 (exact; the x86 kernels
+            # multiply them in pairs): still the 8-bit values, in an integer core
+            dtypes.add("int16")
+        mod = partition_conversions(mod, dtypes, cfg.partition_conversions == "fully_integral")
     if params:
         # relay.build(qmod, params=params), the 0.19 idiom, then knows these are bound already
         from ..backend.build_module import BOUND_PARAMS_ATTR, param_fingerprint

@@ -13,13 +13,18 @@ expression, scale, zero point, dtype, channel axis); the supported operators and
   requantized to the accumulator's scale (used as it is when it is int32 with that scale and
   zero point 0) and added;
 - ``add``, ``subtract``, ``multiply``: ``qnn.add`` / ``qnn.subtract`` / ``qnn.mul`` with the
-  output's parameters (the final quantize's at the region's root, else the left operand's);
+  region's final quantize's parameters as the output's wherever in the region they are (as
+  0.19; the left operand's when that quantize is per channel or of another dtype); operands
+  may be quantized per channel (``lhs_axis`` / ``rhs_axis``; for ``multiply`` both along the
+  same axis of operands of the output's rank);
+- ``nn.leaky_relu``: ``qnn.leaky_relu``, input to output parameters as the unary operators;
 - ``nn.relu`` (``maximum`` with the zero point), ``clip`` (bounds quantized);
 - ``nn.max_pool2d``, ``reshape``, ``transpose``, ``squeeze``, ``expand_dims``,
   ``nn.batch_flatten``, ``strided_slice``, ``max``, ``min``, ``nn.depth_to_space``,
   ``broadcast_to``, ``topk`` (``ret_type="values"`` only), ``split`` (and the tuple items taken
-  from it), ``take`` (the indices stay outside the region): applied to the integer tensor
-  unchanged;
+  from it), ``take`` (the indices stay outside the region), ``image.resize2d`` (interpolating
+  the integers is the affine image of interpolating the reals, up to rounding): applied to the
+  integer tensor unchanged;
 - ``minimum`` / ``maximum``: both operands requantized to the output's parameters (a constant
   float operand quantized with the other operand's), then applied to the integers;
 - ``sqrt``, ``rsqrt``, ``exp``, ``erf``, ``sigmoid``, ``tanh``, ``log``, ``abs``: the qnn
@@ -30,10 +35,16 @@ expression, scale, zero point, dtype, channel axis); the supported operators and
   parameters;
 - ``nn.avg_pool2d``, ``nn.global_avg_pool2d``, ``nn.adaptive_avg_pool1d/2d``: the input
   requantized to the output's parameters as int32 (0.19's order), then averaged (integer
-  division truncates); ``concatenate``: ``qnn.concatenate``.
+  division truncates); ``nn.avg_pool2d``'s result is saturated back to the input's dtype (as
+  0.19's ``qnn.avg_pool2d``), the others stay int32; ``concatenate``: ``qnn.concatenate``.
 
-A region with any other operator (or non-constant scales) stays as it is, unless
-``hard_fail``, which raises. Scales and zero points must be per-tensor except for weights.
+With ``use_qat=True`` a second step follows (0.19's quantization-aware-training mode): outside
+those regions, an operator of ``_QAT_OPS`` whose tensor inputs are all dequantize calls is
+rewritten by the same rules into its integer form followed by one dequantize.
+
+``nn.softmax`` becomes ``qnn.softmax`` (into the final quantize's parameters) only when
+``optional_qnn_ops`` names it. A region with any other operator (or non-constant scales) stays
+as it is, unless ``hard_fail``, which raises. Scales and zero points must be per-tensor except for weights.
 """
 
 from __future__ import annotations
@@ -48,7 +59,7 @@ from .pass_infra import FunctionPass, PassInfo
 
 _IDENTITY = {"nn.max_pool2d", "reshape", "transpose", "squeeze", "expand_dims",
              "nn.batch_flatten", "strided_slice", "max", "min", "nn.depth_to_space",
-             "broadcast_to", "topk", "split"}
+             "broadcast_to", "topk", "split", "image.resize2d"}
 SUPPORTED = _IDENTITY | {"qnn.dequantize", "nn.conv2d", "nn.dense", "nn.conv2d_transpose",
                          "nn.batch_matmul", "nn.bias_add", "add",
                          "subtract", "multiply", "nn.relu", "clip", "nn.avg_pool2d",
@@ -61,7 +72,8 @@ SUPPORTED |= _UNARY_QNN
 _AVG_POOLS = {"nn.avg_pool2d", "nn.global_avg_pool2d", "nn.adaptive_avg_pool1d",
               "nn.adaptive_avg_pool2d"}
 SUPPORTED |= _AVG_POOLS
-_ONE_TENSOR = _IDENTITY | _UNARY_QNN | {"take", "nn.pad", "mean"}
+SUPPORTED.add("nn.leaky_relu")
+_ONE_TENSOR = _IDENTITY | _UNARY_QNN | {"take", "nn.pad", "mean", "nn.leaky_relu"}
 
 
 class _Affine:
@@ -107,10 +119,15 @@ def _same_params(scale, zp, oscale, ozp) -> bool:
             and np.array_equal(z, oz))
 
 
+#: operators converted only when named in ``optional_qnn_ops`` (0.19's optional rules)
+OPTIONAL = frozenset({"nn.softmax"})
+
+
 class _FQ2I(Rewriter):
-    def __init__(self, hard_fail):
+    def __init__(self, hard_fail, optional=frozenset()):
         super().__init__()
         self.hard_fail = hard_fail
+        self.optional = frozenset(optional)
 
     def post_call(self, orig, new):
         if _name(orig) != "qnn.quantize":
@@ -142,8 +159,9 @@ class _FQ2I(Rewriter):
                 kids = [node.tuple_value]
             elif name is None:
                 raise _NotConvertible(f"{type(node).__name__} inside the region")
-            elif name not in SUPPORTED:
-                raise _NotConvertible(f"operator {name} is not supported")
+            elif name not in SUPPORTED and name not in self.optional:
+                raise _NotConvertible(f"operator {name} is not supported" + (
+                    " (add it to optional_qnn_ops)" if name in OPTIONAL else ""))
             else:
                 args = node.args[:1] if name in _FIRST_ARG_ONLY else node.args
                 kids = [] if name == "qnn.dequantize" else [a for a in args
@@ -159,6 +177,10 @@ class _FQ2I(Rewriter):
             out_params = (oscale.reshape(()), ozp.reshape(()))
         else:  # per-channel output: the root works in its input's parameters
             out_params = None
+        # the final quantize's parameters, which 0.19 gives every binary operator of the
+        # region as its output's (an operand's own parameters may not hold the result, e.g.
+        # a uint8 operand with zero point 0 minus a positive constant)
+        self._region_out = (out_params, new.attrs.out_dtype)
         aff = {}
         for node in self._region(root):
             aff[id(node)] = self._rule(node, aff, out_params if node is root else None)
@@ -190,6 +212,8 @@ class _FQ2I(Rewriter):
             return self._one_tensor(name, node, args[0], kw, out_params)
         if name in ("minimum", "maximum"):
             return self._min_max(name, node, args, out_params)
+        if name == "nn.softmax":
+            return self._softmax(node, args[0], kw)
         if name in ("nn.conv2d", "nn.dense", "nn.conv2d_transpose", "nn.batch_matmul"):
             return self._product(name, a, args)
         if name in ("nn.relu", "clip"):
@@ -205,7 +229,15 @@ class _FQ2I(Rewriter):
                 x = make_call("qnn.requantize", [t.expr, _f32(s), _i32(z), _f32(os_), _i32(oz)],
                               axis=-1, rounding="UPWARD", compute_dtype="int64",
                               out_dtype="int32")
-            return _Affine(make_call(name, [x], **kw), os_, oz, "int32")
+            pooled = make_call(name, [x], **kw)
+            if name != "nn.avg_pool2d":
+                return _Affine(pooled, os_, oz, "int32")
+            # 0.19 turns nn.avg_pool2d into qnn.avg_pool2d, whose result is saturated to the
+            # input's dtype (a following qnn.conv2d needs 8- or 16-bit data)
+            info = np.iinfo(t.dtype)
+            out = make_call("cast", [make_call("clip", [pooled], a_min=float(info.min),
+                                               a_max=float(info.max))], dtype=t.dtype)
+            return _Affine(out, os_, oz, t.dtype)
         if name == "concatenate":
             ts = args[0]
             os_, oz = out_params or (_scalar(ts[0].scale), _scalar(ts[0].zp))
@@ -280,13 +312,37 @@ class _FQ2I(Rewriter):
             return _Affine(out, lhs.scale, lhs.zp, "int32", lhs.axis)
         if name == "nn.bias_add":
             raise _NotConvertible("bias_add of a non-accumulator")
-        os_, oz = out_params or (_scalar(lhs.scale), _scalar(lhs.zp))
         if lhs.dtype != rhs.dtype:
             raise _NotConvertible(f"{name} of {lhs.dtype} and {rhs.dtype}")
+        region_params, region_dtype = self._region_out
+        if region_params is not None and region_dtype == lhs.dtype:
+            os_, oz = region_params
+        elif out_params is not None:
+            os_, oz = out_params
+        else:
+            os_, oz = _scalar(lhs.scale), _scalar(lhs.zp)
+
+        def side(t, arg):
+            """(scale, zero point, axis) of an operand; per-channel values (qnn's binary
+            operators take them along ``lhs_axis`` / ``rhs_axis`` of that operand)."""
+            s, z = np.asarray(t.scale), np.asarray(t.zp)
+            s = s.reshape(()) if s.size == 1 else s.reshape(-1)
+            z = z.reshape(()) if z.size == 1 else z.reshape(-1)
+            if s.size == 1 and z.size == 1:
+                return s, z, -1, False, None
+            rank = len(arg.checked_type.shape)
+            return s, z, t.axis % rank, True, rank
+
+        (ls, lz, la, lpc, lr), (rs, rz, ra, rpc, rr) = (side(lhs, node.args[0]),
+                                                        side(rhs, node.args[1]))
+        nd = len(node.checked_type.shape)
+        if name == "multiply" and ((lpc and lr != nd) or (rpc and rr != nd)
+                                   or (lpc and rpc and la != ra)):
+            # qnn.mul requantizes the product along one axis of it
+            raise _NotConvertible("multiply of per-channel operands along different axes")
         qname = {"add": "qnn.add", "subtract": "qnn.subtract", "multiply": "qnn.mul"}[name]
-        call = make_call(qname, [lhs.expr, rhs.expr, _f32(_scalar(lhs.scale)),
-                                 _i32(_scalar(lhs.zp)), _f32(_scalar(rhs.scale)),
-                                 _i32(_scalar(rhs.zp)), _f32(os_), _i32(oz)])
+        call = make_call(qname, [lhs.expr, rhs.expr, _f32(ls), _i32(lz), _f32(rs), _i32(rz),
+                                 _f32(os_), _i32(oz)], lhs_axis=la, rhs_axis=ra)
         return _Affine(call, os_, oz, lhs.dtype)
 
     def _one_tensor(self, name, node, t, kw, out_params):
@@ -316,7 +372,25 @@ class _FQ2I(Rewriter):
         os_, oz = out_params or (s, z)
         if t.dtype not in ("int8", "uint8", "int16"):
             raise _NotConvertible(f"{name} of {t.dtype}")
+        if name == "nn.leaky_relu":
+            call = make_call("qnn.leaky_relu", [t.expr, _f32(s), _i32(z), _f32(os_), _i32(oz)],
+                             alpha=kw["alpha"])
+            return _Affine(call, os_, oz, t.dtype)
         call = make_call("qnn." + name, [t.expr, _f32(s), _i32(z), _f32(os_), _i32(oz)])
+        return _Affine(call, os_, oz, t.dtype)
+
+    def _softmax(self, node, t, kw):
+        """nn.softmax: qnn.softmax into the region's output parameters (the softmax's range
+        is [0, 1], which the input's parameters need not suit)."""
+        region_params, region_dtype = self._region_out
+        if region_params is None or region_dtype != t.dtype:
+            raise _NotConvertible("nn.softmax needs a per-tensor final quantize of its input's "
+                                  "dtype")
+        if t.dtype not in ("int8", "uint8", "int16"):
+            raise _NotConvertible(f"nn.softmax of {t.dtype}")
+        os_, oz = region_params
+        call = make_call("qnn.softmax", [t.expr, _f32(_scalar(t.scale)), _i32(_scalar(t.zp)),
+                                         _f32(os_), _i32(oz)], axis=kw["axis"])
         return _Affine(call, os_, oz, t.dtype)
 
     @staticmethod
@@ -394,10 +468,71 @@ class _FQ2I(Rewriter):
         return const(q.astype("int32"), "int32")
 
 
-def fake_quantization_to_integer(func, hard_fail=False):
-    if "qnn.quantize" not in called_ops(func):
-        return func
-    return _FQ2I(hard_fail).rewrite(func)
+# the operators 0.19's QAT mode rewrites one at a time: those whose output parameters follow
+# from their inputs' (split is left out: a tuple cannot be dequantized)
+_QAT_OPS = {"broadcast_to", "clip", "expand_dims", "max", "min", "nn.avg_pool2d",
+            "nn.batch_flatten", "nn.batch_matmul", "nn.bias_add", "nn.conv2d",
+            "nn.conv2d_transpose", "nn.dense", "nn.depth_to_space", "nn.global_avg_pool2d",
+            "nn.max_pool2d", "nn.pad", "nn.relu", "reshape", "squeeze", "strided_slice",
+            "transpose"}
+
+
+class _QAT(_FQ2I):
+    """The use_qat step: a supported operator whose tensor inputs are all dequantize calls
+    becomes its integer form followed by one dequantize, ``op(dq(a), dq(b))`` ->
+    ``dq(qop(a, b))``; bottom-up, so chains of such operators move their dequantize past
+    them. Runs on the typed result of the main rewrite."""
+
+    def __init__(self, hard_fail):
+        super().__init__(hard_fail)
+        self._region_out = (None, None)
+        self._made = {}  # id(dequantize call made here) -> (call, its input's dtype)
+
+    def post_call(self, orig, new):
+        name = _name(orig)
+        if name not in _QAT_OPS:
+            return new
+        aff, seen = {}, False
+        for oarg, narg in zip(orig.args, new.args):
+            if isinstance(narg, Constant):
+                continue
+            if _name(narg) != "qnn.dequantize":
+                return new
+            seen = True
+            made = self._made.get(id(narg))
+            dtype = made[1] if made is not None and made[0] is narg else \
+                narg.args[0].checked_type.dtype
+            try:
+                aff[id(oarg)] = _Affine(narg.args[0], _cval(narg.args[1]),
+                                        _cval(narg.args[2]), dtype, narg.attrs.axis)
+            except _NotConvertible:
+                return new
+        if not seen:
+            return new
+        try:
+            a = self._rule(orig, aff, None)
+        except _NotConvertible as err:
+            if self.hard_fail:
+                raise UnsupportedOperatorError(
+                    f"FakeQuantizationToInteger(use_qat=True): {name} cannot be converted: "
+                    f"{err}") from None
+            return new
+        out = make_call("qnn.dequantize", [a.expr, _f32(a.scale), _i32(a.zp)], axis=a.axis,
+                        out_dtype=orig.checked_type.dtype)
+        self._made[id(out)] = (out, a.dtype)
+        return out
+
+
+def fake_quantization_to_integer(func, hard_fail=False, use_qat=False, mod=None,
+                                 optional_qnn_ops=()):
+    """The rewrite on one typed function (see :func:`FakeQuantizationToInteger`)."""
+    from ..typing.infer import infer_expr
+
+    if "qnn.quantize" in called_ops(func):
+        func = _FQ2I(hard_fail, optional_qnn_ops).rewrite(func)
+    if use_qat and "qnn.dequantize" in called_ops(func):
+        func = _QAT(hard_fail).rewrite(infer_expr(func, mod))
+    return func
 
 
 def FakeQuantizationToInteger(hard_fail=False, use_qat=False, optional_qnn_ops=None):  # noqa: N802
@@ -407,17 +542,34 @@ def FakeQuantizationToInteger(hard_fail=False, use_qat=False, optional_qnn_ops=N
     Args:
         hard_fail: raise :class:`UnsupportedOperatorError` for a region that cannot be
             converted instead of leaving it unchanged.
-        use_qat: not supported (0.19's quantization-aware-training mode); True raises.
-        optional_qnn_ops: accepted for signature compatibility; relay_tvm has no optional
-            qnn operators (softmax, ...) to enable.
+        use_qat: after that rewrite, also convert operators outside such regions whose
+            inputs are all ``qnn.dequantize`` calls and whose output parameters follow from
+            the inputs' (0.19's quantization-aware-training mode): ``op(dq(a), dq(b))``
+            becomes ``dq(qop(a, b))``, bottom-up, for the shape operators, ``nn.relu``,
+            ``clip``, ``max`` / ``min``, ``nn.pad``, the max / average pools, ``nn.conv2d``,
+            ``nn.conv2d_transpose``, ``nn.dense``, ``nn.batch_matmul`` and ``nn.bias_add``
+            of an accumulator. A float operator after them (``erf``, ``add``, ...) then
+            reads the dequantized integer result.
+        optional_qnn_ops: names of operators converted only on request: ``"nn.softmax"``
+            (into ``qnn.softmax``, which computes the softmax of the dequantized values in
+            float32; 0.19 used an integer approximation).
 
     Returns:
         a function pass (opt level 0) that needs typed input.
+
+    Raises:
+        UnsupportedOperatorError: ``optional_qnn_ops`` names an operator without an optional
+            rule.
     """
-    if use_qat:
-        raise UnsupportedOperatorError("FakeQuantizationToInteger(use_qat=True) is not supported")
-    return FunctionPass(lambda f, m, c: fake_quantization_to_integer(f, hard_fail),
-                        PassInfo(0, "FakeQuantizationToInteger", ("InferType",)))
+    optional = frozenset(str(n) for n in (optional_qnn_ops or ()))
+    unknown = sorted(optional - OPTIONAL)
+    if unknown:
+        raise UnsupportedOperatorError(
+            f"FakeQuantizationToInteger: optional_qnn_ops {unknown} have no optional rule; "
+            f"the optional operators are {sorted(OPTIONAL)}")
+    return FunctionPass(
+        lambda f, m, c: fake_quantization_to_integer(f, hard_fail, use_qat, m, optional),
+        PassInfo(0, "FakeQuantizationToInteger", ("InferType",)))
 
 
 __all__ = ["FakeQuantizationToInteger", "fake_quantization_to_integer"]

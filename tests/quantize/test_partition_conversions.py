@@ -1,0 +1,74 @@
+"""qconfig(partition_conversions=...): the quantized module split into input quantization,
+integer core and output dequantization computes what the unsplit one does, and
+"fully_integral" refuses a core or ends that are not integer-only / conversions-only."""
+
+import numpy as np
+import pytest
+
+import relay_tvm as relay
+from relay_tvm.analysis import all_dtypes
+from relay_tvm.errors import NotFullyIntegralError, RelayError
+from relay_tvm.quantize._partition_conversions import CONVERSION_OPS
+from relay_tvm.transform._rewrite import called_ops
+
+_CONV = '''
+#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 4, 8, 8), float32], %w1: Tensor[(4, 4, 3, 3), float32],
+          %w2: Tensor[(4, 4, 3, 3), float32]) -> Tensor[(1, 4, 8, 8), float32] {
+  %0 = nn.conv2d(%x, %w1, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
+  %1 = nn.relu(%0);
+  nn.conv2d(%1, %w2, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3])
+}'''
+
+
+def _params(rng):
+    return {k: rng.uniform(-0.2, 0.2, (4, 4, 3, 3)).astype("float32") for k in ("w1", "w2")}
+
+
+def _quantize(mode, params, skip=()):
+    with relay.quantize.qconfig(skip_conv_layers=list(skip), partition_conversions=mode):
+        return relay.quantize.quantize(relay.parse(_CONV), params)
+
+
+def _run(mod, x):
+    return relay.create_executor("debug", mod=mod).evaluate()(x).numpy()
+
+
+@pytest.mark.parametrize("mode", ["enabled", "fully_integral"])
+def test_partitioned_module_computes_the_same_values(mode):
+    rng = np.random.default_rng(4)
+    params = _params(rng)
+    plain = _quantize("disabled", params)
+    parts = _quantize(mode, params)
+    names = {gv.name_hint for gv in parts.get_global_vars()}
+    assert names == {"main", "quantize_inputs", "quantized_main", "dequantize_outputs"}
+    assert len(plain.get_global_vars()) == 1
+    for end in ("quantize_inputs", "dequantize_outputs"):
+        assert called_ops(parts[end]) <= CONVERSION_OPS
+    assert not any(d.startswith("float") for d in all_dtypes(parts["quantized_main"]))
+    x = rng.uniform(-1, 1, (1, 4, 8, 8)).astype("float32")
+    got = _run(parts, x)
+    np.testing.assert_array_equal(got, _run(plain, x))
+    # and both are the float program within the quantization error of two 8-bit layers
+    f = relay.create_executor("debug", mod=relay.parse(_CONV)).evaluate()
+    ref = f(x, params["w1"], params["w2"]).numpy()
+    assert np.abs(got - ref).max() < 0.1 * np.abs(ref).max()
+
+
+def test_fully_integral_refuses_a_float_layer_and_enabled_keeps_it():
+    rng = np.random.default_rng(5)
+    params = _params(rng)
+    with pytest.raises(NotFullyIntegralError, match="fully_integral") as err:
+        _quantize("fully_integral", params, skip=[1])
+    assert isinstance(err.value, AssertionError)  # what 0.19 raised
+    parts = _quantize("enabled", params, skip=[1])
+    plain = _quantize("disabled", params, skip=[1])
+    x = rng.uniform(-1, 1, (1, 4, 8, 8)).astype("float32")
+    np.testing.assert_array_equal(_run(parts, x), _run(plain, x))
+    # the float convolution is in the output part, after the integer core
+    assert "nn.conv2d" in called_ops(parts["dequantize_outputs"])
+
+
+def test_partition_conversions_choices_are_checked():
+    with pytest.raises(RelayError, match="partition_conversions"):
+        relay.quantize.qconfig(partition_conversions="yes")
