@@ -188,6 +188,11 @@ class _FQ2I(Rewriter):
         dt = new.attrs.out_dtype
         if a.dtype == dt and _same_params(a.scale, a.zp, oscale, ozp):
             return a.expr  # already in the output's parameters (0.19 drops the requantize)
+        if out_params is None:  # qnn.requantize takes one output scale and zero point
+            raise _NotConvertible(
+                f"the output is quantized per channel (scale of shape {oscale.shape}, zero "
+                f"point of shape {ozp.shape}) and the region's result is in other parameters; "
+                f"qnn.requantize takes a per-tensor output scale")
         return make_call("qnn.requantize", [a.expr, _f32(a.scale), _i32(a.zp), new.args[1],
                                             new.args[2]], axis=a.axis, rounding="UPWARD",
                          compute_dtype="int64", out_dtype=dt)

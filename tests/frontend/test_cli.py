@@ -56,12 +56,13 @@ def test_show(exported, capsys):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["compile", "m-symbol.json", "--shape", "data"], "expected NAME=D1,D2"),
-    (["compile", "m-symbol.json"], "--shape NAME=D1,D2,... is needed"),
+    (["compile", "{d}/m-symbol.json", "--shape", "data"], "expected NAME=D1,D2"),
+    (["compile", "{d}/m-symbol.json"], "--shape NAME=D1,D2,... is needed"),
     (["compile", "--shape", "data=1,2"], "give a model file"),
 ])
 def test_usage_errors(exported, capsys, argv, match):
-    assert main(argv) == 2
+    d, _ = exported  # an existing model file: a missing one is reported first
+    assert main([a.format(d=d) for a in argv]) == 2
     assert match in capsys.readouterr().err
 
 
