@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import io
 import os
 import sys
@@ -35,12 +34,15 @@ import warnings
 
 import numpy as np
 
-from .errors import RelayError, TuningError
+from .errors import RelayError, TuningError, close_names, did_you_mean
 from .testing.gluon import zoo_image_size
 
 
-class CLIError(Exception):
-    """A user error: printed as one line, exit status 2."""
+class CLIError(RelayError):
+    """A usage error of the command (an argument, a file, an option that does not fit):
+    printed as one line, exit status 2. A :class:`relay_tvm.errors.RelayError`, as every
+    error relay_tvm raises on purpose is; the errors of the library below it print with their
+    class name, exit status 1."""
 
 
 def _parse_shape(items):
@@ -118,7 +120,7 @@ def _zoo_suggestion(name, mxnet_message):
     if not names:
         return mxnet_message
     close = sorted((n for n in names if n.startswith(name.lower())), key=lambda n: (len(n), n))
-    close = close[:4] or difflib.get_close_matches(name.lower(), names, n=4, cutoff=0.5)
+    close = close[:4] or close_names(name, names, n=4, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}?" if close else f"the names include {names[0]}, ..."
     return (f"not a Gluon model-zoo network; {hint} ({len(names)} names: "
             "mxnet.gluon.model_zoo.vision.get_model)")
@@ -154,6 +156,38 @@ def _zoo_block(name, shape, flag="--zoo"):
     return net
 
 
+def _check_model_file(path, fmt="mxnet"):
+    """Refuse a model file that cannot be imported, before the other arguments are looked at:
+    one that does not exist, a directory, a file that is not JSON (the .params file given as
+    MODEL) or malformed JSON (a truncated download).
+
+    Raises:
+        CLIError: the path does not exist, is a directory or is not JSON text.
+        ConversionError: the JSON is malformed or not a graph (the frontend's own message,
+            which names the file, the line and the column).
+    """
+    if not os.path.exists(path):
+        raise CLIError(f"model file {path!r} does not exist")
+    if os.path.isdir(path):
+        try:
+            found = sorted(n for n in os.listdir(path) if n.endswith(".json"))
+        except OSError:
+            found = []
+        hint = (f"; it holds {_short_list([os.path.join(path, n) for n in found], 4)}"
+                if found else "")
+        raise CLIError(f"model file {path!r} is a directory; expected a -symbol.json (or NNVM "
+                       f"graph .json) file{hint}")
+    with open(path, "rb") as f:
+        head = f.read(64)
+    if head and head.lstrip()[:1] not in (b"{", b"["):
+        raise CLIError(f"model file {path!r} is not JSON (a .params file?): give the "
+                       f"-symbol.json (or NNVM graph .json) as MODEL and the weights with "
+                       f"--params")
+    from .frontend.mxnet_json import parse_graph
+
+    parse_graph(path, "NNVM graph" if fmt == "nnvm" else "MXNet symbol")
+
+
 def _import(args, shapes):
     from . import frontend
 
@@ -176,17 +210,9 @@ def _import(args, shapes):
         return frontend.from_mxnet(net, shape=shapes)
     if not args.model:
         raise CLIError("give a model file (-symbol.json / NNVM graph .json) or --zoo NAME")
-    if not os.path.exists(args.model):  # before --shape: a missing file is the first problem
-        raise CLIError(f"model file {args.model!r} does not exist")
+    _check_model_file(args.model, args.format)  # before --shape and --params: the first problem
     if not shapes:
         raise CLIError("--shape NAME=D1,D2,... is needed for model files")
-    if os.path.isfile(args.model):
-        with open(args.model, "rb") as f:
-            head = f.read(64)
-        if head and head.lstrip()[:1] not in (b"{", b"["):
-            raise CLIError(f"model file {args.model!r} is not JSON (a .params file?): give the "
-                           f"-symbol.json (or NNVM graph .json) as MODEL and the weights with "
-                           f"--params")
     from .frontend.mxnet import find_params_file
 
     try:
@@ -458,6 +484,7 @@ def _load_inputs(items, gm, fill_random=False):
     # the weights built into the library are already set; the rest are the model's inputs
     names = gm.unset_inputs()
     values = {}
+    source = {}  # input name -> the --input item that gave it
     positional = 0
     for item in items or []:
         name, sep, path = item.partition("=")
@@ -466,20 +493,23 @@ def _load_inputs(items, gm, fill_random=False):
             for key, arr in _load_archive(item).items():
                 if key not in names:
                     raise CLIError(f"--input {item!r}: array {key!r} names no input of the "
-                                   f"model ({_short_list(names)})")
+                                   f"model{did_you_mean(key, names)} (inputs: "
+                                   f"{_short_list(names)})")
                 if key in values:
                     raise CLIError(f"--input {item!r}: input {key!r} was given already; give "
                                    f"each input once")
-                values[key] = arr
+                values[key], source[key] = arr, item
             continue
         if not sep:
             i, positional = positional, positional + 1
             name, path = (names[i] if i < len(names) else f"#{i}"), item
         if name not in names:
-            raise CLIError(f"--input {item!r}: the model has no input {name!r} (inputs: {names})")
+            raise CLIError(f"--input {item!r}: the model has no input {name!r}"
+                           f"{did_you_mean(name, names)} (inputs: {_short_list(names)})")
         if name in values:  # the second would silently replace the first
             raise CLIError(f"--input {item!r}: input {name!r} was given already; give each "
                            f"input once")
+        source[name] = item
         try:
             values[name] = np.load(path)
         except (OSError, ValueError) as e:
@@ -489,6 +519,16 @@ def _load_inputs(items, gm, fill_random=False):
             raise CLIError(f"--input {item!r}: {path!r} is an .npz archive (arrays {keys}); "
                            f"give it without NAME= (--input {path}) to set the inputs its "
                            f"arrays name, or one array per input as a .npy file (np.save)")
+    for name, arr in values.items():
+        want = dtypes.get(name)
+        if want is None:
+            continue
+        want = str(want)
+        got = "bool" if arr.dtype == np.bool_ else arr.dtype.name
+        if got != want:  # before the executor's "no implicit cast": which file, and the fix
+            raise CLIError(f"--input {source[name]!r}: the model's input {name!r} is {want}, "
+                           f"but the file holds {got} (no implicit cast; convert the array "
+                           f"with .astype({want!r}) before saving it)")
     missing = [n for n in names if n not in values]
     if missing and not fill_random:
         raise CLIError(f"inputs not given: {_short_list(missing)} (give --input NAME=FILE.npy "

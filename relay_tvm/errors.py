@@ -15,6 +15,9 @@ wrong, where (a span or a node name) and what was expected::
     ├── NotProvidedError        a tvm.relay 0.19 name relay_tvm cannot provide faithfully (also an
     │   │                       AttributeError); the message names what to use instead
     │   └── UnsupportedFrontendError  a tvm.relay 0.19 frontend relay_tvm lacks
+    ├── ModuleNotProvidedError  a tvm.relay 0.19 / TVM 0.19 module relay_tvm does not provide
+    │                           (``import tvm.relay.frontend.onnx``, ``from tvm import
+    │                           autotvm``; also an ImportError); the message names what to use
     ├── InterpreterError        the reference interpreter failed (non-exhaustive match at run time)
     ├── GradientError           ``transform.gradient`` met a program or operator it cannot differentiate
     └── BuildError              lowering or compiling failed, or a runtime input is wrong
@@ -100,6 +103,14 @@ class UnsupportedFrontendError(NotProvidedError):
     ...). Also an ``AttributeError``, so ``hasattr(relay.frontend, "from_onnx")`` is False."""
 
 
+class ModuleNotProvidedError(RelayError, ImportError):
+    """Importing a module of tvm.relay 0.19 or TVM 0.19 that relay_tvm does not provide
+    (``tvm.relay.frontend.onnx`` and the other frontends it lacks, ``tvm.autotvm``): the
+    message names what to use instead. Also an ``ImportError`` (not a ``ModuleNotFoundError``:
+    ``from tvm import autotvm`` would replace that by "cannot import name 'autotvm'"), so
+    ``try: import ... except ImportError`` feature detection keeps working."""
+
+
 class InterpreterError(RelayError):
     """The reference interpreter could not evaluate a program (e.g. no match clause applies)."""
 
@@ -134,17 +145,66 @@ class NotFullyIntegralError(RelayError, AssertionError):
     than the conversions). Also an ``AssertionError``, which 0.19 raised for it."""
 
 
-def did_you_mean(name, choices) -> str:
-    """``" (did you mean 'x'?)"`` naming the choice closest to ``name`` (``difflib``), or ``""``
-    when none is close: the tail of an error message about an unknown name."""
+def close_names(name, choices, n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """Up to ``n`` of ``choices`` closest to ``name``, the nearest first: those equal to it but
+    for case (``"X"`` for ``"x"``), then ``difflib``'s close matches (ratio >= ``cutoff``)
+    compared case-insensitively. ``name`` itself is never one of them.
+
+    Args:
+        name: the unknown name (any object: compared as ``str``).
+        choices: the known names.
+        n: at most this many.
+        cutoff: ``difflib.get_close_matches``' similarity threshold, 0..1.
+    """
     import difflib
 
-    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    name = str(name)
+    key = name.casefold()
+    by_key: dict[str, list[str]] = {}
+    for c in dict.fromkeys(str(c) for c in choices):
+        if c != name:
+            by_key.setdefault(c.casefold(), []).append(c)
+    # a case-only difference first: difflib ranks "X" against "x" at 0 and never offers it
+    keys = ([key] if key in by_key else []) + [
+        k for k in difflib.get_close_matches(key, list(by_key), n=n + 1, cutoff=cutoff)
+        if k != key]
+    return [c for k in keys for c in by_key[k]][:n]
+
+
+def did_you_mean(name, choices, *, n: int = 1, cutoff: float = 0.6, show=repr,
+                 clause: bool = False) -> str:
+    """The tail of an error message about an unknown name: ``" (did you mean 'x'?)"`` naming
+    the choices closest to ``name`` (:func:`close_names`: case-only differences first, then
+    ``difflib``), or ``""`` when none is close.
+
+    Args:
+        name, choices, n, cutoff: as :func:`close_names`.
+        show: how a choice is written (``repr`` by default; ``str`` for operator names,
+            ``lambda c: "%" + c`` for Relay variables, ...).
+        clause: ``"; did you mean 'x'?"`` instead of the parenthesis.
+    """
+    close = close_names(name, choices, n=n, cutoff=cutoff)
+    if not close:
+        return ""
+    text = f"did you mean {' or '.join(show(c) for c in close)}?"
+    return f"; {text}" if clause else f" ({text})"
+
+
+def no_implicit_cast(want, value=None) -> str:
+    """The tail of an error message about a value of the wrong dtype: ``" (no implicit cast;
+    convert it with .astype('float32'))"`` naming the expected dtype ``want`` (``value``: the
+    value given; a tvm tensor is converted through ``.numpy()``)."""
+    import numpy as np
+
+    tensor = not isinstance(value, np.ndarray) and hasattr(value, "numpy")
+    how = ".numpy().astype" if tensor else ".astype"
+    return f" (no implicit cast; convert it with {how}({str(want)!r}))"
 
 
 __all__ = [
+    "close_names",
     "did_you_mean",
+    "no_implicit_cast",
     "NotFullyIntegralError",
     "GradientError",
     "TuningError",
@@ -160,6 +220,7 @@ __all__ = [
     "ConversionError",
     "NotProvidedError",
     "UnsupportedFrontendError",
+    "ModuleNotProvidedError",
     "InterpreterError",
     "BuildError",
 ]

@@ -8,7 +8,7 @@ from TVM with microTVM) raises :class:`BuildError` at construction, naming the o
 
 from __future__ import annotations
 
-from ..errors import BuildError
+from ..errors import BuildError, did_you_mean
 
 #: name -> {option: type} of what relay_tvm can build for (0.19's option names).
 EXECUTORS = {"graph": {"link-params": bool}}
@@ -25,10 +25,7 @@ class _Option:
             if name in self.removed:
                 raise BuildError(f"{self.kind}: {name!r} is not available in relay_tvm (it "
                                  f"builds for {sorted(self.table)}; {self.removed[name]})")
-            import difflib
-
-            close = difflib.get_close_matches(str(name), list(self.table), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, self.table, clause=True)
             raise BuildError(f"{self.kind}: unknown name {name!r}; relay_tvm builds for "
                              f"{sorted(self.table)}{hint}")
         options = dict(options or {})

@@ -27,11 +27,10 @@ a warning and builds without it. A CUDA ``-arch`` that names no NVIDIA GPU (``sm
 
 from __future__ import annotations
 
-import difflib
 import functools
 import shlex
 
-from ..errors import InputError
+from ..errors import InputError, did_you_mean
 
 # options whose value is a list in TVM's schema (comma separated on the command line)
 _LIST_OPTS = {"mattr", "keys", "libs", "cl-opt"}
@@ -210,12 +209,12 @@ def _check_llvm_options(d: dict) -> None:
     unknown = [k for k in d if options and k not in options and k != "host"]
     if unknown:
         key = unknown[0]
-        close = difflib.get_close_matches(str(key), sorted(options - {"kind", "host"}), n=3)
-        hint = (f"did you mean {' or '.join('-' + c for c in close)}?" if close
-                else "its options include -mcpu, -mtriple, -mattr, -num-cores, -opt-level, "
-                     "-fast-math, -vector-width (tvm.target.TargetKind.options_from_name"
-                     "('llvm') lists them all)")
-        raise InputError(f"target: TVM's llvm target has no option -{key}; {hint}")
+        hint = did_you_mean(key, sorted(options - {"kind", "host"}), n=3, clause=True,
+                            show=lambda c: f"-{c}")
+        hint = hint or ("; its options include -mcpu, -mtriple, -mattr, -num-cores, "
+                        "-opt-level, -fast-math, -vector-width (tvm.target.TargetKind."
+                        "options_from_name('llvm') lists them all)")
+        raise InputError(f"target: TVM's llvm target has no option -{key}{hint}")
     level = d.get("opt-level")
     if level is not None and (isinstance(level, bool) or not isinstance(level, int)
                               or not 0 <= level <= 3):
@@ -252,11 +251,11 @@ def _check_mattr(d: dict) -> None:
         if ok:
             continue
         sign = str(item)[: len(str(item)) - len(name)]
-        close = [sign + c for c in difflib.get_close_matches(name, sorted(known), n=3)]
-        hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
-                else f"see `llc -mtriple={d['mtriple']} -mattr=help`")
+        hint = did_you_mean(name, sorted(known), n=3, clause=True,
+                            show=lambda c, sign=sign: repr(sign + c))
+        hint = hint or f"; see `llc -mtriple={d['mtriple']} -mattr=help`"
         raise InputError(f"target: -mattr feature {str(item)!r} is not an LLVM feature of "
-                         f"{d['mtriple']} (LLVM would ignore it); {hint}")
+                         f"{d['mtriple']} (LLVM would ignore it){hint}")
 
 
 def make_target(target=None, host=None):

@@ -53,6 +53,22 @@ _PREFIXES = ("tvm.relay", "relay_tvm")
 #: :data:`relay_tvm.compat.tvm_shims.MODULE_ALIASES` whose old path TVM does not have.
 EXTRA: dict[str, str] = {}
 
+#: TVM 0.19 modules that TVM 0.27 and relay_tvm do not have -> why, and what to use instead.
+#: Importing one raises :class:`relay_tvm.errors.ModuleNotProvidedError` (an ImportError)
+#: with this message; :func:`install` keeps those TVM does not ship (:data:`REFUSED`).
+NOT_PROVIDED = {
+    "tvm.autotvm": (
+        "tvm.autotvm: TVM removed AutoTVM in 0.20 (with Relay) and relay_tvm does not provide "
+        "it; relay_tvm tunes with TVM's meta_schedule instead: relay_tvm.tune.extract_tasks("
+        "mod, target, params) lists the kernels, relay_tvm.tune.tune_relay(mod, params, "
+        "target, work_dir, max_trials_global) tunes them into a database, and "
+        "relay.build(mod, target, params=params, database=db) applies it (the `relay-tvm "
+        "tune` command does the same)"),
+}
+
+#: The entries of :data:`NOT_PROVIDED` in force (filled by :func:`install`).
+REFUSED: dict[str, str] = {}
+
 
 def target_of(fullname: str) -> str | None:
     """The relay_tvm module that ``fullname`` (``tvm.relay...`` or ``relay_tvm...``) names, or
@@ -86,6 +102,40 @@ class _AliasLoader(importlib.abc.Loader):
         sys.modules[module.__name__] = importlib.import_module(self.target)
 
 
+def refusal_of(fullname: str) -> str | None:
+    """Why ``fullname`` cannot be imported, for a 0.19 module relay_tvm does not provide
+    (:data:`REFUSED`, a ``tvm.relay.frontend``/``relay_tvm.frontend`` module of a frontend it
+    lacks, or a submodule of one of them); ``None`` for any other name."""
+    for old, why in REFUSED.items():
+        if fullname == old or fullname.startswith(old + "."):
+            return why
+    for prefix in _PREFIXES:
+        head = prefix + ".frontend."
+        if fullname.startswith(head):
+            # looked up in the package itself (already imported: it is the parent), so that
+            # finding relay_tvm.frontend's own modules costs a dict look-up and no import
+            frontend = sys.modules.get("relay_tvm.frontend")
+            explain = getattr(frontend, "missing_module_message", None)
+            name = fullname[len(head):].partition(".")[0]
+            if explain is not None:
+                return explain(fullname, name)
+    return None
+
+
+class _RefusingLoader(importlib.abc.Loader):
+    def __init__(self, message: str):
+        self.message = message
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        from ..errors import ModuleNotProvidedError
+
+        # the import system drops the half-made module: every import raises again
+        raise ModuleNotProvidedError(self.message)
+
+
 class RelayAliasFinder(importlib.abc.MetaPathFinder):
     """Resolves ``tvm.relay[.X]`` to ``relay_tvm[.X]``, the 0.19 module paths and
     :data:`EXTRA`."""
@@ -96,6 +146,9 @@ class RelayAliasFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if not self.relay and fullname.startswith("tvm.relay"):
             return None
+        why = refusal_of(fullname)  # first: the message names the module as it was typed
+        if why is not None:
+            return importlib.util.spec_from_loader(fullname, _RefusingLoader(why))
         real = target_of(fullname)
         if real is None or real == fullname:
             return None
@@ -129,6 +182,13 @@ def install() -> bool:
             missing = True
         if missing:
             EXTRA[old] = new
+    for old, why in NOT_PROVIDED.items():
+        try:
+            missing = importlib.util.find_spec(old) is None
+        except ModuleNotFoundError:
+            missing = True
+        if missing:  # never in the way of a module TVM ships
+            REFUSED[old] = why
     own = _tvm_has_own_relay()
     sys.meta_path.insert(0, RelayAliasFinder(relay=not own))
     _bind_aliases(relay=not own)

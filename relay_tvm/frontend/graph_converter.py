@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..errors import ConversionError, RelayError, UnsupportedOperatorError
+from ..errors import ConversionError, RelayError, UnsupportedOperatorError, close_names
 from ..ir.base import Span, check_dtype
 from ..ir.expr import Function, Tuple, Var
 from ..ir.module import IRModule
@@ -137,11 +137,9 @@ def _no_such_input(what, unknown, var_names, params) -> str:
     """The message for a ``shape=``/``dtype=`` key no graph variable has: the graph's data
     inputs (its variables the parameters do not provide: the weights are no candidates) and,
     for a typo, the closest of them."""
-    import difflib
-
     data = [v for v in var_names if v not in params]
     given = ", ".join(repr(k) for k in unknown)
-    close = [c for k in unknown for c in difflib.get_close_matches(str(k), data, n=1)]
+    close = [c for k in unknown for c in close_names(k, data)]
     hint = f"; did you mean {', '.join(repr(c) for c in dict.fromkeys(close))}?" if close else ""
     if not data:
         listed = (f"all of its {len(var_names)} variables are given by the parameters, so it "

@@ -102,8 +102,13 @@ def parse_graph(symbol, what: str = "MXNet symbol") -> Graph:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
+            # a download or copy cut short fails at its last character: say so
+            cut = (" (the text is empty)" if not text.strip() else
+                   " (the text ends there: a truncated file?)" if e.pos >= len(text.rstrip())
+                   else "")
             raise ConversionError(
                 f"{source}: malformed {what} JSON: {e.msg} at line {e.lineno} column {e.colno}"
+                f"{cut}"
             ) from None
     if not isinstance(data, dict):
         raise ConversionError(f"{source}: {what} JSON must be an object, got {type(data).__name__}")

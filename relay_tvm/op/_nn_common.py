@@ -107,6 +107,30 @@ def dims_match(a, b, what: str = "two dimensions its type rule requires equal") 
     return False
 
 
+def dense_operands(types, op: str):
+    """The preamble of the type relations of dense layers (``nn.dense``,
+    ``nn.bitserial_dense``): ``(data, weight)`` as ``TensorType`` s, data of rank >= 1 and
+    weight 2-d ``(units, in)``; ``weight`` is ``None`` while its type is not known yet, and the
+    result is ``None`` while data's is not (the relation waits).
+
+    Raises:
+        TypeInferenceError: data or weight is not a tensor, data is a scalar, weight is not 2-d.
+    """
+    data, weight = types
+    if isinstance(data, IncompleteType):
+        return None
+    (data,) = tensor_args([data], ("data",), op)
+    if data.ndim < 1:
+        raise TypeInferenceError(f"{op}: data must have rank >= 1, got a scalar")
+    if isinstance(weight, IncompleteType):
+        return data, None
+    (weight,) = tensor_args([weight], ("weight",), op)
+    if weight.ndim != 2:
+        raise TypeInferenceError(
+            f"{op}: weight must be 2-d (units, in), got shape {shape_str(weight.shape)}")
+    return data, weight
+
+
 def layout_axes(layout: str, letters: str, op: str, what: str) -> dict:
     """Positions of the letters of ``layout``, which must be a permutation of ``letters``.
 

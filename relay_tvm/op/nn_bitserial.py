@@ -21,8 +21,9 @@ import numpy as np
 
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
-from ..ir.types import IncompleteType, TensorType
-from ._common import out_dims, shape_str, tensor_args
+from ..ir.types import TensorType
+from ._common import out_dims, shape_str
+from ._nn_common import dense_operands
 from .registry import OpPattern, make_call, register_op
 
 _PACK_WIDTH = {"uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
@@ -34,12 +35,10 @@ def _is_int(dtype: str) -> bool:
 
 def _bitserial_dense_rel(types, attrs):
     op = "nn.bitserial_dense"
-    data, weight = types
-    if isinstance(data, IncompleteType):
+    operands = dense_operands(types, op)  # nn.dense's checks of rank and of unknown types
+    if operands is None:
         return None
-    (data,) = tensor_args([data], ("data",), op)
-    if data.ndim < 1:
-        raise TypeInferenceError(f"{op}: data must have rank >= 1, got a scalar")
+    data, weight = operands
     width = _PACK_WIDTH.get(attrs.pack_dtype)
     if width is None:
         raise TypeInferenceError(
@@ -57,11 +56,7 @@ def _bitserial_dense_rel(types, attrs):
             f"{op}: the reduction axis ({k}) must be a multiple of the packing width {width} "
             f"(pack_dtype={attrs.pack_dtype})")
     units = attrs.units
-    if not isinstance(weight, IncompleteType):
-        (weight,) = tensor_args([weight], ("weight",), op)
-        if weight.ndim != 2:
-            raise TypeInferenceError(
-                f"{op}: weight must be 2-d (units, in), got shape {shape_str(weight.shape)}")
+    if weight is not None:
         if not _is_int(weight.dtype):
             raise TypeInferenceError(
                 f"{op}: weight has dtype {weight.dtype}, expected an integer dtype")

@@ -11,7 +11,7 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, IncompleteType, TensorType, dim_equal
 from ._common import out_dims, require_at_run_time, require_equal_dims, shape_str, tensor_args
-from ._nn_common import check_operand_dtypes, dims_match, np_acc, np_operands
+from ._nn_common import check_operand_dtypes, dense_operands, dims_match, np_acc, np_operands
 from .registry import OpPattern, make_call, register_op
 
 
@@ -30,23 +30,16 @@ def _product_ref(args, out_type, fn):
 
 def _dense_rel(types, attrs):
     op = "nn.dense"
-    data, weight = types
-    if isinstance(data, IncompleteType):
+    operands = dense_operands(types, op)
+    if operands is None:
         return None
-    (data,) = tensor_args([data], ("data",), op)
-    if data.ndim < 1:
-        raise TypeInferenceError(f"{op}: data must have rank >= 1, got a scalar")
-    if isinstance(weight, IncompleteType):
+    data, weight = operands
+    if weight is None:
         if attrs.units is None:
             return None
         weight = TensorType((attrs.units, data.shape[-1]), data.dtype)
         out = TensorType((*data.shape[:-1], attrs.units), attrs.out_dtype or data.dtype)
         return out, {1: weight}
-    (weight,) = tensor_args([weight], ("weight",), op)
-    if weight.ndim != 2:
-        raise TypeInferenceError(
-            f"{op}: weight must be 2-d (units, in), got shape {shape_str(weight.shape)}"
-        )
     if not dims_match(data.shape[-1], weight.shape[1], "data and weight on the reduction axis"):
         raise TypeInferenceError(
             f"{op}: data shape {shape_str(data.shape)} and weight shape "

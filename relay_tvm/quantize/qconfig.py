@@ -8,7 +8,7 @@ import enum
 import math
 import threading
 
-from ..errors import RelayError
+from ..errors import RelayError, did_you_mean
 
 
 class QAnnotateKind(enum.IntEnum):
@@ -171,12 +171,16 @@ def qconfig(**kwargs) -> QConfig:
     """
     unknown = sorted(set(kwargs) - set(QConfig._node_defaults))
     if unknown:
-        raise RelayError(f"qconfig: unknown field(s) {', '.join(unknown)}; expected one of "
-                         f"{', '.join(QConfig._node_defaults)}")
+        # a misspelt field would otherwise be ignored (0.19 ignored it: the setting it meant
+        # silently kept its default); name the nearest field of each
+        named = ", ".join(f"{k!r}{did_you_mean(k, QConfig._node_defaults)}" for k in unknown)
+        raise RelayError(f"qconfig: unknown field{'s' if len(unknown) > 1 else ''} {named}; "
+                         f"expected one of {', '.join(QConfig._node_defaults)}")
     fields = {k: kwargs.get(k, v) for k, v in QConfig._node_defaults.items()}
     for k, choices in _CHOICES.items():
         if fields[k] not in choices:
-            raise RelayError(f"qconfig: {k}={fields[k]!r} is not one of {', '.join(choices)}")
+            raise RelayError(f"qconfig: {k}={fields[k]!r} is not one of {', '.join(choices)}"
+                             f"{did_you_mean(fields[k], choices)}")
     for k in ("dtype_input", "dtype_weight", "dtype_activation"):
         if str(fields[k]) not in _INT_DTYPES:
             raise RelayError(f"qconfig: {k}={fields[k]!r} is not an integer dtype "

@@ -19,7 +19,7 @@ import json
 
 import numpy as np
 
-from ..errors import BuildError, InputError, did_you_mean
+from ..errors import BuildError, InputError, did_you_mean, no_implicit_cast
 from .interpreter import host_tensor
 
 
@@ -231,8 +231,8 @@ class GraphModule:
                 raise InputError(f"set_input {name!r}: unsupported value {type(v).__name__}")
             got_shape, got_dtype = _shape_dtype(v)
             if got_dtype != dtype:
-                raise InputError(f"set_input {name!r}: got dtype {got_dtype}, expected {dtype} "
-                                 f"(no implicit cast)")
+                raise InputError(f"set_input {name!r}: got dtype {got_dtype}, expected {dtype}"
+                                 f"{no_implicit_cast(dtype, v)}")
             if got_shape != shape:
                 raise InputError(f"set_input {name!r}: got shape {got_shape}, expected {shape}")
             if isinstance(v, np.ndarray):

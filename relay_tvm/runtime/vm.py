@@ -19,7 +19,7 @@ import json
 import numpy as np
 
 from ..backend.library_file import seal_library
-from ..errors import BuildError, InputError, did_you_mean
+from ..errors import BuildError, InputError, did_you_mean, no_implicit_cast
 from .interpreter import ConstructorValue, RefValue, host_tensor
 
 
@@ -542,8 +542,8 @@ def _check(value, sig, fname, exe):
         raise InputError(f"@{fname} argument %{name}: expected a NumPy array or a tvm tensor "
                          f"({kind} {dtype}), got {type(value).__name__}")
     if got != dtype:
-        raise InputError(f"@{fname} argument %{name}: got dtype {got}, expected {dtype} "
-                         f"(no implicit cast)")
+        raise InputError(f"@{fname} argument %{name}: got dtype {got}, expected {dtype}"
+                         f"{no_implicit_cast(dtype, value)}")
     got_shape = tuple(int(d) for d in value.shape)
     if len(got_shape) != len(shape) or any(w not in (-1, g) for g, w in zip(got_shape, shape)):
         want = tuple("?" if w == -1 else w for w in shape)

@@ -8,9 +8,7 @@ it reads tokens and reports errors through the parser's ``next``/``peek``/``fail
 
 from __future__ import annotations
 
-import difflib
-
-from ..errors import RelayError
+from ..errors import RelayError, did_you_mean
 from ..ir.base import check_dtype
 from ..ir.types import (
     AnyDim,
@@ -148,9 +146,8 @@ class TypeSyntax:
         try:
             return TensorType((), check_dtype(_BARE_DTYPE.get(v, v)))
         except RelayError:
-            close = difflib.get_close_matches(v, ["float32", "int32", "int64", "bool", "Tensor"]
-                                              + list(self.gtypes), n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
+            hint = did_you_mean(v, ["float32", "int32", "int64", "bool", "Tensor"]
+                                + list(self.gtypes), clause=True, show=str)
             self.fail(t, f"unknown type {v!r}{hint}")
 
     def parse_dtype(self) -> str:

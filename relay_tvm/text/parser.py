@@ -27,12 +27,10 @@ its ``let`` cannot be printed with that sharing (the printer would reference it 
 
 from __future__ import annotations
 
-import difflib
-
 import numpy as np
 
 from .._gc import paused_gc
-from ..errors import AttributeSchemaError, ParseError, RelayError
+from ..errors import AttributeSchemaError, ParseError, RelayError, did_you_mean
 from ..ir.adt import (
     Clause,
     Constructor,
@@ -214,8 +212,7 @@ class Parser(TypeSyntax):
                 return v
         if name not in self.poisoned:
             known = [n for s in self.scopes for n in s]
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean %{close[0]}?" if close else ""
+            hint = did_you_mean(name, known, clause=True, show=lambda c: f"%{c}")
             self.error(t, f"undefined variable %{name}{hint}")
             self.poisoned.add(name)
         return Var(name, span=self.span(t))
@@ -570,9 +567,8 @@ class Parser(TypeSyntax):
             self.next()
             if registry.is_registered(v):
                 return registry.get(v)
-            close = difflib.get_close_matches(v, list(self.ctors) + registry.list_op_names(), n=1,
-                                          cutoff=0.75)
-            hint = f"; did you mean {close[0]}?" if close else ""
+            hint = did_you_mean(v, list(self.ctors) + registry.list_op_names(), cutoff=0.75,
+                                clause=True, show=str)
             self.error(t, f"unknown operator or constructor {v!r}{hint}")
             return Var(f"<unknown {v}>", span=self.span(t))
         if self.is_p(t, "("):
@@ -769,8 +765,7 @@ class Parser(TypeSyntax):
         if t.kind == IDENT:
             c = self.ctors.get(t.value)
             if c is None:
-                close = difflib.get_close_matches(t.value, list(self.ctors), n=1)
-                hint = f"; did you mean {close[0]}?" if close else ""
+                hint = did_you_mean(t.value, self.ctors, clause=True, show=str)
                 self.error(t, f"unknown constructor {t.value!r} in pattern{hint}")
             pats = []
             if self.accept_p("("):

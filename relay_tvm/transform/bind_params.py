@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError, RelayError
+from ..errors import InputError, RelayError, no_implicit_cast
 from ..ir.expr import Constant, Function
 from ..ir.functor import substitute
 from ..ir.types import TensorType, type_str
@@ -35,7 +35,8 @@ def check_arg(value, ty, where: str):
         want = ty.dtype
         got = "bool" if value.dtype == np.bool_ else value.dtype.name
         if got != want:
-            raise InputError(f"{where}: got dtype {got}, expected {want} (no implicit cast)")
+            raise InputError(f"{where}: got dtype {got}, expected {want}"
+                             f"{no_implicit_cast(want, value)}")
         shape = ty.shape
         if len(shape) != value.ndim or any(
             isinstance(d, int) and d != s for d, s in zip(shape, value.shape)

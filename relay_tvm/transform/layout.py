@@ -40,7 +40,7 @@ import re
 
 import numpy as np
 
-from ..errors import RelayError
+from ..errors import RelayError, did_you_mean
 from ..ir.expr import Call, Constant, Tuple
 from ..ir.types import TensorType
 from ..op.registry import OpPattern, make_call
@@ -428,10 +428,7 @@ def ConvertLayout(desired_layouts: dict):  # noqa: N802 - Relay's name
 
     for name in desired:
         if not is_registered(name):
-            import difflib
-
-            close = difflib.get_close_matches(name, list_op_names(), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, list_op_names(), clause=True)
             raise RelayError(f"ConvertLayout: desired_layouts names {name!r}, which is not an "
                              f"operator{hint}")
     return FunctionPass(lambda f, m, c: convert_layout(f, desired, m),

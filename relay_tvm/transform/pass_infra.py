@@ -12,7 +12,7 @@ import functools
 import time
 from typing import Callable
 
-from ..errors import RelayError
+from ..errors import RelayError, did_you_mean
 from ..ir.expr import Function
 from ..ir.module import IRModule
 
@@ -137,10 +137,7 @@ def unknown_config_option(key, known, listing: str, spellings=()) -> RelayError:
     """The RelayError for a PassContext config ``key`` nobody reads: the nearest of ``known``
     (and of the other accepted ``spellings``), or ``listing: <every known key>`` when none is
     near."""
-    import difflib
-
-    near = difflib.get_close_matches(str(key), sorted(set(known) | set(spellings)), n=3)
-    hint = f"; did you mean {' or '.join(map(repr, near))}?" if near else \
+    hint = did_you_mean(key, sorted(set(known) | set(spellings)), n=3, clause=True) or \
         f"; {listing}: {', '.join(sorted(known))}"
     return RelayError(f"PassContext: unknown config option {key!r}{hint}")
 
@@ -151,7 +148,6 @@ def _warn_misspelt_passes(names) -> None:
     user's own passes and pass unsaid."""
     if not names:
         return
-    import difflib
     import warnings
 
     from .. import transform
@@ -160,10 +156,9 @@ def _warn_misspelt_passes(names) -> None:
     for name in names:
         if name in known:
             continue
-        near = difflib.get_close_matches(str(name), sorted(known), n=2, cutoff=0.85)
+        near = did_you_mean(name, sorted(known), n=2, cutoff=0.85, clause=True)
         if near:
-            warnings.warn(f"PassContext: no pass is named {name!r}; did you mean "
-                          f"{' or '.join(map(repr, near))}?", stacklevel=3)
+            warnings.warn(f"PassContext: no pass is named {name!r}{near}", stacklevel=3)
 
 
 class PassContext:

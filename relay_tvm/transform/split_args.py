@@ -91,9 +91,20 @@ def SplitArgs(max_function_args):  # noqa: N802 - Relay's name
         max_function_args: the most arguments a kernel may take; 0 turns the pass off.
 
     Raises:
-        RelayError: ``max_function_args`` leaves no room for the inputs of a concatenate.
+        RelayError: ``max_function_args`` is not an integer >= 0 (when the pass is made), or
+            leaves no room for the inputs of a concatenate (when it runs).
     """
-    n = int(max_function_args)
+    import operator
+
+    try:
+        n = None if isinstance(max_function_args, bool) else operator.index(max_function_args)
+    except TypeError:
+        n = None
+    # 0.19 took a uint64_t: a negative count is no limit it could mean
+    if n is None or n < 0:
+        raise RelayError(f"SplitArgs: max_function_args must be an int >= 0 (the most "
+                         f"arguments a kernel may take; 0 turns the pass off), got "
+                         f"{max_function_args!r}")
     return FunctionPass(lambda f, m, c: split_args(f, n),
                         PassInfo(1, "SplitArgs", ("InferType",)))
 

@@ -227,6 +227,27 @@ def test_a_misspelled_input_name_gets_the_closest_name():
     np.testing.assert_array_equal(m.get_output(0).numpy(), [11, 22])
 
 
+def test_a_case_only_misspelling_and_a_float64_value_say_the_fix():
+    """From a new-user trial: ``set_input("X")`` for the input "x" suggested nothing (difflib
+    rates "X" against "x" at 0), and a float64 array got "no implicit cast" with no way out."""
+    import tvm
+
+    x = relay.var("x", shape=(2,))
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x], x + x)), "llvm")
+    m = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    with pytest.raises(relay.InputError, match=r"^set_input: unknown input 'X' \(did you mean "
+                                               r"'x'\?\); the module's inputs are \['x'\]$"):
+        m.set_input("X", np.zeros(2, "float32"))
+    with pytest.raises(relay.InputError, match=r"^set_input 'x': got dtype float64, expected "
+                                               r"float32 \(no implicit cast; convert it with "
+                                               r"\.astype\('float32'\)\)$"):
+        m.set_input("x", np.zeros(2))
+    with pytest.raises(relay.InputError, match=r"convert it with \.numpy\(\)\.astype\("
+                                               r"'float32'\)\)$"):
+        m.set_input("x", tvm.runtime.tensor(np.zeros(2)))
+    m.set_input("x", np.zeros(2).astype("float32"))  # the fix it names
+
+
 def test_an_unknown_executor_kind_names_the_kinds_aot_included():
     """From a new-user trial: the message left out 'aot', which is accepted (with a warning)."""
     with pytest.raises(relay.RelayError, match=r"unknown executor kind 'grph' \(did you mean "

@@ -44,6 +44,31 @@ def test_tvm_relay_is_relay_tvm_with_019_module_paths():
     assert ef.ExprVisitor is relay.ExprVisitor
 
 
+def test_autotvm_import_names_the_meta_schedule_tuning_to_use():
+    """A new-user trial: ``from tvm import autotvm`` (TVM 0.19 scripts' tuning) said only
+    "cannot import name 'autotvm' from 'tvm'"."""
+    from relay_tvm.errors import ModuleNotProvidedError
+
+    msg = (r"^tvm\.autotvm: TVM removed AutoTVM in 0\.20 \(with Relay\) and relay_tvm does not "
+           r"provide it; relay_tvm tunes with TVM's meta_schedule instead: "
+           r"relay_tvm\.tune\.extract_tasks\(mod, target, params\) .*relay_tvm\.tune\."
+           r"tune_relay\(mod, params, target, work_dir, max_trials_global\) .*relay\.build\("
+           r"mod, target, params=params, database=db\)")
+    with pytest.raises(ModuleNotProvidedError, match=msg) as e:
+        from tvm import autotvm  # noqa: F401
+    assert isinstance(e.value, ImportError) and isinstance(e.value, RelayError)
+    import importlib
+    import inspect
+
+    with pytest.raises(ModuleNotProvidedError, match=msg):  # again: nothing half-made is kept
+        importlib.import_module("tvm.autotvm.tuner")
+    assert "tvm.autotvm" not in sys.modules and not hasattr(tvm, "autotvm")
+    # what it names exists
+    from relay_tvm.tune import extract_tasks, tune_relay  # noqa: F401
+
+    assert "database" in inspect.signature(relay.build).parameters
+
+
 def test_alias_opt_out_by_environment_variable():
     env = dict(os.environ, RELAY_TVM_NO_TVM_ALIAS="1")
     code = ("import relay_tvm, tvm\n"

@@ -50,8 +50,11 @@ def test_set_one_input_errors_and_missing_inputs():
         vm.set_one_input("main", "bb", np.ones(4, "float32"))
     with pytest.raises(InputError, match="index 2 out of range"):
         vm.set_one_input("main", 2, np.ones(4, "float32"))
-    with pytest.raises(InputError, match="expected float32"):
+    with pytest.raises(InputError, match=r"got dtype float64, expected float32 \(no implicit "
+                       r"cast; convert it with \.astype\('float32'\)\)$"):
         vm.set_one_input("main", "b", np.ones(4, "float64"))
+    with pytest.raises(InputError, match=r"unknown input 'B' \(did you mean 'b'\?\); inputs"):
+        vm.set_one_input("main", "B", np.ones(4, "float32"))
 
 
 def test_invoke_stateful_then_get_outputs_of_a_tuple():

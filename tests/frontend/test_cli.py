@@ -802,3 +802,59 @@ def test_python_dash_m_relay_tvm_is_the_cli():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("usage: relay-tvm compile")
+
+
+@pytest.mark.parametrize("extra", [[], ["--shape", "data=1,2,5,5"],
+                                   ["--shape", "data=1,2,5,5", "--params", "{d}/m-0007.params"]])
+def test_a_truncated_model_file_or_a_directory_is_reported_first(exported, capsys, extra):
+    """A new-user trial: a truncated -symbol.json or a directory as MODEL asked for --params
+    (or --shape) first; what is wrong with the file is now the first thing said."""
+    d, _ = exported
+    full = (d / "m-symbol.json").read_text()
+    (d / "cut").mkdir()
+    (d / "cut" / "cut-symbol.json").write_text(full[:len(full) // 2])  # no .params beside it
+    extra = [a.format(d=d) for a in extra]
+    assert main(["compile", str(d / "cut" / "cut-symbol.json"), *extra, "-o",
+                 str(d / "x.so")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"relay-tvm: ConversionError: {d / 'cut' / 'cut-symbol.json'}: "
+                          f"malformed MXNet symbol JSON: "), err
+    assert err.rstrip().endswith("(the text ends there: a truncated file?)"), err
+    assert "--params" not in err and "--shape" not in err
+    assert main(["compile", str(d / "cut"), *extra, "-o", str(d / "x.so")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"relay-tvm: error: model file {str(d / 'cut')!r} is a directory; expected "
+                   f"a -symbol.json (or NNVM graph .json) file; it holds "
+                   f"{d / 'cut' / 'cut-symbol.json'}\n")
+    (d / "empty").mkdir()
+    assert main(["show", str(d / "empty"), *extra]) == 2
+    assert capsys.readouterr().err == (f"relay-tvm: error: model file {str(d / 'empty')!r} is a "
+                                       f"directory; expected a -symbol.json (or NNVM graph "
+                                       f".json) file\n")
+
+
+def test_run_names_the_closest_input_and_the_cast_a_float64_file_needs(exported, capsys):
+    """A new-user trial: ``--input dat=x.npy`` listed the inputs without the one meant, and a
+    float64 .npy (NumPy's default) stopped at the executor's "no implicit cast"."""
+    d, _ = exported
+    so = str(d / "m.so")
+    assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=2,2,5,5", "-o", so]) == 0
+    x = np.random.default_rng(1).standard_normal((2, 2, 5, 5))  # float64
+    np.save(d / "x64.npy", x)
+    capsys.readouterr()
+    for name, tail in [("dat", " (did you mean 'data'?)"), ("DATA", " (did you mean 'data'?)"),
+                       ("zzz", "")]:
+        item = f"{name}={d / 'x64.npy'}"
+        assert main(["run", so, "--input", item, "-o", str(d)]) == 2
+        assert capsys.readouterr().err.endswith(
+            f"\nrelay-tvm: error: --input {item!r}: the model has no input {name!r}{tail} "
+            f"(inputs: data)\n")
+    for item in (f"data={d / 'x64.npy'}", str(d / "x64.npy")):  # named and positional
+        assert main(["run", so, "--input", item, "-o", str(d)]) == 2
+        assert capsys.readouterr().err.endswith(
+            f"\nrelay-tvm: error: --input {item!r}: the model's input 'data' is float32, but the "
+            f"file holds float64 (no implicit cast; convert the array with .astype('float32') "
+            f"before saving it)\n")
+    np.save(d / "x32.npy", x.astype("float32"))  # the fix it names
+    assert main(["run", so, "--input", f"data={d / 'x32.npy'}", "-o", str(d), "--repeat",
+                 "1"]) == 0

@@ -2,13 +2,16 @@
 saying which frontends exist and where to go instead (from a new-user trial: a bare
 AttributeError)."""
 
+import re
+
 import pytest
 
 import relay_tvm as relay
 from relay_tvm.errors import RelayError, UnsupportedFrontendError
 
 MISSING = ["from_onnx", "from_pytorch", "from_tensorflow", "from_tflite", "from_keras",
-           "from_caffe2", "from_coreml", "from_darknet", "from_paddle", "from_oneflow"]
+           "from_caffe2", "from_coreml", "from_darknet", "from_paddle", "from_oneflow",
+           "from_caffe"]
 
 
 @pytest.mark.parametrize("name", MISSING)
@@ -49,3 +52,41 @@ def test_feature_detection_and_other_names_stay_attribute_errors():
         relay.frontend.from_nothing  # noqa: B018
     assert not isinstance(e.value, RelayError)
     assert relay.frontend.from_mxnet is not None and relay.frontend.from_nnvm is not None
+
+
+@pytest.mark.parametrize("module, func, fmt", [
+    ("onnx", "from_onnx", "ONNX"), ("pytorch", "from_pytorch", "PyTorch"),
+    ("tensorflow2", "from_tensorflow", "TensorFlow"), ("paddlepaddle", "from_paddle",
+                                                      "PaddlePaddle"), ("caffe", "from_caffe",
+                                                                        "Caffe")])
+def test_importing_a_missing_frontend_module_says_which_exist(module, func, fmt):
+    """A new-user trial: ``import tvm.relay.frontend.onnx`` said only "No module named
+    'tvm.relay.frontend.onnx'"."""
+    import importlib
+    import sys
+
+    from relay_tvm.errors import ModuleNotProvidedError
+
+    name = f"tvm.relay.frontend.{module}"
+    with pytest.raises(ModuleNotProvidedError,
+                       match=rf"^import {re.escape(name)} \({func}\): relay_tvm has only the "
+                             rf"MXNet \(from_mxnet\) and NNVM \(from_nnvm\) frontends, not "
+                             rf"tvm\.relay 0\.19's {fmt} one; export the model to MXNet") as e:
+        importlib.import_module(name)
+    assert isinstance(e.value, ImportError) and isinstance(e.value, RelayError)
+    assert name not in sys.modules
+    with pytest.raises(ModuleNotProvidedError, match=rf"^import relay_tvm\.frontend\.{module} "):
+        importlib.import_module(f"relay_tvm.frontend.{module}")
+
+
+def test_from_import_of_a_missing_frontend_function_keeps_its_message():
+    # Python turned the attribute's error into "cannot import name 'from_onnx'"
+    from relay_tvm.errors import ModuleNotProvidedError
+
+    with pytest.raises(ModuleNotProvidedError, match=r"^relay\.frontend\.from_onnx: relay_tvm "
+                                                     r"has only the MXNet"):
+        from tvm.relay.frontend import from_onnx  # noqa: F401
+    with pytest.raises(ImportError, match="cannot import name 'from_nothing'") as e:
+        from tvm.relay.frontend import from_nothing  # noqa: F401
+    assert not isinstance(e.value, RelayError)
+    from tvm.relay.frontend import from_mxnet, mxnet  # noqa: F401  (what exists still imports)

@@ -61,3 +61,21 @@ def test_bitserial_dense_types():
 def test_bitserial_dense_errors(inputs, kw, match):
     with pytest.raises(TypeInferenceError, match=match):
         infer(lambda a, b: relay.nn.bitserial_dense(a, b, **kw), inputs)
+
+
+
+_DENSE = {"nn.dense": relay.nn.dense, "nn.bitserial_dense": relay.nn.bitserial_dense}
+
+
+@pytest.mark.parametrize("op", list(_DENSE))
+@pytest.mark.parametrize("inputs,match", [
+    ({"x": ((), "int16"), "w": ((4, 32), "int16")}, r"data must have rank >= 1, got a scalar\n"),
+    ({"x": ((2, 32), "int16"), "w": ((4, 32, 1), "int16")},
+     r"weight must be 2-d \(units, in\), got shape \(4, 32, 1\)\n"),
+    ({"x": ((2, 32), "int16"), "w": ((32,), "int16")},
+     r"weight must be 2-d \(units, in\), got shape \(32,\)\n"),
+])
+def test_dense_and_bitserial_dense_share_the_operand_checks(op, inputs, match):
+    # one helper (op/_nn_common.dense_operands) checks both relations' operands
+    with pytest.raises(TypeInferenceError, match=rf"^{op}: {match}  in expression: {op}\("):
+        infer(lambda a, b: _DENSE[op](a, b), inputs)

@@ -112,6 +112,17 @@ def test_qconfig_scoping_defaults_and_errors():
         relay.quantize.qconfig(calibrate_mode="entropy")
     with pytest.raises(RelayError, match="unknown field"):
         relay.quantize.qconfig(nbits=8)
+    # a new-user trial: a misspelt field named no field it could have meant
+    with pytest.raises(RelayError, match=r"^qconfig: unknown field 'paritition_conversions' "
+                       r"\(did you mean 'partition_conversions'\?\); expected one of "
+                       r"nbit_input, .*, partition_conversions$"):
+        relay.quantize.qconfig(paritition_conversions="enabled")
+    with pytest.raises(RelayError, match=r"^qconfig: unknown fields 'Skip_dense_layer' \(did "
+                       r"you mean 'skip_dense_layer'\?\), 'zzz'; expected one of "):
+        relay.quantize.qconfig(zzz=1, Skip_dense_layer=False)
+    with pytest.raises(RelayError, match=r"^qconfig: rounding='upward' is not one of UPWARD, "
+                       r"TONEAREST \(did you mean 'UPWARD'\?\)$"):
+        relay.quantize.qconfig(rounding="upward")
     with pytest.raises(RelayError, match="dtype_input='float16' is not an integer dtype"):
         relay.quantize.qconfig(dtype_input="float16")
     assert cur.get_nbit_by_kind(QAnnotateKind.ACTIVATION) == 32
