@@ -24,6 +24,7 @@ from ..ir.adt import (
     PatternWildcard,
     TypeData,
 )
+from ..ir.attrs import public_attrs
 from ..ir.expr import (
     Call,
     Constant,
@@ -251,7 +252,7 @@ class _Equal:
             for x, y in zip(a.params, b.params):
                 self.bind_var(x, y)
             # after the parameters: attributes may name them ({%x: 1}, 0.19's test_fn_vid_map)
-            if not self.attrs_eq(a.attrs, b.attrs):
+            if not self.attrs_eq(public_attrs(a.attrs), public_attrs(b.attrs)):
                 return False
             return self.type_eq(a.ret_type, b.ret_type)
         if t is Let:
@@ -496,7 +497,7 @@ def structural_hash(node, map_free_vars: bool = False) -> int:
         elif t is Call:
             h = hash(("Call", ch, _attrs_hash(e.attrs)))
         elif t is Function:
-            h = hash(("Fn", ch, _type_hash(e.ret_type, tvars), _attrs_hash(e.attrs), len(e.type_params)))
+            h = hash(("Fn", ch, _type_hash(e.ret_type, tvars), _attrs_hash(public_attrs(e.attrs)), len(e.type_params)))
         elif t is TupleGetItem:
             h = hash(("TGI", ch, e.index))
         elif t is Match:

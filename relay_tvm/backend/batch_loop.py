@@ -11,8 +11,15 @@ batch-1 buffers as views of row ``b`` (``DeclBuffer`` with ``address_of(buf[b, 0
 runs the batch-1 body. Batch 1 then runs exactly the static kernel; batch ``n`` runs it ``n``
 times (per-shape buckets with one bucket, made general by the loop). Such a kernel needs no
 shape function: every output is ``(n, static...)``, and the VM builds that shape from its
-input's first dimension (``vm.builtin.match_shape`` / ``make_shape``), while the kernel's own
-argument checks make sure its dynamic inputs agree on ``n``.
+input's first dimension (``vm.builtin.match_shape`` / ``make_shape``).
+
+A kernel with several dynamic inputs follows Relay's (NumPy's) broadcasting along the batch
+axis: an input whose first dimension is 1 at run time gives its row 0 to every ``b``. Such a
+kernel is looped only when that is what its operators mean (:func:`broadcasts_rows`: every
+operator that meets two dynamic values broadcasts them, and its one output depends on every
+dynamic input); each dynamic input then has its own row count ``n_i``, the output's ``n`` is
+their broadcast (a tiny shape function the VM runs, :func:`batch_shape_func`), and the kernel
+and its shape function check that every ``n_i`` is ``n`` or 1, naming the operator.
 
 Whether a kernel is batch-wise is decided per operator from its attributes
 (:func:`batch_wise`): anything not known to be batch-wise keeps the symbolic kernel.
@@ -113,10 +120,40 @@ def _call_batch_wise(node) -> bool:
     return False
 
 
+def _dynamic(ty) -> bool:
+    return any(not _static(t) for t in _flat(ty))
+
+
+def broadcasts_rows(func: Function) -> bool:
+    """Whether the batch loop of ``func`` (several dynamic parameters) may broadcast a
+    parameter whose batch size is 1 against the others and stay what its operators mean: its
+    output is one tensor, every dynamic parameter is used, and every operator that meets two
+    or more dynamic values broadcasts them (pattern kBroadcast, not a ``*_like`` operator,
+    whose output takes one operand's shape: ``cast_like((1, 4), (5, 4))`` is (1, 4))."""
+    from ..op.registry import Op, OpPattern
+
+    if not all(isinstance(p.checked_type, TensorType) for p in func.params):
+        return False
+    if not isinstance(func.body.checked_type, TensorType):
+        return False
+    seen = set()
+    for node in post_order(func.body):
+        seen.add(id(node))
+        if isinstance(node, Call) and isinstance(node.op, Op):
+            if sum(_dynamic(a.checked_type) for a in node.args) < 2:
+                continue
+            name = node.op.name
+            if int(node.op.pattern) != int(OpPattern.BROADCAST) or name.endswith("_like"):
+                return False
+    return all(id(p) in seen for p in func.params if _dynamic(p.checked_type))
+
+
 def batch_wise(func: Function) -> bool:
     """Whether primitive function ``func`` can run as its batch-1 kernel in a loop: every
-    dynamic type is ``(Any, static...)``, at least one output is dynamic, and every operator
-    keeps the rows of the batch apart."""
+    dynamic type is ``(Any, static...)``, at least one output is dynamic, every operator
+    keeps the rows of the batch apart, and with several dynamic parameters, the kernel may
+    broadcast a batch of 1 (:func:`broadcasts_rows`; otherwise the symbolic kernel, whose
+    shape function follows each operator's own rule, serves it)."""
     params = [t for p in func.params for t in _flat(p.checked_type)]
     outs = _flat(func.body.checked_type)
     if not all(_static(t) or _batch_dynamic(t) for t in params + outs):
@@ -131,6 +168,8 @@ def batch_wise(func: Function) -> bool:
                 return False
         elif isinstance(node, Call):
             return False
+    if sum(_batch_dynamic(t) for t in params) > 1:
+        return broadcasts_rows(func)
     return True
 
 
@@ -153,35 +192,103 @@ def batch_one(func: Function) -> Function:
     return out
 
 
-def wrap_batch(prim, dynamic: list, n=None):
+def wrap_batch(prim, dynamic: list, n=None, broadcast=()):
     """The batch-1 PrimFunc ``prim`` (scheduled) as a kernel over ``n`` rows of the buffers at
     the parameter indices ``dynamic`` (see the module docstring).
 
+    Args:
+        prim: the scheduled batch-1 kernel.
+        dynamic: indices of its parameters (inputs and outputs) that get a batch dimension.
+        n: the batch variable (a fresh ``int64`` var when None).
+        broadcast: indices in ``dynamic`` of inputs with their own row count ``n_i``, which
+            must be ``n`` or 1 at run time (row ``b`` reads row 0 when it is 1); the caller
+            adds the check (:func:`broadcast_checks`).
+
     Returns:
-        ``(PrimFunc, n)``: the wrapped kernel and its batch variable.
+        ``(PrimFunc, n, rows)``: the wrapped kernel, its batch variable, and ``index ->
+        n_i`` for the ``broadcast`` inputs.
     """
     import tvm
     from tvm import tirx
 
     n = n if n is not None else tirx.Var("n", "int64")
     b = tirx.Var("b", "int64")
-    params, decls = [], []
+    zero = tirx.const(0, "int64")
+    params, decls, own = [], [], {}
     for i, buf in enumerate(prim.params):
         if i not in dynamic:
             params.append(buf)
             continue
-        rows = tirx.decl_buffer((n, *buf.shape[1:]), buf.dtype, name=f"{buf}_rows")
+        rows_n, row = n, b
+        if i in broadcast:
+            rows_n = own[i] = tirx.Var(f"n_{i}", "int64")
+            row = tirx.Select(rows_n == tirx.const(1, "int64"), zero, b)
+        rows = tirx.decl_buffer((rows_n, *buf.shape[1:]), buf.dtype, name=f"{buf}_rows")
         params.append(rows)
-        idx = [b] + [tirx.const(0, "int64")] * (len(buf.shape) - 1)
+        idx = [row] + [zero] * (len(buf.shape) - 1)
         decls.append(tirx.DeclBuffer(buf, data=tirx.address_of(tirx.BufferLoad(rows, idx))))
     root = prim.body
     blk = root.block
-    loop = tirx.For(b, tirx.const(0, "int64"), n, tirx.ForKind.SERIAL,
-                    tirx.SeqStmt(decls + [blk.body]))
+    loop = tirx.For(b, zero, n, tirx.ForKind.SERIAL, tirx.SeqStmt(decls + [blk.body]))
     new_blk = tvm.s_tir.SBlock(blk.iter_vars, blk.reads, blk.writes, blk.name_hint, loop,
                                blk.init, blk.alloc_buffers, blk.match_buffers, blk.annotations)
     new_root = tvm.s_tir.SBlockRealize(root.iter_values, root.predicate, new_blk)
-    return tirx.PrimFunc(params, new_root, prim.ret_type, prim.attrs), n
+    return tirx.PrimFunc(params, new_root, prim.ret_type, prim.attrs), n, own
 
 
-__all__ = ["batch_wise", "batch_one", "wrap_batch"]
+def broadcast_rows_message(what: str, types) -> str:
+    """The message of the check that broadcast row counts agree (``what``: the operator and
+    kernel; ``types``: the dynamic inputs' types)."""
+    shown = ", ".join(str(t) for t in types)
+    return (f"{what}: the first (Any) dimensions of its operands {shown} must be equal or 1 "
+            f"(NumPy broadcasting: a size of 1 is repeated along the batch)")
+
+
+def broadcast_checks(rows: list, n, message: str) -> list:
+    """``(condition, message)`` pairs: every row count in ``rows`` is ``n`` or 1."""
+    from tvm import tirx
+
+    one = tirx.const(1, "int64")
+    return [(tirx.Or(r == one, r == n), message) for r in rows]
+
+
+def broadcast_size(rows: list):
+    """The broadcast of the row counts ``rows`` (NumPy's rule along one axis: a count of 1
+    takes the other; (1, 0) gives 0), as a ``PrimExpr``."""
+    from tvm import tirx
+
+    one = tirx.const(1, "int64")
+    out = rows[0]
+    for r in rows[1:]:
+        out = tirx.Select(r == one, out, r)
+    return out
+
+
+def batch_shape_func(in_types: list, out_types: list, message: str):
+    """The shape function of a broadcasting batch-loop kernel: a PrimFunc taking its dynamic
+    inputs (``in_types``, each ``(Any, static...)``) then one int64 vector per output
+    (``out_types``) that it fills with ``(broadcast of the inputs' first dimensions,
+    static...)``, after checking the first dimensions agree (``message``).
+
+    Returns:
+        the PrimFunc (without a global symbol).
+    """
+    from tvm import te, tirx
+
+    from ..op._common import select_of
+    from .shape_func import with_checks
+
+    rows = [tirx.Var(f"n_{k}", "int64") for k in range(len(in_types))]
+    ins = [te.placeholder((r, *t.shape[1:]), t.dtype, name=f"in{k}")
+           for k, (r, t) in enumerate(zip(rows, in_types))]
+    n = broadcast_size(rows)
+    vecs = []
+    for t in out_types:
+        exprs = [n] + [tirx.const(int(d), "int64") for d in t.shape[1:]]
+        vecs.append(te.compute((len(exprs),), select_of(exprs), name="shape"))
+    sprim = te.create_prim_func(ins + vecs)
+    return with_checks(sprim, broadcast_checks(rows, n, message))
+
+
+__all__ = ["batch_wise", "batch_one", "wrap_batch", "broadcasts_rows", "batch_shape_func",
+           "broadcast_checks"]

@@ -99,7 +99,9 @@ def _bind_params(mod: IRModule, params) -> IRModule:
         raise InputError(f"build: params {unknown} are not parameters of main (parameters: "
                          f"{sorted(names)}); tvm.relay 0.19 ignored such names, relay_tvm "
                          f"refuses them: pass only main's, e.g. {{k: v for k, v in "
-                         f"params.items() if k in names}}")
+                         f"params.items() if k in names}} (a module from relay.quantize."
+                         f"quantize read back from the text format no longer records the params "
+                         f"quantize bound into it: build it without them)")
     mod["main"] = bind_params_by_name(main, params)
     return mod
 
@@ -153,6 +155,32 @@ def optimize(mod, target=None, params=None):
                  for k, v in (params or {}).items()}
 
 
+def inline_global_calls(mod: IRModule) -> IRModule:
+    """``mod`` with every call of a non-recursive, non-primitive global function inlined into
+    its callers (``transform.InlineGlobals``) and the functions ``main`` no longer reaches
+    dropped: the graph executor runs one dataflow function, while modules such as
+    ``relay.quantize.quantize``'s under ``qconfig(partition_conversions="enabled")``
+    (``main`` calling ``@quantize_inputs``, ``@quantized_main``, ``@dequantize_outputs``)
+    split one into several. ``main``'s attributes are kept; calls of recursive functions stay
+    (the graph codegen then refuses them by name). ``mod`` itself when it has no such call."""
+    from ..transform.lambda_lift import _recursive, inline, remove_unused_functions
+
+    if "main" not in mod:
+        return mod
+    targets = {gv for gv, f in mod.functions.items() if gv.name_hint != "main"
+               and isinstance(f, Function) and not f.is_primitive}
+    if not targets - _recursive(mod):
+        return mod
+    out = remove_unused_functions(inline(mod, targets))
+    main = mod["main"]
+    if out["main"].attrs is not main.attrs:  # e.g. relay.quantize's bound params
+        out = out.shallow_copy()
+        new = out["main"]
+        out["main"] = Function(new.params, new.body, new.ret_type, new.type_params, main.attrs,
+                               new.span)
+    return _infer(out)
+
+
 def optimize_module(mod, target=None, params=None) -> IRModule:
     """The module ``build`` would compile: params bound, the optimization passes of the current
     ``PassContext`` run, and ``main`` fused into calls of primitive functions.
@@ -168,6 +196,7 @@ def optimize_module(mod, target=None, params=None) -> IRModule:
     """
     from .partition import partition_each_op
 
+    mod = inline_global_calls(_as_module(mod))
     if target is not None:
         from .target import make_target
 

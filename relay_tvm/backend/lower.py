@@ -414,14 +414,30 @@ class LowerCache:
             return None
         n_in = len(inner.input_types)
         n_out = len(inner.output_types)
-        prim, _ = wrap_batch(inner.prim_func, dyn + [n_in + k for k in range(n_out)])
+        # several dynamic inputs broadcast a batch of 1 (batch_wise allowed it: broadcasts_rows)
+        broadcast = dyn if len(dyn) > 1 else ()
+        prim, n, rows = wrap_batch(inner.prim_func, dyn + [n_in + k for k in range(n_out)],
+                                   broadcast=broadcast)
         in_types = flat + inner.input_types[len(flat):]
         out_types = [TensorType((AnyDim(), *t.shape[1:]), t.dtype) for t in inner.output_types]
+        if broadcast:
+            from .batch_loop import batch_shape_func, broadcast_checks, broadcast_rows_message
+            from .shape_func import with_checks
+
+            what = f"{inner.anchor or 'a fused operator'} (kernel {inner.name})"
+            message = broadcast_rows_message(what, [flat[i] for i in dyn])
+            prim = with_checks(prim, broadcast_checks([rows[i] for i in dyn], n, message))
         lowered = LoweredFunc(inner.name, prim, in_types, out_types, inner.lifted, inner.anchor,
                               inner.schedule_rule + "+batch_loop", inner.packs,
                               database_miss=inner.database_miss)
         lowered.dynamic_outputs = list(range(n_out))
-        lowered.batch_rows_input = dyn[0]  # no shape function: the VM makes (n, static...)
+        if broadcast:  # n is the broadcast of the inputs' row counts: a small shape function
+            lowered.shape_func_inputs = list(dyn)
+            lowered.shape_func_name = inner.name + "_shape_func"
+            sprim = batch_shape_func([flat[i] for i in dyn], out_types, message)
+            lowered.shape_func = sprim.with_attr("global_symbol", lowered.shape_func_name)
+        else:
+            lowered.batch_rows_input = dyn[0]  # no shape function: the VM makes (n, static...)
         return lowered
 
     def _lower_symbolic(self, func: Function, out_pack: Pack | None = None) -> LoweredFunc:

@@ -445,8 +445,9 @@ class _FuncCompiler:
         :mod:`relay_tvm.backend.shape_func`)."""
         shapes = {}
         if lowered.batch_rows_input is not None:
-            # a batch-loop kernel: every output is (n, static...) with n the first dimension of
-            # a dynamic input; the kernel itself checks that its dynamic inputs agree on n
+            # a batch-loop kernel of one dynamic input: every output is (n, static...) with n
+            # that input's first dimension (with several, n is their broadcast, which a shape
+            # function computes: batch_loop.batch_shape_func)
             heap = ("r", self.shape_heap())
             src = ins[lowered.batch_rows_input]
             rank = len(lowered.input_types[lowered.batch_rows_input].shape)

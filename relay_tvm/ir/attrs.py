@@ -162,6 +162,23 @@ def DictAttrs(fields: dict | None = None) -> Attrs:  # noqa: N802 - Relay's name
     return Attrs("DictAttrs", dict(fields or {}))
 
 
+#: function attributes whose key starts with this are relay_tvm's own bookkeeping (e.g.
+#: ``relay_tvm.bound_params``, set by ``relay.quantize.quantize``), not part of the program:
+#: the text format does not print them and structural equality ignores them
+INTERNAL_ATTR_PREFIX = "relay_tvm."
+
+
+def public_attrs(attrs):
+    """``attrs`` without its internal keys (:data:`INTERNAL_ATTR_PREFIX`); ``attrs`` itself
+    when it has none (or is not a ``DictAttrs``), None when nothing else is left."""
+    fields = getattr(attrs, "_fields", None)
+    if fields is None or attrs.type_key != "DictAttrs" or \
+            not any(str(k).startswith(INTERNAL_ATTR_PREFIX) for k in fields):
+        return attrs
+    kept = {k: v for k, v in fields.items() if not str(k).startswith(INTERNAL_ATTR_PREFIX)}
+    return DictAttrs(kept) if kept else None
+
+
 # ---- field kinds -----------------------------------------------------------------------------
 
 
@@ -317,4 +334,5 @@ class AttrsSchema:
         return Attrs(self.type_key, out)
 
 
-__all__ = ["Attrs", "DictAttrs", "AttrsSchema", "AttrField", "FIELD_KINDS"]
+__all__ = ["Attrs", "DictAttrs", "AttrsSchema", "AttrField", "FIELD_KINDS", "INTERNAL_ATTR_PREFIX",
+           "public_attrs"]

@@ -45,6 +45,13 @@ def shape_str(shape) -> str:
     return f"({', '.join(dims)}{',' if len(dims) == 1 else ''})"
 
 
+def _any_str(shape) -> str:
+    """:func:`shape_str` with the lowering's symbolic dimensions (TVM variables named by the
+    kernel, ``n0``) shown as the ``?`` of the type they stand for."""
+    return shape_str([d if isinstance(d, (int, np.integer)) or type(d).__name__ == "IntImm"
+                      else AnyDim() for d in shape])
+
+
 # True while the backend recomputes types over symbolic dimensions (relay_tvm.backend.shape_func);
 # the broadcasts that assume two dimensions equal at run time add (condition, message) here, and
 # the kernel checks them
@@ -141,8 +148,8 @@ def broadcast_shapes(a, b, what: str = "operands"):
 
             out.append(tirx.Select(da == 1, db, da))
             LOWERING_CHECKS.append((tirx.Or(da == db, tirx.Or(da == 1, db == 1)),
-                                    f"{what}: dimension {i} differs ({shape_str(a)} vs "
-                                    f"{shape_str(b)}) and neither is 1"))
+                                    f"{what}: dimension {i} differs ({_any_str(a)} vs "
+                                    f"{_any_str(b)}) and neither is 1"))
         elif LOWERING[0]:
             # a static size against an Any one, which must be that size or 1 at run time
             from tvm import tirx
@@ -151,7 +158,7 @@ def broadcast_shapes(a, b, what: str = "operands"):
             out.append(static)
             LOWERING_CHECKS.append((tirx.Or(dyn == static, dyn == 1),
                                     f"{what}: dimension {i} must be {static} or 1 "
-                                    f"({shape_str(a)} vs {shape_str(b)})"))
+                                    f"({_any_str(a)} vs {_any_str(b)})"))
         else:
             raise TypeInferenceError(
                 f"{what}: shapes {shape_str(a)} and {shape_str(b)} do not broadcast "

@@ -798,22 +798,22 @@ class VirtualMachine:
         return self._outputs
 
     def _mismatch_message(self, msg, func_name, vals) -> str:
-        """The message of a kernel's argument check that failed ("Mismatched p1_rows.shape[0]
-        ... expected to match p0_rows.shape[0]", TVM's names of the kernel's buffers): the
-        operator (the kernel's anchor, when it was compiled in this process) and the sizes of
-        the dynamic dimensions of the values ``func_name`` was called with (the check itself
-        does not report them, and a kernel's operands may be intermediate values)."""
+        """The message of a kernel's argument check that failed (TVM's "Mismatched
+        X.shape[0] ... expected to match Y.shape[0]", which names the kernel's buffers, not
+        the program's values): the operator (the kernel's anchor, when it was compiled in this
+        process) and the sizes of the dynamic dimensions of the values ``func_name`` was called
+        with (the check itself does not report them, and a kernel's operands may be
+        intermediate values)."""
         kernel = msg.split("`")[1].split("(")[0] if "`" in msg else "a kernel"
-        first = msg.splitlines()[0].split(" on argument")[0][len("Mismatched "):]
-        other = msg.splitlines()[-1].strip().replace("expected to match ", "")
         k = self.exe.kernels.get(kernel)
         op = k.anchor if k is not None and k.anchor else ""
         sizes = self._dynamic_sizes(func_name, vals)
         what = f"operator {op} (kernel {kernel})" if op else f"VM kernel {kernel}"
-        return (f"{what}: its operands' dynamic dimensions differ ({first} differs from "
-                f"{other}, the kernel's names){sizes}; the kernel runs its operands row by "
-                f"row, so their dynamic dimensions must be equal (the VM does not broadcast a "
-                f"size-1 Any dimension against a larger one)")
+        types = ""
+        if k is not None:
+            types = " " + ", ".join(str(t) for t in k.input_types if t.is_dynamic())
+        return (f"{what}: the dynamic dimensions of its operands{types} do not agree at run "
+                f"time{sizes}")
 
     def _dynamic_sizes(self, func_name, vals) -> str:
         """``"; the dynamic dimensions @f was called with: x.shape[1]=5, ..."``: the sizes of

@@ -48,7 +48,7 @@ from ..ir.adt import (
     PatternWildcard,
     TypeData,
 )
-from ..ir.attrs import FIELD_KINDS, Attrs, _values_equal
+from ..ir.attrs import FIELD_KINDS, Attrs, _values_equal, public_attrs
 from ..ir.base import RelayExpr
 from ..ir.expr import (
     Call,
@@ -417,6 +417,7 @@ class Printer:
         return out
 
     def func_attrs(self, attrs) -> list:
+        attrs = public_attrs(attrs)  # relay_tvm's bookkeeping is no part of the program
         if attrs is None or len(attrs) == 0:
             return []
         return [f"{k}={self.attr_value(v)}" for k, v in attrs.items()]

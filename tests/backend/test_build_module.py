@@ -878,3 +878,45 @@ def test_set_input_of_an_input_the_model_never_reads():
     with pytest.raises(relay.BuildError, match=r"unknown input 'data'; the module's inputs are "
                                                r"\[\].*never reads"):
         m.set_input("data", np.ones((2, 5), "float32"))
+
+
+_GLOBALS = '''
+#[version = "0.0.5"]
+def @double(%a: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] { add(%a, %a) }
+def @twice(%a: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  let %b = @double(%a);
+  multiply(%b, @double(%b))
+}
+def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  @twice(tanh(%x))
+}
+'''
+
+
+def test_build_inlines_calls_of_non_recursive_global_functions():
+    """main calling global functions (nested, let-bound) builds for the graph executor: the
+    calls are inlined first; the values equal NumPy's."""
+    mod = relay.parse(_GLOBALS)
+    x = rand((2, 3), seed=3)
+    lib = relay.build(mod, target="llvm")
+    m = GraphModule(lib["default"]())
+    m.set_input("x", x)
+    m.run()
+    b = 2 * np.tanh(x)
+    np.testing.assert_allclose(m.get_output(0).numpy(), b * (2 * b), rtol=1e-5, atol=1e-6)
+
+
+def test_build_refuses_calls_of_recursive_global_functions_by_name():
+    src = '''
+#[version = "0.0.5"]
+def @double(%a: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] { add(%a, %a) }
+def @count(%n: int32, %a: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
+  if (less(%n, 1)) { %a } else { @count(subtract(%n, 1), @double(%a)) }
+}
+def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] { @count(2, tanh(%x)) }
+'''
+    from relay_tvm.errors import BuildError
+
+    with pytest.raises(BuildError, match=r"got a call of the global function "
+                                                      r"@count \(a non-primitive function\)"):
+        relay.build(relay.parse(src), target="llvm")

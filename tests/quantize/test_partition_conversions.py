@@ -72,3 +72,61 @@ def test_fully_integral_refuses_a_float_layer_and_enabled_keeps_it():
 def test_partition_conversions_choices_are_checked():
     with pytest.raises(RelayError, match="partition_conversions"):
         relay.quantize.qconfig(partition_conversions="yes")
+
+
+def _graph(mod, x, **build_kw):
+    import tvm
+
+    lib = relay.build(mod, target="llvm", **build_kw)
+    g = relay.runtime.GraphModule(lib["default"](tvm.cpu()))
+    g.set_input("x", x)
+    g.run()
+    return g.get_output(0).numpy()
+
+
+def test_relay_build_runs_the_partitioned_module_as_the_vm_does():
+    """relay.build refused the partitioned module (main calls the global functions
+    @quantize_inputs, @quantized_main, @dequantize_outputs; new-user trial): build inlines
+    them, and the graph executor gives the VM's values and the unpartitioned module's."""
+    rng = np.random.default_rng(6)
+    params = _params(rng)
+    parts = _quantize("enabled", params)
+    plain = _quantize("disabled", params)
+    x = rng.uniform(-1, 1, (1, 4, 8, 8)).astype("float32")
+    got = _graph(parts, x)
+    vm = relay.create_executor("vm", mod=parts, target="llvm").evaluate()(x).numpy()
+    np.testing.assert_array_equal(got, vm)
+    np.testing.assert_array_equal(got, _graph(plain, x))
+    np.testing.assert_array_equal(got, _run(plain, x))
+    assert np.abs(got).max() > 0.1  # not a vacuous all-zero output
+    # the 0.19 idiom with the params quantize bound, and create_executor("graph")
+    np.testing.assert_array_equal(_graph(parts, x, params=params), got)
+    graph = relay.create_executor("graph", mod=parts, target="llvm").evaluate()
+    np.testing.assert_array_equal(graph(x).numpy(), got)
+    # the module itself is unchanged (build works on a copy)
+    names = {gv.name_hint for gv in parts.get_global_vars()}
+    assert names == {"main", "quantize_inputs", "quantized_main", "dequantize_outputs"}
+
+
+def test_printed_main_keeps_the_bound_params_bookkeeping_out():
+    """quantize records the params it bound in main's attribute relay_tvm.bound_params (for
+    relay.build(qmod, params=params)); printing main or the module showed it. It stays on the
+    function, out of the text, and a text round trip is structurally equal."""
+    rng = np.random.default_rng(7)
+    params = _params(rng)
+    for mode in ("enabled", "disabled"):
+        qmod = _quantize(mode, params)
+        assert qmod["main"].get_attr("relay_tvm.bound_params") is not None
+        for text in (str(qmod["main"]), qmod.astext(), relay.astext(qmod["main"])):
+            assert "bound_params" not in text and "relay_tvm." not in text, text
+        assert str(qmod["main"]).startswith('#[version = "0.0.5"]\nfn (%x: Tensor[(1, 4, 8, 8), '
+                                            'float32]) -> Tensor[(1, 4, 8, 8), float32] {\n')
+        assert "def @main(%x: Tensor[(1, 4, 8, 8), float32]) -> Tensor[(1, 4, 8, 8), " \
+               "float32] {\n" in qmod.astext()
+        back = relay.parse(qmod.astext())
+        assert relay.analysis.structural_equal(back, qmod)
+        assert back["main"].get_attr("relay_tvm.bound_params") is None
+    # other function attributes are still printed
+    x = relay.var("x", shape=(2,))
+    f = relay.Function([x], x).with_attr("Composite", "c").with_attr("relay_tvm.k", "1")
+    assert 'Composite="c"' in str(f) and "relay_tvm.k" not in str(f)

@@ -266,24 +266,93 @@ def test_size_one_any_dimensions_broadcast_as_numpy(op, np_op, dtype):
 
 
 def test_batch_loop_kernels_need_no_shape_function():
-    """A batch-wise kernel's output shape (n, 4) is built from its input's first dimension
-    (match_shape / make_shape) instead of calling a compiled shape function; batch 2 and 5
-    from one executable equal NumPy, and two operands of different batch sizes are an
-    InputError naming the kernel (its own argument check), not a raw TVM error."""
+    """A batch-wise kernel of one dynamic input builds its output shape (n, 4) from that
+    input's first dimension (match_shape / make_shape) instead of calling a compiled shape
+    function; batch 2 and 5 from one executable equal NumPy."""
     x = relay.var("x", shape=(relay.Any(), 4))
-    y = relay.var("y", shape=(relay.Any(), 4))
-    f = relay.Function([x, y], relay.nn.relu(relay.add(relay.tanh(x), y)))
+    f = relay.Function([x], relay.nn.relu(relay.add(relay.tanh(x), relay.const(0.5))))
     exe = relay.vm.compile(relay.IRModule.from_expr(f), target="llvm")
     assert "shape_func" not in exe.bytecode and "vm.builtin.make_shape" in exe.bytecode
+    assert [k.schedule_rule.endswith("+batch_loop") for k in exe.kernels.values()] == [True]
     vm = relay.vm.VirtualMachine(exe, tvm.cpu())
     for n in (2, 5):
-        rng = np.random.default_rng(n)
-        a, b = (rng.standard_normal((n, 4)).astype("float32") for _ in range(2))
-        np.testing.assert_allclose(vm.run(a, b).numpy(), np.maximum(np.tanh(a) + b, 0),
+        a = np.random.default_rng(n).standard_normal((n, 4)).astype("float32")
+        np.testing.assert_allclose(vm.run(a).numpy(), np.maximum(np.tanh(a) + 0.5, 0),
                                    rtol=1e-6, atol=1e-7)
-    with pytest.raises(InputError, match=r"operator add \(kernel tvmgen_vm_fused_tanh_add_nn_relu"
-                                         r"\).*x\.shape\[0\]=2, y\.shape\[0\]=3"):
-        vm.run(np.ones((2, 4), "float32"), np.ones((3, 4), "float32"))
+
+
+@pytest.mark.parametrize("xn, yn", [(1, 5), (5, 1), (5, 5), (1, 1), (0, 1), (1, 0)])
+def test_batch_loop_kernels_broadcast_a_batch_of_one(xn, yn):
+    """Two operands of type (?, 4) whose batch sizes are 1 and 5 at run time broadcast as in
+    NumPy (and the interpreter), through the batch-loop kernel (row 0 of the size-1 operand
+    for every row); a new-user trial got an error naming the kernel's buffers ("p1_rows")
+    where ``(?, ?)`` operands worked."""
+    x = relay.var("x", shape=(relay.Any(), 4))
+    y = relay.var("y", shape=(relay.Any(), 4))
+    f = relay.Function([x, y], relay.multiply(relay.nn.relu(relay.add(relay.tanh(x), y)), y))
+    mod = relay.IRModule.from_expr(f)
+    exe = relay.vm.compile(mod, target="llvm")
+    assert [k.schedule_rule.endswith("+batch_loop") for k in exe.kernels.values()] == [True]
+    vm = relay.vm.VirtualMachine(exe, tvm.cpu())
+    rng = np.random.default_rng(xn * 10 + yn)
+    a = rng.standard_normal((xn, 4)).astype("float32")
+    b = rng.standard_normal((yn, 4)).astype("float32")
+    want = np.maximum(np.tanh(a) + b, 0) * b
+    got = vm.run(a, b).numpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    ref = relay.create_executor("debug", mod=mod).evaluate()(a, b).numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-7)
+
+
+def test_batch_loop_conv_with_residual_broadcasts_a_batch_of_one():
+    """conv2d + a residual add of dynamic batch (one batch-loop kernel with two dynamic inputs):
+    a data batch of 1 against a residual batch of 3 gives the broadcast sum, as the
+    interpreter does; batch 3 and 3 are unchanged."""
+    rng = np.random.default_rng(4)
+    d = relay.var("d", shape=(relay.Any(), 3, 6, 6))
+    r = relay.var("r", shape=(relay.Any(), 4, 6, 6))
+    w = relay.const(rng.standard_normal((4, 3, 3, 3)).astype("float32"))
+    f = relay.Function([d, r], relay.nn.relu(relay.nn.conv2d(d, w, padding=(1, 1)) + r))
+    mod = relay.IRModule.from_expr(f)
+    exe = relay.vm.compile(mod, target="llvm")
+    assert [k.schedule_rule for k in exe.kernels.values()] == ["conv2d+batch_loop"]
+    vm = relay.vm.VirtualMachine(exe, tvm.cpu())
+    ref = relay.create_executor("debug", mod=mod)
+    rv = rng.standard_normal((3, 4, 6, 6)).astype("float32")
+    for n in (1, 3):
+        dv = rng.standard_normal((n, 3, 6, 6)).astype("float32")
+        got = vm.run(dv, rv).numpy()
+        assert got.shape == (3, 4, 6, 6)
+        np.testing.assert_allclose(got, ref.evaluate()(dv, rv).numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_batch_loop_kernels_refuse_batch_sizes_that_do_not_broadcast():
+    """Batch sizes 3 and 5 of two (?, 4) operands: an InputError naming the operator, the
+    operands' types and the sizes the function was called with, and what is supported
+    (equal sizes or 1); never the kernel's buffer names."""
+    x = relay.var("x", shape=(relay.Any(), 4))
+    y = relay.var("y", shape=(relay.Any(), 4))
+    vm = _vm(relay.Function([x, y], relay.add(x, y)))
+    with pytest.raises(InputError) as info:
+        vm.run(np.ones((3, 4), "float32"), np.ones((5, 4), "float32"))
+    msg = str(info.value)
+    assert msg.startswith("relay_tvm shape check: add (kernel tvmgen_vm_fused_add): the first "
+                          "(Any) dimensions of its operands Tensor[(?, 4), float32], "
+                          "Tensor[(?, 4), float32] must be equal or 1"), msg
+    assert "x.shape[0]=3, y.shape[0]=5" in msg
+    assert "_rows" not in msg and "p0" not in msg
+
+
+def test_like_operators_of_two_dynamic_batches_keep_their_shape_rule():
+    """``cast_like((1, 4), (5, 4))`` is (1, 4) (the output takes its data's shape, no
+    broadcasting): such a kernel is not a broadcasting batch loop but the symbolic kernel."""
+    x = relay.var("x", shape=(relay.Any(), 4))
+    y = relay.var("y", shape=(relay.Any(), 4), dtype="int32")
+    vm = _vm(relay.Function([x, y], relay.cast_like(relay.multiply(x, relay.const(3.0)), y)))
+    a = np.array([[0.5, 1.0, -1.0, 2.0]], "float32")
+    got = vm.run(a, np.zeros((5, 4), "int32")).numpy()
+    np.testing.assert_array_equal(got, (a * 3).astype("int32"))
 
 
 @pytest.mark.parametrize("name,make,ref,shape", [
