@@ -99,9 +99,7 @@ def _bind_params(mod: IRModule, params) -> IRModule:
         raise InputError(f"build: params {unknown} are not parameters of main (parameters: "
                          f"{sorted(names)}); tvm.relay 0.19 ignored such names, relay_tvm "
                          f"refuses them: pass only main's, e.g. {{k: v for k, v in "
-                         f"params.items() if k in names}} (a module from relay.quantize."
-                         f"quantize read back from the text format no longer records the params "
-                         f"quantize bound into it: build it without them)")
+                         f"params.items() if k in names}}")
     mod["main"] = bind_params_by_name(main, params)
     return mod
 

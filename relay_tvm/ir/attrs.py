@@ -179,6 +179,14 @@ def public_attrs(attrs):
     return DictAttrs(kept) if kept else None
 
 
+def internal_attrs(attrs) -> dict:
+    """``attrs``' internal keys (:data:`INTERNAL_ATTR_PREFIX`) whose values are strings, as a
+    dict (empty when there are none): what the text format keeps in its metadata section."""
+    fields = getattr(attrs, "_fields", None) or {}
+    return {str(k): str(v) for k, v in fields.items()
+            if str(k).startswith(INTERNAL_ATTR_PREFIX) and isinstance(v, str)}
+
+
 # ---- field kinds -----------------------------------------------------------------------------
 
 
@@ -335,4 +343,4 @@ class AttrsSchema:
 
 
 __all__ = ["Attrs", "DictAttrs", "AttrsSchema", "AttrField", "FIELD_KINDS", "INTERNAL_ATTR_PREFIX",
-           "public_attrs"]
+           "internal_attrs", "public_attrs"]

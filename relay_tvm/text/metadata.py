@@ -14,6 +14,11 @@ Format (JSON, one constant per line so that diffs stay readable)::
 payloads, -0.0, subnormals) come back bit for bit. ``meta[relay.Constant][i]`` in the program
 refers to entry ``i``.
 
+A module whose global functions carry relay_tvm's internal attributes (keys starting with
+``relay_tvm.``, e.g. ``relay_tvm.bound_params`` that ``relay.quantize.quantize`` sets; they are
+bookkeeping, not program, so the definitions do not print them) keeps them under
+``"relay_tvm.function_attrs"``: ``{"main": {"relay_tvm.bound_params": "..."}}`` (string values).
+
 TVM 0.19's own metadata section (``astext(show_meta_data=True)``: TVM's node JSON, ``root`` /
 ``nodes`` / ``b64ndarrays``, the arrays in TVM's tensor serialization) is read too.
 """
@@ -29,14 +34,16 @@ from ..errors import RelayError
 from ..ir.base import check_dtype
 
 KEY = "relay.Constant"
+FUNCTION_ATTRS = "relay_tvm.function_attrs"
 
 
 def _dtype_name(dt) -> str:
     return "bool" if dt == np.bool_ else dt.name
 
 
-def encode_metadata(constants) -> str:
-    """The JSON text of the metadata section for a list of :class:`Constant` s."""
+def encode_metadata(constants, function_attrs=None) -> str:
+    """The JSON text of the metadata section for a list of :class:`Constant` s, and
+    ``function_attrs`` (``{global name: {internal attribute: string}}``) when given."""
     rows = []
     for c in constants:
         a = np.array(c.data, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
@@ -47,7 +54,10 @@ def encode_metadata(constants) -> str:
             "data": base64.b64encode(le.tobytes()).decode("ascii"),
         }
         rows.append("    " + json.dumps(entry))
-    return '{\n  "' + KEY + '": [\n' + ",\n".join(rows) + "\n  ]\n}"
+    tail = ""
+    if function_attrs:
+        tail = ',\n  "' + FUNCTION_ATTRS + '": ' + json.dumps(function_attrs, sort_keys=True)
+    return '{\n  "' + KEY + '": [\n' + ",\n".join(rows) + "\n  ]" + tail + "\n}"
 
 
 def decode_metadata(text: str) -> dict:

@@ -41,7 +41,7 @@ from ..ir.adt import (
     PatternWildcard,
     TypeData,
 )
-from ..ir.attrs import Attrs, DictAttrs
+from ..ir.attrs import INTERNAL_ATTR_PREFIX, Attrs, DictAttrs
 from ..ir.base import Span
 from ..ir.expr import (
     Call,
@@ -64,7 +64,7 @@ from ..ir.types import (
 )
 from ..op import registry
 from .lexer import EOF, GLOBAL, IDENT, LOCAL, NUM, PUNCT, STR, VERSION, tokenize
-from .metadata import KEY, decode_metadata
+from .metadata import FUNCTION_ATTRS, KEY, decode_metadata
 from .parse_types import TypeSyntax
 
 VERSION_SUPPORTED = "0.0.5"
@@ -292,8 +292,47 @@ class Parser(TypeSyntax):
                 except _Abort:
                     pass
                 self.scopes, self.tscopes = [{}], [{}]
+        self._restore_function_attrs()
         self.finish()
         return self.mod
+
+    def _restore_function_attrs(self) -> None:
+        """Put back the internal attributes (``relay_tvm.bound_params``, ...) the printer kept
+        in the metadata section's ``relay_tvm.function_attrs`` instead of the definitions."""
+        doc = self._meta_doc()
+        table = doc.get(FUNCTION_ATTRS) if doc else None
+        if table is None:
+            return
+        if not isinstance(table, dict) or not all(
+                isinstance(a, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                            and k.startswith(INTERNAL_ATTR_PREFIX)
+                                            for k, v in a.items()) for a in table.values()):
+            self.diags.append((self.meta_line, 1, f"metadata {FUNCTION_ATTRS!r} must map global "
+                                                  f"function names to {{'relay_tvm.<key>': string}}"))
+            return
+        for name, extra in table.items():
+            gv = self.globals.get(name)
+            if gv is None or gv not in self.mod:
+                self.diags.append((self.meta_line, 1, f"metadata {FUNCTION_ATTRS!r} names @{name}, "
+                                                      f"which the text does not define"))
+                continue
+            f = self.mod[gv]
+            for k, v in extra.items():
+                f = f.with_attr(k, v)
+            self.mod[gv] = f
+
+    def _meta_doc(self):
+        """The decoded metadata section (cached), ``{}`` without one, None when malformed
+        (the error is recorded once)."""
+        if not hasattr(self, "_meta_cache"):
+            self._meta_cache = {}
+            if self.meta_text is not None:
+                try:
+                    self._meta_cache = decode_metadata(self.meta_text)
+                except RelayError as e:
+                    self.diags.append((self.meta_line, 1, str(e)))
+                    self._meta_cache = None
+        return self._meta_cache
 
     def parse_type_def(self, defined: set) -> None:
         """``type T[A] { C1(A), C2 }``; ``extern type T[A]`` (or a type without ``{...}``) is
@@ -827,11 +866,8 @@ class Parser(TypeSyntax):
         if self._meta is None:
             self._meta = []
             if self.meta_text is not None:
-                try:
-                    self._meta = decode_metadata(self.meta_text).get(KEY, [])
-                except RelayError as e:
-                    self.diags.append((self.meta_line, 1, str(e)))
-                    self._meta = False
+                doc = self._meta_doc()
+                self._meta = doc.get(KEY, []) if doc is not None else False
             elif self.init_meta is not None:
                 self._meta = list(self.init_meta.get(KEY, []))
             else:

@@ -48,7 +48,7 @@ from ..ir.adt import (
     PatternWildcard,
     TypeData,
 )
-from ..ir.attrs import FIELD_KINDS, Attrs, _values_equal, public_attrs
+from ..ir.attrs import FIELD_KINDS, Attrs, _values_equal, internal_attrs, public_attrs
 from ..ir.base import RelayExpr
 from ..ir.expr import (
     Call,
@@ -222,6 +222,7 @@ class Printer:
         self.annotate = annotate
         self.meta: list = []
         self.meta_index: dict = {}
+        self.function_attrs: dict = {}  # global name -> relay_tvm's internal attributes
         self._attr_defaults: dict = {}
         self._reset_names()
 
@@ -568,6 +569,9 @@ class Printer:
         block = _Block(None)
         tail = self.body(f.body, block)
         head = self.function_head(f"def {self.global_name(gv.name_hint)}", f, params)
+        hidden = internal_attrs(f.attrs)
+        if hidden:  # not printed in the definition; kept in the metadata section
+            self.function_attrs[gv.name_hint] = hidden
         return head + _block_text(block, tail)
 
     def module(self, mod: IRModule) -> str:
@@ -588,11 +592,11 @@ class Printer:
         return self._finish("\n".join(lines))
 
     def _finish(self, text: str) -> str:
-        if not self.meta:
-            return text
         if not self.show_meta_data:
-            return f"{text}\n{META_OMITTED}"
-        return f"{text}\n\n#[metadata]\n{encode_metadata(self.meta)}"
+            return f"{text}\n{META_OMITTED}" if self.meta else text
+        if not (self.meta or self.function_attrs):
+            return text
+        return f"{text}\n\n#[metadata]\n{encode_metadata(self.meta, self.function_attrs)}"
 
 
 def astext(node, show_meta_data: bool = True, show_types: bool = False,

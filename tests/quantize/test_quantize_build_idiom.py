@@ -9,7 +9,7 @@ import pytest
 import tvm
 
 import relay_tvm as relay
-from relay_tvm.errors import BuildError, InputError
+from relay_tvm.errors import BuildError
 
 
 def _model():
@@ -47,34 +47,53 @@ def test_build_accepts_the_params_quantize_bound():
         relay.build(qmod, "llvm", params={"bias": wv})
 
 
-def test_quantized_module_round_trips_through_text_without_the_bound_params_record():
+def test_quantized_module_round_trips_through_text_and_keeps_the_bound_params():
     """New-user trials: the quantized main's relay_tvm.bound_params attribute (what lets
-    relay.build skip the params quantize bound) was printed, first as a dict the parser read
-    back as a string, then as JSON; it is relay_tvm's bookkeeping, not the program, so the text
-    leaves it out and structural equality ignores it. The module read back builds without
-    params (the same values); given the params again, the error says why."""
+    relay.build skip the params quantize bound) was printed in main's definition, first as a
+    dict the parser read back as a string, then as JSON. It is relay_tvm's bookkeeping, not the
+    program: the definition leaves it out, the #[metadata] section keeps it, so the module read
+    back still builds with (or without) the same params, gives the same output, and still
+    refuses different values."""
     rng = np.random.default_rng(3)
     params = {"weight": rng.uniform(-1, 1, (4, 4, 3, 3)).astype("float32")}
     with relay.quantize.qconfig(calibrate_mode="global_scale", global_scale=8.0):
         qmod = relay.quantize.quantize(_model(), params)
     text = qmod.astext()
-    assert "bound_params" not in text
+    program, meta = text.split("#[metadata]")
+    assert "bound_params" not in program and "relay_tvm.bound_params" in meta
     again = relay.fromtext(text)
     assert tvm.ir.structural_equal(again, qmod)
+    assert again["main"].attrs["relay_tvm.bound_params"] == qmod["main"].attrs[
+        "relay_tvm.bound_params"]
     xv = rng.uniform(-1, 1, (1, 4, 8, 8)).astype("float32")
     outs = []
-    for mod, kw in ((qmod, {"params": params}), (again, {})):
+    for mod, kw in ((qmod, {"params": params}), (again, {"params": params}), (again, {})):
         m = relay.runtime.graph_executor.GraphModule(
             relay.build(mod, "llvm", **kw)["default"](tvm.cpu(0)))
         m.set_input("data", xv)
         m.run()
         outs.append(m.get_output(0).numpy())
     np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], outs[2])
     assert np.abs(outs[0]).max() > 0
-    with pytest.raises(InputError, match="read back from the text format no longer records"):
-        relay.build(again, "llvm", params=params)
     with pytest.raises(BuildError, match="bound into main already .* different value"):
-        relay.build(qmod, "llvm", params={"weight": params["weight"] + 1})
+        relay.build(again, "llvm", params={"weight": params["weight"] + 1})
+
+
+def test_metadata_function_attrs_are_checked():
+    """The #[metadata] section's relay_tvm.function_attrs must name defined functions and map
+    relay_tvm.* keys to strings; anything else is a parse error that says so."""
+    from relay_tvm.errors import ParseError
+
+    base = ('#[version = "0.0.5"]\ndef @main(%x: float32) -> float32 { %x }\n\n#[metadata]\n'
+            '{"relay.Constant": [], "relay_tvm.function_attrs": ')
+    ok = relay.fromtext(base + '{"main": {"relay_tvm.note": "kept"}}}')
+    assert ok["main"].attrs["relay_tvm.note"] == "kept"
+    assert "relay_tvm.note" not in ok.astext().split("#[metadata]")[0]
+    with pytest.raises(ParseError, match="names @other, which the text does not define"):
+        relay.fromtext(base + '{"other": {"relay_tvm.note": "x"}}}')
+    with pytest.raises(ParseError, match="must map global function names"):
+        relay.fromtext(base + '{"main": {"Primitive": 1}}}')
 
 
 def test_structural_mismatch_says_where():
