@@ -43,6 +43,7 @@ MODULE_ALIASES = {
     "tvm.runtime.profiler_vm": "relay_tvm.runtime.profiler_vm",
     "tvm.contrib.debugger": "relay_tvm.runtime.debugger",
     "tvm.contrib.graph_executor": "relay_tvm.runtime.graph_executor",
+    "tvm.contrib.relay_viz": "relay_tvm.compat.relay_viz",  # refused: NotProvidedError
     "tvm.contrib.nvcc": "tvm.support.nvcc",
     "tvm.contrib.utils": "tvm.support.utils",
     "tvm.contrib.cc": "tvm.support.cc",
