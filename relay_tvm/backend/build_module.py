@@ -429,20 +429,26 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
         matching cross compiler (``aarch64-linux-gnu-g++``) links the library unless ``cc=``
         is given.
 
+        A ``.tar`` path writes TVM's gzipped tar of the object files instead (as tvm.relay 0.19
+        did); ``tvm.runtime.load_module`` / :func:`relay_tvm.runtime.load_module` link it into
+        a shared library with this machine's C++ compiler when they load it. An archive holds
+        no instruction-set record, so loading does not check the CPU's features beforehand.
+
         Raises:
-            InputError: ``path`` does not end in ``.so``, ``.dylib`` or ``.dll`` (what
-                ``load_module`` loads).
+            InputError: ``path`` does not end in ``.so``, ``.dylib``, ``.dll`` or ``.tar``
+                (what ``load_module`` loads).
             BuildError: cross-compiling and no cross compiler is installed; the folder of
                 ``path`` does not exist; the compiler or linker fails.
         """
-        from .library_file import check_export_path
+        from .library_file import check_export_path, is_archive
 
-        check_export_path(path, "export_library")
-        if "cc" not in kwargs and "fcompile" not in kwargs:
+        check_export_path(path, "export_library", archive=True)
+        archive = is_archive(path)  # TVM's tar of objects: nothing is linked now
+        if "cc" not in kwargs and "fcompile" not in kwargs and not archive:
             cc = cross_compiler(self.target)
             if cc is not None:
                 kwargs["cc"] = cc
-        if self.target.kind.name == "c" and "fcompile" not in kwargs:
+        if self.target.kind.name == "c" and "fcompile" not in kwargs and not archive:
             kwargs["options"] = list(kwargs.get("options") or []) + C_TARGET_OPTIONS
         import os
 

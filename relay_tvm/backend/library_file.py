@@ -94,25 +94,45 @@ def check_shared_library(path: str, who: str) -> None:
 
 #: What ``export_library`` writes and ``relay.runtime.load_module`` /
 #: ``relay.vm.load_executable`` load back: a shared library (TVM's loader picks the loader by
-#: the suffix; ``.tar``/``.o`` archives and other names do not load as a module).
+#: the suffix; ``.o`` files and other names do not load as a module).
 LOADABLE_SUFFIXES = (".so", ".dylib", ".dll")
+#: What a graph library (``relay.build(...).export_library``) may also be written as: TVM's
+#: gzipped tar of object files, which ``tvm.runtime.load_module`` links into a shared library
+#: with the host compiler when it loads it (tvm.relay 0.19's quick-start tutorial exported
+#: ``deploy_lib.tar``).
+ARCHIVE_SUFFIXES = (".tar",)
 
 
-def check_export_path(path, who: str) -> None:
+def check_export_path(path, who: str, archive: bool = False) -> None:
     """Refuse an export path whose suffix the loaders cannot load back.
 
+    Args:
+        path: the file to write.
+        who: the caller, for messages.
+        archive: also accept :data:`ARCHIVE_SUFFIXES` (a tar of object files).
+
     Raises:
-        InputError: ``path`` does not end in one of :data:`LOADABLE_SUFFIXES`.
+        InputError: ``path`` does not end in one of :data:`LOADABLE_SUFFIXES` (or, with
+            ``archive``, :data:`ARCHIVE_SUFFIXES`).
     """
     import os
 
     from ..errors import InputError
 
+    accepted = LOADABLE_SUFFIXES + (ARCHIVE_SUFFIXES if archive else ())
     suffix = os.path.splitext(os.fspath(path))[1]
-    if suffix not in LOADABLE_SUFFIXES:
+    if suffix not in accepted:
+        kinds = "a shared library" + (", or a .tar of object files" if archive else "")
         raise InputError(f"{who}: {os.fspath(path)!r} has suffix {suffix or '(none)'!r}, which "
                          f"load_module cannot load back; use one of "
-                         f"{', '.join(LOADABLE_SUFFIXES)} (a shared library)")
+                         f"{', '.join(accepted)} ({kinds})")
+
+
+def is_archive(path) -> bool:
+    """Whether ``path`` is named like a tar of object files (:data:`ARCHIVE_SUFFIXES`)."""
+    import os
+
+    return os.path.splitext(os.fspath(path))[1] in ARCHIVE_SUFFIXES
 
 
 def looks_like_library(path: str) -> bool:
@@ -124,6 +144,10 @@ def looks_like_library(path: str) -> bool:
         return True
     if head[:4] in (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe"):
         return True
+    if head[:2] == b"\x1f\x8b":  # TVM's export_library("x.tar") writes a gzipped tar
+        import tarfile
+
+        return tarfile.is_tarfile(path)
     return head[257:262] == b"ustar"
 
 
@@ -151,4 +175,5 @@ def read_isa(path: str, length: int) -> dict | None:
             return None
 
 
-__all__ = ["seal_library", "check_shared_library", "read_isa", "looks_like_library"]
+__all__ = ["seal_library", "check_shared_library", "read_isa", "looks_like_library",
+           "check_export_path", "is_archive"]

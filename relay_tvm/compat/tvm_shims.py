@@ -43,6 +43,7 @@ MODULE_ALIASES = {
     "tvm.runtime.profiler_vm": "relay_tvm.runtime.profiler_vm",
     "tvm.contrib.debugger": "relay_tvm.runtime.debugger",
     "tvm.contrib.graph_executor": "relay_tvm.runtime.graph_executor",
+    "tvm.contrib.relay_viz": "relay_tvm.compat.relay_viz",  # refused: NotProvidedError
     "tvm.contrib.nvcc": "tvm.support.nvcc",
     "tvm.contrib.utils": "tvm.support.utils",
     "tvm.contrib.cc": "tvm.support.cc",
@@ -508,11 +509,13 @@ def _install_load_module():
     def load_module(path, *args, **kwargs):
         import os
 
+        from .._stderr import without_scope_log
         from ..runtime.library import _load_fresh
 
         if args or kwargs or not isinstance(path, str) or not os.path.isfile(path):
             return orig(path, *args, **kwargs)
-        return _load_fresh(path, orig)
+        with without_scope_log():  # TVM logs each memory scope of an executable it loads
+            return _load_fresh(path, orig)
 
     load_module._relay_tvm = True
     tvm.runtime.load_module = load_module
@@ -897,6 +900,34 @@ def _install_transform():
 
     tvm.transform.PassInfo.__init__ = _info_init
     _install_pass_decorators(tvm)
+    _install_override_instruments(base)
+    from .instruments import install_timing_instrument
+
+    install_timing_instrument()
+
+
+def _install_override_instruments(base):
+    """``PassContext.current().override_instruments([...])`` (0.19's pass-instrument tutorial
+    does it on the global default context): relay passes see the new instruments too. TVM keeps
+    only base-class handles of them, so the Python objects are recorded as
+    ``PassContext(instruments=)`` records them (``_SIDE``); TVM still calls the old ones'
+    ``exit_pass_ctx`` and the new ones' ``enter_pass_ctx``."""
+    import tvm.ir.instrument
+
+    tvm_override = base.override_instruments
+
+    def override_instruments(self, instruments):
+        ins = list(instruments or ())
+        tvm_ins = [i for i in ins if isinstance(i, tvm.ir.instrument.PassInstrument)]
+        relay_ins = [i for i in ins if not isinstance(i, tvm.ir.instrument.PassInstrument)]
+        tvm_override(self, tvm_ins)
+        key = hash(self)
+        relay_cfg = _SIDE.get(key, ({}, [], []))[0]
+        _SIDE[key] = (relay_cfg, relay_ins, tvm_ins)
+        _MIRROR.pop(key, None)  # rebuilt with the new instruments when a relay pass runs
+
+    override_instruments.__doc__ = tvm_override.__doc__
+    base.override_instruments = override_instruments
 
 
 def _dual_pass_class():

@@ -52,6 +52,7 @@ from .nn_loss import *  # noqa: F401,F403
 from .nn_norm import *  # noqa: F401,F403
 from .nn_pool import *  # noqa: F401,F403
 from .nn_shape import *  # noqa: F401,F403
+from .nn_sparse import sparse_dense  # noqa: F401
 from .nn_spatial import *  # noqa: F401,F403
 from .nn_vision import *  # noqa: F401,F403
 from .nn_winograd import *  # noqa: F401,F403

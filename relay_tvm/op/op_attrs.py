@@ -163,7 +163,7 @@ def apply_hook(key: str, call, orig, *extra):
 _ATTRS_WITHOUT_OP = ("AutoSchedulerLayoutTransformAttrs", "BinaryConv2DAttrs", "BinaryDenseAttrs",
                      "BitPackAttrs", "Conv2DWinogradNNPACKWeightTransformAttrs",
                      "Conv3DWinogradAttrs", "MetaScheduleLayoutTransformAttrs", "OnDeviceAttrs",
-                     "ShapeFuncAttrs", "SparseConv2DAttrs", "SparseDenseAttrs",
+                     "ShapeFuncAttrs", "SparseConv2DAttrs",
                      "SparseTransposeAttrs", "StftAttrs", "TupleGetItemAttrs", "WithFuncIdAttrs")
 
 

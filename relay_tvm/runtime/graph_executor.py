@@ -703,13 +703,13 @@ class LoadedFactory:
         return self._get_meta()["graph_json"]
 
     def export_library(self, path, **kwargs):
-        """Write the loaded library again (to a ``.so``, ``.dylib`` or ``.dll`` path): a copy
-        of the file it was loaded from (see :func:`.library.copy_loaded`, which says what it
-        raises)."""
+        """Write the loaded library again (to a ``.so``, ``.dylib``, ``.dll`` or ``.tar``
+        path, the kind of file it was loaded from): a copy of that file (see
+        :func:`.library.copy_loaded`, which says what it raises)."""
         from ..backend.library_file import check_export_path
         from .library import copy_loaded, without_scope_log
 
-        check_export_path(path, "export_library")
+        check_export_path(path, "export_library", archive=True)
         if self.path is not None:
             copy_loaded(self.path, path, kwargs, "export_library")
             return

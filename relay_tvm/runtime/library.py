@@ -36,6 +36,14 @@ def copy_loaded(source: str, path: str, kwargs: dict, who: str) -> None:
         raise InputError(f"{who}: a loaded library is written as a copy of the file it was "
                          f"loaded from ({source!r}), which is not linked again, so "
                          f"{sorted(kwargs)} cannot apply; rebuild the model to link it otherwise")
+    from ..backend.library_file import is_archive
+
+    if is_archive(source) != is_archive(path):
+        kinds = {True: "a .tar of object files", False: "a shared library"}
+        have, want = kinds[is_archive(source)], kinds[is_archive(path)]
+        raise InputError(f"{who}: this library was loaded from {source!r}, {have}, and is "
+                         f"written as a copy of that file, so {str(path)!r} must be {have} "
+                         f"too; rebuild the model to write {want}")
     if not os.path.exists(source):
         raise BuildError(f"{who}: the file this library was loaded from, {source!r}, is gone; "
                          f"TVM cannot write a loaded library again, so load it from a copy")

@@ -836,10 +836,10 @@ def test_disabled_fuse_ops_gives_one_kernel_per_operator(opt_level):
     assert kernels[("FuseOps",)] == ["tvmgen_default_fused_nn_relu", "tvmgen_default_fused_exp"]
 
 
-@pytest.mark.parametrize("name", ["x.txt", "x.tar", "x.o", "x", "x.so.1"])
+@pytest.mark.parametrize("name", ["x.txt", "x.o", "x", "x.so.1"])
 def test_export_refuses_a_suffix_load_module_cannot_load(tmp_path, name):
-    """From a new-user trial: export_library("x.txt") / ("x.tar") wrote files that
-    load_module then could not load."""
+    """From a new-user trial: export_library("x.txt") wrote files that load_module then could
+    not load. (A graph library's ``.tar`` loads: see test_export_to_a_tar_loads_and_runs.)"""
     x = relay.var("x", shape=(3,))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))
     lib = relay.build(mod, target="llvm")
@@ -852,6 +852,37 @@ def test_export_refuses_a_suffix_load_module_cannot_load(tmp_path, name):
     with pytest.raises(relay.errors.InputError, match="Executable.export_library"):
         relay.vm.compile(mod, target="llvm").export_library(str(path))
     assert not path.exists()
+
+
+def test_export_to_a_tar_loads_and_runs(tmp_path):
+    """tvm.relay 0.19's quick-start tutorial exported ``deploy_lib.tar`` and loaded it with
+    ``tvm.runtime.load_module``: a gzipped tar of object files, linked when loaded."""
+    import tarfile
+
+    import tvm
+
+    x = relay.var("x", shape=(2, 3))
+    w = relay.const(np.arange(6, dtype="float32").reshape(2, 3))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x - w)))
+    path = str(tmp_path / "deploy_lib.tar")
+    relay.build(mod, target="llvm").export_library(path)
+    members = tarfile.open(path).getnames()
+    assert members and all(n.endswith(".o") for n in members)
+    xv = np.array([[1.0, 5.0, 1.0], [3.0, 2.0, 9.0]], "float32")
+    want = np.array([[1.0, 4.0, 0.0], [0.0, 0.0, 4.0]], "float32")
+    for load in (tvm.runtime.load_module, relay.runtime.load_module):
+        m = GraphModule(load(path)["default"](relay_tvm_cpu()))
+        m.run(x=xv)
+        np.testing.assert_array_equal(m.get_output(0).numpy(), want)
+    loaded = relay.runtime.load_module(path)
+    loaded.export_library(str(tmp_path / "again.tar"))  # a copy of the archive
+    assert tarfile.open(str(tmp_path / "again.tar")).getnames() == members
+    with pytest.raises(relay.errors.InputError, match=r"loaded from .*deploy_lib\.tar', a \.tar "
+                                                      r"of object files.*rebuild the model"):
+        loaded.export_library(str(tmp_path / "x.so"))
+    # a VM executable is still written as a shared library only
+    with pytest.raises(relay.errors.InputError, match=r"Executable.export_library: .*'\.tar'"):
+        relay.vm.compile(mod, target="llvm").export_library(str(tmp_path / "vm.tar"))
 
 
 @pytest.mark.parametrize("suffix", [".so", ".dylib", ".dll"])

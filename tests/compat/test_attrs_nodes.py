@@ -26,7 +26,7 @@ def test_isinstance_follows_the_type_key():
     assert isinstance(relay.nn.dense(relay.var("a", shape=(2, 3)),
                                      relay.var("b", shape=(4, 3))).attrs, op_attrs.DenseAttrs)
     # a class of an operator relay_tvm lacks exists and matches nothing
-    assert not isinstance(c.attrs, op_attrs.SparseDenseAttrs)
+    assert not isinstance(c.attrs, op_attrs.SparseTransposeAttrs)
     assert not isinstance("relay.attrs.Conv2DAttrs", op_attrs.Conv2DAttrs)
 
 
@@ -93,6 +93,21 @@ def test_make_node_errors_name_key_and_field():
     with pytest.raises(AttributeSchemaError, match=r"Conv2DAttrs.*unknown field\(s\) stride\b"):
         tvm.ir.make_node("relay.attrs.Conv2DAttrs", stride=(2, 2))
     with pytest.raises(AttributeSchemaError, match="no relay_tvm operator"):
-        tvm.ir.make_node("relay.attrs.SparseDenseAttrs", sparse_lhs=True)
+        tvm.ir.make_node("relay.attrs.SparseConv2DAttrs", layout="NHWC")
     with pytest.raises(AttributeSchemaError, match="strides"):
         tvm.ir.make_node("relay.attrs.Conv2DAttrs", strides="wide")
+
+
+def test_sparse_dense_attrs_node():
+    """nn.sparse_dense is provided now: its attrs class matches its calls and make_node builds
+    its attributes."""
+    import tvm
+
+    import relay_tvm.compat  # noqa: F401
+
+    x = relay.var("x", shape=(2, 3))
+    csr = (relay.const(np.ones(2, "float32")), relay.const(np.array([0, 2], "int32")),
+           relay.const(np.array([0, 1, 2], "int32")))
+    call = relay.nn.sparse_dense(x, csr, sparse_lhs=True)
+    assert isinstance(call.attrs, op_attrs.SparseDenseAttrs)
+    assert tvm.ir.make_node("relay.attrs.SparseDenseAttrs", sparse_lhs=True).sparse_lhs is True

@@ -104,3 +104,69 @@ def test_relay_expr_names_and_op_reset_attr():
     assert exp.get_attr("compat_test_key") == "v"
     exp.reset_attr("compat_test_key")
     assert exp.get_attr("compat_test_key") is None
+
+
+def _timed_lines(text):
+    import re
+
+    rows = []
+    for line in text.splitlines():
+        m = re.fullmatch(r"(\t*)(\w+): (\d+)us \[(\d+)us\] \((\d+\.\d\d)%; (\d+\.\d\d)%\)", line)
+        assert m, f"not in TVM's profile format: {line!r}"
+        rows.append((len(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)),
+                     float(m.group(5)), float(m.group(6))))
+    return rows
+
+
+def test_pass_timing_instrument_times_relay_passes():
+    """0.19's pass-instrument tutorial: PassTimingInstrument().render() inside the context lists
+    each relay pass run there (TVM 0.27's C++ instrument never saw them: "no passes have been
+    profiled")."""
+    from tvm.ir.instrument import PassTimingInstrument
+
+    timing = PassTimingInstrument()
+    seq = tvm.transform.Sequential([relay.transform.FoldConstant(),
+                                    relay.transform.EliminateCommonSubexpr()])
+    with tvm.transform.PassContext(opt_level=3, instruments=[timing]):
+        relay.transform.InferType()(_mod())
+        seq(_mod())
+        text = timing.render()
+    rows = _timed_lines(text)
+    # the passes a pass requires (InferType) run just before it, at its depth (as in 0.19)
+    assert [(d, n) for d, n, *_ in rows] == [
+        (0, "InferType"), (0, "sequential"), (1, "InferType"), (1, "FoldConstant"),
+        (1, "InferType"), (1, "EliminateCommonSubexpr")]
+    top = [r for r in rows if r[0] == 0]
+    assert abs(sum(r[4] for r in top) - 100.0) < 0.05  # the top level shares add up to 100%
+    seq_row = rows[1]
+    assert seq_row[3] <= seq_row[2]  # own time excludes the nested passes
+    assert sum(r[5] for r in rows[2:]) <= 100.05  # nested shares are of the sequential's time
+    # leaving the context clears the profile, as TVM's did
+    with pytest.warns(UserWarning, match="no passes have been profiled"):
+        assert PassTimingInstrument.render() == ""
+
+
+def test_override_instruments_on_the_current_context_reaches_relay_passes():
+    """``PassContext.current().override_instruments([...])`` outside any ``with`` (the global
+    default context): relay passes run the new instruments, and ``[]`` removes them."""
+    events = []
+
+    @pass_instrument
+    class Recorder:
+        def enter_pass_ctx(self):
+            events.append("enter")
+
+        def exit_pass_ctx(self):
+            events.append("exit")
+
+        def run_before_pass(self, mod, info):
+            events.append("before " + info.name)
+
+    cur = tvm.transform.PassContext.current()
+    cur.override_instruments([Recorder()])
+    try:
+        relay.transform.InferType()(_mod())
+    finally:
+        cur.override_instruments([])
+    relay.transform.InferType()(_mod())
+    assert events == ["enter", "before InferType", "exit"]

@@ -620,3 +620,20 @@ def test_from_relay_tvm_import_relay_is_the_package():
     f = relay.create_executor("debug", mod=relay.IRModule.from_expr(
         relay.Function([x], relay.nn.relu(x)))).evaluate()
     np.testing.assert_array_equal(f(np.array([-1, 0, 2], "float32")).numpy(), [0, 0, 2])
+
+
+def test_relay_viz_and_bsr_dense_are_refused_with_what_to_use():
+    """Gallery v0.19 trial: ``from tvm.contrib import relay_viz`` and
+    ``data_dep_optimization.bsr_dense`` are not provided; the errors say so and name the
+    replacement."""
+    import pytest
+
+    import relay_tvm
+
+    with pytest.raises(relay_tvm.errors.NotProvidedError, match=r"relay_viz .*post_order_visit"):
+        from tvm.contrib import relay_viz  # noqa: F401
+    from tvm.relay import data_dep_optimization as ddo
+
+    assert not hasattr(ddo, "bsr_dense")
+    with pytest.raises(relay_tvm.errors.NotProvidedError, match=r"bsr_dense .*nn\.sparse_dense"):
+        ddo.bsr_dense.convert  # noqa: B018
