@@ -13,7 +13,11 @@ import time
 from ..errors import BuildError, InputError
 from ..ir.expr import Function
 from ..ir.module import IRModule
-from ..transform.bind_params import bind_params_by_name  # tvm.relay.build_module's name
+from ..transform.bind_params import (  # noqa: F401  (bind_params_by_name: tvm.relay.build_module's name)
+    BOUND_PARAMS_ATTR,
+    bind_params_by_name,
+    param_fingerprint,
+)
 
 
 def _as_module(mod) -> IRModule:
@@ -47,23 +51,11 @@ def _refuse_external(mod: IRModule) -> None:
 #: attribute of ``main`` naming the params already bound into it as constants (by
 #: ``relay.quantize.quantize``), each with :func:`param_fingerprint` of the value bound: a
 #: JSON object ``{name: fingerprint}`` as a string.
-BOUND_PARAMS_ATTR = "relay_tvm.bound_params"
-
-
-def param_fingerprint(value) -> str:
-    """dtype, shape and a SHA-1 of the bytes of a NumPy array / tvm Tensor."""
-    import hashlib
-
-    import numpy as np
-
-    a = np.ascontiguousarray(value.numpy() if hasattr(value, "numpy") else np.asarray(value))
-    return f"{a.dtype}{a.shape}:{hashlib.sha1(a.tobytes()).hexdigest()}"
-
-
 def _drop_already_bound(main, params: dict) -> dict:
-    """0.19 idiom: ``relay.build(relay.quantize.quantize(mod, params), params=params)``. The
-    params that quantize bound are left out when they are the very values it bound; a
-    different value is an error, not silently dropped."""
+    """0.19 idioms: ``relay.build(relay.quantize.quantize(mod, params), params=params)``, and
+    ``relay.build`` with the params of a main that ``bind_params_by_name`` bound them into. The
+    params bound already are left out when they are the very values bound; a different value
+    is an error, not silently dropped."""
     bound = main.attrs.get(BOUND_PARAMS_ATTR) if main.attrs is not None else None
     if not bound:
         return params
@@ -77,7 +69,7 @@ def _drop_already_bound(main, params: dict) -> dict:
         if k in bound and k not in names:
             if param_fingerprint(v) != bound[k]:
                 raise BuildError(f"build: param {k!r} was bound into main already (by "
-                                 f"relay.quantize) with a different value")
+                                 f"relay.quantize or bind_params_by_name) with a different value")
             continue
         out[k] = v
     return out
@@ -100,7 +92,7 @@ def _bind_params(mod: IRModule, params) -> IRModule:
                          f"{sorted(names)}); tvm.relay 0.19 ignored such names, relay_tvm "
                          f"refuses them: pass only main's, e.g. {{k: v for k, v in "
                          f"params.items() if k in names}}")
-    mod["main"] = bind_params_by_name(main, params)
+    mod["main"] = bind_params_by_name(main, params, record=False)
     return mod
 
 

@@ -94,7 +94,7 @@ def _bind_params(func, params):
             raise RelayError(
                 f"quantize: parameter {k!r} holds non-finite values ({arr[tuple(bad)]} at "
                 f"index {tuple(int(i) for i in bad)}): no quantization scale represents them")
-    return bind_params_by_name(func, params)
+    return bind_params_by_name(func, params, record=False)  # quantize records them itself
 
 
 def _check_finite_weights(func) -> None:
@@ -183,12 +183,8 @@ def quantize(mod, params=None, dataset=None):
         mod = partition_conversions(mod, dtypes, cfg.partition_conversions == "fully_integral")
     if params:
         # relay.build(qmod, params=params), the 0.19 idiom, then knows these are bound already
-        from ..backend.build_module import BOUND_PARAMS_ATTR, param_fingerprint
+        from ..transform.bind_params import record_bound_params
 
         mod = mod.shallow_copy()
-        import json
-
-        # a JSON string, not a dict: the text format prints and parses it back unchanged
-        mod["main"] = mod["main"].with_attr(BOUND_PARAMS_ATTR, json.dumps(
-            {k: param_fingerprint(v) for k, v in params.items()}, sort_keys=True))
+        mod["main"] = record_bound_params(mod["main"], params)
     return mod

@@ -98,7 +98,7 @@ class Interpreter_(Executor):
 
         mod, immediate = self._main_module(self.mod, expr)
         if self.params:
-            mod["main"] = bind_params_by_name(mod["main"], self.params)
+            mod["main"] = bind_params_by_name(mod["main"], self.params, record=False)
         mod = infer_module(mod)
         interp = Interpreter(mod)
         func = mod["main"]

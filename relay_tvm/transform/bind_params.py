@@ -93,11 +93,40 @@ def list_to_array(value, dtype: str, where: str) -> np.ndarray:
     return out
 
 
-def bind_params_by_name(func: Function, params: dict) -> Function:
+#: the function attribute recording the params bound into a function by name (JSON
+#: ``{name: param_fingerprint}``): ``relay.build(mod, params=params)`` after
+#: ``bind_params_by_name`` or ``relay.quantize.quantize``, a common tvm.relay 0.19 idiom, then
+#: skips those params when their values are the ones bound and refuses different ones
+BOUND_PARAMS_ATTR = "relay_tvm.bound_params"
+
+
+def param_fingerprint(value) -> str:
+    """dtype, shape and a SHA-1 of the bytes of a NumPy array / tvm Tensor."""
+    import hashlib
+
+    a = np.ascontiguousarray(value.numpy() if hasattr(value, "numpy") else np.asarray(value))
+    return f"{a.dtype}{a.shape}:{hashlib.sha1(a.tobytes()).hexdigest()}"
+
+
+def record_bound_params(func: Function, params: dict) -> Function:
+    """``func`` with ``params``' fingerprints added to its :data:`BOUND_PARAMS_ATTR` record (a
+    JSON string, so that the text format keeps it)."""
+    import json
+
+    old = func.attrs.get(BOUND_PARAMS_ATTR) if func.attrs is not None else None
+    record = json.loads(old) if isinstance(old, str) else dict(old or {})
+    record.update({k: param_fingerprint(v) for k, v in params.items()})
+    return func.with_attr(BOUND_PARAMS_ATTR, json.dumps(record, sort_keys=True))
+
+
+def bind_params_by_name(func: Function, params: dict, record: bool = True) -> Function:
     """Replace the parameters of ``func`` named in ``params`` by constants.
 
     A value must have exactly the dtype and shape the parameter declares (nothing is cast or
     broadcast); a Python scalar takes the declared dtype where it holds the value exactly.
+    Names that are not parameters of ``func`` are skipped (as in tvm.relay 0.19). With
+    ``record`` (the default) the result remembers what was bound (:data:`BOUND_PARAMS_ATTR`),
+    so that ``relay.build(mod, params=params)`` afterwards accepts the same values again.
 
     Raises:
         RelayError: two parameters share a bound name, or a value's dtype or shape differs from
@@ -130,7 +159,11 @@ def bind_params_by_name(func: Function, params: dict) -> Function:
                 what += f" (a Python {type(value).__name__}, which NumPy reads as {arr.dtype})"
             check_arg(arr, ann, what)
         binds[p] = Constant(arr)
-    return substitute(func, binds)
+    out = substitute(func, binds)
+    if record and binds:
+        out = record_bound_params(out, {p.name_hint: c.data for p, c in binds.items()})
+    return out
 
 
-__all__ = ["bind_params_by_name", "check_arg"]
+__all__ = ["bind_params_by_name", "check_arg", "BOUND_PARAMS_ATTR", "param_fingerprint",
+           "record_bound_params"]

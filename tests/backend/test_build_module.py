@@ -951,3 +951,35 @@ def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] { @count(2, ta
     with pytest.raises(BuildError, match=r"got a call of the global function "
                                                       r"@count \(a non-primitive function\)"):
         relay.build(relay.parse(src), target="llvm")
+
+
+def test_build_accepts_the_params_bind_params_by_name_bound():
+    """v0.19 gallery trial (build_gcn): bind_params_by_name(main, params), then
+    relay.build(mod, params=params) with the same dict. 0.19 skipped the names main no longer
+    has; relay_tvm refused them as unknown. bind_params_by_name now records what it bound, so
+    build skips those very values, refuses different ones, and still refuses a misspelt name."""
+    rng = np.random.default_rng(11)
+    x = relay.var("x", shape=(2, 3))
+    w = relay.var("w", shape=(4, 3))
+    b = relay.var("b", shape=(4,))
+    mod = relay.IRModule.from_expr(relay.Function([x, w, b], relay.nn.bias_add(
+        relay.nn.dense(x, w), b)))
+    params = {"w": rng.standard_normal((4, 3)).astype("float32"),
+              "b": rng.standard_normal(4).astype("float32")}
+    bound = relay.IRModule.from_expr(relay.build_module.bind_params_by_name(mod["main"], params))
+    xv = rng.standard_normal((2, 3)).astype("float32")
+    want = xv @ params["w"].T + params["b"]
+    for kw in ({"params": params}, {}):
+        m = GraphModule(relay.build(bound, "llvm", **kw)["default"](relay_tvm_cpu()))
+        m.set_input("x", xv)
+        m.run()
+        np.testing.assert_allclose(m.get_output(0).numpy(), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(relay.BuildError, match="'w' was bound into main already .* different value"):
+        relay.build(bound, "llvm", params={"w": params["w"] + 1})
+    with pytest.raises(relay.errors.InputError, match=r"\['bb'\] are not parameters of main"):
+        relay.build(bound, "llvm", params={"bb": params["b"]})
+    # the record survives the text format (kept in the #[metadata] section)
+    again = relay.fromtext(bound.astext())
+    relay.build(again, "llvm", params=params)
+    with pytest.raises(relay.BuildError, match="different value"):
+        relay.build(again, "llvm", params={"b": params["b"] * 2})
