@@ -679,13 +679,18 @@ def _check_c_dtypes(tir_mod):
 
 
 def _codegen_context(tgt):
-    """TVM's PassContext for code generation: the C target cannot print vector types
-    (``float8``), so its loops are scalarized (``tirx.disable_vectorize``)."""
+    """TVM's PassContext for code generation: the current one as it is (not entered again:
+    leaving it would call its instruments' ``exit_pass_ctx``, which clears a
+    ``PassTimingInstrument``'s profile while the user's context is still open), except for the
+    C target, which cannot print vector types (``float8``), so its loops are scalarized
+    (``tirx.disable_vectorize``)."""
+    import contextlib
+
     import tvm
 
     cur = tvm.transform.PassContext.current()
     if tgt.kind.name != "c":
-        return cur
+        return contextlib.nullcontext(cur)
     config = {str(k): v for k, v in cur.config.items()}
     config["tirx.disable_vectorize"] = True
     return tvm.transform.PassContext(opt_level=cur.opt_level, config=config)

@@ -72,8 +72,16 @@ def split(tir_mod, parts: int) -> list:
 
 def _parallel_ok(tir_mod, tgt) -> bool:
     """CPU code (LLVM) of a shared library: not device code, not a system library (whose
-    kernels register themselves under one prefix)."""
+    kernels register themselves under one prefix), and no pass instruments in the current
+    ``PassContext``: a worker thread enters that context (TVM's contexts are per thread), and
+    entering and leaving it calls the instruments' ``enter_pass_ctx`` / ``exit_pass_ctx``
+    (clearing a ``PassTimingInstrument``'s profile), while their ``run_before_pass`` /
+    ``run_after_pass`` would run on several threads at once; tvm.relay 0.19 compiled on one."""
+    import tvm
+
     if tgt.kind.name != "llvm":
+        return False
+    if len(tvm.transform.PassContext.current().instruments):
         return False
     return tir_mod.attrs is None or "system_lib_prefix" not in tir_mod.attrs
 

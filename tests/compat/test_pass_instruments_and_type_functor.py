@@ -111,7 +111,7 @@ def _timed_lines(text):
 
     rows = []
     for line in text.splitlines():
-        m = re.fullmatch(r"(\t*)(\w+): (\d+)us \[(\d+)us\] \((\d+\.\d\d)%; (\d+\.\d\d)%\)", line)
+        m = re.fullmatch(r"(\t*)([\w.]+): (\d+)us \[(\d+)us\] \((\d+\.\d\d)%; (\d+\.\d\d)%\)", line)
         assert m, f"not in TVM's profile format: {line!r}"
         rows.append((len(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)),
                      float(m.group(5)), float(m.group(6))))
@@ -170,3 +170,36 @@ def test_override_instruments_on_the_current_context_reaches_relay_passes():
         cur.override_instruments([])
     relay.transform.InferType()(_mod())
     assert events == ["enter", "before InferType", "exit"]
+
+
+def test_instruments_survive_relay_build_and_see_one_thread():
+    """New-user trial: PassTimingInstrument().render() after relay.build inside the context was
+    empty ("no passes have been profiled"): the build entered and left the user's context again
+    for code generation, and leaving it calls exit_pass_ctx, which clears the profile; its
+    code-generation threads entered it too, so run_before_pass ran on several threads at once
+    (0.19 compiled on one). Now the profile holds the relay passes and TVM's, and an
+    instrument's callbacks all come from the calling thread."""
+    import threading
+
+    from tvm.ir.instrument import PassTimingInstrument
+
+    seen = []
+
+    @pass_instrument
+    class Threads:
+        def run_before_pass(self, mod, info):
+            seen.append((threading.get_ident(), info.name))
+
+    x = relay.var("x", shape=(1, 3, 8, 8))
+    w = relay.var("w", shape=(4, 3, 3, 3))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))
+    z = relay.nn.softmax(relay.nn.batch_flatten(relay.nn.max_pool2d(y, (2, 2), (2, 2))))
+    mod = tvm.IRModule.from_expr(relay.Function([x, w], z))
+    timing = PassTimingInstrument()
+    with tvm.transform.PassContext(opt_level=3, instruments=[timing, Threads()]):
+        relay.build(mod, target="llvm")
+        text = timing.render()
+    names = {n for _, n, *_ in _timed_lines(text)}
+    assert {"FuseOps", "FoldConstant", "tirx.MakePackedAPI"} <= names, sorted(names)
+    assert {t for t, _ in seen} == {threading.get_ident()}
+    assert any(n.startswith("tirx.") for _, n in seen) and "FuseOps" in {n for _, n in seen}
