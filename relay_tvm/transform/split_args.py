@@ -15,7 +15,8 @@ each group taking at most ``limit`` arguments (the previous group's result charg
 field that starts the next group, as 0.19 did); ``annotation.stop_fusion`` of the tuple makes
 each of its fields end a kernel, so FuseOps does not join the groups into one kernel again.
 Concatenating in groups along the same axis gives the same tensor. ``max_function_args=0``
-leaves the program unchanged. Needs types (runs InferType first).
+or a negative count leaves the program unchanged (0.19 took a ``uint64_t``: -1, the default of
+a target without a limit that its ``relay.build`` passed, became the largest count). Needs types (runs InferType first).
 """
 
 from __future__ import annotations
@@ -88,10 +89,11 @@ def SplitArgs(max_function_args):  # noqa: N802 - Relay's name
     more into a chain of concatenates of fewer (see the module docstring; opt level 1).
 
     Args:
-        max_function_args: the most arguments a kernel may take; 0 turns the pass off.
+        max_function_args: the most arguments a kernel may take; 0 or a negative count (-1,
+            what 0.19 passed for a target without a limit) turns the pass off.
 
     Raises:
-        RelayError: ``max_function_args`` is not an integer >= 0 (when the pass is made), or
+        RelayError: ``max_function_args`` is not an integer (when the pass is made), or
             leaves no room for the inputs of a concatenate (when it runs).
     """
     import operator
@@ -100,11 +102,11 @@ def SplitArgs(max_function_args):  # noqa: N802 - Relay's name
         n = None if isinstance(max_function_args, bool) else operator.index(max_function_args)
     except TypeError:
         n = None
-    # 0.19 took a uint64_t: a negative count is no limit it could mean
-    if n is None or n < 0:
-        raise RelayError(f"SplitArgs: max_function_args must be an int >= 0 (the most "
-                         f"arguments a kernel may take; 0 turns the pass off), got "
+    if n is None:
+        raise RelayError(f"SplitArgs: max_function_args must be an int (the most arguments a "
+                         f"kernel may take; 0 or a negative count turns the pass off), got "
                          f"{max_function_args!r}")
+    n = max(n, 0)  # 0.19 took a uint64_t: -1 (no limit) became the largest count
     return FunctionPass(lambda f, m, c: split_args(f, n),
                         PassInfo(1, "SplitArgs", ("InferType",)))
 

@@ -258,13 +258,16 @@ def test_split_args_leaves_small_concatenates_and_checks_the_limit():
     assert structural_equal(relay.transform.SplitArgs(0)(mod)["main"], mod["main"])
     with pytest.raises(relay.errors.RelayError, match="leaves no argument"):
         relay.transform.SplitArgs(1)(mod)
-    # a new-user trial: SplitArgs(-1) was refused as "leaving no argument" when it ran; a
-    # negative count (0.19 took a uint64_t) is refused when the pass is made
-    for bad in (-1, 2.5, "4", True):
+    # new-user trials: SplitArgs(-1) was refused as "leaving no argument" when it ran, then as
+    # negative; 0.19 took a uint64_t, and its relay.build passed -1 for a target without a
+    # limit: no split
+    for off in (-1, -7, np.int64(-1)):
+        assert structural_equal(relay.transform.SplitArgs(off)(mod)["main"], mod["main"])
+    for bad in (2.5, "4", True):
         with pytest.raises(relay.errors.RelayError,
-                           match=rf"^SplitArgs: max_function_args must be an int >= 0 \(the "
-                                 rf"most arguments a kernel may take; 0 turns the pass off\), "
-                                 rf"got {re.escape(repr(bad))}$"):
+                           match=rf"^SplitArgs: max_function_args must be an int \(the most "
+                                 rf"arguments a kernel may take; 0 or a negative count turns the "
+                                 rf"pass off\), got {re.escape(repr(bad))}$"):
             relay.transform.SplitArgs(bad)
     assert structural_equal(relay.transform.SplitArgs(np.int64(5))(mod)["main"], mod["main"])
 
