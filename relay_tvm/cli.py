@@ -318,7 +318,7 @@ def cmd_compile(args):
         raise CLIError(f"-o {args.output!r}: the directory {out_dir!r} does not exist")
     from .backend.library_file import check_export_path
 
-    check_export_path(args.output, "-o")  # before the import and the build, not after
+    check_export_path(args.output, "-o", archive=True)  # before the import and the build, not after
     bar = _progress(3, "import")
     with _step(bar, "import"):
         mod, params = _import(args, shapes)

@@ -211,25 +211,29 @@ class Executable:
 
     def export_library(self, path: str, **kwargs) -> None:
         """Write bytecode, kernels and constants into one shared library (the cross compiler
-        is chosen for cross-compiled targets, as ``relay.build``'s factory does).
+        is chosen for cross-compiled targets, as ``relay.build``'s factory does), or, for a
+        ``.tar`` path, into TVM's tar of object files, which :func:`load_executable` and
+        ``tvm.runtime.load_module`` link with this machine's C++ compiler when they load it (no
+        instruction-set record: loading does not check the CPU's features beforehand).
 
         An executable loaded from a file (:func:`load_executable`) is written as a copy of that
         file (TVM cannot serialize a loaded library; :func:`.library.copy_loaded`).
 
         Raises:
-            InputError: ``path`` does not end in ``.so``, ``.dylib`` or ``.dll`` (what
-                :func:`load_executable` loads); linker options for a loaded executable.
+            InputError: ``path`` does not end in ``.so``, ``.dylib``, ``.dll`` or ``.tar``
+                (what :func:`load_executable` loads); linker options for a loaded executable.
             BuildError: the file a loaded executable came from is gone.
         """
-        from ..backend.library_file import check_export_path
+        from ..backend.library_file import check_export_path, is_archive
         from .library import copy_loaded, without_scope_log
 
-        check_export_path(path, "Executable.export_library")
+        check_export_path(path, "Executable.export_library", archive=True)
         loaded = self._loaded_from
         if loaded is not None and loaded[1] is self.lib:  # TVM cannot save a loaded library
             copy_loaded(loaded[0], path, kwargs, "Executable.export_library")
             return
-        if self.target is not None and "cc" not in kwargs and "fcompile" not in kwargs:
+        if self.target is not None and "cc" not in kwargs and "fcompile" not in kwargs \
+                and not is_archive(path):  # a tar of objects: nothing is linked now
             from ..backend.build_module import cross_compiler
 
             cc = cross_compiler(self.target)
