@@ -122,11 +122,17 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
 
         mod = infer_module(mod)
     except RelayError as e:
-        hint = _shapeless_hint(inputs)
+        # the shapeless inputs are the cause only where inference stopped at an unknown type:
+        # a too-small input (conv output height 0) named the weights, whose shapes the
+        # operators infer, and "missing parameters" (new-user trial)
+        unknown = "cannot infer" in str(e)
+        hint = _shapeless_hint(inputs) if unknown else ""
         # an operator refusing a dtype is no shape problem (int32 data into an operator of
         # float tensors said "a parameter shape may not match": fresh-user trial)
         cause = ("an input's or parameter's dtype may not be one the graph's operators take"
-                 if " dtype " in str(e) else "a parameter shape may not match the graph")
+                 if " dtype " in str(e) else
+                 "an input or parameter has no shape" if unknown else
+                 "an input or parameter shape may not fit the graph")
         raise ConversionError(
             f"the converted {frontend} graph does not type-check ({cause}): {e}"
             + (f"\n{hint}" if hint else "")) from e

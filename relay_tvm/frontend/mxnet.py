@@ -491,8 +491,8 @@ def from_mxnet(symbol, shape=None, dtype="float32", arg_params=None, aux_params=
         mod, used = convert_graph(graph, shape, dtype, params, params_given, CONVERTERS,
                                   "MXNet", options={"unroll_foreach": bool(unroll_foreach)})
     except ConversionError as e:
-        if params_given or not any(k in str(e) for k in ("infer", "type-check")):
-            raise
+        if params_given or "infer" not in str(e):  # a concrete type error: the weights'
+            raise  # shapes were inferred, so their absence is not the cause
         # no weights at all: every weight is an input of unknown shape, and inference fails at
         # the first operator that cannot deduce it; say that the parameters were missing
         where = ""

@@ -287,3 +287,24 @@ def test_symbol_path_without_params_warns_that_weights_are_inputs(tmp_path):
     f = relay.create_executor("graph", mod=mod, target="llvm").evaluate()
     np.testing.assert_allclose(f(feed["data"], feed["fc_weight"], feed["fc_bias"]).numpy(), ref,
                                rtol=1e-5, atol=1e-6)
+
+
+def test_too_small_input_without_params_names_the_input_not_the_weights():
+    """New-user trial: a 2x2 input to a 3x3 convolution, no weights given. The error said the
+    output height would be 0 (right), then blamed "a parameter shape", the weights having no
+    shape and the missing parameters; the convolution infers its weights' shapes, so those
+    hints were wrong. A weight whose shape nothing infers still gets them."""
+    data = mx.sym.var("data")
+    conv = mx.sym.Convolution(data, kernel=(3, 3), num_filter=4, name="conv0")
+    with pytest.raises(relay.errors.ConversionError) as info:
+        relay.frontend.from_mxnet(conv, shape={"data": (1, 3, 2, 2)})
+    msg = str(info.value)
+    assert "(an input or parameter shape may not fit the graph)" in msg
+    assert "output height would be 0" in msg and "(1, 3, 2, 2)" in msg
+    assert "have no shape" not in msg and "parameters are missing" not in msg
+    added = mx.sym.broadcast_add(data, mx.sym.var("w"), name="add0")
+    with pytest.raises(relay.errors.ConversionError) as info:
+        relay.frontend.from_mxnet(added, shape={"data": (1, 3)})
+    msg = str(info.value)
+    assert "(an input or parameter has no shape)" in msg and "cannot infer the type" in msg
+    assert "input(s) ['w'] have no shape" in msg and "the parameters are missing" in msg
