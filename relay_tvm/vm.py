@@ -85,7 +85,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     tgt = make_target(target, target_host)
     database = database_in_scope(database)
     mod = _dynamic_to_static(mod)
-    opt = run_passes(mod, params)
+    opt = run_passes(mod, params, who="vm.compile")
     comp = VMCompiler(opt, tgt, "vm", database)
     # the kernels lowered so far compile on another thread while the rest are lowered
     with KernelCodegen(comp.cache.funcs, tgt, dynamic_parallel.pipeline(tgt)) as codegen:
@@ -141,7 +141,8 @@ class VMCompiler:
 
         if params is not None:
             self.set_params(params)
-        return run_passes(mod, self._params or None), self.get_params()
+        return (run_passes(mod, self._params or None, who="VMCompiler.optimize"),
+                self.get_params())
 
 
 __all__ = [

@@ -51,47 +51,100 @@ def _refuse_external(mod: IRModule) -> None:
 #: attribute of ``main`` naming the params already bound into it as constants (by
 #: ``relay.quantize.quantize``), each with :func:`param_fingerprint` of the value bound: a
 #: JSON object ``{name: fingerprint}`` as a string.
-def _drop_already_bound(main, params: dict) -> dict:
-    """0.19 idioms: ``relay.build(relay.quantize.quantize(mod, params), params=params)``, and
-    ``relay.build`` with the params of a main that ``bind_params_by_name`` bound them into. The
-    params bound already are left out when they are the very values bound; a different value
-    is an error, not silently dropped."""
+def _bound_record(main) -> dict:
+    """``main``'s :data:`BOUND_PARAMS_ATTR` record, ``{name: fingerprint}`` (empty if none)."""
     bound = main.attrs.get(BOUND_PARAMS_ATTR) if main.attrs is not None else None
     if not bound:
-        return params
+        return {}
     if isinstance(bound, str):  # JSON (what quantize writes; it survives the text format)
         import json
 
         bound = json.loads(bound)
+    return dict(bound)
+
+
+def _split_fingerprint(fp: str):
+    """``(dtype, shape, digest)`` of a :func:`param_fingerprint` ``f"{dtype}{shape}:{sha1}"``
+    (shape a tuple; None where ``fp`` is not of that form)."""
+    import ast
+
+    dtype, paren, rest = str(fp).partition("(")
+    shape, colon, digest = rest.rpartition(":")
+    if not paren or not colon:
+        return None
+    try:
+        return dtype, tuple(ast.literal_eval("(" + shape)), digest
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _how_different(bound_fp: str, value) -> str:
+    """What differs between the value bound as a param (fingerprint ``bound_fp``) and
+    ``value``: the dtype, the shape, or the values."""
+    from ..errors import no_implicit_cast
+
+    old, new = _split_fingerprint(bound_fp), _split_fingerprint(param_fingerprint(value))
+    if old is None or new is None:
+        return "with a different value"
+    if old[0] != new[0]:
+        return (f"with a different dtype: {old[0]} bound, {new[0]} given"
+                f"{no_implicit_cast(old[0], value)}")
+    if old[1] != new[1]:
+        return f"with a different shape: {old[1]} bound, {new[1]} given"
+    return f"with different values (of the same dtype {old[0]} and shape {old[1]})"
+
+
+def _drop_already_bound(main, params: dict, who: str = "build") -> dict:
+    """0.19 idioms: ``relay.build(relay.quantize.quantize(mod, params), params=params)``, and
+    ``relay.build`` with the params of a main that ``bind_params_by_name`` bound them into. The
+    params bound already are left out when they are the very values bound; a different value
+    is an error, not silently dropped."""
+    bound = _bound_record(main)
+    if not bound:
+        return params
     names = {p.name_hint for p in main.params}
     out = {}
     for k, v in params.items():
         if k in bound and k not in names:
             if param_fingerprint(v) != bound[k]:
-                raise BuildError(f"build: param {k!r} was bound into main already (by "
-                                 f"relay.quantize or bind_params_by_name) with a different value")
+                raise BuildError(f"{who}: param {k!r} was bound into main already (by "
+                                 f"relay.quantize or bind_params_by_name) "
+                                 f"{_how_different(bound[k], v)}")
             continue
         out[k] = v
     return out
 
 
-def _bind_params(mod: IRModule, params) -> IRModule:
+def _bind_params(mod: IRModule, params, who: str = "build") -> IRModule:
     if not params:
         return mod
 
     mod = mod.shallow_copy()
     main = mod["main"]
-    params = _drop_already_bound(main, dict(params))
+    params = _drop_already_bound(main, dict(params), who)
     if not params:
         return mod
     names = {p.name_hint for p in main.params}
     unknown = [k for k in params if k not in names]
     if unknown:
         # tvm.relay 0.19 skipped such names; a misspelt one left its weight an input silently
-        raise InputError(f"build: params {unknown} are not parameters of main (parameters: "
-                         f"{sorted(names)}); tvm.relay 0.19 ignored such names, relay_tvm "
-                         f"refuses them: pass only main's, e.g. {{k: v for k, v in "
-                         f"params.items() if k in names}}")
+        from ..errors import close_names, did_you_mean
+
+        bound = sorted(k for k in _bound_record(main) if k not in names)
+        choices = sorted(names) + bound
+        if len(unknown) == 1:
+            hints = did_you_mean(unknown[0], choices)
+        else:
+            hints = "; ".join(f"did you mean {' or '.join(map(repr, c))} for {k!r}?"
+                              for k in unknown for c in [close_names(k, choices)] if c)
+            hints = f" ({hints})" if hints else ""
+        raise InputError(
+            f"{who}: params {unknown} are not parameters of main{hints}; parameters: "
+            f"{sorted(names)}"
+            f"{f', already bound: {bound}' if bound else ''}. tvm.relay 0.19 ignored such "
+            f"names, relay_tvm refuses them: check the names (a misspelt weight would stay an "
+            f"input of main); if the extra names are really not main's, leave them out of "
+            f"params")
     mod["main"] = bind_params_by_name(main, params, record=False)
     return mod
 
@@ -102,9 +155,10 @@ def _infer(mod: IRModule) -> IRModule:
     return infer_module(mod)
 
 
-def run_passes(mod, params=None) -> IRModule:
+def run_passes(mod, params=None, who: str = "build") -> IRModule:
     """Bind ``params``, then run the optimization passes and fusion of the current
-    ``PassContext`` on the whole module (every function); the result is typed."""
+    ``PassContext`` on the whole module (every function); the result is typed. ``who``: the
+    entry point named in errors about ``params``."""
     from ..transform._rewrite import forget_functions
     from ..transform.pass_infra import PassContext, get_pass
     from ..transform.pipeline import default_pipeline
@@ -112,7 +166,7 @@ def run_passes(mod, params=None) -> IRModule:
     mod = _as_module(mod)
     if "main" not in mod:
         raise BuildError("build: the module has no @main function")
-    mod = _infer(_bind_params(mod, params))
+    mod = _infer(_bind_params(mod, params, who))
     ctx = PassContext.current()
     try:
         mod = default_pipeline(fuse=False)(mod)

@@ -102,12 +102,17 @@ def parse_graph(symbol, what: str = "MXNet symbol") -> Graph:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
-            # a download or copy cut short fails at its last character: say so
+            # a download or copy cut short fails at its last character, or in a string that
+            # the text ends in (json's "Unterminated string starting at", whose position is
+            # the string's start): say so
+            unterminated = e.msg.startswith("Unterminated string")
             cut = (" (the text is empty)" if not text.strip() else
                    " (the text ends there: a truncated file?)" if e.pos >= len(text.rstrip())
+                   else " (the text ends inside it: a truncated file?)" if unterminated
                    else "")
+            msg = e.msg[:-len(" at")] if e.msg.endswith(" at") else e.msg
             raise ConversionError(
-                f"{source}: malformed {what} JSON: {e.msg} at line {e.lineno} column {e.colno}"
+                f"{source}: malformed {what} JSON: {msg} at line {e.lineno} column {e.colno}"
                 f"{cut}"
             ) from None
     if not isinstance(data, dict):

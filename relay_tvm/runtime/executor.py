@@ -74,7 +74,8 @@ def order_args(names, args, kwargs) -> list:
     args = list(args)
     for k, v in kwargs.items():
         if k not in names:
-            raise InputError(f"unknown argument {k!r}; parameters are {list(names)}")
+            raise InputError(f"unknown argument {k!r}{did_you_mean(k, names)}; parameters are "
+                             f"{list(names)}")
         idx = list(names).index(k)
         while len(args) <= idx:
             args.append(None)

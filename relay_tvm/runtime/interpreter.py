@@ -307,6 +307,18 @@ class Interpreter:
             res = op.ref_impl(args, call.attrs, out_type)
         except RelayError:
             raise
+        except ValueError as err:
+            if "could not be broadcast" not in str(err):
+                raise InterpreterError(f"reference kernel of {op.name} failed: ValueError: "
+                                       f"{err}", call.span) from err
+            # dynamic (Any) dimensions type-check; their sizes meet only here
+            from ..errors import InputError
+
+            shapes = ", ".join(str(tuple(np.shape(a))) for a in args if hasattr(a, "shape"))
+            raise InputError(
+                f"{op.name}: the shapes of its operands {shapes} do not broadcast at run time "
+                f"(each dimension must be equal, or 1 on one side; NumPy broadcasting)",
+                call.span) from None
         except Exception as err:
             raise InterpreterError(
                 f"reference kernel of {op.name} failed: {type(err).__name__}: {err}", call.span

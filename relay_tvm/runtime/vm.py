@@ -753,7 +753,8 @@ class VirtualMachine:
         names = [s[0] for s in sigs]
         for k, v in kwargs.items():
             if k not in names:
-                raise InputError(f"@{func_name}: unknown argument {k!r}; parameters are {names}")
+                raise InputError(f"@{func_name}: unknown argument {k!r}"
+                                 f"{did_you_mean(k, names)}; parameters are {names}")
             i = names.index(k)
             while len(args) <= i:
                 args.append(None)

@@ -90,3 +90,18 @@ def test_from_import_of_a_missing_frontend_function_keeps_its_message():
         from tvm.relay.frontend import from_nothing  # noqa: F401
     assert not isinstance(e.value, RelayError)
     from tvm.relay.frontend import from_mxnet, mxnet  # noqa: F401  (what exists still imports)
+
+
+def test_from_import_of_a_missing_frontend_module_names_the_module_as_typed():
+    """A new-user trial: ``from tvm.relay.frontend import onnx`` named
+    ``relay_tvm.frontend.onnx`` (the import system joins "onnx" to the package's real name)."""
+    from relay_tvm.errors import ModuleNotProvidedError
+
+    with pytest.raises(ModuleNotProvidedError,
+                       match=r"^import tvm\.relay\.frontend\.onnx \(from_onnx\): relay_tvm has"):
+        from tvm.relay.frontend import onnx  # noqa: F401
+    with pytest.raises(ModuleNotProvidedError,
+                       match=r"^import tvm\.relay\.frontend\.pytorch \(from_pytorch\): "):
+        from tvm.relay.frontend import pytorch as torch_frontend  # noqa: F401
+    with pytest.raises(ModuleNotProvidedError, match=r"^import relay_tvm\.frontend\.onnx "):
+        from relay_tvm.frontend import onnx  # noqa: F401,F811

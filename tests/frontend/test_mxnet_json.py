@@ -102,6 +102,10 @@ def test_unsupported_operators_listed_with_counts():
     ("{not json", "malformed MXNet symbol JSON"),
     ('{"nodes": [{"op": "null"', r"malformed MXNet symbol JSON: Expecting ',' delimiter at line 1 "
      r"column 25 \(the text ends there: a truncated file\?\)$"),
+    # json's own message ends in "starting at" (new-user trial: "starting at at line 808")
+    ('{"nodes": [{"op": "null", "name": "fc1_wei',
+     r"malformed MXNet symbol JSON: Unterminated string starting at line 1 column 35 \(the "
+     r"text ends inside it: a truncated file\?\)$"),
     ("[1, 2]", "must be an object"),
     ('{"heads": [[0, 0, 0]]}', 'no "nodes" list'),
     ('{"nodes": {}, "heads": [[0, 0, 0]]}', 'no "nodes" list'),

@@ -91,3 +91,18 @@ def test_python_bools_are_taken_for_a_bool_parameter_only(kind):
     assert f(True).numpy().dtype == np.bool_
     assert bool(f(True).numpy()) is False
     assert bool(f(False).numpy()) is True
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_misspelt_keyword_argument_gets_a_did_you_mean(kind):
+    """A new-user trial: ``evaluate()(Data=x)`` for a parameter ``data`` said only "unknown
+    argument 'Data'"; a case-only difference is the likeliest slip."""
+    d = relay.var("data", shape=(2, 3))
+    mod = relay.IRModule.from_expr(relay.Function([d], relay.add(d, d)))
+    f = relay.create_executor(kind, mod=mod, target="llvm").evaluate()
+    at = "@main: " if kind == "vm" else ""
+    with pytest.raises(InputError, match=rf"^{at}unknown argument 'Data' \(did you mean "
+                                         rf"'data'\?\); parameters are \['data'\]$"):
+        f(Data=np.ones((2, 3), "float32"))
+    out = f(data=np.ones((2, 3), "float32")).numpy()
+    np.testing.assert_array_equal(out, np.full((2, 3), 2, "float32"))

@@ -200,3 +200,21 @@ def test_create_executor_aot_warns_and_runs_on_the_graph_executor():
         warnings.simplefilter("error")
         out = ex.evaluate()(np.array([1.0, -2.0, 0.5], "float32")).numpy()
     np.testing.assert_array_equal(out, [2.0, -4.0, 1.0])
+
+
+def test_dynamic_batches_that_do_not_broadcast_are_an_input_error():
+    """A new-user trial: x + y with x: (?, 4), y: (?, 4) called with batches 3 and 5 raised an
+    InterpreterError wrapping NumPy's ValueError; it names the operator and the two shapes, as
+    the VM does for the same program."""
+    from relay_tvm.errors import InputError
+
+    x = relay.var("x", shape=(relay.Any(), 4))
+    y = relay.var("y", shape=(relay.Any(), 4))
+    mod = relay.IRModule.from_expr(relay.Function([x, y], x + y))
+    f = relay.create_executor("debug", mod=mod).evaluate()
+    with pytest.raises(InputError, match=r"^add: the shapes of its operands \(3, 4\), \(5, 4\) "
+                                         r"do not broadcast at run time \(each dimension must "
+                                         r"be equal, or 1 on one side"):
+        f(np.ones((3, 4), "float32"), np.ones((5, 4), "float32"))
+    out = f(np.ones((3, 4), "float32"), np.ones((1, 4), "float32")).numpy()
+    np.testing.assert_array_equal(out, np.full((3, 4), 2, "float32"))

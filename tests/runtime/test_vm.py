@@ -126,6 +126,23 @@ def test_vm_argument_errors():
         vm.invoke("nope")
 
 
+def test_vm_misspelt_keyword_arguments_get_a_did_you_mean():
+    """A new-user trial: ``vm.run(Data=x)`` and ``vm.set_input("main", Data=x)`` for a
+    parameter ``data`` said only "unknown argument 'Data'"."""
+    d = relay.var("data", shape=(2,))
+    vm = VirtualMachine(relay.vm.compile(relay.IRModule.from_expr(relay.Function([d], d + d))))
+    x = np.array([1.0, 2.0], "float32")
+    msg = r"^@main: unknown argument 'Data' \(did you mean 'data'\?\); parameters are \['data'\]$"
+    with pytest.raises(relay.InputError, match=msg):
+        vm.run(Data=x)
+    with pytest.raises(relay.InputError, match=msg):
+        vm.set_input("main", Data=x)
+    with pytest.raises(relay.InputError, match=r"unknown argument 'xyz'; parameters are"):
+        vm.run(xyz=x)
+    vm.set_input("main", data=x)
+    np.testing.assert_array_equal(vm.run().numpy(), [2.0, 4.0])
+
+
 def test_local_functions_are_inlined():
     x = relay.var("x", shape=(3,))
     y = relay.var("y", shape=(3,))
