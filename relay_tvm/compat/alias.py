@@ -49,9 +49,6 @@ MODULE_PATHS = {
 
 _PREFIXES = ("tvm.relay", "relay_tvm")
 
-#: relay_tvm/frontend/__init__.py, whose frames :func:`_as_typed` passes over
-_FRONTEND_FILE = __file__.rsplit("compat", 1)[0] + "frontend/__init__.py"
-
 #: Other module aliases (old path -> module), filled by :func:`install` with those of
 #: :data:`relay_tvm.compat.tvm_shims.MODULE_ALIASES` whose old path TVM does not have.
 EXTRA: dict[str, str] = {}
@@ -105,34 +102,6 @@ class _AliasLoader(importlib.abc.Loader):
         sys.modules[module.__name__] = importlib.import_module(self.target)
 
 
-def _as_typed(fullname: str) -> str:
-    """``fullname`` as the importing statement spelled its package: ``from tvm.relay.frontend
-    import onnx`` imports ``relay_tvm.frontend.onnx`` (the import system joins the fromlist
-    name to the package's real ``__name__``), and the message should name
-    ``tvm.relay.frontend.onnx``. Read from the ``IMPORT_NAME`` instruction the first frame
-    outside the import machinery is running; ``fullname`` itself when that is not one."""
-    import dis
-
-    frame = sys._getframe(1)
-    while frame is not None and (frame.f_code.co_filename.startswith("<frozen importlib")
-                                 or frame.f_code.co_filename in (__file__, _FRONTEND_FILE)):
-        frame = frame.f_back
-    if frame is None:
-        return fullname
-    try:
-        ins = next((i for i in dis.get_instructions(frame.f_code)
-                    if i.offset == frame.f_lasti), None)
-    except Exception:  # code the dis module cannot read: keep the real name
-        return fullname
-    typed = ins.argval if ins is not None and ins.opname == "IMPORT_NAME" else None
-    if not isinstance(typed, str) or typed == fullname:
-        return fullname
-    real = target_of(typed) or typed
-    if fullname.startswith(real + "."):
-        return typed + fullname[len(real):]
-    return fullname
-
-
 def refusal_of(fullname: str) -> str | None:
     """Why ``fullname`` cannot be imported, for a 0.19 module relay_tvm does not provide
     (:data:`REFUSED`, a ``tvm.relay.frontend``/``relay_tvm.frontend`` module of a frontend it
@@ -148,8 +117,11 @@ def refusal_of(fullname: str) -> str | None:
             frontend = sys.modules.get("relay_tvm.frontend")
             explain = getattr(frontend, "missing_module_message", None)
             name = fullname[len(head):].partition(".")[0]
-            if explain is not None and explain(fullname, name) is not None:
-                return explain(_as_typed(fullname), name)  # (reading frames only then)
+            if explain is not None:
+                # named by its 0.19 path: ``from tvm.relay.frontend import onnx`` asks for
+                # relay_tvm.frontend.onnx (the import system joins "onnx" to the package's real
+                # name), which would name a module the user never wrote
+                return explain("tvm.relay.frontend." + fullname[len(head):], name)
     return None
 
 
