@@ -62,8 +62,11 @@ def _kernel_names(src):
 
 
 @needs_nvcc
-@pytest.mark.parametrize("model,arch", [("resnet18", "sm_80"), ("mobilenet", "sm_90"),
-                                        ("resnet18", "sm_90"), ("mobilenet", "sm_80")])
+# each model and each architecture once by default; the other pairs with -m sweep (CI time)
+@pytest.mark.parametrize("model,arch", [
+    ("resnet18", "sm_80"), ("mobilenet", "sm_90"),
+    pytest.param("resnet18", "sm_90", marks=pytest.mark.sweep),
+    pytest.param("mobilenet", "sm_80", marks=pytest.mark.sweep)])
 def test_model_kernels_compile_to_sass(model, arch):
     if model == "resnet18":
         mod, params = testing.resnet.get_workload(num_layers=18, batch_size=1)
