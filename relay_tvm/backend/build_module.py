@@ -48,11 +48,10 @@ def _refuse_external(mod: IRModule) -> None:
                 f"module with relay.create_executor('debug')")
 
 
-#: attribute of ``main`` naming the params already bound into it as constants (by
-#: ``relay.quantize.quantize``), each with :func:`param_fingerprint` of the value bound: a
-#: JSON object ``{name: fingerprint}`` as a string.
 def _bound_record(main) -> dict:
-    """``main``'s :data:`BOUND_PARAMS_ATTR` record, ``{name: fingerprint}`` (empty if none)."""
+    """``main``'s :data:`BOUND_PARAMS_ATTR` record of the params bound into it as constants
+    (by ``relay.quantize.quantize`` or ``bind_params_by_name``), ``{name: fingerprint}`` with
+    :func:`param_fingerprint` of each value (empty if none)."""
     bound = main.attrs.get(BOUND_PARAMS_ATTR) if main.attrs is not None else None
     if not bound:
         return {}
