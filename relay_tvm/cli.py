@@ -940,7 +940,47 @@ def build_parser():
     p = sub.add_parser("demo", help="model-zoo network with random weights: import, compile, "
                        "run, compare with MXNet (default command)")
     _add_demo_args(p)
+    p = sub.add_parser("script", help="run a tvm.relay 0.19 Python script unchanged: relay_tvm "
+                       "is imported first, so its `from tvm import relay` finds relay_tvm",
+                       description="Run FILE as `python FILE ARGS...` would, after `import "
+                       "relay_tvm` (which makes tvm.relay resolve to relay_tvm), so a Relay-era "
+                       "script needs no edit. Its errors print with their traceback, as "
+                       "Python's would.")
+    p.add_argument("file", help="the Python script")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (sys.argv[1:])")
     return parser
+
+
+def run_script(path: str, args=()) -> int:
+    """Run the Python script ``path`` as ``__main__`` with ``sys.argv = [path, *args]`` and its
+    folder first on ``sys.path`` (as ``python path args...`` does), relay_tvm imported already.
+    Returns 0, or the status of the ``SystemExit`` the script raised; its other exceptions
+    propagate (with their traceback).
+
+    Raises:
+        CLIError: ``path`` is not a file.
+    """
+    import runpy
+
+    if not os.path.isfile(path):
+        what = "a directory" if os.path.isdir(path) else "no such file"
+        raise CLIError(f"script: {path!r} is {what}; expected a Python script")
+    import relay_tvm  # noqa: F401  (tvm.relay resolves to relay_tvm from here on)
+
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [path, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as e:
+        code = e.code
+        if code is None or isinstance(code, int):
+            return code or 0
+        print(code, file=sys.stderr)  # sys.exit("message"): Python prints it, status 1
+        return 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    return 0
 
 
 def _add_demo_args(p):
@@ -966,6 +1006,12 @@ def main(argv=None):
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         argv = ["demo"] + argv
     args = parser.parse_args(argv)
+    if args.command == "script":  # the script's own errors and warnings, as Python shows them
+        try:
+            return run_script(args.file, args.args)
+        except CLIError as e:
+            print(f"relay-tvm: error: {e}", file=sys.stderr)
+            return 2
     # a command's warnings are messages to its user: no source file and line of the library
     fmt = warnings.formatwarning
     warnings.formatwarning = lambda msg, cat, *_a, **_k: f"relay-tvm: warning: {msg}\n"

@@ -862,3 +862,40 @@ def test_run_names_the_closest_input_and_the_cast_a_float64_file_needs(exported,
     np.save(d / "x32.npy", x.astype("float32"))  # the fix it names
     assert main(["run", so, "--input", f"data={d / 'x32.npy'}", "-o", str(d), "--repeat",
                  "1"]) == 0
+
+
+def test_script_runs_a_relay_era_script_unchanged(tmp_path, capsys):
+    """`relay-tvm script FILE ARGS...`: a tvm.relay 0.19 script (`from tvm import relay`, which
+    fails without an `import relay_tvm` first) runs unedited in a fresh process, as `python FILE
+    ARGS...` would: __main__, its argv, its exit status, its traceback."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "era.py"
+    script.write_text(
+        "import sys\nimport numpy as np\nimport tvm\nfrom tvm import relay\n"
+        "from tvm.contrib import graph_executor\n"
+        "x = relay.var('x', shape=(2, 3))\n"
+        "mod = tvm.IRModule.from_expr(relay.Function([x], relay.nn.relu(x - relay.const(1.0))))\n"
+        "with tvm.transform.PassContext(opt_level=3):\n"
+        "    lib = relay.build(mod, target='llvm')\n"
+        "m = graph_executor.GraphModule(lib['default'](tvm.cpu()))\n"
+        "m.set_input('x', np.load(sys.argv[1])); m.run()\n"
+        "np.save(sys.argv[2], m.get_output(0).numpy())\n"
+        "if __name__ == '__main__' and sys.argv[3:] == ['--fail']:\n"
+        "    raise ValueError('asked to fail')\n")
+    x = np.random.default_rng(5).standard_normal((2, 3)).astype("float32")
+    np.save(tmp_path / "x.npy", x)
+    cmd = [sys.executable, "-m", "relay_tvm", "script", str(script), str(tmp_path / "x.npy"),
+           str(tmp_path / "y.npy")]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), np.maximum(x - 1, 0), rtol=1e-6)
+    done = subprocess.run(cmd + ["--fail"], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 1
+    assert "Traceback" in done.stderr and "ValueError: asked to fail" in done.stderr
+    # in this process: sys.exit's status, and a missing script
+    (tmp_path / "exit3.py").write_text("import sys\nsys.exit(3)\n")
+    assert main(["script", str(tmp_path / "exit3.py")]) == 3
+    assert main(["script", str(tmp_path / "none.py")]) == 2
+    assert "'" + str(tmp_path / "none.py") + "' is no such file" in capsys.readouterr().err
