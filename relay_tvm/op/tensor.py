@@ -477,6 +477,8 @@ def _where_rel(types, attrs):
 def _where_compute(attrs, inputs, out_type):
     from tvm import topi
 
+    if _dynamic(inputs):  # an Any size of 1 at run time reads its row 0 (NumPy broadcasting)
+        inputs = broadcast_inputs(inputs, out_type.shape)
     return topi.where(
         to_bool(inputs[0]), *inputs[1:])
 

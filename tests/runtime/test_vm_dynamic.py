@@ -265,6 +265,26 @@ def test_size_one_any_dimensions_broadcast_as_numpy(op, np_op, dtype):
         vm.run(data(2, 3), data(2, 4))
 
 
+def test_where_broadcasts_size_one_any_dimensions():
+    """``where`` of three (?, ?) operands, some of size 1 in a dimension at run time: the VM
+    returned rows it never filled (4.6e-41 and such: the three-operand kernel indexed a size-1
+    operand with the output's index; found by re-running 0.19's test_any_where). Against
+    NumPy, and a pair that does not broadcast is refused."""
+    rng = np.random.default_rng(4)
+    c = relay.var("c", shape=(A, A), dtype="bool")
+    x, y = relay.var("x", shape=(A, A)), relay.var("y", shape=(A, A))
+    vm = _vm(relay.Function([c, x, y], relay.where(c, x, y)))
+    for cs, xs, ys in [((3, 4), (3, 1), (1, 4)), ((3, 4), (3, 4), (1, 4)),
+                       ((3, 4), (1, 4), (3, 4)), ((3, 1), (3, 4), (1, 4)),
+                       ((1, 1), (3, 4), (3, 4)), ((3, 4), (3, 4), (3, 4))]:
+        cv = rng.standard_normal(cs) > 0
+        xv = rng.standard_normal(xs).astype("float32")
+        yv = rng.standard_normal(ys).astype("float32")
+        np.testing.assert_array_equal(vm.run(cv, xv, yv).numpy(), np.where(cv, xv, yv))
+    with pytest.raises(InputError, match="neither is 1"):
+        vm.run(np.ones((3, 4), bool), np.ones((3, 4), "float32"), np.ones((2, 4), "float32"))
+
+
 def test_batch_loop_kernels_need_no_shape_function():
     """A batch-wise kernel of one dynamic input builds its output shape (n, 4) from that
     input's first dimension (match_shape / make_shape) instead of calling a compiled shape
