@@ -954,8 +954,8 @@ def build_parser():
 def run_script(path: str, args=()) -> int:
     """Run the Python script ``path`` as ``__main__`` with ``sys.argv = [path, *args]`` and its
     folder first on ``sys.path`` (as ``python path args...`` does), relay_tvm imported already.
-    Returns 0, or the status of the ``SystemExit`` the script raised; its other exceptions
-    propagate (with their traceback).
+    Returns 0, the status of the ``SystemExit`` the script raised, or 1 after printing the
+    traceback of another exception from the script's own frames (as Python does).
 
     Raises:
         CLIError: ``path`` is not a file.
@@ -968,15 +968,24 @@ def run_script(path: str, args=()) -> int:
     import relay_tvm  # noqa: F401  (tvm.relay resolves to relay_tvm from here on)
 
     saved_argv, saved_path = sys.argv, list(sys.path)
+    full = os.path.abspath(path)  # Python's __file__ (and traceback name) of a main script
     sys.argv = [path, *args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    sys.path.insert(0, os.path.dirname(full))
     try:
-        runpy.run_path(path, run_name="__main__")
+        runpy.run_path(full, run_name="__main__")
     except SystemExit as e:
         code = e.code
         if code is None or isinstance(code, int):
             return code or 0
         print(code, file=sys.stderr)  # sys.exit("message"): Python prints it, status 1
+        return 1
+    except Exception as e:  # the traceback from the script's own frames, as Python's
+        import traceback
+
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != full:
+            tb = tb.tb_next
+        traceback.print_exception(type(e), e, tb or e.__traceback__)
         return 1
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
@@ -1005,7 +1014,11 @@ def main(argv=None):
     parser = build_parser()
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         argv = ["demo"] + argv
-    args = parser.parse_args(argv)
+    if argv[:1] == ["script"] and len(argv) >= 2 and argv[1] not in ("-h", "--help"):
+        # FILE and its arguments exactly as given (argparse would take a "--" of them)
+        args = argparse.Namespace(command="script", file=argv[1], args=argv[2:])
+    else:
+        args = parser.parse_args(argv)
     if args.command == "script":  # the script's own errors and warnings, as Python shows them
         try:
             return run_script(args.file, args.args)

@@ -106,7 +106,7 @@ def _drop_already_bound(main, params: dict, who: str = "build") -> dict:
     for k, v in params.items():
         if k in bound and k not in names:
             if param_fingerprint(v) != bound[k]:
-                raise BuildError(f"{who}: param {k!r} was bound into main already (by "
+                raise InputError(f"{who}: param {k!r} was bound into main already (by "
                                  f"relay.quantize or bind_params_by_name) "
                                  f"{_how_different(bound[k], v)}")
             continue

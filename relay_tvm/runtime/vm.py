@@ -604,6 +604,13 @@ def _call_with_big_stack(fn, args):
     return box["out"]
 
 
+def _is_runtime_module(obj) -> bool:
+    """Whether ``obj`` is a TVM runtime module (what ``tvm.runtime.load_module`` returns)."""
+    import tvm
+
+    return isinstance(obj, tvm.runtime.Module)
+
+
 def _not_an_executable(exe) -> str:
     """Why ``VirtualMachine(exe)`` cannot run ``exe`` (not an :class:`Executable`), and what
     to do instead."""
@@ -627,7 +634,8 @@ class VirtualMachine:
     """Runs an :class:`Executable` (tvm.runtime.vm.VirtualMachine).
 
     Args:
-        exe: the executable (:func:`relay_tvm.vm.compile`, :func:`load_executable`).
+        exe: the executable (:func:`relay_tvm.vm.compile`, :func:`load_executable`), or the
+            module ``tvm.runtime.load_module`` loaded from an exported one (as 0.19 took).
         device: ``tvm.runtime.Device`` (CPU when None).
 
     Raises:
@@ -642,6 +650,9 @@ class VirtualMachine:
 
         from .graph_executor import check_device
 
+        if not isinstance(exe, Executable) and _is_runtime_module(exe):
+            # 0.19 took the module tvm.runtime.load_module gave (and wrapped it itself)
+            exe = Executable(exe)
         if not isinstance(exe, Executable):
             raise BuildError(_not_an_executable(exe))
         late = exe.meta.get("late_bound")

@@ -124,7 +124,8 @@ def bind_params_by_name(func: Function, params: dict, record: bool = True) -> Fu
 
     A value must have exactly the dtype and shape the parameter declares (nothing is cast or
     broadcast); a Python scalar takes the declared dtype where it holds the value exactly.
-    Names that are not parameters of ``func`` are skipped (as in tvm.relay 0.19). With
+    Names that are not parameters of ``func`` are skipped (as in tvm.relay 0.19), with a
+    ``UserWarning`` naming them (and the closest parameter) when ``record`` is set. With
     ``record`` (the default) the result remembers what was bound (:data:`BOUND_PARAMS_ATTR`),
     so that ``relay.build(mod, params=params)`` afterwards accepts the same values again.
 
@@ -143,6 +144,17 @@ def bind_params_by_name(func: Function, params: dict, record: bool = True) -> Fu
                 raise RelayError(f"cannot bind parameter {p.name_hint!r}: several parameters have that name")
         by_name[p.name_hint] = p
     binds = {}
+    if record:  # the user-facing call: 0.19 skipped such names silently
+        unknown = [k for k in params if k not in by_name]
+        if unknown:
+            import warnings
+
+            from ..errors import did_you_mean
+
+            hint = did_you_mean(unknown[0], by_name) if len(unknown) == 1 else ""
+            warnings.warn(f"bind_params_by_name: {unknown} are not parameters of the function"
+                          f"{hint} (parameters: {sorted(by_name)}); they are skipped, as in "
+                          f"tvm.relay 0.19", stacklevel=2)
     for name, value in params.items():
         if name not in by_name:
             continue

@@ -74,7 +74,10 @@ def test_threaded_codegen_runs_and_exports(threads, monkeypatch, tmp_path):
 
 def test_worker_threads_run_under_the_callers_pass_context(monkeypatch):
     """Every kernel's TIR passes run under the PassContext of the build, also on the worker
-    threads (its instruments see each kernel; its config reaches them)."""
+    threads: both threads compile under its config. With pass instruments the kernels compile
+    on the calling thread only (instruments saw callbacks from several threads at once, and
+    the workers' entering and leaving the context cleared a PassTimingInstrument; a new-user
+    trial), and the instruments see each kernel."""
     monkeypatch.setenv(link.ENV, "2")
     seen = set()
 
@@ -90,12 +93,28 @@ def test_worker_threads_run_under_the_callers_pass_context(monkeypatch):
     kernels = {gv.name_hint for gv in lib.ir_mod.get_global_vars()}
     assert len(link.split(lib.ir_mod, 2)) == 2
     tgt = lib.target
+    import threading
+
     from relay_tvm.backend import dynamic_parallel
 
+    calls = []
+    real_build = tvm.tirx.build
+
+    def recording_build(*args, **kwargs):
+        cfg = tvm.transform.PassContext.current().config
+        calls.append((threading.get_ident(), bool(cfg.get("tirx.noalias", True))))
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(tvm.tirx, "build", recording_build)
+    with tvm.transform.PassContext(opt_level=3, config={"tirx.noalias": False}):
+        built = link.build_kernels(lib.ir_mod, tgt, dynamic_parallel.pipeline(tgt), threads=2)
+    assert len(built.imports) == 1  # the second thread's module, linked into the first
+    assert len({t for t, _ in calls}) == 2 and not any(noalias for _, noalias in calls)
+    monkeypatch.setattr(tvm.tirx, "build", real_build)
     with tvm.transform.PassContext(opt_level=3, instruments=[Record()]):
         built = link.build_kernels(lib.ir_mod, tgt, dynamic_parallel.pipeline(tgt), threads=2)
     assert kernels <= seen
-    assert len(built.imports) == 1  # the second thread's module, linked into the first
+    assert len(built.imports) == 0  # one module, compiled on the calling thread
 
 
 def test_bad_thread_count_is_an_error(monkeypatch):

@@ -894,6 +894,14 @@ def test_script_runs_a_relay_era_script_unchanged(tmp_path, capsys):
     done = subprocess.run(cmd + ["--fail"], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 1
     assert "Traceback" in done.stderr and "ValueError: asked to fail" in done.stderr
+    # the script's own frames, named by absolute path, as Python shows them
+    assert f'File "{script}", line 14' in done.stderr
+    assert "runpy" not in done.stderr and "cli.py" not in done.stderr
+    # its arguments exactly as given ("--" included), __file__ absolute
+    (tmp_path / "args.py").write_text(
+        "import sys\nassert sys.argv[1:] == ['--', '-x', 'y'], sys.argv\n"
+        "assert __file__ == sys.argv[0] and __file__.startswith('/'), __file__\n")
+    assert main(["script", str(tmp_path / "args.py"), "--", "-x", "y"]) == 0
     # in this process: sys.exit's status, and a missing script
     (tmp_path / "exit3.py").write_text("import sys\nsys.exit(3)\n")
     assert main(["script", str(tmp_path / "exit3.py")]) == 3

@@ -281,3 +281,18 @@ def test_flipped_byte_in_an_exported_library_is_refused(tmp_path, kind):
     out = relay.create_executor(kind, mod, target="llvm").evaluate()(np.ones(2, "float32"))
     np.testing.assert_array_equal(out.numpy(), [2.5, 2.5])
     assert load(str(full)) is not None
+
+
+def test_virtual_machine_takes_the_module_load_module_returns(tmp_path):
+    """tvm.relay 0.19's VirtualMachine wrapped a runtime module itself, so
+    VirtualMachine(tvm.runtime.load_module(path), dev) ran an exported executable; relay_tvm
+    refused it (a later new-user trial). Against NumPy, from a .so and a .tar."""
+    import tvm
+
+    x = relay.var("x", shape=(2, 3))
+    exe = relay.vm.compile(relay.IRModule.from_expr(relay.Function([x], relay.exp(x))), "llvm")
+    v = np.random.default_rng(2).standard_normal((2, 3)).astype("float32")
+    for name in ("vm.so", "vm.tar"):
+        exe.export_library(str(tmp_path / name))
+        vm = relay.vm.VirtualMachine(tvm.runtime.load_module(str(tmp_path / name)), tvm.cpu())
+        np.testing.assert_allclose(vm.run(v).numpy(), np.exp(v), rtol=1e-6)
