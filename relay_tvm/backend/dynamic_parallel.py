@@ -7,18 +7,27 @@ the kernel waits for it with the other core idle. This pass rewrites each outerm
 loop so that the threads share its iterations at run time, in ``K`` chunks of consecutive
 iterations:
 
-- the task that runs the loop's first iteration takes chunks from the front (0, 1, 2, ...),
-  every other task from the back (K-1, K-2, ...), until they meet; with two threads each takes
-  one contiguous range, as with the static split (the next kernel finds its data in the same
-  core's cache when its split matches), but the ranges' boundary moves to where the two
-  threads meet;
+- the task that runs the loop's first iteration takes chunks from the front, every other
+  task from the back, until they meet; with two threads each takes one contiguous range, as
+  with the static split (the next kernel finds its data in the same core's cache when its
+  split matches), but the ranges' boundary moves to where the two threads meet;
+- each take is ``max(1, R // threads)`` of the ``R`` chunks left (guided self-scheduling): a
+  thread that starts in time takes its share in a few large pieces and the pieces shrink to
+  single chunks towards the end, where a late or slowed thread's work moves to the other;
 - the two cursors are guarded by a ``pthread_mutex_t`` in the kernel's stack frame (TIR's CPU
-  code generator has no atomic operations): one lock and unlock per chunk.
+  code generator has no atomic operations): one lock and unlock per take, about ``log2 K``
+  takes in all (two threads in step) instead of ``K``. Each take moves the mutex's and the cursors'
+  cache lines between the cores (320-380 ns a round trip in the slow state of the 2-vCPU VMs,
+  RESULTS.md). Zen 1, 2 threads, ``bench_ab`` (31 rounds, one process) against one chunk a
+  take with 8 chunks per thread, quiet machine: MobileNet-1.0 0.4-1.7% faster (three runs),
+  ResNet-18 0-0.4%, ResNet-50 0.6-1.0%, MobileNetV2 0.5-1.1%; with a busy process beside
+  it ResNet-18 1.9-4.1% and ResNet-50 1.3-3.3% faster. Against TVM's static split (quiet):
+  MobileNet-1.0 within 1%, ResNet-18 1.4-1.7% faster.
 
 Applied by :func:`pipeline` to LLVM CPU kernels (not to the C target, whose code has no
 prototype for the lock functions) of libraries built for two or more threads
-(:func:`relay_tvm._threads.module_threads` when building: ``K`` is about 8 per thread, so a
-library built for ``n`` threads gives at most ``8n`` threads work per loop).
+(:func:`relay_tvm._threads.module_threads` when building: ``K`` is about 16 per thread, so a
+library built for ``n`` threads gives at most ``16n`` threads work per loop).
 ``RELAY_TVM_STATIC_PARALLEL=1`` turns it off (for A/B).
 """
 
@@ -29,7 +38,7 @@ import os
 _MUTEX_WORDS = 16  # int32 words for a pthread_mutex_t (40 bytes on x86-64, 48 on AArch64)
 _LO, _HI = _MUTEX_WORDS, _MUTEX_WORDS + 1  # the cursors' words after the mutex
 _SYNC_WORDS = _MUTEX_WORDS + 16  # cursors on their own cache line
-_CHUNKS_PER_THREAD = 8
+_CHUNKS_PER_THREAD = 16
 _MIN_ITERATIONS = 4  # fewer iterations keep the static split
 
 
@@ -42,6 +51,29 @@ def chunking(extent: int, threads: int) -> tuple:
     return -(-extent // per), per
 
 
+def take_divisor(threads: int) -> int:
+    """A take is ``max(1, R // take_divisor(threads))`` of the ``R`` chunks left."""
+    return max(1, threads)
+
+
+def takes(chunks: int, threads: int, order) -> list:
+    """The takes ``(task, first chunk, count)`` of a loop of ``chunks`` chunks when the tasks
+    grab in ``order`` (a sequence of task indices, 0 the front task, repeated as needed): the
+    kernel's protocol in Python, for tests and for reading the doc's claims."""
+    lo, hi, out, k = 0, chunks, [], 0
+    while lo < hi:
+        task = order[k % len(order)]
+        k += 1
+        piece = max(1, (hi - lo) // take_divisor(threads))
+        if task == 0:
+            out.append((task, lo, piece))
+            lo += piece
+        else:
+            hi -= piece
+            out.append((task, hi, piece))
+    return out
+
+
 def _rewrite_loop(loop, threads: int):
     from tvm import tirx
 
@@ -50,32 +82,39 @@ def _rewrite_loop(loop, threads: int):
     dt = str(loop.extent.ty)
     i32 = "int32"
     sync = tirx.decl_buffer((_SYNC_WORDS,), i32, name="par_sync")
-    cur = tirx.decl_buffer((1,), i32, name="par_chunk")
     mutex = tirx.address_of(tirx.BufferLoad(sync, [tirx.const(0, i32)]))
     lo = tirx.BufferLoad(sync, [tirx.const(_LO, i32)])
     hi = tirx.BufferLoad(sync, [tirx.const(_HI, i32)])
-    c = tirx.BufferLoad(cur, [tirx.const(0, i32)])
 
     def store(buf, idx, value):
         return tirx.BufferStore(buf, value, [tirx.const(idx, i32)])
 
     t = tirx.Var("par_task", i32)
     front = t == 0  # the task running the loop's first iteration takes chunks from the front
+    # par_chunk: [first chunk of the take, chunks taken]; the first -1 when the work is gone
+    cur = tirx.decl_buffer((2,), i32, name="par_chunk")
+    c, cn = (tirx.BufferLoad(cur, [tirx.const(i, i32)]) for i in (0, 1))
+    piece = tirx.Max(tirx.const(1, i32),
+                     tirx.floordiv(hi - lo, tirx.const(take_divisor(threads), i32)))
 
     def grab():
-        """Under the lock: par_chunk = the next chunk from this task's end, or -1."""
-        take = tirx.IfThenElse(front, tirx.SeqStmt([store(cur, 0, lo), store(sync, _LO, lo + 1)]),
-                               tirx.SeqStmt([store(sync, _HI, hi - 1), store(cur, 0, hi)]))
+        """Under the lock: par_chunk = the next take from this task's end, or -1."""
+        take = tirx.IfThenElse(
+            front, tirx.SeqStmt([store(cur, 0, lo), store(cur, 1, piece),
+                                 store(sync, _LO, lo + piece)]),
+            tirx.SeqStmt([store(cur, 1, piece), store(sync, _HI, hi - piece), store(cur, 0, hi)]))
         return tirx.SeqStmt([
             tirx.Evaluate(tirx.call_extern(i32, "pthread_mutex_lock", mutex)),
             tirx.IfThenElse(lo < hi, take, store(cur, 0, tirx.const(-1, i32))),
             tirx.Evaluate(tirx.call_extern(i32, "pthread_mutex_unlock", mutex)),
         ])
 
-    cc = tirx.Cast(dt, c) if dt != i32 else c
-    begin = cc * tirx.const(g, dt)
+    def cast(e):
+        return tirx.Cast(dt, e) if dt != i32 else e
+
+    begin = cast(c) * tirx.const(g, dt)
     run = tirx.For(loop.loop_var, begin,
-                   tirx.Min(tirx.const(g, dt), tirx.const(extent, dt) - begin),
+                   tirx.Min(cast(cn) * tirx.const(g, dt), tirx.const(extent, dt) - begin),
                    tirx.ForKind.SERIAL, loop.body)
     body = tirx.SeqStmt([
         tirx.AllocBuffer(cur),

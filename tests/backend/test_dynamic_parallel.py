@@ -33,12 +33,27 @@ def _lowered(shape, target="llvm"):
 
 
 @pytest.mark.parametrize("extent,threads,chunks,per", [
-    (4, 2, 4, 1), (16, 2, 16, 1), (17, 2, 9, 2), (1000, 2, 16, 63), (1000, 4, 32, 32),
-    (5, 8, 5, 1), (7, 1, 7, 1)])
+    (4, 2, 4, 1), (16, 2, 16, 1), (17, 2, 17, 1), (40, 2, 20, 2), (1000, 2, 32, 32),
+    (1000, 4, 63, 16), (5, 8, 5, 1), (7, 1, 7, 1)])
 def test_chunking(extent, threads, chunks, per):
     assert dp.chunking(extent, threads) == (chunks, per)
     # every iteration in exactly one chunk, the last chunk not empty
     assert (chunks - 1) * per < extent <= chunks * per
+
+
+@pytest.mark.parametrize("chunks,threads,order,expect", [
+    # two threads in step: halves of what is left, from both ends, until they meet
+    (32, 2, [0, 1], [(0, 0, 16), (1, 24, 8), (0, 16, 4), (1, 22, 2), (0, 20, 1), (1, 21, 1)]),
+    # the back thread late by two takes: the front one has taken 3/4 of the work by then
+    (16, 2, [0, 0, 1], [(0, 0, 8), (0, 8, 4), (1, 14, 2), (0, 12, 1), (0, 13, 1)]),
+    # four threads, one front task
+    (8, 4, [0, 1, 2, 3], [(0, 0, 2), (1, 7, 1), (2, 6, 1), (3, 5, 1), (0, 2, 1), (1, 4, 1), (2, 3, 1)]),
+])
+def test_takes_shrink_and_cover_every_chunk_once(chunks, threads, order, expect):
+    got = dp.takes(chunks, threads, order)
+    assert got == expect
+    covered = sorted(i for _, first, n in got for i in range(first, first + n))
+    assert covered == list(range(chunks))
 
 
 def test_parallel_loop_is_rewritten_and_equals_numpy():
