@@ -21,7 +21,8 @@ iterations:
   RESULTS.md). Zen 1, 2 threads, ``bench_ab`` (31 rounds, one process) against one chunk a
   take with 8 chunks per thread, quiet machine: MobileNet-1.0 0.4-1.7% faster (three runs),
   ResNet-18 0-0.4%, ResNet-50 0.6-1.0%, MobileNetV2 0.5-1.1%; with a busy process beside
-  it ResNet-18 1.9-4.1% and ResNet-50 1.3-3.3% faster. Against TVM's static split (quiet):
+  it (noisy, 2-3x slower runs) ResNet-18 1.9-4.1% and ResNet-50 1.3-3.3% faster,
+  MobileNet-1.0 0.3% (best) and 5% (median) slower. Against TVM's static split (quiet):
   MobileNet-1.0 within 1%, ResNet-18 1.4-1.7% faster.
 
 Applied by :func:`pipeline` to LLVM CPU kernels (not to the C target, whose code has no
