@@ -952,27 +952,35 @@ def build_parser():
 
 
 def run_script(path: str, args=()) -> int:
-    """Run the Python script ``path`` as ``__main__`` with ``sys.argv = [path, *args]`` and its
-    folder first on ``sys.path`` (as ``python path args...`` does), relay_tvm imported already.
+    """Run the Python script ``path`` as ``__main__`` with ``sys.argv = [path, *args]`` (``path``
+    as given), ``__file__`` its absolute path and its folder first on ``sys.path`` (as ``python
+    path args...`` does), relay_tvm imported already.
     Returns 0, the status of the ``SystemExit`` the script raised, or 1 after printing the
     traceback of another exception from the script's own frames (as Python does).
 
     Raises:
         CLIError: ``path`` is not a file.
     """
-    import runpy
+    import builtins
+    import types
 
     if not os.path.isfile(path):
         what = "a directory" if os.path.isdir(path) else "no such file"
         raise CLIError(f"script: {path!r} is {what}; expected a Python script")
     import relay_tvm  # noqa: F401  (tvm.relay resolves to relay_tvm from here on)
 
-    saved_argv, saved_path = sys.argv, list(sys.path)
+    saved_argv, saved_path, saved_main = sys.argv, list(sys.path), sys.modules.get("__main__")
     full = os.path.abspath(path)  # Python's __file__ (and traceback name) of a main script
-    sys.argv = [path, *args]
+    sys.argv = [path, *args]  # argv[0] as given, as Python leaves it
     sys.path.insert(0, os.path.dirname(full))
+    main_mod = types.ModuleType("__main__")
+    main_mod.__dict__.update(__file__=full, __builtins__=builtins, __cached__=None,
+                             __loader__=None, __package__=None, __spec__=None)
+    sys.modules["__main__"] = main_mod  # pickling and `import __main__` find the script's
     try:
-        runpy.run_path(full, run_name="__main__")
+        with open(full, "rb") as f:
+            code = compile(f.read(), full, "exec")
+        exec(code, main_mod.__dict__)
     except SystemExit as e:
         code = e.code
         if code is None or isinstance(code, int):
@@ -989,6 +997,8 @@ def run_script(path: str, args=()) -> int:
         return 1
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
     return 0
 
 

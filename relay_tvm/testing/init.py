@@ -1,7 +1,8 @@
 """Seeded parameter initializers for the test workloads (after tvm.relay.testing.init).
 
 ``Xavier`` draws weights uniformly from ``[-s, s]`` with ``s = sqrt(magnitude / fan)``, fan the
-average of fan-in and fan-out (Glorot & Bengio 2010; MXNet's ``Xavier`` defaults). As in
+average of fan-in and fan-out (Glorot & Bengio 2010; MXNet's ``Xavier`` defaults), or the
+window size alone for a name containing ``depthwise`` (0.19's rule). As in
 tvm.relay 0.19, the parameter's name chooses by its ending: ``...weight`` Xavier, ``...bias``,
 ``...beta`` and ``...mean`` (``bn_mean``, ``moving_mean``) zeros, ``...gamma`` and ``...var``
 (``bn_var``, ``moving_var``) ones; any other name is an error (0.19: ``ValueError``).
@@ -43,6 +44,11 @@ class Xavier:
         hw = int(np.prod(shape[2:])) if len(shape) > 2 else 1
         fan_in, fan_out = shape[1] * hw, shape[0] * hw
         factor = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out}[self.factor_type]
+        if "depthwise" in name:
+            # 0.19's rule for a name with "depthwise" in it: the window size alone (each output
+            # channel sees one input channel). tvm.relay.testing.mobilenet's depthwise weights
+            # are named "<block>_weight", which it does not reach, in 0.19 as here.
+            factor = hw
         scale = np.sqrt(self.magnitude / factor)
         if self.rnd_type == "uniform":
             return self.rng.uniform(-scale, scale, size=shape).astype(dtype)

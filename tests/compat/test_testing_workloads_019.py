@@ -73,6 +73,18 @@ def test_default_initializer_follows_the_019_name_endings():
         testing.create_workload(relay.Function([x, scale], relay.multiply(x, scale)))
 
 
+def test_xavier_depthwise_name_uses_the_window_alone():
+    """0.19's Xavier: a parameter whose name contains "depthwise" gets s = sqrt(3 / (kh * kw))
+    (each output channel sees one input channel), any other weight sqrt(3 / avg fan)."""
+    init = testing.init.Xavier(seed=1)
+    dw = init("blk_depthwise_weight", (64, 1, 3, 3))
+    plain = init("blk_weight", (64, 1, 3, 3))
+    s_dw, s_plain = np.sqrt(3.0 / 9), np.sqrt(3.0 / ((9 + 64 * 9) / 2))
+    # 576 uniform draws on [-s, s] (seeded): the largest magnitude is within 2% of s (else p ~ 1e-5)
+    assert s_dw * 0.98 < np.abs(dw).max() <= s_dw
+    assert s_plain * 0.98 < np.abs(plain).max() <= s_plain
+
+
 def test_resnet_nhwc_is_the_nchw_network_transposed():
     a, pa = testing.resnet.get_workload(1, 10, 18, (3, 32, 32))
     b, pb = testing.resnet.get_workload(1, 10, 18, (32, 32, 3), "NHWC")  # 0.19's order

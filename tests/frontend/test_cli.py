@@ -864,7 +864,7 @@ def test_run_names_the_closest_input_and_the_cast_a_float64_file_needs(exported,
                  "1"]) == 0
 
 
-def test_script_runs_a_relay_era_script_unchanged(tmp_path, capsys):
+def test_script_runs_a_relay_era_script_unchanged(tmp_path, capsys, monkeypatch):
     """`relay-tvm script FILE ARGS...`: a tvm.relay 0.19 script (`from tvm import relay`, which
     fails without an `import relay_tvm` first) runs unedited in a fresh process, as `python FILE
     ARGS...` would: __main__, its argv, its exit status, its traceback."""
@@ -902,6 +902,13 @@ def test_script_runs_a_relay_era_script_unchanged(tmp_path, capsys):
         "import sys\nassert sys.argv[1:] == ['--', '-x', 'y'], sys.argv\n"
         "assert __file__ == sys.argv[0] and __file__.startswith('/'), __file__\n")
     assert main(["script", str(tmp_path / "args.py"), "--", "-x", "y"]) == 0
+    # a relative path: sys.argv[0] as given, __file__ absolute (Python 3.9+), __main__ is it
+    (tmp_path / "rel.py").write_text(
+        "import os, sys\nimport __main__\nassert sys.argv == ['rel.py', 'a'], sys.argv\n"
+        f"assert __file__ == {str(tmp_path / 'rel.py')!r}, __file__\n"
+        "assert __main__.__file__ == __file__ and __name__ == '__main__'\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["script", "rel.py", "a"]) == 0
     # in this process: sys.exit's status, and a missing script
     (tmp_path / "exit3.py").write_text("import sys\nsys.exit(3)\n")
     assert main(["script", str(tmp_path / "exit3.py")]) == 3
