@@ -120,6 +120,9 @@ class GraphModule:
         dev = check_device(lib, dev, "lib['default'](dev)", "library")
         self.device = dev
         devices = [dev] if dev.dlpack_device_type() == 1 else [dev, tvm.cpu(0)]
+        from ..backend.link import generate_machine_code
+
+        generate_machine_code(lib)  # an in-process build's kernels, on every build thread
         self._vm = relax.VirtualMachine(lib, devices)
         self._lib = lib
         if meta is None:

@@ -667,6 +667,9 @@ class VirtualMachine:
             from ..backend.isa import check_isa, target_isa
 
             check_isa(target_isa(exe.target), "VirtualMachine", "the executable")
+        from ..backend.link import generate_machine_code
+
+        generate_machine_code(exe.lib)  # an in-process build's kernels, on every build thread
         self._vm = relax.VirtualMachine(exe.lib, self.device)
         self._inputs: dict = {}
         self._outputs = None

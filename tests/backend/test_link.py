@@ -72,6 +72,47 @@ def test_threaded_codegen_runs_and_exports(threads, monkeypatch, tmp_path):
     np.testing.assert_allclose(vm.run(xv).numpy(), ref, rtol=1e-5, atol=1e-6)
 
 
+def test_machine_code_generated_on_threads_before_the_first_run(monkeypatch, tmp_path):
+    """The first GraphModule / VirtualMachine of an in-process build generates its LLVM
+    modules' machine code on the build threads (link.generate_machine_code); a library loaded
+    from a file has no LLVM module left to compile."""
+    import threading
+
+    monkeypatch.setenv(link.ENV, "3")
+    mod, params = _net()
+    xv = np.random.default_rng(2).standard_normal((1, 3, 16, 16)).astype("float32")
+    ref = _reference(mod, params, xv)
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params=params)
+    n = len(link._unjitted_llvm_modules(lib.lib))
+    assert n >= 2  # the kernels were split over the build threads' modules
+    seen = []
+    real = threading.Thread
+
+    class Spy(real):
+        def __init__(self, *a, **k):
+            seen.append(1)
+            super().__init__(*a, **k)
+
+    monkeypatch.setattr(threading, "Thread", Spy)
+    gm = GraphModule(lib["default"](tvm.cpu(0)))
+    monkeypatch.setattr(threading, "Thread", real)
+    assert len(seen) == min(n, 3)  # one worker per module, at most the build threads
+    gm.run(x=xv)
+    np.testing.assert_allclose(gm.get_output(0).numpy(), ref, rtol=1e-5, atol=1e-6)
+    assert link.generate_machine_code(lib.lib) == n  # again: lookups only, same count
+    path = str(tmp_path / "net.so")
+    lib.export_library(path)  # after the machine code: the export still links
+    loaded = load_module(path)
+    assert link.generate_machine_code(getattr(loaded, "lib", loaded)) == 0
+    gm2 = GraphModule(loaded["default"](tvm.cpu(0)))
+    gm2.run(x=xv)
+    np.testing.assert_allclose(gm2.get_output(0).numpy(), ref, rtol=1e-5, atol=1e-6)
+    exe = relay.vm.compile(mod, target="llvm", params=params)
+    vm = relay.vm.VirtualMachine(exe, tvm.cpu(0))
+    np.testing.assert_allclose(vm.run(xv).numpy(), ref, rtol=1e-5, atol=1e-6)
+
+
 def test_worker_threads_run_under_the_callers_pass_context(monkeypatch):
     """Every kernel's TIR passes run under the PassContext of the build, also on the worker
     threads: both threads compile under its config. With pass instruments the kernels compile
