@@ -542,13 +542,10 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
 def kernel_source(lib, fmt: str = "") -> str:
     """The source (``fmt`` as for ``tvm.runtime.Module.inspect_source``) of every kernel module
     under ``lib`` (a ``relax`` VM executable or a runtime module), concatenated."""
-    mod = getattr(lib, "mod", lib)
-    out, seen, stack = [], set(), [mod]
-    while stack:
-        m = stack.pop()
-        if id(m) in seen:
-            continue
-        seen.add(id(m))
+    from .link import module_tree
+
+    out = []
+    for m in module_tree(lib):
         if m.kind not in ("relax.VMExecutable", "static_library"):
             try:
                 text = m.inspect_source(fmt)
@@ -556,7 +553,6 @@ def kernel_source(lib, fmt: str = "") -> str:
                 text = ""
             if text:
                 out.append(text)
-        stack.extend(reversed(list(m.imports)))
     if not out:
         raise BuildError(f"get_source: no kernel module of {type(lib).__name__} shows source "
                          f"in format {fmt!r}")

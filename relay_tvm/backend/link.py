@@ -237,12 +237,13 @@ class KernelCodegen:
         return VMExecutable(_ffi_api.VMLink(builder, self._tgt, lib, [], params or {}))
 
 
-__all__ = ["ENV", "build_threads", "build_kernels", "split", "KernelCodegen"]
+__all__ = ["ENV", "build_threads", "build_kernels", "split", "KernelCodegen", "module_tree",
+           "generate_machine_code"]
 
 
-def _unjitted_llvm_modules(lib) -> list:
-    """The LLVM modules under ``lib`` (a relax ``Executable`` or a runtime module, imports
-    included), each once."""
+def module_tree(lib) -> list:
+    """Every runtime module under ``lib`` (a relax ``Executable`` or a runtime module): the
+    module itself, then its imports, depth first in import order, each once."""
     mod = getattr(lib, "mod", lib)
     out, seen, stack = [], set(), [mod]
     while stack:
@@ -250,10 +251,14 @@ def _unjitted_llvm_modules(lib) -> list:
         if id(m) in seen:
             continue
         seen.add(id(m))
-        if m.kind == "llvm":
-            out.append(m)
-        stack.extend(m.imports)
+        out.append(m)
+        stack.extend(reversed(list(m.imports)))
     return out
+
+
+def _unjitted_llvm_modules(lib) -> list:
+    """The LLVM modules under ``lib`` (imports included), each once."""
+    return [m for m in module_tree(lib) if m.kind == "llvm"]
 
 
 def generate_machine_code(lib, threads: int | None = None) -> int:
