@@ -979,8 +979,8 @@ def run_script(path: str, args=()) -> int:
     sys.modules["__main__"] = main_mod  # pickling and `import __main__` find the script's
     try:
         with open(full, "rb") as f:
-            code = compile(f.read(), full, "exec")
-        exec(code, main_mod.__dict__)
+            compiled = compile(f.read(), full, "exec")
+        exec(compiled, main_mod.__dict__)
     except SystemExit as e:
         code = e.code
         if code is None or isinstance(code, int):

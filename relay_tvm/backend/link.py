@@ -256,7 +256,7 @@ def module_tree(lib) -> list:
     return out
 
 
-def _unjitted_llvm_modules(lib) -> list:
+def _llvm_modules(lib) -> list:
     """The LLVM modules under ``lib`` (imports included), each once."""
     return [m for m in module_tree(lib) if m.kind == "llvm"]
 
@@ -278,7 +278,7 @@ def generate_machine_code(lib, threads: int | None = None) -> int:
     LLVM module and cost nothing; ``RELAY_TVM_BUILD_THREADS=1`` keeps one thread."""
     import threading
 
-    mods = _unjitted_llvm_modules(lib)
+    mods = _llvm_modules(lib)
     threads = min(len(mods), threads or build_threads())
     if threads <= 1:
         return len(mods)

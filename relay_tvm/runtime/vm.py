@@ -604,13 +604,6 @@ def _call_with_big_stack(fn, args):
     return box["out"]
 
 
-def _is_runtime_module(obj) -> bool:
-    """Whether ``obj`` is a TVM runtime module (what ``tvm.runtime.load_module`` returns)."""
-    import tvm
-
-    return isinstance(obj, tvm.runtime.Module)
-
-
 def _not_an_executable(exe) -> str:
     """Why ``VirtualMachine(exe)`` cannot run ``exe`` (not an :class:`Executable`), and what
     to do instead."""
@@ -646,11 +639,12 @@ class VirtualMachine:
     """
 
     def __init__(self, exe: Executable, device=None):
+        import tvm
         from tvm import relax
 
         from .graph_executor import check_device
 
-        if not isinstance(exe, Executable) and _is_runtime_module(exe):
+        if not isinstance(exe, Executable) and isinstance(exe, tvm.runtime.Module):
             # 0.19 took the module tvm.runtime.load_module gave (and wrapped it itself)
             exe = Executable(exe)
         if not isinstance(exe, Executable):
