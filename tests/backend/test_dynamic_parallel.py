@@ -146,3 +146,36 @@ def test_model_equals_interpreter_on_any_thread_count(threads):
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "ok" in out.stdout
+
+
+def test_pipeline_skips_only_the_listed_passes_and_keeps_the_users_context():
+    """Our CPU pipeline runs TVM's s_tir pipeline with SKIPPED_PASSES disabled by name; the
+    user's opt level, disabled passes and config reach the passes unchanged."""
+    import tvm.ir.transform as T
+
+    ran = []
+
+    def spy(name):
+        def fn(mod, _ctx):
+            ran.append(name)
+            return mod
+        return T.module_pass(fn, opt_level=0, name=name)
+
+    seq = T.Sequential([spy(n) for n in (*dp.SKIPPED_PASSES, "kept", "user_off")])
+    seen = {}
+
+    def base(mod):
+        ctx = T.PassContext.current()
+        seen.update(opt=ctx.opt_level, off=set(ctx.disabled_pass), cfg=dict(ctx.config))
+        return seq(mod)
+
+    with T.PassContext(opt_level=2, disabled_pass=["user_off"],
+                       config={"tirx.disable_cse_tir": True}):
+        dp._without_skipped(base, tvm.IRModule({}))
+    assert ran == ["kept"]
+    assert seen["opt"] == 2 and seen["off"] == {"user_off", *dp.SKIPPED_PASSES}
+    assert bool(seen["cfg"]["tirx.disable_cse_tir"]) is True
+    # the names are those of TVM's passes (a renamed pass would silently run again)
+    from tvm.s_tir.transform import RenormalizeSplitPattern
+
+    assert dp.SKIPPED_PASSES == (RenormalizeSplitPattern().info.name,)
