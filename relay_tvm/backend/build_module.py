@@ -115,6 +115,11 @@ def _drop_already_bound(main, params: dict, who: str = "build") -> dict:
 
 
 def _bind_params(mod: IRModule, params, who: str = "build") -> IRModule:
+    from collections.abc import Mapping
+
+    if params is not None and not isinstance(params, Mapping):
+        raise InputError(f"{who}: params must be a dict of parameter name -> array, got "
+                         f"{type(params).__name__} {params!r:.80}")
     if not params:
         return mod
 

@@ -169,7 +169,8 @@ def _without_skipped(base, mod):
     """``base(mod)`` with :data:`SKIPPED_PASSES` added to the current PassContext's disabled
     passes (TVM's ``Sequential`` skips a disabled pass by name). With pass instruments in the
     context it runs as it is: entering a context calls the instruments' ``enter_pass_ctx``,
-    which would clear a ``PassTimingInstrument``'s profile."""
+    which would clear a ``PassTimingInstrument``'s profile. The context keeps TVM's options
+    (``tirx.*``), not the ``relay.*`` ones."""
     import tvm
 
     cur = tvm.transform.PassContext.current()
@@ -178,7 +179,10 @@ def _without_skipped(base, mod):
     with tvm.transform.PassContext(
             opt_level=cur.opt_level, required_pass=list(cur.required_pass),
             disabled_pass=[*cur.disabled_pass, *SKIPPED_PASSES],
-            config={str(k): v for k, v in cur.config.items()}):
+            # TVM's options only: the TIR passes read no relay.* key, and relay_tvm's
+            # PassContext would check those again (warning twice about keys without effect)
+            config={str(k): v for k, v in cur.config.items()
+                    if not str(k).startswith("relay.")}):
         return base(mod)
 
 

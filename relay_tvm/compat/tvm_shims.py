@@ -498,6 +498,8 @@ def _install_load_module():
     loaded from: the dynamic loader handed back the first library and the second model ran
     the first one's code (fresh-user trial); it now loads the new file, as
     :func:`relay_tvm.runtime.load_module` does (:func:`relay_tvm.runtime.library._load_fresh`).
+    A shared library is checked first as there (:func:`relay_tvm.backend.library_file.
+    check_shared_library`: damaged, cut short, or code for an instruction set this CPU lacks).
     Other paths and module formats are TVM's loader unchanged."""
     import tvm.runtime
 
@@ -510,10 +512,14 @@ def _install_load_module():
         import os
 
         from .._stderr import without_scope_log
+        from ..backend.library_file import check_shared_library
         from ..runtime.library import _load_fresh
 
         if args or kwargs or not isinstance(path, str) or not os.path.isfile(path):
             return orig(path, *args, **kwargs)
+        # a damaged or truncated shared library crashed the process in dlopen (SIGBUS; a
+        # fresh-user trial): refused first, as relay_tvm.runtime.load_module does
+        check_shared_library(path, "tvm.runtime.load_module")
         with without_scope_log():  # TVM logs each memory scope of an executable it loads
             return _load_fresh(path, orig)
 

@@ -119,7 +119,11 @@ def check_relay_config(config: dict) -> None:
     here. Raises RelayError naming the key and the nearest known ones, or the value and what
     was expected."""
     import warnings
+    from collections.abc import Mapping
 
+    if not isinstance(config, Mapping):
+        raise RelayError(f"PassContext: config must be a dict of option name -> value, got "
+                         f"{type(config).__name__} {config!r:.80}")
     for key in config:
         k = str(key)
         if k in _CONFIG_VALUE:
@@ -184,8 +188,8 @@ class PassContext:
         self.required_pass = set(required_pass or ())
         self.disabled_pass = set(disabled_pass or ())
         _warn_misspelt_passes(self.required_pass | self.disabled_pass)
+        check_relay_config(config or {})
         self.config = dict(config or {})
-        check_relay_config(self.config)
         self.instruments = list(instruments or ())
         self.trace = trace
 

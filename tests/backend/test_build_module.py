@@ -1025,6 +1025,18 @@ def _bound_dense():
         relay.build_module.bind_params_by_name(mod["main"], {"w": wv})), wv
 
 
+@pytest.mark.parametrize("params", [[1, 2], np.ones(2, "float32"), "w"])
+def test_params_that_are_no_dict_are_refused(params):
+    """From a fresh-user trial: ``params=[1, 2]`` raised a bare TypeError from dict()."""
+    x = relay.var("x", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x], x + relay.const(1.0)))
+    for name, build in (("build", relay.build), ("vm.compile", relay.vm.compile)):
+        with pytest.raises(relay.errors.InputError,
+                           match=rf"^{name}: params must be a dict of parameter name -> array, "
+                                 rf"got (list|ndarray|str) "):
+            build(mod, "llvm", params=params)
+
+
 def test_an_unknown_param_name_lists_the_params_bound_already():
     """With a record of params bound into main (bind_params_by_name), the unknown-name error
     names those too, and suggests them."""

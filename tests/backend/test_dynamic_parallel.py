@@ -150,7 +150,8 @@ def test_model_equals_interpreter_on_any_thread_count(threads):
 
 def test_pipeline_skips_only_the_listed_passes_and_keeps_the_users_context():
     """Our CPU pipeline runs TVM's s_tir pipeline with SKIPPED_PASSES disabled by name; the
-    user's opt level, disabled passes and config reach the passes unchanged."""
+    user's opt level, disabled passes and TVM options reach the passes unchanged (the relay.*
+    options stay out: relay_tvm's context would check them again, warning a second time)."""
     import tvm.ir.transform as T
 
     ran = []
@@ -170,11 +171,13 @@ def test_pipeline_skips_only_the_listed_passes_and_keeps_the_users_context():
         return seq(mod)
 
     with T.PassContext(opt_level=2, disabled_pass=["user_off"],
-                       config={"tirx.disable_cse_tir": True}):
+                       config={"tirx.disable_cse_tir": True,
+                               "relay.FuseOps.max_depth": 7}):
         dp._without_skipped(base, tvm.IRModule({}))
     assert ran == ["kept"]
     assert seen["opt"] == 2 and seen["off"] == {"user_off", *dp.SKIPPED_PASSES}
     assert bool(seen["cfg"]["tirx.disable_cse_tir"]) is True
+    assert not any(str(k).startswith("relay.") for k in seen["cfg"])
     # the names are those of TVM's passes (a renamed pass would silently run again)
     from tvm.s_tir.transform import RenormalizeSplitPattern
 

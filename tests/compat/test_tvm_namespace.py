@@ -216,6 +216,18 @@ def test_tvm_config_option_misspelt_or_mistyped_is_refused_by_the_name_given(con
     assert int(ok.config["tirx.disable_vectorize"]) == 1
 
 
+@pytest.mark.parametrize("make", ["tvm", "relay"])
+@pytest.mark.parametrize("config", [[("relay.FuseOps.max_depth", 3)], "relay.FuseOps.max_depth"])
+def test_config_that_is_no_dict_is_refused(make, config):
+    """From a fresh-user trial: ``config=[(key, value)]`` raised AttributeError ('list' object
+    has no attribute 'items') from tvm.transform.PassContext; both contexts take a dict only,
+    as TVM's does, and say so."""
+    cls = tvm.transform.PassContext if make == "tvm" else relay.transform.PassContext
+    with pytest.raises(relay.RelayError, match=r"^PassContext: config must be a dict of option "
+                                               r"name -> value, got (list|str) "):
+        cls(opt_level=3, config=config)
+
+
 @pytest.mark.parametrize("config,message", [
     ({"relay.AlterOpLayout.winograd": "8"}, r"'relay.AlterOpLayout.winograd' must be 'auto', "
                                             r"'never', 2 or 4, got '8'"),

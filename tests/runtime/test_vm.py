@@ -242,17 +242,22 @@ def test_big_endian_input_keeps_its_values(kind):
 
 def test_truncated_library_is_refused_before_dlopen(tmp_path):
     """From the new-user trial: loading the first 5,000 bytes of an exported library killed
-    Python with SIGBUS inside dlopen; both loaders now refuse it with a BuildError first."""
+    Python with SIGBUS inside dlopen; both loaders, and tvm.runtime.load_module (a later
+    trial: the README offers it for relay_tvm libraries), now refuse it with a BuildError
+    first."""
+    import tvm
+
     x = relay.var("x", shape=(2,))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, x)))
     full = tmp_path / "net.so"
     relay.build(mod, target="llvm").export_library(str(full))
     cut = tmp_path / "cut.so"
     cut.write_bytes(full.read_bytes()[:5000])
-    for load in (relay.runtime.load_module, load_executable):
+    for load in (relay.runtime.load_module, load_executable, tvm.runtime.load_module):
         with pytest.raises(relay.BuildError, match=r"is cut short \(5000 bytes"):
             load(str(cut))
     assert relay.runtime.load_module(str(full)) is not None
+    assert tvm.runtime.load_module(str(full)) is not None
 
 
 @pytest.mark.parametrize("kind", ["graph", "vm"])
@@ -260,6 +265,8 @@ def test_flipped_byte_in_an_exported_library_is_refused(tmp_path, kind):
     """From the new-user trial: one byte flipped in an exported library segfaulted the process
     at load or run (or raised a raw TVM / JSON error); the CRC-32 written at export is checked
     before dlopen. Every flip position is refused, and the intact file still loads and runs."""
+    import tvm
+
     x = relay.var("x", shape=(2,))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, relay.const(1.5))))
     full = tmp_path / "net.so"
@@ -278,6 +285,8 @@ def test_flipped_byte_in_an_exported_library_is_refused(tmp_path, kind):
         path.write_bytes(bytes(bad))
         with pytest.raises(relay.BuildError, match="is damaged"):
             load(str(path))
+        with pytest.raises(relay.BuildError, match="is damaged"):  # TVM's loader too
+            tvm.runtime.load_module(str(path))
     out = relay.create_executor(kind, mod, target="llvm").evaluate()(np.ones(2, "float32"))
     np.testing.assert_array_equal(out.numpy(), [2.5, 2.5])
     assert load(str(full)) is not None
