@@ -156,13 +156,16 @@ def enabled() -> bool:
 
 PIPELINE = "relay_tvm_cpu"
 
-# Passes of TVM's ``s_tir`` pipeline that :data:`PIPELINE` leaves out. RenormalizeSplitPattern
-# rewrites ``floordiv(floormod(x, a*b), b)`` index patterns into ``floormod(floordiv(x, b),
-# a)`` for GPU thread-index arithmetic; on our CPU kernels it changed no machine code that
-# matters (ResNet-50's outputs bit for bit the same, run time within noise) and took 0.28 of
-# the 2.1 CPU seconds of the TIR passes of ResNet-50's 29 kernels (0.11 s of one Winograd
-# kernel's 0.47 s; a 2-core Zen 1 VM, TVM 0.27's PassTimingInstrument).
-SKIPPED_PASSES = ("s_tir.RenormalizeSplitPattern",)
+# Passes of TVM's ``s_tir`` pipeline that :data:`PIPELINE` leaves out: optimizations that
+# change next to nothing in our CPU kernels. RenormalizeSplitPattern rewrites index expressions
+# ``floordiv(floormod(...))`` into ``floormod(floordiv(...))``: without it MobileNet-1.0's
+# machine code is the same, ResNet-18's differs by one instruction in two Winograd kernels,
+# ResNet-50's outputs are bit for bit the same. HoistIfThenElse moves loop-invariant ``if``
+# statements out of loops (and simplifies again): leaving it out as well changes no compute
+# function of ResNet-18/50, MobileNet-1.0, MobileNetV2, SqueezeNet or Inception-v3. They took
+# 0.28 and 0.26 of the 2.0 CPU seconds of TIR passes over ResNet-50's 29 kernels (a 2-core
+# Zen 1 VM, TVM 0.27's PassTimingInstrument, one kernel at a time).
+SKIPPED_PASSES = ("s_tir.RenormalizeSplitPattern", "s_tir.HoistIfThenElse")
 
 
 def _without_skipped(base, mod):
@@ -215,9 +218,10 @@ def _factory():
 
 def pipeline(target) -> str:
     """The name of the TIR pipeline to build kernels for ``target`` with: for LLVM CPU targets
-    (registered on first use) TVM's ``s_tir`` without :data:`SKIPPED_PASSES`, followed by :func:`.prefetch.insert` (unless
-    ``RELAY_TVM_NO_PREFETCH``) and :func:`rewrite` (for two or more threads, unless
-    ``RELAY_TVM_STATIC_PARALLEL``); else, or with both off, ``"default"``."""
+    (registered on first use) TVM's ``s_tir`` without :data:`SKIPPED_PASSES`, followed by
+    :func:`.prefetch.insert` (unless ``RELAY_TVM_NO_PREFETCH``) and :func:`rewrite` (for two
+    or more threads, unless ``RELAY_TVM_STATIC_PARALLEL``); else, or with both off,
+    ``"default"``."""
     from .._threads import module_threads
     from . import prefetch
 

@@ -306,7 +306,7 @@ def winograd_conv(orig, new, tile):
     # input) channel pair alike: (O/oc, I, oc) pairs come out in the packed order, so the
     # transpose moves the 3x3 weight instead of the (alpha, alpha) one, 4x (F(4x4): 36 / 9)
     # larger. FoldConstant's transposing copies of ResNet-50's transformed weights took 0.17 s
-    # of its build (one thread, Zen 1); the 3x3 weights' now take ~0.04
+    # of its build (one thread, Zen 1); the 3x3 weights' now take 0.06
     kh, kw = (int(d) for d in _ty(orig.args[1]).shape[2:])
     w = make_call("reshape", [new.args[1]], newshape=(o // oc, oc, c, kh, kw))
     w = make_call("transpose", [w], axes=(0, 2, 1, 3, 4))

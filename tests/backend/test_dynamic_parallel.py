@@ -179,6 +179,7 @@ def test_pipeline_skips_only_the_listed_passes_and_keeps_the_users_context():
     assert bool(seen["cfg"]["tirx.disable_cse_tir"]) is True
     assert not any(str(k).startswith("relay.") for k in seen["cfg"])
     # the names are those of TVM's passes (a renamed pass would silently run again)
-    from tvm.s_tir.transform import RenormalizeSplitPattern
+    from tvm.s_tir.transform import HoistIfThenElse, RenormalizeSplitPattern
 
-    assert dp.SKIPPED_PASSES == (RenormalizeSplitPattern().info.name,)
+    assert dp.SKIPPED_PASSES == (RenormalizeSplitPattern().info.name,
+                                 HoistIfThenElse().info.name)
