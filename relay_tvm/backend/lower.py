@@ -152,6 +152,26 @@ def _scalar_const(value, dtype):
     return te.compute((), lambda: tvm.tirx.const(value, dtype), name="const")
 
 
+_INT32_ELEMENTS = (1 << 31) - 1  # the most elements a kernel's int32 indices address
+
+
+def _check_elements(ty, what: str, span=None) -> None:
+    """Refuse a tensor type of static shape with more elements than a kernel's int32 flat
+    index reaches: TVM's TIR lowering failed on it with its own check ("Literal value ...
+    exceeds range of int32"), naming no tensor (a fresh-user trial)."""
+    for t in flatten_type(ty):
+        n = 1
+        for d in t.shape:
+            if not isinstance(d, (int, np.integer)):
+                break  # a symbolic dimension: checked at run time, when it is known
+            n *= int(d)
+        else:
+            if n > _INT32_ELEMENTS:
+                raise BuildError(f"{what}: tensor of shape {tuple(int(d) for d in t.shape)} "
+                                 f"({t.dtype}) has {n} elements; compiled kernels address at "
+                                 f"most 2^31 - 1 = {_INT32_ELEMENTS} (int32 indices)", span)
+
+
 def _param_placeholders(func: Function, where: str, symbols):
     """``(placeholders, env)``: a TE placeholder per tensor of each parameter (tuples
     flattened), and ``env`` mapping each parameter to its placeholder (or nested list)."""
@@ -163,6 +183,7 @@ def _param_placeholders(func: Function, where: str, symbols):
         ty = p.checked_type if hasattr(p, "_checked_type") else p.type_annotation
         if ty is None:
             raise BuildError(f"{where}: parameter %{p.name_hint} has no type")
+        _check_elements(ty, f"{where}: parameter %{p.name_hint}", p.span)
         phs = []
         for j, t in enumerate(flatten_type(ty)):
             nm = p.name_hint if isinstance(ty, TensorType) else f"{p.name_hint}_{j}"
@@ -258,6 +279,7 @@ def to_te(func: Function, where: str = "primitive function", symbols=None):
             op = node.op
             out_type, fresh = output_type(node, [vals[id(a)] for a in node.args], symbols,
                                           f"{where}: {op.name}")
+            _check_elements(out_type, f"{where}: the result of {op.name}", node.span)
             if fresh:
                 bind_data_dependent(symbols, op, node.attrs, flat_in, out_type, fresh,
                                     f"{where}: {op.name}")

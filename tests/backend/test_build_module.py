@@ -1098,3 +1098,22 @@ def test_bind_params_by_name_warns_of_names_it_skips_and_rebinding_errors_are_in
         relay.build(bound, "llvm", params={"w": wv.astype("float64")})
     with pytest.raises(relay.errors.InputError, match="float64"):
         relay.build(relay.IRModule.from_expr(func), "llvm", params={"w": wv.astype("float64")})
+
+
+def test_a_tensor_past_int32_indexing_is_refused_with_its_shape():
+    """From a fresh-user trial: a (2^20, 2^20) input failed in TVM's TIR lowering with "Literal
+    value 1099511627776 exceeds range of int32", naming no tensor; and an add broadcasting two
+    small inputs to 2^32 elements likewise. Both are refused while lowering, with the shape."""
+    x = relay.var("x", shape=(1 << 20, 1 << 20))
+    with pytest.raises(relay.BuildError, match=r"relu: parameter %p0: tensor of shape "
+                                               r"\(1048576, 1048576\) \(float32\) has "
+                                               r"1099511627776 elements; compiled kernels "
+                                               r"address at most 2\^31 - 1 = 2147483647"):
+        relay.build(relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x))), "llvm")
+    y, z = relay.var("y", shape=(1 << 16, 1)), relay.var("z", shape=(1, 1 << 16))
+    with pytest.raises(relay.BuildError, match=r"the result of add: tensor of shape "
+                                               r"\(65536, 65536\) \(float32\) has 4294967296"):
+        relay.build(relay.IRModule.from_expr(relay.Function([y, z], y + z)), "llvm")
+    # the largest that fits still builds (not run: 8 GB)
+    w = relay.var("w", shape=(2, (1 << 30) - 1), dtype="int8")
+    relay.build(relay.IRModule.from_expr(relay.Function([w], relay.abs(w))), "llvm")
