@@ -183,3 +183,29 @@ def test_pipeline_skips_only_the_listed_passes_and_keeps_the_users_context():
 
     assert dp.SKIPPED_PASSES == (RenormalizeSplitPattern().info.name,
                                  HoistIfThenElse().info.name)
+
+
+def test_tvms_own_pipeline_skips_them():
+    """The same through TVM's C++ Sequential (the s_tir pipeline our kernels go through): a
+    loop-invariant ``if`` inside a loop is hoisted out by TVM's pipeline and stays inside
+    when HoistIfThenElse is skipped."""
+    from tvm import tirx
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def f(a: T.Buffer((16,), "float32"), n: T.int32):
+        T.func_attr({"global_symbol": "f"})
+        for i in range(16):
+            if n > 0:
+                a[i] = T.float32(1.0)
+
+    tgt = tvm.target.Target("llvm")
+    mod = tirx.transform.BindTarget(tgt.with_host(tgt))(tvm.IRModule({"f": f}))
+    base, _, _ = tirx.get_tir_pipeline("s_tir")
+
+    def order(m):
+        lines = [ln.strip() for ln in m["f"].script().splitlines()]
+        return lines.index("for i in range(16):") < lines.index("if 0 < n:")
+
+    assert not order(base(mod))  # TVM's pipeline: the if outside the loop
+    assert order(dp._without_skipped(base, mod))  # skipped: the if stays in the loop
