@@ -742,12 +742,12 @@ def _codegen_context(tgt):
 
     import tvm
 
+    from ..transform.pass_infra import derived_tvm_context
+
     cur = tvm.transform.PassContext.current()
     if tgt.kind.name != "c":
         return contextlib.nullcontext(cur)
-    config = {str(k): v for k, v in cur.config.items()}
-    config["tirx.disable_vectorize"] = True
-    return tvm.transform.PassContext(opt_level=cur.opt_level, config=config)
+    return derived_tvm_context(cur, config={"tirx.disable_vectorize": True})
 
 
 __all__ = ["build", "optimize", "ExecutorFactoryModule", "GraphExecutorFactoryModule"]

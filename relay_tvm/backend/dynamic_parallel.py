@@ -176,16 +176,12 @@ def _without_skipped(base, mod):
     (``tirx.*``), not the ``relay.*`` ones."""
     import tvm
 
+    from ..transform.pass_infra import derived_tvm_context
+
     cur = tvm.transform.PassContext.current()
     if len(cur.instruments):
         return base(mod)
-    with tvm.transform.PassContext(
-            opt_level=cur.opt_level, required_pass=list(cur.required_pass),
-            disabled_pass=[*cur.disabled_pass, *SKIPPED_PASSES],
-            # TVM's options only: the TIR passes read no relay.* key, and relay_tvm's
-            # PassContext would check those again (warning twice about keys without effect)
-            config={str(k): v for k, v in cur.config.items()
-                    if not str(k).startswith("relay.")}):
+    with derived_tvm_context(cur, disabled_pass=SKIPPED_PASSES):
         return base(mod)
 
 

@@ -276,35 +276,22 @@ def generate_machine_code(lib, threads: int | None = None) -> int:
     its own (TVM releases the GIL; each module has its own LLVM context and lock), by asking
     it for a function it does not have. Libraries loaded from files (compiled already) have no
     LLVM module and cost nothing; ``RELAY_TVM_BUILD_THREADS=1`` keeps one thread."""
-    import threading
+    from concurrent.futures import ThreadPoolExecutor
 
     mods = _llvm_modules(lib)
     threads = min(len(mods), threads or build_threads())
     if threads <= 1:
         return len(mods)
-    todo = list(mods)
-    lock = threading.Lock()
-    errors: list = []
 
-    def work():
-        while True:
-            with lock:
-                if not todo:
-                    return
-                m = todo.pop()
-            try:  # any name but LLVMModuleNode's special ones starts the JIT; none is found
-                m.get_function("__relay_tvm_generate_code__")
-            except AttributeError:
-                pass
-            except Exception as e:  # noqa: BLE001 - reported on the calling thread
-                errors.append(e)
+    def generate(m):
+        try:  # any name but LLVMModuleNode's special ones starts the JIT; none is found
+            m.get_function("__relay_tvm_generate_code__")
+        except AttributeError:
+            pass
 
-    workers = [threading.Thread(target=work, daemon=True) for _ in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    if errors:
-        raise BuildError(f"generating the kernels' machine code failed: {errors[0]}") \
-            from errors[0]
+    try:
+        with ThreadPoolExecutor(threads, thread_name_prefix="relay_tvm-jit") as pool:
+            list(pool.map(generate, mods))
+    except Exception as e:
+        raise BuildError(f"generating the kernels' machine code failed: {e}") from e
     return len(mods)

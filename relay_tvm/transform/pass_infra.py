@@ -238,6 +238,22 @@ def derived_context(opt_level, config, required_pass=None, disabled_pass=None,
     return ctx
 
 
+def derived_tvm_context(cur, disabled_pass=(), config=None):
+    """A ``tvm.transform.PassContext`` for TVM's own passes made from the entered one ``cur``:
+    its opt level, required and disabled passes (plus ``disabled_pass``) and TVM options (plus
+    ``config``). The ``relay.*`` keys stay out: TVM's passes read none, and relay_tvm's compat
+    context would check them again (warning a second time about keys without effect). Its
+    instruments are not carried (entering a context calls their ``enter_pass_ctx``, which
+    clears a ``PassTimingInstrument``'s profile)."""
+    import tvm
+
+    cfg = {str(k): v for k, v in cur.config.items() if not str(k).startswith("relay.")}
+    cfg.update(config or {})
+    return tvm.transform.PassContext(
+        opt_level=cur.opt_level, required_pass=list(cur.required_pass),
+        disabled_pass=[*cur.disabled_pass, *disabled_pass], config=cfg)
+
+
 _DEFAULT = PassContext()
 #: Set by relay_tvm.compat: ``() -> PassContext | None`` mirroring an entered
 #: ``tvm.transform.PassContext``, so relay passes and relay.build honour it.

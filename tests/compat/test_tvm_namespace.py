@@ -216,6 +216,22 @@ def test_tvm_config_option_misspelt_or_mistyped_is_refused_by_the_name_given(con
     assert int(ok.config["tirx.disable_vectorize"]) == 1
 
 
+def test_c_target_build_warns_once_about_a_key_without_effect():
+    """The C target's code generation derived a TVM context carrying the relay.* keys, which
+    relay_tvm's compat context checked again: a key without effect warned twice. Both derived
+    contexts (this and the CPU TIR pipeline's) now come from one helper that leaves them out."""
+    import warnings
+
+    x = relay.var("x", shape=(1, 4))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        with tvm.transform.PassContext(opt_level=3,
+                                       config={"relay.backend.use_auto_scheduler": True}):
+            relay.build(mod, "c")
+    assert len([w for w in got if "use_auto_scheduler" in str(w.message)]) == 1
+
+
 @pytest.mark.parametrize("make", ["tvm", "relay"])
 @pytest.mark.parametrize("config", [[("relay.FuseOps.max_depth", 3)], "relay.FuseOps.max_depth"])
 def test_config_that_is_no_dict_is_refused(make, config):
