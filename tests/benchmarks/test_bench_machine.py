@@ -159,3 +159,51 @@ def test_measured_fma_rate_and_clock():
     assert rate is not None and rate > 0.5e9
     assert _machine.measured_clock_mhz("avx2", 2) == pytest.approx(rate / 2e6)
     assert _machine.measured_fma_rate("neon") is None
+
+
+def test_measured_fma_rate_with_several_cores_at_once():
+    """The loop run on two cores at once gives a per-core rate of the same kind (cached per
+    copy count, apart from one core's), and at most about one core's alone: a turbo clock
+    does not rise when more cores are busy (15% slack for a VM's noise)."""
+    import shutil
+
+    flags = _machine.read_cpuinfo().get("flags", "").split()
+    if not (shutil.which("cc") or shutil.which("gcc")) or "avx2" not in flags:
+        pytest.skip("the FMA loop needs a C compiler and an AVX2 host")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two usable cores")
+    one = _machine.measured_fma_rate("avx2")
+    two = _machine.measured_fma_rate("avx2", 2)
+    assert two is not None and two > 0.5e9
+    assert two <= one * 1.15
+    assert ("avx2", 2) in _machine._MEASURED and ("avx2", 1) in _machine._MEASURED
+    assert _machine.measured_clock_mhz("avx2", 1, 2) == pytest.approx(two / 1e6)
+
+
+def test_peak_for_several_threads_uses_the_clock_they_hold_together(monkeypatch):
+    """Without a maximum clock from Linux, the peak for N threads is measured with N copies
+    of the FMA loop at once (capped at the usable cores), and the header says so next to one
+    core's rate alone."""
+    calls = []
+
+    def fake_clock(isa, units, copies=1):
+        calls.append(copies)
+        return {1: 3000.0, 2: 2500.0}[copies]
+
+    monkeypatch.setattr(_machine, "clock_mhz", lambda info=None: {
+        "max": None, "cpuinfo": 2000.0, "used": 2000.0, "source": "cpuinfo"})
+    monkeypatch.setattr(_machine, "measured_clock_mhz", fake_clock)
+    monkeypatch.setattr(_machine, "usable_cores", lambda: (2, "test"))
+    monkeypatch.setattr(_machine, "fma_units", lambda info, isa: (1, "one unit (test)"))
+    m = _machine.machine(2, "llvm -mcpu=haswell")
+    assert 2 in calls and m["clock"]["used"] == 2500.0
+    assert m["peak_gflops"] == pytest.approx(8 * 1 * 2 * 2.5 * 2)
+    assert "each of 2 cores at once ran 2.50 G" in m["clock"]["source"]
+    assert "one core alone 3.00 G" in m["clock"]["source"]
+    calls.clear()
+    m = _machine.machine(4, "llvm -mcpu=haswell")   # more threads than cores: 2 copies
+    assert calls[0] == 2
+    calls.clear()
+    m = _machine.machine(1, "llvm -mcpu=haswell")
+    assert calls == [1] and m["clock"]["used"] == 3000.0
+    assert "one core ran 3.00 G" in m["clock"]["source"]
