@@ -64,27 +64,40 @@ class Executor:
         return mod, True
 
 
-def order_args(names, args, kwargs) -> list:
+def order_args(names, args, kwargs, where: str = "@main") -> list:
     """Positional and keyword arguments of a call to a function with parameters ``names``, in
-    parameter order.
+    parameter order (tvm.relay 0.19's executors' rule: the positional ones first, then each
+    keyword at its parameter's place).
+
+    Args:
+        names: the parameters' names, in order.
+        args, kwargs: the call's arguments.
+        where: the function, as error messages name it (``"@main"`` for the VM).
 
     Raises:
-        InputError: an unknown keyword or a wrong number of arguments.
+        InputError: an unknown keyword; a parameter given both by position and by keyword (0.19
+            refused it too; the keyword used to win silently); too many arguments; or
+            parameters left without a value (named).
     """
+    names = list(names)
     args = list(args)
+    missing = object()
     for k, v in kwargs.items():
         if k not in names:
-            raise InputError(f"unknown argument {k!r}{did_you_mean(k, names)}; parameters are "
-                             f"{list(names)}")
-        idx = list(names).index(k)
+            raise InputError(f"{where}: unknown argument {k!r}{did_you_mean(k, names)}; "
+                             f"parameters are {names}")
+        idx = names.index(k)
+        if idx < len(args) and args[idx] is not missing:
+            raise InputError(f"{where}: argument {k!r} given twice, by position (argument "
+                             f"{idx}) and by keyword")
         while len(args) <= idx:
-            args.append(None)
+            args.append(missing)
         args[idx] = v
-    if len(args) != len(names):
-        raise InputError(
-            f"the function takes {len(names)} argument(s) "
-            f"({', '.join('%' + n for n in names)}), got {len(args)}"
-        )
+    unset = [n for n, a in zip(names, args) if a is missing] + names[len(args):]
+    if len(args) > len(names) or unset:
+        given = sum(a is not missing for a in args)
+        left = f"; no value for {unset}" if unset else ""
+        raise InputError(f"{where} takes {len(names)} argument(s) {names}, got {given}{left}")
     return args
 
 

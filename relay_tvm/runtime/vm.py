@@ -756,20 +756,10 @@ class VirtualMachine:
             res.copyto(dst)
 
     def _args(self, func_name, args, kwargs):
+        from .executor import order_args
+
         sigs = self._sigs(func_name)
-        args = list(args)
-        names = [s[0] for s in sigs]
-        for k, v in kwargs.items():
-            if k not in names:
-                raise InputError(f"@{func_name}: unknown argument {k!r}"
-                                 f"{did_you_mean(k, names)}; parameters are {names}")
-            i = names.index(k)
-            while len(args) <= i:
-                args.append(None)
-            args[i] = v
-        if len(args) != len(sigs) or any(a is None for a in args):
-            raise InputError(f"@{func_name} takes {len(sigs)} argument(s) {names}, got "
-                             f"{len([a for a in args if a is not None])}")
+        args = order_args([s[0] for s in sigs], args, kwargs, f"@{func_name}")
         return [_check(a, s, func_name, self.exe) for a, s in zip(args, sigs)]
 
     def invoke(self, func_name="main", *args, **kwargs):
