@@ -48,6 +48,19 @@ _NO_IDENTITY = {
 }
 
 
+def _duplicate_axes(axis, ndim: int, op_name: str) -> None:
+    """Refuse an ``axis`` list naming one axis twice (``[1, 1]``, or ``[1, -1]`` of rank 2), as
+    NumPy does ("duplicate value in 'axis'"); it was reduced once, silently."""
+    seen = {}
+    for a in axis:
+        n = normalize_axis(a, ndim, op_name)
+        if n in seen:
+            raise TypeInferenceError(
+                f"{op_name}: axis {list(axis)} names axis {n} twice ({seen[n]} and {a}, data of "
+                f"rank {ndim}); each axis may be reduced once")
+        seen[n] = a
+
+
 def reduce_rel(op_name: str, out_dtype: str | None = None, numeric: bool = True):
     """Relation of a reduction: the reduced shape; ``numeric`` rejects bool data (TVM has no
     min/max identity for bool and adds bools as 1-bit integers)."""
@@ -62,6 +75,8 @@ def reduce_rel(op_name: str, out_dtype: str | None = None, numeric: bool = True)
                 f"{op_name}: data has dtype bool; use all/any, or cast to an integer dtype first"
             )
         axes = reduce_axes(attrs, t.ndim, op_name)
+        if attrs.axis is not None:
+            _duplicate_axes(attrs.axis, t.ndim, op_name)
         if op_name in _NO_IDENTITY:
             empty = [a for a in sorted(axes) if isinstance(t.shape[a], int) and t.shape[a] == 0]
             if empty:

@@ -259,3 +259,16 @@ def test_topk_float_index_dtype_compiled():
     np.testing.assert_array_equal(m.get_output(0).numpy(), np.take_along_axis(xv, order, 1))
     assert m.get_output(1).numpy().dtype == np.float32
     np.testing.assert_array_equal(m.get_output(1).numpy(), order.astype("float32"))
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "prod", "argmax", "variance", "std"])
+@pytest.mark.parametrize("axis", [[1, 1], [1, -1], [-2, 0]])
+def test_an_axis_named_twice_is_refused(op, axis):
+    """A new-user trial: ``sum(a, axis=[1, 1])`` reduced axis 1 once, silently; NumPy raises
+    "duplicate value in 'axis'". Each of these lists names one axis of a rank-2 tensor twice."""
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        np.sum(np.ones((2, 3)), axis=tuple(axis))   # NumPy's own rule
+    a = relay.var("a", shape=(2, 3))
+    call = getattr(relay, op)(a, axis=axis)
+    with pytest.raises(TypeInferenceError, match=r"names axis \d twice"):
+        relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([a], call)))
