@@ -777,13 +777,17 @@ def test_show_into_a_reader_that_closes_early_exits_quietly(exported):
     (["show", "--zoo", "mobilnet1.0"],
      "relay-tvm: error: --zoo 'mobilnet1.0': not a Gluon model-zoo network; did you mean "
      "mobilenet1.0,"),
+    # a new-user trial: a shared "net" suggested densenet201, densenet169, ... here
+    (["show", "--zoo", "nosuchnet"],
+     "relay-tvm: error: --zoo 'nosuchnet': not a Gluon model-zoo network; the names include "),
 ])
 def test_unknown_zoo_name_is_one_line_with_the_closest_names(capsys, argv, line):
     pytest.importorskip("mxnet", reason="the model zoo is MXNet's")
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(line) and err.count("\n") == 1, err
-    assert "alexnet" not in err  # not MXNet's whole list
+    assert "vgg19" not in err and "squeezenet1.1" not in err  # not MXNet's whole list
+    assert "densenet" not in err  # nothing like "nosuchnet" or the others
 
 
 def test_model_file_and_zoo_together_is_an_error(capsys, tmp_path):
@@ -862,6 +866,24 @@ def test_run_names_the_closest_input_and_the_cast_a_float64_file_needs(exported,
     np.save(d / "x32.npy", x.astype("float32"))  # the fix it names
     assert main(["run", so, "--input", f"data={d / 'x32.npy'}", "-o", str(d), "--repeat",
                  "1"]) == 0
+
+
+def test_run_names_the_input_file_of_a_wrong_shape(exported, capsys):
+    """A new-user trial: an array of another shape stopped at the Python API's
+    "InputError: set_input 'data': got shape ...", naming neither --input nor the file."""
+    d, _ = exported
+    so = str(d / "m.so")
+    assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=2,2,5,5", "-o", so]) == 0
+    rng = np.random.default_rng(2)
+    for shape in [(2, 2, 5, 4), (1, 2, 5, 5), (2, 2, 25)]:
+        np.save(d / "xs.npy", rng.standard_normal(shape).astype("float32"))
+        capsys.readouterr()
+        item = f"data={d / 'xs.npy'}"
+        assert main(["run", so, "--input", item, "-o", str(d)]) == 2
+        assert capsys.readouterr().err.endswith(
+            f"\nrelay-tvm: error: --input {item!r}: the model's input 'data' has shape "
+            f"(2, 2, 5, 5), but the file holds an array of shape {shape} (no implicit reshape "
+            f"or broadcast)\n")
 
 
 def test_script_runs_a_relay_era_script_unchanged(tmp_path, capsys, monkeypatch):
