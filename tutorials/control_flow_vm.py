@@ -11,7 +11,7 @@ This page
 2. writes a ``while`` loop (Newton's iteration for a square root) with ``relay.loops.while_loop``,
    which is recursion underneath;
 3. shows the error the graph executor gives for such a program;
-4. checks every result against NumPy and the reference interpreter.
+4. checks the list result against NumPy and the reference interpreter, the loop's against NumPy.
 
 Run: ``python tutorials/control_flow_vm.py`` (``--small`` / ``RELAY_TVM_TUTORIAL_SMALL=1``:
 shorter vectors). What you should see: the program text with closures (``fn``) and list

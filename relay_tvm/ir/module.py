@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import RelayError
+from ..errors import RelayError, did_you_mean
 from .adt import Constructor, TypeData
 from .base import Node
 from .expr import Function, GlobalVar
@@ -59,10 +59,14 @@ class IRModule(Node):
         if isinstance(key, str):
             gv = self._global_vars.get(key)
             if gv is None:
-                raise RelayError(
-                    f"IRModule has no global function @{key}; it has "
-                    f"{', '.join('@' + n for n in self._global_vars) or 'none'}"
-                )
+                names = list(self._global_vars)
+                near = did_you_mean(key, names, n=3)
+                # a Prelude module has ~330 functions: name the nearest, or a few and a count
+                listing = ", ".join("@" + n for n in names[:12]) or "none"
+                if len(names) > 12:
+                    listing += f", ... ({len(names)} in all)"
+                raise RelayError(f"IRModule has no global function @{key}{near}; it has "
+                                 f"{listing}")
             return gv
         raise RelayError(f"IRModule key must be a name or GlobalVar, got {type(key).__name__}")
 

@@ -59,7 +59,7 @@ def gradient(expr, mod=None, mode: str = "higher_order") -> Function:
 
     Raises:
         GradientError: an unknown mode; ``expr`` is not a function; an operator without a
-            gradient rule (``argsort``, ``topk`` ...) applied to floating-point data on the path
+            gradient rule (``nn.conv3d``, ``nn.max_pool3d`` ...; ``_ad_rules`` lists them) on the path
             of the gradient (the message names it); ``first_order`` meeting control flow,
             closures or references.
     """

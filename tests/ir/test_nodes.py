@@ -236,3 +236,21 @@ def test_const_keeps_bfloat16():
     c = relay.const(np.array([1.5, -2.0], ml_dtypes.bfloat16))
     assert relay.transform.InferType()(relay.IRModule.from_expr(c))["main"].ret_type == \
         relay.TensorType((2,), "bfloat16")
+
+
+def test_unknown_global_in_a_large_module_names_the_nearest_and_a_count():
+    """A new-user trial: a misspelt name in a Prelude module listed all ~330 of its functions."""
+    from relay_tvm.prelude import Prelude
+
+    mod = relay.IRModule()
+    Prelude(mod)
+    n = len(mod.get_global_vars())
+    assert n > 12
+    with pytest.raises(RelayError) as e:
+        mod["rev_List"]
+    msg = str(e.value)
+    assert msg.startswith("IRModule has no global function @rev_List; it has @")
+    assert msg.endswith(f", ... ({n} in all)") and msg.count("@") == 13
+    with pytest.raises(RelayError, match=r"^IRModule has no global function @fodlr \(did you "
+                                         r"mean 'foldr'"):
+        mod["fodlr"]
