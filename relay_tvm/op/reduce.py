@@ -29,11 +29,25 @@ REDUCE_ATTRS = (
 
 
 def reduce_axes(attrs, ndim: int, op_name: str) -> tuple:
-    """The sorted axes reduced, after negative axes and ``exclude``."""
+    """The sorted axes reduced, after negative axes and ``exclude``.
+
+    Raises:
+        TypeInferenceError: an axis out of range, or one axis named twice (``[1, 1]``, or
+            ``[1, -1]`` of rank 2), as NumPy refuses it ("duplicate value in 'axis'"); it was
+            reduced once, silently.
+    """
     if attrs.axis is None:
         axes = tuple(range(ndim))
     else:
-        axes = tuple(sorted({normalize_axis(a, ndim, op_name) for a in attrs.axis}))
+        seen = {}
+        for a in attrs.axis:
+            n = normalize_axis(a, ndim, op_name)
+            if n in seen:
+                raise TypeInferenceError(
+                    f"{op_name}: axis {list(attrs.axis)} names axis {n} twice ({seen[n]} and "
+                    f"{a}, data of rank {ndim}); each axis may be reduced once")
+            seen[n] = a
+        axes = tuple(sorted(seen))
     if attrs.exclude:
         axes = tuple(i for i in range(ndim) if i not in axes)
     return axes
@@ -46,19 +60,6 @@ _NO_IDENTITY = {
     "max": "NumPy raises", "min": "NumPy raises", "argmax": "NumPy raises",
     "argmin": "NumPy raises", "mean": "NumPy gives nan", "variance": "NumPy gives nan",
 }
-
-
-def _duplicate_axes(axis, ndim: int, op_name: str) -> None:
-    """Refuse an ``axis`` list naming one axis twice (``[1, 1]``, or ``[1, -1]`` of rank 2), as
-    NumPy does ("duplicate value in 'axis'"); it was reduced once, silently."""
-    seen = {}
-    for a in axis:
-        n = normalize_axis(a, ndim, op_name)
-        if n in seen:
-            raise TypeInferenceError(
-                f"{op_name}: axis {list(axis)} names axis {n} twice ({seen[n]} and {a}, data of "
-                f"rank {ndim}); each axis may be reduced once")
-        seen[n] = a
 
 
 def reduce_rel(op_name: str, out_dtype: str | None = None, numeric: bool = True):
@@ -75,8 +76,6 @@ def reduce_rel(op_name: str, out_dtype: str | None = None, numeric: bool = True)
                 f"{op_name}: data has dtype bool; use all/any, or cast to an integer dtype first"
             )
         axes = reduce_axes(attrs, t.ndim, op_name)
-        if attrs.axis is not None:
-            _duplicate_axes(attrs.axis, t.ndim, op_name)
         if op_name in _NO_IDENTITY:
             empty = [a for a in sorted(axes) if isinstance(t.shape[a], int) and t.shape[a] == 0]
             if empty:

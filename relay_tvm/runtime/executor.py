@@ -72,7 +72,7 @@ def order_args(names, args, kwargs, where: str = "@main") -> list:
     Args:
         names: the parameters' names, in order.
         args, kwargs: the call's arguments.
-        where: the function, as error messages name it (``"@main"`` for the VM).
+        where: the function, as error messages name it (``"@main"``; the VM names the one called).
 
     Raises:
         InputError: an unknown keyword; a parameter given both by position and by keyword (0.19
