@@ -636,14 +636,16 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         tir_mod = cache.ir_module()
         if tgt.kind.name == "c":
             _check_c_dtypes(tir_mod)
+        # the parameters go into the executable as they are (emit_vm's __relay_params reads
+        # them back by name) and are the factory's get_params(): one copy
+        params_out = {k: tvm.runtime.tensor(v) for k, v in prog.params.items()}
         try:
             with _codegen_context(tgt):
-                lib = codegen.link(ib)
+                lib = codegen.link(ib, params_out)
         except Exception as e:
             raise BuildError(f"build: compiling the kernels for {tgt} failed: {e}") from e
     stats["codegen_s"] = time.perf_counter() - t0
     stats["codegen_cpu_s"] = time.process_time() - c0
-    params_out = {k: tvm.runtime.tensor(v) for k, v in prog.params.items()}
     if database is not None:
         _warn_if_no_record_matched(dict(prog.kernels), database)
     return GraphExecutorFactoryModule(lib, meta, params_out, tgt, mod_name,

@@ -6,10 +6,10 @@ TVM compiles them (its TIR pipeline, then LLVM) and links them with the host pro
 (``tvm.relax.vm_build``'s ``VMLink``). TVM compiles one IRModule on one thread, which made code
 generation two thirds of ResNet-50's ``relay.build`` (4.1 of 6.8 s on a 2-core Zen 1 VM).
 For CPU targets, :class:`KernelCodegen` compiles the kernels lowered so far on a worker thread
-while the calling thread lowers the rest, then splits the remaining kernels into modules
-(longest first onto the least loaded, each kernel's cost estimated by the length of its printed
-TIR, which tracks its compile time within ~30% on ResNet-50's kernels) that all build threads
-compile: TVM's compiler releases the GIL, each thread enters the caller's ``PassContext`` (its
+while the calling thread lowers the rest, then all build threads compile the remaining
+kernels, costliest first, in modules that shrink towards the end (each kernel's cost estimated
+by the length of its printed TIR, which tracks its compile time within ~30% on ResNet-50's
+kernels), so that the threads finish together: TVM's compiler releases the GIL, each thread enters the caller's ``PassContext`` (its
 config and instruments), and the modules are linked as imports of the first one, where the VM
 and ``export_library`` find them as they find a single module's kernels.
 
@@ -34,6 +34,24 @@ ENV = "RELAY_TVM_BUILD_THREADS"
 # code-generation phase on a 2-core Zen 1 VM used 1.06 cores (6.55 s wall, 6.94 s CPU) once
 # the schedules were built faster, 1.9-1.95 with batches of at most 2, 4 or 8 kernels.
 BATCH_MAX = 8
+# The most estimated cost (characters of printed TIR, :func:`cost`) of one module: a batch the
+# worker takes while the lowering runs, or one of the modules the rest is split into (queued
+# costliest first, so the threads finish together). Eight of ResNet-50's kernels, three
+# Winograd ones among them (52,000 characters), kept the worker busy 1.1 s after the lowering
+# had ended, while the calling thread compiled the rest alone and then waited 0.4 s for it.
+# Each module costs ~20 ms more to compile and generate code for than its kernels do apart,
+# so smaller is not better: on a 2-core Zen 1 VM the idle core-seconds of ResNet-50's build
+# and first module were 1.15-1.47 without a cost bound, 0.84-0.94 at 16,000, 0.61-0.70 at
+# 24,000, 0.95-0.98 at 32,000; at 24,000 MobileNet-1.0 0.78 -> 0.65, Inception-v3 1.8 -> 1.05.
+MODULE_COST = 24000
+# The least estimated cost of one of compile()'s modules (but for the last): ~0.2 s of work.
+MIN_JOB_COST = 8000
+
+
+def cost(func) -> int:
+    """Estimated compile time of a kernel: the length of its printed TIR, which tracks the
+    time of TVM's TIR passes and LLVM within ~30% on ResNet-50's kernels."""
+    return len(str(func))
 
 
 def build_threads() -> int:
@@ -52,22 +70,6 @@ def build_threads() -> int:
         raise BuildError(f"{ENV}={text!r}: expected a positive whole number of threads "
                          f"(1: compile the kernels on the calling thread)")
     return int(text)
-
-
-def split(tir_mod, parts: int) -> list:
-    """``tir_mod``'s functions in at most ``parts`` IRModules of about equal compile time
-    (longest-processing-time first on the printed TIR's length); the module attributes are
-    kept on each."""
-    import tvm
-
-    items = [(len(str(func)), gv.name_hint, gv, func) for gv, func in tir_mod.functions.items()]
-    items.sort(key=lambda t: (-t[0], t[1]))
-    bins = [[0, {}] for _ in range(max(1, min(parts, len(items))))]
-    for cost, _, gv, func in items:
-        b = min(bins, key=lambda x: x[0])
-        b[0] += cost
-        b[1][gv] = func
-    return [tvm.IRModule(funcs, attrs=tir_mod.attrs) for _, funcs in bins if funcs]
 
 
 def _parallel_ok(tir_mod, tgt) -> bool:
@@ -100,16 +102,17 @@ def build_kernels(tir_mod, tgt, pipeline, threads: int | None = None):
     threads = build_threads() if threads is None else threads
     if threads <= 1 or len(tir_mod.functions) < 2 or not _parallel_ok(tir_mod, tgt):
         return tvm.tirx.build(tir_mod, target=tgt, pipeline=pipeline)
-    return KernelCodegen([], tgt, pipeline, threads).compile(split(tir_mod, threads))
+    return KernelCodegen([], tgt, pipeline, threads).compile(tir_mod)
 
 
 class KernelCodegen:
     """Code generation overlapped with lowering: while the calling thread lowers and schedules
     the primitive functions (Python, ``LowerCache``), a worker thread compiles the kernels
-    lowered so far, in batches of at most :data:`BATCH_MAX`, again and again; :meth:`link`
-    splits the rest into modules that every build thread (the worker, the calling one, more up to the thread count) takes
-    from one queue, and links the executable. ResNet-50 on a 2-core Zen 1 VM: the 1.0 s of
-    lowering hides about as much code generation.
+    lowered so far, in batches of at most :data:`BATCH_MAX` kernels and :data:`MODULE_COST`,
+    again and again; :meth:`link` has every build thread (the worker, the calling one, more
+    up to the thread count) compile the rest (:meth:`compile`) and links the executable.
+    ResNet-50 on a 2-core Zen 1 VM: the 1.0 s of lowering hides about as much code
+    generation.
 
     Use as a context manager around the lowering (an exception stops the worker)::
 
@@ -126,8 +129,6 @@ class KernelCodegen:
     """
 
     def __init__(self, funcs: list, tgt, pipeline, threads: int | None = None):
-        import queue
-
         import tvm
         from tvm.relax.vm_build import _auto_attach_system_lib_prefix
 
@@ -138,8 +139,11 @@ class KernelCodegen:
         self._ctx = tvm.transform.PassContext.current()
         self._lock = threading.Lock()
         self._taken = 0
-        self._done = threading.Event()  # lowering finished: the rest is in the queue
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._costs: dict = {}  # id(LoweredFunc) -> cost, of kernels looked at by _take
+        self._done = threading.Event()  # lowering finished: the rest is in self._rest
+        self._rest: list = []  # [(cost, GlobalVar, PrimFunc)] left for compile(), costliest first
+        self._rest_cost = 0
+        self._attrs = None
         self._libs: list = []
         self._errors: list = []
         self._workers: list = []
@@ -165,60 +169,103 @@ class KernelCodegen:
             w.join()
         self._workers = []
 
-    def _take(self, limit: int | None = None) -> list:
+    def _take(self, budget: int | None = None) -> tuple:
+        """``(cost, kernels)``: the kernels lowered since the last take, with ``budget`` at most
+        :data:`BATCH_MAX` of them costing at most about ``budget`` (at least one)."""
         with self._lock:
-            batch = self._funcs[self._taken:][:limit]
+            new = self._funcs[self._taken:]
+            if budget is None:
+                self._taken += len(new)
+                return None, new
+            batch, total = [], 0
+            for f in new[:BATCH_MAX]:
+                c = self._costs.get(id(f)) or self._costs.setdefault(id(f), cost(f.prim_func))
+                if batch and total + c > budget:
+                    break
+                batch.append(f)
+                total += c
             self._taken += len(batch)
-            return batch
+            return total, batch
+
+    def _queue(self, tir_mod):
+        """Leave the kernels of ``tir_mod`` to :meth:`_next_job`, costliest first."""
+        rest = sorted(((cost(f), gv.name_hint, gv, f) for gv, f in tir_mod.functions.items()),
+                      key=lambda t: (-t[0], t[1]))
+        with self._lock:
+            self._attrs = tir_mod.attrs
+            self._rest = [(c, gv, f) for c, _, gv, f in rest]
+            self._rest_cost = sum(t[0] for t in self._rest)
+
+    def _next_job(self):
+        """``(cost, IRModule)``: the next kernels of :meth:`compile`'s rest, costliest first, as
+        many as cost at most ``1 / (2 * threads)`` of what is left (guided self-scheduling:
+        large modules first, the last ones small, so the threads finish together; at least one
+        kernel, and at most :data:`MODULE_COST` or down to :data:`MIN_JOB_COST`); None when
+        none is left."""
+        import tvm
+
+        with self._lock:
+            if not self._rest:
+                return None
+            share = min(MODULE_COST, max(MIN_JOB_COST, self._rest_cost // (2 * self._threads)))
+            funcs, total = {}, 0
+            while self._rest and (not funcs or total + self._rest[0][0] <= share):
+                c, gv, func = self._rest.pop(0)
+                funcs[gv] = func
+                total += c
+            self._rest_cost -= total
+        return total, tvm.IRModule(funcs, attrs=self._attrs)
 
     def _work(self):
-        """Compile queued modules, else the kernels lowered since the last batch, until the
-        lowering has finished and the queue is empty."""
-        import queue
-
+        """Compile the rest's modules (:meth:`_next_job`), else the kernels lowered since the
+        last batch, until the lowering has finished and nothing is left."""
         import tvm
 
         try:
             with self._ctx:
                 while not self._errors:
-                    try:
-                        mod = self._jobs.get_nowait()
-                    except queue.Empty:
+                    job = self._next_job()
+                    if job is not None:
+                        c, mod = job
+                    else:
                         if self._done.is_set():
                             return
-                        batch = self._take(BATCH_MAX)
+                        c, batch = self._take(MODULE_COST)
                         if not batch:
                             self._done.wait(0.005)
                             continue
                         mod = kernel_module(batch)
                     lib = tvm.tirx.build(mod, target=self._tgt, pipeline=self._pipeline)
                     with self._lock:
-                        self._libs.append(lib)
+                        self._libs.append((c, lib))
         except BaseException as e:  # re-raised by link()
             self._errors.append(e)
 
-    def compile(self, mods) -> object:
-        """Compile the IRModules ``mods`` on every build thread (the calling one, the worker
-        when it runs, more up to the thread count), after the batches the worker took, and
-        return one runtime module with the others imported (None when there was nothing).
+    def compile(self, tir_mod) -> object:
+        """Compile the kernels of ``tir_mod`` (None: none) on every build thread (the calling
+        one, the worker when it runs, more up to the thread count) in modules of
+        :meth:`_next_job`, after the batches the worker took, and return one runtime module
+        with the others imported, the costliest first (None when there was nothing): the
+        order in which :func:`generate_machine_code` takes them, so that the threads finish
+        together there too (longest processing time first).
 
         Raises:
             whatever ``tvm.tirx.build`` raised for a kernel.
         """
-        for mod in mods:
-            self._jobs.put(mod)
+        if tir_mod is not None:
+            self._queue(tir_mod)
         self._done.set()
-        self._start(min(len(mods), self._threads - len(self._workers)) - 1)
+        self._start(min(len(self._rest), self._threads - len(self._workers)) - 1)
         self._work()  # the calling thread takes modules too
         self._join()
         if self._errors:
             raise self._errors[0]
         if not self._libs:
             return None
-        lib = self._libs[0]
-        for other in self._libs[1:]:
-            lib.import_module(other)
-        return lib
+        libs = [lib for _, lib in sorted(self._libs, key=lambda t: -t[0])]
+        for other in libs[1:]:
+            libs[0].import_module(other)
+        return libs[0]
 
     def link(self, builder, params=None):
         """The VM executable of ``builder``'s host program with every kernel lowered so far.
@@ -228,16 +275,16 @@ class KernelCodegen:
         """
         from tvm.relax.vm_build import VMExecutable, _ffi_api
 
-        rest = self._take()
+        _, rest = self._take()
         if not self._background:
             lib = build_kernels(kernel_module(rest), self._tgt, self._pipeline, 1) \
                 if rest else None
         else:
-            lib = self.compile(split(kernel_module(rest), 2 * self._threads) if rest else [])
+            lib = self.compile(kernel_module(rest) if rest else None)
         return VMExecutable(_ffi_api.VMLink(builder, self._tgt, lib, [], params or {}))
 
 
-__all__ = ["ENV", "build_threads", "build_kernels", "split", "KernelCodegen", "module_tree",
+__all__ = ["ENV", "build_threads", "build_kernels", "cost", "KernelCodegen", "module_tree",
            "generate_machine_code"]
 
 

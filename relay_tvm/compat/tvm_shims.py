@@ -613,15 +613,23 @@ def _install_module_source():
 
     from ..backend.build_module import kernel_source
 
+    def past_loaders(mod):
+        # relay.build's executable holds its parameters in a const_loader module, which
+        # imports the kernels: 0.19's lib.get_lib().imported_modules[0] was the kernels
+        out = []
+        for m in mod.imports:
+            out.extend(past_loaders(m) if m.kind == "const_loader" else [m])
+        return out
+
     mod_cls = tvm.runtime.Module
     if not hasattr(mod_cls, "get_source"):
         mod_cls.get_source = lambda self, fmt="": self.inspect_source(fmt)
     if not hasattr(mod_cls, "imported_modules"):
-        mod_cls.imported_modules = property(lambda self: list(self.imports))
+        mod_cls.imported_modules = property(past_loaders)
     if not hasattr(VMExecutable, "get_source"):
         VMExecutable.get_source = lambda self, fmt="": kernel_source(self, fmt)
     if not hasattr(VMExecutable, "imported_modules"):
-        VMExecutable.imported_modules = property(lambda self: list(self.mod.imports))
+        VMExecutable.imported_modules = property(lambda self: past_loaders(self.mod))
 
 
 def _install_module_getitem():

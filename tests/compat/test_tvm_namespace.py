@@ -350,6 +350,13 @@ def test_get_source_of_built_library():
     assert "sigmoid" in asm and "define" not in asm
     assert lib.lib.get_source("asm") == asm
     assert "sigmoid" in lib.lib.imported_modules[0].get_source()
+    # with bound parameters (held by a const_loader module that imports the kernels) the
+    # first imported module is still the kernels' library
+    w = relay.var("w", shape=(8,))
+    lib = relay.build(tvm.IRModule.from_expr(relay.Function([x, w], relay.sigmoid(x * w))),
+                      target="llvm", params={"w": np.arange(8, dtype="float32")})
+    assert [m.kind for m in lib.lib.mod.imports] == ["const_loader"]
+    assert "sigmoid" in lib.lib.imported_modules[0].get_source()
 
 
 def test_tvm_runtime_load_module_of_exported_graph_library(tmp_path):
