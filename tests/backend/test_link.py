@@ -36,11 +36,12 @@ def _kernels(costs, monkeypatch):
     link.cost answering those costs."""
     from tvm import te
 
-    funcs = {}
-    for name in costs:
+    def kernel(name):
         a = te.placeholder((4,), name="a")
-        f = te.create_prim_func([a, te.compute((4,), lambda i, a=a: a[i] + 1)])
-        funcs[name] = f.with_attr("global_symbol", name)
+        f = te.create_prim_func([a, te.compute((4,), lambda i: a[i] + 1)])
+        return f.with_attr("global_symbol", name)
+
+    funcs = {name: kernel(name) for name in costs}
     monkeypatch.setattr(link, "cost", lambda f: costs[str(f.attrs["global_symbol"])])
     return tvm.IRModule(funcs)
 
