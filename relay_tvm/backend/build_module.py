@@ -624,7 +624,10 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     cache = LowerCache(tgt, mod_name, database)
     # the kernels lowered so far compile on another thread while the rest are lowered
     # (link.KernelCodegen); codegen_s is what remains after the lowering
-    with KernelCodegen(cache.funcs, tgt, dynamic_parallel.pipeline(tgt)) as codegen:
+    # the kernels without their argument checks: main checks its arguments (emit_vm) and
+    # calls them with those and its own tensors only (argument_checks)
+    pipeline = dynamic_parallel.pipeline(tgt, argument_checks=False)
+    with KernelCodegen(cache.funcs, tgt, pipeline) as codegen:
         prog = build_graph(opt["main"], cache)
         stats["lower_s"] = time.perf_counter() - t0
         stats["lower_cpu_s"] = time.process_time() - c0

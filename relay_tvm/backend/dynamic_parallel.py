@@ -185,7 +185,7 @@ def _without_skipped(base, mod):
         return base(mod)
 
 
-def _factory():
+def _factory(checks: bool = True):
     import tvm
 
     from .._threads import module_threads
@@ -193,7 +193,7 @@ def _factory():
     base, fin_host, fin_dev = tvm.tirx.get_tir_pipeline("s_tir")
     threads = module_threads()  # read per build: the factory runs in each tirx.build
 
-    from . import prefetch
+    from . import argument_checks, prefetch
 
     share, fetch = enabled() and threads >= 2, prefetch.enabled()
 
@@ -202,6 +202,8 @@ def _factory():
             return f
         if fetch:
             f = prefetch.insert(f)
+        if not checks:
+            f = argument_checks.drop(f)
         return rewrite(f, threads) if share else f
 
     def run(mod):
@@ -212,20 +214,25 @@ def _factory():
     return run, fin_host, fin_dev
 
 
-def pipeline(target) -> str:
+def pipeline(target, argument_checks: bool = True) -> str:
     """The name of the TIR pipeline to build kernels for ``target`` with: for LLVM CPU targets
     (registered on first use) TVM's ``s_tir`` without :data:`SKIPPED_PASSES`, followed by
-    :func:`.prefetch.insert` (unless ``RELAY_TVM_NO_PREFETCH``) and :func:`rewrite` (for two
-    or more threads, unless ``RELAY_TVM_STATIC_PARALLEL``); else, or with both off,
-    ``"default"``."""
+    :func:`.prefetch.insert` (unless ``RELAY_TVM_NO_PREFETCH``), without the packed
+    functions' argument checks when ``argument_checks`` is False
+    (:func:`.argument_checks.drop`: for kernels only the library's own checked host program
+    calls), and :func:`rewrite` (for two or more threads, unless
+    ``RELAY_TVM_STATIC_PARALLEL``); else, or with all three off, ``"default"``."""
+    import functools
+
     from .._threads import module_threads
     from . import prefetch
 
-    if target.kind.name != "llvm" or not ((enabled() and module_threads() >= 2)
-                                         or prefetch.enabled()):
+    if target.kind.name != "llvm" or (argument_checks and not (
+            (enabled() and module_threads() >= 2) or prefetch.enabled())):
         return "default"
     from tvm.tirx import compilation_pipeline as cp
 
-    if PIPELINE not in cp.PIPELINE_MAP:
-        cp.register_tir_pipeline(PIPELINE, _factory)
-    return PIPELINE
+    name = PIPELINE if argument_checks else PIPELINE + "_unchecked"
+    if name not in cp.PIPELINE_MAP:
+        cp.register_tir_pipeline(name, functools.partial(_factory, argument_checks))
+    return name

@@ -428,6 +428,21 @@ def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default"
     with ib.function("main", num_inputs=n_in, param_names=param_names):
         dev_c = ib.convert_constant(device_index)
         scope_c = ib.convert_constant("global")
+        # main's own arguments checked before any kernel reads them: the kernels are built
+        # without TVM's per-argument checks (argument_checks.py); a wrong one is an error
+        # naming it, e.g. "main: argument #0 'data' (1, 3, 224, 224) float32: expect Tensor
+        # with ndim 4 but get 3"
+        for k, nid in enumerate(arg_nodes):
+            (t,) = prog.nodes[nid].out_types
+            shape = [int(d) for d in t.shape]
+            what = ib.convert_constant(f"{mod_name} main: argument #{k} {param_names[k]!r} "
+                                       f"{tuple(shape)} {t.dtype}:")
+            ib.emit_call("vm.builtin.check_tensor_info",
+                         args=[ib.r(k), ib.imm(len(shape)), tvm.DataType(t.dtype), what])
+            dims = [ib.imm(x) for d in shape for x in (0, d)]  # 0: the dimension equals d
+            # (no shape heap: an immediate; a None constant would not serialize)
+            ib.emit_call("vm.builtin.match_shape",
+                         args=[ib.r(k), ib.imm(0), ib.imm(len(shape)), *dims, what])
         for nid, n in enumerate(prog.nodes):
             if n.op == "null":
                 continue

@@ -85,6 +85,25 @@ def check_device(lib, dev, who: str, what: str):
     return dev
 
 
+def _check_plain_layout(value, where: str) -> None:
+    """``value`` (a tvm Tensor) must be compact with no byte offset: the kernels read its data
+    pointer as the first element, in row-major order (TVM's packed-function checks said so
+    when each kernel was called; a graph library's kernels are built without them, see
+    ``backend/argument_checks.py``, and ``main`` checks type, dtype and shape only).
+
+    Raises:
+        InputError: strided, or a view at a byte offset (``Tensor._create_view``).
+    """
+    import tvm
+
+    if not value.is_contiguous():
+        raise InputError(f"{where}: tensor with strides {tuple(value.strides)} is not compact "
+                         f"(row-major); use set_input, which copies")
+    if not tvm.get_global_func("vm.builtin.ensure_zero_offset")(value).same_as(value):
+        raise InputError(f"{where}: tensor is a view at a byte offset into another tensor; "
+                         f"use set_input, which copies")
+
+
 class GraphModule:
     """Wrapper of a compiled graph module (tvm.contrib.graph_executor.GraphModule).
 
@@ -259,9 +278,10 @@ class GraphModule:
                 another shape or dtype.
         """
         i = self._index(key, "set_input_zero_copy")
-        self._check_tensor(value, self._input_types[i],
-                           f"set_input_zero_copy {self._input_names[i]!r}",
+        where = f"set_input_zero_copy {self._input_names[i]!r}"
+        self._check_tensor(value, self._input_types[i], where,
                            " (a NumPy array needs a copy: use set_input)")
+        _check_plain_layout(value, where)
         self._inputs[i] = value
         self._shared.discard(i)  # this module no longer reads the shared tensor
 

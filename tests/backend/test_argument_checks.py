@@ -1,0 +1,104 @@
+"""Graph libraries' kernels without TVM's per-argument checks; their main checks its own
+arguments (relay_tvm/backend/argument_checks.py, graph_codegen.emit_vm)."""
+
+import numpy as np
+import pytest
+import tvm
+from tvm.runtime.vm import VirtualMachine
+
+import relay_tvm as relay
+from relay_tvm.errors import InputError
+from relay_tvm.runtime import GraphModule
+
+
+def _net():
+    x = relay.var("x", shape=(1, 3, 8, 8))
+    w = relay.var("w", shape=(4, 3, 3, 3))
+    y = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))
+    y = relay.nn.softmax(relay.nn.batch_flatten(relay.nn.max_pool2d(y, (2, 2), (2, 2))))
+    rng = np.random.default_rng(0)
+    return (relay.IRModule.from_expr(relay.Function([x, w], y)),
+            rng.standard_normal((4, 3, 3, 3)).astype("float32"),
+            rng.standard_normal((1, 3, 8, 8)).astype("float32"))
+
+
+def _reference(mod, w, xv):
+    return relay.create_executor("debug", mod=mod).evaluate()(xv, w).numpy()
+
+
+def test_graph_kernels_have_no_argument_checks_and_vm_kernels_keep_them():
+    mod, w, xv = _net()
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params={"w": w})
+        exe = relay.vm.compile(mod, target="llvm", params={"w": w})
+    # MakePackedAPI's messages ("Mismatched p0.ndim on argument #0 ...")
+    from relay_tvm.backend.build_module import kernel_source
+
+    assert "on argument #" not in lib.get_source("ll")
+    assert "on argument #" in kernel_source(exe.module, "ll")
+    m = GraphModule(lib["default"](tvm.cpu()))
+    m.set_input("x", xv)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), _reference(mod, w, xv), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_drop_keeps_the_kernels_own_asserts():
+    """Asserts inside the compute_scope (an operator's run-time check) stay; the wrapper's go."""
+    from tvm.script import tirx as T
+
+    from relay_tvm.backend import argument_checks
+
+    @T.prim_func
+    def f(a: T.Buffer((4,), "int32"), b: T.Buffer((4,), "int32")):
+        T.func_attr({"global_symbol": "f"})
+        for i in range(4):
+            assert a[i] < 4, "index out of range"
+            b[i] = a[i]
+
+    mod = tvm.IRModule({"f": f})
+    tgt = tvm.target.Target("llvm")
+    mod = tvm.tirx.transform.BindTarget(tgt.with_host(tgt))(mod)
+    base, _, _ = tvm.tirx.get_tir_pipeline("default")
+    packed = base(mod)["f"]
+    before = str(packed)
+    after = str(argument_checks.drop(packed))
+    assert before.count("assert") > 10 and "on argument #" in before
+    assert after.count("assert") == 1 and "index out of range" in after
+    # a function without a compute_scope is left as it is
+    assert argument_checks.drop(f).same_as(f)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.zeros((1, 3, 8, 9), "float32"), r"argument #0 'x' \(1, 3, 8, 8\) float32.*shape\[3\]"),
+    (np.zeros((1, 3, 8, 8), "float64"), r"argument #0 'x'.*dtype float32 but get float64"),
+    (np.zeros((3, 8, 8), "float32"), r"argument #0 'x'.*ndim 4 but get 3"),
+])
+def test_main_checks_its_arguments(bad, match):
+    """Called directly (not through GraphModule, which checks first), the library's main
+    refuses an argument of another shape, dtype or rank, naming it, before a kernel reads it."""
+    mod, w, _ = _net()
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params={"w": w})
+    vm = VirtualMachine(lib.lib, tvm.cpu())
+    params = list(vm["__relay_params"]())
+    with pytest.raises(Exception, match=match):
+        vm["main"](tvm.runtime.tensor(bad), *params)
+    with pytest.raises(Exception, match=r"argument #0 'x'.*expect a Tensor but get"):
+        vm["main"](3, *params)
+
+
+def test_zero_copy_input_must_be_compact_without_offset():
+    mod, w, xv = _net()
+    lib = relay.build(mod, target="llvm", params={"w": w})
+    m = GraphModule(lib["default"](tvm.cpu()))
+    big = tvm.runtime.tensor(np.concatenate([np.zeros_like(xv), xv]))
+    view = big._create_view((1, 3, 8, 8), relative_byte_offset=xv.nbytes)
+    np.testing.assert_array_equal(view.numpy(), xv)
+    with pytest.raises(InputError, match="'x'.*byte offset.*set_input"):
+        m.set_input_zero_copy("x", view)
+    # the same values at offset 0 are taken, and read as they are
+    m.set_input_zero_copy("x", tvm.runtime.tensor(xv))
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), _reference(mod, w, xv), rtol=1e-5,
+                               atol=1e-6)
