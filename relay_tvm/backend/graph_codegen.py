@@ -11,7 +11,9 @@ become parameters only where used; a kernel input whose schedule chose a packed 
 other values (once per value and layout).
 
 The host program runs on TVM's VM runtime (TVM 0.27 has no graph executor): the bytecode
-function ``main(inputs..., params...)`` allocates one storage per planned storage id (at its first
+function ``main(inputs..., params...)`` first checks the type, rank, dtype and shape of each of
+its arguments (the kernels are built without TVM's per-argument checks: ``argument_checks``),
+then allocates one storage per planned storage id (at its first
 use), views each kernel output on its storage, calls the kernels, and returns the flattened
 outputs as a tuple. ``__relay_meta()`` returns the graph JSON and the executor's metadata, and
 ``__relay_params()`` the parameter tensors (held by the ``const_loader`` module that
