@@ -46,6 +46,20 @@ def _kernels(costs, monkeypatch):
     return tvm.IRModule(funcs)
 
 
+def _jobs(costs, monkeypatch, threads, most, least):
+    """The modules (``[(kernel names, cost)]``) that compile() would hand out for kernels of
+    ``costs`` with MODULE_COST ``most`` and MIN_JOB_COST ``least``, in order."""
+    monkeypatch.setattr(link, "MODULE_COST", most)
+    monkeypatch.setattr(link, "MIN_JOB_COST", least)
+    cg = link.KernelCodegen([], tvm.target.Target("llvm"), "default", threads=threads)
+    cg._queue(_kernels(costs, monkeypatch))
+    jobs = []
+    while (job := cg._next_job()) is not None:
+        jobs.append(([gv.name_hint for gv in job[1].get_global_vars()], job[0]))
+    assert sorted(n for names, _ in jobs for n in names) == sorted(costs)  # each once
+    return jobs
+
+
 def test_the_rest_is_taken_costliest_first_in_shrinking_modules(monkeypatch):
     """Guided self-scheduling of compile()'s kernels: each module takes the costliest kernels
     left, up to a 1/(2 threads) share of the cost left (at least one kernel, at most
@@ -53,33 +67,17 @@ def test_the_rest_is_taken_costliest_first_in_shrinking_modules(monkeypatch):
     threads finish together."""
     costs = {"k0": 16000, "k1": 15000, "k2": 5000, "k3": 5000, "k4": 4000, "k5": 3000,
              "k6": 3000, "k7": 1000, "k8": 500, "k9": 500}
-    monkeypatch.setattr(link, "MODULE_COST", 24000)
-    monkeypatch.setattr(link, "MIN_JOB_COST", 2000)
-    cg = link.KernelCodegen([], tvm.target.Target("llvm"), "default", threads=2)
-    cg._queue(_kernels(costs, monkeypatch))
-    jobs = []
-    while (job := cg._next_job()) is not None:
-        c, m = job
-        jobs.append(([gv.name_hint for gv in m.get_global_vars()], c))
-    names = [n for ns, _ in jobs for n in ns]
-    assert sorted(names) == sorted(costs)  # every kernel once
-    # costliest first: 53,000 left -> share 13,250: k0 alone (above the share), then k1,
-    # 22,000 left -> 5,500: k2; 17,000 -> 4,250: k3; 12,000 -> 3,000: k4; 8,000 -> 2,000
-    # (the least): k5; 5,000 -> 2,000: k6; then 2,000 -> 2,000: k7 + k8 + k9
-    assert jobs == [(["k0"], 16000), (["k1"], 15000), (["k2"], 5000), (["k3"], 5000),
-                    (["k4"], 4000), (["k5"], 3000), (["k6"], 3000),
-                    (["k7", "k8", "k9"], 2000)], jobs
+    # 53,000 left -> a share of 13,250: k0 alone (above it); 37,000 -> 9,250: k1 alone;
+    # 22,000 -> 5,500: k2; 17,000 -> 4,250: k3; 12,000 -> 3,000: k4; 8,000 -> 2,000 (the
+    # least): k5; 5,000 -> 2,000: k6; then 2,000 -> 2,000: k7 + k8 + k9
+    assert _jobs(costs, monkeypatch, 2, 24000, 2000) == [
+        (["k0"], 16000), (["k1"], 15000), (["k2"], 5000), (["k3"], 5000), (["k4"], 4000),
+        (["k5"], 3000), (["k6"], 3000), (["k7", "k8", "k9"], 2000)]
 
 
 def test_a_module_never_exceeds_module_cost_but_for_one_kernel(monkeypatch):
-    costs = {f"k{i}": 1000 for i in range(40)}
-    monkeypatch.setattr(link, "MODULE_COST", 5000)
-    monkeypatch.setattr(link, "MIN_JOB_COST", 1000)
-    cg = link.KernelCodegen([], tvm.target.Target("llvm"), "default", threads=1)
-    cg._queue(_kernels(costs, monkeypatch))
-    sizes = []
-    while (job := cg._next_job()) is not None:
-        sizes.append(job[0])
+    sizes = [c for _, c in _jobs({f"k{i}": 1000 for i in range(40)}, monkeypatch, 1, 5000,
+                                 1000)]
     # 40,000 left, one thread: the share (20,000) is capped at 5,000; it shrinks to
     # 1,000 (the least) once under 10,000 are left
     assert sum(sizes) == 40000 and max(sizes) == 5000 and sizes[-1] == 1000, sizes
