@@ -9,9 +9,10 @@ For CPU targets, :class:`KernelCodegen` compiles the kernels lowered so far on a
 while the calling thread lowers the rest, then all build threads compile the remaining
 kernels, costliest first, in modules that shrink towards the end (each kernel's cost estimated
 by the length of its printed TIR, which tracks its compile time within ~30% on ResNet-50's
-kernels), so that the threads finish together: TVM's compiler releases the GIL, each thread enters the caller's ``PassContext`` (its
-config and instruments), and the modules are linked as imports of the first one, where the VM
-and ``export_library`` find them as they find a single module's kernels.
+kernels), so that the threads finish together: TVM's compiler releases the GIL, each thread
+enters the caller's ``PassContext`` (its config and instruments), and the modules are linked
+as imports of the costliest one, where the VM and ``export_library`` find them as they find a
+single module's kernels.
 
 ``RELAY_TVM_BUILD_THREADS=N`` sets the number of threads (1: one module on the calling thread,
 after the lowering, as TVM does); the default is the usable cores
