@@ -11,10 +11,13 @@ machine code 2.29 -> 1.23 s).
 
 In a graph library, a kernel is called only by the library's own ``main``
 (:func:`relay_tvm.backend.graph_codegen.emit_vm`), with tensors it allocated itself from the
-static memory plan, or with its own arguments, which ``main`` checks first (type, ndim, dtype
-and shape of each, TVM's ``vm.builtin.check_tensor_info`` / ``vm.builtin.match_shape``, an
-error naming the argument); ``GraphModule`` checks device and layout of what it is given
-(``set_input`` copies into its own tensors). So the wrappers' asserts are dropped there:
+static memory plan, or with its own arguments, which ``main`` checks first: type, ndim, dtype
+and shape of each with TVM's ``vm.builtin.check_tensor_info`` / ``vm.builtin.match_shape`` (an
+error naming the argument), then device, strides and byte offset by calling a kernel of the
+library that does nothing but TVM's checks, one for each dtype and rank among the arguments
+(:func:`layout_check`; a fresh-user trial found that without it a strided NumPy array or a
+view at a byte offset passed to ``main`` gave wrong numbers). So the wrappers' asserts are
+dropped there:
 :func:`drop` removes every ``AssertStmt`` of a packed function outside its
 ``compute_scope`` (the kernel's own body, where asserts of operators, e.g. an index range,
 stay). Kernels of ``relay.vm.compile`` (whose functions take run-time shapes) and device
@@ -27,9 +30,12 @@ from __future__ import annotations
 def drop(func):
     """``func`` (a PrimFunc after ``MakePackedAPI``) without the asserts outside its
     ``compute_scope``; ``func`` itself when it has no ``compute_scope`` (then nothing tells
-    the wrapper's asserts from the kernel's)."""
+    the wrapper's asserts from the kernel's) or has the attribute :data:`KEEP`."""
     import tvm_ffi
     from tvm import tirx
+
+    if func.attrs is not None and KEEP in func.attrs:
+        return func
 
     bodies = []
 
@@ -55,4 +61,28 @@ def drop(func):
     return func.with_body(tvm_ffi.structural_map(body, [(tirx.Evaluate, restore)]))
 
 
-__all__ = ["drop"]
+#: function attribute of a kernel whose packed-function checks :func:`drop` keeps
+KEEP = "relay_tvm.argument_checks"
+
+
+def layout_check_name(dtype: str, ndim: int) -> str:
+    """The symbol of :func:`layout_check`'s kernel for ``dtype`` and rank ``ndim``."""
+    return f"__relay_check_layout_{dtype}_{ndim}"
+
+
+def layout_check(dtype: str, ndim: int):
+    """``(name, PrimFunc)``: a kernel of one tensor argument ``arg`` of ``dtype``, rank
+    ``ndim`` and any shape that does nothing: its packed wrapper (kept, :data:`KEEP`) checks
+    that ``arg`` is a tensor of that rank and dtype on the target's device, compact (row-major
+    strides) and at byte offset 0, raising TVM's ``ValueError`` / ``TypeError`` naming
+    ``arg`` otherwise."""
+    from tvm import tirx
+
+    shape = [tirx.Var(f"n{i}", "int64") for i in range(ndim)]
+    buf = tirx.decl_buffer(shape, dtype, name="arg")
+    name = layout_check_name(dtype, ndim)
+    func = tirx.PrimFunc([buf], tirx.Evaluate(tirx.IntImm("int32", 0)))
+    return name, func.with_attr("global_symbol", name).with_attr(KEEP, True)
+
+
+__all__ = ["drop", "KEEP", "layout_check", "layout_check_name"]

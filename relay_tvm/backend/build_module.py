@@ -597,7 +597,7 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
 
     from . import dynamic_parallel
     from .executor_runtime import Executor, Runtime
-    from .graph_codegen import build_graph, emit_vm
+    from .graph_codegen import build_graph, emit_vm, layout_check_kernels
     from .link import KernelCodegen
     from .lower import LowerCache
     from .target import make_target
@@ -635,7 +635,8 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         stats["num_kernels"] = len(cache.funcs)
         t0, c0 = time.perf_counter(), time.process_time()
         bound = {k: [[int(d) for d in v.shape], str(v.dtype)] for k, v in (params or {}).items()}
-        ib, meta = emit_vm(prog, mod_name=mod_name, bound_params=bound)
+        unchecked = pipeline == dynamic_parallel.UNCHECKED
+        ib, meta = emit_vm(prog, mod_name=mod_name, bound_params=bound, layout_checks=unchecked)
         tir_mod = cache.ir_module()
         if tgt.kind.name == "c":
             _check_c_dtypes(tir_mod)
@@ -644,7 +645,8 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         params_out = {k: tvm.runtime.tensor(v) for k, v in prog.params.items()}
         try:
             with _codegen_context(tgt):
-                lib = codegen.link(ib, params_out)
+                lib = codegen.link(ib, params_out,
+                                   layout_check_kernels(prog) if unchecked else None)
         except Exception as e:
             raise BuildError(f"build: compiling the kernels for {tgt} failed: {e}") from e
     stats["codegen_s"] = time.perf_counter() - t0

@@ -155,6 +155,7 @@ def enabled() -> bool:
 
 
 PIPELINE = "relay_tvm_cpu"
+UNCHECKED = PIPELINE + "_unchecked"  # PIPELINE without the kernels' argument checks
 
 # Passes of TVM's ``s_tir`` pipeline that :data:`PIPELINE` leaves out: optimizations that
 # change next to nothing in our CPU kernels. RenormalizeSplitPattern rewrites index expressions
@@ -232,7 +233,7 @@ def pipeline(target, argument_checks: bool = True) -> str:
         return "default"
     from tvm.tirx import compilation_pipeline as cp
 
-    name = PIPELINE if argument_checks else PIPELINE + "_unchecked"
+    name = PIPELINE if argument_checks else UNCHECKED
     if name not in cp.PIPELINE_MAP:
         cp.register_tir_pipeline(name, functools.partial(_factory, argument_checks))
     return name

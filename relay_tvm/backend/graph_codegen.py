@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import BuildError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.types import TensorType, TupleType
+from .argument_checks import layout_check, layout_check_name
 from .lower import LowerCache, anchor_op, flatten_type
 from .memory_plan import MemoryPlan, plan_memory
 from .partition import post_order
@@ -399,8 +400,10 @@ def graph_json(prog: GraphProgram) -> str:
 
 
 def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default",
-            bound_params=()):
-    """The VM bytecode of the graph (an ``ExecBuilder`` not yet linked).
+            bound_params=(), layout_checks: bool = False):
+    """The VM bytecode of the graph (an ``ExecBuilder`` not yet linked). With
+    ``layout_checks``, ``main`` also calls ``argument_checks.layout_check``'s kernel for each
+    of its arguments (the library must have them: :func:`layout_check_kernels`).
 
     Functions: ``main(inputs..., params...) -> tuple of outputs``, ``__relay_meta() -> str``,
     ``__relay_params() -> tuple of tensors``.
@@ -445,6 +448,8 @@ def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default"
             # (no shape heap: an immediate; a None constant would not serialize)
             ib.emit_call("vm.builtin.match_shape",
                          args=[ib.r(k), ib.imm(0), ib.imm(len(shape)), *dims, what])
+            if layout_checks:  # device, strides, byte offset
+                ib.emit_call(layout_check_name(t.dtype, len(shape)), args=[ib.r(k)])
         for nid, n in enumerate(prog.nodes):
             if n.op == "null":
                 continue
@@ -505,4 +510,13 @@ def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default"
     return ib, meta
 
 
-__all__ = ["build_graph", "graph_json", "emit_vm", "GraphProgram", "GraphNode"]
+def layout_check_kernels(prog: GraphProgram) -> dict:
+    """``name -> PrimFunc``: the layout-check kernels ``emit_vm(..., layout_checks=True)``
+    calls, one per dtype and rank among ``main``'s arguments."""
+    kinds = {(t.dtype, len(t.shape)) for nid in prog.arg_nodes
+             for t in prog.nodes[nid].out_types}
+    return dict(layout_check(dtype, ndim) for dtype, ndim in sorted(kinds))
+
+
+__all__ = ["build_graph", "graph_json", "emit_vm", "layout_check_kernels", "GraphProgram",
+           "GraphNode"]

@@ -268,8 +268,10 @@ class KernelCodegen:
             libs[0].import_module(other)
         return libs[0]
 
-    def link(self, builder, params=None):
-        """The VM executable of ``builder``'s host program with every kernel lowered so far.
+    def link(self, builder, params=None, extra=None):
+        """The VM executable of ``builder``'s host program with every kernel lowered so far,
+        and the PrimFuncs of ``extra`` (``name -> PrimFunc``), holding ``params``
+        (``name -> tvm Tensor``) in a ``const_loader`` module.
 
         Raises:
             whatever ``tvm.tirx.build`` raised for a kernel.
@@ -277,11 +279,14 @@ class KernelCodegen:
         from tvm.relax.vm_build import VMExecutable, _ffi_api
 
         _, rest = self._take()
-        if not self._background:
-            lib = build_kernels(kernel_module(rest), self._tgt, self._pipeline, 1) \
-                if rest else None
+        mod = kernel_module(rest)
+        for name, func in (extra or {}).items():
+            mod[name] = func
+        if self._background:  # (also with nothing left: the worker's modules are linked)
+            lib = self.compile(mod if len(mod.functions) else None)
         else:
-            lib = self.compile(kernel_module(rest) if rest else None)
+            lib = build_kernels(mod, self._tgt, self._pipeline, 1) if len(mod.functions) \
+                else None
         return VMExecutable(_ffi_api.VMLink(builder, self._tgt, lib, [], params or {}))
 
 

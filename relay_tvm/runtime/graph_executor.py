@@ -92,7 +92,8 @@ def _check_plain_layout(value, where: str) -> None:
     ``backend/argument_checks.py``, and ``main`` checks type, dtype and shape only).
 
     Raises:
-        InputError: strided, or a view at a byte offset (``Tensor._create_view``).
+        InputError: strided, a view at a byte offset (``Tensor._create_view``), or data not
+            aligned to 64 bytes (a NumPy array shared through DLPack).
     """
     import tvm
 
@@ -102,6 +103,10 @@ def _check_plain_layout(value, where: str) -> None:
     if not tvm.get_global_func("vm.builtin.ensure_zero_offset")(value).same_as(value):
         raise InputError(f"{where}: tensor is a view at a byte offset into another tensor; "
                          f"use set_input, which copies")
+    if value.data_ptr() % 64:  # the kernels assume TVM's alignment (vector loads fault)
+        raise InputError(f"{where}: tensor data at address {value.data_ptr():#x} is not "
+                         f"aligned to 64 bytes (TVM's allocations are); use set_input, which "
+                         f"copies")
 
 
 class GraphModule:
