@@ -262,6 +262,14 @@ class GraphModule:
                                  f"{no_implicit_cast(dtype, v)}")
             if got_shape != shape:
                 raise InputError(f"set_input {name!r}: got shape {got_shape}, expected {shape}")
+            if not isinstance(v, np.ndarray) and not v.is_contiguous():
+                # TVM copies compact tensors only: a strided host tensor is read through
+                # DLPack (a fresh-user trial got TVM's "CopyDataFromTo only support
+                # contiguous array")
+                if v.device.dlpack_device_type() != 1:
+                    raise InputError(f"set_input {name!r}: a strided tensor on {v.device}; "
+                                     f"give a compact one")
+                v = np.ascontiguousarray(np.from_dlpack(v))
             if isinstance(v, np.ndarray):
                 t = host_tensor(v, self.device)
             elif v.device == self.device:

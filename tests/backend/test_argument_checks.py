@@ -138,3 +138,20 @@ def test_zero_copy_input_must_be_compact_without_offset():
     m.run()
     np.testing.assert_allclose(m.get_output(0).numpy(), _reference(mod, w, xv), rtol=1e-5,
                                atol=1e-6)
+
+
+def test_set_input_takes_a_strided_host_tensor_by_copying_it():
+    import tvm_ffi
+
+    x = relay.var("x", shape=(4, 4))
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x], x * relay.const(2.0))),
+                      target="llvm")
+    m = GraphModule(lib["default"](tvm.cpu()))
+    a = np.arange(16, dtype="float32").reshape(4, 4)
+    strided = tvm_ffi.from_dlpack(a.T, require_contiguous=False)
+    assert not strided.is_contiguous()
+    m.set_input("x", strided)
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), a.T * 2)
+    with pytest.raises(InputError, match="not compact"):
+        m.set_input_zero_copy("x", strided)
