@@ -86,10 +86,12 @@ def check_device(lib, dev, who: str, what: str):
 
 
 def _check_plain_layout(value, where: str) -> None:
-    """``value`` (a tvm Tensor) must be compact with no byte offset: the kernels read its data
-    pointer as the first element, in row-major order (TVM's packed-function checks said so
-    when each kernel was called; a graph library's kernels are built without them, see
-    ``backend/argument_checks.py``, and ``main`` checks type, dtype and shape only).
+    """``value`` (a tvm Tensor) must be compact, with no byte offset, 64-byte aligned: the
+    kernels read its data pointer as the first element, in row-major order, with aligned
+    vector loads. A graph library's ``main`` refuses strides and offsets too (its layout-check
+    kernels, ``backend/argument_checks.py``), but only when it runs and in TVM's words; this
+    says so at ``set_input_zero_copy``, as an InputError, and checks the alignment, which
+    nothing else does.
 
     Raises:
         InputError: strided, a view at a byte offset (``Tensor._create_view``), or data not
