@@ -128,6 +128,7 @@ class GraphModule:
         self._outputs = list(module._outputs)
         self._shared = set(module._shared)
         self._output_dest = dict(module._output_dest)
+        self._library_held = set(module._library_held)
 
     @property
     def num_threads(self) -> int:
@@ -175,10 +176,40 @@ class GraphModule:
         if params is None:
             vals = self._vm["__relay_params"]()
             params = dict(zip(meta["param_names"], list(vals)))
+        # input indices whose tensor is still the library's own (bound parameters on the
+        # host): copied into a tensor of this module's own before anything can write it
+        self._library_held = set()
         for name, v in params.items():
-            self._inputs[self._input_index[name]] = v if dev.dlpack_device_type() == 1 else \
-                tvm.runtime.tensor(v.numpy(), dev)
+            i = self._input_index[name]
+            if dev.dlpack_device_type() == 1:
+                self._inputs[i] = v
+                self._library_held.add(i)
+            else:
+                self._inputs[i] = tvm.runtime.tensor(v.numpy(), dev)
+        # an output that is a parameter is this module's own copy (as get_input's; a
+        # reshape-only __nop node never views a graph input or parameter)
+        heads = {nid for nid, _, _ in graph["heads"]}
+        for i, nid in enumerate(graph["arg_nodes"]):
+            if nid in heads:
+                self._own(i)
         return self
+
+    def _own(self, i: int) -> None:
+        """Give input ``i`` a tensor of this module's own if it still reads the library's.
+
+        The library's bound parameters are one set of tensors for every module made from it
+        (no copy per module at load); anything that hands a parameter's tensor out
+        (``get_input``, an output that is a parameter, ``share_params``) first copies it, so
+        a write through it changes this module only, as each 0.19 graph executor held its own
+        copy of the parameters."""
+        if i in self._library_held:
+            import tvm
+
+            v = self._inputs[i]
+            mine = tvm.runtime.empty(v.shape, v.dtype, self.device)
+            mine.copyfrom(v)
+            self._inputs[i] = mine
+            self._library_held.discard(i)
 
     # ---- inputs ---------------------------------------------------------------------------
 
@@ -283,6 +314,7 @@ class GraphModule:
                 self._inputs[i].copyfrom(t)
             else:
                 self._inputs[i] = t
+                self._library_held.discard(i)
 
     def set_input_zero_copy(self, key, value):
         """Use the tvm Tensor ``value`` itself as input ``key`` (name or index), without a copy
@@ -299,6 +331,7 @@ class GraphModule:
         _check_plain_layout(value, where)
         self._inputs[i] = value
         self._shared.discard(i)  # this module no longer reads the shared tensor
+        self._library_held.discard(i)
 
     def share_params(self, other, params_bytes) -> None:
         """Read the parameters named in ``params_bytes`` from ``other``'s own input tensors,
@@ -359,10 +392,14 @@ class GraphModule:
     def get_input(self, key):
         """The tensor of input ``key`` (name or index). Before ``set_input`` it is a zero
         tensor of the input's shape and dtype that becomes the input (0.19 returned the
-        executor's own input buffer, which scripts fill with ``copyfrom``)."""
+        executor's own input buffer, which scripts fill with ``copyfrom``). A parameter bound
+        into the library is this module's own copy of it (made at the first ``get_input``):
+        writing into it changes this module's runs, not the library's ``get_params()`` or
+        another module's, as in 0.19."""
         import tvm
 
         i = self._index(key, "get_input")
+        self._own(i)  # a bound parameter: this module's copy, not the library's tensor
         if self._inputs[i] is None:
             shape, dtype = self._input_types[i]
             self._inputs[i] = tvm.runtime.tensor(np.zeros(shape, dtype), self.device)
@@ -562,6 +599,7 @@ class GraphModule:
         row = graph["node_row_ptr"]
         vals, calls = {}, []
         for k, nid in enumerate(graph["arg_nodes"]):
+            self._own(k)  # every node's output is handed out (debug_get_output): no library's
             vals[(nid, 0)] = self._inputs[k]
         for nid, node in enumerate(graph["nodes"]):
             if node["op"] == "null":
