@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import BuildError, InputError, did_you_mean, no_implicit_cast
 from .interpreter import host_tensor
+from .pyargs import plain_tensor
 
 
 def _dtype_of(value) -> str:
@@ -295,14 +296,10 @@ class GraphModule:
                                  f"{no_implicit_cast(dtype, v)}")
             if got_shape != shape:
                 raise InputError(f"set_input {name!r}: got shape {got_shape}, expected {shape}")
-            if not isinstance(v, np.ndarray) and not v.is_contiguous():
-                # TVM copies compact tensors only: a strided host tensor is read through
-                # DLPack (a fresh-user trial got TVM's "CopyDataFromTo only support
-                # contiguous array")
-                if v.device.dlpack_device_type() != 1:
-                    raise InputError(f"set_input {name!r}: a strided tensor on {v.device}; "
-                                     f"give a compact one")
-                v = np.ascontiguousarray(np.from_dlpack(v))
+            if not isinstance(v, np.ndarray):
+                # TVM copies compact tensors only (a fresh-user trial got TVM's
+                # "CopyDataFromTo only support contiguous array" for a strided one)
+                v = plain_tensor(v, f"set_input {name!r}")
             if isinstance(v, np.ndarray):
                 t = host_tensor(v, self.device)
             elif v.device == self.device:

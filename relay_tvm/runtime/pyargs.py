@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..transform.bind_params import list_to_array  # noqa: F401 - the executors' and bind's rule
 
 
@@ -32,4 +33,26 @@ def python_arg(value, dtype: str, where: str):
     return value
 
 
-__all__ = ["list_to_array", "python_arg"]
+def plain_tensor(value, where: str):
+    """A tvm Tensor as a kernel reads it: ``value`` itself when it is compact (row-major) at
+    byte offset 0, else a compact copy of it on its device (a view made by
+    ``_create_view(relative_byte_offset=...)``, a strided tensor from DLPack). TVM's kernels
+    index from the data pointer with the buffer's own compact strides; a graph library's
+    kernels do not check (``backend/argument_checks``) and the VM's refuse with TVM's error.
+
+    Raises:
+        InputError: a strided tensor on a device other than the host (TVM copies compact
+            tensors only; NumPy reads the host's through DLPack).
+    """
+    import tvm
+
+    if not value.is_contiguous():
+        if value.device.dlpack_device_type() != 1:
+            raise InputError(f"{where}: a strided tensor on {value.device}; give a compact one")
+        from .interpreter import host_tensor
+
+        return host_tensor(np.ascontiguousarray(np.from_dlpack(value)), value.device)
+    return tvm.get_global_func("vm.builtin.ensure_zero_offset")(value)
+
+
+__all__ = ["list_to_array", "plain_tensor", "python_arg"]

@@ -500,7 +500,11 @@ def _to_vm(v, where, exe):
         return tvm_ffi.Array([_to_vm(f, where, exe) for f in v])
     if isinstance(v, np.ndarray):
         return host_tensor(v)
-    if isinstance(v, (tvm.runtime.Tensor, tvm_ffi.Function, tvm_ffi.Object)):
+    if isinstance(v, tvm.runtime.Tensor):
+        from .pyargs import plain_tensor
+
+        return plain_tensor(v, where)  # a view: a compact copy
+    if isinstance(v, (tvm_ffi.Function, tvm_ffi.Object)):
         return v
     raise InputError(f"{where}: unsupported value {type(v).__name__}")
 
@@ -535,7 +539,7 @@ def _check(value, sig, fname, exe):
         if not isinstance(value, (tuple, list)) or len(value) != len(shape):
             raise InputError(f"@{fname} argument %{name}: expected a tuple of {len(shape)} values")
         return tuple(_check(v, s, fname, exe) for v, s in zip(value, shape))
-    from .pyargs import python_arg
+    from .pyargs import plain_tensor, python_arg
 
     value = python_arg(value, dtype, f"@{fname} argument %{name}")
     if isinstance(value, np.ndarray):
@@ -555,7 +559,7 @@ def _check(value, sig, fname, exe):
                          f"{want}".replace("'?'", "?"))
     if isinstance(value, np.ndarray):
         return host_tensor(value)
-    return value
+    return plain_tensor(value, f"@{fname} argument %{name}")  # a view: a compact copy
 
 
 _STACK_BYTES = 1 << 30

@@ -155,3 +155,24 @@ def test_set_input_takes_a_strided_host_tensor_by_copying_it():
     np.testing.assert_array_equal(m.get_output(0).numpy(), a.T * 2)
     with pytest.raises(InputError, match="not compact"):
         m.set_input_zero_copy("x", strided)
+
+
+def test_vm_takes_views_and_strided_tensors_by_copying_them():
+    """relay.vm's VirtualMachine passed a view at a byte offset to the kernels, which refused
+    it with TVM's ValueError, while the graph executor copies it (found by a fresh-user
+    trial); now both read the values the view shows, in a tensor argument and inside a
+    tuple."""
+    import tvm_ffi
+
+    x = relay.var("x", shape=(4, 4))
+    t = relay.var("t", relay.TupleType([relay.TensorType((4, 4), "float32")]))
+    body = x * relay.const(2.0) + relay.TupleGetItem(t, 0)
+    exe = relay.vm.compile(relay.IRModule.from_expr(relay.Function([x, t], body)), "llvm")
+    vm = relay.vm.VirtualMachine(exe, tvm.cpu())
+    a = np.arange(32, dtype="float32").reshape(2, 4, 4)
+    view = tvm.runtime.tensor(a)._create_view((4, 4), relative_byte_offset=64)
+    strided = tvm_ffi.from_dlpack(a[0].T, require_contiguous=False)
+    assert not strided.is_contiguous()
+    out = vm.run(view, (strided,))
+    np.testing.assert_array_equal(out.numpy(), a[1] * 2 + a[0].T)
+    np.testing.assert_array_equal(view.numpy(), a[1])  # the caller's tensors are untouched
