@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextvars
 import time
 
-from ..errors import BuildError, InputError
+from ..errors import BuildError, InputError, did_you_mean
 from ..ir.expr import Function
 from ..ir.module import IRModule
 from ..transform.bind_params import (  # noqa: F401  (bind_params_by_name: tvm.relay.build_module's name)
@@ -395,6 +395,39 @@ def function_metadata(target, kernels: dict, primitives: dict, meta: dict, param
     return out
 
 
+def factory_function(factory, name, where: str, make, var: str = "lib"):
+    """``factory[name]`` of a graph library (what ``relay.build`` returns, or
+    :class:`LoadedFactory`): tvm.relay 0.19's ``GraphExecutorFactory`` functions.
+
+    - ``factory[libmod_name](dev)``: a :class:`GraphModule` (``make(dev)``);
+    - ``factory["debug_create"](libmod_name, dev)``: the same, for
+      ``GraphModuleDebug(factory["debug_create"]("default", dev), [dev], graph_json, dump)``;
+    - ``factory["get_graph_json"]()``: the graph JSON;
+    - ``factory["get_graph_params"]()``: ``name -> tvm Tensor`` of the bound parameters.
+
+    Raises:
+        InputError: another name; ``debug_create`` of another module name.
+    """
+    mod_name = factory.libmod_name
+    if name == mod_name:
+        return lambda dev=None: make(dev)
+    if name == "debug_create":
+        def debug_create(module_name, *devices):
+            if module_name != mod_name:
+                raise InputError(f"{where}: debug_create({module_name!r}, ...): the library "
+                                 f"holds the module {mod_name!r}")
+            return make(devices[0] if devices else None)
+
+        return debug_create
+    if name == "get_graph_json":
+        return factory.get_graph_json
+    if name == "get_graph_params":
+        return factory.get_params
+    known = [mod_name, "debug_create", "get_graph_json", "get_graph_params"]
+    raise InputError(f"{where}: no function {name!r}{did_you_mean(name, known)}; it has "
+                     f"{known} ({var}[{mod_name!r}](dev) makes a GraphModule)")
+
+
 class GraphExecutorFactoryModule(ExecutorFactoryModule):
     """What ``relay.build`` returns (tvm.relay's factory module).
 
@@ -519,17 +552,16 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
         seal_library(str(path), target_isa(self.target))
 
     def __getitem__(self, name):
-        if name != self.libmod_name:
-            raise BuildError(f"factory module: no function {name!r}; it holds "
-                             f"{self.libmod_name!r} (lib[{self.libmod_name!r}](dev))")
         if self.module_class is None:
             raise BuildError("lib['default'](dev): no graph module class registered; "
                              "import relay_tvm.runtime")
         from .isa import check_isa, target_isa
 
-        check_isa(target_isa(self.target), f"lib[{name!r}](dev)", "the library")
-        return lambda dev=None: self.module_class._from_executable(self.lib, dev, self.meta,
-                                                                   self.params)
+        def make(dev):
+            check_isa(target_isa(self.target), f"lib[{name!r}](dev)", "the library")
+            return self.module_class._from_executable(self.lib, dev, self.meta, self.params)
+
+        return factory_function(self, name, "lib (relay.build's factory module)", make)
 
     def __iter__(self):
         """``graph, lib, params = relay.build(...)``: the graph JSON, the compiled library (a

@@ -767,13 +767,22 @@ class LoadedFactory:
         return self._get_meta().get("mod_name", "default")
 
     def __getitem__(self, name):
-        if name != self.libmod_name:
-            raise InputError(f"loaded module: no function {name!r}; use "
-                             f"m[{self.libmod_name!r}](dev)")
-        return lambda dev=None: GraphModule._from_executable(self.lib, dev)
+        from ..backend.build_module import factory_function
+
+        return factory_function(self, name, "loaded module",
+                                lambda dev: GraphModule._from_executable(self.lib, dev), "m")
 
     def get_graph_json(self) -> str:
         return self._get_meta()["graph_json"]
+
+    def get_params(self) -> dict:
+        """``name -> tvm Tensor``: the parameters bound into the library (``p0``, ...), shared
+        with it (see :meth:`GraphModule.get_input` for the copies modules make)."""
+        import tvm
+        from tvm import relax
+
+        vm = relax.VirtualMachine(self.lib, tvm.cpu(0))
+        return dict(zip(self._get_meta()["param_names"], list(vm["__relay_params"]())))
 
     def export_library(self, path, **kwargs):
         """Write the loaded library again (to a ``.so``, ``.dylib``, ``.dll`` or ``.tar``

@@ -206,3 +206,37 @@ def test_function_metadata_of_a_build():
     assert [(tuple(int(d) for d in p.checked_type.shape), p.checked_type.dtype)
             for p in func.params] == softmax.input_types
     assert "FunctionInfo(inputs=[((1, 3, 8, 8), 'float32')]" in repr(main)
+
+
+@pytest.mark.parametrize("exported", [False, True], ids=["in_process", "exported"])
+def test_factory_functions_of_019(tmp_path, exported):
+    """0.19's GraphExecutorFactory answered ``get_graph_json``, ``get_graph_params`` and
+    ``debug_create`` besides the module's name; a fresh-user trial found the common debug
+    idiom ``GraphModuleDebug(lib["debug_create"]("default", dev), [dev], graph_json, dump)``
+    refused, and no way to get the graph back from a loaded library."""
+    from relay_tvm.runtime.debugger.debug_executor import GraphModuleDebug
+    from relay_tvm.runtime.graph_executor import load_module
+
+    x, w = relay.var("x", shape=(2, 3)), relay.var("w", shape=(2, 3))
+    wv = np.arange(6, dtype="float32").reshape(2, 3)
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x, w], x * w)), "llvm",
+                      params={"w": wv})
+    graph = lib.get_graph_json()
+    if exported:
+        lib.export_library(str(tmp_path / "net.so"))
+        lib = load_module(str(tmp_path / "net.so"))
+    assert lib["get_graph_json"]() == graph
+    (p,) = lib["get_graph_params"]().values()
+    np.testing.assert_array_equal(p.numpy(), wv)
+    dbg = GraphModuleDebug(lib["debug_create"]("default", tvm.cpu()), [tvm.cpu()], graph,
+                           str(tmp_path / "dump"))
+    xv = np.full((2, 3), 3, "float32")
+    dbg.set_input("x", xv)
+    dbg.run()
+    np.testing.assert_array_equal(dbg.get_output(0).numpy(), xv * wv)
+    with pytest.raises(InputError, match=r"no function 'get_graph_jsn' \(did you mean "
+                                         r"'get_graph_json'\?\)"):
+        lib["get_graph_jsn"]
+    with pytest.raises(InputError, match="debug_create\\('net', ...\\): the library holds the "
+                                         "module 'default'"):
+        lib["debug_create"]("net", tvm.cpu())
