@@ -101,6 +101,10 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
             ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))],
                          dst=ib.r(0))
             ib.emit_ret(ib.r(0))
+        with ib.function("__relay_vm_consts", num_inputs=0):  # the pool's own tensors
+            ib.emit_call("vm.builtin.make_tuple",
+                         args=[ib.convert_constant(c) for c in comp.constants], dst=ib.r(0))
+            ib.emit_ret(ib.r(0))
         try:
             lib = codegen.link(ib)
         except Exception as e:

@@ -36,3 +36,29 @@ def test_no_implicit_cast_names_the_dtype_and_how_to_convert():
 
     assert no_implicit_cast("int8", tvm.runtime.tensor(np.zeros(1))) == (
         " (no implicit cast; convert it with .numpy().astype('int8'))")
+
+
+def test_messages_a_fresh_user_trial_asked_for():
+    """A Python number where a Relay expression belongs names relay.const; the VM says what it
+    got for a tuple argument; a module of one input says "1 input"."""
+    import tvm
+
+    import relay_tvm as relay
+    from relay_tvm.errors import InputError, RelayError
+    from relay_tvm.runtime import GraphModule
+
+    x = relay.var("x", shape=(2,))
+    with pytest.raises(RelayError, match=r"got float 1.0 \(relay.const\(value\) makes a "):
+        relay.add(x, 1.0)
+    t = relay.var("t", relay.TupleType([relay.TensorType((2,)), relay.TensorType((2,))]))
+    exe = relay.vm.compile(relay.IRModule.from_expr(relay.Function([t], relay.TupleGetItem(t, 0))),
+                           "llvm")
+    vm = relay.vm.VirtualMachine(exe, tvm.cpu())
+    with pytest.raises(InputError, match=r"%t: expected a tuple of 2 values, got ndarray"):
+        vm.run(np.zeros(2, "float32"))
+    with pytest.raises(InputError, match=r"got a tuple of 1$"):
+        vm.run((np.zeros(2, "float32"),))
+    m = GraphModule(relay.build(relay.IRModule.from_expr(relay.Function([x], x + x)),
+                                "llvm")["default"](tvm.cpu()))
+    with pytest.raises(InputError, match=r"the module has 1 input \['x'\]"):
+        m.set_input(3, np.zeros(2, "float32"))

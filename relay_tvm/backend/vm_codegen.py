@@ -575,6 +575,9 @@ class VMCompiler:
         #: how deep VM calls nest at run time (None: unbounded; see vm_emit.call_depth)
         self.call_depth = call_depth(codes)
         self.stats = _stats(codes, list(funcs) + list(lifted), self.cache.funcs)
+        #: the tensor constants the code loads (``__relay_vm_consts`` returns them: the runtime
+        #: copies an output that is one of them, see runtime.vm)
+        self.constants = list(_tensor_constants(codes).values())
         ib = relax.ExecBuilder()
         for k in self.cache.funcs:
             ib.declare_function(k.name)
@@ -592,24 +595,30 @@ class VMCompiler:
         return ib, {k: (v[0],) for k, v in funcs.items()}
 
 
-def _stats(codes: dict, functions: list, kernels) -> dict:
-    """What tvm.relay 0.19's ``Executable.stats`` listed: the shapes of the tensor constants
-    the VM code loads, the VM functions (Relay globals and lifted closures) and the kernels
-    (primitive functions and shape functions), in the order they are declared."""
-    shapes = {}
+def _tensor_constants(codes: dict) -> dict:
+    """``id -> tensor``: the tensor constants the VM code loads, in order of first use."""
+    found = {}
     for code in codes.values():
         for ins in code:
             if ins[0] != _CALL:
                 continue
             for a in ins[2]:
                 if a[0] == "c" and not isinstance(a[1], str) and hasattr(a[1], "shape"):
-                    shapes.setdefault(id(a[1]), [int(d) for d in a[1].shape])
+                    found.setdefault(id(a[1]), a[1])
+    return found
+
+
+def _stats(codes: dict, functions: list, kernels) -> dict:
+    """What tvm.relay 0.19's ``Executable.stats`` listed: the shapes of the tensor constants
+    the VM code loads, the VM functions (Relay globals and lifted closures) and the kernels
+    (primitive functions and shape functions), in the order they are declared."""
+    shapes = [[int(d) for d in c.shape] for c in _tensor_constants(codes).values()]
     prims = []
     for k in kernels:
         prims.append(k.name)
         if k.shape_func is not None:
             prims.append(k.shape_func_name)
-    return {"constants": list(shapes.values()), "globals": functions, "primitives": prims}
+    return {"constants": shapes, "globals": functions, "primitives": prims}
 
 
 __all__ = ["VMCompiler"]

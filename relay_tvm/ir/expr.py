@@ -25,7 +25,11 @@ class Expr(RelayExpr):
 
 def _check_expr(x, what):
     if not isinstance(x, RelayExpr):
-        raise RelayError(f"{what}: expected a Relay expression, got {type(x).__name__} {x!r:.80}")
+        hint = ""
+        if isinstance(x, (bool, int, float)) or type(x).__module__ == "numpy":
+            hint = " (relay.const(value) makes a constant of it)"
+        raise RelayError(f"{what}: expected a Relay expression, got {type(x).__name__} "
+                         f"{x!r:.80}{hint}")
     return x
 
 

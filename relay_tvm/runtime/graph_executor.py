@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import BuildError, InputError, did_you_mean, no_implicit_cast
 from .interpreter import host_tensor
-from .pyargs import plain_tensor
+from .pyargs import plain_tensor, python_arg
 
 
 def _dtype_of(value) -> str:
@@ -217,8 +217,9 @@ class GraphModule:
     def _index(self, key, where: str = "set_input") -> int:
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             if not 0 <= key < len(self._input_names):
+                k = len(self._input_names)
                 raise InputError(f"{where}: input index {key} out of range; the module has "
-                                 f"{len(self._input_names)} inputs {self._input_names}")
+                                 f"{k} input{'s' if k != 1 else ''} {self._input_names}")
             return int(key)
         if isinstance(key, str):
             if key not in self._input_index:
@@ -240,8 +241,10 @@ class GraphModule:
         raise InputError(f"{where}: key must be an input name or index, got {key!r}")
 
     def set_input(self, key=None, value=None, **params):
-        """Set input ``key`` (name or index) to ``value`` (NumPy array or tvm Tensor), and each
-        ``name=value`` of ``params``.
+        """Set input ``key`` (name or index) to ``value`` (NumPy array or tvm Tensor; a Python
+        number or nested list of numbers is taken in the input's dtype, as 0.19's
+        ``copyfrom`` did, and refused where that dtype cannot hold it: see
+        :mod:`relay_tvm.runtime.pyargs`), and each ``name=value`` of ``params``.
 
         A name of ``params`` bound into the library at build time (``relay.build(params=)``)
         is skipped, as tvm.relay's ``set_input(**params)`` did, when its value has the bound
@@ -282,14 +285,12 @@ class GraphModule:
             shape, dtype = self._input_types[i]
             if v is None:
                 raise InputError(f"set_input: no value given for input {name!r}")
-            if isinstance(v, np.generic):  # a NumPy scalar: a 0-d array of its own dtype
-                v = np.asarray(v)
+            # a NumPy scalar as a 0-d array of its dtype, a Python number or list in the
+            # input's dtype (values it cannot hold refused), as the other executors take them
+            v = python_arg(v, dtype, f"set_input {name!r}")
             if not isinstance(v, np.ndarray) and not hasattr(v, "numpy"):
-                if isinstance(v, (bool, int, float, list)):
-                    raise InputError(f"set_input {name!r}: expected a NumPy array or tvm Tensor of "
-                                     f"shape {shape} and dtype {dtype}, got {type(v).__name__} "
-                                     f"(no implicit conversion)")
-                raise InputError(f"set_input {name!r}: unsupported value {type(v).__name__}")
+                raise InputError(f"set_input {name!r}: expected a NumPy array or tvm Tensor of "
+                                 f"shape {shape} and dtype {dtype}, got {type(v).__name__}")
             got_shape, got_dtype = _shape_dtype(v)
             if got_dtype != dtype:
                 raise InputError(f"set_input {name!r}: got dtype {got_dtype}, expected {dtype}"
@@ -518,6 +519,9 @@ class GraphModule:
                 output's shape and dtype.
         """
         n = self.get_num_outputs()
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise InputError(f"get_output: index must be an int (outputs are numbered, not "
+                             f"named), got {type(index).__name__} {index!r}")
         if not 0 <= index < n:  # checked first: true before a run too
             raise InputError(f"get_output: index {index} out of range; the module has "
                              f"{n} output{'s' if n != 1 else ''}")
@@ -551,13 +555,22 @@ class GraphModule:
         Returns:
             ``tvm.runtime.module.BenchmarkResult`` with ``mean``, ``median``, ``std`` (seconds)
             and ``results``.
+
+        Raises:
+            InputError: ``func_name`` other than ``"run"``; ``device`` other than the module's;
+                inputs not set.
         """
+        if func_name != "run":  # 0.19 timed the named function of the executor module
+            raise InputError(f"benchmark: func_name {func_name!r}: only 'run' is timed (the "
+                             f"module's other functions set or read values)")
+        dev = device if device is not None else self.device
+        if dev != self.device:
+            raise InputError(f"benchmark: device {dev}: the module runs on {self.device}")
         if kwargs:
             self.set_input(**kwargs)
         self._check_ready()
         from .._threads import keep_affinity
 
-        dev = device if device is not None else self.device
         self._vm.save_function("main", "__relay_bench", *self._inputs)
         f = self._vm.time_evaluator("__relay_bench", dev, number=number, repeat=repeat,
                                     min_repeat_ms=min_repeat_ms or 0)

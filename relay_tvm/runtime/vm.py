@@ -424,6 +424,10 @@ def _to_user(v, exe, vm=None):
     import tvm_ffi
 
     if isinstance(v, tvm.runtime.Tensor):
+        if vm is not None and v.data_ptr() in vm._const_data:  # the executable's constant
+            mine = tvm.runtime.empty(v.shape, v.dtype, v.device)
+            mine.copyfrom(v)
+            return mine
         return v
     if isinstance(v, tvm_ffi.List):
         return VMRef(v, exe, vm)
@@ -537,7 +541,10 @@ def _check(value, sig, fname, exe):
         return _to_vm(_plain(value), f"@{fname} argument %{name}", exe)
     if kind == "tuple":
         if not isinstance(value, (tuple, list)) or len(value) != len(shape):
-            raise InputError(f"@{fname} argument %{name}: expected a tuple of {len(shape)} values")
+            got = (f"a tuple of {len(value)}" if isinstance(value, (tuple, list))
+                   else type(value).__name__)
+            raise InputError(f"@{fname} argument %{name}: expected a tuple of {len(shape)} "
+                             f"values, got {got}")
         return tuple(_check(v, s, fname, exe) for v, s in zip(value, shape))
     from .pyargs import plain_tensor, python_arg
 
@@ -669,6 +676,14 @@ class VirtualMachine:
 
         generate_machine_code(exe.lib)  # an in-process build's kernels, on every build thread
         self._vm = relax.VirtualMachine(exe.lib, self.device)
+        # the data of the executable's tensor constants: an output that is one (or a view of
+        # one) is handed out as a copy, so writing into it cannot change the program (0.19's
+        # VM returned the constant itself). Executables exported before have no such list.
+        try:
+            consts = self._vm["__relay_vm_consts"]()
+        except AttributeError:
+            consts = ()
+        self._const_data = {c.data_ptr() for c in consts if c.data_ptr()}
         self._inputs: dict = {}
         self._outputs = None
         # a program whose VM calls nest only a few levels deep (no recursion, no closure

@@ -95,3 +95,27 @@ def test_debug_outputs_do_not_reach_the_library():
     m = GraphModule(lib["default"](tvm.cpu()))
     m.run(x=XV)
     np.testing.assert_allclose(m.get_output(0).numpy(), XV * WV, rtol=1e-5)
+
+
+def test_vm_output_that_is_a_constant_is_a_copy(tmp_path):
+    """The VM returned a constant output as the executable's own tensor (as 0.19's did): a
+    write into it changed every later run and every VirtualMachine of the executable (a
+    fresh-user trial called it a trap). Now the output is a copy; the program is unchanged."""
+    x = relay.var("x", shape=(2, 3))
+    c = relay.const(WV)
+    exe = relay.vm.compile(relay.IRModule.from_expr(relay.Function(
+        [x], relay.Tuple([x * c, c, relay.reshape(c, (6,))]))), "llvm")
+    path = str(tmp_path / "vm.so")
+    exe.export_library(path)
+    for e in (exe, relay.vm.load_executable(path)):
+        vm = relay.vm.VirtualMachine(e, tvm.cpu())
+        out = vm.run(XV)
+        np.testing.assert_array_equal(out[1].numpy(), WV)
+        np.testing.assert_array_equal(out[2].numpy(), WV.reshape(6))
+        out[1].copyfrom(np.zeros((2, 3), "float32"))
+        out[2].copyfrom(np.zeros(6, "float32"))
+        for m in (vm, relay.vm.VirtualMachine(e, tvm.cpu())):
+            again = m.run(XV)
+            np.testing.assert_allclose(again[0].numpy(), XV * WV, rtol=1e-6)
+            np.testing.assert_array_equal(again[1].numpy(), WV)
+            np.testing.assert_array_equal(again[2].numpy(), WV.reshape(6))

@@ -240,3 +240,31 @@ def test_factory_functions_of_019(tmp_path, exported):
     with pytest.raises(InputError, match="debug_create\\('net', ...\\): the library holds the "
                                          "module 'default'"):
         lib["debug_create"]("net", tvm.cpu())
+
+
+def test_graph_module_python_values_and_misuse():
+    """Found by a fresh-user trial: ``set_input`` refused a Python float or list where the VM
+    and ``create_executor`` took them (0.19's copyfrom did too); ``get_output("name")`` was a
+    raw TypeError; ``benchmark(func_name="runn")`` timed ``run`` silently, and another device
+    gave TVM's internal error."""
+    x, a = relay.var("x", shape=(3,)), relay.var("a", shape=(), dtype="float32")
+    n = relay.var("n", shape=(2,), dtype="uint8")
+    mod = relay.IRModule.from_expr(relay.Function(
+        [x, a, n], relay.Tuple([x * a, n + relay.const(1, "uint8")])))
+    m = GraphModule(relay.build(mod, target="llvm")["default"](tvm.cpu()))
+    m.set_input("a", 2.5)
+    m.set_input("x", [1, 2, 3])
+    m.set_input("n", [7, 254])
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), np.array([2.5, 5, 7.5], "float32"))
+    np.testing.assert_array_equal(m.get_output(1).numpy(), np.array([8, 255], "uint8"))
+    with pytest.raises(InputError, match="'n'"):
+        m.set_input("n", [1, 256])  # uint8 cannot hold 256: refused, not wrapped
+    with pytest.raises(InputError, match=r"'x'.*got shape \(2,\), expected \(3,\)"):
+        m.set_input("x", [1.0, 2.0])
+    with pytest.raises(InputError, match="index must be an int.*got str 'out'"):
+        m.get_output("out")
+    with pytest.raises(InputError, match="func_name 'runn'"):
+        m.benchmark(tvm.cpu(), func_name="runn")
+    with pytest.raises(InputError, match="the module runs on cpu"):
+        m.benchmark(tvm.cuda(0))
