@@ -327,7 +327,8 @@ def adaptive_pool_reference(x, kind, osz):
               for i in range(nd)]
     for idx in itertools.product(*[range(o) for o in osz]):
         window = tuple(slice(*ranges[i][idx[i]]) for i in range(nd))
-        w = x[(slice(None), slice(None)) + window].reshape(*x.shape[:2], -1)
+        w = x[(slice(None), slice(None)) + window]
+        w = w.reshape(*x.shape[:2], int(np.prod(w.shape[2:])))  # -1: ambiguous for N or C 0
         out[(slice(None), slice(None)) + idx] = (
             np_reduce("max", w, axis=2) if kind == "max" else w.astype("float64").mean(axis=2)
         )

@@ -173,7 +173,9 @@ register_op(
     num_inputs=1,
     arguments=("data",),
     rel=_flatten_rel,
-    ref=lambda args, attrs, out_type: args[0].reshape(args[0].shape[0], -1),
+    # the flattened size spelled out: -1 is ambiguous for a batch of 0
+    ref=lambda args, attrs, out_type: args[0].reshape(args[0].shape[0],
+                                                      int(np.prod(args[0].shape[1:]))),
     compute=_nn_batch_flatten_compute,
     pattern=OpPattern.INJECTIVE,
     doc="(N, d1, ..., dk) -> (N, d1 * ... * dk) (topi.nn.flatten).",

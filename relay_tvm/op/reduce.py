@@ -288,7 +288,8 @@ def _arg_ref(fn):
         axes = reduce_axes(attrs, x.ndim, "")
         rest = [i for i in range(x.ndim) if i not in axes]
         y = np.transpose(x, rest + list(axes))
-        y = y.reshape([x.shape[i] for i in rest] + [-1])
+        # the reduced size spelled out: -1 is ambiguous when a kept axis is empty
+        y = y.reshape([x.shape[i] for i in rest] + [int(np.prod([x.shape[i] for i in axes]))])
         if attrs.select_last_index:
             idx = y.shape[-1] - 1 - fn(np.flip(y, -1), axis=-1)
         else:

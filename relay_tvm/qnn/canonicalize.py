@@ -188,9 +188,23 @@ def _quantize(new, orig):
     q = _c("round", _c("divide", _c("cast", x, dtype="float32"),
                        along_expr(scale, srank, nd, axis)))
     q = _c("add", q, along_expr(_c("cast", zp, dtype="float32"), zrank, nd, axis))
-    lo, hi = _arith.qrange(new.attrs.out_dtype)
-    return _c("cast", _c("clip", q, a_min=float(lo), a_max=float(hi)),
-              dtype=new.attrs.out_dtype)
+    return saturating_cast(q, new.attrs.out_dtype)
+
+
+def saturating_cast(q, dtype: str):
+    """``q`` (float32) clipped to ``dtype``'s range and cast. Where float32 cannot hold the
+    dtype's largest value (int32: 2**31 - 1 rounds up to 2**31, which a cast wraps to
+    -2**31), the clip stops at the float32 below it and values at or above the rounded limit
+    become the limit itself: a fresh-user trial had 3e9 quantized to int32 give -2147483648
+    compiled and 2147483647 in the interpreter."""
+    lo, hi = _arith.qrange(dtype)
+    top = np.float32(hi)
+    if float(top) <= hi:
+        return _c("cast", _c("clip", q, a_min=float(lo), a_max=float(hi)), dtype=dtype)
+    below = float(np.nextafter(top, np.float32(0)))
+    cast = _c("cast", _c("clip", q, a_min=float(lo), a_max=below), dtype=dtype)
+    return _c("where", _c("greater_equal", q, const(top, "float32")),
+              const(np.asarray(hi, dtype), dtype), cast)
 
 
 def _dequantize(new, orig):
@@ -457,8 +471,7 @@ def _softmax(new, orig):
                                         _c("cast", z, dtype="int32")), dtype="float32"), s)
     sm = _c("nn.softmax", real, axis=orig.attrs.axis)
     q = _c("add", _c("round", _c("divide", sm, os_)), _c("cast", oz, dtype="float32"))
-    lo, hi = _arith.qrange(dt)
-    return _c("cast", _c("clip", q, a_min=float(lo), a_max=float(hi)), dtype=dt)
+    return saturating_cast(q, dt)
 
 
 RULES["qnn.softmax"] = _softmax

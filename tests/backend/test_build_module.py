@@ -105,7 +105,9 @@ def test_unbound_params_stay_inputs_and_graph_module_takes_them():
         ("x", np.zeros((1, 2, 6, 6), "float64"), "got dtype float64, expected float32"),
         ("x", np.zeros((2, 6, 6), "float32"), "got shape"),
         (7, np.zeros((1, 2, 6, 6), "float32"), "index 7 out of range"),
-        ("x", 1.0, "no implicit conversion"),
+        # a Python number is a 0-d value of the input's dtype: not broadcast to its shape
+        ("x", 1.0, r"'x': got shape \(\), expected \(1, 2, 6, 6\)"),
+        ("x", "1.0", "expected a NumPy array or tvm Tensor of shape"),
     ],
 )
 def test_set_input_errors(key, value, match):

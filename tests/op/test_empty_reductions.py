@@ -13,6 +13,7 @@ import tvm
 
 import relay_tvm as relay
 from relay_tvm.errors import TypeInferenceError
+from tests.op.op_check import check_op
 
 RUNS = [("debug", 3), ("graph", 0), ("graph", 3), ("vm", 0), ("vm", 3)]
 
@@ -157,3 +158,21 @@ def test_softmax_of_an_empty_any_axis(executor):
     body = relay.Tuple([relay.nn.softmax(y), relay.nn.log_softmax(y)])
     for r in _run(executor, 3, [y], body, np.zeros((3, 0), "float32")):
         assert r.numpy().shape == (3, 0)
+
+
+@pytest.mark.parametrize("make, shape, ref", [
+    (lambda x: relay.argmax(x, axis=1), (0, 3), lambda v: np.argmax(v, axis=1).astype("int32")),
+    (lambda x: relay.argmin(x, axis=1), (0, 3), lambda v: np.argmin(v, axis=1).astype("int32")),
+    (lambda x: relay.argmax(x, axis=[2, 3]), (0, 2, 4, 4),
+     lambda v: np.zeros((0, 2), "int32")),
+    (relay.nn.batch_flatten, (0, 2, 4, 4), lambda v: v.reshape(0, 32)),
+    (lambda x: relay.nn.adaptive_max_pool2d(x, (2, 2)), (0, 2, 4, 4),
+     lambda v: np.zeros((0, 2, 2, 2), "float32")),
+], ids=["argmax", "argmin", "argmax_2axes", "batch_flatten", "adaptive_max_pool"])
+def test_empty_kept_axis(make, shape, ref):
+    """An empty axis that is kept (not reduced): the interpreter's reference kernels reshaped
+    with -1, which NumPy refuses for a size-0 array (found by a fresh-user trial: argmax of a
+    (0, 3) tensor failed in the interpreter, the compiled kernels were right)."""
+    v = np.zeros(shape, "float32")
+    x = relay.var("x", shape=shape)
+    check_op(make(x), [v], ref(v))

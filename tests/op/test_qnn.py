@@ -57,6 +57,19 @@ def test_quantize_per_channel_axis1():
     check_op(y, [xv], exp)
 
 
+def test_quantize_to_int32_saturates_at_both_ends():
+    """float32 cannot hold 2**31 - 1: clipped there it rounded up to 2**31, which the compiled
+    cast wrapped to -2**31 (a fresh-user trial: 3e9 gave -2147483648 compiled, 2147483647 in
+    the interpreter)."""
+    xv = np.array([3e9, -3e9, 2147483520.0, 2147483648.0, -2147483648.0, 7.5, 1e10],
+                  "float32")
+    x = relay.var("x", shape=xv.shape)
+    q = qnn.quantize(x, f32(1.0), i32(0), out_dtype="int32")
+    exp = np.array([2147483647, -2147483648, 2147483520, 2147483647, -2147483648, 8,
+                    2147483647], "int32")
+    check_op(q, [xv], exp)
+
+
 def test_dequantize_int8_uint8_per_channel():
     qv = np.array([[-128, -1, 0, 127], [0, 1, 200, 255]], "int32")
     x8 = relay.var("a", shape=(4,), dtype="int8")
