@@ -10,7 +10,6 @@ single node used twice on the other. Both algorithms are iterative.
 
 from __future__ import annotations
 
-import numpy as np
 import tvm
 import tvm_ffi
 
@@ -236,10 +235,9 @@ class _Equal:
             x, y = a.data, b.data
             if x.dtype != y.dtype or x.shape != y.shape:
                 return False
-            # the same bytes are equal values (NaNs included); different bytes may still be
-            # (0.0 and -0.0, NaNs of other payloads): NumPy decides those
-            return x.tobytes() == y.tobytes() or \
-                bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
+            # bit for bit, as 0.19 (memcmp) and as structural_hash hashes them: 0.0 and -0.0
+            # differ (1 / x tells them apart), a NaN equals a NaN of the same bits
+            return x.tobytes() == y.tobytes()
         if t is Constructor:
             return _ctor_eq(a, b)
         if t is Call:

@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 
-from ..errors import RelayError, TypeInferenceError
+from ..errors import GradientError, RelayError, TypeInferenceError
 from ..ir.expr import Constant
 
 # the operators whose gradients are registered here must be registered first
@@ -265,6 +265,9 @@ def _pad_grad(orig, grad):
 def _pool_grad_rule(kind):
     def rule(orig, grad):
         a = orig.attrs
+        if any(int(d) != 1 for d in a.dilation):  # what nn.*_pool2d_grad computes
+            raise GradientError(f"gradient of nn.{kind}_pool2d: dilation {tuple(a.dilation)} "
+                                f"is not supported (1 only)")
         extra = {"count_include_pad": a.count_include_pad} if kind == "avg" else {}
         return [_c(f"nn.{kind}_pool2d_grad", grad, orig.args[0], pool_size=a.pool_size,
                    strides=a.strides, dilation=a.dilation, padding=a.padding, layout=a.layout,

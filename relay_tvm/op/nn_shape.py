@@ -398,7 +398,10 @@ def upsampling(data, scale_h=1, scale_w=1, layout="NCHW", method="nearest_neighb
 
     Semantics are topi.nn.upsampling's: ``image.resize2d`` to the scaled size, with the
     ``"asymmetric"`` coordinate mapping (``x_in = x_out * in / out``) or, with
-    ``align_corners``, ``"align_corners"`` (``x_in = x_out * (in - 1) / (out - 1)``).
+    ``align_corners``, ``"align_corners"`` (``x_in = x_out * (in - 1) / (out - 1)``). As in
+    topi (0.19's and 0.27's), every pixel is read as float32, nearest neighbour included, and
+    the result cast back: float64 data keeps float32 precision, integers beyond 2**24 lose
+    their low bits.
 
     Args:
         data: ``(N, C, H, W)`` (NCHW) or ``(N, H, W, C)`` (NHWC).

@@ -422,7 +422,8 @@ def upsampling3d(data, scale_d=1, scale_h=1, scale_w=1, layout="NCDHW",
                  method="nearest_neighbor", coordinate_transformation_mode="half_pixel"):
     """3-D upsampling (tvm.relay.nn.upsampling3d): each spatial axis becomes
     ``round(size * scale)``; ``method`` is ``"nearest_neighbor"`` or ``"trilinear"``; the
-    coordinate modes are those of :func:`relay_tvm.op.image.resize3d`. A scale given as a scalar
+    coordinate modes are those of :func:`relay_tvm.op.image.resize3d` (pixels read as float32,
+    as topi does: float64 and large integers lose precision). A scale given as a scalar
     float tensor expression (not a constant) makes a ``dyn.nn.upsampling3d`` call whose D, H, W
     are ``Any`` (see :mod:`relay_tvm.op.dyn_nn`)."""
     from ..ir.expr import Constant, Expr, const

@@ -158,9 +158,18 @@ def partition_conversions(mod, quantized_dtypes, ensure_fully_integral):
                 "operators than " + ", ".join(sorted(CONVERSION_OPS)))
         extra = all_dtypes(parts["quantized_main"]) - quantized
         if extra:
+            ops = []  # the operators computing in those dtypes, in program order
+            for n in post_order(parts["quantized_main"].body):
+                t = getattr(n, "_checked_type", None)
+                if isinstance(n, Call) and isinstance(t, TensorType) and t.dtype in extra \
+                        and op_name(n) not in ops:
+                    ops.append(op_name(n))
+            where = f" (in {', '.join(str(o) for o in ops[:6])})" if ops else ""
             raise NotFullyIntegralError(
                 f"partition_conversions='fully_integral': the quantized core uses "
-                f"{', '.join(sorted(extra))} besides {', '.join(sorted(quantized))}")
+                f"{', '.join(sorted(extra))}{where} besides {', '.join(sorted(quantized))}; "
+                f"a layer left in float (qconfig's skip_conv_layers, [0] by default, skips the "
+                f"first convolution) keeps it from being integral")
         if not _only_conversions(parts["dequantize_outputs"]):
             raise NotFullyIntegralError(
                 "partition_conversions='fully_integral': the output dequantization holds "

@@ -259,7 +259,13 @@ class Parser(TypeSyntax):
                  for j in items]
         first = items[0] if items else len(self.toks) - 1
         if first != self.i:
-            self.error(self.peek(), f"expected 'def' or 'type' but got {self.peek().describe()}")
+            # the text of an expression (`free_var %x ...; %x + 1f`) is no module
+            hint = (" (the text of an expression, not of a module: parse it with "
+                    "relay.parse_expr / tvm.relay.parse_expr)"
+                    if self.is_kw(self.peek(), "free_var") or first == len(self.toks) - 1
+                    else "")
+            self.error(self.peek(), f"expected 'def' or 'type' but got "
+                                    f"{self.peek().describe()}{hint}")
         for j in items:  # forward declarations: functions and types may refer to later ones
             j += self.is_kw(self.toks[j], "extern")
             t, n = self.toks[j], self.toks[j + 1]

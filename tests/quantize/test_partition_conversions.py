@@ -61,6 +61,11 @@ def test_fully_integral_refuses_a_float_layer_and_enabled_keeps_it():
     with pytest.raises(NotFullyIntegralError, match="fully_integral") as err:
         _quantize("fully_integral", params, skip=[1])
     assert isinstance(err.value, AssertionError)  # what 0.19 raised
+    # a float layer inside the core: the message names its operator and the knob (a fresh-user
+    # trial got only "uses float32")
+    with pytest.raises(NotFullyIntegralError, match=r"uses float32 \(in nn.conv2d, .*"
+                                                    r"skip_conv_layers"):
+        _quantize("fully_integral", params, skip=[0])
     parts = _quantize("enabled", params, skip=[1])
     plain = _quantize("disabled", params, skip=[1])
     x = rng.uniform(-1, 1, (1, 4, 8, 8)).astype("float32")

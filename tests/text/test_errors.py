@@ -10,6 +10,11 @@ H = '#[version = "0.0.5"]\n'
 
 # (name, text, regex the message must match: "line:col: error: ...")
 CASES = [
+    # an expression's text given to fromtext (a fresh-user trial: the message did not say
+    # that parse_expr reads it)
+    ("expression_text", H + "free_var %x: Tensor[(2), float32];\nadd(%x, %x)\n",
+     r"2:1: error: expected 'def' or 'type' but got 'free_var' \(the text of an expression, "
+     r"not of a module: parse it with relay.parse_expr"),
     ("unbalanced_brace", H + "def @main(%x: float32) {\n  add(%x, %x)\n",
      r"from_string:4:1: error: expected '\}' to close '\{' at 2:24 but got end of input"),
     ("extra_close_brace", H + "def @main(%x: float32) {\n  add(%x, %x)\n}\n}\n",

@@ -133,6 +133,14 @@ def test_unsupported_variants_name_the_operator():
     func = relay.testing.run_infer_type(relay.Function([y], relay.sum(relay.cumprod(y))))
     with pytest.raises(GradientError, match="operator cumprod has no gradient rule"):
         relay.transform.gradient(func, mode="first_order")
+    # a dilated max pool: the rule's own error, not the type relation's of nn.max_pool2d_grad
+    # (a fresh-user trial got a TypeInferenceError quoting the generated expression)
+    z = _v("z", (1, 1, 6, 6))
+    func = relay.testing.run_infer_type(relay.Function([z], relay.sum(
+        relay.nn.max_pool2d(z, (2, 2), dilation=(2, 2)))))
+    with pytest.raises(GradientError, match=r"gradient of nn.max_pool2d: dilation \(2, 2\) "
+                                            r"is not supported"):
+        relay.transform.gradient(func)
 
 
 def test_arange_gradient_with_respect_to_start_and_step():
