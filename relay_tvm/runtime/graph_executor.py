@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import BuildError, InputError, did_you_mean, no_implicit_cast
 from .interpreter import host_tensor
-from .pyargs import plain_tensor, python_arg
+from .pyargs import check_plain_layout, plain_tensor, python_arg
 
 
 def _dtype_of(value) -> str:
@@ -84,32 +84,6 @@ def check_device(lib, dev, who: str, what: str):
         raise BuildError(f"{who}: device {dev} does not exist on this machine (or this TVM "
                          f"runtime was built without its support)")
     return dev
-
-
-def _check_plain_layout(value, where: str) -> None:
-    """``value`` (a tvm Tensor) must be compact, with no byte offset, 64-byte aligned: the
-    kernels read its data pointer as the first element, in row-major order, with aligned
-    vector loads. A graph library's ``main`` refuses strides and offsets too (its layout-check
-    kernels, ``backend/argument_checks.py``), but only when it runs and in TVM's words; this
-    says so at ``set_input_zero_copy``, as an InputError, and checks the alignment, which
-    nothing else does.
-
-    Raises:
-        InputError: strided, a view at a byte offset (``Tensor._create_view``), or data not
-            aligned to 64 bytes (a NumPy array shared through DLPack).
-    """
-    import tvm
-
-    if not value.is_contiguous():
-        raise InputError(f"{where}: tensor with strides {tuple(value.strides)} is not compact "
-                         f"(row-major); use set_input, which copies")
-    if not tvm.get_global_func("vm.builtin.ensure_zero_offset")(value).same_as(value):
-        raise InputError(f"{where}: tensor is a view at a byte offset into another tensor; "
-                         f"use set_input, which copies")
-    if value.data_ptr() % 64:  # the kernels assume TVM's alignment (vector loads fault)
-        raise InputError(f"{where}: tensor data at address {value.data_ptr():#x} is not "
-                         f"aligned to 64 bytes (TVM's allocations are); use set_input, which "
-                         f"copies")
 
 
 class GraphModule:
@@ -326,7 +300,7 @@ class GraphModule:
         where = f"set_input_zero_copy {self._input_names[i]!r}"
         self._check_tensor(value, self._input_types[i], where,
                            " (a NumPy array needs a copy: use set_input)")
-        _check_plain_layout(value, where)
+        check_plain_layout(value, where)
         self._inputs[i] = value
         self._shared.discard(i)  # this module no longer reads the shared tensor
         self._library_held.discard(i)
@@ -765,14 +739,20 @@ class LoadedFactory:
         self.lib = lib
         self.path = path  # the file it was loaded from (export_library copies it)
         self._meta = None
+        self._vm = None
 
-    def _get_meta(self):
-        if self._meta is None:
+    def _host_vm(self):
+        """A VM of the library on the host, for its ``__relay_meta`` / ``__relay_params``."""
+        if self._vm is None:
             import tvm
             from tvm import relax
 
-            vm = relax.VirtualMachine(self.lib, tvm.cpu(0))
-            self._meta = json.loads(vm["__relay_meta"]())
+            self._vm = relax.VirtualMachine(self.lib, tvm.cpu(0))
+        return self._vm
+
+    def _get_meta(self):
+        if self._meta is None:
+            self._meta = json.loads(self._host_vm()["__relay_meta"]())
         return self._meta
 
     @property
@@ -791,11 +771,8 @@ class LoadedFactory:
     def get_params(self) -> dict:
         """``name -> tvm Tensor``: the parameters bound into the library (``p0``, ...), shared
         with it (see :meth:`GraphModule.get_input` for the copies modules make)."""
-        import tvm
-        from tvm import relax
-
-        vm = relax.VirtualMachine(self.lib, tvm.cpu(0))
-        return dict(zip(self._get_meta()["param_names"], list(vm["__relay_params"]())))
+        names = self._get_meta()["param_names"]
+        return dict(zip(names, list(self._host_vm()["__relay_params"]())))
 
     def export_library(self, path, **kwargs):
         """Write the loaded library again (to a ``.so``, ``.dylib``, ``.dll`` or ``.tar``
