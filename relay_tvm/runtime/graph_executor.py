@@ -178,12 +178,7 @@ class GraphModule:
         a write through it changes this module only, as each 0.19 graph executor held its own
         copy of the parameters."""
         if i in self._library_held:
-            import tvm
-
-            v = self._inputs[i]
-            mine = tvm.runtime.empty(v.shape, v.dtype, self.device)
-            mine.copyfrom(v)
-            self._inputs[i] = mine
+            self._inputs[i] = self._inputs[i].copyto(self.device)
             self._library_held.discard(i)
 
     # ---- inputs ---------------------------------------------------------------------------
@@ -278,8 +273,7 @@ class GraphModule:
             if isinstance(v, np.ndarray):
                 t = host_tensor(v, self.device)
             elif v.device == self.device:
-                t = tvm.runtime.empty(shape, dtype, self.device)
-                t.copyfrom(v)
+                t = v.copyto(self.device)
             else:
                 t = tvm.runtime.tensor(v.numpy(), self.device)
             if i in self._shared:  # written into the tensor another module shares (0.19)

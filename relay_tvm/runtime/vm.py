@@ -425,9 +425,7 @@ def _to_user(v, exe, vm=None):
 
     if isinstance(v, tvm.runtime.Tensor):
         if vm is not None and v.data_ptr() in vm._const_data:  # the executable's constant
-            mine = tvm.runtime.empty(v.shape, v.dtype, v.device)
-            mine.copyfrom(v)
-            return mine
+            return v.copyto(v.device)
         return v
     if isinstance(v, tvm_ffi.List):
         return VMRef(v, exe, vm)
