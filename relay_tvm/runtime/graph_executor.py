@@ -20,7 +20,7 @@ import json
 import numpy as np
 
 from ..errors import BuildError, InputError, did_you_mean, no_implicit_cast
-from .interpreter import host_tensor
+from .interpreter import host_tensor, native_order
 from .pyargs import check_plain_layout, plain_tensor, python_arg
 
 
@@ -104,6 +104,9 @@ class GraphModule:
         self._shared = set(module._shared)
         self._output_dest = dict(module._output_dest)
         self._library_held = set(module._library_held)
+        # both modules read the same tensors now: neither writes into one in place
+        self._owned = set()
+        module._owned = set()
 
     @property
     def num_threads(self) -> int:
@@ -146,6 +149,9 @@ class GraphModule:
         self._inputs = [None] * len(self._input_names)
         self._outputs = []
         self._shared = set()  # input indices whose tensor is shared with another module
+        # input indices whose tensor this module allocated and alone reads: set_input copies
+        # into it (0.19 wrote into the executor's own buffer too) instead of allocating anew
+        self._owned = set()
         self._output_dest = {}  # output index -> tensor it is written to (set_output_zero_copy)
         self._main = self._vm["main"]
         if params is None:
@@ -161,6 +167,7 @@ class GraphModule:
                 self._library_held.add(i)
             else:
                 self._inputs[i] = tvm.runtime.tensor(v.numpy(), dev)
+                self._owned.add(i)
         # an output that is a parameter is this module's own copy (as get_input's; a
         # reshape-only __nop node never views a graph input or parameter)
         heads = {nid for nid, _, _ in graph["heads"]}
@@ -168,6 +175,13 @@ class GraphModule:
             if nid in heads:
                 self._own(i)
         return self
+
+    def _bound_names(self) -> set:
+        """Names of the parameters bound into the library at build time (a set, made once)."""
+        bound = self.__dict__.get("_bound_set")
+        if bound is None:
+            bound = self._bound_set = set(self._meta.get("bound_params", ()))
+        return bound
 
     def _own(self, i: int) -> None:
         """Give input ``i`` a tensor of this module's own if it still reads the library's.
@@ -180,6 +194,7 @@ class GraphModule:
         if i in self._library_held:
             self._inputs[i] = self._inputs[i].copyto(self.device)
             self._library_held.discard(i)
+            self._owned.add(i)
 
     # ---- inputs ---------------------------------------------------------------------------
 
@@ -215,6 +230,11 @@ class GraphModule:
         ``copyfrom`` did, and refused where that dtype cannot hold it: see
         :mod:`relay_tvm.runtime.pyargs`), and each ``name=value`` of ``params``.
 
+        The value is copied: into the tensor this module allocated for the input at an earlier
+        ``set_input`` / ``get_input`` (as 0.19 wrote into the executor's input buffer, so a
+        tensor from ``get_input`` shows the new value), else into a new one; never into a
+        tensor given to ``set_input_zero_copy``.
+
         A name of ``params`` bound into the library at build time (``relay.build(params=)``)
         is skipped, as tvm.relay's ``set_input(**params)`` did, when its value has the bound
         parameter's shape and dtype.
@@ -232,9 +252,9 @@ class GraphModule:
         elif value is not None:
             raise InputError("set_input: a value without a key (give the input's name or index: "
                              "set_input('data', value))")
-        bound = set(self._meta.get("bound_params", ()))
-        types = self._meta.get("bound_param_types", {})
         for k, v in params.items():
+            bound = self._bound_names()
+            types = self._meta.get("bound_param_types", {})
             # tvm.relay idiom: set_input(**params) with the params given to relay.build; those
             # are bound in the library already (a name that is neither is still an error)
             if k in bound and k not in self._input_index:
@@ -270,17 +290,24 @@ class GraphModule:
                 # TVM copies compact tensors only (a fresh-user trial got TVM's
                 # "CopyDataFromTo only support contiguous array" for a strided one)
                 v = plain_tensor(v, f"set_input {name!r}")
+            if i in self._owned or i in self._shared:
+                # into this module's own tensor (a fresh 600 KB tensor each run took 3x the
+                # copy's time, its pages faulted in anew), or into the tensor another module
+                # shares (0.19)
+                if isinstance(v, np.ndarray):
+                    self._inputs[i].copyfrom(native_order(v))
+                else:
+                    v.copyto(self._inputs[i])
+                continue
             if isinstance(v, np.ndarray):
                 t = host_tensor(v, self.device)
             elif v.device == self.device:
                 t = v.copyto(self.device)
             else:
                 t = tvm.runtime.tensor(v.numpy(), self.device)
-            if i in self._shared:  # written into the tensor another module shares (0.19)
-                self._inputs[i].copyfrom(t)
-            else:
-                self._inputs[i] = t
-                self._library_held.discard(i)
+            self._inputs[i] = t
+            self._library_held.discard(i)
+            self._owned.add(i)
 
     def set_input_zero_copy(self, key, value):
         """Use the tvm Tensor ``value`` itself as input ``key`` (name or index), without a copy
@@ -298,6 +325,7 @@ class GraphModule:
         self._inputs[i] = value
         self._shared.discard(i)  # this module no longer reads the shared tensor
         self._library_held.discard(i)
+        self._owned.discard(i)  # the caller's tensor: never written by set_input
 
     def share_params(self, other, params_bytes) -> None:
         """Read the parameters named in ``params_bytes`` from ``other``'s own input tensors,
@@ -354,6 +382,7 @@ class GraphModule:
             self._inputs[i] = other.get_input(j)
             self._shared.add(i)
             other._shared.add(j)
+            self._owned.discard(i)
 
     def get_input(self, key):
         """The tensor of input ``key`` (name or index). Before ``set_input`` it is a zero
@@ -369,6 +398,7 @@ class GraphModule:
         if self._inputs[i] is None:
             shape, dtype = self._input_types[i]
             self._inputs[i] = tvm.runtime.tensor(np.zeros(shape, dtype), self.device)
+            self._owned.add(i)
         return self._inputs[i]
 
     def unset_inputs(self) -> list:

@@ -389,14 +389,20 @@ def _host_fields(v) -> None:
             stack.extend(fields)
 
 
+def native_order(a):
+    """NumPy array ``a`` in the machine's byte order, values kept (a big-endian ``>f4`` array
+    is converted: TVM stores only native ones); ``a`` itself when it is native already."""
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
+
+
 def host_tensor(a, device=None):
     """A TVM tensor holding a copy of NumPy array ``a`` (C order, native byte order: a
     big-endian ``>f4`` array keeps its values, TVM stores only native ones)."""
     import tvm
 
-    if not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))
-    a = np.array(a, order="C")
+    a = native_order(a)
+    if not a.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+        a = np.array(a, order="C")
     return tvm.runtime.tensor(a, device) if device is not None else tvm.runtime.tensor(a)
 
 

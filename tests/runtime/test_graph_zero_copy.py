@@ -82,3 +82,42 @@ def test_get_output_index_is_checked_before_the_run():
     with pytest.raises(InputError, match="index -1 out of range"):
         m.get_output(-1)
     np.testing.assert_array_equal(m.get_output(0).numpy(), np.full((2, 3), 2, "float32"))
+
+
+def test_set_input_writes_the_modules_own_buffer_never_a_callers():
+    """A second ``set_input`` copies into the tensor the module allocated for the first (0.19
+    wrote into the executor's input buffer: a tensor from ``get_input`` shows the new value),
+    never into a tensor the caller handed over with ``set_input_zero_copy`` nor into the
+    caller's NumPy array, and a big-endian or strided array keeps its values."""
+    m = _module()
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    m.set_input("x", a)
+    buf = m.get_input("x")
+    m.set_input("x", 3 * a)
+    assert m.get_input("x") is buf
+    np.testing.assert_array_equal(buf.numpy(), 3 * a)
+    np.testing.assert_array_equal(a, np.arange(6, dtype="float32").reshape(2, 3))
+    big = (5 * a).astype(">f4")
+    m.set_input("x", big)
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), 10 * a)
+    m.set_input("x", np.ascontiguousarray((7 * a).T).T)  # Fortran order
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), 14 * a)
+    mine = tvm.runtime.tensor(-a, tvm.cpu(0))
+    m.set_input_zero_copy("x", mine)
+    m.set_input("x", a)  # the module's own tensor again, not a write into the caller's
+    np.testing.assert_array_equal(mine.numpy(), -a)
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), 2 * a)
+
+
+def test_set_input_of_a_scalar_input_keeps_its_rank():
+    x = relay.var("x", shape=(), dtype="float32")
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x], x + relay.const(1.0))), "llvm")
+    m = relay.runtime.GraphModule(lib["default"](tvm.cpu(0)))
+    for v in (np.array(2.0, "float32"), 4.0, np.array(8.0, ">f4")):
+        m.set_input("x", v)
+        m.run()
+        out = m.get_output(0).numpy()
+        assert out.shape == () and out == float(v) + 1
