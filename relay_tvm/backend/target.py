@@ -139,6 +139,7 @@ def complete_llvm(d: dict) -> dict:
             d["mcpu"] = cpu
     elif _is_host_triple(d["mtriple"]) and "mcpu" not in d and not adds:
         d["mcpu"] = cpu
+    _check_triple(d["mtriple"])
     if d["mtriple"].startswith("aarch64") and "mattr" not in d and "mcpu" not in d:
         d["mattr"] = ["+neon"]
     if "mcpu" in d:
@@ -154,6 +155,42 @@ def complete_llvm(d: dict) -> dict:
             )
     _check_mattr(d)
     return d
+
+
+@functools.lru_cache(maxsize=None)
+def _triple_known(triple: str) -> bool:
+    """Whether LLVM has a back end for ``triple`` (it accepts its generic CPU); True when this
+    TVM cannot tell."""
+    import tvm
+
+    from .._stderr import stderr_without
+
+    is_valid = getattr(tvm.target.codegen, "llvm_is_valid_cpu", None)
+    if is_valid is None:
+        return True
+    with stderr_without(lambda ln: b"is not valid in" in ln):
+        return bool(is_valid("generic", triple))
+
+
+def _check_triple(triple: str) -> None:
+    """Refuse a triple LLVM has no back end for (a typo such as ``aarch46-linux-gnu``): TVM
+    went on to build with no target machine and the process died of a segmentation fault.
+
+    Raises:
+        InputError: naming the triple and the architectures LLVM knows.
+    """
+    if _triple_known(triple):
+        return
+    import tvm
+
+    try:
+        archs = sorted(str(a) for a in tvm.target.codegen.llvm_get_targets())
+    except Exception:  # noqa: BLE001 - the list is only a hint
+        archs = []
+    known = f"; its architectures: {', '.join(archs)}" if archs else ""
+    raise InputError(f"target: LLVM does not know the target triple {triple!r} (expected "
+                     f"ARCH-VENDOR-OS such as 'aarch64-linux-gnu' or 'x86_64-linux-gnu'"
+                     f"{known})")
 
 
 @functools.lru_cache(maxsize=None)
@@ -277,6 +314,9 @@ def make_target(target=None, host=None):
 
     if isinstance(target, tvm.target.Target):
         tgt = target
+        for t in (tgt, tgt.host):  # TVM makes one of an unknown triple; building it crashed
+            if t is not None and t.kind.name == "llvm" and "mtriple" in t.attrs:
+                _check_triple(str(t.attrs["mtriple"]))
     else:
         if target is None:
             d = {"kind": "llvm"}

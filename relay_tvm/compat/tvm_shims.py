@@ -32,6 +32,7 @@ own objects to TVM's function unchanged and handles only relay_tvm objects itsel
 from __future__ import annotations
 
 import functools
+import json
 import sys
 
 #: Module aliases: old path -> module here (used only when TVM has no module of that name).
@@ -310,6 +311,7 @@ def install() -> None:
     _install_op_get()
     _install_load_module()
     _install_target()
+    _install_target_constructors()
     _install_vm()
     _install_register_op_attr()
     _install_convert()
@@ -417,10 +419,12 @@ class _TargetMeta(_StandIn):
     ``isinstance(t, tvm.target.Target)`` holds for TVM's targets."""
 
     def __call__(cls, target, host=None):
-        if isinstance(target, str) and " -" in target.strip():
-            from ..backend.target import make_target
+        from ..backend.target import make_target
 
+        if isinstance(target, str) and " -" in target.strip():
             return make_target(target, host)
+        if isinstance(host, str) and " -" in host.strip():  # Target("cuda", host="llvm -...")
+            host = make_target(host)
         try:
             if host is None:
                 return cls._tvm_cls(target)
@@ -465,6 +469,102 @@ def _install_target():
             lambda self: int(self.attrs.get("max_function_args", 0)))
     tvm.target.Target = _TargetMeta("Target", (), {"__doc__": _TargetMeta.__doc__,
                                                    "__module__": "tvm.target"})
+
+
+# tvm.target.arm_cpu(model): 0.19's boards, as (model, triple, mcpu, mattr)
+_ARM_BOARDS = {
+    "pixel2": ("snapdragon835", "arm64-linux-android", None, "+neon"),
+    "mate10": ("kirin970", "arm64-linux-android", None, "+neon"),
+    "mate10pro": ("kirin970", "arm64-linux-android", None, "+neon"),
+    "p20": ("kirin970", "arm64-linux-android", None, "+neon"),
+    "p20pro": ("kirin970", "arm64-linux-android", None, "+neon"),
+    "rasp3b": ("bcm2837", "armv7l-linux-gnueabihf", None, "+neon"),
+    "rasp4b": ("bcm2711", "armv8l-linux-gnueabihf", "cortex-a72", "+neon"),
+    "rasp4b64": ("bcm2711", "aarch64-linux-gnu", "cortex-a72", "+neon"),
+    "rk3399": ("rk3399", "aarch64-linux-gnu", None, "+neon"),
+    "pynq": ("pynq", "armv7a-linux-eabi", None, "+neon"),
+    "ultra96": ("ultra96", "aarch64-linux-gnu", None, "+neon"),
+    "beagleai": ("beagleai", "armv7a-linux-gnueabihf", "cortex-a15", "+neon,+vfp4,+thumb2"),
+    "stm32mp1": ("stm32mp1", "armv7a-linux-gnueabihf", "cortex-a7", "+neon,+vfp4,+thumb2"),
+    "thunderx": ("thunderx", "aarch64-linux-gnu", "thunderxt88", "+neon,+crc,+lse"),
+}
+# tvm.target.riscv_cpu(model): (triple, mabi); the model is LLVM's CPU name too
+_RISCV_CPUS = {
+    "sifive-e31": ("riscv32-unknown-linux-gnu", "ilp32"),
+    "sifive-e76": ("riscv32-unknown-linux-gnu", "ilp32"),
+    "sifive-u54": ("riscv64-unknown-linux-gnu", "lp64d"),
+    "sifive-u74": ("riscv64-unknown-linux-gnu", "lp64d"),
+}
+
+
+def _target_of(kind: str, opts: list, options):
+    """``tvm.target.Target`` of ``kind`` with the command-line ``opts`` and the caller's
+    ``options`` (a string or list of ``-key=value``; a key given there replaces the default)."""
+    import tvm
+
+    extra = options.split() if isinstance(options, str) else list(options or ())
+    given = {o.split("=")[0] for o in extra}
+    opts = [o for o in opts if o.split("=")[0] not in given] + extra
+    return tvm.target.Target(" ".join([kind] + opts))
+
+
+def _install_target_constructors():
+    """0.19's target helpers that TVM 0.27 dropped: ``tvm.target.cuda(model, arch, options)``,
+    ``rocm``, ``arm_cpu(model)`` (its board table: ``"rasp4b64"``, ``"rk3399"``, ...),
+    ``rasp`` (``arm_cpu("rasp3b")``), ``riscv_cpu``, ``mali``, ``bifrost``, ``intel_graphics``
+    and ``create``. Each builds the 0.19 command-line string and hands it to
+    ``tvm.target.Target`` (so ``cuda()`` without ``arch`` on a machine without a GPU is an
+    error naming ``-arch``)."""
+    import tvm.target
+
+    def cuda(model="unknown", arch=None, options=None):
+        return _target_of("cuda", [f"-model={model}"] + ([f"-arch={arch}"] if arch else []),
+                          options)
+
+    def rocm(model="unknown", options=None):
+        return _target_of("rocm", [f"-model={model}"], options)
+
+    def arm_cpu(model="unknown", options=None):
+        opts = ["-keys=arm_cpu,cpu", "-device=arm_cpu"]
+        if model in _ARM_BOARDS:
+            soc, triple, mcpu, mattr = _ARM_BOARDS[model]
+            opts += [f"-model={soc}", f"-mtriple={triple}", f"-mattr={mattr}"]
+            opts += [f"-mcpu={mcpu}"] if mcpu else []
+        else:
+            opts.append(f"-model={model}")
+        return _target_of("llvm", opts, options)
+
+    def rasp(options=None):
+        return arm_cpu("rasp3b", options)
+
+    def riscv_cpu(model="sifive-u54", options=None):
+        opts = ["-keys=arm_cpu,cpu", "-device=arm_cpu", f"-model={model}"]
+        if model in _RISCV_CPUS:
+            triple, mabi = _RISCV_CPUS[model]
+            opts += [f"-mtriple={triple}", f"-mcpu={model}", f"-mabi={mabi}"]
+        return _target_of("llvm", opts, options)
+
+    def opencl_device(device, warp=None):
+        def make(model="unknown", options=None):
+            opts = [f"-device={device}", f"-model={model}"]
+            return _target_of("opencl", opts + ([f"-thread_warp_size={warp}"] if warp else []),
+                              options)
+        make.__name__ = device
+        return make
+
+    def create(target):
+        return tvm.target.Target(target)
+
+    helpers = {"cuda": cuda, "rocm": rocm, "arm_cpu": arm_cpu, "rasp": rasp,
+               "riscv_cpu": riscv_cpu, "mali": opencl_device("mali"),
+               "bifrost": opencl_device("bifrost"),
+               "intel_graphics": opencl_device("intel_graphics", 16), "create": create}
+    for name, fn in helpers.items():
+        if not hasattr(tvm.target, name):
+            fn.__name__ = name
+            fn.__qualname__ = name
+            fn.__module__ = "tvm.target"
+            setattr(tvm.target, name, fn)
 
 
 def _install_make_node():
@@ -596,7 +696,15 @@ def _install_device():
 
     @functools.wraps(orig)
     def device(dev_type, dev_id=0):
-        if isinstance(dev_type, str) and dev_type.split()[0] in kinds:
+        if isinstance(dev_type, tvm.target.Target):  # tvm.device(target, 0)
+            dev_type = dev_type.kind.name
+        elif isinstance(dev_type, str) and dev_type.lstrip().startswith("{"):
+            # tvm.device(str(target), 0): a 0.27 target prints as JSON (0.19: "llvm -mcpu=..")
+            try:
+                dev_type = json.loads(dev_type).get("kind", dev_type)
+            except (ValueError, AttributeError):
+                pass
+        if isinstance(dev_type, str) and dev_type.split() and dev_type.split()[0] in kinds:
             dev_type = kinds[dev_type.split()[0]]
         return orig(dev_type, dev_id)
 

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+import tvm
 from backend_util import rand
 
 import relay_tvm as relay
@@ -442,6 +443,10 @@ def test_cuda_target_has_llvm_host():
                                         ("llvm mcpu", "must look like -key=value"),
                                         ("", "empty"), (3, "expected a string"),
                                         ("llvm -mcpu=foo", "LLVM does not know the CPU 'foo'"),
+                                        # fresh-user trial: a mistyped triple crashed the
+                                        # process (segmentation fault) when building
+                                        ("llvm -mtriple=aarch46-linux-gnu",
+                                         "LLVM does not know the target triple 'aarch46-"),
                                         ("llvm -num-cores 2 3", "option '3' must look like"),
                                         ("llvm -num-cores two", "-num-cores expects an integer"),
                                         ("llvm -- 2", "option '--' must look like")])
@@ -1154,3 +1159,16 @@ def test_a_tensor_past_int32_indexing_is_refused_with_its_shape():
     # the largest that fits still builds (not run: 8 GB)
     w = relay.var("w", shape=(2, (1 << 30) - 1), dtype="int8")
     relay.build(relay.IRModule.from_expr(relay.Function([w], relay.abs(w))), "llvm")
+
+
+def test_unknown_triple_in_a_tvm_target_is_refused_before_building():
+    """TVM makes a Target of any triple; relay.build of one LLVM has no back end for died of a
+    segmentation fault (fresh-user trial)."""
+    x = relay.var("x", shape=(1, 4))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
+    for t in (tvm.target.Target({"kind": "llvm", "mtriple": "aarch46-linux-gnu"}),
+              {"kind": "llvm", "mtriple": "foo-bar"}):
+        with pytest.raises(relay.InputError, match="LLVM does not know the target triple"):
+            relay.build(mod, t)
+    assert make_target("llvm -mtriple=armv7a-linux-gnueabihf").attrs["mtriple"] == \
+        "armv7a-linux-gnueabihf"

@@ -442,6 +442,36 @@ def test_target_takes_019_command_line_strings():
     with tvm.target.Target("llvm -mcpu=skylake"):
         assert tvm.target.Target.current().attrs["mcpu"] == "skylake"
     assert tvm.target.Target({"kind": "llvm"}).kind.name == "llvm"
+    # fresh-user trial: a host in the command-line form was passed to TVM untranslated
+    t = tvm.target.Target("cuda -arch=sm_80", host="llvm -mtriple=aarch64-linux-gnu")
+    assert t.attrs["arch"] == "sm_80" and t.host.attrs["mtriple"] == "aarch64-linux-gnu"
+    t = tvm.target.Target("cuda", host="llvm -mtriple=aarch64-linux-gnu")
+    assert t.host.attrs["mtriple"] == "aarch64-linux-gnu"
+
+
+def test_019_target_helpers_and_device_of_a_target():
+    """0.19's ``tvm.target.cuda()`` / ``arm_cpu(board)`` / ``intel_graphics()`` ... (the
+    relay_quick_start and tune_relay_* tutorials call them) and ``tvm.device(str(target), 0)``,
+    whose string is JSON now (fresh-user trial: ValueError "Invalid device")."""
+    t = tvm.target.cuda(arch="sm_80")
+    assert t.kind.name == "cuda" and t.attrs["arch"] == "sm_80"
+    t = tvm.target.cuda(options="-arch=sm_90")
+    assert t.attrs["arch"] == "sm_90"
+    t = tvm.target.arm_cpu("rasp4b64")
+    assert (t.attrs["mtriple"], t.attrs["mcpu"], list(t.attrs["mattr"])) == \
+        ("aarch64-linux-gnu", "cortex-a72", ["+neon"])
+    assert "arm_cpu" in list(t.keys)
+    assert tvm.target.arm_cpu("rasp4b64", options="-mcpu=cortex-a53").attrs["mcpu"] == \
+        "cortex-a53"  # a key of the caller's options replaces the board's
+    assert tvm.target.rasp().attrs["mtriple"] == "armv7l-linux-gnueabihf"
+    assert tvm.target.riscv_cpu().attrs["mabi"] == "lp64d"
+    assert tvm.target.intel_graphics().attrs["thread_warp_size"] == 16
+    assert tvm.target.mali().kind.name == "opencl"
+    assert tvm.target.create("llvm -mcpu=haswell").attrs["mcpu"] == "haswell"
+    cpu = tvm.target.Target("llvm")
+    for given in (str(cpu), cpu, "llvm -mcpu=haswell", "llvm"):
+        assert tvm.device(given, 0) == tvm.cpu(0)
+    assert tvm.device(str(tvm.target.cuda(arch="sm_80")), 0) == tvm.cuda(0)
 
 
 @pytest.mark.parametrize("target, why", [

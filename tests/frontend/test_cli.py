@@ -438,6 +438,7 @@ def test_run_a_file_that_is_not_a_library(tmp_path, capsys):
     ("llvm -foo=bar", "TVM's llvm target has no option -foo; its options include -mcpu"),
     ("llvm -mattr=+avx51f", "-mattr feature '+avx51f' is not an LLVM feature of "),
     ("llvm -mcpu=foo", "LLVM does not know the CPU 'foo'"),
+    ("llvm -mtriple=aarch46-linux-gnu", "LLVM does not know the target triple 'aarch46-"),
 ])
 def test_bad_target_is_one_input_error_before_the_import(tmp_path, capsys, monkeypatch, cmd,
                                                          target, why):
