@@ -443,12 +443,26 @@ def _gather_rel(types, attrs):
             f"gather: data shape {shape_str(data.shape)} and indices shape "
             f"{shape_str(idx.shape)} must have one rank"
         )
-    normalize_axis(attrs.axis, data.ndim, "gather")
+    axis = normalize_axis(attrs.axis, data.ndim, "gather")
+    for d, (n, m) in enumerate(zip(idx.shape, data.shape)):
+        # out[.., i_d, ..] reads data[.., i_d, ..] on every axis but ``axis``
+        if d != axis and isinstance(n, int) and isinstance(m, int) and n > m:
+            raise TypeInferenceError(
+                f"gather: indices shape {shape_str(idx.shape)} exceeds data shape "
+                f"{shape_str(data.shape)} on axis {d}, which is not the gather axis {axis} "
+                f"(the output reads data there at the same position)")
     return TensorType(idx.shape, data.dtype)
 
 
 def _gather_ref(x, idx, axis):
+    axis = axis % x.ndim
     _np_index_check("gather", idx, x.shape[axis], x.shape)
+    if any(n > m for d, (n, m) in enumerate(zip(idx.shape, x.shape)) if d != axis):
+        raise InputError(f"gather: indices shape {shape_str(idx.shape)} exceeds data shape "
+                         f"{shape_str(x.shape)} on an axis other than the gather axis {axis}")
+    # the other axes take the first idx.shape[d] positions of data (numpy.take_along_axis
+    # would broadcast indices over all of them instead)
+    x = x[tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(idx.shape))]
     return np.take_along_axis(x, idx.astype("int64"), axis)
 
 

@@ -133,6 +133,35 @@ def test_gather(axis):
     check_op(relay.gather(x, axis, i), [a, idx], np.take_along_axis(a, idx, axis))
 
 
+@pytest.mark.parametrize("axis, idx, expected", [
+    # indices shorter than data on the other axis: the output reads its first rows / columns
+    # (the interpreter broadcast indices over all of them, and FoldConstant kept that)
+    (1, [[5, 0, 2]], [[5, 0, 2]]),
+    (0, [[1, 0]], [[6, 1]]),
+    (-1, [[1], [5]], [[1], [11]]),
+])
+def test_gather_indices_smaller_than_data_on_another_axis(axis, idx, expected):
+    a = np.arange(12, dtype="float32").reshape(2, 6)
+    idx = np.array(idx, "int32")
+    x = relay.var("x", shape=a.shape)
+    i = relay.var("i", shape=idx.shape, dtype="int32")
+    check_op(relay.gather(x, axis, i), [a, idx], np.array(expected, "float32"))
+    # constant operands folded at build time
+    y = relay.var("y", shape=idx.shape)
+    f = relay.Function([y], relay.gather(relay.const(a), axis, relay.const(idx)) + y)
+    mod = relay.transform.FoldConstant()(relay.transform.InferType()(relay.IRModule.from_expr(f)))
+    body = mod["main"].body
+    assert isinstance(body.args[0], relay.Constant)
+    np.testing.assert_array_equal(body.args[0].data.numpy(), expected)
+
+
+def test_gather_indices_larger_than_data_on_another_axis_is_refused():
+    with pytest.raises(TypeInferenceError, match=r"indices shape \(3, 2\) exceeds data shape "
+                                                 r"\(2, 6\) on axis 0"):
+        infer(relay.gather(relay.var("x", shape=(2, 6)), 1,
+                           relay.var("i", shape=(3, 2), dtype="int32")))
+
+
 @pytest.mark.parametrize(
     "indices",
     [[[0, 1], [2, 0]], [[1, 2, 0]], [[[0, 1], [1, 0]], [[2, 3], [0, 0]]], [[2], [3], [1]]],
