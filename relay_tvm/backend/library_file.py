@@ -80,6 +80,7 @@ def check_shared_library(path: str, who: str) -> None:
             from .isa import check_isa
 
             check_isa(read_isa(path, length), who, repr(path))
+    _check_archive_machine(path, who)
     with open(path, "rb") as f:
         head = f.read(64)
     if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:  # only 64-bit ELF is checked
@@ -90,6 +91,47 @@ def check_shared_library(path: str, who: str) -> None:
     if shoff + shentsize * shnum > size:
         raise BuildError(f"{who}: {path!r} is cut short ({size} bytes, but its section headers "
                          f"end at byte {shoff + shentsize * shnum}); export it again")
+
+
+# ELF e_machine -> the architecture name of relay_tvm.backend.isa.host_isa
+_ELF_MACHINES = {3: "i386", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv"}
+
+
+def _check_archive_machine(path: str, who: str) -> None:
+    """Refuse a ``.tar`` of object files (``export_library("x.tar")``) compiled for another
+    architecture: loading links them with this machine's compiler, which failed with a page of
+    linker errors ("Relocations in generic ELF (EM: 183)", fresh-user trial).
+
+    Raises:
+        BuildError: an object file's ELF machine is not this machine's architecture.
+    """
+    import struct
+    import tarfile
+
+    from ..errors import BuildError
+    from .isa import host_isa
+
+    try:
+        if not tarfile.is_tarfile(path):
+            return
+        with tarfile.open(path) as tar:
+            for member in tar:
+                if not (member.isfile() and member.name.endswith(".o")):
+                    continue
+                head = tar.extractfile(member).read(20)
+                if len(head) < 20 or head[:4] != b"\x7fELF":
+                    continue
+                machine = struct.unpack_from("<H" if head[5] == 1 else ">H", head, 18)[0]
+                arch = _ELF_MACHINES.get(machine, f"ELF machine {machine}")
+                host = host_isa()[0]
+                if arch != host and host in _ELF_MACHINES.values():
+                    raise BuildError(
+                        f"{who}: {path!r} holds object files compiled for {arch} "
+                        f"({member.name}), and this machine is {host}; load it on an {arch} "
+                        f"machine, or rebuild with target 'llvm' here")
+                return
+    except (OSError, tarfile.TarError):
+        return  # not an archive this check can read: TVM's loader reports it
 
 
 #: What ``export_library`` writes and ``relay.runtime.load_module`` /

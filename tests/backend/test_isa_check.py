@@ -102,3 +102,21 @@ def test_mcpu_native_is_the_host_cpu():
     t = make_target("llvm -mcpu=native")
     assert str(t.attrs["mcpu"]) == host_cpu()[0]
     assert missing_features(target_isa(t)) == (False, [])
+
+
+def test_tar_of_another_architecture_is_refused_with_the_reason(tmp_path):
+    """An AArch64 ``.tar`` loaded on x86 gave a page of linker errors ("Relocations in generic
+    ELF (EM: 183)"; fresh-user trial); it is now refused naming both architectures. The host's
+    own ``.tar`` links and runs."""
+    other = "x86_64-linux-gnu" if _ARCH == "aarch64" else "aarch64-linux-gnu"
+    path = str(tmp_path / "other.tar")
+    relay.build(_mod(), target=f"llvm -mtriple={other}").export_library(path)
+    with pytest.raises(relay.errors.BuildError,
+                       match=rf"holds object files compiled for {other.split('-')[0]} .*this "
+                             rf"machine is {_ARCH}"):
+        relay.runtime.load_module(path)
+    path = str(tmp_path / "host.tar")
+    relay.build(_mod(), target="llvm").export_library(path)
+    m = GraphModule(relay.runtime.load_module(path)["default"]())
+    m.run(x=_x())
+    np.testing.assert_allclose(m.get_output(0).numpy(), np.maximum(_x(), 0) * 2)
