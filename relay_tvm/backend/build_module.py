@@ -275,13 +275,25 @@ def cross_compiler(target):
     triple = str(host.attrs.get("mtriple", "")) if host.kind.name == "llvm" else ""
     if not triple or triple.split("-")[0] == host_cpu()[1].split("-")[0]:
         return None
-    arch = triple.split("-")[0]
-    for cc in (f"{triple}-g++", f"{arch}-linux-gnu-g++"):
+    debian = _debian_triple(triple)
+    for cc in dict.fromkeys((f"{triple}-g++", f"{debian}-g++")):
         if shutil.which(cc):
             return cc
     raise BuildError(f"export_library: the target triple {triple} needs a cross compiler "
-                     f"({arch}-linux-gnu-g++, e.g. apt-get install g++-{arch}-linux-gnu) or an "
-                     f"explicit cc=")
+                     f"({debian}-g++, e.g. apt-get install g++-{debian.replace('_', '-')}) or "
+                     f"an explicit cc=")
+
+
+def _debian_triple(triple: str) -> str:
+    """The triple of Debian's cross compiler for ``triple`` (its ``<triple>-g++``; the package
+    is ``g++-<triple>`` with ``_`` as ``-``): 32-bit ARM as ``arm-linux-gnueabihf`` (hard
+    float) or ``arm-linux-gnueabi``, ``i686``, others ``<arch>-linux-gnu``."""
+    arch = triple.split("-")[0]
+    if arch.startswith(("arm", "thumb")) and not arch.startswith("arm64"):
+        return "arm-linux-gnueabihf" if triple.endswith("hf") else "arm-linux-gnueabi"
+    if arch in ("i386", "i486", "i586", "i686"):
+        return "i686-linux-gnu"
+    return f"{'aarch64' if arch == 'arm64' else arch}-linux-gnu"
 
 
 class ExecutorFactoryModule:

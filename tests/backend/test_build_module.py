@@ -1172,3 +1172,23 @@ def test_unknown_triple_in_a_tvm_target_is_refused_before_building():
             relay.build(mod, t)
     assert make_target("llvm -mtriple=armv7a-linux-gnueabihf").attrs["mtriple"] == \
         "armv7a-linux-gnueabihf"
+
+
+@pytest.mark.parametrize("triple, debian", [
+    ("aarch64-linux-gnu", "aarch64-linux-gnu"), ("arm64-linux-android", "aarch64-linux-gnu"),
+    # fresh-user trial: 32-bit ARM suggested g++-armv7a-linux-gnu, which Debian does not have
+    ("armv7a-linux-gnueabihf", "arm-linux-gnueabihf"), ("armv7a-linux-eabi", "arm-linux-gnueabi"),
+    ("riscv64-unknown-linux-gnu", "riscv64-linux-gnu"), ("i686-linux-gnu", "i686-linux-gnu")])
+def test_cross_compiler_is_named_as_debian_packages_it(triple, debian, monkeypatch):
+    import shutil
+
+    from relay_tvm.backend.build_module import cross_compiler
+
+    if triple.split("-")[0] == host_cpu()[1].split("-")[0]:
+        pytest.skip("the host's own architecture needs no cross compiler")
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    package = "g++-" + debian.replace("_", "-")
+    with pytest.raises(relay.errors.BuildError,
+                       match=rf"needs a cross compiler \({debian}-g\+\+, e\.g\. apt-get install "
+                             rf"{re.escape(package)}\)"):
+        cross_compiler(make_target(f"llvm -mtriple={triple}"))
