@@ -378,10 +378,10 @@ def cmd_tune(args):
     runner = "local"
     if args.rpc_tracker is not None:
         runner = RPCSettings.parse(args.rpc_tracker, args.rpc_key)
-    from .tune.workdir import make_work_dir
+    from .tune.workdir import check_work_dir
 
-    try:  # before the model import, not after it
-        make_work_dir(args.work_dir)
+    try:  # before the model import, not after it (created once the model is imported)
+        check_work_dir(args.work_dir)
     except TuningError as e:
         raise CLIError(f"--work-dir: {e}") from None
     mod, params = _import(args, shapes)
@@ -512,6 +512,10 @@ def _load_inputs(items, gm, fill_random=False):
             raise CLIError(f"--input {item!r}: input {name!r} was given already; give each "
                            f"input once")
         source[name] = item
+        if path.endswith(".params"):  # np.load's "pickled data" error said nothing of this
+            raise CLIError(f"--input {item!r}: NAME= takes a .npy file (np.save); a .params "
+                           f"file of named arrays goes without NAME= (--input {path}) and sets "
+                           f"the inputs its arrays name")
         try:
             values[name] = np.load(path)
         except (OSError, ValueError) as e:

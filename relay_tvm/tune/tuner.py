@@ -34,7 +34,7 @@ from .measure import (
     remove_artifact,
 )
 from .progress import print_progress
-from .workdir import WorkDir, fingerprint, make_work_dir, task_key
+from .workdir import WorkDir, check_work_dir, fingerprint, task_key
 
 
 def _target(target):
@@ -71,8 +71,10 @@ def check_tunable_kind(target) -> None:
     else:
         return
     if kind != "llvm":
+        gpu = kind in ("cuda", "rocm", "opencl", "vulkan", "metal", "nvptx", "webgpu")
+        why = "GPU tuning is not supported yet" if gpu else f"{kind!r} is not one"
         raise TuningError(f"tuning target {target!r}: relay_tvm.tune measures CPU (llvm) "
-                          f"targets; GPU tuning is not supported yet")
+                          f"targets; {why}")
 
 
 def _check_local_runs(tgt, runner) -> None:
@@ -685,7 +687,7 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
                   time_budget_s)
     _check_search(strategy, cost_model)
     _check_local_runs(tgt, runner)
-    make_work_dir(work_dir)  # before extracting the tasks, which takes a while
+    check_work_dir(work_dir)  # before extracting the tasks, which takes a while
     t_start = time.monotonic()
     tasks = _static_tasks(
         [t for t in extract_tasks(mod, tgt, params, opt_level) if has_reduction(t)])

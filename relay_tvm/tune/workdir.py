@@ -218,16 +218,56 @@ class WorkDir:
         os.replace(tmp, mpath)
 
 
+def _work_dir_path(path) -> tuple:
+    """``(path as given, absolute path)``.
+
+    Raises:
+        TuningError: ``path`` is not a path, or empty (``""`` wrote the database into the
+            current directory unsaid; fresh-user trial).
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TuningError(f"work dir: expected a directory path (str or os.PathLike), got "
+                          f"{type(path).__name__}")
+    path = os.fspath(path)
+    if not isinstance(path, str) or not path.strip():
+        raise TuningError(f"work dir: expected a directory path, got {path!r} (use '.' for "
+                          f"the current directory)")
+    return path, os.path.abspath(path)
+
+
+def check_work_dir(path) -> str:
+    """What :func:`make_work_dir` would refuse, found by making the directory and removing
+    again what it made (a run that then fails on its model or its RPC tracker leaves no
+    directory behind; fresh-user trial); returns the absolute path.
+
+    Raises:
+        TuningError: as :func:`make_work_dir`.
+    """
+    path, full = _work_dir_path(path)
+    made = []
+    d = full
+    while not os.path.exists(d):
+        made.append(d)
+        d = os.path.dirname(d)
+    make_work_dir(path)
+    for d in made:  # innermost first
+        try:
+            os.rmdir(d)
+        except OSError:
+            break
+    return full
+
+
 def make_work_dir(path) -> str:
     """Create the work directory ``path`` (and its parents) unless it exists; returns its
     absolute path.
 
     Raises:
-        TuningError: ``path`` is a file, or it cannot be created or written (a parent is a
-            file, a read-only or virtual file system, no permission), naming the directory.
+        TuningError: ``path`` is not a path or empty, is a file, or it cannot be created or
+            written (a parent is a file, a read-only or virtual file system, no permission),
+            naming the directory.
     """
-    path = os.fspath(path)
-    full = os.path.abspath(path)
+    path, full = _work_dir_path(path)
     if os.path.exists(full) and not os.path.isdir(full):
         raise TuningError(f"work dir {path!r} is a file, not a directory")
     try:
@@ -262,4 +302,4 @@ def load_database(path: str, target: str | None = None):
     return wd.database
 
 
-__all__ = ["WorkDir", "make_work_dir", "load_database", "fingerprint", "task_key"]
+__all__ = ["WorkDir", "make_work_dir", "check_work_dir", "load_database", "fingerprint", "task_key"]

@@ -236,6 +236,11 @@ def test_run_refuses_an_npz_input_and_an_output_dir_it_cannot_create(exported, c
     assert main(["run", so, "--input", f"data={d / 'x.npz'}", "-o", str(d)]) == 2
     assert "is an .npz archive (arrays ['data']); give it without NAME= (--input" in \
         capsys.readouterr().err
+    # fresh-user trial: NAME=FILE.params said "Cannot load file containing pickled data"
+    (d / "x.params").write_bytes(b"")
+    assert main(["run", so, "--input", f"data={d / 'x.params'}", "-o", str(d)]) == 2
+    assert "NAME= takes a .npy file (np.save); a .params file of named arrays goes without " \
+           "NAME=" in capsys.readouterr().err
     (d / "afile").write_text("")
     assert main(["run", so, "--input", f"data={d / 'x.npy'}", "-o", str(d / "afile" / "sub")]) \
         == 2

@@ -666,6 +666,17 @@ def test_work_dir_that_cannot_be_created(tmp_path):
         tune.tune_relay(mod, params, "llvm", bad, 4)
     with pytest.raises(TuningError, match="is a file, not a directory"):
         tune.tune_relay(mod, params, "llvm", str(tmp_path / "x.npy"), 4)
+    # fresh-user trial: "" wrote the database into the current directory, None was a TypeError
+    for given, match in (("", "expected a directory path, got ''"),
+                         (None, "expected a directory path .* got NoneType")):
+        with pytest.raises(TuningError, match=match):
+            tune.tune_relay(mod, params, "llvm", given, 4)
+    # and a run refused for its arguments leaves no directory behind
+    with pytest.raises(TuningError):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path / "new"), -1)
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(TuningError, match=r"measures CPU \(llvm\) targets; 'c' is not one"):
+        tune.tune_relay(mod, params, "c", str(tmp_path / "new"), 4)
 
 
 def test_work_dir_of_another_model_or_target(tmp_path):
