@@ -736,8 +736,17 @@ def _install_module_source():
         mod_cls.imported_modules = property(past_loaders)
     if not hasattr(VMExecutable, "get_source"):
         VMExecutable.get_source = lambda self, fmt="": kernel_source(self, fmt)
+    def executable_imports(exe):
+        # a GPU build's device kernels first: 0.19's lib.get_lib() was the host module, whose
+        # imported_modules[0] was the CUDA module (scripts print its get_source()); here they
+        # hang one level deeper, under the host kernels
+        host = past_loaders(exe.mod)
+        device = [d for m in host if m.kind in ("llvm", "c") for d in m.imports
+                  if d.kind not in ("llvm", "c", "const_loader", "static_library")]
+        return device + host
+
     if not hasattr(VMExecutable, "imported_modules"):
-        VMExecutable.imported_modules = property(lambda self: past_loaders(self.mod))
+        VMExecutable.imported_modules = property(executable_imports)
 
 
 def _install_module_getitem():

@@ -359,6 +359,20 @@ def test_get_source_of_built_library():
     assert "sigmoid" in lib.lib.imported_modules[0].get_source()
 
 
+def test_get_source_of_a_cuda_build_019_paths():
+    """0.19 scripts print a GPU build's CUDA C as ``lib.get_lib().imported_modules[0]
+    .get_source()``; that gave the host's LLVM IR (fresh-user trial). ``get_source("cuda")``
+    is the CUDA C alone (building needs no GPU)."""
+    x = relay.var("x", shape=(8,))
+    lib = relay.build(tvm.IRModule.from_expr(relay.Function([x], relay.sigmoid(x))),
+                      target="cuda -arch=sm_80")
+    first = lib.get_lib().imported_modules[0]
+    assert first.kind == "cuda"
+    assert "__global__" in first.get_source() and "target datalayout" not in first.get_source()
+    cu = lib.get_source("cuda")
+    assert "__global__" in cu and "target datalayout" not in cu
+
+
 def test_tvm_runtime_load_module_of_exported_graph_library(tmp_path):
     # 0.19's deploy script: tvm.runtime.load_module, then lib["default"](dev) into
     # tvm.contrib.graph_executor.GraphModule
