@@ -128,20 +128,19 @@ def _static_tasks(tasks) -> list:
     warning; a model with no static kernel at all is a TuningError."""
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
 
-    static, dynamic, why = [], [], ""
+    static, dynamic = [], []
     for task in tasks:
         try:
             ArgInfo.from_prim_func(task.mod["main"])  # what measuring a task starts with
             static.append(task)
-        except Exception as e:  # noqa: BLE001 - TVM's FFI TypeError / ValueError
+        except Exception:  # noqa: BLE001 - TVM's FFI TypeError / ValueError
             dynamic.append(task.name)
-            why = why or str(e).splitlines()[0]
     if dynamic and not static:
         raise TuningError(
             f"tune_relay: every kernel has dynamic shapes ({', '.join(dynamic)}), and "
             f"meta_schedule tunes kernels of static shapes only: where the shapes come from "
             f"relay.Any() inputs, tune a copy of the model with static input shapes; shapes "
-            f"that depend on data (argwhere) cannot be tuned [{why}]")
+            f"that depend on data (argwhere) cannot be tuned")
     if dynamic:
         warnings.warn(f"tune_relay: kernels {dynamic} have shapes known only at run time and "
                       f"are not tuned (meta_schedule tunes static shapes only)", stacklevel=3)
@@ -738,6 +737,17 @@ def tune_relay(mod, params, target, work_dir: str, max_trials_global: int, *,
                           f"any candidate was measured ({time.monotonic() - t_start:.0f} s went "
                           f"to extracting the kernels and timing their untuned schedules); "
                           f"give more time, or run again: the work dir resumes", stacklevel=2)
+        elif search.stopped:
+            short = [t for t, want in plan
+                     if int(wd.task_state(task_key(t)).get("trials", 0)) < want
+                     and not wd.task_state(task_key(t)).get("exhausted")]
+            if short:  # the last line said only "tuned in N s: R records" (fresh-user trial)
+                warnings.warn(
+                    f"tune_relay: the time budget ({time_budget_s:g} s) ran out with "
+                    f"{len(short)} of {len(plan)} tasks short of their share of trials "
+                    f"({', '.join(t.name for t in short[:5])}"
+                    f"{', ...' if len(short) > 5 else ''}); run again to go on: the work dir "
+                    f"resumes", stacklevel=2)
     finally:
         if runner_obj is not runner:  # ours: stop its worker processes
             _shutdown(runner_obj)

@@ -420,6 +420,35 @@ def test_time_budget_stops_before_searching(tmp_path):
     assert len(db) == 2  # the untuned measurement of each kernel
 
 
+def test_time_budget_that_ends_the_search_says_which_tasks_are_short(tmp_path, monkeypatch):
+    """A time budget that runs out after some measurements: the run ended with "tuned in N s:
+    R records" only (fresh-user trial); a warning now counts the tasks short of their share.
+    The clock jumps past the deadline after the first measured batch (a deterministic stand-in
+    for a slow machine)."""
+    import relay_tvm.tune.tuner as tuner
+
+    jump = [0.0]
+
+    class Clock:  # the tuner's view of the time module only
+        def __getattr__(self, name):
+            return getattr(time, name)
+
+        def monotonic(self):
+            return time.monotonic() + jump[0]
+
+    monkeypatch.setattr(tuner, "time", Clock())
+
+    def progress(e):
+        if e["event"] == "batch":
+            jump[0] = 1e6
+
+    mod, params = _model(8)
+    with pytest.warns(UserWarning, match=r"ran out with 2 of 2 tasks short of their share of "
+                                         r"trials \(.*fused_nn.*\); run again to go on"):
+        tune.tune_relay(mod, params, "llvm", str(tmp_path), 16, time_budget_s=3600,
+                        num_trials_per_iter=2, evaluator=FAST, progress=progress)
+
+
 def test_knob_assignments():
     from relay_tvm.tune.space import assignments
 
