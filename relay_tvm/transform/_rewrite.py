@@ -7,10 +7,18 @@ The traversal core (``children``, ``rebuild``, ``post_order``, :class:`Rewriter`
 
 from __future__ import annotations
 
-from ..ir.expr import Call
-from ..ir.functor import Rewriter, children, is_primitive, rebuild  # noqa: F401  (the core)
+from ..ir.adt import PatternConstructor, PatternVar
+from ..ir.expr import Call, Function, Var
+from ..ir.functor import (  # noqa: F401  (the core)
+    ExprMutator,
+    Rewriter,
+    children,
+    is_primitive,
+    rebuild,
+)
 from ..ir.functor import post_order as _post_order
 from ..op.registry import Op
+from ..typing.solver import substitute_type_vars
 
 
 def post_order(expr, enter_primitive: bool = False) -> list:
@@ -89,5 +97,54 @@ def has_type(e) -> bool:
     return getattr(e, "_checked_type", None) is not None
 
 
+class FreshCopy(ExprMutator):
+    """A copy of an expression whose bound variables are fresh (so that the copy and the
+    original can live in one module) and whose types have type variables substituted."""
+
+    def __init__(self, bound, tmap):
+        super().__init__()
+        self.bound = bound
+        self.tmap = tmap
+
+    def ty(self, t):
+        return None if t is None else substitute_type_vars(t, self.tmap)
+
+    def visit_var(self, e):
+        if e not in self.bound:
+            return e
+        return Var(e.name_hint, self.ty(e.type_annotation), e.span)
+
+    def visit_call(self, e):
+        new = super().visit_call(e)
+        if not e.type_args or not self.tmap:
+            return new
+        return Call(new.op, new.args, new.attrs, [self.ty(t) for t in e.type_args], e.span)
+
+    def visit_function(self, e):
+        new = super().visit_function(e)
+        ret = self.ty(e.ret_type)
+        if new is e and ret is e.ret_type:
+            return e
+        return Function(new.params, new.body, ret, new.type_params, new.attrs, new.span)
+
+    def visit_pattern(self, p):
+        if isinstance(p, PatternVar):
+            return PatternVar(self.visit(p.var), p.span)
+        if isinstance(p, PatternConstructor):
+            return PatternConstructor(p.constructor, [self.visit_pattern(q) for q in p.patterns],
+                                      p.span)
+        if hasattr(p, "patterns"):
+            return type(p)([self.visit_pattern(q) for q in p.patterns], p.span)
+        return p
+
+
+def fresh_copy(expr, tmap=None):
+    """A copy of ``expr`` with fresh bound variables and type variables replaced by ``tmap``
+    (``TypeVar -> Type``) in its annotations, return types and type arguments."""
+    from ..ir.free import bound_vars
+
+    return FreshCopy(set(bound_vars(expr)), tmap or {}).visit(expr)
+
+
 __all__ = ["post_order", "rebuild", "Rewriter", "op_name", "is_primitive", "typed", "has_type",
-           "called_ops"]
+           "called_ops", "FreshCopy", "fresh_copy"]

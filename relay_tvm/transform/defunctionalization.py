@@ -30,13 +30,13 @@ from ..errors import RelayError
 from ..ir.adt import Clause, Constructor, Match, PatternConstructor, PatternVar, TypeData
 from ..ir.expr import Call, Function, GlobalVar, Let, Var
 from ..ir.free import free_vars
-from ..ir.functor import ExprMutator, substitute
+from ..ir.functor import substitute
 from ..ir.module import IRModule
 from ..ir.types import FuncType, GlobalTypeVar, RefType, TupleType, TypeCall, type_str
 from ..op.registry import Op
 from ..typing.infer import infer_expr, infer_module
 from ..typing.solver import substitute_type_vars
-from ._rewrite import Rewriter, post_order
+from ._rewrite import Rewriter, fresh_copy, post_order
 
 # Cloning a polymorphic function per instantiation does not terminate on polymorphic recursion
 # (each clone asks for a bigger instantiation); this bounds it.
@@ -76,53 +76,6 @@ def _show(e) -> str:
 
 def _refuse(what: str, expr, where: str) -> RelayError:
     return RelayError(f"Defunctionalization: {what}\n  in {where}\n  {_show(expr)}")
-
-
-class _FreshCopy(ExprMutator):
-    """A copy of an expression whose bound variables are fresh (so that the copy and the
-    original can live in one module) and whose types have type variables substituted."""
-
-    def __init__(self, bound, tmap):
-        super().__init__()
-        self.bound = bound
-        self.tmap = tmap
-
-    def ty(self, t):
-        return None if t is None else substitute_type_vars(t, self.tmap)
-
-    def visit_var(self, e):
-        if e not in self.bound:
-            return e
-        return Var(e.name_hint, self.ty(e.type_annotation), e.span)
-
-    def visit_call(self, e):
-        new = super().visit_call(e)
-        if not e.type_args or not self.tmap:
-            return new
-        return Call(new.op, new.args, new.attrs, [self.ty(t) for t in e.type_args], e.span)
-
-    def visit_function(self, e):
-        new = super().visit_function(e)
-        ret = self.ty(e.ret_type)
-        if new is e and ret is e.ret_type:
-            return e
-        return Function(new.params, new.body, ret, new.type_params, new.attrs, new.span)
-
-    def visit_pattern(self, p):
-        if isinstance(p, PatternVar):
-            return PatternVar(self.visit(p.var), p.span)
-        if isinstance(p, PatternConstructor):
-            return PatternConstructor(p.constructor, [self.visit_pattern(q) for q in p.patterns],
-                                      p.span)
-        if hasattr(p, "patterns"):
-            return type(p)([self.visit_pattern(q) for q in p.patterns], p.span)
-        return p
-
-
-def _fresh_copy(expr, tmap=None):
-    from ..ir.free import bound_vars
-
-    return _FreshCopy(set(bound_vars(expr)), tmap or {}).visit(expr)
 
 
 class _Beta(Rewriter):
@@ -348,7 +301,7 @@ class _Defunc:
                               "functions (polymorphic recursion?)", orig, where)
             f = self.orig[gv]
             tmap = dict(zip(f.type_params, type_args))
-            clone = _fresh_copy(f, tmap)
+            clone = fresh_copy(f, tmap)
             clone = Function(clone.params, clone.body, clone.ret_type, (), clone.attrs,
                              clone.span)
             sgv = self.specialized[key] = GlobalVar(self.fresh_name(f"{gv.name_hint}_defunc"))

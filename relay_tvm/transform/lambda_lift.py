@@ -5,7 +5,9 @@ Inline / InlineGlobals, RemoveUnusedFunctions.
   a global function. One without free variables is referred to by its ``GlobalVar``; one that
   captures variables ``v1..vn`` becomes ``@lifted_k(v1..vn)``, a global function of the captured
   variables returning the closure (inner function attribute ``Closure=1``). A ``let``-bound
-  recursive local function calls the lifted global instead of itself.
+  recursive local function calls the lifted global instead of itself. Type variables of
+  enclosing polymorphic functions that a lifted function mentions become its own type
+  parameters (fresh copies, its type written out); each use instantiates them.
 - **EtaExpand** (``eta_expand.cc``, opt 1): a global function or constructor used as a value
   (not called) is wrapped in ``fn (x..) { f(x..) }``.
 - **Inline** (``inline.cc``, opt 1): calls of global functions with attribute ``Inline=1``
@@ -25,9 +27,11 @@ from ..errors import RelayError
 from ..ir.adt import Constructor
 from ..ir.attrs import DictAttrs
 from ..ir.expr import Call, Function, GlobalVar, Let, Var
-from ..ir.functor import children
+from ..ir.functor import children, substitute
 from ..ir.module import IRModule
-from ._rewrite import Rewriter, is_primitive, post_order
+from ..ir.types import TypeVar
+from ..typing.solver import substitute_type_vars
+from ._rewrite import Rewriter, fresh_copy, is_primitive, post_order
 from .pass_infra import ModulePass, PassInfo
 
 
@@ -37,9 +41,40 @@ def _free_vars(e):
     return free_vars(e)
 
 
-def _fresh_var(v):
+def _fresh_var(v, tmap=None):
     ty = v.type_annotation or getattr(v, "_checked_type", None)
+    if tmap and ty is not None:
+        ty = substitute_type_vars(ty, tmap)
     return Var(v.name_hint, ty)
+
+
+def _annotate(func, ft):
+    """``func`` with its unannotated parameters and return type annotated from its type
+    ``ft`` (None: as it is)."""
+    if ft is None:
+        return func
+    params, binds = [], {}
+    for p, t in zip(func.params, ft.arg_types):
+        if p.type_annotation is None:
+            binds[p] = Var(p.name_hint, t, p.span)
+        params.append(binds.get(p, p))
+    body = substitute(func.body, binds) if binds else func.body
+    ret = func.ret_type if func.ret_type is not None else ft.ret_type
+    return Function(params, body, ret, func.type_params, func.attrs, func.span)
+
+
+def _free_type_vars(func, captured) -> list:
+    """Type variables free in local function ``func``: in its annotations, its type and the
+    types of the variables it captures (bound by enclosing functions), in order."""
+    from ..ir.free import free_type_vars
+
+    out = [v for v in free_type_vars(func) if v not in func.type_params]
+    types = [getattr(func, "_checked_type", None)]
+    types += [v.type_annotation or getattr(v, "_checked_type", None) for v in captured]
+    for t in types:
+        if t is not None:
+            out += [v for v in free_type_vars(t) if v not in out and v not in func.type_params]
+    return out
 
 
 # ---- LambdaLift ----------------------------------------------------------------------------------
@@ -87,19 +122,30 @@ class _Lift(Rewriter):
         else:
             gv, captured = None, [v for v in _free_vars(orig)]
             gv = GlobalVar(self._name())
+        # the type variables of enclosing polymorphic functions it mentions become its own
+        # type parameters (0.19: FreeTypeVars of the function), fresh ones so that each global
+        # binds its own; type inference instantiates them at each use
+        tvs = _free_type_vars(orig, captured)
+        tmap = {tv: TypeVar(tv.name_hint, tv.kind) for tv in tvs}
+        ft = None
+        if tmap:
+            # with its type written out: a caller inferred before it would otherwise fix an
+            # unannotated parameter or return type to the caller's own type variables
+            ft = getattr(orig, "_checked_type", None)
+            ft = None if ft is None else substitute_type_vars(ft, tmap)
+            new = _annotate(fresh_copy(new, tmap), ft)
         if not captured:
-            self.out[gv] = Function(new.params, new.body, new.ret_type, new.type_params,
-                                    new.attrs, new.span)
+            self.out[gv] = Function(new.params, new.body, new.ret_type,
+                                    [*tmap.values(), *new.type_params], new.attrs, new.span)
             return gv
-        fresh = {v: _fresh_var(v) for v in captured}
-        from ..ir.functor import substitute
-
+        fresh = {v: _fresh_var(v, tmap) for v in captured}
         inner = substitute(new, fresh)
         attrs = dict(inner.attrs._fields) if inner.attrs is not None else {}
         attrs["Closure"] = 1
         inner = Function(inner.params, inner.body, inner.ret_type, inner.type_params,
                          DictAttrs(attrs), inner.span)
-        self.out[gv] = Function([fresh[v] for v in captured], inner, None, (), None, new.span)
+        self.out[gv] = Function([fresh[v] for v in captured], inner, ft, list(tmap.values()),
+                                None, new.span)
         return Call(gv, captured, None, (), orig.span)
 
     def post_let(self, orig, new):
@@ -227,8 +273,6 @@ class _Inline(Rewriter):
             return new
         f = self.mod[new.op]
         self.inlined.add(new.op)
-        from ..ir.functor import substitute
-
         if f.get_attr("Compiler", None):
             # a function for an external compiler stays a function: the call gets a local copy
             return Call(_rename_bound(f), new.args, new.attrs, new.type_args, orig.span)

@@ -13,7 +13,12 @@ Everything else is emitted, in order, as residual ``let`` s.
 Termination on recursive programs: a call of a function already being inlined is inlined again
 only while no dynamic ``if``/``match`` has been entered since its outermost inlining (so
 unrolling follows static control only) and at most ``MAX_UNROLL`` deep; otherwise the call is
-left in the program and the function is emitted once as a residual (recursive) closure. Before
+left in the program and the function is emitted once as a residual (recursive) closure. A
+closure made again while it is being emitted (recursion through a function that returns it, the
+shape LambdaLift gives a local recursive closure) is a call of the one being emitted when it
+captured the same values; with other captured values it is emitted once more with no call
+inlined, so its calls of the function that makes it stay calls (0.19 likewise residualizes a
+recursive call whose arguments are not static). Before
 a dynamic branch, every reference still known is written out (``ref(value)``) so the branches
 see real cells; each branch still starts knowing their contents (writes are emitted and tracked,
 as Relay's versioned store does), and after the branch, or a call of unknown code, nothing is
@@ -110,6 +115,14 @@ def _dyn(e):
 UNIT = _PV("tuple", [], Tuple([]))
 
 
+def _same(a, b):
+    """Surely the same value: one object, or the same residual variable."""
+    if a is b:
+        return True
+    return (a is not None and b is not None and a.kind is None and b.kind is None
+            and a.dyn is b.dyn)
+
+
 class _Closure:
     __slots__ = ("func", "env", "gv")
 
@@ -137,6 +150,9 @@ class PartialEvaluator:
         self.dyn_branches = 0
         self.entered = []  # functions being inlined, innermost last
         self.bound = frozenset()  # type parameters of the function evaluated
+        self.reifying = {}  # Function -> [(captured values, var, scope)] being emitted
+        self.no_inline = 0  # > 0 inside a closure emitted again with other captured values
+        self._free = {}  # Function -> its free variables
 
     # ---- residual code ---------------------------------------------------------------------
     def emit(self, name, value, ty):
@@ -211,21 +227,39 @@ class PartialEvaluator:
         f = c.func
         if f.is_primitive:
             return f
+        captured = self.captured(f, c.env)
+        outer = self.reifying.get(f)
+        for seen, v, scope in outer or ():
+            if all(_same(a, b) for a, b in zip(seen, captured)):
+                # the closure being emitted made again (recursion through a function that
+                # returns it, as LambdaLift's output does): call the one being emitted
+                pv.dyn, pv.scope = v, scope
+                return v
         self.materialize_all()  # the closure may run at any time: its cells must be real
         var = Var("f", _mono(f.checked_type, self.bound))
         pv.dyn, pv.scope = var, self.lists[-1]
+        self.reifying.setdefault(f, []).append((captured, var, pv.scope))
+        # the same function captured other values: unfolding its body again could go on
+        # forever (each round makes new values); emit this copy with no calls inlined
+        fresh = outer is not None
         params = [Var(p.name_hint, _ty(p, self.bound)) for p in f.params]
         env = _Env(c.env)
         for p, q in zip(f.params, params):
             env.vals[p] = _dyn(q)
         saved, store = self.dyn_branches, self.store()
         self.dyn_branches += 1  # the body runs under unknown control, on an unknown store
+        self.no_inline += int(fresh)
         self.forget()
         try:
             body = self.block(lambda: self.eval_body(f.body, env))
         finally:
             self.dyn_branches = saved
+            self.no_inline -= int(fresh)
             self.restore(store)
+            entries = self.reifying[f]
+            entries.pop()
+            if not entries:
+                del self.reifying[f]
         ret = None if f.ret_type is None or f.type_params else _mono(f.ret_type, self.bound)
         self.lists[-1].append((var, Function(params, body, ret, f.type_params, f.attrs, f.span)))
         return var
@@ -280,7 +314,18 @@ class PartialEvaluator:
         self.entered.append(f)
         return f.body, new
 
+    def captured(self, f, env):
+        """The values ``f``'s free variables have in ``env`` (None where unbound)."""
+        fv = self._free.get(f)
+        if fv is None:
+            from ..ir.free import free_vars
+
+            fv = self._free[f] = free_vars(f)
+        return [env.get(v) for v in fv]
+
     def may_inline(self, f):
+        if self.no_inline:
+            return False
         st = self.active.get(f)
         return st is None or (st[0] < MAX_UNROLL and st[1] == self.dyn_branches)
 

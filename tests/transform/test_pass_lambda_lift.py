@@ -116,3 +116,76 @@ def test_eta_expand_keeps_signatures():
     assert [q.type_annotation for q in wrapper.params] == [a, list_t(a)]
     got = _eval(out, np.array(7, "int32"))
     assert int(got.fields[0].numpy()) == 7 and got.fields[1].constructor.name_hint == "Nil"
+
+
+_POLY = """#[version = "0.0.5"]
+def @g[A](%x: A, %z: A) -> (A, A) {
+  let %h = fn (%y) { (%x, %y) };
+  let %u = fn (%w) { %w };
+  %h(%u(%z))
+}
+def @f[A](%x: A) -> A {
+  let %k = fn (%y: A) -> A { %y };
+  %k(%x)
+}
+def @rep[A](%x: A, %n: int32) -> A {
+  let %loop = fn (%i: int32) -> A { if (equal(%i, 0)) { %x } else { %loop(subtract(%i, 1)) } };
+  %loop(%n)
+}
+def @main(%a: Tensor[(2), float32], %b: int32) {
+  (@g(@f(%a), %a), @g(%b, @f(%b)), @rep(%a, %b))
+}
+"""
+
+
+def test_lambda_lift_polymorphic_closures_bind_their_type_variables():
+    # closures in polymorphic functions mention the enclosing type variable A: each lifted
+    # global binds its own (0.19: the free type variables become its type parameters), so the
+    # text parses again and every use instantiates it
+    mod = relay.parse(_POLY)
+    lifted = transform.InferType()(transform.LambdaLift()(mod))
+    assert not _local_functions(lifted)
+    names = [gv.name_hint for gv in lifted.get_global_vars() if gv.name_hint.startswith("lift")]
+    assert len(names) == 4
+    for gv, f in lifted.functions.items():
+        assert not relay.analysis.free_type_vars(f), gv
+        if gv.name_hint in names:
+            assert len(f.type_params) == 1, lifted[gv]
+    closure = [lifted[n] for n in names if isinstance(lifted[n].body, relay.Function)]
+    assert len(closure) == 2  # @g's %h and @rep's %loop capture %x
+    again = relay.parse(lifted.astext())
+    assert relay.analysis.structural_equal(again, lifted)
+    a, b = np.array([0.5, -1.0], "float32"), np.array(3, "int32")
+    for m in (mod, lifted, again):
+        (ga, gb, rep) = _eval(m, a, b)
+        for t in ga:
+            np.testing.assert_array_equal(t.numpy(), a)
+        assert [int(t.numpy()) for t in gb] == [3, 3]
+        np.testing.assert_array_equal(rep.numpy(), a)
+
+
+def test_lambda_lift_prelude_foldl_then_partial_evaluate():
+    # Prelude functions (foldl's callers rev, map, ...) hold polymorphic closures: lifted
+    # without their type variables, PartialEvaluate's inference failed (List[A] vs List[B])
+    mod = relay.IRModule()
+    p = relay.Prelude(mod)
+    a, b = relay.var("a", shape=()), relay.var("b", shape=())
+    values = [1.0, 2.5, -4.0, 8.25]
+    lst = p.nil()
+    for v in reversed(values):
+        lst = p.cons(relay.const(v), lst)
+    mod["main"] = relay.Function([], p.foldl(relay.Function([a, b], a + b), relay.const(0.0),
+                                              lst))
+    mod = transform.InferType()(mod)
+    lifted = transform.InferType()(transform.LambdaLift()(mod))
+    for gv, f in lifted.functions.items():
+        assert not relay.analysis.free_type_vars(f), gv
+    assert any(gv.name_hint.startswith("lifted_") and f.type_params
+               for gv, f in lifted.functions.items())
+    pe = transform.Sequential([transform.LambdaLift(), transform.PartialEvaluate(),
+                               transform.InferType()])(mod)
+    want = float(sum(values))
+    for m in (mod, lifted, pe):
+        for kind in ("debug", "vm"):
+            got = relay.create_executor(kind, mod=m).evaluate()()
+            assert float(got.numpy()) == want, (kind, m)
