@@ -59,3 +59,23 @@ def test_any_spatial_max_pool_against_numpy():
     xv = np.random.default_rng(1).standard_normal((1, 2, 6, 10)).astype("float32")
     want = xv.reshape(1, 2, 3, 2, 5, 2).max(axis=(3, 5))
     np.testing.assert_array_equal(vm(xv).numpy(), want)
+
+
+@pytest.mark.parametrize("shape", [(2, 6, A, A), (A, 6, A), (A, A, A, A)])
+def test_group_norm_of_any_dims_against_numpy(shape):
+    """SimplifyInference's group_norm lowering built a reshape from the data's shape and failed
+    on ``Any`` (user trial); it reshapes with 0 / -4 / -3 / -2 codes then."""
+    x = relay.var("x", shape=shape)
+    g, b = relay.var("g", shape=(6,)), relay.var("b", shape=(6,))
+    vm = relay.create_executor("vm", mod=relay.IRModule.from_expr(relay.Function(
+        [x, g, b], relay.nn.group_norm(x, g, b, num_groups=3, epsilon=1e-5)))).evaluate()
+    rng = np.random.default_rng(2)
+    gv, bv = rng.standard_normal(6).astype("float32"), rng.standard_normal(6).astype("float32")
+    for hw in [(4, 5), (1, 1), (7, 3)]:
+        full = (2, 6) + hw[:len(shape) - 2]
+        xv = rng.standard_normal(full).astype("float32")
+        xg = xv.astype("float64").reshape(2, 3, -1)
+        y = (xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + 1e-5)
+        bshape = (1, 6) + (1,) * (len(full) - 2)
+        want = y.reshape(full) * gv.reshape(bshape) + bv.reshape(bshape)
+        np.testing.assert_allclose(vm(xv, gv, bv).numpy(), want, rtol=1e-5, atol=1e-5)
