@@ -355,6 +355,22 @@ def dim_mul(a, b):
     return _simplify(a * b)
 
 
+def dim_floordiv(d, k: int, what: str = ""):
+    """``d // k`` of a dimension and a positive int ``k``: ints divide, ``Any`` stays ``Any``, a
+    symbolic ``d`` (a VM kernel being lowered) gives a simplified floor quotient. With ``what``
+    (the message of a type rule that requires ``k`` to divide ``d``) a symbolic ``d`` is also
+    checked by the kernel at run time (:func:`require_at_run_time`)."""
+    if isinstance(d, int):
+        return d // k
+    if isinstance(d, AnyDim):
+        return AnyDim()
+    from tvm import tirx
+
+    if what:
+        require_at_run_time(tirx.floormod(as_int64(d), k) == 0, what)
+    return _simplify(tirx.floordiv(d, k))
+
+
 def dim_scale(d, s: float):
     """``floor(d * s + 0.5)`` of a dimension (upsampling's output extent): ``Any`` stays
     ``Any``, a symbolic ``d`` (a VM kernel being lowered) gives the same rounding as an int64
@@ -369,7 +385,7 @@ def dim_scale(d, s: float):
     return tirx.Cast("int64", tirx.floor(scaled))
 
 
-__all__ += ["dim_add", "dim_mul", "dim_scale"]
+__all__ += ["dim_add", "dim_mul", "dim_floordiv", "dim_scale"]
 
 
 def static_value(v, what: str, op_name: str):

@@ -14,7 +14,7 @@ from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.expr import Constant, Expr
 from ..ir.types import AnyDim, TensorType
-from ._common import dim_mul, dim_scale, out_dims, shape_str, tensor_args
+from ._common import dim_floordiv, dim_mul, dim_scale, out_dims, shape_str, tensor_args
 from ._nn_common import check_rank, layout_axes
 from .image import resize_reference
 from .registry import OpPattern, make_call, register_op
@@ -214,7 +214,8 @@ def _subpixel_rel(op, to_space):
                     f"{op}: channels {c} of data shape {shape_str(data.shape)} are not divisible "
                     f"by block_size^2 = {b * b}"
                 )
-            c, h, w = c // (b * b), h * b, w * b
+            c = dim_floordiv(c, b * b, f"{op}: channels must divide by block_size^2 = {b * b}")
+            h, w = dim_mul(h, b), dim_mul(w, b)
         else:
             for d, name in ((h, "height"), (w, "width")):
                 if isinstance(d, int) and d % b:
@@ -222,7 +223,9 @@ def _subpixel_rel(op, to_space):
                         f"{op}: {name} {d} of data shape {shape_str(data.shape)} is not divisible "
                         f"by block_size {b}"
                     )
-            c, h, w = c * b * b, h // b, w // b
+            c = dim_mul(c, b * b)
+            h = dim_floordiv(h, b, f"{op}: height must divide by block_size {b}")
+            w = dim_floordiv(w, b, f"{op}: width must divide by block_size {b}")
         shape[ax["C"]], shape[ax["H"]], shape[ax["W"]] = c, h, w
         return TensorType(shape, data.dtype)
 
@@ -354,7 +357,9 @@ def _upsampling_method(attrs):
 
 def _upsampling_ref(args, attrs, out_type):
     axes = (2, 3) if attrs.layout == "NCHW" else (1, 2)
-    sizes = [out_type.shape[a] for a in axes]
+    # from the array itself: out_type has Any sizes when the data's were
+    shape = args[0].shape
+    sizes = [dim_scale(shape[a], s) for a, s in zip(axes, (attrs.scale_h, attrs.scale_w))]
     mode = "align_corners" if attrs.align_corners else "asymmetric"
     y = resize_reference(args[0], axes, sizes, _upsampling_method(attrs), mode,
                          alpha=UPSAMPLING_CUBIC_ALPHA)

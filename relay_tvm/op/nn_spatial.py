@@ -383,7 +383,10 @@ def _up3_method(attrs):
 
 def _up3_ref(args, attrs, out_type):
     axes = _up3_axes(attrs.layout, "nn.upsampling3d")
-    y = resize_reference(args[0], axes, [out_type.shape[a] for a in axes], _up3_method(attrs),
+    # sizes from the array itself: out_type has Any sizes when the data's were
+    sizes = [dim_scale(args[0].shape[a], s)
+             for a, s in zip(axes, (attrs.scale_d, attrs.scale_h, attrs.scale_w))]
+    y = resize_reference(args[0], axes, sizes, _up3_method(attrs),
                          attrs.coordinate_transformation_mode)
     return y.astype("float32").astype(out_type.dtype)
 

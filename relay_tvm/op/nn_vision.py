@@ -27,8 +27,8 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import IncompleteType, TensorType
-from ._common import shape_str, tensor_args
-from ._nn_common import ntuple, pad_before_after
+from ._common import dim_floordiv, out_dims, shape_str, tensor_args
+from ._nn_common import dims_match, ntuple, out_size, pad_before_after
 from .registry import OpPattern, make_call, register_op
 
 
@@ -79,7 +79,7 @@ def _deform_rel(types, attrs):
     weight = types[2]
     if attrs.channels is not None and attrs.kernel_size is not None:
         kh, kw = attrs.kernel_size
-        wshape = (attrs.channels, c // g, kh, kw)
+        wshape = (attrs.channels, dim_floordiv(c, g), kh, kw)
         fill[2] = TensorType(_to_layout(wshape, kperm), data.dtype)
     elif isinstance(weight, IncompleteType):
         return None
@@ -101,15 +101,17 @@ def _deform_rel(types, attrs):
     o, _, kh, kw = wshape
     (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
     (pt, pl), (pb, pr) = pad_before_after(attrs.padding, 2, op)
-    oh = (h + pt + pb - (kh - 1) * dh - 1) // sh + 1
-    ow = (w + pl + pr - (kw - 1) * dw - 1) // sw + 1
+    oh = out_size(h, kh, pt, pb, sh, dh)  # Any stays Any
+    ow = out_size(w, kw, pl, pr, sw, dw)
     want = _to_layout((n, dg * kh * kw * 2, oh, ow), dperm)
     offset = types[1]
     if isinstance(offset, IncompleteType):
         fill[1] = TensorType(want, data.dtype)
     else:
         (offset,) = tensor_args([offset], ("offset",), op)
-        if tuple(offset.shape) != want:
+        if offset.ndim != 4 or not all(
+                dims_match(a, b, f"{op}: offset dimensions and {shape_str(want)}")
+                for a, b in zip(offset.shape, want)):
             raise TypeInferenceError(f"{op}: offset must have shape {shape_str(want)}, got "
                                      f"{shape_str(offset.shape)}")
     out = TensorType(_to_layout((n, o, oh, ow), operm), attrs.out_dtype or data.dtype)
@@ -184,12 +186,21 @@ def _deform_compute(attrs, inputs, out_type):
     return out
 
 
+def _as_dtype(d, dtype):
+    """A dimension (int or PrimExpr) as a ``dtype`` PrimExpr."""
+    from tvm import tirx
+
+    return tirx.const(d, dtype) if isinstance(d, int) else tirx.Cast(dtype, d)
+
+
 def _deform_nchw(attrs, data, offset, weight, odt):
     from tvm import te, tirx
 
-    n, c, h, w = (int(d) for d in data.shape)
-    o, cg, kh, kw = (int(d) for d in weight.shape)
-    _, _, oh, ow = (int(d) for d in offset.shape)
+    # ints where static; PrimExprs in a VM kernel of Any dimensions (kernel sizes and
+    # channel counts of the weight stay static: the type rule needs them)
+    n, c, h, w = out_dims(data.shape)
+    o, cg, kh, kw = out_dims(weight.shape)
+    _, _, oh, ow = out_dims(offset.shape)
     sh, sw, dh, dw, pt, pl = _geometry(attrs, data.shape, weight.shape, offset.shape)
     cpd = c // attrs.deformable_groups
     dt = str(data.dtype)
@@ -199,13 +210,14 @@ def _deform_nchw(attrs, data, offset, weight, odt):
         fy = tirx.Cast(dt, y * sh - pt + i * dh) + offset[b, t, y, x]
         fx = tirx.Cast(dt, x * sw - pl + j * dw) + offset[b, t + 1, y, x]
         zero, one = tirx.const(0, dt), tirx.const(1, dt)
-        inside = tirx.all(fy >= zero, fy < tirx.const(h, dt), fx >= zero,
-                          fx < tirx.const(w, dt))
+        inside = tirx.all(fy >= zero, fy < _as_dtype(h, dt), fx >= zero,
+                          fx < _as_dtype(w, dt))
         fy, fx = tirx.Select(inside, fy, zero), tirx.Select(inside, fx, zero)
         y0, x0 = te.floor(fy), te.floor(fx)
         ly, lx = fy - y0, fx - x0
         iy, ix = tirx.Cast("int32", y0), tirx.Cast("int32", x0)
-        iy1, ix1 = te.min(iy + 1, h - 1), te.min(ix + 1, w - 1)
+        iy1 = te.min(iy + 1, _as_dtype(h, "int32") - 1)
+        ix1 = te.min(ix + 1, _as_dtype(w, "int32") - 1)
         val = (data[b, ch, iy, ix] * (one - ly) * (one - lx)
                + data[b, ch, iy, ix1] * (one - ly) * lx
                + data[b, ch, iy1, ix] * ly * (one - lx)

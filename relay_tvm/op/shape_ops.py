@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.attrs import AttrField as F
 from ..ir.types import AnyDim, TensorType, dim_equal
+from . import _common
 from ._common import broadcast_shapes, out_dims, shape_str, static_value, tensor_args
 from .registry import (
     OpPattern,
@@ -27,6 +28,8 @@ from .registry import (
 
 
 def _broadcast_target(op_name, data, target):
+    if _common.LOWERING[0] and not all(isinstance(d, int) for d in target):
+        return _lowered_target(op_name, data, target)
     out = broadcast_shapes(data.shape, target, f"{op_name} data and target")
     if len(out) != len(target) or not all(
         dim_equal(a, b) or isinstance(b, AnyDim) for a, b in zip(out, target)
@@ -36,6 +39,33 @@ def _broadcast_target(op_name, data, target):
             f"{shape_str(target)}"
         )
     return TensorType(target, data.dtype)
+
+
+def _lowered_target(op_name, data, target):
+    """The output type of broadcasting ``data`` to ``target`` in a dynamic kernel being lowered
+    (symbolic dimensions): ``target``, with run-time checks that each data dimension is the
+    target's or 1 (what 0.19's shape function of ``broadcast_to_like``, the like-tensor's shape,
+    left to the kernel)."""
+    if len(data.shape) > len(target):
+        raise TypeInferenceError(f"{op_name}: data shape {shape_str(data.shape)} has more "
+                                 f"dimensions than the target {shape_str(target)}")
+    k = len(target) - len(data.shape)
+    for i, d in enumerate(data.shape):
+        t = target[k + i]
+        if isinstance(d, int) and isinstance(t, int):
+            if d not in (t, 1):
+                raise TypeInferenceError(f"{op_name}: data shape {shape_str(data.shape)} does "
+                                         f"not broadcast to {shape_str(target)}")
+            continue
+        if isinstance(d, int) and d == 1:
+            continue
+        from tvm import tirx
+
+        d64, t64 = _common.as_int64(d), _common.as_int64(t)
+        _common.require_at_run_time(tirx.Or(d64 == t64, d64 == 1),
+                                    f"{op_name}: data dimension {i} must be 1 or the "
+                                    f"target's (dimension {k + i})")
+    return TensorType(tuple(target), data.dtype)
 
 
 def _broadcast_to_rel(types, attrs):
@@ -55,7 +85,9 @@ def _broadcast_to_like_rel(types, attrs):
 def _broadcast_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    return topi.broadcast_to(inputs[0], out_dims(out_type.shape))
+    shape = out_dims(out_type.shape)
+    # a symbolic data dimension may be 1 at run time: read its row 0 then
+    return topi.broadcast_to(_common.broadcast_inputs(inputs[:1], shape)[0], shape)
 
 
 def _broadcast_ref(args, attrs, out_type):

@@ -39,6 +39,7 @@ from ._common import (
 from ._ieee import broadcast as ieee_broadcast
 from ._ieee import elementwise as ieee_elementwise
 from ._ieee import is_float, nan_max, nan_min, np_maximum, np_minimum, opaque, to_bool
+from ._int_power import int_power, np_int_power
 from .registry import OpPattern, make_call, register_gradient, register_op
 
 _FLOAT = ("float", "bfloat")
@@ -62,6 +63,12 @@ def _np_floor_div(a, b):
     if np.issubdtype(a.dtype, np.integer):
         return np.floor_divide(a, b).astype(a.dtype)
     return np.floor(np.divide(a, b)).astype(a.dtype)
+
+
+def _np_power(a, b):
+    if np.issubdtype(a.dtype, np.integer):
+        return np_int_power(a, b)
+    return np.power(a, b)
 
 
 # float arithmetic whose real-number identities TVM's simplifier would apply
@@ -188,6 +195,8 @@ def _topi(name):
             else:
                 lhs = opaque(inputs[0]) if name == "multiply" else inputs[0]
                 inputs = [lhs, opaque(inputs[1])]
+        if name == "power" and str(inputs[0].dtype).startswith(("int", "uint")):
+            return int_power(*inputs, out_dims(out_type.shape), out_type.dtype)
         if name in _INT_DIVISION and str(inputs[0].dtype).startswith(("int", "uint")):
             return _guarded_int_division(name, *inputs)
         if name in ("left_shift", "right_shift"):
@@ -299,7 +308,8 @@ _BINARY = [
     ("mod", np.fmod, "mod", None, _NUM),
     ("trunc_mod", np.fmod, "mod", None, _NUM),
     ("floor_mod", np.mod, "floor_mod", None, _NUM),
-    ("power", np.power, "power", None, _FLOAT),
+    # integers too, as 0.19's broadcast relation took them (see _int_power for the semantics)
+    ("power", _np_power, "power", None, _NUM),
     ("maximum", np_maximum, "maximum", None, _NUM),  # NaN propagates, -0 < +0 (IEEE 754-2019)
     ("minimum", np_minimum, "minimum", None, _NUM),
     ("equal", np.equal, "equal", "bool", None),

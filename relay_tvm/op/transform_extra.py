@@ -15,6 +15,7 @@ from ._common import (
     as_int64,
     as_tuple_expr,
     broadcast_shapes,
+    dim_mul,
     int_dtype_check,
     normalize_axis,
     require_equal_dims,
@@ -92,13 +93,12 @@ def _scan_rel(name):
         t = ts[0]
         dtype = attrs.dtype or t.dtype
         if attrs.axis is None:
+            # the flattened length: Any where a dimension is, symbolic in a dynamic kernel
+            # being lowered (so the VM computes it from the input's shape, as 0.19's shape
+            # function did)
             n = 1
             for d in t.shape:
-                if not isinstance(d, int):
-                    from ..ir.types import AnyDim
-
-                    return TensorType((AnyDim(),), dtype)
-                n *= d
+                n = dim_mul(n, d)
             return TensorType((n,), dtype)
         normalize_axis(attrs.axis, t.ndim, name)
         return TensorType(t.shape, dtype)

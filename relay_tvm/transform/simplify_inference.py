@@ -102,10 +102,18 @@ def group_norm_unpack(call, ttype):
     ndim = len(shape)
     axis = a.axis % ndim
     g = a.num_groups
-    grouped = (*shape[:axis], g, shape[axis] // g, *shape[axis + 1:])
+    if all(isinstance(d, int) for d in shape):
+        grouped = (*shape[:axis], g, shape[axis] // g, *shape[axis + 1:])
+        back = shape
+    else:
+        # an Any dimension: reshape's special values keep the shape symbolic (0 copies an
+        # input dimension, -4 splits the channel axis into groups, -3 merges it back, -2 copies
+        # the rest), so the VM works out both shapes from the data's at run time
+        grouped = (0,) * axis + (-4, g, -1, -2)
+        back = (0,) * axis + (-3, -2)
     x = _call("reshape", data, newshape=grouped)
     out = _normalize(x, range(axis + 1, ndim + 1), a.epsilon, ttype.dtype)
-    out = _call("reshape", out, newshape=shape)
+    out = _call("reshape", out, newshape=back)
     return _affine(out, gamma, beta, a, ndim, axis)
 
 

@@ -124,6 +124,41 @@ def test_power(dtype):
     check_op(relay.power(x, y), [a, b], np.power(a, b), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int8", "uint8", "int64", "uint32"])
+def test_integer_power_every_executor_agrees_with_numpy(dtype):
+    """0.19's power took integers (broadcast relation, topi.power); TVM 0.27's pow is
+    float-only, so relay_tvm has its own kernel. Non-negative exponents only: NumPy refuses
+    negative integer ones. Broadcasting, and results that wrap (3 ** 7 in int8, 2 ** 31)."""
+    a = np.array([[2, 3, 5, 7, 0, 1], [2, 3, 2, 3, 1, 0]], dtype)
+    b = np.array([3, 2, 0, 7, 5, 9], dtype)
+    if dtype.startswith("int"):
+        a[1, 1] = -3
+    if np.dtype(dtype).itemsize >= 4:
+        b[3] = 31  # 7 ** 31 wraps
+    want = np.power(a, b)
+    x = relay.var("x", shape=a.shape, dtype=dtype)
+    y = relay.var("y", shape=b.shape, dtype=dtype)
+    check_op(relay.power(x, y), [a, b], want)
+    # the VM as well, over Any dimensions (the graph executor is check_op's compiled path)
+    xa, ya = relay.var("x", shape=(Any(), Any()), dtype=dtype), relay.var("y", shape=(Any(),),
+                                                                          dtype=dtype)
+    mod = relay.IRModule.from_expr(relay.Function([xa, ya], relay.power(xa, ya)))
+    got = relay.create_executor("vm", mod=mod, target="llvm").evaluate()(a, b).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_integer_power_issue_example_and_negative_exponents():
+    a, b = np.array([2, 3], "int32"), np.array([3, 2], "int32")
+    x, y = relay.var("x", shape=(2,), dtype="int32"), relay.var("y", shape=(2,), dtype="int32")
+    check_op(relay.power(x, y), [a, b], np.array([8, 9], "int32"))
+    # NumPy refuses these; relay_tvm gives C's truncated 1 / x ** -e in every executor
+    a = np.array([1, -1, -1, 2, -2, 0], "int32")
+    b = np.array([-3, -3, -2, -1, -2, -1], "int32")
+    x, y = relay.var("x", shape=(6,), dtype="int32"), relay.var("y", shape=(6,), dtype="int32")
+    check_op(relay.power(x, y), [a, b], np.array([1, -1, 1, 0, 0, 0], "int32"))
+
+
 @pytest.mark.parametrize(
     "name,fn",
     [
@@ -340,9 +375,15 @@ def test_full_with_dtype_casts_the_fill_value():
         ),
         (
             lambda: relay.power(
-                relay.var("a", shape=(2,), dtype="int32"), relay.var("b", shape=(2,), dtype="int32")
+                relay.var("a", shape=(2,), dtype="bool"), relay.var("b", shape=(2,), dtype="bool")
             ),
-            r"power: lhs has dtype int32, expected a float",
+            r"power: lhs has dtype bool, expected an int/uint/float dtype",
+        ),
+        (
+            lambda: relay.power(
+                relay.var("a", shape=(2,), dtype="int32"), relay.var("b", shape=(2,))
+            ),
+            r"power: lhs has dtype int32 but rhs has dtype float32",
         ),
         (
             lambda: relay.right_shift(relay.var("a", shape=(2,)), relay.var("b", shape=(2,))),

@@ -548,3 +548,29 @@ def test_strided_slice_lists_beside_a_computed_end():
     static = relay.create_executor("debug").evaluate(
         relay.Function([d], relay.strided_slice(d, [1, 1], [5, 6], 2)))(x)
     np.testing.assert_array_equal(static.numpy(), x[1:5:2, 1:6])
+
+
+# ---- shape rules over Any dimensions that 0.19 had shape functions for (user trial) ----------
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("rank", [1, 2])
+def test_scans_over_the_flattened_data_of_any_dims(name, rank):
+    x = relay.var("x", shape=(A,) * rank)
+    vm = _vm(relay.Function([x], getattr(relay, name)(x)))
+    rng = np.random.default_rng(3)
+    for shape in [(5,), (1,), (7,)] if rank == 1 else [(2, 3), (4, 1), (1, 5)]:
+        xv = rng.uniform(0.5, 1.5, shape).astype("float32")
+        got = vm.run(xv).numpy()
+        np.testing.assert_allclose(got, getattr(np, name)(xv.reshape(-1)), rtol=1e-6)
+
+
+def test_broadcast_to_like_of_any_dims():
+    y, x = relay.var("y", shape=(1, A)), relay.var("x", shape=(A, A))
+    vm = _vm(relay.Function([y, x], relay.broadcast_to_like(y, x)))
+    for yshape, xshape in [((1, 4), (3, 4)), ((1, 1), (2, 5)), ((1, 3), (1, 3))]:
+        yv = np.arange(np.prod(yshape), dtype="float32").reshape(yshape)
+        got = vm.run(yv, np.zeros(xshape, "float32")).numpy()
+        np.testing.assert_array_equal(got, np.broadcast_to(yv, xshape))
+    with pytest.raises(InputError, match="broadcast_to_like"):
+        vm.run(np.ones((1, 3), "float32"), np.zeros((2, 4), "float32"))

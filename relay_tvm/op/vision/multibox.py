@@ -11,7 +11,7 @@ import numpy as np
 from ...errors import TypeInferenceError
 from ...ir.attrs import AttrField as F
 from ...ir.types import TensorType, TupleType
-from .._common import TupleWrapper, shape_str, tensor_args
+from .._common import TupleWrapper, dim_mul, out_dims, shape_str, tensor_args
 from ..registry import OpPattern, make_call, register_op
 from . import _ir
 
@@ -31,7 +31,7 @@ def _prior_rel(types, attrs):
         raise TypeInferenceError(f"{op}: steps and offsets must have 2 values (y, x), got "
                                  f"{attrs.steps}, {attrs.offsets}")
     per = len(attrs.sizes) + len(attrs.ratios) - 1
-    return TensorType((1, data.shape[2] * data.shape[3] * per, 4), data.dtype)
+    return TensorType((1, dim_mul(dim_mul(data.shape[2], data.shape[3]), per), 4), data.dtype)
 
 
 def _prior_halves(attrs, h, w):
@@ -72,26 +72,50 @@ def _prior_ref(args, attrs, out_type):
     return out.astype(out_type.dtype)
 
 
+def _sym_prior_halves(attrs, h, w):
+    """:func:`_prior_halves` and :func:`_steps` of a symbolic height and width (a VM kernel of
+    ``Any`` spatial size): the same float32 operations in the same order, as PrimExprs."""
+    from tvm import tirx
+
+    def f(v):
+        return tirx.const(float(np.float32(v)), "float32")
+
+    fh, fw = tirx.Cast("float32", h), tirx.Cast("float32", w)
+    two = f(2)
+    halves = [(f(s) * fh / fw / two, f(s / 2)) for s in attrs.sizes]
+    for r in attrs.ratios[1:]:
+        sq = np.sqrt(np.float32(r))
+        halves.append((f(attrs.sizes[0]) * fh / fw * f(sq) / two,
+                       f(np.float32(attrs.sizes[0]) / sq / np.float32(2))))
+    sh = f(attrs.steps[0]) if attrs.steps[0] > 0 else f(1) / fh
+    sw = f(attrs.steps[1]) if attrs.steps[1] > 0 else f(1) / fw
+    return halves, (sh, sw)
+
+
 def _prior_compute(attrs, inputs, out_type):
     from tvm import te, tirx
 
-    _, _, h, w = (int(d) for d in inputs[0].shape)
-    halves = _prior_halves(attrs, h, w)
-    per = len(halves)
-    sh, sw = _steps(attrs, h, w)
+    _, _, h, w = out_dims(inputs[0].shape)
     f32 = "float32"
+    if isinstance(h, int) and isinstance(w, int):
+        halves = [tuple(tirx.const(float(v), f32) for v in hv)
+                  for hv in _prior_halves(attrs, h, w)]
+        sh, sw = (tirx.const(float(v), f32) for v in _steps(attrs, h, w))
+    else:
+        halves, (sh, sw) = _sym_prior_halves(attrs, h, w)
+    per = len(halves)
 
     def fcompute(_, a, c):
         k = a % per
         pos = a // per
         i, j = pos // w, pos % w
-        cy = (tirx.Cast(f32, i) + tirx.const(attrs.offsets[0], f32)) * tirx.const(sh, f32)
-        cx = (tirx.Cast(f32, j) + tirx.const(attrs.offsets[1], f32)) * tirx.const(sw, f32)
+        cy = (tirx.Cast(f32, i) + tirx.const(attrs.offsets[0], f32)) * sh
+        cx = (tirx.Cast(f32, j) + tirx.const(attrs.offsets[1], f32)) * sw
 
         def pick(which):
-            v = tirx.const(float(halves[-1][which]), f32)
+            v = halves[-1][which]
             for kk in range(per - 2, -1, -1):
-                v = tirx.Select(k == kk, tirx.const(float(halves[kk][which]), f32), v)
+                v = tirx.Select(k == kk, halves[kk][which], v)
             return v
 
         hw, hh = pick(0), pick(1)

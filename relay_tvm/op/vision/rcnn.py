@@ -25,7 +25,7 @@ import numpy as np
 from ...errors import TypeInferenceError
 from ...ir.attrs import AttrField as F
 from ...ir.types import TensorType
-from .._common import shape_str, tensor_args
+from .._common import dim_floordiv, dim_mul, out_dims, shape_str, tensor_args
 from ..registry import OpPattern, make_call, register_op
 
 
@@ -270,7 +270,12 @@ def _reorg_rel(types, attrs):
     if any(isinstance(d, int) and d % m for d, m in ((c, s * s), (h, s), (w, s))):
         raise TypeInferenceError(f"{op}: channels must divide by stride^2={s * s} and height, "
                                  f"width by stride={s}; data shape {shape_str(data.shape)}")
-    return TensorType((b, c * s * s, h // s, w // s), data.dtype)
+    why = (f"{op}: channels must divide by stride^2={s * s} and height, width by "
+           f"stride={s}")
+    # Any stays Any; a symbolic size (a VM kernel being lowered) is checked at run time
+    dim_floordiv(c, s * s, why)  # only the check: the kernel indexes by c // s^2
+    return TensorType((b, dim_mul(c, s * s), dim_floordiv(h, s, why), dim_floordiv(w, s, why)),
+                      data.dtype)
 
 
 def _reorg_ref(args, attrs, out_type):
@@ -282,14 +287,15 @@ def _reorg_ref(args, attrs, out_type):
     k, j, i = np.meshgrid(np.arange(c), np.arange(h), np.arange(w), indexing="ij")
     off = k // oc
     out = view[:, k % oc, j * s + off // s, i * s + off % s]
-    return out.reshape(out_type.shape)
+    # the input's own shape: out_type has Any dimensions when the data's were
+    return out.reshape(b, c * s * s, h // s, w // s)
 
 
 def _reorg_compute(attrs, inputs, out_type):
     from tvm import te, topi
 
     x = inputs[0]
-    b, c, h, w = (int(d) for d in x.shape)
+    b, c, h, w = out_dims(x.shape)  # symbolic where the kernel is dynamic
     s = attrs.stride
     oc = c // (s * s)
 
@@ -299,7 +305,7 @@ def _reorg_compute(attrs, inputs, out_type):
         return x[flat // (c * h * w), flat // (h * w) % c, flat // w % h, flat % w]
 
     view = te.compute((b, c, h, w), fcompute, name="yolo_reorg", tag="injective")
-    return topi.reshape(view, [int(d) for d in out_type.shape])
+    return topi.reshape(view, out_dims(out_type.shape))
 
 
 register_op(
