@@ -11,7 +11,8 @@ Semantics (Relay's, checked against TVM's code generation):
   (hardware division traps on both; the computes guard the divisor); float division is IEEE-754
   (``x / 0`` is ``±inf`` or ``nan``);
 - ``round`` rounds half to even (LLVM ``nearbyint``, as ``np.round``);
-- ``power`` is defined for floats only (TVM's ``pow`` intrinsic);
+- ``power`` of floats is TVM's ``pow`` intrinsic; of integers, NumPy's integer power (wrapping),
+  a negative exponent giving C's truncated ``1 / x**-e`` (:mod:`._int_power`);
 - comparisons and ``isnan``/``isinf``/``isfinite`` return ``bool``; ``logical_*`` keep the dtype;
 - arithmetic, ordering comparisons, ``negative``/``abs``/``sign`` reject ``bool`` operands at type
   inference (TVM generates no code for them; use the logical operators or a cast).

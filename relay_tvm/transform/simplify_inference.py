@@ -112,7 +112,12 @@ def group_norm_unpack(call, ttype):
         grouped = (0,) * axis + (-4, g, -1, -2)
         back = (0,) * axis + (-3, -2)
     x = _call("reshape", data, newshape=grouped)
-    out = _normalize(x, range(axis + 1, ndim + 1), a.epsilon, ttype.dtype)
+    # each group with the other non-batch axes (the operator's semantics, its TE compute and
+    # reference kernel): the channels in the group (axis + 1) and every axis but batch (0) and
+    # the group's. 0.19's lowering took only the axes after the channel axis, the same for
+    # NCHW (axis=1) but leaving H and W out of NHWC's statistics (axis=3)
+    red = [k for k in range(1, ndim + 1) if k != axis]
+    out = _normalize(x, red, a.epsilon, ttype.dtype)
     out = _call("reshape", out, newshape=back)
     return _affine(out, gamma, beta, a, ndim, axis)
 

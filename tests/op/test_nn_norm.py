@@ -99,6 +99,23 @@ def test_group_norm(shape, groups):
              {"x": x, "g": g, "b": b}, y.astype("float32"), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("shape,axis", [((2, 5, 5, 6), 3), ((2, 4, 6), 2), ((1, 3, 6, 2), 2)])
+def test_group_norm_channel_axis_not_1(shape, axis):
+    """Each group's statistics take every non-batch axis, wherever the channels are: compiled
+    NHWC group_norm (SimplifyInference's lowering) left H and W out, as 0.19's did, and
+    disagreed with the interpreter (fix-up trial)."""
+    groups = 2
+    x = rand(shape)
+    c = shape[axis]
+    g, b = rand((c,), seed=1), rand((c,), seed=2)
+    xm = np.moveaxis(x, axis, 1)
+    xg = xm.reshape(shape[0], groups, -1)
+    y = np.moveaxis(_norm(xg, 2, 1e-5).reshape(xm.shape), 1, axis)
+    y = y * _bcast(g, axis, x.ndim) + _bcast(b, axis, x.ndim)
+    check_op(lambda a, gg, bb: relay.nn.group_norm(a, gg, bb, groups, axis=axis),
+             {"x": x, "g": g, "b": b}, y.astype("float32"), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("size,axis,bias,alpha,beta", [
     (5, 1, 2.0, 1e-4, 0.75),
     (3, 1, 1.0, 0.5, 0.5),
