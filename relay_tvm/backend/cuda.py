@@ -33,9 +33,13 @@ def local_arch() -> str | None:
 
 
 def complete_cuda(d: dict, text) -> dict:
-    """The ``arch`` of a CUDA target dict: given, else the local GPU's, else a BuildError."""
+    """The ``arch`` of a CUDA target dict: given, else the local GPU's, else a BuildError; and
+    ``max_shared_memory_per_block`` unless given: 48 KB, what every CUDA GPU gives a block
+    without opting in to more (TVM's schedules fell back to the same value with a log line on
+    every build)."""
     if d.get("kind") != "cuda":
         return d
+    d = {"max_shared_memory_per_block": 48 << 10, **d}
     if "arch" in d:
         _arch_number(d["arch"], f"target {text!r}")  # 'sm_xx', 'sm_999': refused here
         return d

@@ -1192,3 +1192,19 @@ def test_cross_compiler_is_named_as_debian_packages_it(triple, debian, monkeypat
                        match=rf"needs a cross compiler \({debian}-g\+\+, e\.g\. apt-get install "
                              rf"{re.escape(package)}\)"):
         cross_compiler(make_target(f"llvm -mtriple={triple}"))
+
+
+def test_cuda_target_states_the_shared_memory_of_a_block(caplog):
+    """TVM's GPU schedules logged "Target cuda missing 'max_shared_memory_per_block'; using
+    49152 bytes." on every CUDA build (fresh-user trial): the target states the 48 KB a block
+    gets on every CUDA GPU unless it opts in to more; a given value stays."""
+    assert int(make_target("cuda -arch=sm_80").attrs["max_shared_memory_per_block"]) == 49152
+    given = make_target({"kind": "cuda", "arch": "sm_90", "max_shared_memory_per_block": 98304})
+    assert int(given.attrs["max_shared_memory_per_block"]) == 98304
+    x, w = relay.var("x", shape=(64, 64)), relay.var("w", shape=(64, 64))
+    import logging
+
+    with caplog.at_level(logging.WARNING):
+        relay.build(relay.IRModule.from_expr(relay.Function([x, w], relay.nn.dense(x, w))),
+                    "cuda -arch=sm_80")
+    assert "max_shared_memory_per_block" not in caplog.text
