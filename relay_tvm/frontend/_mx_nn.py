@@ -74,10 +74,10 @@ def convolution(ins, a, c):
 
 def deconvolution(ins, a, c):
     kernel, nd, stride, dilate, pad, layout = _conv_common(a, c)
-    if nd not in (1, 2):
-        raise c.error(f"kernel={kernel}: only 1-d and 2-d Deconvolution are supported")
+    if nd not in (1, 2, 3):
+        raise c.error(f"kernel={kernel}: only 1-d, 2-d and 3-d Deconvolution are supported")
     if not layout.startswith("NC"):
-        raise c.error(f"layout={layout}: Deconvolution supports NCW / NCHW")
+        raise c.error(f"layout={layout}: Deconvolution supports NCW / NCHW / NCDHW")
     data, weight = ins[0], ins[1]
     adj = a.get_tuple("adj", ()) or (0,) * nd
     target = a.get_tuple("target_shape", ()) or ()
@@ -97,7 +97,7 @@ def deconvolution(ins, a, c):
     c.expect(weight, (c.shape(data)[1], channels // groups) + tuple(kernel), "the weight",
              {1: f"num_filter={channels}, num_group={groups}",
               **{2 + i: f"kernel={tuple(kernel)}" for i in range(len(kernel))}})
-    fn = "nn.conv1d_transpose" if nd == 1 else "nn.conv2d_transpose"
+    fn = {1: "nn.conv1d_transpose", 2: "nn.conv2d_transpose", 3: "nn.conv3d_transpose"}[nd]
     out = R(fn)(data, weight, strides=stride, padding=pad, dilation=dilate, groups=groups,
                 channels=channels, kernel_size=kernel, data_layout=layout,
                 kernel_layout=_kernel_layout(layout, transpose=True), output_padding=adj)
