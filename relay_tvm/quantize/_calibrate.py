@@ -83,9 +83,16 @@ def collect_stats(mod, dataset, chunk_by=-1):
     if dataset is None:
         raise RelayError("calibration: calibrate_mode 'kl_divergence'/'percentile' needs a "
                          "dataset (a list of {input name: array})")
+    if isinstance(dataset, dict) or not hasattr(dataset, "__iter__"):
+        raise RelayError(f"calibration: the dataset must be a list (or iterable) of "
+                         f"{{input name: array}}, got {type(dataset).__name__}")
     batches = list(dataset)
     if not batches:
         raise RelayError("calibration: the dataset is empty")
+    for i, batch in enumerate(batches):
+        if not isinstance(batch, dict):
+            raise RelayError(f"calibration: dataset item {i} is a {type(batch).__name__}; "
+                             f"each item must be a dict {{input name: array}}")
     func = _stats_function(mod["main"])
     n_out = len(func.body.fields)
     if n_out == 0:
@@ -97,11 +104,24 @@ def collect_stats(mod, dataset, chunk_by=-1):
     for i in range(0, n_out, chunk):
         outs = [[] for _ in range(min(chunk, n_out - i))]
         for batch in batches:
-            gm.set_input(**{k: np.asarray(v) for k, v in batch.items()})
+            # tvm / MXNet tensors as NumPy arrays (np.asarray made object arrays of them)
+            gm.set_input(**{k: _as_numpy(v) for k, v in batch.items()})
             gm.run()
             for j in range(len(outs)):
                 outs[j].append(gm.get_output(i + j).numpy())
         yield [np.concatenate([o.reshape(-1) for o in out]) for out in outs]
+
+
+def _as_numpy(v):
+    """A calibration value as a NumPy array: tvm tensors and MXNet NDArrays by their
+    ``numpy()`` / ``asnumpy()``, anything else by ``np.asarray``."""
+    if isinstance(v, np.ndarray):
+        return v
+    for name in ("numpy", "asnumpy"):
+        f = getattr(v, name, None)
+        if callable(f):
+            return np.asarray(f())
+    return np.asarray(v)
 
 
 def _find_scale_by_percentile(arr, percentile=0.99999):

@@ -204,8 +204,21 @@ def qconfig(**kwargs) -> QConfig:
     if not (math.isfinite(gs) and gs > 0):  # a scale <= 0 negated or divided by zero
         raise RelayError(f"qconfig: global_scale={fields['global_scale']!r} must be a finite "
                          f"number > 0 (the real value of the largest quantized value)")
+    for key in ("skip_conv_layers", "debug_enabled_ops"):
+        v = fields[key]
+        # a string was taken as its characters (debug_enabled_ops="nn.conv2d" quantized
+        # nothing), a number was Python's "'int' object is not iterable" (fresh-user trial)
+        if v is not None and (isinstance(v, (str, bytes, int, float)) or
+                              not hasattr(v, "__iter__")):
+            what = "indices of conv2d layers, e.g. [0]" if key == "skip_conv_layers" else \
+                "operator names, e.g. ['nn.conv2d']"
+            raise RelayError(f"qconfig: {key}={v!r} must be a list of {what}, or None")
     if fields["skip_conv_layers"] is not None:
-        fields["skip_conv_layers"] = [int(i) for i in fields["skip_conv_layers"]]
+        try:
+            fields["skip_conv_layers"] = [int(i) for i in fields["skip_conv_layers"]]
+        except (TypeError, ValueError):
+            raise RelayError(f"qconfig: skip_conv_layers={fields['skip_conv_layers']!r} must "
+                             f"be a list of conv2d layer indices") from None
     if fields["debug_enabled_ops"] is not None:
         fields["debug_enabled_ops"] = [str(getattr(o, "value", o))
                                        for o in fields["debug_enabled_ops"]]

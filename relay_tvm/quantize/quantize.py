@@ -167,9 +167,15 @@ def quantize(mod, params=None, dataset=None):
     passes.append(FoldConstant())
     passes.append(InferType())  # the result is typed, as 0.19's (its passes re-infer types)
     with PassContext(opt_level=3):
-        with quantize_context():
+        with quantize_context() as qctx:
             mod = Sequential(passes)(InferType()(mod))
     cfg = current_qconfig()
+    beyond = sorted(i for i in cfg.skip_conv_layers or () if not 0 <= i < qctx._conv2d_counter)
+    if beyond:  # accepted unsaid before (fresh-user trial)
+        import warnings
+
+        warnings.warn(f"quantize: skip_conv_layers {beyond} name no conv2d layer: the model has "
+                      f"{qctx._conv2d_counter} (indices from 0, in program order)", stacklevel=2)
     if cfg.partition_conversions != "disabled" and not cfg.do_simulation:
         from ._partition_conversions import partition_conversions
 

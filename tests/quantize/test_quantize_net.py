@@ -237,6 +237,39 @@ def test_errors_are_clear():
         relay.quantize.quantize(_net(), p)
 
 
+def test_bad_qconfig_lists_and_datasets_are_refused_and_tensors_are_taken():
+    """Fresh-user trial: ``debug_enabled_ops="nn.conv2d"`` became a list of characters and
+    quantized nothing; ``skip_conv_layers=0`` was Python's "'int' object is not iterable";
+    ``skip_conv_layers=[7]`` on a smaller net was accepted unsaid; a dataset of bare arrays or
+    one dict failed on ``.items``; a tvm tensor in the dataset became an object array."""
+    import warnings
+
+    import tvm
+
+    for kw, match in [(dict(debug_enabled_ops="nn.conv2d"), "must be a list of operator names"),
+                      (dict(skip_conv_layers=0), "must be a list of indices of conv2d layers"),
+                      (dict(skip_conv_layers=["a"]), "must be a list of conv2d layer indices")]:
+        with pytest.raises(RelayError, match=match):
+            with relay.quantize.qconfig(**kw):
+                pass
+    p = _params()
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with relay.quantize.qconfig(skip_conv_layers=[7]):
+            relay.quantize.quantize(_net(), p)
+    assert any("skip_conv_layers [7] name no conv2d layer: the model has 3" in str(w.message)
+               for w in said)
+    x = _data(1, 1)[0]["data"]
+    with relay.quantize.qconfig(calibrate_mode="percentile", weight_scale="max"):
+        for ds, match in [([x], "dataset item 0 is a ndarray; each item must be a dict"),
+                          ({"data": x}, "must be a list .* got dict")]:
+            with pytest.raises(RelayError, match=match):
+                relay.quantize.quantize(_net(), p, dataset=ds)
+        from_numpy = relay.quantize.quantize(_net(), p, dataset=[{"data": x}])
+        from_tvm = relay.quantize.quantize(_net(), p, dataset=[{"data": tvm.runtime.tensor(x)}])
+    assert relay.analysis.structural_equal(from_numpy, from_tvm)
+
+
 def test_params_of_another_shape_and_constant_nan_weights_are_refused():
     # a weight of another shape was bound silently (the output shape changed), a NaN weight
     # written into the program as a constant was quantized to finite garbage (second trial)
