@@ -515,7 +515,11 @@ def _sequence_mask(ins, a, c):
     x = ins[0]
     if not a.get_bool("use_sequence_length", False):
         return x
+    # MXNet truncates a fractional length (static_cast<int>, as SequenceLast and
+    # SequenceReverse): 2.5 keeps two steps, not three (fresh-user trial)
     length = ins[1]
+    if not c.dtype(length).startswith(("int", "uint")):
+        length = R("cast")(length, "int32")
     return R("sequence_mask")(x, R("cast")(length, c.dtype(x)), a.get_float("value", 0.0),
                               a.get_int("axis", 0))
 

@@ -616,6 +616,10 @@ def test_sequence_ops():
     shapes = {"x": (3, 2, 4), "ln": (2,)}
     check(lambda x, ln: S.SequenceMask(x, ln, use_sequence_length=True, value=-1.0), shapes,
           values={"ln": length})
+    # fractional lengths are truncated, as MXNet's static_cast<int> (fresh-user trial: 2.5
+    # kept three steps)
+    check(lambda x, ln: S.SequenceMask(x, ln, use_sequence_length=True, value=-1.0), shapes,
+          values={"ln": np.array([2.5, 0.5], "float32")})
     check(lambda x, ln: S.SequenceReverse(x, ln, use_sequence_length=True), shapes,
           values={"ln": length})
     check(lambda x: S.SequenceReverse(x), {"x": (3, 2, 4)})
