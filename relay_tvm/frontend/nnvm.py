@@ -217,6 +217,17 @@ def _collapse_sum(ins, a, c):
     return R("collapse_sum_like")(ins[0], ins[1])
 
 
+def _upsampling(ins, a, c):
+    """NNVM's ``upsampling``: ``method`` NEAREST_NEIGHBOR (default) or BILINEAR; another name
+    became nearest neighbour unsaid (fresh-user trial)."""
+    methods = {"NEAREST_NEIGHBOR": "nearest_neighbor", "BILINEAR": "bilinear"}
+    method = a.get_str("method", "NEAREST_NEIGHBOR")
+    if method.upper() not in methods:
+        raise c.error(f"method={method!r} is not one of {sorted(methods)}")
+    return R("nn.upsampling")(ins[0], scale_h=a.get_int("scale"), scale_w=a.get_int("scale"),
+                              layout=a.get_str("layout", "NCHW"), method=methods[method.upper()])
+
+
 def _pad(ins, a, c):
     pw = a.attrs.get("pad_width")
     try:
@@ -311,11 +322,7 @@ CONVERTERS = {
                                          beta=a.get_float("beta", 0.75)),
     "l2_normalize": lambda ins, a, c: R("nn.l2_normalize")(
         ins[0], eps=a.get_float("eps"), axis=list(a.get_tuple("axis", ())) or None),
-    "upsampling": lambda ins, a, c: R("nn.upsampling")(
-        ins[0], scale_h=a.get_int("scale"), scale_w=a.get_int("scale"),
-        layout=a.get_str("layout", "NCHW"),
-        method={"NEAREST_NEIGHBOR": "nearest_neighbor", "BILINEAR": "bilinear"}.get(
-            a.get_str("method", "NEAREST_NEIGHBOR").upper(), "nearest_neighbor")),
+    "upsampling": _upsampling,
     "full": _full,
     "zeros": _const_shape(0),
     "ones": _const_shape(1),

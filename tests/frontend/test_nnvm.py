@@ -309,3 +309,9 @@ def test_nnvm_shift_operators(kind):
     g.op("collapse_sum", "cs", [g.var("x"), g.var("y")], axis=1)
     with pytest.raises(ConversionError, match="attribute 'axis' is not supported"):
         relay.frontend.from_nnvm(g.json(), shape={"x": (2, 3), "y": (3,)})
+    # an unknown upsampling method became nearest neighbour unsaid (fresh-user trial)
+    g = G()
+    g.op("upsampling", "up", [g.var("x")], scale=2, method="BICUBIC")
+    with pytest.raises(ConversionError, match=r"method='BICUBIC' is not one of \['BILINEAR', "
+                                              r"'NEAREST_NEIGHBOR'\]"):
+        relay.frontend.from_nnvm(g.json(), shape={"x": (1, 1, 2, 2)})
