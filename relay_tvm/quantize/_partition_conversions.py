@@ -165,11 +165,25 @@ def partition_conversions(mod, quantized_dtypes, ensure_fully_integral):
                         and op_name(n) not in ops:
                     ops.append(op_name(n))
             where = f" (in {', '.join(str(o) for o in ops[:6])})" if ops else ""
+            floats = {d for d in extra if d.startswith(("float", "bfloat"))}
+            from .qconfig import current_qconfig
+
+            skip = current_qconfig().skip_conv_layers
+            # the likely cause: a float layer (skipped), or integer rescaling in a wider dtype
+            # (the hint named skip_conv_layers whatever the dtypes were; fresh-user trial)
+            if floats and skip:
+                why = (f"a layer left in float (qconfig's skip_conv_layers={list(skip)}; "
+                       f"[0], the default, skips the first convolution) keeps it from being "
+                       f"integral")
+            elif floats:
+                why = "those operators stay in float in this quantization"
+            else:
+                why = (f"its integer arithmetic (rescaling) computes in "
+                       f"{', '.join(sorted(extra))}")
             raise NotFullyIntegralError(
                 f"partition_conversions='fully_integral': the quantized core uses "
                 f"{', '.join(sorted(extra))}{where} besides {', '.join(sorted(quantized))}; "
-                f"a layer left in float (qconfig's skip_conv_layers, [0] by default, skips the "
-                f"first convolution) keeps it from being integral")
+                f"{why}")
         if not _only_conversions(parts["dequantize_outputs"]):
             raise NotFullyIntegralError(
                 "partition_conversions='fully_integral': the output dequantization holds "

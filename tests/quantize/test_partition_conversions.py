@@ -64,7 +64,7 @@ def test_fully_integral_refuses_a_float_layer_and_enabled_keeps_it():
     # a float layer inside the core: the message names its operator and the knob (a fresh-user
     # trial got only "uses float32")
     with pytest.raises(NotFullyIntegralError, match=r"uses float32 \(in nn.conv2d, .*"
-                                                    r"skip_conv_layers"):
+                                                    r"skip_conv_layers=\[0\]"):
         _quantize("fully_integral", params, skip=[0])
     parts = _quantize("enabled", params, skip=[1])
     plain = _quantize("disabled", params, skip=[1])
