@@ -193,8 +193,12 @@ class Parser(TypeSyntax):
         for line, col, msg in diags:
             parts.append(f"{self.source_name}:{line}:{col}: error: {msg}")
             if 1 <= line <= len(lines):
-                parts.append("    " + lines[line - 1])
-                parts.append("    " + " " * (col - 1) + "^")
+                src = lines[line - 1]
+                parts.append("    " + src)
+                # the caret under the column: tabs before it kept as tabs, so it lines up
+                # however the terminal expands them (spaces alone put it off; fresh-user trial)
+                pad = "".join(ch if ch == "\t" else " " for ch in src[:col - 1])
+                parts.append("    " + pad + "^")
         n = len(diags)
         head = f"{n} error{'s' if n > 1 else ''} in {self.source_name}:\n"
         raise ParseError(head + "\n".join(parts), diagnostics=diags)

@@ -146,3 +146,14 @@ def test_parse_expr_errors_and_free_vars():
 def test_non_string_input_is_a_clear_error():
     with pytest.raises(RelayError, match="takes the program text as str"):
         relay.parse(b"def @main() { 1 }")
+
+
+def test_caret_under_a_column_after_tabs():
+    """A line indented with a tab: the caret line keeps the tab, so it sits under the column
+    however the terminal expands tabs (spaces alone put it off; fresh-user trial)."""
+    src = H + "def @main(%x: Tensor[(2), float32]) {\n\tadd(%x, %y)\n}\n"
+    with pytest.raises(ParseError) as err:
+        relay.parse(src)
+    text = str(err.value)
+    assert ":3:10: error: undefined variable %y" in text
+    assert "\n    \tadd(%x, %y)\n    \t        ^" in text
