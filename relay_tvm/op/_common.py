@@ -97,7 +97,9 @@ def require_at_run_time(cond, message: str) -> None:
     must agree with another at run time; outside lowering it does nothing."""
     if LOWERING[0] and not isinstance(cond, (bool, np.bool_)):
         where = LOWERING_WHERE[0]
-        LOWERING_CHECKS.append((cond, f"{where}: {message}" if where else message))
+        if where and not message.startswith(f"{where}:"):  # not "op: op: ..."
+            message = f"{where}: {message}"
+        LOWERING_CHECKS.append((cond, message))
 
 
 def require_equal_dims(a, b, message: str) -> None:

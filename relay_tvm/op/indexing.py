@@ -446,11 +446,18 @@ def _gather_rel(types, attrs):
     axis = normalize_axis(attrs.axis, data.ndim, "gather")
     for d, (n, m) in enumerate(zip(idx.shape, data.shape)):
         # out[.., i_d, ..] reads data[.., i_d, ..] on every axis but ``axis``
-        if d != axis and isinstance(n, int) and isinstance(m, int) and n > m:
-            raise TypeInferenceError(
-                f"gather: indices shape {shape_str(idx.shape)} exceeds data shape "
-                f"{shape_str(data.shape)} on axis {d}, which is not the gather axis {axis} "
-                f"(the output reads data there at the same position)")
+        if d == axis or isinstance(n, AnyDim) or isinstance(m, AnyDim):
+            continue
+        if isinstance(n, int) and isinstance(m, int):
+            if n > m:
+                raise TypeInferenceError(
+                    f"gather: indices shape {shape_str(idx.shape)} exceeds data shape "
+                    f"{shape_str(data.shape)} on axis {d}, which is not the gather axis {axis} "
+                    f"(the output reads data there at the same position)")
+        else:  # a dynamic kernel checks it (it read past the data; fresh-user trial)
+            require_at_run_time(as_int64(n) <= as_int64(m),
+                                f"indices exceed the data on axis {d}, which is not the gather "
+                                f"axis {axis}")
     return TensorType(idx.shape, data.dtype)
 
 

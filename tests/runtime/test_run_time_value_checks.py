@@ -208,3 +208,20 @@ def test_index_checks_stay_loops(op):
     gm.set_input("i", bad)
     with pytest.raises(InputError, match="out of range"):
         gm.run()
+
+
+def test_gather_of_any_dims_checks_the_other_axes_at_run_time():
+    """Indices longer than the data on an axis other than the gather axis are refused at type
+    inference when static; with Any dimensions the VM kernel read past the data (garbage rows;
+    fresh-user trial) and now refuses them at run time."""
+    a = relay.Any()
+    d = relay.var("d", shape=(a, 3, a))
+    i = relay.var("i", shape=(a, a, a), dtype="int32")
+    mod = tvm.IRModule.from_expr(relay.Function([d, i], relay.gather(d, 1, i)))
+    run = relay.create_executor("vm", mod=mod, target="llvm").evaluate()
+    dv = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    iv = np.array([[[2, 0, 1, 1]], [[0, 0, 2, 1]]], "int32")
+    np.testing.assert_array_equal(run(dv, iv).numpy(), np.take_along_axis(dv, iv, 1))
+    with pytest.raises(InputError, match="gather: indices exceed the data on axis 0, which is "
+                                         "not the gather axis 1"):
+        run(dv, np.zeros((5, 1, 9), "int32"))
