@@ -98,15 +98,10 @@ class GraphModule:
         if not isinstance(module, GraphModule):
             raise BuildError(f"GraphModule: expected lib['default'](dev), got "
                              f"{type(module).__name__}")
-        self.__dict__.update(module.__dict__)
-        self._inputs = list(module._inputs)
-        self._outputs = list(module._outputs)
-        self._shared = set(module._shared)
-        self._output_dest = dict(module._output_dest)
-        self._library_held = set(module._library_held)
-        # both modules read the same tensors now: neither writes into one in place
-        self._owned = set()
-        module._owned = set()
+        # one executor behind both objects, as 0.19's GraphModule wrapped the executor itself:
+        # an input set through either is the other's too (a copy of the state made them two
+        # executors that each lacked the other's inputs; fresh-user trial)
+        self.__dict__ = module.__dict__
 
     @property
     def num_threads(self) -> int:
@@ -152,6 +147,9 @@ class GraphModule:
         # input indices whose tensor this module allocated and alone reads: set_input copies
         # into it (0.19 wrote into the executor's own buffer too) instead of allocating anew
         self._owned = set()
+        # input indices whose tensor is a caller's (set_input_zero_copy, or shared from a
+        # module that has it so): set_input replaces it, never writes into it
+        self._user = set()
         self._output_dest = {}  # output index -> tensor it is written to (set_output_zero_copy)
         self._main = self._vm["main"]
         if params is None:
@@ -290,7 +288,7 @@ class GraphModule:
                 # TVM copies compact tensors only (a fresh-user trial got TVM's
                 # "CopyDataFromTo only support contiguous array" for a strided one)
                 v = plain_tensor(v, f"set_input {name!r}")
-            if i in self._owned or i in self._shared:
+            if i not in self._user and (i in self._owned or i in self._shared):
                 # into this module's own tensor (a fresh 600 KB tensor each run took 3x the
                 # copy's time, its pages faulted in anew), or into the tensor another module
                 # shares (0.19)
@@ -307,6 +305,8 @@ class GraphModule:
                 t = tvm.runtime.tensor(v.numpy(), self.device)
             self._inputs[i] = t
             self._library_held.discard(i)
+            self._shared.discard(i)  # a caller's tensor it shared: this module's own now
+            self._user.discard(i)
             self._owned.add(i)
 
     def set_input_zero_copy(self, key, value):
@@ -326,6 +326,7 @@ class GraphModule:
         self._shared.discard(i)  # this module no longer reads the shared tensor
         self._library_held.discard(i)
         self._owned.discard(i)  # the caller's tensor: never written by set_input
+        self._user.add(i)
 
     def share_params(self, other, params_bytes) -> None:
         """Read the parameters named in ``params_bytes`` from ``other``'s own input tensors,
@@ -338,7 +339,9 @@ class GraphModule:
         library hold once already). A shared input is one tensor for both modules: a later
         ``set_input`` or ``load_params`` of it on either module writes into that tensor, so
         both see the new value (as 0.19's shared buffer); ``set_input_zero_copy`` gives the
-        module that calls it a tensor of its own again. An input ``other`` has not set yet
+        module that calls it a tensor of its own again. A tensor a caller gave ``other`` with
+        ``set_input_zero_copy`` is read by both but never written: a ``set_input`` of it on
+        either module gives that module a tensor of its own. An input ``other`` has not set yet
         is shared as the zero tensor :meth:`get_input` gives, filled by a later ``set_input``.
 
         Args:
@@ -383,6 +386,10 @@ class GraphModule:
             self._shared.add(i)
             other._shared.add(j)
             self._owned.discard(i)
+            if j in other._user:  # the caller's tensor, shared: still never written
+                self._user.add(i)
+            else:
+                self._user.discard(i)
 
     def get_input(self, key):
         """The tensor of input ``key`` (name or index). Before ``set_input`` it is a zero

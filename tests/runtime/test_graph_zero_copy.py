@@ -121,3 +121,39 @@ def test_set_input_of_a_scalar_input_keeps_its_rank():
         m.run()
         out = m.get_output(0).numpy()
         assert out.shape == () and out == float(v) + 1
+
+
+def test_shared_zero_copy_tensor_is_never_written():
+    """A caller's tensor given with set_input_zero_copy and then shared (share_params) was
+    written by either module's set_input (fresh-user trial); both read it until they set the
+    input, which gives the setter a tensor of its own."""
+    from relay_tvm import save_param_dict
+
+    m1, m2 = _module(), _module()
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    z = tvm.runtime.tensor(a, tvm.cpu(0))
+    m1.set_input_zero_copy("x", z)
+    m2.share_params(m1, save_param_dict({"x": a}))
+    m2.run()
+    np.testing.assert_array_equal(m2.get_output(0).numpy(), 2 * a)
+    m2.set_input("x", np.full((2, 3), 9, "float32"))
+    m1.set_input("x", np.full((2, 3), 7, "float32"))
+    np.testing.assert_array_equal(z.numpy(), a)
+    m1.run()
+    m2.run()
+    np.testing.assert_array_equal(m1.get_output(0).numpy(), np.full((2, 3), 14, "float32"))
+    np.testing.assert_array_equal(m2.get_output(0).numpy(), np.full((2, 3), 18, "float32"))
+
+
+def test_two_wrappers_of_one_executor_share_its_inputs():
+    """``GraphModule(g)`` twice wraps one executor, as in 0.19: an input set through one is
+    the other's (each had a copy of the state, and lacked the other's inputs)."""
+    x = relay.var("x", shape=(2, 3))
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x], x * relay.const(2.0))), "llvm")
+    g = lib["default"](tvm.cpu(0))
+    ga, gb = relay.runtime.GraphModule(g), relay.runtime.GraphModule(g)
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    ga.set_input("x", a)
+    gb.run()
+    np.testing.assert_array_equal(gb.get_output(0).numpy(), 2 * a)
+    np.testing.assert_array_equal(ga.get_output(0).numpy(), 2 * a)
