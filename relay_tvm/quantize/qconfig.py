@@ -8,6 +8,8 @@ import enum
 import math
 import threading
 
+import numpy as np
+
 from ..errors import RelayError, did_you_mean
 
 
@@ -214,14 +216,21 @@ def qconfig(**kwargs) -> QConfig:
                 "operator names, e.g. ['nn.conv2d']"
             raise RelayError(f"qconfig: {key}={v!r} must be a list of {what}, or None")
     if fields["skip_conv_layers"] is not None:
-        try:
-            fields["skip_conv_layers"] = [int(i) for i in fields["skip_conv_layers"]]
-        except (TypeError, ValueError):
+        items = [getattr(i, "value", i) for i in fields["skip_conv_layers"]]
+        # integers only: 0.5 was taken as 0 (fresh-user trial)
+        if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items):
             raise RelayError(f"qconfig: skip_conv_layers={fields['skip_conv_layers']!r} must "
-                             f"be a list of conv2d layer indices") from None
+                             f"be a list of conv2d layer indices")
+        fields["skip_conv_layers"] = [int(i) for i in items]
     if fields["debug_enabled_ops"] is not None:
-        fields["debug_enabled_ops"] = [str(getattr(o, "value", o))
-                                       for o in fields["debug_enabled_ops"]]
+        names = [str(getattr(o, "value", o)) for o in fields["debug_enabled_ops"]]
+        from ..op.registry import is_registered, list_op_names
+
+        unknown = [n for n in names if not is_registered(n)]
+        if unknown:  # quantized nothing unsaid (fresh-user trial)
+            raise RelayError(f"qconfig: debug_enabled_ops names no operator {unknown[0]!r}"
+                             f"{did_you_mean(unknown[0], list_op_names())}")
+        fields["debug_enabled_ops"] = names
     fields["global_scale"] = gs
     return QConfig(**fields)
 

@@ -170,8 +170,9 @@ def quantize(mod, params=None, dataset=None):
         with quantize_context() as qctx:
             mod = Sequential(passes)(InferType()(mod))
     cfg = current_qconfig()
+    counted = cfg.debug_enabled_ops is None or "nn.conv2d" in cfg.debug_enabled_ops
     beyond = sorted(i for i in cfg.skip_conv_layers or () if not 0 <= i < qctx._conv2d_counter)
-    if beyond:  # accepted unsaid before (fresh-user trial)
+    if beyond and counted:  # accepted unsaid before (fresh-user trial)
         import warnings
 
         warnings.warn(f"quantize: skip_conv_layers {beyond} name no conv2d layer: the model has "

@@ -248,7 +248,10 @@ def test_bad_qconfig_lists_and_datasets_are_refused_and_tensors_are_taken():
 
     for kw, match in [(dict(debug_enabled_ops="nn.conv2d"), "must be a list of operator names"),
                       (dict(skip_conv_layers=0), "must be a list of indices of conv2d layers"),
-                      (dict(skip_conv_layers=["a"]), "must be a list of conv2d layer indices")]:
+                      (dict(skip_conv_layers=["a"]), "must be a list of conv2d layer indices"),
+                      (dict(skip_conv_layers=[0.5]), "must be a list of conv2d layer indices"),
+                      (dict(debug_enabled_ops=["nn.conv3"]),
+                       r"debug_enabled_ops names no operator 'nn.conv3' \(did you mean 'nn.conv3d'")]:
         with pytest.raises(RelayError, match=match):
             with relay.quantize.qconfig(**kw):
                 pass
