@@ -98,7 +98,9 @@ def require_at_run_time(cond, message: str) -> None:
     if LOWERING[0] and not isinstance(cond, (bool, np.bool_)):
         where = LOWERING_WHERE[0]
         if where and not message.startswith(f"{where}:"):  # not "op: op: ..."
-            message = f"{where}: {message}"
+            head, sep, rest = message.partition(": ")
+            message = f"{where}: {rest}" if sep and where.endswith(head) else \
+                f"{where}: {message}"
         LOWERING_CHECKS.append((cond, message))
 
 

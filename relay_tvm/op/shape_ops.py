@@ -31,8 +31,11 @@ def _broadcast_target(op_name, data, target):
     if _common.LOWERING[0] and not all(isinstance(d, int) for d in target):
         return _lowered_target(op_name, data, target)
     out = broadcast_shapes(data.shape, target, f"{op_name} data and target")
+    # an Any data dimension may be the target's or 1 (the kernel checks it at run time; a
+    # (?,) data to (2, 4, 3) was refused, NumPy and 0.19 broadcast it; fresh-user trial)
     if len(out) != len(target) or not all(
-        dim_equal(a, b) or isinstance(b, AnyDim) for a, b in zip(out, target)
+        dim_equal(a, b) or isinstance(b, AnyDim) or isinstance(a, AnyDim)
+        for a, b in zip(out, target)
     ):
         raise TypeInferenceError(
             f"{op_name}: data shape {shape_str(data.shape)} does not broadcast to "

@@ -574,3 +574,27 @@ def test_broadcast_to_like_of_any_dims():
         np.testing.assert_array_equal(got, np.broadcast_to(yv, xshape))
     with pytest.raises(InputError, match="broadcast_to_like"):
         vm.run(np.ones((1, 3), "float32"), np.zeros((2, 4), "float32"))
+
+
+def test_broadcast_of_an_any_vector_to_a_static_or_any_shape():
+    """A (?,) data broadcast to (2, 4, 3), or like a (?, ?, 3) tensor, was refused at type
+    inference (fresh-user trial); NumPy and 0.19 broadcast it, the kernel checking the size at
+    run time."""
+    a = relay.Any()
+    x = relay.var("x", shape=(a,))
+    y = relay.var("y", shape=(a, a, 3))
+    like = relay.create_executor("vm", mod=tvm.IRModule.from_expr(
+        relay.Function([x, y], relay.broadcast_to_like(x, y))), target="llvm").evaluate()
+    to = relay.create_executor("vm", mod=tvm.IRModule.from_expr(
+        relay.Function([x], relay.broadcast_to(x, (2, 4, 3)))), target="llvm").evaluate()
+    zeros = np.zeros((2, 4, 3), "float32")
+    for xv in (np.arange(3, dtype="float32"), np.array([5.0], "float32")):
+        want = np.broadcast_to(xv, (2, 4, 3))
+        np.testing.assert_array_equal(like(xv, zeros).numpy(), want)
+        np.testing.assert_array_equal(to(xv).numpy(), want)
+    bad = np.arange(2, dtype="float32")
+    with pytest.raises(InputError, match=r"broadcast_to_like: data dimension 0 must be 1 or "
+                                         r"the target's"):
+        like(bad, zeros)
+    with pytest.raises(InputError, match=r"dimension 2 must be 3 or 1"):
+        to(bad)
