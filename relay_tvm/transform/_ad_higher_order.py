@@ -15,7 +15,7 @@ added to the module; ``@f`` used as a value becomes a closure over the caller's 
 from __future__ import annotations
 
 from ..errors import GradientError
-from ..ir.adt import Clause, Constructor, Match, PatternConstructor, PatternTuple, PatternVar
+from ..ir.adt import Clause, Constructor, Match
 from ..ir.expr import (
     Call,
     Function,
@@ -42,6 +42,7 @@ from ..ir.types import (
     type_str,
 )
 from ._ad_common import apply_rule, build, check_params, is_float, leaf_paths, project, typed_call
+from ._rewrite import map_pattern
 
 UNIT = TupleType([])
 
@@ -213,14 +214,7 @@ class _Reverse(ExprFunctor):
         return Match(self.visit(e.data), clauses, e.complete, e.span)
 
     def _pattern(self, p):
-        if isinstance(p, PatternVar):
-            return PatternVar(self.visit(p.var), p.span)
-        if isinstance(p, PatternConstructor):
-            return PatternConstructor(p.constructor, [self._pattern(q) for q in p.patterns],
-                                      p.span)
-        if isinstance(p, PatternTuple):
-            return PatternTuple([self._pattern(q) for q in p.patterns], p.span)
-        return p
+        return map_pattern(p, self.visit)
 
     def visit_call(self, e):
         from ..op.registry import Op

@@ -97,6 +97,19 @@ def has_type(e) -> bool:
     return getattr(e, "_checked_type", None) is not None
 
 
+def map_pattern(p, var_fn):
+    """Pattern ``p`` rebuilt with each bound variable ``v`` replaced by ``var_fn(v)``
+    (constructor, tuple and wildcard patterns keep their shape)."""
+    if isinstance(p, PatternVar):
+        return PatternVar(var_fn(p.var), p.span)
+    if isinstance(p, PatternConstructor):
+        return PatternConstructor(p.constructor, [map_pattern(q, var_fn) for q in p.patterns],
+                                  p.span)
+    if hasattr(p, "patterns"):  # a tuple pattern
+        return type(p)([map_pattern(q, var_fn) for q in p.patterns], p.span)
+    return p
+
+
 class FreshCopy(ExprMutator):
     """A copy of an expression whose bound variables are fresh (so that the copy and the
     original can live in one module) and whose types have type variables substituted."""
@@ -128,14 +141,7 @@ class FreshCopy(ExprMutator):
         return Function(new.params, new.body, ret, new.type_params, new.attrs, new.span)
 
     def visit_pattern(self, p):
-        if isinstance(p, PatternVar):
-            return PatternVar(self.visit(p.var), p.span)
-        if isinstance(p, PatternConstructor):
-            return PatternConstructor(p.constructor, [self.visit_pattern(q) for q in p.patterns],
-                                      p.span)
-        if hasattr(p, "patterns"):
-            return type(p)([self.visit_pattern(q) for q in p.patterns], p.span)
-        return p
+        return map_pattern(p, self.visit)
 
 
 def fresh_copy(expr, tmap=None):
