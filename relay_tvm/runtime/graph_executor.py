@@ -143,29 +143,31 @@ class GraphModule:
         self._num_user_inputs = len(meta["input_names"])
         self._inputs = [None] * len(self._input_names)
         self._outputs = []
-        self._shared = set()  # input indices whose tensor is shared with another module
-        # input indices whose tensor this module allocated and alone reads: set_input copies
-        # into it (0.19 wrote into the executor's own buffer too) instead of allocating anew
-        self._owned = set()
-        # input indices whose tensor is a caller's (set_input_zero_copy, or shared from a
-        # module that has it so): set_input replaces it, never writes into it
-        self._user = set()
+        # where each set input's tensor comes from (input index -> origin), which says
+        # whether set_input may write into it:
+        #   "library": a parameter bound into the library on the host, one tensor for every
+        #              module of the library: copied (_own) before anything can write it;
+        #   "own":     allocated by this module, which alone reads it: set_input copies into
+        #              it (0.19 wrote into the executor's own buffer too; a fresh tensor each
+        #              run took 3x the copy's time, its pages faulted in anew);
+        #   "shared":  one tensor with another module (share_params): set_input writes into
+        #              it and both modules see the value, as 0.19's shared buffer;
+        #   "user":    a caller's tensor (set_input_zero_copy, or shared from a module that
+        #              has it so): read, never written; set_input replaces it.
+        self._origin = {}
         self._output_dest = {}  # output index -> tensor it is written to (set_output_zero_copy)
         self._main = self._vm["main"]
         if params is None:
             vals = self._vm["__relay_params"]()
             params = dict(zip(meta["param_names"], list(vals)))
-        # input indices whose tensor is still the library's own (bound parameters on the
-        # host): copied into a tensor of this module's own before anything can write it
-        self._library_held = set()
         for name, v in params.items():
             i = self._input_index[name]
             if dev.dlpack_device_type() == 1:
                 self._inputs[i] = v
-                self._library_held.add(i)
+                self._origin[i] = "library"
             else:
                 self._inputs[i] = tvm.runtime.tensor(v.numpy(), dev)
-                self._owned.add(i)
+                self._origin[i] = "own"
         # an output that is a parameter is this module's own copy (as get_input's; a
         # reshape-only __nop node never views a graph input or parameter)
         heads = {nid for nid, _, _ in graph["heads"]}
@@ -189,10 +191,9 @@ class GraphModule:
         (``get_input``, an output that is a parameter, ``share_params``) first copies it, so
         a write through it changes this module only, as each 0.19 graph executor held its own
         copy of the parameters."""
-        if i in self._library_held:
+        if self._origin.get(i) == "library":
             self._inputs[i] = self._inputs[i].copyto(self.device)
-            self._library_held.discard(i)
-            self._owned.add(i)
+            self._origin[i] = "own"
 
     # ---- inputs ---------------------------------------------------------------------------
 
@@ -288,10 +289,7 @@ class GraphModule:
                 # TVM copies compact tensors only (a fresh-user trial got TVM's
                 # "CopyDataFromTo only support contiguous array" for a strided one)
                 v = plain_tensor(v, f"set_input {name!r}")
-            if i not in self._user and (i in self._owned or i in self._shared):
-                # into this module's own tensor (a fresh 600 KB tensor each run took 3x the
-                # copy's time, its pages faulted in anew), or into the tensor another module
-                # shares (0.19)
+            if self._origin.get(i) in ("own", "shared"):  # written into, not replaced
                 if isinstance(v, np.ndarray):
                     self._inputs[i].copyfrom(native_order(v))
                 else:
@@ -304,10 +302,7 @@ class GraphModule:
             else:
                 t = tvm.runtime.tensor(v.numpy(), self.device)
             self._inputs[i] = t
-            self._library_held.discard(i)
-            self._shared.discard(i)  # a caller's tensor it shared: this module's own now
-            self._user.discard(i)
-            self._owned.add(i)
+            self._origin[i] = "own"
 
     def set_input_zero_copy(self, key, value):
         """Use the tvm Tensor ``value`` itself as input ``key`` (name or index), without a copy
@@ -323,10 +318,7 @@ class GraphModule:
                            " (a NumPy array needs a copy: use set_input)")
         check_plain_layout(value, where)
         self._inputs[i] = value
-        self._shared.discard(i)  # this module no longer reads the shared tensor
-        self._library_held.discard(i)
-        self._owned.discard(i)  # the caller's tensor: never written by set_input
-        self._user.add(i)
+        self._origin[i] = "user"  # the caller's tensor: never written by set_input
 
     def share_params(self, other, params_bytes) -> None:
         """Read the parameters named in ``params_bytes`` from ``other``'s own input tensors,
@@ -382,14 +374,11 @@ class GraphModule:
                                  f"{other._input_types[j][1]} in the module shared from")
             plan.append((i, j))
         for i, j in plan:  # checked first: all or nothing
-            self._inputs[i] = other.get_input(j)
-            self._shared.add(i)
-            other._shared.add(j)
-            self._owned.discard(i)
-            if j in other._user:  # the caller's tensor, shared: still never written
-                self._user.add(i)
+            self._inputs[i] = other.get_input(j)  # the library's tensor: other's copy first
+            if other._origin[j] == "user":  # the caller's tensor, shared: still never written
+                self._origin[i] = "user"
             else:
-                self._user.discard(i)
+                self._origin[i] = other._origin[j] = "shared"
 
     def get_input(self, key):
         """The tensor of input ``key`` (name or index). Before ``set_input`` it is a zero
@@ -405,7 +394,7 @@ class GraphModule:
         if self._inputs[i] is None:
             shape, dtype = self._input_types[i]
             self._inputs[i] = tvm.runtime.tensor(np.zeros(shape, dtype), self.device)
-            self._owned.add(i)
+            self._origin[i] = "own"
         return self._inputs[i]
 
     def unset_inputs(self) -> list:
