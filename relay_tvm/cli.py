@@ -328,28 +328,17 @@ def cmd_compile(args):
         # the weights stay parameters of main, set at run time (not bound into the library),
         # also when a .params file or --zoo supplies values for them
         params = None
-    database, other_target = None, False
+    database = None
     if getattr(args, "tuning_db", None):
-        from .backend.target import make_target
         from .tune import load_database
 
-        with warnings.catch_warnings(record=True) as said:
-            warnings.simplefilter("always")
-            database = load_database(args.tuning_db, str(make_target(args.target)))
-        for w in said:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        other_target = any("was tuned for" in str(w.message) for w in said)
+        database = load_database(args.tuning_db)  # before compiling: a bad path fails fast
     executor = "" if args.executor == "graph" else ", VM executor"
     from .backend.build_module import BUILD_ADVICE
 
     advice = BUILD_ADVICE.set("cli")  # warnings name --opt-level, not Python
     try:
-        with _step(bar, f"compile (opt level {args.opt_level}, target {args.target}{executor})"), \
-                warnings.catch_warnings():
-            if other_target:  # load_database said so, naming both targets: the build's own
-                # warning of it was the same line again (fresh-user trial)
-                warnings.filterwarnings("ignore", message="tuning database: its records were "
-                                                          "tuned for another target")
+        with _step(bar, f"compile (opt level {args.opt_level}, target {args.target}{executor})"):
             with transform.PassContext(opt_level=args.opt_level):
                 if args.executor == "vm":
                     from . import vm

@@ -279,8 +279,11 @@ def make_work_dir(path) -> str:
     return full
 
 
-def load_database(path: str, target: str | None = None):
+def load_database(path: str):
     """Open a tuning work directory made by :func:`relay_tvm.tune.tune_relay` for building.
+
+    Records tuned for another target than a build's are not applied; the build says so, once,
+    naming what differs (one warning whichever way the database reached it).
 
     Raises:
         TuningError: ``path`` does not exist, holds no database, or a line is corrupted.
@@ -293,13 +296,7 @@ def load_database(path: str, target: str | None = None):
     if not any(os.path.exists(os.path.join(path, f)) for f in (WORKLOADS, RECORDS)):
         raise TuningError(f"tuning database {path!r}: no {WORKLOADS} in it (not a tuning work "
                           f"directory)")
-    wd = WorkDir(path, None, None)
-    tuned_for = wd.manifest.get("target")
-    if target is not None and tuned_for not in (None, target):
-        warnings.warn(f"tuning database {path!r} was tuned for {tuned_for}; building for "
-                      f"{target}: records tuned for another target's code are not applied "
-                      f"(the build's tuning report lists them)", stacklevel=2)
-    return wd.database
+    return WorkDir(path, None, None).database
 
 
 __all__ = ["WorkDir", "make_work_dir", "check_work_dir", "load_database", "fingerprint", "task_key"]
