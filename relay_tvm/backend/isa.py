@@ -128,15 +128,15 @@ def check_isa(isa: dict | None, who: str, what: str, host: tuple | None = None) 
 
     arch, _ = host if host is not None else host_isa()
     wrong_arch, missing = missing_features(isa, host)
-    built = isa.get("target", "?")
+    built = f" (target {isa['target']})" if isa.get("target") else ""
     if wrong_arch:
-        raise BuildError(f"{who}: {what} was compiled for {isa['arch']} (target {built}), and "
-                         f"this machine is {arch}; run it on an {isa['arch']} machine, or "
-                         f"rebuild with target 'llvm' here")
+        raise BuildError(f"{who}: {what} was compiled for {isa['arch']}{built}, and this "
+                         f"machine is {arch}; run it on an {isa['arch']} machine, or rebuild "
+                         f"with target 'llvm' here")
     if missing:
         raise BuildError(
             f"{who}: {what} was compiled for CPU features this machine lacks: "
-            f"{', '.join(missing)} (target {built}); running it would die of an illegal "
+            f"{', '.join(missing)}{built}; running it would die of an illegal "
             f"instruction (SIGILL). Rebuild it for this CPU: target 'llvm' or "
             f"'llvm -mcpu=native' (the host CPU), or a CPU this one covers (e.g. "
             f"'llvm -mcpu=haswell' for AVX2)")
