@@ -94,14 +94,11 @@ def require_at_run_time(cond, message: str) -> None:
     """While the backend lowers a dynamic kernel (``LOWERING``): have the kernel check ``cond``
     (a boolean ``PrimExpr`` over its symbolic dimensions) before it runs, failing with
     ``message``. A relation calls this where its type rule accepted an ``Any`` dimension that
-    must agree with another at run time; outside lowering it does nothing."""
+    must agree with another at run time; outside lowering it does nothing. ``message`` does not
+    name the operator: the backend puts the call being lowered in front of it."""
     if LOWERING[0] and not isinstance(cond, (bool, np.bool_)):
-        where = LOWERING_WHERE[0]
-        if where and not message.startswith(f"{where}:"):  # not "op: op: ..."
-            head, sep, rest = message.partition(": ")
-            message = f"{where}: {rest}" if sep and where.endswith(head) else \
-                f"{where}: {message}"
-        LOWERING_CHECKS.append((cond, message))
+        where = LOWERING_WHERE[0]  # the call: relations' messages do not name it
+        LOWERING_CHECKS.append((cond, f"{where}: {message}" if where else message))
 
 
 def require_equal_dims(a, b, message: str) -> None:

@@ -214,7 +214,7 @@ def _subpixel_rel(op, to_space):
                     f"{op}: channels {c} of data shape {shape_str(data.shape)} are not divisible "
                     f"by block_size^2 = {b * b}"
                 )
-            c = dim_floordiv(c, b * b, f"{op}: channels must divide by block_size^2 = {b * b}")
+            c = dim_floordiv(c, b * b, f"channels must divide by block_size^2 = {b * b}")
             h, w = dim_mul(h, b), dim_mul(w, b)
         else:
             for d, name in ((h, "height"), (w, "width")):
@@ -224,8 +224,8 @@ def _subpixel_rel(op, to_space):
                         f"by block_size {b}"
                     )
             c = dim_mul(c, b * b)
-            h = dim_floordiv(h, b, f"{op}: height must divide by block_size {b}")
-            w = dim_floordiv(w, b, f"{op}: width must divide by block_size {b}")
+            h = dim_floordiv(h, b, f"height must divide by block_size {b}")
+            w = dim_floordiv(w, b, f"width must divide by block_size {b}")
         shape[ax["C"]], shape[ax["H"]], shape[ax["W"]] = c, h, w
         return TensorType(shape, data.dtype)
 

@@ -110,7 +110,7 @@ def _deform_rel(types, attrs):
     else:
         (offset,) = tensor_args([offset], ("offset",), op)
         if offset.ndim != 4 or not all(
-                dims_match(a, b, f"{op}: offset dimensions and {shape_str(want)}")
+                dims_match(a, b, f"offset dimensions and {shape_str(want)}")
                 for a, b in zip(offset.shape, want)):
             raise TypeInferenceError(f"{op}: offset must have shape {shape_str(want)}, got "
                                      f"{shape_str(offset.shape)}")

@@ -66,7 +66,7 @@ def _lowered_target(op_name, data, target):
 
         d64, t64 = _common.as_int64(d), _common.as_int64(t)
         _common.require_at_run_time(tirx.Or(d64 == t64, d64 == 1),
-                                    f"{op_name}: data dimension {i} must be 1 or the "
+                                    f"data dimension {i} must be 1 or the "
                                     f"target's (dimension {k + i})")
     return TensorType(tuple(target), data.dtype)
 
