@@ -1,9 +1,12 @@
 """CUDA code generation details: the GPU architecture a build is for, and compiling the
 generated kernels with ``nvcc``.
 
-TVM 0.27 turns a CUDA target without ``-arch`` into ``sm_50`` when it finds no GPU (with a
-warning); relay_tvm takes the architecture from the target or the local GPU and refuses to
-guess. TVM 0.27 ships a CUDA build's kernels as CUDA C++ source that its CUDA runtime compiles
+A CUDA target without ``-arch`` takes the architecture of this machine's GPU; on a machine
+without one it is built for :data:`DEFAULT_ARCH` (``sm_50``, what TVM 0.19 and 0.27 assume) with
+one ``UserWarning`` that names it and how to choose another (``-arch=sm_xx``). Every way of
+making such a target does the same (``relay.build(mod, "cuda")``, ``tvm.target.Target("cuda")``,
+``tvm.target.cuda()``, a ``{"kind": "cuda"}`` dict), and the target a build records
+(``lib.target.attrs["arch"]``) names the architecture chosen. TVM 0.27 ships a CUDA build's kernels as CUDA C++ source that its CUDA runtime compiles
 when the module is loaded on the GPU machine (NVRTC by default, or ``nvcc``); a build on a
 machine without a GPU cannot embed SASS. :func:`compile_fatbin` runs the same compilation here,
 so a build is checked for its architecture before it is shipped.
@@ -32,8 +35,46 @@ def local_arch() -> str | None:
         return None
 
 
+# The architecture of a CUDA target without -arch on a machine without a GPU: TVM's own default
+# (0.19's too), the oldest GPU TVM generates code for. TVM's CUDA runtime compiles a loaded
+# module's kernels for the GPU it loads them on; compiling them here for sm_50 itself
+# (compile_fatbin(source, "sm_50")) needs a CUDA toolkit older than 13 (CUDA 13 starts at sm_75).
+DEFAULT_ARCH = "sm_50"
+
+
+def _user_stacklevel() -> int:
+    """``stacklevel`` of the first frame outside relay_tvm and tvm: a warning names the line of
+    the caller's code, whichever entry point led here."""
+    import os
+    import sys
+
+    pkgs = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                 for m in (sys.modules["relay_tvm"], sys.modules.get("tvm")) if m is not None)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkgs):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def default_arch(text) -> str:
+    """The ``arch`` of a CUDA target ``text`` that names none: the local GPU's, else
+    :data:`DEFAULT_ARCH` with a ``UserWarning`` naming it and the ``-arch`` option."""
+    arch = local_arch()
+    if arch is not None:
+        return arch
+    import warnings
+
+    warnings.warn(
+        f"target {text!r}: no -arch given and no CUDA GPU on this machine to read it from; "
+        f"building for {DEFAULT_ARCH} (TVM's default). Name the GPU you deploy to with "
+        f"-arch=sm_xx, e.g. 'cuda -arch=sm_80' (A100) or 'cuda -arch=sm_90' (H100/H200), or "
+        f"tvm.target.cuda(arch='sm_80')", UserWarning, stacklevel=_user_stacklevel())
+    return DEFAULT_ARCH
+
+
 def complete_cuda(d: dict, text) -> dict:
-    """The ``arch`` of a CUDA target dict: given, else the local GPU's, else a BuildError; and
+    """The ``arch`` of a CUDA target dict: given (checked), else the local GPU's, else
+    :data:`DEFAULT_ARCH` with a warning (:func:`default_arch`); and
     ``max_shared_memory_per_block`` unless given: 48 KB, what every CUDA GPU gives a block
     without opting in to more (TVM's schedules fell back to the same value with a log line on
     every build)."""
@@ -43,13 +84,7 @@ def complete_cuda(d: dict, text) -> dict:
     if "arch" in d:
         _arch_number(d["arch"], f"target {text!r}")  # 'sm_xx', 'sm_999': refused here
         return d
-    arch = local_arch()
-    if arch is None:
-        raise BuildError(
-            f"target {text!r}: no -arch given and no CUDA GPU on this machine to read it from "
-            f"(TVM would assume sm_50); name the GPU you deploy to, e.g. 'cuda -arch=sm_80' "
-            f"(A100) or 'cuda -arch=sm_90' (H100/H200)")
-    return {**d, "arch": arch}
+    return {**d, "arch": default_arch(text)}
 
 
 def nvcc_path() -> str | None:
@@ -166,5 +201,5 @@ def fatbin_entries(blob: bytes) -> list:
     return out
 
 
-__all__ = ["compile_fatbin", "complete_cuda", "cuda_source", "fatbin_entries", "local_arch",
-           "nvcc_path", "prefer_nvcc_at_load"]
+__all__ = ["DEFAULT_ARCH", "compile_fatbin", "complete_cuda", "cuda_source", "default_arch",
+           "fatbin_entries", "local_arch", "nvcc_path", "prefer_nvcc_at_load"]

@@ -22,7 +22,9 @@ An ``-mattr`` feature LLVM does not know for the triple (``+avx51f``) is an
 :class:`~relay_tvm.errors.InputError` with LLVM's closest feature names: LLVM itself only prints
 a warning and builds without it. A CUDA ``-arch`` that names no NVIDIA GPU (``sm_999``,
 ``sm_80a``; TVM takes any string) is one too, listing the known ``sm_XY``
-(:data:`relay_tvm.backend.cuda.KNOWN_ARCHS`).
+(:data:`relay_tvm.backend.cuda.KNOWN_ARCHS`). A CUDA target without ``-arch`` gets the local
+GPU's, or on a machine without a GPU ``sm_50`` with a warning saying so
+(:func:`relay_tvm.backend.cuda.default_arch`).
 """
 
 from __future__ import annotations

@@ -423,6 +423,9 @@ class _TargetMeta(_StandIn):
 
         if isinstance(target, str) and " -" in target.strip():
             return make_target(target, host)
+        cuda = _cuda_without_arch(target)
+        if cuda is not None:  # the arch relay.build(mod, "cuda") uses, with the same warning
+            return make_target(cuda, host)
         if isinstance(host, str) and " -" in host.strip():  # Target("cuda", host="llvm -...")
             host = make_target(host)
         try:
@@ -433,6 +436,26 @@ class _TargetMeta(_StandIn):
             if not isinstance(target, (str, dict)):
                 raise
             raise _target_error(cls._tvm_cls, target, e) from None
+
+
+def _cuda_without_arch(target):
+    """``target`` (a string, JSON text or dict) when it is a CUDA target without ``arch``, for
+    :func:`relay_tvm.backend.target.make_target` to complete as every other entry point does
+    (TVM 0.27 would assume sm_50 with only a log line); None otherwise."""
+    import json
+
+    if isinstance(target, str):
+        text = target.strip()
+        if text == "cuda":
+            return target
+        if text.startswith("{"):
+            try:
+                target = json.loads(text)
+            except ValueError:
+                return None
+    if isinstance(target, dict) and target.get("kind") == "cuda" and "arch" not in target:
+        return target
+    return None
 
 
 def _target_error(tvm_target, target, err):
@@ -513,8 +536,9 @@ def _install_target_constructors():
     ``rocm``, ``arm_cpu(model)`` (its board table: ``"rasp4b64"``, ``"rk3399"``, ...),
     ``rasp`` (``arm_cpu("rasp3b")``), ``riscv_cpu``, ``mali``, ``bifrost``, ``intel_graphics``
     and ``create``. Each builds the 0.19 command-line string and hands it to
-    ``tvm.target.Target`` (so ``cuda()`` without ``arch`` on a machine without a GPU is an
-    error naming ``-arch``)."""
+    ``tvm.target.Target`` (so ``cuda()`` without ``arch`` takes the local GPU's, or on a
+    machine without one ``sm_50`` with a warning naming ``-arch``, as ``relay.build(mod,
+    "cuda")`` does: :func:`relay_tvm.backend.cuda.default_arch`)."""
     import tvm.target
 
     def cuda(model="unknown", arch=None, options=None):

@@ -1,28 +1,81 @@
-"""CUDA code generation checked without a GPU (issue 15): the target's architecture is never
-guessed, and the kernels TVM generates for ResNet-18 and MobileNet compile with ``nvcc`` to SASS
+"""CUDA code generation checked without a GPU (issue 15): the target's architecture is the one
+given, else the local GPU's, else sm_50 with a warning (the same for every way of writing the
+target), and the kernels TVM generates for ResNet-18 and MobileNet compile with ``nvcc`` to SASS
 for sm_80 (A100) and sm_90 (H100/H200) — the compilation TVM's CUDA runtime would otherwise
 first attempt on the GPU machine, when it loads the module."""
 
 import re
 import shutil
+import warnings
 
 import pytest
+import tvm
 
 import relay_tvm as relay
 from relay_tvm import testing
-from relay_tvm.backend.cuda import compile_fatbin, cuda_source, fatbin_entries, local_arch
+from relay_tvm.backend import cuda as cuda_backend
+from relay_tvm.backend.cuda import compile_fatbin, cuda_source, fatbin_entries
 from relay_tvm.backend.target import make_target
 from relay_tvm.errors import BuildError, InputError
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None,
                                 reason="nvcc (the CUDA toolkit) is not installed")
 
+_NO_ARCH = (r"no -arch given and no CUDA GPU on this machine to read it from; building for "
+            r"sm_50 \(TVM's default\)\. Name the GPU you deploy to with -arch=sm_xx, e\.g\. "
+            r"'cuda -arch=sm_80' \(A100\)")
 
-@pytest.mark.skipif(local_arch() is not None, reason="a GPU is present: its arch is used")
-def test_cuda_target_without_arch_is_refused_without_a_gpu():
-    with pytest.raises(BuildError, match=r"no -arch given.*cuda -arch=sm_80"):
-        make_target("cuda")
-    assert str(make_target("cuda -arch=sm_90").attrs["arch"]) == "sm_90"
+
+def _relu():
+    x = relay.var("x", shape=(1, 4))
+    return relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
+
+
+# the three ways a 0.19 user names a CUDA target without an arch, plus a dict and the VM
+_ENTRY_POINTS = {
+    "string": lambda mod: relay.build(mod, "cuda"),
+    "Target": lambda mod: relay.build(mod, tvm.target.Target("cuda")),
+    "tvm.target.cuda()": lambda mod: relay.build(mod, tvm.target.cuda()),
+    "dict": lambda mod: relay.build(mod, {"kind": "cuda"}),
+    "vm": lambda mod: relay.vm.compile(mod, "cuda"),
+}
+
+
+def test_cuda_target_without_arch_and_without_a_gpu_is_sm_50_with_one_warning(monkeypatch):
+    """0.19 assumed sm_50 with a warning; relay.build(mod, "cuda") used to refuse, Target("cuda")
+    to build for sm_50 unsaid, and tvm.target.cuda() to refuse at construction."""
+    monkeypatch.setattr(cuda_backend, "local_arch", lambda: None)
+    mod = _relu()
+    for name, build in _ENTRY_POINTS.items():
+        with pytest.warns(UserWarning, match=_NO_ARCH) as record:
+            lib = build(mod)
+        ours = [w for w in record if "no -arch given" in str(w.message)]
+        assert len(ours) == 1, (name, [str(w.message) for w in ours])
+        assert ours[0].filename == __file__, name  # it names the caller's line
+        assert str(lib.target.attrs["arch"]) == "sm_50", name  # the build records the arch
+    with pytest.warns(UserWarning, match=_NO_ARCH):
+        assert str(tvm.target.Target('{"kind": "cuda"}').attrs["arch"]) == "sm_50"
+
+
+def test_cuda_target_without_arch_takes_the_local_gpus(monkeypatch):
+    monkeypatch.setattr(cuda_backend, "local_arch", lambda: "sm_86")
+    mod = _relu()
+    for name, build in _ENTRY_POINTS.items():
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=".*no -arch given")
+            lib = build(mod)
+        assert str(lib.target.attrs["arch"]) == "sm_86", name
+
+
+def test_cuda_target_with_an_arch_is_taken_as_given(monkeypatch):
+    monkeypatch.setattr(cuda_backend, "local_arch", lambda: None)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*no -arch given")
+        assert str(make_target("cuda -arch=sm_90").attrs["arch"]) == "sm_90"
+        assert str(tvm.target.Target("cuda -arch=sm_90").attrs["arch"]) == "sm_90"
+        assert str(tvm.target.Target({"kind": "cuda", "arch": "sm_90"}).attrs["arch"]) == "sm_90"
+        assert str(tvm.target.cuda(arch="sm_80").attrs["arch"]) == "sm_80"
+        assert str(tvm.target.cuda(options="-arch=sm_75").attrs["arch"]) == "sm_75"
 
 
 def test_bad_arch_is_named():
