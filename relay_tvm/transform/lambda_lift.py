@@ -45,7 +45,7 @@ def _fresh_var(v, tmap=None):
     ty = v.type_annotation or getattr(v, "_checked_type", None)
     if tmap and ty is not None:
         ty = substitute_type_vars(ty, tmap)
-    return Var(v.name_hint, ty)
+    return Var(v.name_hint, ty, v.span)  # the span carried over, as every rebuild does
 
 
 def _annotate(func, ft):

@@ -189,3 +189,20 @@ def test_lambda_lift_prelude_foldl_then_partial_evaluate():
         for kind in ("debug", "vm"):
             got = relay.create_executor(kind, mod=m).evaluate()()
             assert float(got.numpy()) == want, (kind, m)
+
+
+def test_lifted_closure_keeps_the_captured_variables_spans():
+    """The parameters a lifted closure gets for its captured variables carry their spans (they
+    were made without one, so errors inside the lifted function lost the model's location)."""
+    span = relay.Span("model.json", 7, 2)
+    x = relay.Var("x", relay.TensorType((2,), "float32"), span)
+    y = relay.var("y", shape=(2,))
+    f = relay.var("f")
+    body = relay.Let(f, relay.Function([y], relay.add(x, y)), relay.Call(f, [x]))
+    mod = transform.InferType()(relay.IRModule.from_expr(relay.Function([x], body)))
+    lifted = transform.LambdaLift()(mod)
+    (outer,) = [fn for gv, fn in lifted.functions.items() if gv.name_hint != "main"]
+    assert [p.name_hint for p in outer.params] == ["x"]
+    assert outer.params[0].span == span
+    a = np.array([0.5, 1.0], "float32")
+    np.testing.assert_allclose(_eval(lifted, a).numpy(), a + a)
