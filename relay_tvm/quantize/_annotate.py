@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..ir.expr import Call, Tuple, var
 from ..op.op_attrs import register_op_attr
 from ..op.registry import get
-from ._forward import TempExpr
+from ._forward import TempExpr, realize_deep
 from ._op import OP_NAME, simulated_quantize
 from ._partition import forward_op, is_constant
 from .qconfig import QAnnotateKind, current_qconfig, quantize_context
@@ -46,10 +46,12 @@ def register_annotate_function(op_name, frewrite=None, level=10):
     """Register ``frewrite(ref_call, new_args, ctx)`` as the annotate rule of ``op_name`` (a
     decorator when ``frewrite`` is None). The rule returns a :class:`QAnnotateExpr`, an
     expression, or None (the call is kept on its arguments as they are). Operators outside
-    ``debug_enabled_ops`` are kept as they are."""
+    ``debug_enabled_ops`` are kept as they are, in float (their arguments' annotations dropped;
+    realization leaves them in float too)."""
 
     def default_rewrite(ref_call, new_args, ctx):
-        return forward_op(ref_call, [_get_expr_kind(x)[0] for x in new_args])
+        # in float on its arguments' values (inside a tuple too: concatenate's fields)
+        return forward_op(ref_call, [realize_deep(x) for x in new_args])
 
     def _register(func):
         def frewrite_with_guard(ref_call, new_args, ctx):

@@ -20,6 +20,11 @@ factor per channel, and any other operator first rescales to one scale
 (:func:`to_scalar_scale`). With an unsigned ``dtype_input`` the fields quantized with
 ``sign=False`` are stored in that dtype (:func:`narrow_dtype`). global_avg_pool2d pools the
 dequantized float32 values and avg_pool2d rounds its division (0.19 truncated both).
+
+Operators outside ``debug_enabled_ops`` are not realized (they run in float on dequantized
+arguments, as in the simulation), and a value is narrowed to 8 bits (``cast_hint``,
+max_pool2d) only where a ``simulated_quantize`` clipped it into range
+(:attr:`QRealizeIntExpr.bound`); 0.19 narrowed any integer value there.
 """
 
 from __future__ import annotations
@@ -56,18 +61,41 @@ def _per_channel(s) -> bool:
 class QRealizeIntExpr(TempExpr):
     """Integer ``data`` (dtype ``dtype``) standing for ``data * dom_scale``; ``dom_scale`` is a
     float, or (``weight_scale="channel_max"``) a float32 array broadcasting to ``data`` (one
-    scale per channel, e.g. shape ``(C, 1, 1)`` for NCHW)."""
+    scale per channel, e.g. shape ``(C, 1, 1)`` for NCHW). ``bound`` is ``(lo, hi)`` when every
+    value of ``data`` is known to lie in ``[lo, hi]`` (clipped by a ``simulated_quantize`` and
+    carried through operators that keep the range), else None (an accumulator, a sum)."""
 
-    __slots__ = ("data", "dom_scale", "dtype", "unsigned")
+    __slots__ = ("data", "dom_scale", "dtype", "unsigned", "bound")
 
-    def __init__(self, data, dom_scale, dtype: str, unsigned: bool = False):
+    def __init__(self, data, dom_scale, dtype: str, unsigned: bool = False, bound=None):
         self.data = data
         self.dom_scale = _as_scale(dom_scale)
         self.dtype = dtype
         self.unsigned = bool(unsigned)  # quantized to [0, 2**nbit - 1] (sign=False)
+        self.bound = None if bound is None else (float(bound[0]), float(bound[1]))
 
     def realize(self):
         return _t.multiply(_tr.cast(self.data, "float32"), const(self.dom_scale, "float32"))
+
+
+def fits(x, dtype: str) -> bool:
+    """Whether the values of the :class:`QRealizeIntExpr` ``x`` are known to fit ``dtype``, so
+    that a cast to it keeps them (the partition's ``cast_hint`` to 8 bits of an int32
+    accumulator that no ``simulated_quantize`` clipped wrapped: 99.5% error with
+    ``debug_enabled_ops=["nn.conv2d"]``, fresh-user trial)."""
+    if x.bound is None:
+        return False
+    info = np.iinfo(dtype)
+    return info.min <= x.bound[0] and x.bound[1] <= info.max
+
+
+def _relu_bound(b):
+    return None if b is None else (max(b[0], 0.0), max(b[1], 0.0))
+
+
+def _with_zero(b):
+    """A bound widened to hold 0 (values scaled by factors <= 1, averages with padding)."""
+    return None if b is None else (min(b[0], 0.0), max(b[1], 0.0))
 
 
 def _scalar(e, what: str) -> float:
@@ -170,13 +198,23 @@ def to_scalar_scale(x):
     top = float(x.dom_scale.max())
     data = rescale(x.data, x.dtype, x.dom_scale.astype(np.float64) / top,
                    current_qconfig().rounding)
-    return QRealizeIntExpr(_tr.cast(data, x.dtype), top, x.dtype, x.unsigned)
+    return QRealizeIntExpr(_tr.cast(data, x.dtype), top, x.dtype, x.unsigned, _with_zero(x.bound))
 
 
 def _register(*names):
+    """Register the decorated rule for ``names``. As in annotation, an operator outside
+    ``debug_enabled_ops`` runs in float: its rule is not applied, so its integer arguments are
+    dequantized (without this, relu and cast_hint of a conv2d's int32 accumulator ran on the
+    integers and cast_hint narrowed them to int8 unclipped; fresh-user trial)."""
+
     def deco(fn):
+        def guarded(ref_call, new_args, ctx):
+            if not current_qconfig().guard(ref_call):
+                return None
+            return fn(ref_call, new_args, ctx)
+
         for n in names:
-            register_op_attr(n, ATTR, fn)
+            register_op_attr(n, ATTR, fn if n == OP_NAME else guarded)
         return fn
 
     return deco
@@ -201,9 +239,10 @@ def _simulated_quantize(ref_call, new_args, ctx):
         data, idom, odom = x.data, x.dom_scale, dom_scale
         if _per_channel(idom):  # one fixed-point factor per channel
             data = rescale(data, x.dtype, idom.astype(np.float64) / odom, cfg.rounding)
-            return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype, uns)
+            return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype, uns,
+                                   (lo, hi))
         if idom == odom:
-            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype, uns)
+            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype, uns, (lo, hi))
         shift = math.log2(odom / idom)
         act = cfg.dtype_activation
         if shift == int(shift):
@@ -214,14 +253,16 @@ def _simulated_quantize(ref_call, new_args, ctx):
                 data = _t.right_shift(data, const(shift, act))
             else:
                 data = _t.left_shift(data, const(-shift, act))
-            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype, uns)
+            return QRealizeIntExpr(_t.clip(data, lo, hi), odom, x.dtype, uns, (lo, hi))
         data = rescale(data, x.dtype, idom / odom, cfg.rounding)
-        return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype, uns)
+        return QRealizeIntExpr(_tr.cast(_t.clip(data, lo, hi), x.dtype), odom, x.dtype, uns,
+                               (lo, hi))
     if isinstance(x, TempExpr):
         x = x.realize()
     inv = (1.0 / dom_scale).astype(np.float32) if _per_channel(dom_scale) else 1.0 / dom_scale
     scaled = _t.multiply(x, const(inv, "float32"))
-    return QRealizeIntExpr(_t.clip(_t.round(scaled), lo, hi), dom_scale, "float32", uns)
+    return QRealizeIntExpr(_t.clip(_t.round(scaled), lo, hi), dom_scale, "float32", uns,
+                           (lo, hi))
 
 
 def _int_anchor(ref_call, new_args, data_dtype, weight_dtype):
@@ -381,7 +422,11 @@ def _clip(ref_call, new_args, ctx):
         s = x.dom_scale
         attrs = ref_call.attrs.with_fields(a_min=ref_call.attrs.a_min / s,
                                            a_max=ref_call.attrs.a_max / s)
-        return QRealizeIntExpr(Call(ref_call.op, [x.data], attrs, (), ref_call.span), s, x.dtype)
+        lo, hi = float(np.floor(float(attrs.a_min))), float(np.ceil(float(attrs.a_max)))
+        if x.bound is not None:
+            lo, hi = max(lo, x.bound[0]), min(hi, x.bound[1])
+        return QRealizeIntExpr(Call(ref_call.op, [x.data], attrs, (), ref_call.span), s, x.dtype,
+                               bound=(lo, hi))
     return None
 
 
@@ -400,7 +445,9 @@ def _scale_free(ref_call, new_args, ctx):
     """relu and stop_fusion commute with any positive scale, per channel too."""
     x = new_args[0]
     if isinstance(x, QRealizeIntExpr):
-        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype, x.unsigned)
+        b = _relu_bound(x.bound) if ref_call.op.name == "nn.relu" else x.bound
+        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype, x.unsigned,
+                               b)
     return None
 
 
@@ -408,7 +455,8 @@ def _scale_free(ref_call, new_args, ctx):
 def _identity(ref_call, new_args, ctx):
     x = to_scalar_scale(new_args[0])
     if isinstance(x, QRealizeIntExpr):
-        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype, x.unsigned)
+        return QRealizeIntExpr(forward_op(ref_call, [x.data]), x.dom_scale, x.dtype, x.unsigned,
+                               x.bound)
     return None
 
 
@@ -417,8 +465,11 @@ def _max_pool(ref_call, new_args, ctx):
     x = to_scalar_scale(new_args[0])
     if isinstance(x, QRealizeIntExpr):
         dt = narrow_dtype(x)
-        return QRealizeIntExpr(forward_op(ref_call, [_tr.cast(x.data, dt)]), x.dom_scale, dt,
-                               x.unsigned)
+        if not fits(x, dt):  # not requantized: pooled in its own dtype
+            dt = x.dtype
+        data = x.data if dt == x.dtype else _tr.cast(x.data, dt)
+        return QRealizeIntExpr(forward_op(ref_call, [data]), x.dom_scale, dt, x.unsigned,
+                               x.bound)
     return None
 
 
@@ -441,10 +492,11 @@ def _avg_pool(ref_call, new_args, ctx):
         if bits is not None and act == "int32":
             k = max(0, min(16, 31 - bits - math.ceil(math.log2(max(window, 1)))))
         if not k:
-            return QRealizeIntExpr(forward_op(ref_call, [d]), x.dom_scale, act, x.unsigned)
+            return QRealizeIntExpr(forward_op(ref_call, [d]), x.dom_scale, act, x.unsigned,
+                                   _with_zero(x.bound))
         out = forward_op(ref_call, [_t.left_shift(d, const(k, act))])
         out = _t.right_shift(_t.add(out, const(1 << (k - 1), act)), const(k, act))
-        return QRealizeIntExpr(out, x.dom_scale, act, x.unsigned)
+        return QRealizeIntExpr(out, x.dom_scale, act, x.unsigned, _with_zero(x.bound))
     return None
 
 
@@ -466,5 +518,11 @@ def _cast_hint(ref_call, new_args, ctx):
         dt = ref_call.attrs.dtype
         if dt.lstrip("u") == current_qconfig().dtype_input.lstrip("u"):
             dt = narrow_dtype(x)  # the partition's hint gives the width, the field the sign
-        return QRealizeIntExpr(_tr.cast(x.data, dt), x.dom_scale, dt, x.unsigned)
+        if not fits(x, dt):
+            # not requantized (an accumulator): kept in its dtype for the next
+            # simulated_quantize to rescale and clip, or a float consumer to dequantize; never
+            # narrowed unclipped (annotation puts a simulated_quantize before the cast_hint of
+            # every quantized operator, so this is a fallback)
+            return x
+        return QRealizeIntExpr(_tr.cast(x.data, dt), x.dom_scale, dt, x.unsigned, x.bound)
     return None
