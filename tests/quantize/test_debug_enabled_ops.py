@@ -6,6 +6,7 @@ silently)."""
 
 import numpy as np
 import pytest
+from _numpy_ref import conv3x3_same as _conv  # tests/quantize/_numpy_ref.py
 
 import relay_tvm as relay
 
@@ -15,16 +16,6 @@ W = {"wa": RS.randn(8, 3, 3, 3).astype("float32") * 0.3,
      "ba": RS.randn(8).astype("float32") * 0.1,
      "wc": RS.randn(4, 16, 3, 3).astype("float32") * 0.1}
 XS = [RS.randn(1, 3, 8, 8).astype("float32") for _ in range(3)]
-
-
-def _conv(x, w):  # NCHW/OIHW, stride 1, padding 1, in float64
-    xp = np.pad(x.astype("float64"), ((0, 0), (0, 0), (1, 1), (1, 1)))
-    n, c, h, wd = x.shape
-    out = np.zeros((n, w.shape[0], h, wd))
-    for i in range(3):
-        for j in range(3):
-            out += np.einsum("nchw,oc->nohw", xp[:, :, i:i + h, j:j + wd], w[:, :, i, j])
-    return out
 
 
 def _c(d, w, ch):

@@ -5,6 +5,7 @@ import functools
 
 import numpy as np
 import pytest
+from _numpy_ref import conv3x3_same as _conv  # tests/quantize/_numpy_ref.py
 
 import relay_tvm as relay
 from relay_tvm.errors import RelayError
@@ -47,16 +48,6 @@ def _params(seed=0):
 def _data(seed, n):
     r = np.random.default_rng(seed)
     return [{"data": r.normal(0, 1, (1, 3, 12, 12)).astype("float32")} for _ in range(n)]
-
-
-def _conv(x, w):  # NCHW/OIHW, stride 1, padding 1, in float64
-    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    n, c, h, wd = x.shape
-    out = np.zeros((n, w.shape[0], h, wd))
-    for i in range(3):
-        for j in range(3):
-            out += np.einsum("nchw,oc->nohw", xp[:, :, i:i + h, j:j + wd], w[:, :, i, j])
-    return out
 
 
 def _intermediates(x, p):
