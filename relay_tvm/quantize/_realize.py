@@ -300,15 +300,34 @@ def _anchor(ref_call, new_args, ctx):
     return None
 
 
+def _product_bound(a, b):
+    """The bound of the elementwise product of two bounded values, else None."""
+    if a is None or b is None:
+        return None
+    ends = [x * y for x in a for y in b]
+    return min(ends), max(ends)
+
+
 @_register("multiply")
 def _multiply(ref_call, new_args, ctx):
+    """Integer product (scale: the product of the scales) of two values known to be clipped
+    (:attr:`QRealizeIntExpr.bound`) so that it fits ``dtype_activation``: what annotation
+    quantizes (a value and a WEIGHT/INPUT-quantized factor). Anything else (annotation left the
+    multiply in float, e.g. an INPUT times a conv2d's unclipped int32 accumulator) runs in float
+    on the dequantized arguments, as in the simulation: the int32 product of the int8 value and
+    the accumulator wrapped (176% error against NumPy on a 2048-channel 1x1 conv2d; 0.19
+    raised at annotation)."""
     if all(isinstance(a, QRealizeIntExpr) for a in new_args):
         new_args = [to_scalar_scale(a) for a in new_args]
         act = current_qconfig().dtype_activation
+        bound = _product_bound(new_args[0].bound, new_args[1].bound)
+        info = np.iinfo(act)
+        if bound is None or not (info.min <= bound[0] and bound[1] <= info.max):
+            return None  # in float: the forward rewrite dequantizes the arguments
         args = [a.data if a.dtype == act else _tr.cast(a.data, act) for a in new_args]
         return QRealizeIntExpr(forward_op(ref_call, args),
                                np.float32(new_args[0].dom_scale) * np.float32(
-                                   new_args[1].dom_scale), act)
+                                   new_args[1].dom_scale), act, bound=bound)
     return None
 
 
