@@ -63,7 +63,7 @@ from ..ir.expr import (
     TupleGetItem,
     Var,
 )
-from ..ir.types import TensorType, TupleType
+from ..ir.types import GlobalTypeVar, TensorType, TupleType
 from .lower import LowerCache
 from .partition import make_primitive
 from .vm_emit import (
@@ -286,12 +286,7 @@ class _FuncCompiler:
             cc.append((_GOTO, None))
             clauses.append([(_IF, ins[1], len(cc) - k) if ins[0] == _FAIL else ins
                             for k, ins in enumerate(cc)])
-        import tvm
-
-        msg = (f"relay_tvm VM: no clause of the match{_where(node)} in @{self.name} matches "
-               f"the value;")
-        fail = [(_CALL, "vm.builtin.check_tensor_info",
-                 [("r", data), ("imm", -1), ("c", tvm.DataType("float32")), ("c", msg)], None)]
+        fail = self.match_failure(node, data)
         rest = len(fail)
         for cc in reversed(clauses):
             cc[-1] = (_GOTO, 1 + rest)
@@ -300,6 +295,50 @@ class _FuncCompiler:
             code.extend(cc)
         code.extend(fail)
         return ("r", res)
+
+    def match_failure(self, node, data) -> list:
+        """The code after the last clause of ``node``: raises the VM's error (the message up to
+        its ``;`` is what ``VirtualMachine.invoke`` reports). For ``match?`` over a value of an
+        algebraic data type, it first tests the value's tag against each constructor of the
+        type, so the message names the constructor of the value no clause matched (as the
+        interpreter's does); a complete ``match`` cannot get there (type inference checked it
+        covers every value), so it gets only the generic message."""
+        import tvm
+
+        base = (f"relay_tvm VM: no clause of the match{_where(node)} in @{self.name} matches "
+                f"the value")
+
+        def raise_(msg):
+            return (_CALL, "vm.builtin.check_tensor_info",
+                    [("r", data), ("imm", -1), ("c", tvm.DataType("float32")), ("c", msg + ";")],
+                    None)
+
+        fail = []
+        ctors = () if node.complete else self.scrutinee_constructors(node)
+        if ctors:
+            tag = self.call(fail, "vm.builtin.tuple_getitem", [("r", data), ("imm", 0)])
+            for c in ctors:
+                want = self.call(fail, "vm.builtin.make_tuple", [("imm", c.tag)])
+                ok = self.call(fail, "ffi.ArrayContains", [want, tag])
+                fail.append((_IF, ok[1], 2))  # not this constructor: skip its raise
+                fail.append(raise_(f"{base} {c.name_hint}{'(...)' if c.inputs else ''}"))
+        fail.append(raise_(base))
+        return fail
+
+    def scrutinee_constructors(self, node) -> tuple:
+        """The constructors of the algebraic data type ``node`` (a Match) matches on (from its
+        scrutinee's type, else from its clauses' patterns); ``()`` for a tuple or tensor."""
+        ty = getattr(node.data, "_checked_type", None)  # set by type inference
+        gtv = getattr(ty, "func", ty)  # List[A] (a TypeCall) or the GlobalTypeVar itself
+        if not isinstance(gtv, GlobalTypeVar):
+            gtv = next((cl.lhs.constructor.belong_to for cl in node.clauses
+                        if isinstance(cl.lhs, PatternConstructor)), None)
+        if gtv is None:
+            return ()
+        try:
+            return tuple(self.owner.mod[gtv].constructors)
+        except KeyError:  # a type not in the module: the generic message
+            return ()
 
     def emit_pattern(self, cc, pattern, reg, memo):
         """Tests (``_FAIL`` jumps) and bindings of ``pattern`` against register ``reg``."""

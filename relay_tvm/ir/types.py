@@ -4,8 +4,9 @@ references, algebraic data types, and type relations.
 Types are frozen values with structural ``==`` and ``hash``, except the ones that are names
 (``TypeVar``, ``GlobalTypeVar``, ``IncompleteType``), which compare by identity.
 
-A tensor dimension is a Python ``int``, a symbolic TVM PrimExpr (for example a
-``tvm.tirx.Var("n", "int64")``), or :class:`Any` (known only at run time).
+A tensor dimension is a Python ``int`` (in a :class:`TensorType`'s shape an :class:`IntDim`, an
+``int`` that also answers 0.19's ``.value`` / ``.dtype``), a symbolic TVM PrimExpr (for example
+a ``tvm.tirx.Var("n", "int64")``), or :class:`Any` (known only at run time).
 """
 
 from __future__ import annotations
@@ -61,6 +62,47 @@ class AnyDim:
 #: ``relay.Any()`` / ``tvm.tir.Any()``: a dimension known only at run time. The class itself,
 #: as 0.19's ``tvm.tir.Any`` was, so ``isinstance(shape[0], tvm.tir.Any)`` holds.
 Any = AnyDim
+
+
+class IntDim(int):
+    """A static dimension of a :class:`TensorType`'s shape: an ``int`` in every respect
+    (arithmetic, ``==`` / ``hash`` with plain ints, ``str``, JSON, NumPy shapes), which also
+    answers what TVM 0.19's ``tvm.tir.IntImm`` dimensions did: ``.value`` (the plain ``int``)
+    and ``.dtype`` (``"int32"``, as 0.19 built shapes given as Python ints; ``"int64"`` past
+    the int32 range).
+
+    Arithmetic on it gives plain ints; :class:`TensorType` makes every static dimension of its
+    shape one of these.
+    """
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+    @property
+    def dtype(self) -> str:
+        return "int32" if self < 0x80000000 else "int64"
+
+
+_NSMALL = 4096
+_SMALL_DIMS = tuple(IntDim(i) for i in range(_NSMALL))  # shared: dimensions are immutable
+
+
+def _tensor_dims(shape) -> tuple:
+    """``shape`` (a sequence of dimensions) normalized for a TensorType: ints as IntDim."""
+    dims = []
+    for d in shape:
+        if type(d) is not IntDim:
+            if type(d) is int and 0 <= d < _NSMALL:
+                d = _SMALL_DIMS[d]
+            else:
+                d = normalize_dim(d, "TensorType shape")
+                if isinstance(d, int) and type(d) is not IntDim:
+                    d = _SMALL_DIMS[d] if d < _NSMALL else IntDim(d)
+        dims.append(d)
+    return tuple(dims)
 
 
 def _is_prim_expr(x) -> bool:
@@ -127,7 +169,8 @@ class TensorType(Type):
 
     Args:
         shape: sequence of dimensions (int, symbolic TVM PrimExpr, or ``Any()``);
-            ``()`` for a scalar.
+            ``()`` for a scalar. The ints are kept as :class:`IntDim` (ints with 0.19's
+            ``.value`` and ``.dtype``).
         dtype: element type, e.g. ``"float32"``, ``"int64"``, ``"bool"``.
     """
 
@@ -137,12 +180,17 @@ class TensorType(Type):
 
     def __post_init__(self):
         shape = self.shape
-        if type(shape) is not tuple or not all(type(d) is int and d >= 0 for d in shape):
-            # anything but a tuple of plain non-negative ints (the common case) is normalized
+        # anything but a tuple of IntDims (the common case: another type's shape) is
+        # normalized; static dimensions become IntDims (a loop: cheaper than all() here)
+        if type(shape) is tuple:
+            for d in shape:
+                if type(d) is not IntDim:
+                    object.__setattr__(self, "shape", _tensor_dims(shape))
+                    break
+        else:
             if isinstance(shape, int) or _is_prim_expr(shape):
                 shape = (shape,)
-            shape = tuple(normalize_dim(d, "TensorType shape") for d in shape)
-            object.__setattr__(self, "shape", shape)
+            object.__setattr__(self, "shape", _tensor_dims(shape))
         object.__setattr__(self, "dtype", check_dtype(self.dtype, "TensorType dtype"))
 
     def __eq__(self, other):
@@ -369,6 +417,7 @@ __all__ = [
     "Type",
     "Any",
     "AnyDim",
+    "IntDim",
     "TensorType",
     "scalar_type",
     "TupleType",

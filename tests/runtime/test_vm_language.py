@@ -161,6 +161,61 @@ def test_partial_match_without_clause_is_an_error():
         relay.create_executor("debug", mod).evaluate()(np.zeros(3, "float32"))
 
 
+_PARTIAL = """#[version = "0.0.5"]
+type List[A] { Cons(A, List[A]), Nil, }
+def @main(%x: Tensor[(3), float32]) -> Tensor[(3), float32] {
+  match? (%VALUE) {
+    %CLAUSE
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("value, clause, named", [
+    ("Cons(%x, Nil)", "Nil => %x,", "Cons"),
+    ("Nil", "Cons(%h, _) => %h,", "Nil"),
+    ("Cons(%x, Cons(%x, Nil))", "Cons(%h, Nil) => %h,", "Cons"),  # a nested pattern fails
+])
+def test_partial_match_error_names_the_value_and_where(value, clause, named):
+    # both executors name the constructor of the value no clause matched and the match's place
+    mod = relay.fromtext(_PARTIAL.replace("%VALUE", value).replace("%CLAUSE", clause))
+    x = np.zeros(3, "float32")
+    with pytest.raises(relay.RelayError, match=rf"(?s)no match clause applies to the value "
+                                               rf"{named}\b.*at from_string:4:3"):
+        relay.create_executor("debug", mod).evaluate()(x)
+    fields = r"\(\.\.\.\)" if named == "Cons" else ""
+    with pytest.raises(relay.RelayError, match=rf"no clause of the match at from_string:4:3 in "
+                                               rf"@main matches the value {named}{fields}$"):
+        relay.create_executor("vm", mod, target="llvm").evaluate()(x)
+
+
+def test_partial_match_error_in_a_prelude_function_names_the_value():
+    # hd(tl([x])): hd's match? meets Nil (the Prelude's functions are built without spans)
+    mod = _prelude_main(lambda p, x: p.hd(p.tl(_list(p, [x]))))
+    with pytest.raises(relay.RelayError, match=r"in @hd matches the value Nil$"):
+        relay.create_executor("vm", mod).evaluate()(np.zeros(3, "float32"))
+    with pytest.raises(relay.RelayError, match=r"applies to the value Nil"):
+        relay.create_executor("debug", mod).evaluate()(np.zeros(3, "float32"))
+
+
+def test_partial_match_on_a_tuple_still_fails_with_the_match_named():
+    # a tuple scrutinee has no constructor of its own: the message names the match only
+    mod = relay.IRModule()
+    p = Prelude(mod)
+    x = relay.var("x", shape=(3,))
+    h = relay.var("h")
+    pc, pv, pw = relay.PatternConstructor, relay.PatternVar, relay.PatternWildcard
+    m = relay.Match(relay.Tuple([p.nil(), x]),
+                    [relay.Clause(relay.PatternTuple([pc(p.cons, [pv(h), pw()]), pw()]), h)],
+                    complete=False)
+    mod["main"] = relay.Function([x], m, relay.TensorType((3,), "float32"))
+    with pytest.raises(relay.RelayError, match=r"no clause of the match in @main matches the "
+                                               r"value$"):
+        relay.create_executor("vm", mod).evaluate()(np.zeros(3, "float32"))
+    with pytest.raises(relay.RelayError, match=r"applies to the value \(Nil, "):
+        relay.create_executor("debug", mod).evaluate()(np.zeros(3, "float32"))
+
+
 def _closure_program():
     """Curried adders, closures in lists and tuples, closures returned from globals and from
     recursive local functions, Prelude compose / iterate / nat_iterate."""
