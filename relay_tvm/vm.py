@@ -77,6 +77,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
     """
     from .backend import dynamic_parallel
     from .backend.build_module import run_passes
+    from .backend.isa import target_isa
     from .backend.link import KernelCodegen
     from .backend.schedule import database_in_scope
     from .backend.target import make_target
@@ -96,7 +97,10 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
                 # nesting of VM calls (None: recursion or closure calls); the runtime runs a
                 # program of small bounded depth on the caller's thread (see runtime.vm)
                 "call_depth": comp.call_depth,
-                "stats": comp.stats}
+                "stats": comp.stats,
+                # what the kernels need of the CPU: checked when a .tar is loaded (a .so
+                # carries it in its seal)
+                "isa": target_isa(tgt)}
         with ib.function("__relay_vm_meta", num_inputs=0):
             ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))],
                          dst=ib.r(0))

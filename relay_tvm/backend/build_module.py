@@ -680,7 +680,10 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
         t0, c0 = time.perf_counter(), time.process_time()
         bound = {k: [[int(d) for d in v.shape], str(v.dtype)] for k, v in (params or {}).items()}
         unchecked = pipeline == dynamic_parallel.UNCHECKED
-        ib, meta = emit_vm(prog, mod_name=mod_name, bound_params=bound, layout_checks=unchecked)
+        from .isa import target_isa
+
+        ib, meta = emit_vm(prog, mod_name=mod_name, bound_params=bound, layout_checks=unchecked,
+                           isa=target_isa(tgt))
         tir_mod = cache.ir_module()
         if tgt.kind.name == "c":
             _check_c_dtypes(tir_mod)

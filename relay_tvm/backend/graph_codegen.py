@@ -400,10 +400,12 @@ def graph_json(prog: GraphProgram) -> str:
 
 
 def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default",
-            bound_params=(), layout_checks: bool = False):
+            bound_params=(), layout_checks: bool = False, isa=None):
     """The VM bytecode of the graph (an ``ExecBuilder`` not yet linked). With
     ``layout_checks``, ``main`` also calls ``argument_checks.layout_check``'s kernel for each
-    of its arguments (the library must have them: :func:`layout_check_kernels`).
+    of its arguments (the library must have them: :func:`layout_check_kernels`). ``isa`` (the
+    target's :func:`relay_tvm.backend.isa.target_isa`) is kept in the metadata, where the
+    loader of a ``.tar`` (which has no seal to hold it) reads it before anything runs.
 
     Functions: ``main(inputs..., params...) -> tuple of outputs``, ``__relay_meta() -> str``,
     ``__relay_params() -> tuple of tensors``.
@@ -488,6 +490,7 @@ def emit_vm(prog: GraphProgram, device_index: int = 0, mod_name: str = "default"
         # given as a mapping (set_input refuses a value that cannot be that parameter)
         "bound_params": sorted(bound_params),
         "bound_param_types": dict(bound_params) if isinstance(bound_params, dict) else {},
+        "isa": isa,
     }
     with ib.function("__relay_meta", num_inputs=0):
         ib.emit_call("vm.builtin.copy", args=[ib.convert_constant(json.dumps(meta))], dst=ib.r(0))

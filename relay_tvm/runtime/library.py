@@ -85,7 +85,7 @@ def load_library(path: str, who: str):
             # TVM's own loader (relay_tvm's compat layer wraps tvm.runtime.load_module in
             # the same _load_fresh)
             tvm_load = getattr(tvm.runtime.load_module, "__wrapped__", tvm.runtime.load_module)
-            return _load_fresh(path, tvm_load)
+            lib = _load_fresh(path, tvm_load)
     except Exception as e:
         m = re.search(r"created using \{?(\w+)\}? but a loader", str(e))
         if m:
@@ -95,6 +95,35 @@ def load_library(path: str, who: str):
                 f"and TVM's {m.group(1)} runtime). Run it where the device is, or compile for "
                 f"this machine (target 'llvm')") from e
         raise BuildError(f"{who}: cannot load {path!r}: {e}") from e
+    from ..backend.library_file import is_archive
+
+    if is_archive(path):  # no seal to hold the instruction set: the metadata has it
+        from ..backend.isa import check_isa
+
+        check_isa(_recorded_isa(lib), who, repr(path))
+    return lib
+
+
+def _recorded_isa(lib) -> dict | None:
+    """The instruction-set record (``"isa"``) of a relay_tvm library's metadata (bytecode: it
+    runs no kernel), or None (not ours, or built before the record existed)."""
+    import json
+
+    import tvm
+    from tvm import relax
+
+    if not lib.implements_function("vm_load_executable"):
+        return None
+    try:
+        vm = relax.VirtualMachine(lib, tvm.cpu(0))
+    except Exception:  # noqa: BLE001 - not a VM module: nothing recorded
+        return None
+    for name in ("__relay_meta", "__relay_vm_meta"):
+        try:
+            return json.loads(vm[name]()).get("isa")
+        except Exception:  # noqa: BLE001 - TVM raises a plain error for a missing function
+            continue
+    return None
 
 
 # the file each path named when this process loaded it by that name: (device, inode, size,

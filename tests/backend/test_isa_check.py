@@ -72,6 +72,38 @@ def test_avx512_graph_library(tmp_path):
 
 
 @pytest.mark.skipif(not X86, reason="needs an x86_64 host with /proc/cpuinfo")
+def test_avx512_archives(tmp_path):
+    """A ``.tar`` of objects has no seal to hold the instruction set; its metadata does. One
+    built for AVX-512 loaded on a CPU without it died of an illegal instruction at the first
+    run (exit 132; fresh-user trial), graph module or VM executable alike."""
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(_mod(), target="llvm -mcpu=skylake-avx512")
+    exe = relay.vm.compile(_mod(), target="llvm -mcpu=skylake-avx512")
+    graph, vm = str(tmp_path / "avx512.tar"), str(tmp_path / "vm512.tar")
+    lib.export_library(graph)
+    exe.export_library(vm)
+    if HAS_AVX512:  # this CPU runs them
+        m = GraphModule(relay.runtime.load_module(graph)["default"]())
+        m.run(x=_x())
+        np.testing.assert_allclose(m.get_output(0).numpy(), np.maximum(_x(), 0) * 2)
+        out = relay.vm.VirtualMachine(relay.vm.load_executable(vm)).invoke("main", _x())
+        np.testing.assert_allclose(out.numpy(), np.maximum(_x(), 0) * 2)
+        return
+    with pytest.raises(relay.errors.BuildError, match=r"load_module: '.*avx512.tar' was "
+                                                      r"compiled for CPU features this machine "
+                                                      r"lacks: .*avx512f"):
+        relay.runtime.load_module(graph)
+    with pytest.raises(relay.errors.BuildError, match=r"load_executable: .*lacks: .*avx512f"):
+        relay.vm.load_executable(vm)
+    # one this CPU has: loads and runs
+    with relay.transform.PassContext(opt_level=3):
+        relay.build(_mod(), target="llvm").export_library(str(tmp_path / "host.tar"))
+    m = GraphModule(relay.runtime.load_module(str(tmp_path / "host.tar"))["default"]())
+    m.run(x=_x())
+    np.testing.assert_allclose(m.get_output(0).numpy(), np.maximum(_x(), 0) * 2)
+
+
+@pytest.mark.skipif(not X86, reason="needs an x86_64 host with /proc/cpuinfo")
 def test_avx512_vm_executable(tmp_path):
     exe = relay.vm.compile(_mod(), target="llvm -mcpu=skylake-avx512")
     path = str(tmp_path / "vm512.so")
