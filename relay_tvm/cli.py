@@ -259,7 +259,10 @@ def _check_target(text) -> None:
     from .errors import InputError
 
     try:
-        make_target(text)
+        with warnings.catch_warnings():  # the build makes the target again and says them
+            # (a CUDA target without -arch was warned of twice; fresh-user trial)
+            warnings.simplefilter("ignore")
+            make_target(text)
     except RelayError as e:
         msg = str(e)
         for prefix in (f"target {text!r}: ", "target: "):

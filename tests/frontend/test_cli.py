@@ -958,3 +958,20 @@ def test_script_runs_a_relay_era_script_unchanged(tmp_path, capsys, monkeypatch)
     assert main(["script", str(tmp_path / "exit3.py")]) == 3
     assert main(["script", str(tmp_path / "none.py")]) == 2
     assert "'" + str(tmp_path / "none.py") + "' is no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("executor", ["graph", "vm"])
+def test_compile_cuda_without_arch_warns_once(exported, capsys, monkeypatch, executor):
+    """``compile --target cuda`` on a machine without a GPU builds for sm_50 with one warning
+    naming ``-arch``; the command line's early check of the target gave it a second time
+    (fresh-user trial)."""
+    from relay_tvm.backend import cuda as cuda_backend
+
+    monkeypatch.setattr(cuda_backend, "local_arch", lambda: None)
+    d, _ = exported
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=2,2,5,5",
+                     "--target", "cuda", "--executor", executor, "-o", str(d / "m.so")]) == 0
+    arch = [str(w.message) for w in said if "no -arch given" in str(w.message)]
+    assert len(arch) == 1 and "building for sm_50" in arch[0], arch
