@@ -27,6 +27,8 @@ its ``let`` cannot be printed with that sharing (the printer would reference it 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._gc import paused_gc
@@ -635,7 +637,9 @@ class Parser(TypeSyntax):
                 self.error(t, f"bad number {t.text}: out of range for {dtype} [{info.min}, {info.max}]")
                 v = 0
             return Constant(np.array(v, dtype=dtype), self.span(t))
-        if v == v and _overflows(v, dtype):
+        # a decimal past float64's range reads as infinity: out of range too unless written
+        # as inf (1e999f became an inf constant silently; fresh-user trial)
+        if v == v and (_overflows(v, dtype) or (math.isinf(v) and "inf" not in t.text)):
             self.error(t, f"bad number {t.text}: out of range for {dtype}")
             v = 0.0
         return Constant(np.array(v, dtype=dtype), self.span(t))

@@ -567,6 +567,10 @@ def test_infinite_scalar_literals_parse():
     assert e.fields[2].data.dtype == np.float16 and np.isnan(e.fields[2].data)
     with pytest.raises(ParseError, match=r"1:2: error: bad number 1e39f: out of range for float32"):
         relay.parse_expr("(1e39f, 1)")
+    # past float64's range too (it read as infinity and was taken; fresh-user trial)
+    for text, dtype in (("1e999f", "float32"), ("-1e999f64", "float64"), ("1e400f16", "float16")):
+        with pytest.raises(ParseError, match=rf"bad number {text}: out of range for {dtype}"):
+            relay.parse_expr(text)
 
 
 def test_symbolic_dimension_expressions():
