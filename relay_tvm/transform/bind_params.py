@@ -164,6 +164,14 @@ def bind_params_by_name(func: Function, params: dict, record: bool = True) -> Fu
             # a Python scalar has no dtype of its own: it takes the declared one, where that
             # holds it exactly (0.5 for an int32 parameter was bound as 0, 2**40 as 0)
             value = list_to_array(value, ann.dtype, f"param {name!r}")
+        if not isinstance(value, (np.ndarray, np.generic, list, tuple, bool, int, float)) \
+                and not hasattr(value, "numpy"):
+            # NumPy made an object array of it, refused as "dtype object" with advice to cast
+            # (an MXNet NDArray; fresh-user trial)
+            hint = (" (an MXNet NDArray: pass its .asnumpy())" if hasattr(value, "asnumpy")
+                    else "")
+            raise InputError(f"param {name!r}: expected a NumPy array or a tvm Tensor, got "
+                             f"{type(value).__module__}.{type(value).__name__}{hint}")
         arr = np.asarray(_as_array(value))
         if isinstance(ann, TensorType):
             what = f"param {name!r}"

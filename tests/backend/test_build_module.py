@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -150,6 +151,25 @@ def test_param_given_as_a_list_names_numpys_dtype_for_it():
                        match=r"param 'w' \(a Python list, which NumPy reads as float64\): got "
                              r"dtype float64, expected float32"):
         relay.build(mod, "llvm", params={"w": [1.0, 2.0]})
+
+
+def test_param_of_another_array_type_is_named_not_called_dtype_object():
+    """An MXNet NDArray as a param was read by NumPy as an object array, refused as "dtype
+    object" with advice to .astype('float32') (it was float32 already) after a NumPy warning
+    (fresh-user trial): the type is named, and for MXNet the conversion."""
+    mx = pytest.importorskip("mxnet")
+    x = relay.var("x", shape=(2,))
+    w = relay.var("w", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], x + w))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NumPy warning before the error
+        with pytest.raises(relay.errors.InputError,
+                           match=r"param 'w': expected a NumPy array or a tvm Tensor, got "
+                                 r"mxnet\..*NDArray \(an MXNet NDArray: pass its "
+                                 r"\.asnumpy\(\)\)"):
+            relay.build(mod, "llvm", params={"w": mx.nd.ones((2,))})
+    with pytest.raises(relay.errors.InputError, match=r"got builtins.set"):
+        relay.build(mod, "llvm", params={"w": {1.0, 2.0}})
 
 
 def test_export_and_load_in_fresh_process(tmp_path):
