@@ -64,6 +64,13 @@ NOT_PROVIDED = {
         "target, work_dir, max_trials_global) tunes them into a database, and "
         "relay.build(mod, target, params=params, database=db) applies it (the `relay-tvm "
         "tune` command does the same)"),
+    "tvm.auto_scheduler": (
+        "tvm.auto_scheduler: TVM removed the auto-scheduler (Ansor) in 0.20 and relay_tvm does "
+        "not provide it; relay_tvm tunes with TVM's meta_schedule, its successor: "
+        "relay_tvm.tune.extract_tasks(mod, target, params) lists the kernels, "
+        "relay_tvm.tune.tune_relay(mod, params, target, work_dir, max_trials_global) tunes "
+        "them into a database, and relay.build(mod, target, params=params, database=db) "
+        "applies it (the `relay-tvm tune` command does the same)"),
 }
 
 #: The entries of :data:`NOT_PROVIDED` in force (filled by :func:`install`).

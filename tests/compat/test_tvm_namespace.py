@@ -63,6 +63,12 @@ def test_autotvm_import_names_the_meta_schedule_tuning_to_use():
     with pytest.raises(ModuleNotProvidedError, match=msg):  # again: nothing half-made is kept
         importlib.import_module("tvm.autotvm.tuner")
     assert "tvm.autotvm" not in sys.modules and not hasattr(tvm, "autotvm")
+    # the auto-scheduler too (it was a plain ImportError; fresh-user trial)
+    with pytest.raises(ModuleNotProvidedError, match=r"^tvm\.auto_scheduler: TVM removed the "
+                                                     r"auto-scheduler \(Ansor\) in 0\.20 .*"
+                                                     r"relay_tvm\.tune\.tune_relay\("):
+        from tvm import auto_scheduler  # noqa: F401
+    assert "tvm.auto_scheduler" not in sys.modules
     # what it names exists
     from relay_tvm.tune import extract_tasks, tune_relay  # noqa: F401
 
