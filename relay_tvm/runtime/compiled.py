@@ -54,9 +54,9 @@ class GraphExecutor(Executor):
         def run(*args, **kwargs):
             args = order_args(free_names, args, kwargs)
             for i, a in enumerate(args):
-                where = f"argument {i} (%{free_names[i]})"
+                where = f"argument {i} (%{free_names[i]})"  # as the interpreter names it
                 a = python_arg(a, gm._input_types[i][1], where)
-                gm.set_input(i, _to_tensor_arg(a, where))
+                gm._set_one(i, _to_tensor_arg(a, where), where)
             gm.run()
             return gm.get_outputs_structured()
 

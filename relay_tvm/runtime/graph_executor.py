@@ -243,8 +243,6 @@ class GraphModule:
                 graph's (no implicit cast or broadcast), a value without a key, or a bound
                 parameter's name with a value of another shape or dtype.
         """
-        import tvm
-
         items = []
         if key is not None:
             items.append((key, value))
@@ -269,40 +267,47 @@ class GraphModule:
             items.append((k, v))
         for k, v in items:
             i = self._index(k)
-            name = self._input_names[i]
-            shape, dtype = self._input_types[i]
             if v is None:
-                raise InputError(f"set_input: no value given for input {name!r}")
-            # a NumPy scalar as a 0-d array of its dtype, a Python number or list in the
-            # input's dtype (values it cannot hold refused), as the other executors take them
-            v = python_arg(v, dtype, f"set_input {name!r}")
-            if not isinstance(v, np.ndarray) and not hasattr(v, "numpy"):
-                raise InputError(f"set_input {name!r}: expected a NumPy array or tvm Tensor of "
-                                 f"shape {shape} and dtype {dtype}, got {type(v).__name__}")
-            got_shape, got_dtype = _shape_dtype(v)
-            if got_dtype != dtype:
-                raise InputError(f"set_input {name!r}: got dtype {got_dtype}, expected {dtype}"
-                                 f"{no_implicit_cast(dtype, v)}")
-            if got_shape != shape:
-                raise InputError(f"set_input {name!r}: got shape {got_shape}, expected {shape}")
-            if not isinstance(v, np.ndarray):
-                # TVM copies compact tensors only (a fresh-user trial got TVM's
-                # "CopyDataFromTo only support contiguous array" for a strided one)
-                v = plain_tensor(v, f"set_input {name!r}")
-            if self._origin.get(i) in ("own", "shared"):  # written into, not replaced
-                if isinstance(v, np.ndarray):
-                    self._inputs[i].copyfrom(native_order(v))
-                else:
-                    v.copyto(self._inputs[i])
-                continue
+                raise InputError(f"set_input: no value given for input "
+                                 f"{self._input_names[i]!r}")
+            self._set_one(i, v, f"set_input {self._input_names[i]!r}")
+
+    def _set_one(self, i: int, v, where: str) -> None:
+        """Set input ``i`` to ``v`` (checked, copied: see :meth:`set_input`); ``where`` names
+        it in messages (``create_executor("graph")`` calls it an argument of the function)."""
+        import tvm
+
+        shape, dtype = self._input_types[i]
+        # a NumPy scalar as a 0-d array of its dtype, a Python number or list in the input's
+        # dtype (values it cannot hold refused), as the other executors take them
+        v = python_arg(v, dtype, where)
+        if not isinstance(v, np.ndarray) and not hasattr(v, "numpy"):
+            raise InputError(f"{where}: expected a NumPy array or tvm Tensor of shape {shape} "
+                             f"and dtype {dtype}, got {type(v).__name__}")
+        got_shape, got_dtype = _shape_dtype(v)
+        if got_dtype != dtype:
+            raise InputError(f"{where}: got dtype {got_dtype}, expected {dtype}"
+                             f"{no_implicit_cast(dtype, v)}")
+        if got_shape != shape:
+            raise InputError(f"{where}: got shape {got_shape}, expected {shape}")
+        if not isinstance(v, np.ndarray):
+            # TVM copies compact tensors only (a fresh-user trial got TVM's
+            # "CopyDataFromTo only support contiguous array" for a strided one)
+            v = plain_tensor(v, where)
+        if self._origin.get(i) in ("own", "shared"):  # written into, not replaced
             if isinstance(v, np.ndarray):
-                t = host_tensor(v, self.device)
-            elif v.device == self.device:
-                t = v.copyto(self.device)
+                self._inputs[i].copyfrom(native_order(v))
             else:
-                t = tvm.runtime.tensor(v.numpy(), self.device)
-            self._inputs[i] = t
-            self._origin[i] = "own"
+                v.copyto(self._inputs[i])
+            return
+        if isinstance(v, np.ndarray):
+            t = host_tensor(v, self.device)
+        elif v.device == self.device:
+            t = v.copyto(self.device)
+        else:
+            t = tvm.runtime.tensor(v.numpy(), self.device)
+        self._inputs[i] = t
+        self._origin[i] = "own"
 
     def set_input_zero_copy(self, key, value):
         """Use the tvm Tensor ``value`` itself as input ``key`` (name or index), without a copy
