@@ -63,7 +63,19 @@ def target_isa(target) -> dict | None:
     except Exception:  # noqa: BLE001 - an LLVM without the query: record the arch only
         enabled = set()
     return {"arch": arch, "features": sorted(f for f in enabled if f in table),
-            "target": str(target)}
+            "target": _describe(target)}
+
+
+def _describe(target) -> str:
+    """The target as its command-line form of what decides the instructions (``llvm
+    -mcpu=skylake-avx512``), for messages: ``str(target)`` is TVM's whole JSON, which a
+    refused library's message printed in full (fresh-user trial)."""
+    parts = [target.kind.name]
+    for key in ("mtriple", "mcpu", "mattr"):
+        v = target.attrs.get(key)
+        if v:
+            parts.append(f"-{key}={','.join(str(x) for x in v) if key == 'mattr' else v}")
+    return " ".join(parts)
 
 
 @functools.lru_cache(maxsize=1)
