@@ -62,11 +62,18 @@ def list_to_array(value, dtype: str, where: str) -> np.ndarray:
     """
     listed = isinstance(value, list)
     what = "the list's values do" if listed else f"the value {value!r} does"
+    import warnings
+
     try:
-        arr = np.array(value)
-    except ValueError as e:  # ragged rows
+        with warnings.catch_warnings():
+            # NumPy < 1.24 warns of ragged rows (VisibleDeprecationWarning, leaked before the
+            # InputError; fresh-user trial) and makes an object array: the same error as 1.24's
+            warnings.simplefilter("error", getattr(np, "VisibleDeprecationWarning", Warning))
+            arr = np.array(value)
+    except (ValueError, Warning):  # ragged rows
         raise InputError(f"{where}: expected a NumPy array or a tvm tensor, or a list of "
-                         f"numbers with rows of equal length ({e})") from None
+                         f"numbers with rows of equal length (its rows differ in length)"
+                         ) from None
     if arr.dtype.kind == "O" and isinstance(value, int):  # an integer beyond 64 bits
         raise InputError(f"{where}: {what} not fit dtype {dtype} (out-of-range integer)")
     if arr.dtype.kind == "b" and np.dtype(dtype).kind != "b":

@@ -44,6 +44,20 @@ def test_bad_arguments_are_input_errors(kind):
         f([[1.0, 2.0], [3.0, 4.0]])
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_ragged_list_is_one_input_error_without_numpy_warning(kind):
+    """NumPy < 1.24 warned of ragged rows (VisibleDeprecationWarning) before the InputError
+    (fresh-user trial)."""
+    import warnings
+
+    f = _ev(kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match=r"%x.*rows of equal length \(its rows differ in "
+                                             r"length\)$"):
+            f([[1.0, 2.0, 3.0], [4.0, 5.0]])
+
+
 @pytest.mark.parametrize("kind", ["debug", "graph"])
 def test_wrong_dtype_or_shape_names_the_argument(kind):
     """The graph executor's messages said "set_input 'x'", which the user never called
