@@ -511,7 +511,9 @@ class GraphModule:
         return len(self._output_types)
 
     def get_output(self, index: int, out=None):
-        """Output ``index`` of the last run (copied into ``out`` when given).
+        """Output ``index`` of the last run (copied into ``out`` when given). Each run's
+        outputs are new tensors: one taken before a ``run()`` keeps its values (0.19 returned
+        a view of the executor's buffer, which the next run overwrote).
 
         Raises:
             InputError: no run yet, ``index`` out of range, or ``out`` not a tvm tensor of the
