@@ -157,3 +157,19 @@ def test_two_wrappers_of_one_executor_share_its_inputs():
     gb.run()
     np.testing.assert_array_equal(gb.get_output(0).numpy(), 2 * a)
     np.testing.assert_array_equal(ga.get_output(0).numpy(), 2 * a)
+
+
+def test_an_output_taken_before_the_next_run_keeps_its_values():
+    """Each run's outputs are new tensors (README: 0.19 returned views of its buffer that the
+    next run overwrote); set_output_zero_copy is the way to have runs write one tensor."""
+    m = _module()
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    m.run(x=a)
+    first = m.get_output(0)
+    m.run(x=-a)
+    np.testing.assert_array_equal(first.numpy(), 2 * a)
+    np.testing.assert_array_equal(m.get_output(0).numpy(), -2 * a)
+    out = tvm.runtime.tensor(np.zeros((2, 3), "float32"), tvm.cpu(0))
+    m.set_output_zero_copy(0, out)
+    m.run(x=a)
+    np.testing.assert_array_equal(out.numpy(), 2 * a)
