@@ -113,8 +113,15 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
             lib = codegen.link(ib)
         except Exception as e:
             raise BuildError(f"VM compile: compiling the kernels for {tgt} failed: {e}") from e
+    kernels = {f.name: f for f in comp.cache.funcs}
+    if database is not None:  # as relay.build: a database that applies to nothing is said
+        # (at the VM's default opt level 2 a database tuned at 3 matched no kernel silently;
+        # fresh-user trial)
+        from .backend.build_module import _warn_if_no_record_matched
+
+        _warn_if_no_record_matched(kernels, database, who="vm.compile")
     ctors = {c.tag: c for data in opt.type_definitions.values() for c in data.constructors}
-    return Executable(lib, meta, tgt, ctors, {f.name: f for f in comp.cache.funcs})
+    return Executable(lib, meta, tgt, ctors, kernels)
 
 
 class VMCompiler:

@@ -732,7 +732,7 @@ def _tuned_opt_level(database):
 BUILD_ADVICE = contextvars.ContextVar("relay_tvm_build_advice", default="python")
 
 
-def _warn_if_no_record_matched(kernels: dict, database=None) -> None:
+def _warn_if_no_record_matched(kernels: dict, database=None, who: str = "build") -> None:
     """Warn (at the caller of ``build``) when a tuning database gave none -- or only some -- of
     the kernels tuning would measure a record: most likely it was tuned for another model,
     input shape, opt level or target (or the tuning run stopped before them), and those kernels
@@ -760,10 +760,10 @@ def _warn_if_no_record_matched(kernels: dict, database=None) -> None:
         why = ("was it tuned for another model, input shape, opt level or target, or did the "
                "tuning run stop before them?")
     if not used:
-        head = (f"build: the tuning database has no record for any of the {missing} kernels "
+        head = (f"{who}: the tuning database has no record for any of the {missing} kernels "
                 f"of this model that tuning measures; the build is untuned")
     else:
-        head = (f"build: the tuning database has no record for {missing} of the "
+        head = (f"{who}: the tuning database has no record for {missing} of the "
                 f"{missing + used} kernels of this model that tuning measures (built untuned; "
                 f"relay_tvm.tune.database_report(lib) lists them)")
     warnings.warn(f"{head}: {why}" if why[0] == "t" else f"{head} ({why})", stacklevel=3)

@@ -222,6 +222,15 @@ def test_build_at_another_opt_level_than_tuned_warns_naming_both(tuned):
     # the work dir's path says the same
     with pytest.warns(UserWarning, match="tuned at opt level 3"):
         relay.build(mod, "llvm", params=params, database=wd)
+    # and so does relay.vm.compile (silent before; fresh-user trial), at the caller's line
+    with pytest.warns(UserWarning, match=r"^vm\.compile: the tuning database has no record for "
+                      r"\d+ of the \d+ kernels .* tuned at opt level 3 and this build is at "
+                      r"opt level 2") as rec:
+        exe = relay.vm.compile(mod, "llvm", params=params, database=db)
+    assert [w.filename for w in rec if "opt level" in str(w.message)] == [__file__]
+    x = _x()
+    np.testing.assert_allclose(relay.vm.VirtualMachine(exe).invoke("main", x).numpy(),
+                               _numpy_ref(x, params), rtol=1e-4, atol=1e-4)
     # at the tuned level: nothing to say
     import warnings
 
