@@ -104,12 +104,14 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             raise ConversionError(f"{e}\n{_shapeless_hint(inputs)}") from e
         if "but the graph needs" in str(e) and shape:
             # the needed shape follows from the inputs' shapes: a wrong input shape (a missing
-            # batch axis) shows up as a weight "of the wrong shape"
+            # batch axis) shows up as a weight "of the wrong shape"; so do another model's
+            # weights (the hint blamed the input shape alone; fresh-user trial)
             given = {k: tuple(v) for k, v in shape.items()}
             raise ConversionError(
                 f"{e}\nhint: the shape the graph needs follows from the input shape(s) "
-                f"given, shape={given}: the likely cause is a wrong input shape (a missing "
-                f"batch axis: (N, C, H, W) for NCHW layers) rather than a wrong weight") from e
+                f"given, shape={given}: either an input shape is wrong (e.g. a missing batch "
+                f"axis: (N, C, H, W) for NCHW layers) or the weights are not this graph's "
+                f"(another model's .params)") from e
         raise
     body = heads[0] if len(heads) == 1 else Tuple(heads)
     kept, inputs, used = _keep_used(body, graph, table, inputs, used, missing, frontend,
