@@ -209,7 +209,9 @@ class TypeSyntax:
 
     def dim_atom(self):
         t = self.next()
-        if t.kind == NUM and isinstance(t.value, int) and not t.explicit:
+        # an index dtype suffix is taken: 0.19's printer wrote int64 dimensions as ``2i64``
+        if t.kind == NUM and isinstance(t.value, int) and (
+                not t.explicit or t.dtype in ("int32", "int64")):
             return t.value
         if self.is_p(t, "("):
             d = self.dim_sum()

@@ -98,3 +98,16 @@ def test_slash_in_variable_names():
     e = relay.parse_expr("free_var %a: float32; free_var %b: float32; %a/%b")
     assert e.op.name == "divide" and e.args[1].name_hint == "b"
     assert "%a_," in relay.astext(relay.Function([relay.var("a/"), y], y))
+
+
+def test_shape_dimensions_with_an_index_dtype_suffix():
+    """0.19's printer wrote int64 dimensions as ``2i64`` (text saved from 0.19 with int64 shapes
+    did not load; fresh-user trial); other suffixes stay refused."""
+    f = relay.parse_expr("fn (%x: Tensor[(2i64, 3i32, n * 2i64), float32]) { %x }")
+    ty = f.params[0].type_annotation
+    assert ty.shape[:2] == (2, 3)
+    assert relay.astext(ty) == "Tensor[(2, 3, n * 2), float32]"
+    for bad in ("2f32", "2u8"):
+        with pytest.raises(ParseError, match=rf"bad shape: expected a non-negative integer.* "
+                                             rf"got '{bad}'"):
+            relay.parse_expr(f"fn (%x: Tensor[({bad}, 3), float32]) {{ %x }}")
