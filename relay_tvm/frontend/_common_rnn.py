@@ -110,7 +110,7 @@ def gru_cell(input_seqs, hidden_state, w_inp, w_hid, b_inp=None, b_hid=None, rz_
     if sequence_lens is not None:
         (batch,) = _infer_shape(sequence_lens)
         len_dtype = _dtype(sequence_lens)
-        steps = _op.expand_dims(_op.arange(const(0), const(seq_len), dtype=len_dtype), 1)
+        steps = _op.expand_dims(_op.arange(0, seq_len, dtype=len_dtype), 1)
         lens = _op.broadcast_to(sequence_lens, [seq_len, batch])
 
         def step_masks(cmp):

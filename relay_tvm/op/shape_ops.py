@@ -468,6 +468,12 @@ def _arange_rel(types, attrs):
             raise TypeInferenceError(
                 f"arange: {n} must be a scalar, got shape {shape_str(t.shape)}"
             )
+        if t.dtype != attrs.dtype:  # 0.19's ArangeRel unified the three with the output's
+            # dtype (an int32 start with the default float32 gave a float32 range silently;
+            # fresh-user trial)
+            raise TypeInferenceError(
+                f"arange: {n} has dtype {t.dtype}, but dtype={attrs.dtype!r} (start, stop and "
+                f"step are of the output's dtype: give dtype={t.dtype!r}, or cast {n})")
     if attrs.start is None or attrs.stop is None or attrs.step is None:
         return TensorType((AnyDim(),), attrs.dtype)
     if attrs.step == 0:
@@ -540,10 +546,14 @@ def arange(start, stop=None, step=None, dtype="float32"):
     """Values ``start, start + step, ...`` below ``stop`` (numpy.arange).
 
     Args:
-        start, stop, step: numbers or scalar expressions (``stop=None``: the range is
-            ``[0, start)``; ``step=None``: 1). With numbers or constants the length is static,
-            otherwise it is ``Any``.
+        start, stop, step: numbers or scalar expressions of dtype ``dtype`` (``stop=None``:
+            the range is ``[0, start)``; ``step=None``: 1). With numbers or constants the
+            length is static, otherwise it is ``Any``.
         dtype: the output dtype.
+
+    Raises:
+        TypeInferenceError: (at type inference) an expression of another dtype than
+            ``dtype``, as 0.19's type relation refused.
     """
     from ..ir.expr import Constant, const
 

@@ -300,6 +300,21 @@ def test_arange_of_an_unknown_scalar_has_any_length():
     )
 
 
+def test_arange_operands_of_another_dtype_are_refused():
+    """An int32 start with the default dtype float32 typed as a float32 range silently
+    (fresh-user trial); 0.19's relation unified start, stop and step with the dtype."""
+    n = relay.var("n", shape=(), dtype="int32")
+    with pytest.raises(TypeInferenceError, match=r"arange: start has dtype int32, but "
+                                                 r"dtype='float32' .*give dtype='int32'"):
+        infer(relay.arange(relay.const(0, "int32"), n))
+    with pytest.raises(TypeInferenceError, match=r"arange: stop has dtype int32, but "
+                                                 r"dtype='float32'"):
+        infer(relay.arange(0, n))  # a number takes dtype; the expression does not
+    out = relay.create_executor("vm", mod=relay.IRModule.from_expr(
+        relay.Function([n], relay.arange(0, n, dtype="int32")))).evaluate()(np.int32(4))
+    np.testing.assert_array_equal(out.numpy(), np.arange(4, dtype="int32"))
+
+
 # ---- type errors ------------------------------------------------------------------------------
 
 
