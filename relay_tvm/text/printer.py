@@ -506,6 +506,8 @@ class Printer:
                     home[id(n)].lines.append(f"%{k} = {text}{self._ty_comment(n)};")
                     ref[id(n)] = f"%{k}"
         self._temp = counter[0]
+        if inline[id(root)]:  # the tail's comment, as 0.19 printed it (it had none)
+            return ref[id(root)] + self._ty_comment(root)
         return ref[id(root)]
 
     _temp = 0

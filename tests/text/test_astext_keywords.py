@@ -31,3 +31,13 @@ def test_expr_astext_keywords():
     tw = relay.TupleWrapper(relay.Tuple([f.params[0], f.params[0]]), 2)
     assert tw.astext(show_meta_data=False) == relay.Tuple(
         [f.params[0], f.params[0]]).astext(show_meta_data=False)
+
+
+def test_the_tail_of_a_function_has_its_comment_too():
+    """0.19 printed the type of a function's last expression; it had no comment (fresh-user
+    trial), and the text still parses back to the same function."""
+    mod = _mod()
+    text = mod.astext(show_types=True)
+    assert "  nn.relu(%0) /* ty=Tensor[(2, 3), float32] */\n}" in text
+    back = relay.parse(text)
+    assert relay.analysis.structural_equal(back["main"], mod["main"])

@@ -92,6 +92,7 @@ def test_train_mlp(tmp_path):
 def test_import_nnvm(tmp_path):
     out = run_tutorial("import_nnvm.py", tmp_path)
     assert "/* span=conv1 */" in out and "/* span=fc1 */" in out
+    assert "/* span=prob */" in out  # the last line too (it had no comment; fresh-user trial)
     assert value(r"probabilities sum to (\S+);", out) == "1.000000"
     assert float(value(r"max error vs NumPy: (\S+)", out)) < 1e-5
     assert not list(tmp_path.glob("relay_tvm_*"))  # its working folder is removed at the end
