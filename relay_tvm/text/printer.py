@@ -506,15 +506,23 @@ class Printer:
                     home[id(n)].lines.append(f"%{k} = {text}{self._ty_comment(n)};")
                     ref[id(n)] = f"%{k}"
         self._temp = counter[0]
-        if inline[id(root)]:  # the tail's comment, as 0.19 printed it (it had none)
-            return ref[id(root)] + self._ty_comment(root)
-        return ref[id(root)]
+        return self._tail(ref, root)
 
     _temp = 0
 
     def _ref(self, ref, e) -> str:
         r = ref.get(id(e))
         return r if r is not None else self.atom(e)
+
+    def _tail(self, ref, e) -> str:
+        """``e`` as the last expression of a block, with its ``/* ty= span= */`` comment when
+        it is printed there (0.19 printed the type of a function's result there; it had no
+        comment). A ``%n`` carries its comment on its own line; a block-like tail (let, fn,
+        if, match) ends in its own tail's comment."""
+        text = self._ref(ref, e)
+        if id(e) not in ref or text.startswith("%") or type(e) in (Let, Function, If, Match):
+            return text
+        return text + self._ty_comment(e)
 
     def _render(self, n, ref, own) -> str:
         t = type(n)
@@ -529,24 +537,25 @@ class Printer:
             return f"({inner},)" if len(n.fields) == 1 else f"({inner})"
         if t is TupleGetItem:
             return f"{r(ref, n.tuple_value)}.{n.index}"
+        tail = self._tail
         if t is Let:
             b = own[id(n)]
-            body = r(ref, n.body)
+            body = tail(ref, n.body)
             return body if own[id(n), "chain"] else _block_text(b, body)
         if t is Function:
             return self.function_head("fn ", n, own.pop((id(n), "params"))) + _block_text(
-                own[id(n)], r(ref, n.body)
+                own[id(n)], tail(ref, n.body)
             )
         if t is If:
             bt, bf = own[id(n)]
             return (
-                f"if ({r(ref, n.cond)}) {_block_text(bt, r(ref, n.true_branch))} "
-                f"else {_block_text(bf, r(ref, n.false_branch))}"
+                f"if ({r(ref, n.cond)}) {_block_text(bt, tail(ref, n.true_branch))} "
+                f"else {_block_text(bf, tail(ref, n.false_branch))}"
             )
         if t is Match:
             arms = []
             for c, b, pat in zip(n.clauses, own[id(n)], own.pop((id(n), "pats"))):
-                rhs = r(ref, c.rhs)
+                rhs = tail(ref, c.rhs)
                 arms.append(f"{pat} => {_block_text(b, rhs) if b.lines else rhs},")
             kw = "match" if n.complete else "match?"
             return f"{kw} ({r(ref, n.data)}) {{\n  " + "\n  ".join(_indent(a) for a in arms) + "\n}"
