@@ -9,7 +9,13 @@
   blocks (used from more than one branch / function body / match clause, or from a block other
   than their own) are let-bound; the rest stays as dataflow.
 - **Graph normal form** (``to_graph_normal_form.cc``): the inverse: each ``let`` whose value has
-  no side effect is dissolved, its variable replaced by the value (shared as a graph).
+  no side effect is dissolved, its variable replaced by the value (shared as a graph). Unlike
+  0.19, which dissolved every ``let``, a binding stays when its value (or a part of it) writes,
+  reads or creates a reference, calls a function that is not a primitive operator (a closure or
+  global may have effects) or calls a stateful operator: the executors evaluate a shared node
+  again in each function body that uses it, so an inlined ``ref(0f)`` would give a fresh cell at
+  each call, a moved ``ref_read`` could see a later write, and a dropped or duplicated call
+  would lose or repeat its effects.
 
 Each shared expression is placed in the innermost scope that encloses all its uses (Relay's
 dependency-graph scoping), computed by least common ancestor over a scope tree. All traversals
@@ -214,11 +220,27 @@ def ToANormalFormExpr(expr):  # noqa: N802 - Relay's name
 # ---- graph normal form ---------------------------------------------------------------------------
 
 
-class EffectAnalysis:
-    """Memoized :func:`has_effect` over many (shared) expressions: linear in total size."""
+def _stateful_op(op) -> bool:
+    """Whether a call of operator ``op`` may have an effect of its own: one marked
+    ``TOpIsStateful`` (``nn.dropout`` in 0.19), ``debug`` (it runs a callback) and the memory /
+    VM operators (they allocate or release storage)."""
+    name = op.name
+    if name in ("nn.dropout", "debug") or name.startswith(("memory.", "vm.")):
+        return True
+    return bool(op.get_attr("TOpIsStateful"))
 
-    def __init__(self):
+
+class EffectAnalysis:
+    """Memoized :func:`has_effect` over many (shared) expressions: linear in total size.
+
+    With ``ordered=True`` it also counts what must be evaluated exactly once and in its place:
+    creating a reference (each evaluation allocates a new cell, so the value cannot be
+    duplicated or shared into a function body evaluated at each call), reading one (its value
+    depends on the writes before it) and calling a stateful operator."""
+
+    def __init__(self, ordered: bool = False):
         self.cache: dict = {}
+        self.ordered = ordered
 
     def __call__(self, expr) -> bool:
         from ..ir.adt import Constructor
@@ -227,6 +249,7 @@ class EffectAnalysis:
         cache = self.cache
         if expr in cache:
             return cache[expr]
+        ordered = self.ordered
         stack = [(expr, False)]
         while stack:
             e, ready = stack.pop()
@@ -241,9 +264,14 @@ class EffectAnalysis:
                 stack.append((e, True))
                 stack.extend((c, False) for c in kids if c not in cache)
                 continue
-            eff = t is RefWrite or (
-                t is Call and not (isinstance(e.op, (Op, Constructor)) or is_primitive(e.op))
-            )
+            if t is Call:
+                op = e.op
+                if isinstance(op, Op):
+                    eff = ordered and _stateful_op(op)
+                else:
+                    eff = not (isinstance(op, Constructor) or is_primitive(op))
+            else:
+                eff = t is RefWrite or (ordered and t in (RefCreate, RefRead))
             cache[e] = eff or any(cache[c] for c in kids)
         return cache[expr]
 
@@ -260,7 +288,7 @@ class _ToGNF(Rewriter):
 
     def __init__(self):
         super().__init__()
-        self.effect = EffectAnalysis()
+        self.effect = EffectAnalysis(ordered=True)
 
     def after_let_value(self, let, new_value):
         if self._inlinable(let, new_value):
@@ -277,8 +305,12 @@ class _ToGNF(Rewriter):
         return True
 
     def post_let(self, orig, new):
-        if type(new) is Let and self.memo.get(orig.var) is not orig.var:
+        if type(new) is not Let:
+            return new
+        if self.memo.get(orig.var) is not orig.var:
             return new.body
+        if new.body is new.var and type(new.value) is not Function:
+            return new.value  # `let %v = e; %v` is `e`, evaluated once in the same place
         return new
 
 
@@ -287,7 +319,9 @@ def _gnf(func, mod, ctx):
 
 
 def ToGraphNormalForm():  # noqa: N802 - Relay's name
-    """Dissolve the ``let`` s whose values have no side effect (opt level 1)."""
+    """Dissolve the ``let`` s whose values have no side effect (opt level 1): a binding whose
+    value creates, reads or writes a reference, or calls a closure, a global or a stateful
+    operator, stays (see the module docstring)."""
     return FunctionPass(_gnf, PassInfo(1, "ToGraphNormalForm"))
 
 

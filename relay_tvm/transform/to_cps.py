@@ -13,6 +13,12 @@ PartialEvaluate can specialise it per branch). Globals the function calls are co
 ``un_cps`` wraps a converted function back into the original interface: it passes the identity
 continuation and instantiates ``answer`` with the result type.
 
+The ``ToCPS`` pass converts every Relay function of a module together, in place: ``@g`` becomes
+its CPS form and calls of ``@g`` in converted bodies pass continuations, so the module stays
+well-typed without ``<name>_cps`` copies (0.19 added a copy per conversion under a name the
+module no longer held). ``UnCPS`` gives every CPS function its interface back; one that module
+code still calls in CPS keeps its CPS form under a fresh ``<name>_cps``.
+
 The program is first put in A-normal form, so the conversion walks ``let`` chains with a loop
 and recurses only into nested scopes (function bodies, branches). Data types holding functions
 are not converted (as in 0.19).
@@ -36,11 +42,11 @@ from ..ir.expr import (
     TupleGetItem,
     Var,
 )
-from ..ir.functor import TypeMutator, post_order
+from ..ir.functor import Rewriter, TypeMutator, post_order
 from ..ir.module import IRModule
 from ..ir.types import FuncType, TypeVar
 from ..op.registry import Op
-from .pass_infra import FunctionPass, PassInfo
+from .pass_infra import ModulePass, PassInfo
 
 
 class _CPSType(TypeMutator):
@@ -250,28 +256,124 @@ def un_cps(func: Function) -> Function:
             parameter.
         UntypedError: ``func`` has not been type-checked.
     """
+    return _un_cps(func, func)
+
+
+def _un_cps(func: Function, callee) -> Function:
+    """``un_cps(func)``, calling ``callee`` (``func`` itself, or the global now holding it)."""
     if not isinstance(func, Function) or not func.params or not func.type_params:
         raise RelayError("un_cps expects a function produced by to_cps (a continuation "
                          "parameter and an answer type parameter)")
-    params = [Var(p.name_hint, p.checked_type, p.span) for p in func.params[:-1]]
+    from ..typing.solver import substitute_type_vars
+
     cont_t = func.params[-1].checked_type
     if not isinstance(cont_t, FuncType) or len(cont_t.arg_types) != 1:
         raise RelayError(f"un_cps: the last parameter {func.params[-1].name_hint} is not a "
                          f"continuation (a function of one argument)")
-    ret = cont_t.arg_types[0]
+    # the wrapper binds its own type parameters (as 0.19): reusing ``func``'s would bind them
+    # twice when ``func`` (a literal) is called inside the wrapper; ``answer`` is the result
+    # type (a parameter of a function type, still in CPS, answers with it too)
+    fresh = {tp: TypeVar(tp.name_hint) for tp in func.type_params[:-1]}
+    ret = substitute_type_vars(cont_t.arg_types[0], fresh)
+    fresh[func.type_params[-1]] = ret
+    params = [Var(p.name_hint, substitute_type_vars(p.checked_type, fresh), p.span)
+              for p in func.params[:-1]]
     x = Var("x", ret)
-    body = Call(func, [*params, Function([x], x, ret)])
-    return Function(params, body, ret, func.type_params[:-1], None, func.span)
+    body = Call(callee, [*params, Function([x], x, ret)])
+    return Function(params, body, ret, list(fresh.values())[:-1], None, func.span)
+
+
+def _module_functions(mod):
+    """The Relay functions of ``mod`` a whole-module conversion handles (not primitive ones)."""
+    return {gv: f for gv, f in mod.functions.items()
+            if isinstance(f, Function) and not f.is_primitive}
+
+
+def _to_cps_module(mod, ctx):
+    """Every Relay function of ``mod`` replaced by its CPS form (as 0.19's pass replaced each
+    function by ``ToCPS(f, mod)``). The functions are converted together, in place: a call of
+    ``@g`` in a converted body calls the converted ``@g`` (with a continuation), so no
+    ``<name>_cps`` copies are added and the module stays well-typed; the input module is not
+    changed."""
+    funcs = _module_functions(mod)
+    conv = _Converter(mod)
+    conv.globals = {gv: gv for gv in funcs}
+    out = mod.copy()
+    for gv, f in funcs.items():
+        out[gv] = conv.top(f)
+    return out
+
+
+def _is_cps(f) -> bool:
+    """Whether ``f`` (type-checked) has the shape of a :func:`to_cps` result: a last parameter
+    ``fn (ret) -> answer`` and ``answer`` its last type parameter, also its return type."""
+    if not f.params or not f.type_params:
+        return False
+    k = getattr(f.params[-1], "_checked_type", None) or f.params[-1].type_annotation
+    answer = f.type_params[-1]
+    return (isinstance(k, FuncType) and len(k.arg_types) == 1 and k.ret_type == answer
+            and (f.ret_type is None or f.ret_type == answer))
+
+
+class _RenameGlobals(Rewriter):
+    def __init__(self, names: dict):
+        super().__init__()
+        self.names = names
+
+    def post(self, orig, new):
+        if type(orig) is GlobalVar:
+            return self.names.get(orig.name_hint, new)
+        return new
+
+
+def _un_cps_module(mod, ctx):
+    """:func:`un_cps` on every CPS function of ``mod`` (one with a continuation parameter and an
+    ``answer`` type parameter; the others are left as they are). A CPS function that module
+    code calls through its global (as ``ToCPS`` leaves the module) keeps its CPS form under a
+    fresh ``<name>_cps`` global, which those calls are redirected to, and its own name gets the
+    original interface, calling it."""
+    cps = {gv: f for gv, f in _module_functions(mod).items() if _is_cps(f)}
+    called = set()
+    for f in _module_functions(mod).values():
+        for n in post_order(f):
+            if type(n) is GlobalVar:
+                called.add(n.name_hint)
+    taken = {gv.name_hint for gv in mod.get_global_vars()}
+    renamed = {}
+    for gv in cps:
+        if gv.name_hint in called:
+            name, i = gv.name_hint + "_cps", 1
+            while name in taken:
+                name, i = f"{gv.name_hint}_cps{i}", i + 1
+            taken.add(name)
+            renamed[gv.name_hint] = GlobalVar(name)
+    out = mod.copy()
+    if renamed:
+        for gv, f in _module_functions(mod).items():
+            out[gv] = _RenameGlobals(renamed).rewrite(f)
+    for gv in cps:
+        f = out[gv]  # with the calls redirected
+        cps_gv = renamed.get(gv.name_hint)
+        if cps_gv is None:
+            out[gv] = un_cps(f)
+        else:
+            out[cps_gv] = f
+            out[gv] = _un_cps(f, cps_gv)
+    return out
 
 
 def ToCPS():  # noqa: N802 - Relay's name
-    """:func:`to_cps` on every function of the module (opt level 1)."""
-    return FunctionPass(lambda f, m, c: to_cps(f, m), PassInfo(1, "ToCPS", ("InferType",)))
+    """Every Relay function of the module in continuation-passing style (opt level 1): each
+    gains the continuation parameter and ``answer`` type parameter of :func:`to_cps`, and the
+    calls between them pass continuations. Run :func:`UnCPS` (or :func:`un_cps` on one function)
+    for functions with the original interfaces again."""
+    return ModulePass(_to_cps_module, PassInfo(1, "ToCPS", ("InferType",)))
 
 
 def UnCPS():  # noqa: N802 - Relay's name
-    """:func:`un_cps` on every function of the module (opt level 1)."""
-    return FunctionPass(lambda f, m, c: un_cps(f), PassInfo(1, "UnCPS", ("InferType",)))
+    """:func:`un_cps` on every CPS function of the module (opt level 1); a CPS function called
+    through its global stays, as ``<name>_cps``, for those calls (see ``_un_cps_module``)."""
+    return ModulePass(_un_cps_module, PassInfo(1, "UnCPS", ("InferType",)))
 
 
 __all__ = ["ToCPS", "UnCPS", "cps_type", "to_cps", "un_cps"]

@@ -178,3 +178,47 @@ def test_partial_eval_forgets_cell_contents_after_an_unknown_call(cond):
     xv = np.array([1.0, 2.0, -3.0], F32)
     want = 2 * xv * xv if cond else xv * xv
     np.testing.assert_allclose(_run(opt, xv, np.array(cond)).numpy(), want)
+
+
+_FACT = '''#[version = "0.0.5"]
+def @fact(%n: int32) -> int32 { if (less(%n, 2)) { 1 } else { multiply(%n, @fact(subtract(%n, 1))) } }
+def @main(%n: int32) -> int32 { @fact(%n) }'''
+
+
+def _run_main(mod):
+    mod = relay.transform.InferType()(mod)
+    return [int(relay.create_executor(kind, mod=mod).evaluate()(np.array(5, "int32")).numpy())
+            for kind in ("debug", "vm")]
+
+
+def _check_cps_module(mod):
+    names = sorted(g.name_hint for g in mod.get_global_vars())
+    cps = relay.transform.ToCPS()(mod)
+    assert sorted(g.name_hint for g in mod.get_global_vars()) == names  # input unchanged
+    cps = relay.transform.InferType()(cps)  # well-typed (@fact_cps was missing)
+    i32 = relay.TensorType((), "int32")
+    main_t = cps["main"].checked_type
+    answer = main_t.type_params[-1]
+    assert main_t == relay.FuncType([i32, relay.FuncType([i32], answer)], answer, [answer])
+    # main in CPS, run with the identity continuation
+    direct = cps.copy()
+    direct["main"] = un_cps(cps["main"])
+    assert _run_main(direct) == [120, 120]
+    # the UnCPS pass gives every function its interface back
+    back = relay.transform.InferType()(relay.transform.UnCPS()(cps))
+    for name in ("fact", "main"):
+        assert back[name].checked_type == relay.FuncType([i32], i32), name
+    assert _run_main(back) == [120, 120]
+
+
+def test_cps_pass_on_a_module_with_a_recursive_global():
+    mod = relay.parse(_FACT)
+    assert _run_main(mod) == [120, 120]
+    _check_cps_module(mod)
+
+
+def test_cps_pass_on_a_module_that_to_cps_added_a_global_to():
+    mod = relay.transform.InferType()(relay.parse(_FACT))
+    to_cps(mod["main"], mod)
+    assert "fact_cps" in [g.name_hint for g in mod.get_global_vars()]
+    _check_cps_module(relay.transform.InferType()(mod))
