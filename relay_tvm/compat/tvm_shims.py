@@ -442,8 +442,6 @@ def _cuda_without_arch(target):
     """``target`` (a string, JSON text or dict) when it is a CUDA target without ``arch``, for
     :func:`relay_tvm.backend.target.make_target` to complete as every other entry point does
     (TVM 0.27 would assume sm_50 with only a log line); None otherwise."""
-    import json
-
     if isinstance(target, str):
         text = target.strip()
         if text == "cuda":

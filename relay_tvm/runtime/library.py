@@ -109,21 +109,8 @@ def _recorded_isa(lib) -> dict | None:
     runs no kernel), or None (not ours, or built before the record existed)."""
     import json
 
-    import tvm
-    from tvm import relax
-
-    if not lib.implements_function("vm_load_executable"):
-        return None
-    try:
-        vm = relax.VirtualMachine(lib, tvm.cpu(0))
-    except Exception:  # noqa: BLE001 - not a VM module: nothing recorded
-        return None
-    for name in ("__relay_meta", "__relay_vm_meta"):
-        try:
-            return json.loads(vm[name]()).get("isa")
-        except Exception:  # noqa: BLE001 - TVM raises a plain error for a missing function
-            continue
-    return None
+    _, meta = _meta_function(lib)
+    return None if meta is None else json.loads(meta()).get("isa")
 
 
 # the file each path named when this process loaded it by that name: (device, inode, size,
@@ -163,24 +150,30 @@ def _load_fresh(path: str, load):
         os.unlink(copy)
 
 
-def library_kind(lib) -> str:
-    """``"graph"``, ``"vm"`` or ``"other"``: what a loaded module is (see the module doc)."""
+def _meta_function(lib):
+    """``(kind, meta)``: what a loaded module is (``"graph"``, ``"vm"`` or ``"other"``, see the
+    module doc) and its metadata function (``__relay_meta`` / ``__relay_vm_meta``: bytecode
+    returning JSON), None for ``"other"``."""
     if not lib.implements_function("vm_load_executable"):
-        return "other"
+        return "other", None
     import tvm
     from tvm import relax
 
     try:
         vm = relax.VirtualMachine(lib, tvm.cpu(0))
     except Exception:  # noqa: BLE001 - TVM cannot instantiate it: not one of ours
-        return "other"
+        return "other", None
     for name, kind in (("__relay_meta", "graph"), ("__relay_vm_meta", "vm")):
         try:
-            vm[name]
+            return kind, vm[name]
         except Exception:  # noqa: BLE001 - TVM raises a plain error for a missing function
             continue
-        return kind
-    return "other"
+    return "other", None
+
+
+def library_kind(lib) -> str:
+    """``"graph"``, ``"vm"`` or ``"other"``: what a loaded module is (see the module doc)."""
+    return _meta_function(lib)[0]
 
 
 def load_compiled(path: str, who: str = "load_compiled"):
