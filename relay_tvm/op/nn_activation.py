@@ -17,7 +17,7 @@ from ._common import identity_rel, normalize_axis, tensor_args
 from ._ieee import elementwise as ieee_elementwise
 from ._ieee import is_float, nan_max, np_maximum
 from ._nn_common import TupleWrapper, check_float, vector_params
-from .registry import OpPattern, make_call, register_op, rows_unless_axis_0
+from .registry import OpPattern, make_call, register_op, register_stateful, rows_unless_axis_0
 
 
 def _topi_nn(name, **kw):
@@ -289,6 +289,9 @@ register_op(
     doc="Dropout at inference: the identity (and a mask of ones); SimplifyInference removes it.",
     level=1,
 )
+# stateful in 0.19 (a draw per evaluation): FoldConstant does not freeze it and
+# ToGraphNormalForm keeps its let; level 1, so a user's registration overrides it
+register_stateful("nn.dropout", True, level=1)
 
 
 def dropout_raw(data, rate=0.5):

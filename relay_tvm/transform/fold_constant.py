@@ -32,8 +32,6 @@ from .pass_infra import FunctionPass, PassInfo
 # describe a computation for later passes.
 _SKIP_PREFIXES = ("random.", "annotation.", "on_device", "device_copy", "memory.", "vm.",
                   "call_lowered")
-# Stateful in 0.19 (TOpIsStateful): folding would freeze one draw.
-_STATEFUL = frozenset({"nn.dropout"})
 # QNN operators that 0.19 did not mark TNonComputational: they fold like any other operator.
 _QNN_COMPUTATIONAL = frozenset({"qnn.avg_pool2d", "qnn.simulated_quantize",
                                 "qnn.simulated_dequantize"})
@@ -44,7 +42,7 @@ def _foldable(op, fold_qnn: bool) -> bool:
     name = op.name
     if name.startswith(_SKIP_PREFIXES) or op.ref_impl is None:
         return False
-    if name in _STATEFUL or op.get_attr("TOpIsStateful"):
+    if op.get_attr("TOpIsStateful"):  # (nn.dropout): folding would freeze one draw
         return False
     if name.startswith("qnn.") and name not in _QNN_COMPUTATIONAL:
         return fold_qnn

@@ -222,10 +222,10 @@ def ToANormalFormExpr(expr):  # noqa: N802 - Relay's name
 
 def _stateful_op(op) -> bool:
     """Whether a call of operator ``op`` may have an effect of its own: one marked
-    ``TOpIsStateful`` (``nn.dropout`` in 0.19), ``debug`` (it runs a callback) and the memory /
-    VM operators (they allocate or release storage)."""
+    ``TOpIsStateful`` (``nn.dropout``, as in 0.19), ``debug`` (it runs a callback) and the
+    memory / VM operators (they allocate or release storage)."""
     name = op.name
-    if name in ("nn.dropout", "debug") or name.startswith(("memory.", "vm.")):
+    if name == "debug" or name.startswith(("memory.", "vm.")):
         return True
     return bool(op.get_attr("TOpIsStateful"))
 
