@@ -117,6 +117,24 @@ def test_fold_keeps_reference_effects():
     assert float(out.numpy()) == 3.0
 
 
+def test_fold_leaves_a_stateful_operator():
+    """nn.dropout is TOpIsStateful (as in 0.19): its call on a constant is not folded, nor is a
+    user's operator marked so; a plain operator on the same constant is."""
+    from relay_tvm.op.op_attrs import temp_op_attr
+
+    c = C([1.0, 2.0])
+    f = relay.Function([], relay.TupleGetItem(relay.nn.dropout_raw(c, 0.5), 0))
+    after = run_opt_pass(f, transform.FoldConstant())
+    assert isinstance(after.body, relay.TupleGetItem)
+    assert after.body.tuple_value.op.name == "nn.dropout"
+    with temp_op_attr("nn.dropout", "TOpIsStateful", False):  # the attribute decides
+        assert isinstance(run_opt_pass(f, transform.FoldConstant()).body, relay.Constant)
+    g = relay.Function([], relay.exp(c))
+    assert isinstance(run_opt_pass(g, transform.FoldConstant()).body, relay.Constant)
+    with temp_op_attr("exp", "TOpIsStateful", True):
+        assert isinstance(run_opt_pass(g, transform.FoldConstant()).body, relay.Call)
+
+
 def test_fold_constant_is_idempotent():
     x = relay.var("x", shape=(2,))
     f = relay.Function([x], relay.add(x, relay.exp(C([0.0, 1.0]))))
