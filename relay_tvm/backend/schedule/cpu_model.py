@@ -42,12 +42,25 @@ class CPUFeatures:
         fma_pipes: FMAs issued per cycle.
         l1d_bytes: L1 data cache per core.
         l2_bytes: L2 cache per core.
-        load_ports: vector loads issued per cycle (2 on Haswell..Zen 4, Skylake-SP, NEON cores).
+        load_ports: vector loads issued per cycle: 2 on AVX-512 cores (Skylake-SP, Zen 4
+            and 5) and NEON cores; 1.5 on 256-bit x86, the rate measured on Zen 3 with
+            broadcasts among the loads (one core, 2026-12-07: a 13-position x 1-vector tile,
+            14 loads per 13 FMAs, ran at 56% of peak, 4 x 2 at 94%; two loads a cycle would
+            predict 93% for the first).
         split_512: 512-bit instructions run as two 256-bit halves (Zen 4), so one 512-bit FMA
             issues per cycle however the tile is shaped; the NCHWc template then prefers one
             output-channel block per tile (see :func:`.cpu_nchwc._plan`).
         dot_lanes: int32 lanes of the uint8 x int8 dot product ``vpdpbusd``: 16 with
             AVX512-VNNI, 8 with AVX-VNNI only, 0 without (:mod:`.cpu_int`).
+        overlapped_reads: the NCHWc template's re-reads of a layer's input (one per channel
+            group) stream in while the FMAs run, so a plan costs the larger of its compute and
+            its reads (a roofline) rather than their sum (:func:`.cpu_nchwc._plan`). Set for
+            256-bit x86, where the sum overrated the reads: on Zen 3 (one core, 2026-12-07)
+            it chose two channel blocks x 2 positions with the reduction in passes for
+            MobileNet's and ResNet-50's 1x1 layers, and one block x 4-5 positions in one pass
+            ran 1.09-1.17x faster (512->512 on 14x14: 80.8 -> 91.7 GFLOP/s, 91% of the core's
+            peak); whole networks 1.03-1.08x faster. AVX-512 targets keep the sum, with
+            which their tiles were measured (Zen 4 and 5), until measured otherwise.
     """
 
     arch: str
@@ -60,6 +73,7 @@ class CPUFeatures:
     load_ports: int = 2
     split_512: bool = False
     dot_lanes: int = 0
+    overlapped_reads: bool = False
 
     def lanes(self, dtype_bits: int = 32) -> int:
         return max(1, self.vector_bits // dtype_bits)
@@ -115,7 +129,8 @@ def cpu_features(target) -> CPUFeatures:
         feats = CPUFeatures("x86", 512, 32, 4, 2, 32 << 10, 1 << 20,
                             split_512=mcpu.startswith("znver4"))
     else:
-        feats = CPUFeatures("x86", 256, 16, 4, 2, 32 << 10, 256 << 10)
+        feats = CPUFeatures("x86", 256, 16, 4, 2, 32 << 10, 256 << 10, load_ports=1.5,
+                            overlapped_reads=True)
     from ..target import host_cpu
 
     if mcpu == host_cpu()[0]:

@@ -91,7 +91,9 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     pass, and per channel block with ``rfirst``) plus the input's traffic: each of the
     ``OCC / cg`` channel groups reads the whole input (``in_bytes``), from L2 when it fits half
     of it, else from L3 (``_L2_BYTES_PER_CYCLE``, ``_L3_BYTES_PER_CYCLE``), so a larger ``cg``
-    pays off on large inputs (ResNet-50's 1024-channel strided 1x1 layers). The fastest wins,
+    pays off on large inputs (ResNet-50's 1024-channel strided 1x1 layers). The plan's time is
+    the sum of compute and reads, or the larger of the two where the reads stream in while
+    the FMAs run (``CPUFeatures.overlapped_reads``: 256-bit x86). The fastest wins,
     then the fewest rows, among the choices leaving at least ``_MIN_TASKS`` parallel tasks when
     some do. ``conditional``: the input is read through its padding (conditional loads: the
     register tile leaves each broadcast a register, :func:`.cpu_model.row_tile`).
@@ -154,7 +156,9 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
                     bw = _L2_BYTES_PER_CYCLE if in_bytes <= feats.l2_bytes // 2 \
                         else _L3_BYTES_PER_CYCLE
                     traffic = N * (OCC // cg) * in_bytes / bw
-                    cands.append((round(compute + traffic), rows, -kc, rfirst, cg, wb, tasks))
+                    cost = max(compute, traffic) if feats.overlapped_reads \
+                        else compute + traffic
+                    cands.append((round(cost), rows, -kc, rfirst, cg, wb, tasks))
     enough = [c for c in cands if c[6] >= _MIN_TASKS] or cands
     _, rows0, nkc0, rfirst0, cg0, wb0, _ = min(enough)
     if feats.split_512 and (pointwise or conditional) and not rfirst0 and cg0 > 1 \
