@@ -58,9 +58,10 @@ class CPUFeatures:
             256-bit x86, where the sum overrated the reads: on Zen 3 (one core, 2026-12-07)
             it chose two channel blocks x 2 positions with the reduction in passes for
             MobileNet's and ResNet-50's 1x1 layers, and one block x 4-5 positions in one pass
-            ran 1.09-1.17x faster (512->512 on 14x14: 80.8 -> 91.7 GFLOP/s, 91% of the core's
-            peak); whole networks 1.03-1.08x faster. AVX-512 targets keep the sum, with
-            which their tiles were measured (Zen 4 and 5), until measured otherwise.
+            ran 1.11-1.14x faster alone (512->512 on 14x14: 80.8 -> 91.7 GFLOP/s, 91% of the
+            core's peak); whole networks up to 1.08x faster. AVX-512 targets keep the sum,
+            with which their tiles were measured (Zen 4 and 5), until measured otherwise;
+            Zen 1 (also 256-bit x86) has not been measured with the roofline.
     """
 
     arch: str
@@ -70,7 +71,7 @@ class CPUFeatures:
     fma_pipes: int
     l1d_bytes: int
     l2_bytes: int
-    load_ports: int = 2
+    load_ports: float = 2
     split_512: bool = False
     dot_lanes: int = 0
     overlapped_reads: bool = False

@@ -156,9 +156,9 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
                     bw = _L2_BYTES_PER_CYCLE if in_bytes <= feats.l2_bytes // 2 \
                         else _L3_BYTES_PER_CYCLE
                     traffic = N * (OCC // cg) * in_bytes / bw
-                    cost = max(compute, traffic) if feats.overlapped_reads \
+                    total = max(compute, traffic) if feats.overlapped_reads \
                         else compute + traffic
-                    cands.append((round(cost), rows, -kc, rfirst, cg, wb, tasks))
+                    cands.append((round(total), rows, -kc, rfirst, cg, wb, tasks))
     enough = [c for c in cands if c[6] >= _MIN_TASKS] or cands
     _, rows0, nkc0, rfirst0, cg0, wb0, _ = min(enough)
     if feats.split_512 and (pointwise or conditional) and not rfirst0 and cg0 > 1 \
