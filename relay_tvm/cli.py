@@ -253,10 +253,11 @@ def _check_target(text) -> None:
     """Validate ``--target`` before the model is imported (a slow step).
 
     Raises:
-        InputError: naming the target string and what is wrong with it.
+        CLIError: naming the target string and what is wrong with it (a bad argument, exit
+            status 2 like every other; it printed as an ``InputError`` with status 1 until a
+            fresh-user trial noticed the difference).
     """
     from .backend.target import make_target
-    from .errors import InputError
 
     try:
         with warnings.catch_warnings():  # the build makes the target again and says them
@@ -269,7 +270,7 @@ def _check_target(text) -> None:
             if msg.startswith(prefix):
                 msg = msg[len(prefix):]
                 break
-        raise InputError(f"--target {text!r}: {msg}") from None
+        raise CLIError(f"--target {text!r}: {msg}") from None
 
 
 def _target_device(text, model="MODEL"):

@@ -461,16 +461,18 @@ def test_run_a_file_that_is_not_a_library(tmp_path, capsys):
     ("llvm -mcpu=foo", "LLVM does not know the CPU 'foo'"),
     ("llvm -mtriple=aarch46-linux-gnu", "LLVM does not know the target triple 'aarch46-"),
 ])
-def test_bad_target_is_one_input_error_before_the_import(tmp_path, capsys, monkeypatch, cmd,
+def test_bad_target_is_one_usage_error_before_the_import(tmp_path, capsys, monkeypatch, cmd,
                                                          target, why):
     """From a new-user trial: a bad --target was reported after importing the model, as a
-    BuildError or an InputError listing all of TVM's options; now one short InputError, first
-    (the model file does not exist: importing it first would report that instead)."""
+    BuildError or an InputError listing all of TVM's options; now one short line, first
+    (the model file does not exist: importing it first would report that instead), as a
+    usage error with exit status 2 like every other bad argument (a later trial: it printed
+    as an InputError with status 1)."""
     monkeypatch.chdir(tmp_path)
-    assert main([*cmd, "--target", target]) == 1
+    assert main([*cmd, "--target", target]) == 2
     out, err = capsys.readouterr()
     assert out == ""  # the demo's header is not printed before the error either
-    assert err.startswith(f"relay-tvm: InputError: --target {target!r}: {why}")
+    assert err.startswith(f"relay-tvm: error: --target {target!r}: {why}")
     assert len(err.strip().splitlines()) == 1 and "Known options" not in err
 
 
@@ -483,10 +485,10 @@ def test_cuda_arch_no_gpu_has_is_one_input_error_first(tmp_path, capsys, monkeyp
     """From a new-user trial: 'cuda -arch=sm_999' was accepted (TVM takes any string)."""
     monkeypatch.chdir(tmp_path)
     target = "cuda -arch=sm_999"
-    assert main([*cmd, "--target", target]) == 1
+    assert main([*cmd, "--target", target]) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err.startswith(f"relay-tvm: InputError: --target {target!r}: -arch='sm_999' is not "
+    assert err.startswith(f"relay-tvm: error: --target {target!r}: -arch='sm_999' is not "
                           f"the architecture of an NVIDIA GPU; expected sm_XY of a known compute "
                           f"capability: sm_30, "), err
     assert "sm_90, sm_100" in err and err.count("\n") == 1
