@@ -195,7 +195,8 @@ def test_avx2_plan_overlaps_input_reads_and_keeps_one_pass_tiles():
     its 32 KB of weights in one pass (measured on one Zen 3 core, 2026-12-07: 91.7 GFLOP/s,
     against 80.8 for the two blocks x 2 positions in passes the sum chose). The 1000-class
     layer on 8-channel blocks keeps its 5-block group: a one-vector tile broadcasts once per
-    FMA and ran at 56% of peak. AVX-512 targets keep the sum (their multi-block tiles)."""
+    FMA and ran at 56% of peak. AVX-512 targets and Zen 1 keep the sum (their multi-block
+    tiles)."""
     import tvm
 
     from relay_tvm.backend.schedule.cpu_model import cpu_features
@@ -210,3 +211,7 @@ def test_avx2_plan_overlaps_input_reads_and_keeps_one_pass_tiles():
     skx = cpu_features(tvm.target.Target({"kind": "llvm", "mcpu": "skylake-avx512"}))
     assert not skx.overlapped_reads
     assert _plan(skx, 512, 512, 14, 1, 16)[0] > 1
+    # Zen 1's 128-bit units: its knob sweep found the sum's two-block plan best
+    zen1 = cpu_features(tvm.target.Target({"kind": "llvm", "mcpu": "znver1"}))
+    assert not zen1.overlapped_reads and zen1.load_ports == 2
+    assert _plan(zen1, 512, 512, 14, 1, 8)[0] == 2

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 _AVX512_CPUS = ("znver4", "znver5", "sapphirerapids", "icelake", "cascadelake", "cooperlake",
                 "tigerlake", "skylake-avx512", "graniterapids", "emeraldrapids", "rocketlake",
                 "cannonlake", "x86-64-v4", "knl", "knm")
+# AVX2 cores whose vector units are 128 bits wide (Zen 1, the Bulldozer family, Jaguar)
+_HALF_WIDTH_AVX2_CPUS = ("znver1", "bdver", "btver2")
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,8 @@ class CPUFeatures:
         l1d_bytes: L1 data cache per core.
         l2_bytes: L2 cache per core.
         load_ports: vector loads issued per cycle: 2 on AVX-512 cores (Skylake-SP, Zen 4
-            and 5) and NEON cores; 1.5 on 256-bit x86, the rate measured on Zen 3 with
-            broadcasts among the loads (one core, 2026-12-07: a 13-position x 1-vector tile,
+            and 5), NEON cores and Zen 1; 1.5 on other 256-bit x86, the rate measured on
+            Zen 3 with broadcasts among the loads (one core, 2026-12-07: a 13-position x 1-vector tile,
             14 loads per 13 FMAs, ran at 56% of peak, 4 x 2 at 94%; two loads a cycle would
             predict 93% for the first).
         split_512: 512-bit instructions run as two 256-bit halves (Zen 4), so one 512-bit FMA
@@ -60,8 +62,9 @@ class CPUFeatures:
             MobileNet's and ResNet-50's 1x1 layers, and one block x 4-5 positions in one pass
             ran 1.11-1.14x faster alone (512->512 on 14x14: 80.8 -> 91.7 GFLOP/s, 91% of the
             core's peak); whole networks up to 1.08x faster. AVX-512 targets keep the sum,
-            with which their tiles were measured (Zen 4 and 5), until measured otherwise;
-            Zen 1 (also 256-bit x86) has not been measured with the roofline.
+            with which their tiles were measured (Zen 4 and 5), until measured otherwise,
+            and so do AVX2 cores with 128-bit vector units (Zen 1: its knob sweep found the
+            sum's plan best; the roofline is not measured there).
     """
 
     arch: str
@@ -129,6 +132,11 @@ def cpu_features(target) -> CPUFeatures:
     if avx512:
         feats = CPUFeatures("x86", 512, 32, 4, 2, 32 << 10, 1 << 20,
                             split_512=mcpu.startswith("znver4"))
+    elif mcpu.startswith(_HALF_WIDTH_AVX2_CPUS):
+        # 256-bit operations as two 128-bit halves (one 256-bit FMA a cycle): the sum of
+        # compute and reads and two loads a cycle, as measured there (the knob sweep of
+        # ResNet-50's residual 1x1 layer on Zen 1, 2026-12-07, found the sum's plan best)
+        feats = CPUFeatures("x86", 256, 16, 4, 2, 32 << 10, 256 << 10)
     else:
         feats = CPUFeatures("x86", 256, 16, 4, 2, 32 << 10, 256 << 10, load_ports=1.5,
                             overlapped_reads=True)
