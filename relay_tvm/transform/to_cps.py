@@ -332,9 +332,10 @@ def _un_cps_module(mod, ctx):
     code calls through its global (as ``ToCPS`` leaves the module) keeps its CPS form under a
     fresh ``<name>_cps`` global, which those calls are redirected to, and its own name gets the
     original interface, calling it."""
-    cps = {gv: f for gv, f in _module_functions(mod).items() if _is_cps(f)}
+    funcs = _module_functions(mod)
+    cps = {gv: f for gv, f in funcs.items() if _is_cps(f)}
     called = set()
-    for f in _module_functions(mod).values():
+    for f in funcs.values():
         for n in post_order(f):
             if type(n) is GlobalVar:
                 called.add(n.name_hint)
@@ -349,8 +350,9 @@ def _un_cps_module(mod, ctx):
             renamed[gv.name_hint] = GlobalVar(name)
     out = mod.copy()
     if renamed:
-        for gv, f in _module_functions(mod).items():
-            out[gv] = _RenameGlobals(renamed).rewrite(f)
+        rename = _RenameGlobals(renamed)
+        for gv, f in funcs.items():
+            out[gv] = rename.rewrite(f)
     for gv in cps:
         f = out[gv]  # with the calls redirected
         cps_gv = renamed.get(gv.name_hint)
