@@ -323,8 +323,12 @@ def cmd_compile(args):
     if not os.path.isdir(out_dir):
         raise CLIError(f"-o {args.output!r}: the directory {out_dir!r} does not exist")
     from .backend.library_file import check_export_path
+    from .errors import InputError
 
-    check_export_path(args.output, "-o", archive=True)  # before the import and the build, not after
+    try:  # before the import and the build, not after; a bad argument: a usage error (exit 2)
+        check_export_path(args.output, "-o", archive=True)
+    except InputError as e:
+        raise CLIError(str(e)) from None
     bar = _progress(3, "import")
     with _step(bar, "import"):
         mod, params = _import(args, shapes)
