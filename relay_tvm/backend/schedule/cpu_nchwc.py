@@ -62,6 +62,12 @@ _MIN_TASKS = 8  # parallel tasks wanted (two per thread on a 4-core machine)
 # 64->128 on 56x56, 4 blocks: 1.43 / 0.60; 128->256 on 28x28: 2 blocks 1.33 / 0.56, 4 blocks
 # 0.55 / 0.56), never faster. Whole networks (same process, A/B, 2 threads): Inception-v3
 # 51.4 -> 47.0 ms, ResNet-18 10.36 -> 9.87; one thread 1.10x both; others within 2%.
+# Chunks that end in a tail tile (``loop_partition``) take none: those figures are of that
+# rule. On Zen 3 (AVX2, 256-bit FMAs; 2026-12-07) it paid nowhere: for AVX2 code ResNet-50 and
+# MobileNet-1.0 ran 0.99x as fast at one thread (CPU time), 1.02x / 1.00x at two (best
+# round); with the tail parts annotated as well, a chain of twelve 1024->256 1x1 layers on
+# 14x14 (tiles 5+5+4) ran 12% slower alone and no faster in sequence (the tile is bound by
+# its loads, and a prefetch is one more).
 _DIRECT_PREFETCH_MAX_PLANE = 1024
 _DIRECT_PREFETCH_MIN_BITS = 512  # vector width from which it is used
 _L2_BYTES_PER_CYCLE = 32  # sustained reads per core (Haswell..Zen 4: 32-64 B/cycle from L2)
