@@ -123,7 +123,15 @@ def _zoo_suggestion(name, mxnet_message):
     # 0.75: typos score 0.8-0.96 against their model (vgg61 / vgg16, mobilnet1.0 /
     # mobilenet1.0); 0.5 let a shared "net" suggest densenet121 for nosuchnet
     close = close[:4] or close_names(name, names, n=4, cutoff=0.75)
-    hint = f"did you mean {', '.join(close)}?" if close else f"the names include {names[0]}, ..."
+    if close:
+        hint = f"did you mean {', '.join(close)}?"
+    else:  # one name of each family (a new-user trial was shown only "alexnet, ...")
+        import re
+
+        family = {}
+        for n in sorted(names, key=lambda n: (len(n), n)):  # the shortest name of each
+            family.setdefault(re.match(r"[a-z]+(v\d)?", n).group(0), n)
+        hint = f"the families are {', '.join(sorted(family.values()))}, ..."
     return (f"not a Gluon model-zoo network; {hint} ({len(names)} names: "
             "mxnet.gluon.model_zoo.vision.get_model)")
 
@@ -217,6 +225,9 @@ def _import(args, shapes):
         raise CLIError("--shape NAME=D1,D2,... is needed for model files")
     from .frontend.mxnet import find_params_file
 
+    if args.params and not os.path.isfile(args.params):
+        what = "is a directory" if os.path.isdir(args.params) else "does not exist"
+        raise CLIError(f"--params {args.params!r} {what} (expected the model's .params file)")
     try:
         params = args.params or find_params_file(args.model)
     except RelayError as e:
@@ -340,7 +351,12 @@ def cmd_compile(args):
     if getattr(args, "tuning_db", None):
         from .tune import load_database
 
-        database = load_database(args.tuning_db)  # before compiling: a bad path fails fast
+        if not os.path.isdir(args.tuning_db):  # before compiling: a bad path fails fast
+            what = "is a file, not a directory" if os.path.exists(args.tuning_db) else \
+                "does not exist"
+            raise CLIError(f"--tuning-db {args.tuning_db!r} {what} (expected the --work-dir "
+                           f"of relay-tvm tune)")
+        database = load_database(args.tuning_db)
     executor = "" if args.executor == "graph" else ", VM executor"
     from .backend.build_module import BUILD_ADVICE
 
@@ -384,7 +400,10 @@ def cmd_tune(args):
         raise CLIError("--rpc-tracker HOST:PORT and --rpc-key KEY go together")
     runner = "local"
     if args.rpc_tracker is not None:
-        runner = RPCSettings.parse(args.rpc_tracker, args.rpc_key)
+        try:
+            runner = RPCSettings.parse(args.rpc_tracker, args.rpc_key)
+        except TuningError as e:  # a malformed argument: a usage error
+            raise CLIError(f"--rpc-tracker / --rpc-key: {e}") from None
     from .tune.workdir import check_work_dir
 
     try:  # before the model import, not after it (created once the model is imported)
@@ -526,7 +545,10 @@ def _load_inputs(items, gm, fill_random=False):
         try:
             values[name] = np.load(path)
         except (OSError, ValueError) as e:
-            raise CLIError(f"--input {item!r}: cannot read {path!r}: {e}") from None
+            # (`--input data:x.npy` in a new-user trial: say the form it takes)
+            form = "" if sep else " (--input takes NAME=FILE.npy, or FILE.npy for the " \
+                "inputs in order)"
+            raise CLIError(f"--input {item!r}: cannot read {path!r}: {e}{form}") from None
         if not isinstance(values[name], np.ndarray):  # an .npz archive: several arrays
             keys = list(values[name].keys())
             raise CLIError(f"--input {item!r}: {path!r} is an .npz archive (arrays {keys}); "
@@ -706,8 +728,12 @@ def cmd_show(args):
     if args.stats or args.graph:
         return 0
     from .text import astext
+    from .text.printer import META_OMITTED
 
-    print(astext(mod, show_meta_data=False, show_types=args.types, show_spans=not args.no_spans))
+    text = astext(mod, show_meta_data=False, show_types=args.types, show_spans=not args.no_spans)
+    # the printer's note names a Python argument; the command has no such flag (new-user trial)
+    print(text.replace(META_OMITTED, "// meta data omitted: the values of the constants "
+                                     "(meta[relay.Constant][i]) are not printed"))
     return 0
 
 

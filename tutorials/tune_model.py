@@ -11,8 +11,9 @@ tile sizes, unrolling, packing widths — and keeps the fastest, in a database o
 4. builds with the database, counts the kernels scheduled from it, and checks the output
    against the untuned build and NumPy.
 
-Tuning for real takes minutes to hours (``relay-tvm tune --zoo resnet18_v1 --minutes 20``). Here
-the budget is ``RELAY_TVM_TUNE_TRIALS`` measurements in all (default 64; ``--small`` /
+Tuning for real takes minutes to hours
+(``relay-tvm tune --zoo resnet18_v1 --minutes 20 --work-dir r18-tuning/``). Here the budget is
+``RELAY_TVM_TUNE_TRIALS`` measurements in all (default 64; ``--small`` /
 ``RELAY_TVM_TUTORIAL_SMALL=1``: 8 and a smaller network). Timings on a shared machine are noisy;
 the untuned template is measured and stored too, so a build never picks a record slower than it.
 

@@ -53,6 +53,13 @@ def test_show(exported, capsys):
                  "--after-passes", "--opt-level", "3", "--no-spans"]) == 0
     text = capsys.readouterr().out
     assert "Primitive=1" in text and "span=" not in text
+    # bound weights are constants: the printer's note named a Python argument (new-user trial)
+    assert main(["show", str(d / "m-symbol.json"), "--shape", "data=1,2,5,5",
+                 "--after-passes", "--bind-params", "--no-spans"]) == 0
+    text = capsys.readouterr().out
+    assert "meta[relay.Constant][0]" in text and "show_meta_data" not in text
+    assert text.rstrip().endswith("// meta data omitted: the values of the constants "
+                                  "(meta[relay.Constant][i]) are not printed")
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -241,6 +248,12 @@ def test_run_refuses_an_npz_input_and_an_output_dir_it_cannot_create(exported, c
     assert main(["run", so, "--input", f"data={d / 'x.params'}", "-o", str(d)]) == 2
     assert "NAME= takes a .npy file (np.save); a .params file of named arrays goes without " \
            "NAME=" in capsys.readouterr().err
+    # new-user trial: NAME:FILE said only "No such file" for the whole item
+    assert main(["run", so, "--input", f"data:{d / 'x.npy'}", "-o", str(d)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot read 'data:{d / 'x.npy'}'" in err
+    assert err.rstrip().endswith("(--input takes NAME=FILE.npy, or FILE.npy for the inputs in "
+                                 "order)"), err
     (d / "afile").write_text("")
     assert main(["run", so, "--input", f"data={d / 'x.npy'}", "-o", str(d / "afile" / "sub")]) \
         == 2
@@ -365,13 +378,21 @@ def test_tune_then_compile_with_the_database(exported, capsys):
     (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
       "--rpc-tracker", "127.0.0.1:9190"], 2, "go together"),
     (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
-      "--rpc-tracker", "nowhere", "--rpc-key", "k"], 1, "expected HOST:PORT"),
+      "--rpc-tracker", "nowhere", "--rpc-key", "k"], 2,
+     "relay-tvm: error: --rpc-tracker / --rpc-key: RPC tracker 'nowhere': expected HOST:PORT"),
     (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
       "--target", "cuda -arch=sm_80"], 1, "measures CPU (llvm) targets"),
     (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
       "--target", "llvm -mtriple=aarch64-linux-gnu"], 1, "measure it on a board over TVM RPC"),
-    (["compile", "m-symbol.json", "--shape", "data=2,2,5,5", "--tuning-db", "nothere"], 1,
-     "TuningError: tuning database 'nothere': no such directory"),
+    # (a path that does not exist: a usage error, exit 2, like -o's missing directory; from
+    # the new-user trial: it was a TuningError with exit 1, as --params' missing file was a
+    # ConversionError)
+    (["compile", "m-symbol.json", "--shape", "data=2,2,5,5", "--tuning-db", "nothere"], 2,
+     "relay-tvm: error: --tuning-db 'nothere' does not exist (expected the --work-dir"),
+    (["compile", "m-symbol.json", "--shape", "data=2,2,5,5", "--tuning-db", "m-symbol.json"], 2,
+     "relay-tvm: error: --tuning-db 'm-symbol.json' is a file, not a directory"),
+    (["compile", "m-symbol.json", "--shape", "data=2,2,5,5", "--params", "nosuch.params"], 2,
+     "relay-tvm: error: --params 'nosuch.params' does not exist (expected the model's .params"),
 ])
 def test_tune_usage_errors(exported, capsys, monkeypatch, argv, status, match):
     d, _ = exported
@@ -801,9 +822,6 @@ def test_show_into_a_reader_that_closes_early_exits_quietly(exported):
     (["show", "--zoo", "mobilnet1.0"],
      "relay-tvm: error: --zoo 'mobilnet1.0': not a Gluon model-zoo network; did you mean "
      "mobilenet1.0,"),
-    # a new-user trial: a shared "net" suggested densenet201, densenet169, ... here
-    (["show", "--zoo", "nosuchnet"],
-     "relay-tvm: error: --zoo 'nosuchnet': not a Gluon model-zoo network; the names include "),
 ])
 def test_unknown_zoo_name_is_one_line_with_the_closest_names(capsys, argv, line):
     pytest.importorskip("mxnet", reason="the model zoo is MXNet's")
@@ -812,6 +830,18 @@ def test_unknown_zoo_name_is_one_line_with_the_closest_names(capsys, argv, line)
     assert err.startswith(line) and err.count("\n") == 1, err
     assert "vgg19" not in err and "squeezenet1.1" not in err  # not MXNet's whole list
     assert "densenet" not in err  # nothing like "nosuchnet" or the others
+
+
+def test_unknown_zoo_name_without_a_close_one_lists_the_families(capsys):
+    """Nothing close to the name: one name of each family (a new-user trial: a shared "net"
+    suggested densenet201, densenet169, ...; later only "the names include alexnet, ...")."""
+    pytest.importorskip("mxnet", reason="the model zoo is MXNet's")
+    assert main(["show", "--zoo", "nosuchnet"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("relay-tvm: error: --zoo 'nosuchnet': not a Gluon model-zoo network; the "
+                   "families are alexnet, densenet121, inceptionv3, mobilenet0.5, "
+                   "mobilenetv2_0.5, resnet18_v1, squeezenet1.0, vgg11, ... (34 names: "
+                   "mxnet.gluon.model_zoo.vision.get_model)\n"), err
 
 
 def test_model_file_and_zoo_together_is_an_error(capsys, tmp_path):
