@@ -45,6 +45,19 @@ class CLIError(RelayError):
     class name, exit status 1."""
 
 
+@contextlib.contextmanager
+def _argument(prefix: str = ""):
+    """A library check of a command-line argument (``-o``'s suffix, ``--work-dir``,
+    ``--rpc-tracker``): its ``InputError`` / ``TuningError`` is a usage error, ``prefix``
+    (the flag) before its message."""
+    from .errors import InputError
+
+    try:
+        yield
+    except (InputError, TuningError) as e:
+        raise CLIError(f"{prefix}{e}") from None
+
+
 def _parse_shape(items):
     shapes = {}
     for item in items or []:
@@ -334,12 +347,9 @@ def cmd_compile(args):
     if not os.path.isdir(out_dir):
         raise CLIError(f"-o {args.output!r}: the directory {out_dir!r} does not exist")
     from .backend.library_file import check_export_path
-    from .errors import InputError
 
-    try:  # before the import and the build, not after; a bad argument: a usage error (exit 2)
+    with _argument():  # before the import and the build, not after (its message names -o)
         check_export_path(args.output, "-o", archive=True)
-    except InputError as e:
-        raise CLIError(str(e)) from None
     bar = _progress(3, "import")
     with _step(bar, "import"):
         mod, params = _import(args, shapes)
@@ -400,16 +410,12 @@ def cmd_tune(args):
         raise CLIError("--rpc-tracker HOST:PORT and --rpc-key KEY go together")
     runner = "local"
     if args.rpc_tracker is not None:
-        try:
+        with _argument("--rpc-tracker / --rpc-key: "):
             runner = RPCSettings.parse(args.rpc_tracker, args.rpc_key)
-        except TuningError as e:  # a malformed argument: a usage error
-            raise CLIError(f"--rpc-tracker / --rpc-key: {e}") from None
     from .tune.workdir import check_work_dir
 
-    try:  # before the model import, not after it (created once the model is imported)
+    with _argument("--work-dir: "):  # before the model import (created once it is imported)
         check_work_dir(args.work_dir)
-    except TuningError as e:
-        raise CLIError(f"--work-dir: {e}") from None
     mod, params = _import(args, shapes)
     t0 = time.perf_counter()
     import signal
