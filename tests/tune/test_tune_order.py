@@ -137,6 +137,45 @@ def test_untuned_time_inflated_by_load_is_timed_again_at_the_end(tmp_path, monke
             assert [float(s) for s in top.run_secs] == [pytest.approx(1e-9)]
 
 
+def test_untuned_time_faster_at_both_rechecks_gives_three_records(tmp_path, monkeypatch):
+    """CI once saw a task's untuned schedule timed faster at the early recheck and again at the
+    end: each lower time is a record of its own, the manifest keeps the first time and the
+    lowest, and the database's best record of the workload is the lowest time."""
+    import json
+    import types
+
+    from relay_tvm.tune import tuner
+    from relay_tvm.tune.workdir import MANIFEST
+
+    calls = []
+
+    def run(runner, inp):  # two kernels: loaded (1 s) before the search, 1 ms at the early
+        calls.append(inp)  # recheck (still far slower than any tuned record), 1 ns at the end
+        n = len(calls)
+        secs = 1.0 if n <= 2 * tuner.BASELINE_RUNS else 1e-3 if n <= 4 * tuner.BASELINE_RUNS \
+            else 1e-9
+        return types.SimpleNamespace(run_secs=[secs], error_msg=None)
+
+    monkeypatch.setattr(tuner, "_run_untuned", run)
+    events = []
+    mod, params = _model(8)
+    db = tune.tune_relay(mod, params, "llvm", str(tmp_path), 4, num_trials_per_iter=2, seed=0,
+                         evaluator=FAST, progress=events.append)
+    assert [(e["was_ms"], e["ms"]) for e in events if e["event"] == "recheck"] == [
+        (pytest.approx(1e3), pytest.approx(1.0))] * 2 + [
+        (pytest.approx(1.0), pytest.approx(1e-6))] * 2
+    assert len(calls) == 6 * tuner.BASELINE_RUNS
+    with open(tmp_path / MANIFEST) as f:
+        states = list(json.load(f)["tasks"].values())
+    assert [(s["untuned_s"], s["best_s"], s["untuned_first_s"]) for s in states] == [
+        (pytest.approx(1e-9), pytest.approx(1e-9), pytest.approx(1.0))] * 2
+    assert len(db) == sum(s["trials"] for s in states) + 3 * 2
+    for task in tune.extract_tasks(mod, "llvm", params):
+        if has_reduction(task):
+            (top,) = db.get_top_k(db.commit_workload(task.mod), 1)
+            assert [float(s) for s in top.run_secs] == [pytest.approx(1e-9)]
+
+
 def test_recheck_keeps_the_first_untuned_time_when_it_was_lower(monkeypatch):
     """Timed again slower (the machine loaded at the end instead): nothing is committed and the
     first time stands; tasks whose untuned schedule is still the best are not timed again."""
