@@ -92,11 +92,11 @@ def test_untuned_baseline_fails_at_the_first_failed_run():
     assert _baseline_secs(lambda: next(runs), runs=4) == ([2.0], None)
 
 
-def test_untuned_time_inflated_by_load_is_timed_again_at_the_end(tmp_path, monkeypatch):
-    """The untuned schedule timed slow before the search (load on the machine for all of the
-    median's runs: once 9.38 ms for a 0.0093 ms kernel) must not let a slower tuned record
-    win: its time is taken again (as soon as a record beats it EARLY_RECHECK-fold), and the lower untuned time is the database's
-    best record of the workload, which the build then picks."""
+def _tune_with_untuned_times(tmp_path, monkeypatch, secs_of_call):
+    """Tune the two-kernel model with the untuned schedule's n-th timing run (n from 1) taking
+    ``secs_of_call(n)`` seconds; returns ``(db, events, runs, states, tasks)``: the database,
+    the progress events, the number of untuned runs, the manifest's task states and the
+    model's tasks."""
     import json
     import types
 
@@ -105,18 +105,41 @@ def test_untuned_time_inflated_by_load_is_timed_again_at_the_end(tmp_path, monke
 
     calls = []
 
-    def run(runner, inp):  # three loaded runs per kernel, then the true time (1 ns: beats
-        calls.append(inp)  # any real tuned record)
-        secs = 1.0 if len(calls) <= 2 * tuner.BASELINE_RUNS else 1e-9
-        return types.SimpleNamespace(run_secs=[secs], error_msg=None)
+    def run(runner, inp):
+        calls.append(inp)
+        return types.SimpleNamespace(run_secs=[secs_of_call(len(calls))], error_msg=None)
 
     monkeypatch.setattr(tuner, "_run_untuned", run)
     events = []
     mod, params = _model(8)
     db = tune.tune_relay(mod, params, "llvm", str(tmp_path), 4, num_trials_per_iter=2, seed=0,
                          evaluator=FAST, progress=events.append)
+    with open(tmp_path / MANIFEST) as f:
+        states = list(json.load(f)["tasks"].values())
+    return db, events, len(calls), states, tune.extract_tasks(mod, "llvm", params)
+
+
+def _assert_best_records(db, tasks, secs):
+    for task in tasks:
+        if has_reduction(task):
+            (top,) = db.get_top_k(db.commit_workload(task.mod), 1)
+            assert [float(s) for s in top.run_secs] == [pytest.approx(secs)]
+
+
+def test_untuned_time_inflated_by_load_is_timed_again_at_the_end(tmp_path, monkeypatch):
+    """The untuned schedule timed slow before the search (load on the machine for all of the
+    median's runs: once 9.38 ms for a 0.0093 ms kernel) must not let a slower tuned record
+    win: its time is taken again (as soon as a record beats it EARLY_RECHECK-fold), and the
+    lower untuned time is the database's best record of the workload, which the build then
+    picks."""
+    from relay_tvm.tune import tuner
+
+    runs = tuner.BASELINE_RUNS
+    # three loaded runs per kernel, then the true time (1 ns: beats any real tuned record)
+    db, events, calls, states, tasks = _tune_with_untuned_times(
+        tmp_path, monkeypatch, lambda n: 1.0 if n <= 2 * runs else 1e-9)
     rechecks = [e for e in events if e["event"] == "recheck"]
-    assert len(rechecks) == 2 and len(calls) == 4 * tuner.BASELINE_RUNS
+    assert len(rechecks) == 2 and calls == 4 * runs
     # timed again at the first batch whose best beats the baseline EARLY_RECHECK-fold, before
     # that batch's line: no gain printed from the inflated baseline (126x on a 7.8 us kernel
     # whose baseline read 7.5 ms; fresh-user trial)
@@ -127,53 +150,31 @@ def test_untuned_time_inflated_by_load_is_timed_again_at_the_end(tmp_path, monke
         assert all(events[k]["untuned_ms"] == pytest.approx(1e-6) for k in batches)
     assert all(e["was_ms"] == pytest.approx(1e3) and e["ms"] == pytest.approx(1e-6)
                for e in rechecks)
-    with open(tmp_path / MANIFEST) as f:
-        states = list(json.load(f)["tasks"].values())
     assert [(s["untuned_s"], s["best_s"], s["untuned_first_s"]) for s in states] == [
         (pytest.approx(1e-9), pytest.approx(1e-9), pytest.approx(1.0))] * 2
-    for task in tune.extract_tasks(mod, "llvm", params):
-        if has_reduction(task):
-            (top,) = db.get_top_k(db.commit_workload(task.mod), 1)
-            assert [float(s) for s in top.run_secs] == [pytest.approx(1e-9)]
+    _assert_best_records(db, tasks, 1e-9)
 
 
 def test_untuned_time_faster_at_both_rechecks_gives_three_records(tmp_path, monkeypatch):
     """CI once saw a task's untuned schedule timed faster at the early recheck and again at the
     end: each lower time is a record of its own, the manifest keeps the first time and the
     lowest, and the database's best record of the workload is the lowest time."""
-    import json
-    import types
-
     from relay_tvm.tune import tuner
-    from relay_tvm.tune.workdir import MANIFEST
 
-    calls = []
-
-    def run(runner, inp):  # two kernels: loaded (1 s) before the search, 1 ms at the early
-        calls.append(inp)  # recheck (still far slower than any tuned record), 1 ns at the end
-        n = len(calls)
-        secs = 1.0 if n <= 2 * tuner.BASELINE_RUNS else 1e-3 if n <= 4 * tuner.BASELINE_RUNS \
-            else 1e-9
-        return types.SimpleNamespace(run_secs=[secs], error_msg=None)
-
-    monkeypatch.setattr(tuner, "_run_untuned", run)
-    events = []
-    mod, params = _model(8)
-    db = tune.tune_relay(mod, params, "llvm", str(tmp_path), 4, num_trials_per_iter=2, seed=0,
-                         evaluator=FAST, progress=events.append)
+    runs = tuner.BASELINE_RUNS
+    # loaded (1 s) before the search, 1 ms at the early recheck (still far slower than any
+    # tuned record), 1 ns at the end
+    db, events, calls, states, tasks = _tune_with_untuned_times(
+        tmp_path, monkeypatch,
+        lambda n: 1.0 if n <= 2 * runs else 1e-3 if n <= 4 * runs else 1e-9)
     assert [(e["was_ms"], e["ms"]) for e in events if e["event"] == "recheck"] == [
         (pytest.approx(1e3), pytest.approx(1.0))] * 2 + [
         (pytest.approx(1.0), pytest.approx(1e-6))] * 2
-    assert len(calls) == 6 * tuner.BASELINE_RUNS
-    with open(tmp_path / MANIFEST) as f:
-        states = list(json.load(f)["tasks"].values())
+    assert calls == 6 * runs
     assert [(s["untuned_s"], s["best_s"], s["untuned_first_s"]) for s in states] == [
         (pytest.approx(1e-9), pytest.approx(1e-9), pytest.approx(1.0))] * 2
     assert len(db) == sum(s["trials"] for s in states) + 3 * 2
-    for task in tune.extract_tasks(mod, "llvm", params):
-        if has_reduction(task):
-            (top,) = db.get_top_k(db.commit_workload(task.mod), 1)
-            assert [float(s) for s in top.run_secs] == [pytest.approx(1e-9)]
+    _assert_best_records(db, tasks, 1e-9)
 
 
 def test_recheck_keeps_the_first_untuned_time_when_it_was_lower(monkeypatch):
