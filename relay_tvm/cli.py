@@ -829,7 +829,7 @@ def _target_note(target: str) -> str:
 
 def cmd_demo(args):
     from . import frontend, transform
-    from ._threads import usable_cores
+    from ._threads import num_threads
     from .backend import build
     from .runtime import GraphModule
 
@@ -837,11 +837,12 @@ def cmd_demo(args):
     dev = _target_device(args.target, args.model)  # before the model is created and built
     size = args.size or zoo_image_size(args.model)
     shape = (args.batch, 3, size, size)
-    # MXNet sizes its OpenMP pool when it loads: give it the threads relay_tvm runs on, so the
-    # two latencies compare like with like (a user's OMP_NUM_THREADS is kept)
+    # MXNet sizes its OpenMP pool when it loads: give it the threads TVM's runtime runs on
+    # (TVM_NUM_THREADS=1 gave MXNet 2 threads against our 1 on a 2-core machine; fresh-user
+    # trial), so the two latencies compare like with like (a user's OMP_NUM_THREADS is kept)
     if "mxnet" not in sys.modules and not os.environ.get("OMP_NUM_THREADS"):
-        os.environ["OMP_NUM_THREADS"] = str(usable_cores())
-    bar = _progress(5, "create the Gluon model (MXNet)")
+        os.environ["OMP_NUM_THREADS"] = str(num_threads())
+    bar = _progress(6, "create the Gluon model (MXNet)")
     try:
         # the model is created before the header is printed: an unknown --model, or a --size
         # the network cannot take, is one error line with nothing on stdout before it
@@ -863,8 +864,11 @@ def cmd_demo(args):
         with transform.PassContext(opt_level=args.opt_level):
             lib = build(mod, target=args.target, params=params)
         compile_s = time.perf_counter() - t0
-    with _step(bar, f"run relay_tvm (load, one run, then {_count(args.repeat, 'timed run')})"):
+    with _step(bar, "load the module (LLVM generates its machine code)"):
+        t0 = time.perf_counter()
         gm = GraphModule(lib["default"](dev))
+        load_s = time.perf_counter() - t0
+    with _step(bar, f"run relay_tvm (one run, then {_count(args.repeat, 'timed run')})"):
         gm.set_input("data", x)
         gm.run()
         out = gm.get_output(0).numpy()
@@ -885,7 +889,8 @@ def cmd_demo(args):
               f"little about correctness (try another --model or --size)", file=sys.stderr)
     print(f"output {out.shape}: max |difference| to MXNet = {err:.2e} x max |y| "
           f"(max |y| = {scale:.1e}) ({'OK' if ok else 'MISMATCH'})")
-    print(f"compile time        : {compile_s:8.2f} s")
+    print(f"compile time        : {compile_s + load_s:8.2f} s (relay.build {compile_s:.2f} s, "
+          f"then the machine code as the module loads {load_s:.2f} s)")
     mx_threads = os.environ.get("OMP_NUM_THREADS") or "1"
     print(f"latency relay_tvm   : {ours * 1e3:8.2f} ms (median of {args.repeat}, "
           f"{_count(gm.num_threads, 'thread')})")

@@ -19,8 +19,8 @@ the untuned template is measured and stored too, so a build never picks a record
 
 What you should see: the tasks, a progress line per batch of measurements, ``resumed: 0 new
 measurements``, the database report (``A of M kernels use a tuned schedule ...; B keep the
-untuned schedule (measured fastest)``: A + B are the tuned tasks) and ``max error vs NumPy``
-below 1e-3.
+untuned schedule (no tuned record measured faster, or none searched)``: A + B are the tuned
+tasks) and ``max error vs NumPy`` below 1e-3.
 """
 
 import os

@@ -22,8 +22,9 @@ class DatabaseReport:
 
     Attributes:
         tuned: kernels built with a tuned record (measured faster than their untuned schedule).
-        untuned_faster: kernels whose untuned schedule was measured fastest (every tuned record
-            was slower): built with the untuned template.
+        untuned_faster: kernels whose untuned schedule's record is their fastest (every tuned
+            record was slower, or the search gave the kernel no trials): built with the untuned
+            template.
         no_record: kernels tuning measures (they have a reduction) but the database has no
             record for: built with the untuned template (a model, shape or opt level other
             than the one tuned, or a tuning run stopped before them).
@@ -60,10 +61,10 @@ class DatabaseReport:
         none = len(self.no_record) + len(self.not_tuned)
         head = (f"{what}: {len(self.tuned)} of {self.total} kernels use a tuned schedule "
                 f"(measured faster than their untuned one); {len(self.untuned_faster)} keep the "
-                f"untuned schedule (measured fastest); {none} have no record: "
-                f"{len(self.no_record)} that tuning measures (built with the untuned "
-                f"template{', listed below' if self.no_record else ''}), {len(self.not_tuned)} "
-                f"that it skips (no reduction or dynamic shape)")
+                f"untuned schedule (no tuned record measured faster, or none searched); {none} "
+                f"have no record: {len(self.no_record)} that tuning measures (built with the "
+                f"untuned template{', listed below' if self.no_record else ''}), "
+                f"{len(self.not_tuned)} that it skips (no reduction or dynamic shape)")
         if self.not_applied:
             head += f"; {len(self.not_applied)} have a record that was not applied"
         lines = [head]
