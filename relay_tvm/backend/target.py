@@ -149,12 +149,19 @@ def complete_llvm(d: dict) -> dict:
 
         is_valid = getattr(tvm.target.codegen, "llvm_is_valid_cpu", None)
         if is_valid is not None and not is_valid(d["mcpu"], d["mtriple"]):
-            # TVM would print the complaint once per kernel and then build for a generic CPU
-            raise InputError(
-                f"target: LLVM does not know the CPU {d['mcpu']!r} for {d['mtriple']} (e.g. "
-                f"{host_cpu()[0]!r} is this machine's; see `llc -mtriple={d['mtriple']} "
-                f"-mcpu=help`)"
-            )
+            # TVM would print the complaint once per kernel and then build for a generic CPU;
+            # the names close to it from LLVM's own list (a fresh-user trial was sent to `llc`,
+            # which a pip install does not have, for the conda triple of TVM's LLVM)
+            try:
+                known = list(tvm.target.codegen.llvm_get_cpu_archlist(
+                    tvm.target.Target({"kind": "llvm", "mtriple": d["mtriple"]})))
+            except Exception:  # noqa: BLE001 - cannot ask LLVM: name this machine's only
+                known = []
+            hint = did_you_mean(d["mcpu"], known, n=3, clause=True)
+            mine = f" ({host_cpu()[0]!r} is this machine's)" if _is_host_triple(d["mtriple"]) \
+                else ""
+            raise InputError(f"target: LLVM does not know the CPU {d['mcpu']!r} for "
+                             f"{d['mtriple']}{hint}{mine}")
     _check_mattr(d)
     return d
 

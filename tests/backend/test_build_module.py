@@ -463,6 +463,12 @@ def test_cuda_target_has_llvm_host():
                                         ("llvm mcpu", "must look like -key=value"),
                                         ("", "empty"), (3, "expected a string"),
                                         ("llvm -mcpu=foo", "LLVM does not know the CPU 'foo'"),
+                                        # the closest names from LLVM's list (fresh-user
+                                        # trial: it sent the user to `llc`)
+                                        ("llvm -mcpu=skylakex", "for x86_64-.*; did you mean "
+                                         "'skylake' or 'skylake_avx512' or 'skylake-avx512'"),
+                                        ("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a77x",
+                                         "did you mean 'cortex-a77'"),
                                         # fresh-user trial: a mistyped triple crashed the
                                         # process (segmentation fault) when building
                                         ("llvm -mtriple=aarch46-linux-gnu",

@@ -276,7 +276,7 @@ def test_run_refuses_an_npz_input_and_an_output_dir_it_cannot_create(exported, c
     # new-user trial: NAME:FILE said only "No such file" for the whole item
     assert main(["run", so, "--input", f"data:{d / 'x.npy'}", "-o", str(d)]) == 2
     err = capsys.readouterr().err
-    assert f"cannot read 'data:{d / 'x.npy'}'" in err
+    assert f"no such file 'data:{d / 'x.npy'}'" in err
     assert err.rstrip().endswith("(--input takes NAME=FILE.npy, or FILE.npy for the inputs in "
                                  "order)"), err
     (d / "afile").write_text("")
@@ -395,6 +395,30 @@ def test_tune_then_compile_with_the_database(exported, capsys):
     with warnings.catch_warnings(), relay.transform.PassContext(opt_level=3):
         warnings.simplefilter("error")  # the model it was tuned for (the CLI's opt level 3)
         relay.build(mod, target="llvm", params=p2, database=wd)
+
+
+def test_bad_paths_are_refused_before_the_slow_steps(exported, capsys, monkeypatch):
+    """Fresh-user trial: `compile --zoo resnet18_v1 --tuning-db nodir/` imported the model,
+    and `run r18.so --input data=nofile.npy` loaded the 97 MB library, before the missing path
+    was reported."""
+    from relay_tvm import cli
+    from relay_tvm.runtime import library
+
+    d, _ = exported
+    monkeypatch.chdir(d)
+
+    def slow(*a, **k):
+        raise AssertionError("the slow step ran before the argument check")
+
+    monkeypatch.setattr(cli, "_import", slow)
+    monkeypatch.setattr(library, "load_compiled", slow)
+    assert main(["compile", "m-symbol.json", "--shape", "data=2,2,5,5", "--tuning-db",
+                 "nodir/", "-o", "x.so"]) == 2
+    assert "--tuning-db 'nodir/' does not exist" in capsys.readouterr().err
+    (d / "lib.so").write_bytes(b"")
+    assert main(["run", "lib.so", "--input", "data=nofile.npy"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "relay-tvm: error: --input 'data=nofile.npy': no such file 'nofile.npy'")
 
 
 @pytest.mark.parametrize("argv, status, match", [
