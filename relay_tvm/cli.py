@@ -58,6 +58,22 @@ def _argument(prefix: str = ""):
         raise CLIError(f"{prefix}{e}") from None
 
 
+def _require_path(flag: str, path: str, directory: bool, expected: str) -> None:
+    """A usage error unless ``path`` (given to ``flag``) is an existing directory
+    (``directory``) or file: checked before the slow steps (import, build, load) that a bad
+    path would otherwise fail after."""
+    if (os.path.isdir if directory else os.path.isfile)(path):
+        return
+    what = "does not exist" if not os.path.exists(path) else \
+        "is a file, not a directory" if directory else "is a directory"
+    raise CLIError(f"{flag} {path!r} {what} (expected {expected})")
+
+
+# the forms of --input, said where an item without NAME= names no readable file
+# (`--input data:x.npy` in a new-user trial)
+_INPUT_FORMS = " (--input takes NAME=FILE.npy, or FILE.npy for the inputs in order)"
+
+
 def _parse_shape(items):
     shapes = {}
     for item in items or []:
@@ -238,9 +254,8 @@ def _import(args, shapes):
         raise CLIError("--shape NAME=D1,D2,... is needed for model files")
     from .frontend.mxnet import find_params_file
 
-    if args.params and not os.path.isfile(args.params):
-        what = "is a directory" if os.path.isdir(args.params) else "does not exist"
-        raise CLIError(f"--params {args.params!r} {what} (expected the model's .params file)")
+    if args.params:
+        _require_path("--params", args.params, False, "the model's .params file")
     try:
         params = args.params or find_params_file(args.model)
     except RelayError as e:
@@ -350,13 +365,8 @@ def cmd_compile(args):
 
     with _argument():  # before the import and the build, not after (its message names -o)
         check_export_path(args.output, "-o", archive=True)
-    if getattr(args, "tuning_db", None) and not os.path.isdir(args.tuning_db):
-        # before the import and the build: a bad path fails fast (fresh-user trial: --zoo
-        # resnet18_v1 was imported first)
-        what = "is a file, not a directory" if os.path.exists(args.tuning_db) else \
-            "does not exist"
-        raise CLIError(f"--tuning-db {args.tuning_db!r} {what} (expected the --work-dir of "
-                       f"relay-tvm tune)")
+    if getattr(args, "tuning_db", None):  # (fresh-user trial: --zoo was imported first)
+        _require_path("--tuning-db", args.tuning_db, True, "the --work-dir of relay-tvm tune")
     bar = _progress(3, "import")
     with _step(bar, "import"):
         mod, params = _import(args, shapes)
@@ -553,10 +563,8 @@ def _load_inputs(items, gm, fill_random=False):
         try:
             values[name] = np.load(path)
         except (OSError, ValueError) as e:
-            # (`--input data:x.npy` in a new-user trial: say the form it takes)
-            form = "" if sep else " (--input takes NAME=FILE.npy, or FILE.npy for the " \
-                "inputs in order)"
-            raise CLIError(f"--input {item!r}: cannot read {path!r}: {e}{form}") from None
+            raise CLIError(f"--input {item!r}: cannot read {path!r}: {e}"
+                           f"{'' if sep else _INPUT_FORMS}") from None
         if not isinstance(values[name], np.ndarray):  # an .npz archive: several arrays
             keys = list(values[name].keys())
             raise CLIError(f"--input {item!r}: {path!r} is an .npz archive (arrays {keys}); "
@@ -666,9 +674,8 @@ def _check_input_files(items) -> None:
         name, sep, path = item.partition("=")
         path = path if sep else item
         if not os.path.isfile(path):
-            form = "" if sep else " (--input takes NAME=FILE.npy, or FILE.npy for the inputs " \
-                "in order)"
-            raise CLIError(f"--input {item!r}: no such file {path!r}{form}")
+            raise CLIError(f"--input {item!r}: no such file {path!r}"
+                           f"{'' if sep else _INPUT_FORMS}")
 
 
 def cmd_run(args):
