@@ -314,3 +314,43 @@ def test_fused_default_follows_the_thread_count(monkeypatch, threads, fused):
         lib = relay.build(_conv_relu((1, 32, 30, 30), wv, 1), target="llvm")
     (k,) = [k for k in lib.kernels.values() if k.anchor == WINO]
     assert (k.prim_func.script().count("T.parallel") == 1) == fused
+
+
+def _loop_depths(prim_func, names):
+    """``{block name: number of loops above it}`` in a scheduled kernel."""
+    import tvm
+
+    sch = tvm.s_tir.Schedule(prim_func)
+    return {n: len(sch.get_loops(sch.get_sblock(n))) for n in names}
+
+
+@pytest.mark.parametrize("tile, knobs", [
+    (4, {"fuse": 1}),                     # stages fused per group of tile rows
+    (4, {"fuse": 0, "tiles_first": 1}),   # the stages one by one, split by tiles
+    (2, {"fuse": 0, "tiles_first": 0}),   # split by position (the input transform by rows)
+])
+def test_transform_products_per_row_or_per_tile_equal_numpy(tile, knobs):
+    """Knob ``rowtmp``: the one-sided transform products (``data_tmp = B^T d``, ``inverse_tmp
+    = A^T M``) computed one row at a time under the row loop of the stage that reads them
+    (default: one loop deeper than per tile), or per tile; both equal NumPy's convolution,
+    fused or not, F(4x4) and F(2x2)."""
+    from relay_tvm.backend.schedule import LAST_ERRORS
+    from relay_tvm.backend.schedule.cpu import override_knobs
+
+    rng = np.random.default_rng(5 + tile)
+    xv = rng.standard_normal((1, 32, 20, 20)).astype("float32")
+    wv = (rng.standard_normal((32, 32, 3, 3)) / np.sqrt(9 * 32)).astype("float32")
+    ref = np.maximum(_np_conv3x3(xv, wv, 1), 0)
+    depths = {}
+    for rowtmp in (0, 1):
+        LAST_ERRORS.clear()
+        with override_knobs({**knobs, "rowtmp": rowtmp}), relay.transform.PassContext(
+                opt_level=3, config={CONFIG_KEY: tile}):
+            lib = relay.build(_conv_relu(xv.shape, wv, 1), target="llvm")
+        assert not LAST_ERRORS, LAST_ERRORS
+        (k,) = [k for k in lib.kernels.values() if k.anchor == WINO]
+        depths[rowtmp] = _loop_depths(k.prim_func, ["data_tmp", "inverse_tmp"])
+        np.testing.assert_allclose(_run(lib, xv), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+    vpos = not knobs.get("fuse") and not knobs.get("tiles_first")  # input split by rows already
+    assert depths[1]["inverse_tmp"] == depths[0]["inverse_tmp"] + 1, depths
+    assert depths[1]["data_tmp"] == depths[0]["data_tmp"] + (0 if vpos else 1), depths

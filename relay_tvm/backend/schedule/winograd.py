@@ -9,7 +9,8 @@ scheduled on its own:
   ``(p, c / lanes)`` run in parallel, ``(a, b)`` are unrolled (so the transform's
   ``if_then_else`` over the tile position folds to the element's own nonzero terms) and the
   input channels, contiguous in ``NCHW{c}c`` data, are the vector lanes; the one-sided product
-  ``data_tmp = B^T d`` is computed under the same loops (one tile, one channel vector);
+  ``data_tmp = B^T d`` is computed under the same loops, one transform row ``a`` at a time
+  (``alpha`` vectors, in registers; knob ``rowtmp``);
 - ``bgemm`` ``[a, b, p, o]``: ``alpha^2`` independent GEMMs ``(P x C) (C x O)`` with the
   register-blocked tile of the dense template: ``mb`` tiles (unrolled, their ``data_pack``
   value broadcast) x ``nb`` output channels (one or two vectors, read contiguously from the
@@ -20,8 +21,8 @@ scheduled on its own:
   and the reduction prefetches the weight (``backend/prefetch.py``);
 - the output ``A^T M A`` (with the fused epilogue, bias / activation, inlined into it): the rows
   and columns are split by the tile size and unrolled (the inverse transform folds the same
-  way, and ``inverse_tmp = A^T M`` is computed per tile under it), the output-channel block is
-  the vector, ``(n, channel block, tile row)`` in parallel.
+  way, and ``inverse_tmp = A^T M`` is computed one output row at a time under it), the
+  output-channel block is the vector, ``(n, channel block, tile row)`` in parallel.
 
 Where the plane has tile rows enough for the threads and each thread may read the whole
 transformed weight (:func:`fused_default`), the stages are instead fused per group of tile
@@ -97,8 +98,9 @@ def gemm_tile(p: int, ob: int, feats):
 
 
 def _tmp_at(sch, block, loop, vector):
-    """Compute a one-sided transform product under ``loop`` (one tile), its tile axes unrolled
-    and its innermost (channel) loop vectorized."""
+    """Compute a one-sided transform product under ``loop`` (a tile, or one transform row of
+    it: see :func:`schedule_conv2d_winograd`'s ``rowtmp``), its tile axes unrolled and its
+    innermost (channel) loop vectorized."""
     sch.compute_at(block, loop, preserve_unit_loops=True)
     loops = sch.get_loops(block)
     inner = loops[-4:]
@@ -108,12 +110,13 @@ def _tmp_at(sch, block, loop, vector):
         sch.vectorize(inner[3])
 
 
-def _input_transform(sch, names, a, lanes, rows_first=False):
+def _input_transform(sch, names, a, lanes, rows_first=False, rowtmp=True):
     """Stage 1, the input transform: (p, c/lanes) parallel, (a, b) unrolled, channels
     vectorized; the one-sided product data_tmp is computed per tile and channel vector, in
     registers. With ``rows_first`` the transform's first index ``a`` leads the parallel loop
     (each thread transforms every tile for its rows of transform positions, the ones the
-    GEMM split by position then reads on that thread)."""
+    GEMM split by position then reads on that thread). With ``rowtmp`` (and not
+    ``rows_first``) the one-sided product is computed per transform row."""
     dp = names["data_pack"]
     la, lb, lp, lc = sch.get_loops(dp)
     c_ext = generic.loop_extent(sch, lc)
@@ -135,7 +138,7 @@ def _input_transform(sch, names, a, lanes, rows_first=False):
     if lci is not None:
         sch.vectorize(lci)
     sch.unroll(lb)
-    _tmp_at(sch, names["data_tmp"], at, vector=vc > 1)
+    _tmp_at(sch, names["data_tmp"], la if rowtmp and not rows_first else at, vector=vc > 1)
     sch.parallel(sch.fuse(*outer))
 
 
@@ -193,7 +196,7 @@ def _pairs_mb(tiles: int, nv: int) -> list[int]:
     return [d for d in divisors(tiles, 16) if d * nv <= 12] or [1]
 
 
-def _group_output(sch, out, m, g, osplit, lanes):
+def _group_output(sch, out, m, g, osplit, lanes, rowtmp=True):
     """The output of a fused Winograd kernel (inverse transform + epilogue) by tile rows, in
     groups of ``g`` tile rows and ``osplit`` output-channel chunks outermost; returns the
     loops ``(batch, group, chunk)`` the other stages are computed under."""
@@ -208,13 +211,13 @@ def _group_output(sch, out, m, g, osplit, lanes):
         _, c = sch.split(c, factors=[None, lanes])
     if not generic.touches_bool(sch, out):
         sch.vectorize(c)
-    _tmp_at(sch, _blocks(sch)["inverse_tmp"], xo, vector=True)
+    _tmp_at(sch, _blocks(sch)["inverse_tmp"], yi if rowtmp else xo, vector=True)
     sch.unroll(yi)
     sch.unroll(xi)
     return n, yoo, oco
 
 
-def _group_input_transform(sch, names, a, widths):
+def _group_input_transform(sch, names, a, widths, rowtmp=True):
     """A fused kernel's input transform of one group (computed under the group loop): tiles x
     channel vectors (the first of ``widths`` dividing the input's channel block), ``(a, b)``
     unrolled, the one-sided product per tile and vector."""
@@ -233,7 +236,7 @@ def _group_input_transform(sch, names, a, widths):
         at, vec = lp, False
     sch.unroll(la)
     sch.unroll(lb)
-    _tmp_at(sch, names["data_tmp"], at, vector=vec)
+    _tmp_at(sch, names["data_tmp"], la if rowtmp else at, vector=vec)
 
 
 def _row_geometry(sch, bg, out, m):
@@ -255,7 +258,7 @@ def _row_geometry(sch, bg, out, m):
     return alpha, p_ext, o_ext, c_ext, n_ext, oc_ext, th, tw
 
 
-def _fused_pairs(sch, names, out, a, m, target, knobs) -> bool:
+def _fused_pairs(sch, names, out, a, m, target, knobs, rowtmp=True) -> bool:
     """The int16-pairs Winograd with its stages fused per group of tile rows (knob ``fuse``):
     for each group, in parallel over (batch, group), the input transform, the ``alpha^2`` GEMMs
     and the output transform run back to back, so the transformed input and the GEMM result
@@ -289,18 +292,18 @@ def _fused_pairs(sch, names, out, a, m, target, knobs) -> bool:
     splits = [d for d in (1, 2, 4) if oc_ext % d == 0 and (oc_ext // d * per_block) % ob == 0]
     osplit = knobs.pick("osplit", splits, 1)  # 1: measured best on ResNet-18's layers
 
-    n, yoo, oco = _group_output(sch, out, m, g, osplit, vector_lanes(target, 32))
+    n, yoo, oco = _group_output(sch, out, m, g, osplit, vector_lanes(target, 32), rowtmp)
     # the group's GEMMs, then its input transform, computed under the group loop
     dp = names["data_pack"]
     sch.compute_at(bg, oco, preserve_unit_loops=True)
     sch.compute_at(dp, oco, preserve_unit_loops=True)
     sch.parallel(sch.fuse(n, yoo, oco))  # before the GEMM's reduction is split and tensorized
     _gemm_pairs_tile(sch, bg, nv, mb)
-    _group_input_transform(sch, names, a, [8])
+    _group_input_transform(sch, names, a, [8], rowtmp)
     return True
 
 
-def _fused_float(sch, names, out, a, m, target, knobs, lanes) -> bool:
+def _fused_float(sch, names, out, a, m, target, knobs, lanes, rowtmp=True) -> bool:
     """The float Winograd with its stages fused per group of tile rows (knob ``fuse``): in
     parallel over (batch, group), each group's input transform, ``alpha^2`` GEMMs (the
     register tile of :func:`gemm_tile` over the group's tiles) and output transform run back
@@ -343,7 +346,7 @@ def _fused_float(sch, names, out, a, m, target, knobs, lanes) -> bool:
     splits = [d for d in (1, 2, 4) if oc_ext % d == 0 and (o_ext // d) % nb == 0]
     osplit = knobs.pick("osplit", splits, 1)
 
-    n, yoo, oco = _group_output(sch, out, m, g, osplit, lanes)
+    n, yoo, oco = _group_output(sch, out, m, g, osplit, lanes, rowtmp)
     # the group's GEMMs, then its input transform, computed under the group loop
     dp = names["data_pack"]
     sch.compute_at(bg, oco, preserve_unit_loops=True)
@@ -364,7 +367,7 @@ def _fused_float(sch, names, out, a, m, target, knobs, lanes) -> bool:
     for loop in wl[-3:-1]:
         sch.unroll(loop)
     sch.decompose_reduction(bg, lk)
-    _group_input_transform(sch, names, a, [lanes, lanes // 2, 4])
+    _group_input_transform(sch, names, a, [lanes, lanes // 2, 4], rowtmp)
     return True
 
 
@@ -431,7 +434,7 @@ def _batched_gemm(sch, names, a, lanes, target, knobs, tiles_first=False):
         sch.annotate(lk, KEY, PREFETCH_SLICES * c_ext * ob)
 
 
-def _output_transform(sch, out, m, lanes, tiles_first=False):
+def _output_transform(sch, out, m, lanes, tiles_first=False, rowtmp=True):
     """Stages 3 and 4: the inverse transform with the epilogue, into the output; in parallel
     over (batch, channel block, tile row), or with ``tiles_first`` over (batch, tile row,
     channel block)."""
@@ -453,7 +456,7 @@ def _output_transform(sch, out, m, lanes, tiles_first=False):
             sch.vectorize(c)
     else:
         sch.reorder(*par, xo, yi, xi)
-    _tmp_at(sch, _blocks(sch)["inverse_tmp"], xo, vector=len(loops) == 5)
+    _tmp_at(sch, _blocks(sch)["inverse_tmp"], yi if rowtmp else xo, vector=len(loops) == 5)
     sch.parallel(sch.fuse(*par))
     sch.unroll(yi)
     sch.unroll(xi)
@@ -467,7 +470,21 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
     ``osplit``; only where no padded copy is materialized, so ``padin`` 0 on a padded layer
     keeps the stages apart), else ``tiles_first``, ``vpos`` (the input transform split by
     transform rows, as the GEMM is without ``tiles_first``) and the batched GEMM's register
-    tile ``mb`` and ``nb`` (defaults from :func:`gemm_tile`)."""
+    tile ``mb`` and ``nb`` (defaults from :func:`gemm_tile`); in every form ``rowtmp``.
+
+    ``rowtmp`` (default 1): the one-sided products ``data_tmp = B^T d`` and ``inverse_tmp =
+    A^T M`` are computed one row at a time, right before the row of ``data_pack`` / of the
+    output that reads them: ``alpha`` vectors live instead of a whole tile's (``alpha^2`` for
+    the input, ``m x alpha`` for the output: 36 and 24 vectors for F(4x4), more than AVX2's
+    16 and than AVX-512's 32 registers, so LLVM kept part of them on the stack). Each row
+    reloads the input (or GEMM result) values it needs, from L1. Stack references in
+    ResNet's F(4x4) kernels: znver3 code 730 -> 488 (64@56), 688 -> 413 (128@28), 450 -> 321
+    (256@14); skylake-avx512 code 175 -> 93, 136 -> 75, 104 -> 82. Two Zen 3 cores
+    (2026-12-07), F(4x4) layers alone, best of 30-40 rounds alternated in one process: 64@56
+    0.425 -> 0.392 and 0.415 -> 0.399 ms, 128@28 0.809 -> 0.782 (a loaded machine), 256@14
+    0.566 -> 0.559; F(2x2) 512@7 0.934 -> 0.852. Whole networks within the VM's noise (best
+    of 40 alternated runs: ResNet-50 33.53 -> 33.88 ms, ResNet-18 13.23 -> 13.12): the GEMM
+    is most of each kernel (90% of the 256@14 one's samples under ``perf``)."""
     import tvm
 
     names = _blocks(sch)
@@ -504,9 +521,11 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
     dtype = str(_write_buffer(sch, names["bgemm"]).dtype)
     lanes = vector_lanes(target, tvm.DataType(dtype).bits)
 
-    if pairs and _fused_pairs(sch, names, out, a, m, target, knobs):
+    rowtmp = bool(knobs.pick("rowtmp", [0, 1], 1))
+    if pairs and _fused_pairs(sch, names, out, a, m, target, knobs, rowtmp):
         pass
-    elif not pairs and "data_pad" not in names and _fused_float(sch, names, out, a, m, target, knobs, lanes):
+    elif not pairs and "data_pad" not in names and \
+            _fused_float(sch, names, out, a, m, target, knobs, lanes, rowtmp):
         pass
     else:
         # (picked only here: the fused kernels have no stages to split)
@@ -519,9 +538,9 @@ def schedule_conv2d_winograd(sch, anchor, target, knobs=None):
         # state unchanged (25.58 / 25.60)
         vpos = knobs.pick("vpos", [0, 1] if not tiles_first else [0],
                           int(not pairs and not tiles_first))
-        _input_transform(sch, names, a, lanes, bool(vpos))
+        _input_transform(sch, names, a, lanes, bool(vpos), rowtmp)
         _batched_gemm(sch, names, a, lanes, target, knobs, bool(tiles_first))
-        _output_transform(sch, out, m, lanes, bool(tiles_first))
+        _output_transform(sch, out, m, lanes, bool(tiles_first), rowtmp)
     if "data_pad" in _blocks(sch):
         generic.parallel_vectorize(sch, _blocks(sch)["data_pad"])
     return {}
