@@ -85,6 +85,7 @@ def test_control_flow_vm(tmp_path):
 def test_train_mlp(tmp_path):
     out = run_tutorial("train_mlp.py", tmp_path)
     assert "same gradients as first_order" in out
+    assert float(value(r"largest relative difference (\S+)", out)) < 1e-6
     losses = [float(v) for v in re.findall(r"epoch \d+: mean loss (\S+)", out)]
     assert len(losses) == 3 and losses[-1] < 0.7 * losses[0]
 
