@@ -67,7 +67,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
 
     Args:
         mod: ``IRModule`` (or a ``Function``, taken as ``main``).
-        target: as for ``relay.build`` (host LLVM by default).
+        target: as for ``relay.build`` (the target in scope, else host LLVM).
         target_host: host target for device targets.
         params: ``name -> array`` bound to ``main``'s parameters.
         database: optional tuning database.

@@ -615,7 +615,8 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
     Args:
         ir_mod: ``IRModule`` with a dataflow ``main`` (or a ``Function``).
         target: ``"llvm"``, ``"llvm -mcpu=..."``, ``"cuda"``, a dict or a ``tvm.target.Target``
-            (see :mod:`relay_tvm.backend.target`); host LLVM when None.
+            (see :mod:`relay_tvm.backend.target`); when None, the target in scope
+            (``with tvm.target.Target(...):``), else host LLVM.
         target_host: host target for device targets.
         params: ``name -> array`` bound to ``main``'s parameters as constants.
         mod_name: name of the module's entry (``lib[mod_name](dev)``) and kernel-name prefix.

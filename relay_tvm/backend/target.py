@@ -308,8 +308,10 @@ def make_target(target=None, host=None):
     """A ``tvm.target.Target`` from what a user gives.
 
     Args:
-        target: ``None`` (host LLVM), a string (command-line form or JSON kind), a dict, or a
-            ``tvm.target.Target``. ``{"kind": ..., "host": ...}`` dicts are accepted too.
+        target: ``None`` (the target in scope, ``with tvm.target.Target(...):``, as 0.19's
+            ``Target.target_or_current``; host LLVM where none is), a string (command-line
+            form or JSON kind), a dict, or a ``tvm.target.Target``. ``{"kind": ..., "host":
+            ...}`` dicts are accepted too.
         host: optional host target for device targets (same forms).
 
     Returns:
@@ -321,6 +323,8 @@ def make_target(target=None, host=None):
     """
     import tvm
 
+    if target is None:
+        target = tvm.target.Target.current(allow_none=True)
     if isinstance(target, tvm.target.Target):
         tgt = target
         for t in (tgt, tgt.host):  # TVM makes one of an unknown triple; building it crashed

@@ -431,6 +431,34 @@ def test_plain_llvm_uses_host_cpu():
     assert t4.kind.name == "llvm"
 
 
+def test_no_target_takes_the_one_in_scope():
+    """``target=None`` is the target of an enclosing ``with tvm.target.Target(...)`` (0.19's
+    ``Target.target_or_current``), for ``relay.build`` and ``relay.vm.compile``: haswell code
+    (AVX2, no AVX-512 register) on any x86 host; the host's CPU where no target is in scope.
+    (It used to build for the host inside the scope too.)"""
+    import tvm
+
+    x = relay.var("x", shape=(64,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x) * x))
+    assert make_target(None).attrs["mcpu"] == host_cpu()[0]
+    with tvm.target.Target("llvm -mcpu=haswell"):
+        assert make_target(None).attrs["mcpu"] == "haswell"
+        lib = relay.build(mod)
+        exe = relay.vm.compile(mod)
+    assert lib.target.attrs["mcpu"] == "haswell"
+    asm = lib.get_source("asm")
+    assert "%ymm" in asm and "%zmm" not in asm
+    assert "haswell" in str(exe.target)
+    xv = np.linspace(-2, 2, 64).astype("float32")
+    ref = np.exp(xv) * xv
+    gm = GraphModule(lib["default"](tvm.cpu()))
+    gm.set_input("x", xv)
+    gm.run()
+    np.testing.assert_allclose(gm.get_output(0).numpy(), ref, rtol=1e-6)
+    vm = relay.vm.VirtualMachine(exe, tvm.cpu())
+    np.testing.assert_allclose(vm.invoke("main", xv).numpy(), ref, rtol=1e-6)
+
+
 def test_aarch64_target_gets_neon():
     t = make_target("llvm -mtriple=aarch64-linux-gnu")
     assert list(t.attrs["mattr"]) == ["+neon"]
