@@ -468,6 +468,10 @@ def cmd_tune(args):
     finally:
         if prev_handler is not None:
             signal.signal(signal.SIGINT, prev_handler)
+    if not len(db):  # --trials 0, or a model with nothing to tune: no build to suggest
+        print(f"tuned in {time.perf_counter() - t0:.0f} s: no records in {args.work_dir} "
+              f"(nothing was measured): --tuning-db with it would build the untuned schedules")
+        return 0
     print(f"tuned in {time.perf_counter() - t0:.0f} s: {len(db)} records in {args.work_dir}; "
           f"build with: relay-tvm compile ... --target '{args.target}' --opt-level "
           f"{args.opt_level} --tuning-db {args.work_dir}")

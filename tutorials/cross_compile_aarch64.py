@@ -10,7 +10,13 @@ copied over. This page
    vector fused multiply-add ``fmla v..4s`` (four float32 lanes);
 3. links the library with the cross compiler ``aarch64-linux-gnu-g++`` when it is installed
    (Debian/Ubuntu: ``apt-get install g++-aarch64-linux-gnu``) and checks that the file is an
-   AArch64 ELF shared object; without it, says what to install.
+   AArch64 ELF shared object; without it, says what to install;
+4. runs the library under qemu-user when ``tools/setup_aarch64_qemu.sh`` has made its arm64
+   Python (``relay_tvm.testing.aarch64.run_exported``) and compares the outputs with the same
+   network built for this machine; otherwise says what is missing.
+
+The network is MobileNet without its final softmax: with ``relay.testing``'s random weights the
+softmax gives every class 0.001, which any build would match; the logits show a real error.
 
 On the board the library needs TVM's runtime only (``pip install apache-tvm numpy``, see the
 README): copy it with ``relay_tvm/runtime/deploy.py`` (one self-contained file) and run
@@ -22,7 +28,8 @@ here), which is how ``relay-tvm tune`` measures remote devices.
 
 Run: ``python tutorials/cross_compile_aarch64.py`` (MobileNet at 224×224; ``--small`` /
 ``RELAY_TVM_TUTORIAL_SMALL=1``: 32×32). What you should see: the target, the number of NEON
-``fmla`` instructions, and either ``ELF machine: AArch64`` or how to get the cross compiler.
+``fmla`` instructions, ``ELF machine: AArch64`` or how to get the cross compiler, and ``AArch64
+(qemu) vs this machine: max error ...`` (about 1e-6 relative) or what the qemu run needs.
 """
 
 import os
@@ -31,8 +38,12 @@ import shutil
 import sys
 import tempfile
 
+import numpy as np
+import tvm
+
 import relay_tvm as relay
 from relay_tvm.backend.target import make_target
+from relay_tvm.testing import aarch64
 
 SMALL = "--small" in sys.argv or os.environ.get("RELAY_TVM_TUTORIAL_SMALL") == "1"
 SIZE = 32 if SMALL else 224
@@ -47,6 +58,8 @@ print(f"target {TARGET!r} ->\n  {make_target(TARGET)}")
 # ---- 2. Compile and look at the code ---------------------------------------------------------
 # ``relay.testing`` builds the standard networks with random weights, as tvm.relay.testing did.
 mod, params = relay.testing.mobilenet.get_workload(batch_size=1, image_shape=(3, SIZE, SIZE))
+main = mod["main"]  # its body is softmax(logits): keep the logits (see the top of the page)
+mod = relay.IRModule.from_expr(relay.Function(main.params, main.body.args[0]))
 with relay.transform.PassContext(opt_level=3):
     lib = relay.build(mod, target=TARGET, params=params)
 asm = lib.get_source("asm")  # the kernels' AArch64 assembly, as text
@@ -72,3 +85,23 @@ else:
     print(f"wrote {path} ({os.path.getsize(path) / 2**20:.1f} MiB)")
     print("ELF machine: AArch64 (183); copy it and relay_tvm/runtime/deploy.py to the board "
           "and run: python deploy.py " + os.path.basename(path) + " inputs.npz outputs.npz")
+
+# ---- 4. Run it under qemu-user and check the values -----------------------------------------
+# qemu-aarch64 runs an arm64 Python (with TVM's runtime) on this machine; run_exported calls
+# deploy.py there with the inputs in an .npz file, as on a board.
+x = np.random.default_rng(0).standard_normal((1, 3, SIZE, SIZE)).astype("float32")
+reason = aarch64.unavailable_reason()
+if reason:
+    print(f"not run under qemu: {reason}")
+else:
+    (arm,) = aarch64.run_exported(path, {"data": x})
+    with relay.transform.PassContext(opt_level=3):
+        host = relay.build(mod, target="llvm", params=params)
+    gm = relay.runtime.GraphModule(host["default"](tvm.cpu(0)))
+    gm.set_input("data", x)
+    gm.run()
+    ref = gm.get_output(0).numpy()
+    err = float(np.abs(arm - ref).max() / np.abs(ref).max())
+    print(f"AArch64 (qemu) vs this machine: max error {err:.1e} (relative to max |logit|), "
+          f"output shape {arm.shape}")
+    assert arm.shape == ref.shape and err < 1e-4, err

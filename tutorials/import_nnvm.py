@@ -81,7 +81,8 @@ params = {
 params_path = os.path.join(workdir, "net.params")
 with open(params_path, "wb") as f:
     f.write(relay.save_param_dict(params))
-print(f"wrote {graph_path} ({len(nodes)} nodes) and {params_path}")
+print(f"wrote {graph_path} ({len(nodes)} nodes) and {params_path} (a temporary folder, "
+      f"removed when this script ends)")
 
 # ---- 2. Import and compile -----------------------------------------------------------------------
 # ``from_nnvm`` takes the JSON (a path, the text, or an object with ``json()``) and the parameters

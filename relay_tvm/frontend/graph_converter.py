@@ -100,18 +100,10 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
     try:
         heads = _convert_nodes(graph, table, converters, frontend, options or {}, params)
     except ConversionError as e:
-        if "could not infer the type" in str(e) and _shapeless_hint(inputs):
-            raise ConversionError(f"{e}\n{_shapeless_hint(inputs)}") from e
-        if "but the graph needs" in str(e) and shape:
-            # the needed shape follows from the inputs' shapes: a wrong input shape (a missing
-            # batch axis) shows up as a weight "of the wrong shape"; so do another model's
-            # weights (the hint blamed the input shape alone; fresh-user trial)
-            given = {k: tuple(v) for k, v in shape.items()}
-            raise ConversionError(
-                f"{e}\nhint: the shape the graph needs follows from the input shape(s) "
-                f"given, shape={given}: either an input shape is wrong (e.g. a missing batch "
-                f"axis: (N, C, H, W) for NCHW layers) or the weights are not this graph's "
-                f"(another model's .params)") from e
+        hint = _conversion_hint(e, inputs, shape) or \
+            _param_dtype_hint(e, params, var_names, shape, dtype, frontend)
+        if hint:
+            raise ConversionError(f"{e}\n{hint}") from e
         raise
     body = heads[0] if len(heads) == 1 else Tuple(heads)
     kept, inputs, used = _keep_used(body, graph, table, inputs, used, missing, frontend,
@@ -128,7 +120,8 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
         # a too-small input (conv output height 0) named the weights, whose shapes the
         # operators infer, and "missing parameters" (new-user trial)
         unknown = "cannot infer" in str(e)
-        hint = _shapeless_hint(inputs) if unknown else ""
+        hint = _shapeless_hint(inputs) if unknown else \
+            _param_dtype_hint(e, params, var_names, shape, dtype, frontend)
         # an operator refusing a dtype is no shape problem (int32 data into an operator of
         # float tensors said "a parameter shape may not match": fresh-user trial)
         cause = ("an input's or parameter's dtype may not be one the graph's operators take"
@@ -139,6 +132,38 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
             f"the converted {frontend} graph does not type-check ({cause}): {e}"
             + (f"\n{hint}" if hint else "")) from e
     return mod, used
+
+
+def _conversion_hint(err, inputs, shape) -> str:
+    """What likely caused a converter's error about types or shapes, or "": inputs without a
+    shape, or a weight of another shape than the graph needs."""
+    if "could not infer the type" in str(err) and _shapeless_hint(inputs):
+        return _shapeless_hint(inputs)
+    if "but the graph needs" in str(err) and shape:
+        # the needed shape follows from the inputs' shapes: a wrong input shape (a missing
+        # batch axis) shows up as a weight "of the wrong shape"; so do another model's
+        # weights (the hint blamed the input shape alone; fresh-user trial)
+        given = {k: tuple(v) for k, v in shape.items()}
+        return (f"hint: the shape the graph needs follows from the input shape(s) given, "
+                f"shape={given}: either an input shape is wrong (e.g. a missing batch axis: "
+                f"(N, C, H, W) for NCHW layers) or the weights are not this graph's (another "
+                f"model's .params)")
+    return ""
+
+
+def _param_dtype_hint(err, params, var_names, shape, dtype, frontend) -> str:
+    """For an operator's dtype mismatch: the parameters whose arrays are not of the dtype the
+    graph's inputs default to (a float64 weight, NumPy's default, surfaced as "data dtype
+    float32 and weight dtype float64 differ" naming no parameter: fresh-user trial), or ""."""
+    odd = {n: str(params[n].dtype) for n in var_names if n in params and n not in shape
+           and str(params[n].dtype) != _dtype_of(dtype, n)}
+    if " dtype " not in str(err) or not odd:
+        return ""
+    listed = ", ".join(f"{n!r} is {d}" for n, d in list(odd.items())[:4])
+    return (f"hint: parameter(s) of another dtype than the graph's "
+            f"({_dtype_of(dtype, next(iter(odd)))}): {listed}{', ...' if len(odd) > 4 else ''}; "
+            f"{frontend}'s bind casts them, relay_tvm does not cast silently: pass arrays of "
+            f"the graph's dtype (arr.astype(...))")
 
 
 def _no_such_input(what, unknown, var_names, params) -> str:

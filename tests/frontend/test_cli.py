@@ -462,6 +462,9 @@ def test_warnings_print_as_messages(exported):
     assert r.returncode == 0, r.stderr
     assert "relay-tvm: warning: tune_relay: a budget of 0 trials" in r.stderr
     assert "UserWarning" not in r.stderr and ".py:" not in r.stderr
+    # nothing measured: no "build with --tuning-db" suggestion (fresh-user trial)
+    assert "no records in w (nothing was measured)" in r.stdout
+    assert "build with" not in r.stdout
 
 
 @pytest.mark.slow

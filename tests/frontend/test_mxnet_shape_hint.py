@@ -25,6 +25,31 @@ def test_missing_batch_axis_points_at_the_input_shape():
         relay.frontend.from_mxnet(y, shape={"data": (3, 16, 16)}, arg_params=params)
 
 
+def test_float64_weight_is_named_in_the_dtype_error():
+    """A weight passed as float64 (NumPy's default) to a float32 graph: MXNet's bind casts it,
+    relay_tvm refuses, and the error names the parameter and its dtype (it named only the
+    operator's operands; fresh-user trial). The float32 weights import and run as MXNet."""
+    d = mx.sym.var("data")
+    y = mx.sym.Convolution(d, num_filter=4, kernel=(3, 3), name="conv0")
+    y = mx.sym.Activation(mx.sym.Convolution(y, num_filter=2, kernel=(1, 1), name="conv1"),
+                          act_type="relu")
+    args, _, _ = y.infer_shape(data=(1, 3, 8, 8))
+    rng = np.random.default_rng(3)
+    params = {n: rng.standard_normal(s).astype("float32")
+              for n, s in zip(y.list_arguments(), args) if n != "data"}
+    xv = rng.standard_normal((1, 3, 8, 8)).astype("float32")
+    mod, bound = relay.frontend.from_mxnet(y, shape={"data": xv.shape}, arg_params=params)
+    got = relay.create_executor("debug", mod, params=bound).evaluate()(xv).numpy()
+    exe = y.bind(mx.cpu(), {"data": mx.nd.array(xv),
+                            **{k: mx.nd.array(v) for k, v in params.items()}})
+    np.testing.assert_allclose(got, exe.forward()[0].asnumpy(), rtol=1e-5, atol=1e-5)
+    bad = {**params, "conv1_weight": params["conv1_weight"].astype("float64")}
+    with pytest.raises(relay.errors.ConversionError,
+                       match=r"(?s)float64.*hint: parameter\(s\) of another dtype than the "
+                             r"graph's \(float32\): 'conv1_weight' is float64;.*does not cast"):
+        relay.frontend.from_mxnet(y, shape={"data": xv.shape}, arg_params=bad)
+
+
 @pytest.mark.parametrize("name", ["resnet18_v1", "mobilenet1.0"])
 def test_dynamic_batch_imports_and_runs_on_the_vm(name):
     """``shape={"data": (relay.Any(), 3, H, W)}`` (0.19 passed it on to ``relay.var``): the

@@ -108,6 +108,12 @@ def test_cross_compile_aarch64(tmp_path):
         assert list(tmp_path.glob("relay_tvm_arm_*/mobilenet_aarch64.so"))
     else:
         assert "apt-get install g++-aarch64-linux-gnu" in out
+    from relay_tvm.testing.aarch64 import unavailable_reason
+
+    if unavailable_reason() is None:  # run under qemu, against the build for this machine
+        assert float(value(r"AArch64 \(qemu\) vs this machine: max error (\S+)", out)) < 1e-4
+    else:
+        assert "not run under qemu: " in out
 
 
 def test_cross_compile_aarch64_without_cross_compiler(tmp_path):
@@ -118,6 +124,7 @@ def test_cross_compile_aarch64_without_cross_compiler(tmp_path):
     out = run_tutorial("cross_compile_aarch64.py", tmp_path, env={"PATH": str(bindir)})
     assert "aarch64-linux-gnu-g++ is not installed" in out
     assert "apt-get install g++-aarch64-linux-gnu" in out
+    assert "not run under qemu: no AArch64 cross compiler" in out
     assert not list(tmp_path.glob("relay_tvm_arm_*/*.so"))
 
 

@@ -220,7 +220,7 @@ def _group_output(sch, out, m, g, osplit, lanes, rowtmp=True):
 def _group_input_transform(sch, names, a, widths, rowtmp=True):
     """A fused kernel's input transform of one group (computed under the group loop): tiles x
     channel vectors (the first of ``widths`` dividing the input's channel block), ``(a, b)``
-    unrolled, the one-sided product per tile and vector."""
+    unrolled, the one-sided product per transform row (``rowtmp``) or per tile and vector."""
     dp = names["data_pack"]
     la, lb, lp, lc = sch.get_loops(dp)[-4:]
     blocked_in = a.data_layout != "NCHW"
