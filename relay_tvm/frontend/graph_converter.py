@@ -156,14 +156,16 @@ def _param_dtype_hint(err, params, var_names, shape, dtype, frontend) -> str:
     graph's inputs default to (a float64 weight, NumPy's default, surfaced as "data dtype
     float32 and weight dtype float64 differ" naming no parameter: fresh-user trial), or ""."""
     odd = {n: str(params[n].dtype) for n in var_names if n in params and n not in shape
+           and str(params[n].dtype).startswith("float")  # (a quantized model's int8 are not)
            and str(params[n].dtype) != _dtype_of(dtype, n)}
     if " dtype " not in str(err) or not odd:
         return ""
     listed = ", ".join(f"{n!r} is {d}" for n, d in list(odd.items())[:4])
+    cast = "MXNet's bind casts them, " if frontend == "MXNet" else ""
     return (f"hint: parameter(s) of another dtype than the graph's "
             f"({_dtype_of(dtype, next(iter(odd)))}): {listed}{', ...' if len(odd) > 4 else ''}; "
-            f"{frontend}'s bind casts them, relay_tvm does not cast silently: pass arrays of "
-            f"the graph's dtype (arr.astype(...))")
+            f"{cast}relay_tvm does not cast silently: pass arrays of the graph's dtype "
+            f"(arr.astype(...))")
 
 
 def _no_such_input(what, unknown, var_names, params) -> str:
