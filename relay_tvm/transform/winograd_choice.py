@@ -214,11 +214,9 @@ def eligible(orig, new, need_constant=True) -> bool:
 
 def current_target():
     """The current ``tvm.target.Target`` (the host's LLVM target when none is set)."""
-    import tvm
-
     from ..backend.target import make_target
 
-    return tvm.target.Target.current(allow_none=True) or make_target(None)
+    return make_target(None)  # the target in scope, else the host's
 
 
 def target_features():
