@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from .errors import RelayError, TuningError, close_names, did_you_mean
+from .errors import BuildError, RelayError, TuningError, close_names, did_you_mean
 from .testing.gluon import zoo_image_size
 
 
@@ -682,11 +682,119 @@ def _check_input_files(items) -> None:
                            f"{'' if sep else _INPUT_FORMS}")
 
 
+def _check_library_file(module) -> None:
+    from .backend.library_file import looks_like_library
+
+    if not os.path.isfile(module):
+        raise CLIError(f"{module}: no such file (expected a library written by "
+                       f"`relay-tvm compile`)")
+    if not looks_like_library(module):
+        raise CLIError(f"{module}: not a relay_tvm library (expected the .so written "
+                       f"by `relay-tvm compile MODEL -o NET.so`; inputs go in --input "
+                       f"NAME=FILE.npy)")
+
+
+def _prepare_output_dir(path) -> None:
+    """Create ``--output-dir`` before the run (not after it)."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise CLIError(f"--output-dir {path!r}: cannot create the directory "
+                       f"({e.strerror or e})") from None
+    if not os.access(path, os.W_OK):
+        raise CLIError(f"--output-dir {path!r}: the directory is not writable")
+
+
+def _save_outputs(outs, out_dir) -> None:
+    for i, o in enumerate(outs):
+        path = os.path.join(out_dir, f"output_{i}.npy")
+        np.save(path, o)
+        print(f"output {i}: shape {o.shape} {o.dtype} -> {path}")
+
+
+class _QemuInputs:
+    """The input names and types of an AArch64 library, read under qemu (what
+    :func:`_load_inputs` asks a loaded module for)."""
+
+    def __init__(self, info):
+        self._names = list(info["input_names"])
+        self._types = {k: (tuple(shape), dtype) for k, (shape, dtype)
+                       in info["input_types"].items()}
+
+    def get_input_info(self):
+        return ({k: t[0] for k, t in self._types.items()},
+                {k: t[1] for k, t in self._types.items()})
+
+    def unset_inputs(self):
+        return list(self._names)
+
+
+def _suggest_qemu(module) -> None:
+    """An AArch64 library given to a native run on another architecture: say that ``--qemu``
+    runs it here (before the loader's generic "compiled for aarch64" refusal)."""
+    from .backend.isa import host_isa
+    from .backend.library_file import library_arch
+
+    host = host_isa()[0]
+    if library_arch(module) == "aarch64" and host != "aarch64":
+        raise CLIError(f"{module} was compiled for aarch64 and this machine is {host}: run it "
+                       f"on an AArch64 machine, or here under emulation with --qemu (outputs "
+                       f"only, no latency; needs the arm64 Python of "
+                       f"tools/setup_aarch64_qemu.sh)")
+
+
+def _run_under_qemu(args):
+    """``relay-tvm run --qemu``: an AArch64 graph library on this machine, in the arm64 Python
+    of tools/setup_aarch64_qemu.sh under qemu-aarch64 (relay_tvm.testing.aarch64). Outputs are
+    written as by a native run; the latency is not reported (it would be the emulator's)."""
+    from .backend.library_file import library_arch
+    from .testing import aarch64
+
+    if args.device != "cpu":
+        raise CLIError(f"--qemu --device {args.device}: qemu-aarch64 emulates the CPU only; "
+                       f"drop --device")
+    _check_input_files(args.input)
+    _check_library_file(args.module)
+    arch = library_arch(args.module)
+    if arch != "aarch64":
+        raise CLIError(f"--qemu: {args.module} was compiled for "
+                       f"{arch or 'no ELF architecture'}, not aarch64; --qemu runs libraries "
+                       f"compiled with --target 'llvm -mtriple=aarch64-linux-gnu' (run this "
+                       f"one without --qemu)")
+    reason = aarch64.unavailable_reason(need_cross_compiler=False)
+    if reason:
+        raise CLIError(f"--qemu: cannot run AArch64 code on this machine: {reason}")
+    bar = _progress(2, "load")
+    with _step(bar, f"load {args.module} under qemu-aarch64"):
+        try:
+            inputs = _QemuInputs(aarch64.describe_exported(args.module))
+        except BuildError as e:
+            if "is a relay_tvm VM executable" not in str(e):
+                raise
+            raise CLIError(f"--qemu: {args.module} is a VM executable (relay-tvm compile "
+                           f"--executor vm); --qemu runs graph libraries (compile without "
+                           f"--executor vm). A VM executable needs relay_tvm on the AArch64 "
+                           f"machine (relay.vm.load_executable there)") from None
+    values = _load_inputs(args.input, inputs, args.fill_random)
+    _prepare_output_dir(args.output_dir)
+    with _step(bar, "run under qemu-aarch64"):
+        outs = aarch64.run_exported(args.module, values)
+    if bar is not None:
+        bar.close()
+    _save_outputs(outs, args.output_dir)
+    print("latency: not measured (qemu-aarch64 emulates the CPU; time the library on an "
+          "AArch64 machine: `relay-tvm run` there, or relay_tvm/runtime/deploy.py with "
+          "--repeat N where only TVM's runtime is installed)")
+    return 0
+
+
 def cmd_run(args):
     import tvm
 
     from .runtime.library import load_compiled
 
+    if args.qemu:
+        return _run_under_qemu(args)
     _check_input_files(args.input)
     bar = _progress(3, "load")
     with _step(bar, f"load {args.module}"):
@@ -694,15 +802,8 @@ def cmd_run(args):
         if not dev.exist:
             raise CLIError(f"--device {args.device}: this machine has no {args.device} device "
                            f"(or TVM's {args.device} runtime is missing)")
-        from .backend.library_file import looks_like_library
-
-        if not os.path.isfile(args.module):
-            raise CLIError(f"{args.module}: no such file (expected a library written by "
-                           f"`relay-tvm compile`)")
-        if not looks_like_library(args.module):
-            raise CLIError(f"{args.module}: not a relay_tvm library (expected the .so written "
-                           f"by `relay-tvm compile MODEL -o NET.so`; inputs go in --input "
-                           f"NAME=FILE.npy)")
+        _check_library_file(args.module)
+        _suggest_qemu(args.module)
         # a graph library (relay.build, `relay-tvm compile`) or a VM executable
         # (relay.vm.compile, `relay-tvm compile --executor vm`): both export to one .so
         kind, loaded = load_compiled(args.module, "run")
@@ -713,13 +814,7 @@ def cmd_run(args):
     print(f"[relay-tvm] {args.module}: "
           f"{'VM executable' if kind == 'vm' else 'graph-executor library'}", file=sys.stderr)
     values = _load_inputs(args.input, gm, args.fill_random)
-    try:  # before the run and the benchmark, not after them
-        os.makedirs(args.output_dir, exist_ok=True)
-    except OSError as e:
-        raise CLIError(f"--output-dir {args.output_dir!r}: cannot create the directory "
-                       f"({e.strerror or e})") from None
-    if not os.access(args.output_dir, os.W_OK):
-        raise CLIError(f"--output-dir {args.output_dir!r}: the directory is not writable")
+    _prepare_output_dir(args.output_dir)  # before the run and the benchmark, not after them
     with _step(bar, "run"):
         gm.set_input(**values)
         gm.run()
@@ -728,10 +823,7 @@ def cmd_run(args):
         res = gm.benchmark(repeat=args.repeat, number=1)
     if bar is not None:
         bar.close()
-    for i, o in enumerate(outs):
-        path = os.path.join(args.output_dir, f"output_{i}.npy")
-        np.save(path, o)
-        print(f"output {i}: shape {o.shape} {o.dtype} -> {path}")
+    _save_outputs(outs, args.output_dir)
     print(f"latency: mean {res.mean * 1e3:.3f} ms, median {res.median * 1e3:.3f} ms "
           f"({_count(args.repeat, 'run')}, {_count(gm.num_threads, 'thread')})")
     _warn_if_busy()
@@ -999,6 +1091,10 @@ def build_parser():
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                    help="device to run on (default cpu; cuda needs a library compiled with "
                         "--target cuda)")
+    p.add_argument("--qemu", action="store_true",
+                   help="run an AArch64 library (--target 'llvm -mtriple=aarch64-linux-gnu') "
+                        "on this machine under qemu-aarch64, in the arm64 Python that "
+                        "tools/setup_aarch64_qemu.sh prepares: outputs only, no latency")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("show", help="print the Relay text of an imported model, draw it "
                        "(--graph) or count what it costs (--stats)")

@@ -88,7 +88,8 @@ else:
 
 # ---- 4. Run it under qemu-user and check the values -----------------------------------------
 # qemu-aarch64 runs an arm64 Python (with TVM's runtime) on this machine; run_exported calls
-# deploy.py there with the inputs in an .npz file, as on a board.
+# deploy.py there with the inputs in an .npz file, as on a board. The command-line equivalent:
+# `relay-tvm run mobilenet_aarch64.so --qemu -i data=x.npy` (outputs written as .npy).
 x = np.random.default_rng(0).standard_normal((1, 3, SIZE, SIZE)).astype("float32")
 reason = aarch64.unavailable_reason()
 if reason:

@@ -97,6 +97,25 @@ def check_shared_library(path: str, who: str) -> None:
 _ELF_MACHINES = {3: "i386", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv"}
 
 
+def _elf_arch(head: bytes) -> str | None:
+    """The architecture (:func:`relay_tvm.backend.isa.host_isa`'s names: ``"x86_64"``,
+    ``"aarch64"``, ...) of the ELF file whose first 20 bytes are ``head``; None if not ELF."""
+    import struct
+
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return None
+    machine = struct.unpack_from("<H" if head[5] == 1 else ">H", head, 18)[0]
+    return _ELF_MACHINES.get(machine, f"ELF machine {machine}")
+
+
+def library_arch(path: str) -> str | None:
+    """The architecture an exported ELF library was compiled for (``"aarch64"`` for a
+    ``llvm -mtriple=aarch64-linux-gnu`` build), read from its ELF header without loading it;
+    None for other files (a ``.tar`` of objects, Mach-O, PE)."""
+    with open(path, "rb") as f:
+        return _elf_arch(f.read(20))
+
+
 def _check_archive_machine(path: str, who: str) -> None:
     """Refuse a ``.tar`` of object files (``export_library("x.tar")``) compiled for another
     architecture: loading links them with this machine's compiler, which failed with a page of
@@ -105,7 +124,6 @@ def _check_archive_machine(path: str, who: str) -> None:
     Raises:
         BuildError: an object file's ELF machine is not this machine's architecture.
     """
-    import struct
     import tarfile
 
     from .isa import check_isa, host_isa
@@ -117,12 +135,10 @@ def _check_archive_machine(path: str, who: str) -> None:
             for member in tar:
                 if not (member.isfile() and member.name.endswith(".o")):
                     continue
-                head = tar.extractfile(member).read(20)
-                if len(head) < 20 or head[:4] != b"\x7fELF":
+                arch = _elf_arch(tar.extractfile(member).read(20))
+                if arch is None:
                     continue
-                machine = struct.unpack_from("<H" if head[5] == 1 else ">H", head, 18)[0]
                 if host_isa()[0] in _ELF_MACHINES.values():  # an architecture it can name
-                    arch = _ELF_MACHINES.get(machine, f"ELF machine {machine}")
                     check_isa({"arch": arch}, who, f"{path!r} (its {member.name})")
                 return
     except (OSError, tarfile.TarError):
@@ -213,4 +229,4 @@ def read_isa(path: str, length: int) -> dict | None:
 
 
 __all__ = ["seal_library", "check_shared_library", "read_isa", "looks_like_library",
-           "check_export_path", "is_archive"]
+           "library_arch", "check_export_path", "is_archive"]

@@ -15,6 +15,7 @@ Command line::
 
     python deploy.py LIB.so INPUTS.npz OUTPUTS.npz [--repeat N]
     python deploy.py --batch JOBS.json
+    python deploy.py --describe LIB.so INPUTS.json
 
 
 reads the inputs by name from ``INPUTS.npz`` (``numpy.savez``), runs ``main`` on the CPU and writes
@@ -23,6 +24,9 @@ of N more runs in milliseconds. ``--batch`` runs several libraries in one proces
 the slow part under an emulator): ``JOBS.json`` is a list of ``[LIB, INPUTS, OUTPUTS]``. Errors (a missing input, a wrong shape or dtype) exit with status 2
 and a message naming the input, the expected and the given shape and dtype; a file that is
 not a graph library (a VM executable, say) exits with status 2 and one line saying what it is.
+``--describe`` writes the library's inputs to ``INPUTS.json`` without running it:
+``{"input_names": [user inputs, in order], "input_types": {name: [shape, dtype]}}`` (every graph
+input, bound parameters included), what ``relay-tvm run --qemu`` checks given inputs against.
 """
 
 import json
@@ -146,6 +150,17 @@ def main(argv=None):
     import numpy as np
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) == 3 and argv[0] == "--describe":
+        try:
+            graph = ExportedGraph(argv[1])
+        except DeployError as e:
+            print(f"deploy: {argv[1]}: {e}", file=sys.stderr)
+            return 2
+        with open(argv[2], "w") as f:
+            json.dump({"input_names": graph.input_names,
+                       "input_types": {k: [list(shape), dtype] for k, (shape, dtype)
+                                       in graph.input_types.items()}}, f)
+        return 0
     if len(argv) == 2 and argv[0] == "--batch":
         with open(argv[1]) as f:
             jobs = json.load(f)
@@ -160,7 +175,8 @@ def main(argv=None):
         repeat = int(argv[i + 1])
         del argv[i:i + 2]
     if len(argv) != 3:
-        print("usage: python deploy.py LIB.so INPUTS.npz OUTPUTS.npz [--repeat N]", file=sys.stderr)
+        print("usage: python deploy.py LIB.so INPUTS.npz OUTPUTS.npz [--repeat N] | --batch "
+              "JOBS.json | --describe LIB.so INPUTS.json", file=sys.stderr)
         return 2
     lib, inp, out = argv
     with np.load(inp) as f:

@@ -70,6 +70,47 @@ def _deploy_script():
     return os.path.abspath(deploy.__file__)
 
 
+def _run_deploy(root, argv, timeout, who, what):
+    """``relay_tvm/runtime/deploy.py ARGV`` in the arm64 Python under qemu.
+
+    Raises:
+        BuildError: it did not finish in ``timeout`` seconds, or failed (its message included).
+    """
+    cmd = _command(root) + [_deploy_script()] + list(argv)
+    try:
+        proc = subprocess.run(cmd, env=_environment(root), capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise BuildError(f"{who}: qemu-aarch64 did not finish {what} in {timeout} s") from e
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout)[-3000:]
+        raise BuildError(f"{who}: the arm64 loader failed (exit {proc.returncode}) "
+                         f"under qemu-aarch64:\n{tail}")
+
+
+def describe_exported(lib_path, root=None, timeout=600):
+    """The inputs of an exported AArch64 graph library, read by loading it under qemu (without
+    running it): ``{"input_names": [user inputs in order], "input_types": {name: [shape list,
+    dtype str]}}``, every graph input in ``input_types`` (bound parameters too).
+
+    Raises:
+        BuildError: the environment is missing, the file is not a relay_tvm graph library (a VM
+            executable, say: the loader's one-line reason is included), or the timeout passed.
+    """
+    root = root or default_dir()
+    reason = unavailable_reason(root, need_cross_compiler=False)
+    if reason:
+        raise BuildError(f"cannot run AArch64 code here: {reason}")
+    if not os.path.isfile(lib_path):
+        raise BuildError(f"describe_exported: no such library {lib_path!r}")
+    with tempfile.TemporaryDirectory(prefix="relay_tvm_aarch64_") as tmp:
+        out = os.path.join(tmp, "inputs.json")
+        _run_deploy(root, ["--describe", os.path.abspath(lib_path), out], timeout,
+                    "describe_exported", "loading the library")
+        with open(out) as f:
+            return json.load(f)
+
+
 def run_exported_many(jobs, root=None, timeout=600):
     """Run several exported AArch64 libraries in one arm64 Python process under qemu.
 
@@ -103,17 +144,8 @@ def run_exported_many(jobs, root=None, timeout=600):
         jobs_file = os.path.join(tmp, "jobs.json")
         with open(jobs_file, "w") as f:
             json.dump(spec, f)
-        cmd = _command(root) + [_deploy_script(), "--batch", jobs_file]
-        try:
-            proc = subprocess.run(cmd, env=_environment(root), capture_output=True, text=True,
-                                  timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            raise BuildError(f"run_exported: qemu-aarch64 did not finish {len(spec)} libraries "
-                             f"in {timeout} s") from e
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout)[-3000:]
-            raise BuildError(f"run_exported: the arm64 loader failed (exit {proc.returncode}) "
-                             f"under qemu-aarch64:\n{tail}")
+        _run_deploy(root, ["--batch", jobs_file], timeout, "run_exported",
+                    f"{len(spec)} libraries")
         results = []
         for _, _, out in spec:
             with np.load(out) as f:

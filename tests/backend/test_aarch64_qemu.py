@@ -192,3 +192,88 @@ def test_unavailable_environment_is_reported(tmp_path):
     assert "setup_aarch64_qemu.sh" in reason
     with pytest.raises(relay.BuildError, match="cannot run AArch64 code here"):
         aarch64.run_exported(str(tmp_path / "none.so"), {}, root=str(tmp_path))
+
+
+def _conv_model():
+    params_vars, body = OPS["conv3x3_pad1"]()
+    x, w, b = params_vars
+    mod = relay.IRModule.from_expr(relay.Function([x, w, b], body))
+    params = {"w": rand((32, 16, 3, 3)), "b": rand((32,))}
+    return mod, params
+
+
+@needs_qemu
+def test_cli_run_qemu_writes_the_outputs_of_the_x86_build(tmp_path, capsys):
+    """`relay-tvm run NET.so --qemu`: an AArch64 library run on this machine from the command
+    line (before, only relay_tvm.testing.aarch64 could; fresh-user trial)."""
+    from relay_tvm.cli import main
+
+    mod, params = _conv_model()
+    lib = aarch64.build_and_export(mod, tmp_path / "conv_arm.so", params=params)
+    x = rand((1, 16, 14, 14))
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", lib, "--qemu", "-i", f"x={tmp_path / 'x.npy'}",
+                 "-o", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "latency: not measured (qemu-aarch64 emulates the CPU" in printed
+    (x86,) = _x86(mod, params, {"x": x})
+    _close(np.load(tmp_path / "out" / "output_0.npy"), x86, "CLI --qemu vs x86")
+    # inputs are checked against the library's, read under qemu, before it runs
+    np.save(tmp_path / "bad.npy", x[:, :8])
+    assert main(["run", lib, "--qemu", "-i", f"x={tmp_path / 'bad.npy'}"]) == 2
+    assert ("the model's input 'x' has shape (1, 16, 14, 14), but the file holds an array of "
+            "shape (1, 8, 14, 14)") in capsys.readouterr().err
+
+
+@needs_qemu
+def test_cli_run_qemu_says_a_vm_executable_is_not_a_graph_library(tmp_path, capsys):
+    from relay_tvm.cli import main
+
+    x = relay.var("x", shape=(2, 3))
+    exe = relay.vm.compile(relay.IRModule.from_expr(relay.Function([x], relay.abs(x))),
+                           target=aarch64.AARCH64_TARGET)
+    exe.export_library(str(tmp_path / "abs_vm.so"))
+    assert main(["run", str(tmp_path / "abs_vm.so"), "--qemu", "--fill-random"]) == 2
+    assert (f"--qemu: {tmp_path / 'abs_vm.so'} is a VM executable (relay-tvm compile "
+            f"--executor vm); --qemu runs graph libraries") in capsys.readouterr().err
+
+
+def test_cli_run_of_an_aarch64_library_names_qemu(tmp_path, capsys, monkeypatch):
+    from relay_tvm.backend.isa import host_isa
+    from relay_tvm.cli import main
+
+    if host_isa()[0] != "x86_64":
+        pytest.skip("the message names this x86_64 host")
+    reason = aarch64.unavailable_reason(need_cross_compiler=True)
+    if reason and "cross compiler" in reason:
+        pytest.skip(reason)
+    x = relay.var("x", shape=(2, 3))
+    lib = aarch64.build_and_export(relay.IRModule.from_expr(relay.Function([x], relay.abs(x))),
+                                   tmp_path / "abs_arm.so")
+    assert main(["run", lib, "--fill-random"]) == 2
+    assert ("was compiled for aarch64 and this machine is x86_64: run it on an AArch64 "
+            "machine, or here under emulation with --qemu") in capsys.readouterr().err
+    # no arm64 environment: what to run to make one
+    monkeypatch.setenv("RELAY_TVM_AARCH64_DIR", str(tmp_path / "none"))
+    assert main(["run", lib, "--qemu", "--fill-random"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("relay-tvm: error: --qemu: cannot run AArch64 code on this machine")
+    assert "setup_aarch64_qemu.sh" in err
+
+
+def test_cli_run_qemu_refuses_a_library_of_this_machine(tmp_path, capsys):
+    from relay_tvm.backend.isa import host_isa
+    from relay_tvm.cli import main
+
+    if host_isa()[0] != "x86_64":
+        pytest.skip("the message names this x86_64 host")
+
+    x = relay.var("x", shape=(2, 3))
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.abs(x))), "llvm")
+    lib.export_library(str(tmp_path / "abs.so"))
+    assert main(["run", str(tmp_path / "abs.so"), "--qemu", "--fill-random"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"relay-tvm: error: --qemu: {tmp_path / 'abs.so'} was compiled for x86_64, not aarch64")
+    assert main(["run", str(tmp_path / "abs.so"), "--qemu", "--device", "cuda"]) == 2
+    assert "qemu-aarch64 emulates the CPU only" in capsys.readouterr().err

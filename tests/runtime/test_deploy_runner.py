@@ -79,3 +79,25 @@ def test_a_misspelled_input_name_gets_the_closest_name(tmp_path):
     with pytest.raises(DeployError, match=r"unknown inputs \['imag'\] \(did you mean 'image'\?\); "
                                           r"inputs are \['image'\]"):
         g.run({"image": np.ones(3, "float32"), "imag": np.ones(3, "float32")})
+
+
+def test_describe_writes_the_inputs_without_running(tmp_path):
+    # what `relay-tvm run --qemu` checks the given inputs against
+    import json
+
+    x = relay.var("x", shape=(2, 3))
+    k = relay.var("k", shape=(3,), dtype="int32")
+    w = relay.var("w", shape=(3,))
+    body = relay.add(relay.multiply(x, w), relay.cast(k, "float32"))
+    mod = relay.IRModule.from_expr(relay.Function([x, k, w], body))
+    path = tmp_path / "lib.so"
+    w_value = np.array([0.5, -2.0, 3.0], "float32")
+    relay.build(mod, target="llvm", params={"w": w_value}).export_library(str(path))
+    proc = _run_deploy("--describe", path, tmp_path / "in.json")
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads((tmp_path / "in.json").read_text())
+    assert info["input_names"] == ["x", "k"]
+    types = info["input_types"]
+    assert types["x"] == [[2, 3], "float32"] and types["k"] == [[3], "int32"]
+    params = sorted(set(types) - {"x", "k"})  # the bound weight too, renamed by the build
+    assert len(params) == 1 and types[params[0]] == [[3], "float32"], types
