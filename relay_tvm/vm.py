@@ -121,7 +121,7 @@ def compile(mod, target=None, target_host=None, params=None, database=None):  # 
 
         _warn_if_no_record_matched(kernels, database, who="vm.compile")
     ctors = {c.tag: c for data in opt.type_definitions.values() for c in data.constructors}
-    return Executable(lib, meta, tgt, ctors, kernels)
+    return Executable(lib, meta, tgt, ctors, kernels, relay_mod=opt)
 
 
 class VMCompiler:

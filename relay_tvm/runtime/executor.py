@@ -122,7 +122,7 @@ class Interpreter_(Executor):
 
         def run(*args, **kwargs):
             args = order_args([p.name_hint for p in func.params], args, kwargs)
-            vals = []
+            vals, sizes = [], {}  # sizes: the symbolic dimensions' values, across arguments
             for i, (p, a) in enumerate(zip(func.params, args)):
                 ty = p.checked_type
                 if hasattr(ty, "dtype"):  # as the compiled executors
@@ -133,7 +133,7 @@ class Interpreter_(Executor):
                 if hasattr(ty, "dtype") and not hasattr(v, "shape"):
                     raise InputError(f"argument {i} (%{p.name_hint}): expected a NumPy array or "
                                      f"a tvm tensor ({ty}), got {type(a).__name__}")
-                check_arg(v, ty, f"argument {i} (%{p.name_hint})")
+                check_arg(v, ty, f"argument {i} (%{p.name_hint})", mod, sizes)
                 vals.append(v)
             return to_user(interp.apply(closure, vals))
 

@@ -40,7 +40,7 @@ from ..ir.expr import (
 )
 from ..ir.module import IRModule
 from ..ir.types import TensorType
-from ..transform.bind_params import check_arg  # noqa: F401  (exported here too)
+from ..transform.bind_params import check_arg
 
 
 class Env:
@@ -73,7 +73,27 @@ class Closure:
         self.interp = interp
 
     def __call__(self, *args):
-        return self.interp.apply(self, [to_value(a) for a in args])
+        """Call the function from Python (a closure an executor returned): the arguments are
+        checked against its parameters' types as the executor's own, and tensors come back as
+        tvm tensors, as from the executor.
+
+        Raises:
+            InputError: another number of arguments, or a value of another type.
+        """
+        from ..errors import InputError
+
+        params = self.func.params
+        if len(args) != len(params):
+            raise InputError(f"closure of {len(params)} parameter(s) "
+                             f"{[p.name_hint for p in params]}: called with {len(args)} "
+                             f"argument(s)")
+        vals, sizes = [to_value(a) for a in args], {}
+        for i, (p, v) in enumerate(zip(params, vals)):
+            ty = getattr(p, "_checked_type", None) or p.type_annotation
+            if ty is not None:
+                check_arg(v, ty, f"closure argument {i} (%{p.name_hint})",
+                          getattr(self.interp, "mod", None), sizes)
+        return to_user(self.interp.apply(self, vals))
 
     def __repr__(self):
         return f"Closure({len(self.func.params)} params)"

@@ -35,7 +35,7 @@ class Executable:
     """
 
     def __init__(self, lib, meta: dict | None = None, target=None, constructors=None,
-                 kernels=None):
+                 kernels=None, relay_mod=None):
         if meta is None:  # 0.19's Executable(module) of a loaded library
             meta = _meta_of(lib, "Executable")
         self.lib = lib
@@ -44,6 +44,32 @@ class Executable:
         self._loaded_from = None  # (path, lib) of load_executable: export copies the file
         self._ctors = dict(constructors or {})  # tag -> Constructor
         self.kernels = dict(kernels or {})
+        # the compiled (typed) Relay module, in this process only: ADT arguments are then
+        # checked field by field against their parameter's type (not after a reload)
+        self._relay_mod = relay_mod
+
+    def result_type(self, func_name: str):
+        """The Relay type of ``func_name``'s result when this executable was compiled in this
+        process (None otherwise)."""
+        func = self._relay_func(func_name)
+        return getattr(func, "ret_type", None) if func is not None else None
+
+    def _relay_func(self, func_name):
+        if self._relay_mod is None:
+            return None
+        try:
+            return self._relay_mod[func_name]
+        except Exception:
+            return None
+
+    def param_type(self, func_name: str, name: str):
+        """The Relay type of ``func_name``'s parameter ``name`` when this executable was
+        compiled in this process (None otherwise, or when there is no such parameter)."""
+        func = self._relay_func(func_name)
+        for p in getattr(func, "params", ()):
+            if p.name_hint == name:
+                return getattr(p, "checked_type", None) or p.type_annotation
+        return None
 
     @property
     def mod(self):
@@ -461,13 +487,34 @@ class VMClosureValue:
     """A function value handed back by the VM; call it with user values (as the interpreter's
     ``Closure``): ``f(x)`` runs it on the VM that made it."""
 
-    __slots__ = ("closure", "vm")
+    __slots__ = ("closure", "vm", "type")
 
-    def __init__(self, closure, vm):
+    def __init__(self, closure, vm, type=None):  # noqa: A002
         self.closure = closure
         self.vm = vm
+        self.type = type  # its FuncType where known (a function's result, compiled here)
 
     def __call__(self, *args):
+        """Run the function on its VM. Where its type is known (the result of a function of
+        an executable compiled in this process) the arguments are checked against it first.
+
+        Raises:
+            InputError: another number of arguments, or a value of another type.
+        """
+        from ..ir.types import FuncType
+
+        if isinstance(self.type, FuncType):
+            from ..transform.bind_params import check_arg
+            from .interpreter import to_value
+
+            want = self.type.arg_types
+            if len(args) != len(want):
+                raise InputError(f"VM closure of {len(want)} parameter(s): called with "
+                                 f"{len(args)} argument(s)")
+            sizes = {}
+            for i, (a, t) in enumerate(zip(args, want)):
+                v = to_value(_plain(a)) if not isinstance(a, VMClosureValue) else a
+                check_arg(v, t, f"VM closure argument {i}", self.vm.exe._relay_mod, sizes)
         vals = [_to_vm(_plain(a), "VM closure argument", self.vm.exe) for a in args]
         out = _call_with_big_stack(self.vm._vm.invoke_closure, [self.closure, *vals])
         for u, v in zip(args, vals):
@@ -527,6 +574,23 @@ def _write_back(user, val, exe):
             stack.extend(zip(u, v))
 
 
+def _check_adt(value, exe, fname, name, adt):
+    """An ADT argument: built by a constructor of its type ``adt``, and, when the executable
+    has its Relay types (compiled in this process), with fields of the types the parameter's
+    type gives them (a kernel would otherwise meet values of another dtype)."""
+    from ..transform.bind_params import check_arg
+
+    where = f"@{fname} argument %{name}"
+    ty = exe.param_type(fname, name)
+    if ty is not None:
+        check_arg(value, ty, where, exe._relay_mod)
+        return
+    owner = getattr(value.constructor.belong_to, "name_hint", "")
+    if owner != adt:
+        raise InputError(f"{where}: expected a value of {adt}, got "
+                         f"{value.constructor.name_hint}(...), a value of {owner}")
+
+
 def _check(value, sig, fname, exe):
     """``value`` (NumPy / tvm Tensor / nested tuple) against a parameter signature entry."""
 
@@ -536,6 +600,8 @@ def _check(value, sig, fname, exe):
         if want is not None and not isinstance(value, want):
             raise InputError(f"@{fname} argument %{name}: expected a {want.__name__} "
                              f"({kind} {dtype}), got {type(value).__name__}")
+        if kind == "adt":
+            _check_adt(value, exe, fname, name, dtype)
         return _to_vm(_plain(value), f"@{fname} argument %{name}", exe)
     if kind == "tuple":
         if not isinstance(value, (tuple, list)) or len(value) != len(shape):
@@ -815,6 +881,8 @@ class VirtualMachine:
         for u, v in zip(users or (), vals):
             _write_back(u, v, self.exe)
         self._outputs = _to_user(out, self.exe, self)
+        if isinstance(self._outputs, VMClosureValue):  # its type, for checking its arguments
+            self._outputs.type = self.exe.result_type(func_name)
         return self._outputs
 
     def _mismatch_message(self, msg, func_name, vals) -> str:

@@ -6,6 +6,8 @@ Nothing is cast or broadcast: a value must have the declared dtype and shape.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import InputError, RelayError, no_implicit_cast
@@ -25,25 +27,149 @@ def _as_array(x):
     return np.asarray(x)
 
 
-def check_arg(value, ty, where: str):
-    """Check a user argument against a parameter type: no silent cast or broadcast.
+def check_arg(value, ty, where: str, mod=None, sizes=None):
+    """Check a user value against a parameter's type: no silent cast or broadcast.
+
+    Tensors (NumPy arrays, tvm tensors) must have the type's dtype and shape; a symbolic
+    dimension (``tvm.tir.Var``) takes the size of its first occurrence and must have it
+    wherever else it occurs in the arguments checked with the same ``sizes`` dict; ``Any``
+    takes any size. Tuples are checked field by field, references by their current content.
+    An algebraic data type's value (``ConstructorValue``) must be built by one of the type's
+    constructors, and with ``mod`` (where the type is defined) its fields are checked against
+    the constructor's field types with the type's arguments substituted (iteratively: a long
+    list is fine). Function-typed parameters take any function value.
+
+    Args:
+        value: the user's value (interpreter values: NumPy arrays, tuples,
+            ``ConstructorValue``, ``RefValue``, closures).
+        ty: the parameter's checked type.
+        where: the argument, for messages (``"argument 0 (%x)"``).
+        mod: the ``IRModule`` that defines the ADTs ``ty`` mentions (None: the constructor is
+            checked, not its fields).
+        sizes: ``{tir.Var: (size, where)}`` shared across the arguments of one call.
 
     Raises:
-        InputError: dtype or shape differs.
+        InputError: a value of another kind, dtype, shape, arity or ADT than ``ty`` says.
     """
-    if isinstance(ty, TensorType) and isinstance(value, np.ndarray):
-        want = ty.dtype
-        got = "bool" if value.dtype == np.bool_ else value.dtype.name
-        if got != want:
-            raise InputError(f"{where}: got dtype {got}, expected {want}"
-                             f"{no_implicit_cast(want, value)}")
-        shape = ty.shape
-        if len(shape) != value.ndim or any(
-            isinstance(d, int) and d != s for d, s in zip(shape, value.shape)
-        ):
-            raise InputError(
-                f"{where}: got shape {tuple(value.shape)}, expected {type_str(ty)}"
-            )
+    from ..ir.types import FuncType, GlobalTypeVar, RefType, TupleType, TypeCall
+    from ..runtime.interpreter import ConstructorValue, RefValue
+    from ..typing.solver import substitute_type_vars
+
+    sizes = {} if sizes is None else sizes
+    fields_of = {}  # (constructor tag, ADT type) -> the field types, substituted once
+    stack = [(value, ty, where)]
+    while stack:
+        v, t, w = stack.pop()
+        if not isinstance(w, str):  # (constructor, field index): named only for a message
+            w = f"{where}: field {w[1]} of a {w[0].name_hint} in it"
+        if isinstance(t, TensorType):
+            _check_tensor(v, t, w, sizes)
+        elif isinstance(t, TupleType):
+            if not isinstance(v, (tuple, list)) or len(v) != len(t.fields):
+                got = (f"a tuple of {len(v)}" if isinstance(v, (tuple, list))
+                       else _kind(v))
+                raise InputError(f"{w}: expected a tuple of {len(t.fields)} values "
+                                 f"({type_str(t)}), got {got}")
+            stack.extend((f, ft, f"{w} field {i}") for i, (f, ft) in enumerate(zip(v, t.fields)))
+        elif isinstance(t, TypeCall) and isinstance(t.func, GlobalTypeVar):
+            adt = t.func.name_hint
+            if not isinstance(v, ConstructorValue):
+                raise InputError(f"{w}: expected a value of type {type_str(t)} (a "
+                                 f"ConstructorValue of {adt}), got {_kind(v)}")
+            ctor = v.constructor
+            if ctor.belong_to is not t.func and (
+                    owner := getattr(ctor.belong_to, "name_hint", None)) != adt:
+                raise InputError(f"{w}: expected a value of type {type_str(t)}, got "
+                                 f"{ctor.name_hint}(...), a value of {owner}")
+            key = (ctor.tag, t)
+            types = fields_of.get(key, ())
+            if types == ():
+                types = fields_of[key] = _field_types(mod, t, ctor, substitute_type_vars)
+            if types is None:  # no definition to check the fields against
+                continue
+            if len(v.fields) != len(types):
+                raise InputError(f"{w}: {ctor.name_hint} has {len(types)} fields, the "
+                                 f"value {len(v.fields)}")
+            stack.extend((f, ft, (ctor, i)) for i, (f, ft) in enumerate(zip(v.fields, types)))
+        elif isinstance(t, RefType):
+            if not isinstance(v, RefValue):
+                raise InputError(f"{w}: expected a reference ({type_str(t)}, a RefValue), got "
+                                 f"{_kind(v)}")
+            stack.append((v.value, t.value, f"{w} (its content)"))
+        elif isinstance(t, FuncType):
+            if not callable(v):
+                raise InputError(f"{w}: expected a function ({type_str(t)}), got {_kind(v)}")
+
+
+def _kind(v) -> str:
+    """How a value is named in messages: its class, and a tensor's shape and dtype."""
+    if isinstance(v, np.ndarray):
+        return f"a NumPy array ({np.asarray(v).dtype}, shape {tuple(v.shape)})"
+    return type(v).__name__
+
+
+def _field_types(mod, t, ctor, substitute_type_vars):
+    """The field types of ``ctor``'s value in type ``t`` (the ADT's type arguments put in),
+    from ``mod``'s definition of the ADT; the constructor is found by name when it is not the
+    definition's own object (a value built in another process, or from another parse of the
+    definition). None when there is no definition or no such constructor (the executor
+    reports that one)."""
+    if mod is None:
+        return None
+    try:
+        data = mod[t.func]
+    except (RelayError, KeyError, TypeError):
+        return None
+    decl = next((c for c in data.constructors if c is ctor), None) or next(
+        (c for c in data.constructors if c.name_hint == ctor.name_hint), None)
+    if decl is None:
+        return None
+    mapping = dict(zip(data.type_vars, t.args))
+    return [substitute_type_vars(ft, mapping) for ft in decl.inputs]
+
+
+def _check_tensor(value, ty, where, sizes):
+    if not hasattr(value, "shape") or not hasattr(value, "dtype"):
+        raise InputError(f"{where}: expected a NumPy array or a tvm tensor ({type_str(ty)}), "
+                         f"got {_kind(value)}")
+    want = ty.dtype
+    nd = _np_dtype(want)
+    if nd is not None and isinstance(value, np.ndarray) and value.dtype == nd:
+        got = want
+    else:
+        got = "bool" if value.dtype == np.bool_ else np.dtype(str(value.dtype)).name
+    if got != want:
+        raise InputError(f"{where}: got dtype {got}, expected {want}"
+                         f"{no_implicit_cast(want, value)}")
+    shape = tuple(int(d) for d in value.shape)
+    if len(shape) != len(ty.shape):
+        raise InputError(f"{where}: got shape {shape}, expected {type_str(ty)}")
+    for i, (d, s) in enumerate(zip(ty.shape, shape)):
+        if isinstance(d, int):
+            if d != s:
+                raise InputError(f"{where}: got shape {shape}, expected {type_str(ty)}")
+        elif _is_size_var(d):
+            seen = next((k for k in sizes if k.same_as(d)), None)
+            if seen is None:
+                sizes[d] = (s, f"{where}.shape[{i}]")
+            elif sizes[seen][0] != s:
+                size, first = sizes[seen]
+                raise InputError(f"{where}: got shape {shape}, expected {type_str(ty)}: "
+                                 f"{d.name} is {size} ({first}), here {s}")
+
+
+@functools.lru_cache(maxsize=None)
+def _np_dtype(name: str):
+    try:
+        return np.dtype(name)
+    except TypeError:  # a dtype NumPy does not have (bfloat16, custom): compared by name
+        return None
+
+
+def _is_size_var(d) -> bool:
+    """A symbolic dimension named by a variable (``tvm.tir.Var``), not ``Any`` (any size)."""
+    return hasattr(d, "same_as") and hasattr(d, "name") and type(d).__name__ in (
+        "Var", "SizeVar")
 
 
 def list_to_array(value, dtype: str, where: str) -> np.ndarray:

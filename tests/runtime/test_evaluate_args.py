@@ -168,3 +168,103 @@ def test_a_parameter_left_out_is_named(kind):
         f(np.ones((2, 3), "float32"))
     with pytest.raises(InputError, match=r"takes 2 argument\(s\) \['x', 'w'\], got 3$"):
         f(*[np.ones((2, 3), "float32")] * 3)
+
+
+# From a new-user trial: the debug executor checked tensor arguments only. A tuple argument
+# was not checked (a tensor or a float64 field ran and returned a wrong value; one field too
+# few gave a bare IndexError), nor an ADT argument in either executor (a List of float32 for a
+# List[int32] returned 3 in the interpreter and failed inside a VM kernel), nor a symbolic
+# dimension bound to two sizes (concatenate returned an (8, 3) result).
+
+@pytest.mark.parametrize("kind", ["debug", "vm"])
+def test_tuple_arguments_are_checked_field_by_field(kind):
+    t2 = relay.TensorType((2,), "float32")
+    t = relay.var("t", relay.TupleType([t2, t2]))
+    mod = relay.IRModule.from_expr(
+        relay.Function([t], relay.add(relay.TupleGetItem(t, 0), relay.TupleGetItem(t, 1))))
+    f = relay.create_executor(kind, mod=mod).evaluate()
+    a, b = np.array([1, 2], "float32"), np.array([10, 20], "float32")
+    np.testing.assert_array_equal(f((a, b)).numpy(), [11, 22])
+    for bad, msg in [(a, r"expected a tuple of 2 values"),
+                     ((a, b, b), r"expected a tuple of 2 values.*got a tuple of 3"),
+                     ((a,), r"expected a tuple of 2 values.*got a tuple of 1"),
+                     ((a, b.astype("float64")), r"got dtype float64, expected float32"),
+                     ((a, np.ones(3, "float32")), r"got shape \(3,\)")]:
+        with pytest.raises(InputError, match=msg):
+            f(bad)
+
+
+@pytest.mark.parametrize("kind", ["debug", "vm"])
+def test_adt_arguments_are_checked_against_the_parameter_type(kind):
+    mod = relay.IRModule()
+    p = relay.Prelude(mod)
+    lst = relay.var("l", relay.TypeCall(p.list, [relay.TensorType((), "int32")]))
+    mod["main"] = relay.Function([lst], p.sum(lst))
+    mk = relay.create_executor("debug", mod=mod).evaluate
+    ints = mk(p.cons(relay.const(2), p.cons(relay.const(5), p.nil())))
+    floats = mk(p.cons(relay.const(1.5), p.cons(relay.const(2.5), p.nil())))
+    some = mk(p.some(relay.const(1)))
+    f = relay.create_executor(kind, mod=mod).evaluate()
+    assert int(f(ints).numpy()) == 7
+    with pytest.raises(InputError, match=r"%l.*field 0 of a Cons in it: got dtype float32, "
+                                         r"expected int32"):
+        f(floats)
+    with pytest.raises(InputError, match=r"%l.*expected a value of type List\[int32\], got "
+                                         r"Some\(\.\.\.\), a value of Option"):
+        f(some)
+    with pytest.raises(InputError, match=r"%l.*ConstructorValue"):
+        f(np.int32(3))
+
+
+def test_a_long_list_argument_is_checked_without_recursion():
+    from relay_tvm.runtime.interpreter import ConstructorValue
+
+    mod = relay.IRModule()
+    p = relay.Prelude(mod)
+    lst = relay.var("l", relay.TypeCall(p.list, [relay.TensorType((), "int32")]))
+    mod["main"] = relay.Function([lst], p.length(lst))
+    v = ConstructorValue(p.nil, [])
+    for i in range(5000):
+        v = ConstructorValue(p.cons, [np.array(i, "int32"), v])
+    assert int(relay.create_executor("debug", mod=mod).evaluate()(v).numpy()) == 5000
+    # the last field of the list is the wrong one
+    w = ConstructorValue(p.cons, [np.array(0.5, "float32"), ConstructorValue(p.nil, [])])
+    for _ in range(5000):
+        w = ConstructorValue(p.cons, [np.array(1, "int32"), w])
+    with pytest.raises(InputError, match="got dtype float32, expected int32"):
+        relay.create_executor("debug", mod=mod).evaluate()(w)
+
+
+def test_a_symbolic_dimension_takes_one_size_across_arguments():
+    import tvm
+
+    n = (tvm.tirx if hasattr(tvm, "tirx") else tvm.tir).Var("n", "int64")
+    x, y = relay.var("x", shape=(n, 3)), relay.var("y", shape=(n, 3))
+    mod = relay.IRModule.from_expr(relay.Function([x, y], relay.concatenate([x + y, x], 0)))
+    f = relay.create_executor("debug", mod=mod).evaluate()
+    a = np.arange(12, dtype="float32").reshape(4, 3)
+    np.testing.assert_array_equal(f(a, a).numpy(), np.concatenate([2 * a, a]))
+    with pytest.raises(InputError, match=r"argument 1 \(%y\): got shape \(1, 3\), expected "
+                                         r"Tensor\[\(n, 3\), float32\]: n is 4 \(argument 0 "
+                                         r"\(%x\)\.shape\[0\]\), here 1"):
+        f(a, a[:1])
+
+
+@pytest.mark.parametrize("kind", ["debug", "vm"])
+def test_a_returned_closure_checks_its_arguments_and_returns_tensors(kind):
+    # fresh-user trial: the interpreter's closure returned a NumPy array and took a float64;
+    # the VM's failed with TVM's InternalError (argument count) or a kernel's TypeError
+    import tvm
+
+    mod = relay.fromtext('#[version = "0.0.5"]\n'
+                         'def @main(%x: float32) -> fn (float32) -> float32 {\n'
+                         '  fn (%y: float32) -> float32 { %x + %y }\n}')
+    clo = relay.create_executor(kind, mod=mod).evaluate()(np.float32(1))
+    out = clo(np.float32(2))
+    assert isinstance(out, tvm.runtime.Tensor) and float(out.numpy()) == 3.0
+    with pytest.raises(InputError, match="closure argument 0.*got dtype float64, expected "
+                                         "float32"):
+        clo(np.float64(2))
+    with pytest.raises(InputError, match=r"closure of 1 parameter\(s\).*called with 2 "
+                                         r"argument\(s\)"):
+        clo(np.float32(2), np.float32(3))
