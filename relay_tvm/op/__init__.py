@@ -54,12 +54,19 @@ from .registry import (  # noqa: F401
     is_registered,
     list_op_names,
     make_call,
+    register_broadcast_schedule,
     register_compute,
     register_gradient,
+    register_injective_schedule,
     register_op,
     register_pattern,
+    register_reduce_schedule,
     register_ref,
     register_rel,
+    register_schedule,
+    register_shape_func,
+    register_stateful,
+    register_strategy,
 )
 from .shape_ops import *  # noqa: F401,F403
 from .signal import *  # noqa: F401,F403
@@ -99,12 +106,7 @@ _HELPERS = (
 __all__ = [n for n in __all__ if n not in _HELPERS]
 
 
-def register_mixed_precision_conversion(op_name, func=None, level=10):
-    """tvm.relay 0.19's ``relay.op.register_mixed_precision_conversion``: see
-    :func:`relay_tvm.transform.mixed_precision.register_mixed_precision_conversion`."""
-    from ..transform.mixed_precision import register_mixed_precision_conversion as register
-
-    return register(op_name, func, level)
+from .op import register_mixed_precision_conversion  # noqa: F401,E402
 
 # 0.19's positional constructors of the namespaced operators: relay.op.nn._make.conv2d(...)
 for _ns in (nn, image, vision, random, dyn, annotation):

@@ -29,7 +29,11 @@ from typing import Callable
 
 from ..errors import RelayError
 
-_ATTRS: dict = {}  # (op name, key) -> (value, level)
+_ATTRS: dict = {}  # (op name, key) -> (value, level), for keys that are not Op fields
+# (op name, key) -> level of an Op field's value (registry.OP_FIELDS) set by register_op_attr,
+# TempOpAttr or reset; a field never set that way holds relay_tvm's own value, at BUILTIN_LEVEL
+_FIELD_LEVELS: dict = {}
+BUILTIN_LEVEL = 10
 
 HOOK_KEYS = ("FTVMAlterOpLayout", "FTVMConvertOpLayout", "FTVMLegalize")
 
@@ -44,20 +48,65 @@ def _check_op(op_name: str) -> str:
     return op_name
 
 
+def _level(op_name: str, attr_key: str) -> int:
+    """The level of the value ``attr_key`` of ``op_name`` has now (0: none)."""
+    from .registry import OP_FIELDS, get
+
+    if attr_key == "FTVMStrategy":  # every relay_tvm operator is scheduled (a level-10 rule)
+        entry = _ATTRS.get((op_name, attr_key))
+        return entry[1] if entry else BUILTIN_LEVEL
+    if attr_key in OP_FIELDS:
+        level = _FIELD_LEVELS.get((op_name, attr_key))
+        if level is not None:
+            return level
+        # a field set by relay_tvm's own registration: 0.19 registered its operators' attributes
+        # at the default level 10
+        return BUILTIN_LEVEL if getattr(get(op_name), OP_FIELDS[attr_key]) is not None else 0
+    entry = _ATTRS.get((op_name, attr_key))
+    return entry[1] if entry else 0
+
+
+def _store(op_name: str, attr_key: str, value, level: int) -> None:
+    """Set ``attr_key`` of ``op_name`` to ``value`` at ``level`` (no level check)."""
+    from .registry import OP_FIELDS, OpPattern, get
+
+    field = OP_FIELDS.get(attr_key)
+    if field is None:
+        _ATTRS[(op_name, attr_key)] = (value, level)
+        return
+    if attr_key == "TOpPattern":
+        value = OpPattern(int(value))
+    setattr(get(op_name), field, value)
+    _FIELD_LEVELS[(op_name, attr_key)] = level
+
+
 def register_op_attr(op_name: str, attr_key: str, value=None, level: int = 10):
-    """Set attribute ``attr_key`` of operator ``op_name`` to ``value`` (a decorator when
-    ``value`` is None). A value already set at a higher ``level`` is kept, one at the same
-    level is an error (0.19's rule); ``level`` > 100 overrides."""
+    """Set attribute ``attr_key`` of operator ``op_name`` to ``value`` at priority ``level``
+    (a decorator when ``value`` is None), with 0.19's rules: a value already set at a higher
+    level is kept (the call is ignored), one at the same level is an error, a lower one is
+    replaced. relay_tvm's own operators hold their attributes at level 10, so overriding a
+    built-in ``TOpPattern``, ``FTVMCompute``, ``FPrimalGradient``, ``FTypeRelation``,
+    ``FReference`` or ``FShapeFunc`` (the keys of :data:`~relay_tvm.op.registry.OP_FIELDS`,
+    read by FuseOps, lowering, ``gradient``, type inference, the interpreter and the VM) takes a
+    level above 10, or :class:`TempOpAttr`.
+
+    Raises:
+        RelayError: no operator named ``op_name``, or ``attr_key`` already registered at
+            ``level``.
+    """
     op_name = _check_op(op_name)
+    if attr_key == "FTVMStrategy":
+        from .registry import register_strategy
+
+        register_strategy(op_name, value, level)  # raises NotProvidedError
 
     def register(v):
-        old = _ATTRS.get((op_name, attr_key))
-        if old is not None and old[1] >= level and level <= 100:
-            if old[1] == level:
-                raise RelayError(f"attribute {attr_key} of {op_name} is already registered at "
-                                 f"level {level}")
-            return v
-        _ATTRS[(op_name, attr_key)] = (v, level)
+        old = _level(op_name, attr_key)
+        if old == level:
+            raise RelayError(f"attribute {attr_key} of {op_name} is already registered at "
+                             f"level {level}; register at a higher level to override it")
+        if old < level:
+            _store(op_name, attr_key, v, level)
         return v
 
     return register(value) if value is not None else register
@@ -65,29 +114,87 @@ def register_op_attr(op_name: str, attr_key: str, value=None, level: int = 10):
 
 def get_op_attr(op_name: str, attr_key: str):
     """The value set for ``attr_key`` of ``op_name``, or None."""
+    from .registry import OP_FIELDS, get
+
+    if attr_key in OP_FIELDS:
+        return get(op_name).get_attr(attr_key)
     entry = _ATTRS.get((op_name, attr_key))
     return entry[0] if entry else None
 
 
 def reset_op_attr(op_name: str, attr_key: str) -> None:
-    """Remove ``attr_key`` of ``op_name`` (0.19's ``Op.reset_attr``)."""
-    _ATTRS.pop((_check_op(op_name), attr_key), None)
+    """Remove ``attr_key`` of ``op_name`` (0.19's ``Op.reset_attr``): a built-in one too (a
+    reset ``TOpPattern`` is ``OPAQUE``, as an operator without a pattern was in 0.19)."""
+    from .registry import OP_FIELDS, OpPattern, get
+
+    op_name = _check_op(op_name)
+    _ATTRS.pop((op_name, attr_key), None)
+    field = OP_FIELDS.get(attr_key)
+    if field is not None:
+        setattr(get(op_name), field, OpPattern.OPAQUE if attr_key == "TOpPattern" else None)
+        _FIELD_LEVELS[(op_name, attr_key)] = 0
+
+
+def mark_unset(op_name: str) -> None:
+    """Record that the built-in attribute fields of the new operator ``op_name`` hold no
+    registered value yet (its default ``OPAQUE`` pattern included), so its first registrations
+    at the default level are accepted."""
+    from .registry import OP_FIELDS
+
+    for key in OP_FIELDS:
+        _FIELD_LEVELS[(op_name, key)] = 0
+    _ATTRS[(op_name, "FTVMStrategy")] = (None, 0)
+
+
+def register_schedule_rule(op_name: str, rule: str | None, level: int) -> None:
+    """Give the kernels anchored at ``op_name`` the schedule rule ``rule`` (``Op.schedule``;
+    None: the generic rule) at priority ``level`` (attribute ``FTVMStrategy``, with the rules
+    of :func:`register_op_attr`)."""
+    from .registry import get
+
+    op_name = _check_op(op_name)
+    old = _level(op_name, "FTVMStrategy")
+    if old == level:
+        raise RelayError(f"the schedule (FTVMStrategy) of {op_name} is already registered at "
+                         f"level {level}; register at a higher level to override it")
+    if old < level:
+        _ATTRS[(op_name, "FTVMStrategy")] = (rule, level)
+        get(op_name).schedule = rule
 
 
 @contextlib.contextmanager
 def temp_op_attr(op_name: str, attr_key: str, attr_value):
     """Set ``attr_key`` of ``op_name`` to ``attr_value`` inside the ``with`` block and restore
-    the previous value after (tvm.relay.testing's ``TempOpAttr``)."""
+    the previous value and its level after (tvm.relay.testing's ``TempOpAttr``): as in 0.19 the
+    attribute is reset and set at level 10, so it replaces a built-in one too.
+
+    Raises:
+        RelayError: no operator named ``op_name``.
+    """
+    from .registry import OP_FIELDS, get
+
     op_name = _check_op(op_name)
-    old = _ATTRS.get((op_name, attr_key))
-    _ATTRS[(op_name, attr_key)] = (attr_value, 10**6)
+    field = OP_FIELDS.get(attr_key)
+    if field is None:
+        saved = _ATTRS.get((op_name, attr_key))
+    else:
+        saved = (getattr(get(op_name), field), _FIELD_LEVELS.get((op_name, attr_key)))
+    reset_op_attr(op_name, attr_key)
+    _store(op_name, attr_key, attr_value, BUILTIN_LEVEL)
     try:
         yield
     finally:
-        if old is None:
-            _ATTRS.pop((op_name, attr_key), None)
+        if field is None:
+            if saved is None:
+                _ATTRS.pop((op_name, attr_key), None)
+            else:
+                _ATTRS[(op_name, attr_key)] = saved
         else:
-            _ATTRS[(op_name, attr_key)] = old
+            setattr(get(op_name), field, saved[0])
+            if saved[1] is None:
+                _FIELD_LEVELS.pop((op_name, attr_key), None)
+            else:
+                _FIELD_LEVELS[(op_name, attr_key)] = saved[1]
 
 
 class TempOpAttr:

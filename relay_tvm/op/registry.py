@@ -93,16 +93,25 @@ class Op(RelayExpr):
     __str__ = __repr__
 
     def get_attr(self, key: str):
-        """Relay-style access: ``TOpPattern``, ``FTVMCompute``, ``FTypeRelation``, ..."""
-        value = {
-            "TOpPattern": int(self.pattern),
-            "FTVMCompute": self.compute,
-            "FTypeRelation": self.type_rel,
-            "FReference": self.ref_impl,
-            "FPrimalGradient": self.gradient,
-            "FShapeFunc": self.shape_func,
-        }.get(key)
-        return value if value is not None else _user_attr(self.name, key)
+        """Relay-style access: ``TOpPattern`` (an int), ``FTVMCompute``, ``FTypeRelation``,
+        ``FPrimalGradient``, ... (the fields of :data:`OP_FIELDS`, as overridden with
+        ``register_op_attr`` / ``TempOpAttr``), or any other key set with ``register_op_attr``;
+        None when not set."""
+        field = OP_FIELDS.get(key)
+        if field is None:
+            return _user_attr(self.name, key)
+        return int(self.pattern) if key == "TOpPattern" else getattr(self, field)
+
+    def set_attr(self, attr_name: str, value, plevel: int = 10) -> None:
+        """Set the attribute ``attr_name`` at priority ``plevel`` (0.19's ``Op.set_attr``; the
+        rules of :func:`relay_tvm.op.op_attrs.register_op_attr`).
+
+        Raises:
+            RelayError: ``attr_name`` is already set at ``plevel``.
+        """
+        from .op_attrs import register_op_attr
+
+        register_op_attr(self.name, attr_name, value, plevel)
 
     def make_attrs(self, **values) -> Attrs | None:
         if not self.attrs_schema.fields:
@@ -116,7 +125,8 @@ class Op(RelayExpr):
 
     # ---- tvm.relay 0.19's builder methods for operators registered from Python ---------------
     def reset_attr(self, attr_key: str) -> None:
-        """Remove the attribute ``attr_key`` set with ``register_op_attr`` (0.19's method)."""
+        """Remove the attribute ``attr_key`` (0.19's method): one set with ``register_op_attr``,
+        or a built-in one of :data:`OP_FIELDS` (a reset ``TOpPattern`` is ``OPAQUE``)."""
         from .op_attrs import reset_op_attr
 
         reset_op_attr(self.name, attr_key)
@@ -151,6 +161,17 @@ class Op(RelayExpr):
             type_rel_func = makers[rel_name](self.name)
         self.type_rel = type_rel_func
 
+
+# tvm.relay 0.19's attribute keys that are fields of :class:`Op`: the passes and the backend read
+# the fields, and ``register_op_attr`` / ``TempOpAttr`` / ``reset_attr`` of these keys write them
+OP_FIELDS = {
+    "TOpPattern": "pattern",
+    "FTVMCompute": "compute",
+    "FTypeRelation": "type_rel",
+    "FReference": "ref_impl",
+    "FPrimalGradient": "gradient",
+    "FShapeFunc": "shape_func",
+}
 
 register_expr_kind(Op, "visit_op")  # functors dispatch operators to visit_op
 
@@ -234,7 +255,10 @@ def register(op_name: str, describe: str = "") -> None:
     """
     if op_name in _REGISTRY:
         raise RelayError(f"Operator {op_name} is registered before")
+    from .op_attrs import mark_unset
+
     register_op(op_name, doc=describe)
+    mark_unset(op_name)
 
 
 def register_stateful(op_name: str, stateful: bool, level: int = 10) -> None:
@@ -257,24 +281,173 @@ def _setter(field: str):
     return register
 
 
-register_compute = _setter("compute")
-register_ref = _setter("ref_impl")
-register_gradient = _setter("gradient")
-register_rel = _setter("type_rel")
-# A data-dependent operator's shape function ``shape_func(attrs, inputs, out_type)``: TE computes
-# of int64 vectors, one per output tensor, giving its shape from the input *values* (``inputs``
-# are the kernel's TE tensors). The VM runs it before allocating the outputs. Operators whose
-# output shape follows from the input shapes need none: their shape function is derived from the
-# TE compute (see :mod:`relay_tvm.backend.lower`).
-register_shape_func = _setter("shape_func")
+def _register_attr(op_name, key, value, level):
+    from .op_attrs import register_op_attr
+
+    return register_op_attr(op_name, key, value, level)
+
+
+# The registration functions below follow 0.19's rules (:func:`~.op_attrs.register_op_attr`): a
+# value already registered at a higher level is kept, one at the same level is an error, and
+# relay_tvm's own operators hold theirs at level 10 (override one with a higher level or
+# ``TempOpAttr``). Each is a decorator when the function is None, and raises RelayError for an
+# unknown operator or a second registration at the same level.
+def register_compute(op_name: str, compute: Callable | None = None, level: int = 10):
+    """Register the TE compute ``compute(attrs, inputs, out_type)`` of ``op_name``
+    (``FTVMCompute``, tvm.relay 0.19's ``register_compute``), used by lowering and, for an
+    operator without a reference kernel, by the interpreter."""
+    return _register_attr(op_name, "FTVMCompute", compute, level)
+
+
+def register_ref(op_name: str, ref: Callable | None = None, level: int = 10):
+    """Register the NumPy reference kernel ``ref(args, attrs, out_type)`` of ``op_name``
+    (``FReference``), which the interpreter (``create_executor("debug")``) runs."""
+    return _register_attr(op_name, "FReference", ref, level)
+
+
+def register_gradient(op_name: str, fgradient: Callable | None = None, level: int = 10):
+    """Register the gradient rule ``fgradient(orig_call, output_grad) -> [arg grads]`` of
+    ``op_name`` (``FPrimalGradient``, tvm.relay 0.19's ``register_gradient``)."""
+    return _register_attr(op_name, "FPrimalGradient", fgradient, level)
+
+
+def register_rel(op_name: str, rel: Callable | None = None, level: int = 10):
+    """Register the type relation ``rel(arg_types, attrs)`` of ``op_name`` (``FTypeRelation``;
+    see :class:`Op`)."""
+    return _register_attr(op_name, "FTypeRelation", rel, level)
+
+
+def register_shape_func(op_name: str, data_dependent=None, shape_func: Callable | None = None,
+                        level: int = 10):
+    """Register the shape function of a data-dependent operator (attribute ``FShapeFunc``).
+
+    relay_tvm's form is ``register_shape_func(op_name, shape_func)``: ``shape_func(attrs,
+    inputs, out_type)`` returns TE computes of int64 vectors, one per output tensor, giving its
+    shape from the input *values* (``inputs`` are the kernel's TE tensors); the VM runs it
+    before allocating the outputs. tvm.relay 0.19's form ``register_shape_func(op_name, True,
+    shape_func, level)`` is accepted with ``shape_func(attrs, inputs, out_ndims)`` (``out_ndims``:
+    the rank of each output), written with ``te.compute`` (TVM has no ``te.hybrid`` any more).
+    An operator whose output shape follows from its input shapes needs none: its shape function
+    is derived from its TE compute (see :mod:`relay_tvm.backend.lower`).
+
+    Raises:
+        NotProvidedError: 0.19's ``data_dependent=False`` (a shape function of the input
+            shapes), which relay_tvm derives from the compute instead.
+        RelayError: no operator named ``op_name``, or ``FShapeFunc`` already registered at
+            ``level``.
+    """
+    from .op_attrs import register_op_attr
+
+    if callable(data_dependent) and shape_func is None:  # relay_tvm's (op_name, shape_func)
+        return register_op_attr(op_name, "FShapeFunc", data_dependent, level)
+    if data_dependent is None:
+        return register_op_attr(op_name, "FShapeFunc", None, level)
+    if not data_dependent:
+        from ..errors import NotProvidedError
+
+        raise NotProvidedError(
+            f"register_shape_func({op_name!r}, data_dependent=False): relay_tvm derives the "
+            "shape function of an operator whose output shape follows from its input shapes "
+            "from its TE compute (register_compute), so none is registered; drop this call. A "
+            "data-dependent operator's shape function is registered with data_dependent=True")
+
+    def adapt(fn019):
+        def fn(attrs, inputs, out_type):
+            outs = [out_type] if not hasattr(out_type, "fields") else list(out_type.fields)
+            return fn019(attrs, inputs, [len(t.shape) for t in outs])
+
+        fn.__wrapped__ = fn019
+        register_op_attr(op_name, "FShapeFunc", fn, level)
+        return fn019
+
+    return adapt(shape_func) if shape_func is not None else adapt
+
+
 # What it means when a shape function gives a negative dimension (its sign for "these values
 # make no output"): a string, or ``f(attrs) -> str``; the VM's InputError says it. Without one
 # the message lists the usual causes.
 register_shape_error = _setter("shape_error")
 
 
-def register_pattern(name: str, pattern: OpPattern) -> None:
-    get(name).pattern = OpPattern(pattern)
+def register_pattern(op_name: str, pattern: OpPattern, level: int = 10) -> None:
+    """Register the fusion pattern kind of ``op_name`` (attribute ``TOpPattern``, read by
+    FuseOps) at priority ``level``, with the rules of :func:`register_compute`.
+
+    Raises:
+        RelayError: no operator named ``op_name``, or its pattern already registered at
+            ``level``.
+    """
+    from .op_attrs import register_op_attr
+
+    register_op_attr(op_name, "TOpPattern", OpPattern(int(pattern)), level)
+
+
+def register_injective_schedule(op_name: str, level: int = 10) -> None:
+    """Schedule the kernels whose anchor is ``op_name`` as injective (tvm.relay 0.19's
+    ``register_injective_schedule``): relay_tvm's generic rule, which every elementwise,
+    broadcast and injective kernel gets (:mod:`relay_tvm.backend.schedule`); it replaces a
+    template rule the operator had. Level rules as :func:`register_compute`'s.
+
+    Raises:
+        RelayError: no operator named ``op_name``, or its schedule already registered at
+            ``level`` (relay_tvm's operators hold theirs at level 10).
+    """
+    from .op_attrs import register_schedule_rule
+
+    register_schedule_rule(op_name, None, level)
+
+
+def register_broadcast_schedule(op_name: str, level: int = 10) -> None:
+    """Schedule the kernels whose anchor is ``op_name`` as broadcast ones (tvm.relay 0.19's
+    ``register_broadcast_schedule``, the injective schedule there too): see
+    :func:`register_injective_schedule`."""
+    from .op_attrs import register_schedule_rule
+
+    register_schedule_rule(op_name, None, level)
+
+
+def register_reduce_schedule(op_name: str, level: int = 10) -> None:
+    """Schedule the kernels whose anchor is ``op_name`` with the CPU reduction rule
+    (tvm.relay 0.19's ``register_reduce_schedule``; ``relay_tvm.backend.schedule.cpu``'s
+    ``"reduce"`` rule, which falls back to the generic one where it does not fit).
+
+    Raises:
+        RelayError: as :func:`register_injective_schedule`.
+    """
+    from .op_attrs import register_schedule_rule
+
+    register_schedule_rule(op_name, "reduce", level)
+
+
+_NO_STRATEGY = ("relay_tvm has no op strategies or TE schedules (TVM's te.create_schedule is "
+                "gone): register the operator's TE compute with register_compute, and its "
+                "kernel is scheduled by relay_tvm.backend.schedule (register_injective_schedule, "
+                "register_broadcast_schedule or register_reduce_schedule pick the rule; tune "
+                "it with relay_tvm.tune)")
+
+
+def register_strategy(op_name: str, fstrategy: Callable | None = None, level: int = 10):
+    """tvm.relay 0.19's ``register_strategy`` (an ``OpStrategy`` of topi computes and
+    schedules per target), which relay_tvm cannot honour.
+
+    Raises:
+        NotProvidedError: always, naming what to use instead.
+    """
+    from ..errors import NotProvidedError
+
+    raise NotProvidedError(f"register_strategy({op_name!r}) / FTVMStrategy: {_NO_STRATEGY}")
+
+
+def register_schedule(op_name: str, schedule: Callable, level: int = 10):
+    """tvm.relay 0.19's ``register_schedule`` (a topi TE schedule function), which relay_tvm
+    cannot honour.
+
+    Raises:
+        NotProvidedError: always, naming what to use instead.
+    """
+    from ..errors import NotProvidedError
+
+    raise NotProvidedError(f"register_schedule({op_name!r}): {_NO_STRATEGY}")
 
 
 def get(name: str) -> Op:
@@ -314,6 +487,11 @@ __all__ = [
     "register_shape_func",
     "register_shape_error",
     "register_pattern",
+    "register_injective_schedule",
+    "register_broadcast_schedule",
+    "register_reduce_schedule",
+    "register_strategy",
+    "register_schedule",
     "get",
     "is_registered",
     "list_op_names",

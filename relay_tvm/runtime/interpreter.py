@@ -171,6 +171,7 @@ class Interpreter:
     def __init__(self, mod: IRModule):
         self.mod = mod
         self._globals: dict = {}
+        self._kernels: dict = {}  # call -> its compiled compute (operators without a reference)
 
     def global_closure(self, gv):
         c = self._globals.get(gv)
@@ -321,7 +322,13 @@ class Interpreter:
 
     def call_op(self, op, args, call):
         if op.ref_impl is None:
-            raise InterpreterError(f"operator {op.name} has no reference kernel", call.span)
+            if op.compute is None:
+                raise InterpreterError(
+                    f"operator {op.name} has neither a reference kernel nor a TE compute: "
+                    f"register a NumPy one with relay.op.register_ref({op.name!r}, "
+                    f"ref(args, attrs, out_type)) or a TE one with relay.op.register_compute",
+                    call.span)
+            return self._run_compute(op, args, call)
         out_type = call.checked_type
         try:
             res = op.ref_impl(args, call.attrs, out_type)
@@ -348,6 +355,25 @@ class Interpreter:
             if res.dtype.name != out_type.dtype and not (out_type.dtype == "bool" and res.dtype == np.bool_):
                 res = res.astype(out_type.dtype)
         return res
+
+    def _run_compute(self, op, args, call):
+        """``call`` of an operator that has a TE compute (``register_compute``) but no reference
+        kernel, as 0.19's interpreter ran it: the call alone is compiled for the CPU by the VM
+        build (lowering, scheduling) once per call node, and run on ``args``."""
+        run = self._kernels.get(call)
+        if run is None:
+            from ..transform.infer_type import InferType
+            from .executor import create_executor
+
+            params = [Var(f"p{i}", a.checked_type) for i, a in enumerate(call.args)]
+            mod = InferType()(IRModule.from_expr(Function(params, Call(op, params, call.attrs))))
+            try:
+                run = create_executor("vm", mod=mod, target="llvm").evaluate()
+            except RelayError as err:
+                raise InterpreterError(f"operator {op.name} has no reference kernel and its TE "
+                                       f"compute did not compile: {err}", call.span) from err
+            self._kernels[call] = run
+        return to_value(run(*args))
 
 
 def _match_step(e, env, vals: list, push) -> None:

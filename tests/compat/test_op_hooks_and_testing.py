@@ -181,3 +181,112 @@ def test_support_levels_of_rounding_and_sign_operators_are_019s():
         assert relay.op.get(name).support_level == 3, name
     for name in ("exp", "add", "sqrt"):
         assert relay.op.get(name).support_level == 1, name
+
+
+# ---- overriding relay_tvm's own attributes (TOpPattern, FPrimalGradient, FTVMCompute, ...) ----
+def _primitive_bodies(mod):
+    """The operator names of each primitive function of ``mod["main"]``, in post order."""
+    out = []
+
+    def visit(node):
+        if isinstance(node, relay.Function) and node.get_attr("Primitive", 0):
+            out.append(sorted(n for n, k in count_ops(node.body).items() for _ in range(k)))
+
+    relay.analysis.post_order_visit(mod["main"], visit)
+    return out
+
+
+def _exp_exp():
+    a = relay.var("a", shape=(3,))
+    return relay.transform.InferType()(
+        relay.IRModule.from_expr(relay.Function([a], relay.exp(relay.exp(a)))))
+
+
+def test_temp_op_attr_pattern_opaque_stops_fusion_and_is_restored():
+    """A user's TOpPattern replaces the built-in one in FuseOps (it was read before the user
+    table, so exp(exp(x)) still fused); leaving the block restores the built-in pattern."""
+    exp = relay.op.get("exp")
+    with TempOpAttr("exp", "TOpPattern", relay.op.OpPattern.OPAQUE):
+        assert exp.get_attr("TOpPattern") == int(relay.op.OpPattern.OPAQUE)
+        fused = relay.transform.FuseOps(2)(_exp_exp())
+        assert _primitive_bodies(fused) == [["exp"], ["exp"]]
+    assert exp.get_attr("TOpPattern") == int(relay.op.OpPattern.ELEMWISE)
+    assert _primitive_bodies(relay.transform.FuseOps(2)(_exp_exp())) == [["exp", "exp"]]
+
+
+def _grad_of_exp_at_zero():
+    a = relay.var("a", shape=(3,))
+    f = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([a], relay.exp(a))))
+    g = relay.transform.gradient(f["main"], mode="first_order")
+    out = relay.create_executor("debug", mod=relay.IRModule.from_expr(g)).evaluate()(
+        np.zeros(3, "float32"))
+    return out[1][0].numpy()
+
+
+def test_register_op_attr_gradient_at_a_higher_level_is_used_by_gradient():
+    import tvm
+
+    exp = relay.op.get("exp")
+    builtin = exp.get_attr("FPrimalGradient")
+
+    def three(orig, grad):
+        return [grad * relay.const(3.0)]
+
+    # the outer TempOpAttr restores the built-in rule (and its level) for the other tests
+    with TempOpAttr("exp", "FPrimalGradient", builtin):
+        tvm.ir.register_op_attr("exp", "FPrimalGradient", three, level=30)
+        assert exp.get_attr("FPrimalGradient") is three
+        np.testing.assert_array_equal(_grad_of_exp_at_zero(), [3.0, 3.0, 3.0])
+    assert exp.get_attr("FPrimalGradient") is builtin
+    np.testing.assert_array_equal(_grad_of_exp_at_zero(), [1.0, 1.0, 1.0])
+
+
+def test_builtin_attributes_follow_019_registration_levels():
+    """relay_tvm's operators hold their attributes at level 10, as 0.19's did: the same level
+    again is an error, a lower one is ignored, a higher one (``level=``, which register_pattern,
+    register_gradient and register_compute take) replaces it."""
+    exp = relay.op.get("exp")
+    builtin = exp.get_attr("FPrimalGradient")
+    with TempOpAttr("exp", "FPrimalGradient", builtin), \
+            TempOpAttr("exp", "TOpPattern", relay.op.OpPattern.ELEMWISE):
+        with pytest.raises(RelayError, match="FPrimalGradient of exp is already registered at "
+                                             "level 10"):
+            relay.op.register_gradient("exp", lambda o, g: [g])
+        relay.op.register_gradient("exp", lambda o, g: [g], level=5)  # lower: ignored
+        assert exp.get_attr("FPrimalGradient") is builtin
+        relay.op.register_pattern("exp", relay.op.OpPattern.OPAQUE, level=11)
+        assert exp.get_attr("TOpPattern") == int(relay.op.OpPattern.OPAQUE)
+        with pytest.raises(RelayError, match="TOpPattern of exp is already registered at level "
+                                             "11"):
+            relay.op.register_pattern("exp", relay.op.OpPattern.ELEMWISE, level=11)
+    assert exp.get_attr("TOpPattern") == int(relay.op.OpPattern.ELEMWISE)
+    assert exp.get_attr("FPrimalGradient") is builtin
+
+
+def test_temp_op_attr_compute_is_what_lowering_compiles():
+    from tvm import topi
+
+    def doubled(attrs, inputs, out_type):
+        return [topi.multiply(inputs[0], 2.0)]
+
+    a = relay.var("a", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([a], relay.exp(a)))
+    v = np.array([0.0, 1.0, -2.0], "float32")
+    with TempOpAttr("exp", "FTVMCompute", doubled):
+        got = relay.create_executor("graph", mod=mod).evaluate()(v).numpy()
+    np.testing.assert_array_equal(got, 2 * v)
+    got = relay.create_executor("graph", mod=mod).evaluate()(v).numpy()
+    np.testing.assert_allclose(got, np.exp(v), rtol=1e-6)
+
+
+def test_temp_op_attr_type_relation_is_what_infer_type_uses():
+    def as_float64(arg_types, attrs):
+        return relay.TensorType(arg_types[0].shape, "float64")
+
+    def func():
+        a = relay.var("a", shape=(3,))
+        return relay.Function([a], relay.exp(a))
+
+    with TempOpAttr("exp", "FTypeRelation", as_float64):
+        assert run_infer_type(func()).ret_type == relay.TensorType((3,), "float64")
+    assert run_infer_type(func()).ret_type == relay.TensorType((3,), "float32")
