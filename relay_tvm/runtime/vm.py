@@ -20,7 +20,7 @@ import numpy as np
 
 from ..backend.library_file import seal_library
 from ..errors import BuildError, InputError, did_you_mean, no_implicit_cast
-from .interpreter import ConstructorValue, RefValue, host_tensor
+from .interpreter import ConstructorValue, RefValue, describe_value, host_tensor
 
 
 class Executable:
@@ -536,6 +536,11 @@ def _check(value, sig, fname, exe):
         if want is not None and not isinstance(value, want):
             raise InputError(f"@{fname} argument %{name}: expected a {want.__name__} "
                              f"({kind} {dtype}), got {type(value).__name__}")
+        if kind == "adt" and value.constructor.belong_to.name_hint != dtype:
+            # a value of another ADT would reach a match that has no clause for it
+            raise InputError(f"@{fname} argument %{name}: expected a value of {dtype}, got "
+                             f"{describe_value(value, width=80)}, a value of "
+                             f"{value.constructor.belong_to.name_hint}")
         return _to_vm(_plain(value), f"@{fname} argument %{name}", exe)
     if kind == "tuple":
         if not isinstance(value, (tuple, list)) or len(value) != len(shape):
