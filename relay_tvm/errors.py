@@ -7,6 +7,8 @@ wrong, where (a span or a node name) and what was expected::
     ├── TypeInferenceError      type checking failed (unification, a type relation, arity, ...)
     │   └── UntypedError        ``checked_type`` read before type inference ran (also a ValueError)
     ├── WellFormedError         unbound / doubly bound variables and other malformed IR
+    ├── StructuralMismatchError ``assert_structural_equal`` found two programs that differ
+    │                           (also a ValueError)
     ├── ParseError              the text format could not be parsed (carries all diagnostics)
     ├── AttributeSchemaError    an operator got an unknown or badly typed attribute
     ├── UnsupportedOperatorError / OpNotImplemented
@@ -60,6 +62,12 @@ class UntypedError(RelayError, ValueError):
 
 class WellFormedError(RelayError):
     """The IR is malformed: a variable is unbound, bound twice, or a node is of the wrong kind."""
+
+
+class StructuralMismatchError(RelayError, ValueError):
+    """``assert_structural_equal`` / ``assert_graph_equal`` found the two sides different; the
+    message shows both and their first difference. Also a ``ValueError``, the class TVM 0.19
+    and TVM 0.27 raise for it, so ``pytest.raises(ValueError)`` holds."""
 
 
 class ParseError(RelayError, _DiagnosticError):
@@ -213,6 +221,7 @@ __all__ = [
     "TypeInferenceError",
     "UntypedError",
     "WellFormedError",
+    "StructuralMismatchError",
     "ParseError",
     "AttributeSchemaError",
     "UnsupportedOperatorError",

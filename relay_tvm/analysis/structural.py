@@ -13,7 +13,7 @@ from __future__ import annotations
 import tvm
 import tvm_ffi
 
-from ..errors import RelayError
+from ..errors import StructuralMismatchError
 from ..ir.adt import (
     Constructor,
     Match,
@@ -54,6 +54,7 @@ from ..ir.types import (
     TypeVar,
     dim_equal,
 )
+from ..op.registry import Op
 
 
 class _Mismatch(Exception):
@@ -71,6 +72,7 @@ class _Equal:
         self.drev: dict = {}
         self.pairs: dict = {}  # id(lhs node) -> rhs node
         self.prev: dict = {}
+        self.first = None  # the first pair of expression nodes found different
 
     # -- types --
     def bind_tvar(self, a, b):
@@ -269,26 +271,36 @@ class _Equal:
         return a is b  # operators
 
     def expr_eq(self, lhs, rhs) -> bool:
-        stack = [(lhs, rhs)]
+        stack = [(lhs, rhs, None, None)]
         while stack:
-            a, b = stack.pop()
-            leaf = isinstance(a, (Var, GlobalVar, Constant, Constructor)) or not children(a)
-            if not leaf:
-                seen = self.pairs.get(id(a))
-                if seen is not None:
-                    if seen is not b:
-                        return False
-                    continue
-                if id(b) in self.prev:
-                    return False
-                self.pairs[id(a)] = b
-                self.prev[id(b)] = a
+            a, b, pa, pb = stack.pop()
+            if not self._node_eq(a, b, pa, pb, stack):
+                if self.first is None:
+                    self.first = (a, b, pa, pb)
+                return False
+        return True
+
+    def _node_eq(self, a, b, pa, pb, stack) -> bool:
+        leaf = isinstance(a, (Var, GlobalVar, Constant, Constructor)) or not children(a)
+        if not leaf:
+            seen = self.pairs.get(id(a))
+            if seen is not None:
+                return seen is b
+            if id(b) in self.prev:
+                return False
+            self.pairs[id(a)] = b
+            self.prev[id(b)] = a
+        try:
             if not self.shallow(a, b):
                 return False
-            ca, cb = children(a), children(b)
-            if len(ca) != len(cb):
-                return False
-            stack.extend(zip(reversed(ca), reversed(cb)))
+        except _Mismatch:
+            if self.first is None:
+                self.first = (a, b, pa, pb)
+            raise
+        ca, cb = children(a), children(b)
+        if len(ca) != len(cb):
+            return False
+        stack.extend((x, y, a, b) for x, y in zip(reversed(ca), reversed(cb)))
         return True
 
 
@@ -349,7 +361,10 @@ def structural_equal(lhs, rhs, map_free_vars: bool = False) -> bool:
         map_free_vars: let free variables of ``lhs`` correspond to distinct free variables of
             ``rhs`` instead of requiring the same objects.
     """
-    eq = _Equal(map_free_vars)
+    return _structural_equal(_Equal(map_free_vars), lhs, rhs)
+
+
+def _structural_equal(eq: _Equal, lhs, rhs) -> bool:
     try:
         if isinstance(lhs, IRModule) or isinstance(rhs, IRModule):
             if not (isinstance(lhs, IRModule) and isinstance(rhs, IRModule)):
@@ -375,10 +390,76 @@ def structural_equal(lhs, rhs, map_free_vars: bool = False) -> bool:
         return False
 
 
+def _snippet(node, lines: int = 6, width: int = 160) -> str:
+    """``node``'s text without the version line and free variable declarations, cut short."""
+    text = [ln for ln in str(node).splitlines()
+            if not ln.startswith(("#[version", "free_var "))]
+    cut = [ln if len(ln) <= width else ln[:width - 3] + "..." for ln in text[:lines]]
+    if len(text) > lines:
+        cut.append(f"... ({len(text) - lines} more lines)")
+    return "\n".join("    " + ln for ln in cut)
+
+
+def first_difference(lhs, rhs, map_free_vars: bool = False) -> str | None:
+    """The first pair of expression nodes where ``lhs`` and ``rhs`` differ, as text (``None``
+    when they are equal, or differ elsewhere than in an expression: module contents, types).
+
+    Variables bound at corresponding places are paired, so a renamed variable is not a
+    difference; a variable shows which one its counterpart was paired with."""
+    if isinstance(lhs, (list, tuple)) and isinstance(rhs, (list, tuple)):
+        if len(lhs) != len(rhs):
+            return None
+        for i, (x, y) in enumerate(zip(lhs, rhs)):
+            where = first_difference(x, y, map_free_vars)
+            if where is not None:
+                return f"item {i}: {where}"
+        return None
+    eq = _Equal(map_free_vars)
+    if _structural_equal(eq, lhs, rhs) or eq.first is None:
+        return None
+    a, b, pa, pb = eq.first
+    if isinstance(a, Op) and pa is not None:  # a call of another operator: show the calls
+        a, b, pa, pb = pa, pb, None, None
+    note = ""
+    if type(a) is not type(b):
+        note = f" (a {type(a).__name__} against a {type(b).__name__})"
+    elif isinstance(a, Var):
+        if a in eq.vmap:
+            note = f" (%{a.name_hint} was paired with %{eq.vmap[a].name_hint} where it is bound)"
+        elif b in eq.vrev:
+            note = f" (%{b.name_hint} was paired with %{eq.vrev[b].name_hint} where it is bound)"
+        elif not map_free_vars:
+            note = (" (free variables must be the same object; map_free_vars=True pairs "
+                    "distinct ones)")
+    text = f"first difference{note} ---\nlhs:\n{_snippet(a)}\nrhs:\n{_snippet(b)}"
+    if pa is not None:
+        text += f"\nin lhs:\n{_snippet(pa)}\nin rhs:\n{_snippet(pb)}"
+    return text
+
+
+def mismatch_message(lhs, rhs, map_free_vars: bool = False) -> str:
+    """The message of a failed ``assert_structural_equal``: both sides, then their first
+    difference (or a text diff when the difference is not in an expression)."""
+    where = first_difference(lhs, rhs, map_free_vars)
+    if where is not None:
+        where = "\n--- " + where
+    else:
+        import difflib
+
+        a, b = str(lhs).splitlines(), str(rhs).splitlines()
+        diff = list(difflib.unified_diff(a, b, "lhs", "rhs", lineterm="", n=1))
+        where = ("\n--- where the texts differ ---\n" + "\n".join(diff[:40]) if diff else
+                 "\n(the texts are equal: the difference is in what text does not show, e.g. "
+                 "attribute value types, spans or variable identity)")
+    return f"structural mismatch:\n--- lhs ---\n{lhs}\n--- rhs ---\n{rhs}{where}"
+
+
 def assert_graph_equal(lhs, rhs, map_free_vars: bool = False) -> None:
-    """Raise :class:`RelayError` showing both programs when they are not structurally equal."""
+    """Raise :class:`~relay_tvm.errors.StructuralMismatchError` (a ``RelayError`` and a
+    ``ValueError``) showing both programs and their first difference when they are not
+    structurally equal."""
     if not structural_equal(lhs, rhs, map_free_vars):
-        raise RelayError(f"structural mismatch:\n--- lhs ---\n{lhs}\n--- rhs ---\n{rhs}")
+        raise StructuralMismatchError(mismatch_message(lhs, rhs, map_free_vars))
 
 
 assert_structural_equal = assert_graph_equal

@@ -63,7 +63,7 @@ from ..ir.expr import (
     TupleGetItem,
     Var,
 )
-from ..ir.types import GlobalTypeVar, TensorType, TupleType
+from ..ir.types import GlobalTypeVar, TensorType, TupleType, type_str
 from .lower import LowerCache
 from .partition import make_primitive
 from .vm_emit import (
@@ -314,15 +314,25 @@ class _FuncCompiler:
                     None)
 
         fail = []
-        ctors = () if node.complete else self.scrutinee_constructors(node)
-        if ctors:
+        ctors = self.scrutinee_constructors(node)
+        if ctors and not node.complete:
             tag = self.call(fail, "vm.builtin.tuple_getitem", [("r", data), ("imm", 0)])
             for c in ctors:
                 want = self.call(fail, "vm.builtin.make_tuple", [("imm", c.tag)])
                 ok = self.call(fail, "ffi.ArrayContains", [want, tag])
                 fail.append((_IF, ok[1], 2))  # not this constructor: skip its raise
                 fail.append(raise_(f"{base} {c.name_hint}{'(...)' if c.inputs else ''}"))
-        fail.append(raise_(base))
+        # what is known without looking at the value (the VM cannot format it at run time)
+        ty = getattr(node.data, "_checked_type", None)
+        if ctors:
+            names = ", ".join(c.name_hint for c in ctors)
+            what = (f" of another type: its constructor is none of "
+                    f"{ctors[0].belong_to.name_hint}'s ({names})")
+        elif ty is not None:
+            what = f" of type {type_str(ty)}"
+        else:
+            what = ""
+        fail.append(raise_(base + what))
         return fail
 
     def scrutinee_constructors(self, node) -> tuple:

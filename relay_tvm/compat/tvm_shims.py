@@ -138,17 +138,9 @@ def _wrap_structural():
     def assert_structural_equal(lhs, rhs, map_free_vars=False):
         if is_relay(lhs) or is_relay(rhs):
             if not _seq(lhs, rhs, map_free_vars):
-                import difflib
+                from ..errors import StructuralMismatchError
 
-                from ..errors import RelayError
-
-                a, b = str(lhs).splitlines(), str(rhs).splitlines()
-                diff = [ln for ln in difflib.unified_diff(a, b, "lhs", "rhs", lineterm="", n=1)]
-                where = ("\n--- where the texts differ ---\n" + "\n".join(diff[:40])
-                         if diff else "\n(the texts are equal: the difference is in what text "
-                         "does not show, e.g. attribute value types, spans or variable identity)")
-                raise RelayError("structural mismatch:\n--- lhs ---\n"
-                                 f"{lhs}\n--- rhs ---\n{rhs}{where}")
+                raise StructuralMismatchError(st.mismatch_message(lhs, rhs, map_free_vars))
             return None
         return orig_assert(lhs, rhs, map_free_vars)
 

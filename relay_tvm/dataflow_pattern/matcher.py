@@ -23,6 +23,7 @@ small).
 from __future__ import annotations
 
 from ..errors import RelayError
+from ..ir.base import RelayExpr
 from ..ir.expr import Call, Constant, Function, If, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import children, post_order
 from ..op.registry import Op
@@ -337,9 +338,32 @@ def _expr_op_name(e):
     return None
 
 
+def _check_input(expr, where: str, expected: str = "a relay.Expr"):
+    """``expr`` if it is a Relay expression, else a RelayError naming ``where`` (the function
+    and argument) and saying what to pass instead (``mod["main"]`` for an IRModule)."""
+    if isinstance(expr, RelayExpr):
+        return expr
+    from ..ir.module import IRModule
+
+    if isinstance(expr, IRModule):
+        got = ('IRModule (it takes an expression, not a module: pass mod["main"], or each '
+               "function of the module, and put the result back)")
+    else:
+        got = f"{type(expr).__name__} {expr!r:.80}"
+    raise RelayError(f"{where}: expected {expected}, got {got}")
+
+
+def _check_pattern(pattern, where: str):
+    if not isinstance(pattern, DFPattern):
+        raise RelayError(f"{where}: expected a DFPattern (is_op(...), wildcard(), ...), got "
+                         f"{type(pattern).__name__} {pattern!r:.80}")
+    return pattern
+
+
 def match(pattern: DFPattern, expr) -> bool:
     """Whether ``expr`` matches ``pattern`` at its root."""
-    return _Matcher().match(pattern, expr)
+    _check_pattern(pattern, "match: pattern")
+    return _Matcher().match(pattern, _check_input(expr, "match: expr"))
 
 
 # ---- grouping ---------------------------------------------------------------------------------
@@ -538,10 +562,13 @@ def rewrite(callbacks, expr, mod=None):
     ``rewrite``).
 
     Raises:
-        RelayError: a callback without a pattern, or 100 rounds without a fixpoint (callbacks
-            undoing each other).
+        RelayError: ``expr`` is not a Relay expression (an IRModule: rewrite ``mod["main"]``),
+            a callback without a pattern or returning something else than a Relay expression
+            (or None), or 100 rounds without a fixpoint (callbacks undoing each other).
     """
     from ..analysis.structural import structural_equal
+
+    _check_input(expr, "rewrite: expr")
 
     cbs = list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
     for cb in cbs:
@@ -563,7 +590,10 @@ def rewrite(callbacks, expr, mod=None):
                     node_map = {p: [memo.get(id(x), x) for x in v]
                                 for p, v in g.node_map.items()}
                     out = cb.callback(pre, new, node_map)
-                    return new if out is None else out
+                    if out is None:
+                        return new
+                    return _check_input(out, f"rewrite: {type(cb).__name__}.callback's "
+                                             "result", "a relay.Expr (or None: keep the match)")
 
                 post = _apply(post, groups, gid_of, replace)
             rounds += 1
@@ -580,6 +610,8 @@ def partition(pattern, expr, attrs=None, check=None):
     """Replace each match of ``pattern`` in ``expr`` by a call of a function holding it
     (attribute ``PartitionedFromPattern`` = the matched operators' names joined by ``_``, and
     ``attrs``); ``check(pre)`` may veto a match."""
+    _check_pattern(pattern, "partition: pattern")
+    _check_input(expr, "partition: expr")
     if isinstance(pattern, FunctionPattern):
         return expr
     groups, gid_of = group_matches(pattern, expr)

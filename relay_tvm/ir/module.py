@@ -174,7 +174,20 @@ class IRModule(Node):
         return list(self._type_defs.keys())
 
     def get_constructor(self, tag: int) -> Constructor:
-        return self._constructors[tag]
+        """The constructor whose ``tag`` is given (:meth:`lookup_constructor` finds one by
+        name)."""
+        if isinstance(tag, str):
+            raise RelayError(f"IRModule.get_constructor takes a constructor tag (an int), got "
+                             f"the name {tag!r}; lookup_constructor({tag!r}) finds it by name")
+        c = self._constructors.get(tag)
+        if c is None:
+            known = [f"{c.name_hint} (tag {t}, of {c.belong_to.name_hint})"
+                     for t, c in self._constructors.items()]
+            listing = ", ".join(known[:12]) or "none (the module defines no ADTs)"
+            if len(known) > 12:
+                listing += f", ... ({len(known)} in all)"
+            raise RelayError(f"IRModule has no constructor with tag {tag}; it has {listing}")
+        return c
 
     def get_type(self, name: str):
         """``(GlobalTypeVar, *constructors)`` of the type definition ``name`` (Relay's helper)."""

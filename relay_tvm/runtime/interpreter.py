@@ -108,7 +108,7 @@ class RefValue:
         self.value = value
 
     def __repr__(self):
-        return f"RefValue({self.value!r})"
+        return f"RefValue({describe_value(self.value, width=None)})"
 
 
 class ConstructorValue:
@@ -144,9 +144,51 @@ class ConstructorValue:
         return True
 
     def __repr__(self):
-        if not self.fields:
-            return self.constructor.name_hint
-        return f"{self.constructor.name_hint}({', '.join(map(repr, self.fields))})"
+        return describe_value(self, width=None)
+
+
+def describe_value(v, width: int | None = 200, depth: int = 4) -> str:
+    """``v`` (an interpreter or VM value) as error messages show it: scalars as Relay literals
+    (``5``, ``1.5f``, ``2i64``, ``True``), other tensors by type (``Tensor[(2, 3), float32]``),
+    ADT values as ``Cons(5, Nil)``, tuples in parentheses; nesting below ``depth`` is
+    ``...``, and the text is cut to ``width`` characters (``None``: not cut)."""
+    text = _describe(v, depth)
+    if width is not None and len(text) > width:
+        text = text[:width - 3] + "..."
+    return text
+
+
+def _describe(v, depth: int) -> str:
+    if depth < 0:
+        return "..."
+    if isinstance(v, ConstructorValue):
+        name = v.constructor.name_hint
+        if not v.fields:
+            return name
+        return f"{name}({', '.join(_describe(f, depth - 1) for f in v.fields)})"
+    if isinstance(v, (tuple, list)):
+        inner = ", ".join(_describe(f, depth - 1) for f in v)
+        return f"({inner},)" if len(v) == 1 else f"({inner})"
+    if hasattr(v, "numpy") and not isinstance(v, (np.ndarray, Closure, RefValue)):
+        v = v.numpy()
+    if isinstance(v, (np.ndarray, np.generic)):
+        from ..text.printer import SCALAR_SUFFIX
+
+        a = np.asarray(v)
+        dtype = "bool" if a.dtype == np.bool_ else a.dtype.name
+        if a.ndim == 0:
+            x = a.item()
+            if dtype == "bool":
+                return str(bool(x))
+            suffix = SCALAR_SUFFIX.get(dtype)
+            if suffix is not None and isinstance(x, int):
+                return f"{x}{suffix}"
+            if suffix is not None and np.isfinite(x):
+                t = str(a) if dtype != "float64" else repr(x)
+                return (t[:-2] if t.endswith(".0") else t) + suffix
+            return f"{x} ({dtype})"
+        return f"Tensor[({', '.join(map(str, a.shape))}{',' if a.ndim == 1 else ''}), {dtype}]"
+    return repr(v)
 
 
 def to_value(x):
@@ -193,7 +235,7 @@ class Interpreter:
             for p, a in zip(f.params, args):
                 env.vars[p] = a
             return self.run(f.body, env)
-        raise InterpreterError(f"cannot apply {fn!r}")
+        raise InterpreterError(f"cannot apply {describe_value(fn)}: not a function")
 
     def run(self, expr, env: Env):
         vals = []
@@ -388,7 +430,7 @@ def _match_step(e, env, vals: list, push) -> None:
             break
     else:
         raise InterpreterError(
-            f"no match clause applies to the value {data!r:.200}", e.span
+            f"no match clause applies to the value {describe_value(data)}", e.span
         )
 
 

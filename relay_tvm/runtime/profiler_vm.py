@@ -9,8 +9,9 @@
 (everything it does works the same) plus :meth:`~VirtualMachineProfiler.profile`, which runs the
 function once with TVM's VM instrumentation hook (``relax.VirtualMachine.set_instrument``) and
 times every kernel call by wall clock from the hook before the call to the hook after it (the
-hook's own return trip, about a microsecond, is included). VM built-ins (allocation, shape
-handling) and calls of Relay functions are not rows; the device row is the whole call's wall
+hook's own return trip, about a microsecond, is included). Runtime built-ins (``vm.*``:
+allocation, shape handling; ``ffi.*``: constructor tag tests, reference cells) and calls of
+Relay functions are not rows; the device row is the whole call's wall
 time. 0.19's hardware metric ``collectors`` are not provided.
 """
 
@@ -21,6 +22,10 @@ import time
 from ..errors import NotProvidedError
 from .profiling import Report, device_name, shapes_of
 from .vm import VirtualMachine
+
+#: prefixes of the runtime built-ins the VM code calls (allocation, shapes, tuples: ``vm.``;
+#: ADT tag tests and reference cells: ``ffi.ArrayContains``, ``ffi.List``...): not kernels
+_BUILTINS = ("vm.", "ffi.")
 
 
 def enabled() -> bool:
@@ -74,8 +79,8 @@ class VirtualMachineProfiler(VirtualMachine):
         rows, open_calls = [], []
 
         def instrument(func, symbol, before_run, ret_value, *call_args):
-            if not isinstance(func, tvm_ffi.Function) or symbol.startswith("vm."):
-                return 0  # a Relay function (VM closure) or a VM built-in: not a kernel
+            if not isinstance(func, tvm_ffi.Function) or symbol.startswith(_BUILTINS):
+                return 0  # a Relay function (VM closure) or a runtime built-in: not a kernel
             if before_run:
                 open_calls.append(clock())
             else:

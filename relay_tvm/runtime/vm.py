@@ -20,7 +20,7 @@ import numpy as np
 
 from ..backend.library_file import seal_library
 from ..errors import BuildError, InputError, did_you_mean, no_implicit_cast
-from .interpreter import ConstructorValue, RefValue, host_tensor
+from .interpreter import ConstructorValue, RefValue, describe_value, host_tensor
 
 
 class Executable:
@@ -547,8 +547,8 @@ def _to_vm(v, where, exe):
         return tvm_ffi.List([_to_vm(v.value, where, exe)])
     if isinstance(v, (tuple, list)):
         return tvm_ffi.Array([_to_vm(f, where, exe) for f in v])
-    if isinstance(v, np.ndarray):
-        return host_tensor(v)
+    if isinstance(v, (np.ndarray, np.generic)):  # a NumPy scalar field: a 0-d tensor
+        return host_tensor(np.asarray(v))
     if isinstance(v, tvm.runtime.Tensor):
         from .pyargs import plain_tensor
 
@@ -588,7 +588,7 @@ def _check_adt(value, exe, fname, name, adt):
     owner = getattr(value.constructor.belong_to, "name_hint", "")
     if owner != adt:
         raise InputError(f"{where}: expected a value of {adt}, got "
-                         f"{value.constructor.name_hint}(...), a value of {owner}")
+                         f"{describe_value(value, width=80)}, a value of {owner}")
 
 
 def _check(value, sig, fname, exe):

@@ -52,7 +52,7 @@ def check_arg(value, ty, where: str, mod=None, sizes=None):
         InputError: a value of another kind, dtype, shape, arity or ADT than ``ty`` says.
     """
     from ..ir.types import FuncType, GlobalTypeVar, RefType, TupleType, TypeCall
-    from ..runtime.interpreter import ConstructorValue, RefValue
+    from ..runtime.interpreter import ConstructorValue, RefValue, describe_value
     from ..typing.solver import substitute_type_vars
 
     sizes = {} if sizes is None else sizes
@@ -80,7 +80,7 @@ def check_arg(value, ty, where: str, mod=None, sizes=None):
             if ctor.belong_to is not t.func and (
                     owner := getattr(ctor.belong_to, "name_hint", None)) != adt:
                 raise InputError(f"{w}: expected a value of type {type_str(t)}, got "
-                                 f"{ctor.name_hint}(...), a value of {owner}")
+                                 f"{describe_value(v, width=80)}, a value of {owner}")
             key = (ctor.tag, t)
             types = fields_of.get(key, ())
             if types == ():

@@ -145,6 +145,48 @@ def test_rewrite_without_fixpoint_is_an_error():
         rewrite(DFPatternCallback(), x + y)
 
 
+class _ReluToSigmoid(DFPatternCallback):
+    def __init__(self, result=None):
+        super().__init__()
+        self.pattern = is_op("nn.relu")(wildcard())
+        self.result = result
+
+    def callback(self, pre, post, node_map):
+        return relay.sigmoid(post.args[0]) if self.result is None else self.result
+
+
+def test_rewrite_partition_match_take_an_expression():
+    # 0.19 rejected a non-Expr argument; neither a module nor a number passes through unchanged
+    x = relay.var("x", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
+    pat = is_op("nn.relu")(wildcard())
+    hint = 'got IRModule (it takes an expression, not a module: pass mod["main"]'
+    for call, where in [(lambda a: rewrite(_ReluToSigmoid(), a), "rewrite: expr"),
+                        (lambda a: partition(pat, a), "partition: expr"),
+                        (lambda a: pat.partition(a), "partition: expr"),
+                        (lambda a: pat.match(a), "match: expr")]:
+        with pytest.raises(RelayError, match=f"^{where}: expected a relay.Expr, got int 5$"):
+            call(5)
+        with pytest.raises(RelayError) as info:
+            call(mod)
+        assert str(info.value).startswith(f"{where}: expected a relay.Expr, {hint}")
+    with pytest.raises(RelayError, match="^partition: pattern: expected a DFPattern"):
+        partition(relay.nn.relu(x), relay.nn.relu(x))
+    # rewriting mod["main"] works
+    out = rewrite(_ReluToSigmoid(), mod["main"])
+    assert isinstance(out, relay.Function) and "sigmoid" in out.astext()
+
+
+def test_rewrite_checks_the_callback_result():
+    x = relay.var("x", shape=(2,))
+    msg = ("rewrite: _ReluToSigmoid.callback's result: expected a relay.Expr (or None: keep "
+           "the match), got int 3")
+    for expr in [relay.nn.relu(x), relay.exp(relay.nn.relu(x))]:  # at the root and nested
+        with pytest.raises(RelayError) as info:
+            rewrite(_ReluToSigmoid(result=3), expr)
+        assert str(info.value) == msg
+
+
 def test_partition_conv_bias_relu():
     x = relay.var("x", shape=(1, 3, 6, 6))
     w = relay.var("w", shape=(4, 3, 3, 3))

@@ -164,6 +164,32 @@ def test_profiler_vm_reports_each_kernel_call():
         vm.profile(a, np.array(True), collectors=["papi"])
 
 
+def test_profiler_vm_lists_kernels_only_not_runtime_builtins():
+    # a new-user trial: matches over ADT values listed ffi.ArrayContains (the VM's constructor
+    # tag test) as a kernel
+    from tvm.runtime import profiler_vm
+
+    mod = relay.fromtext("""#[version = "0.0.5"]
+type MyList[A] { MyCons(A, MyList[A]), MyNil, }
+def @sum_list(%l: MyList[int32]) -> int32 {
+  match (%l) {
+    MyCons(%h, %t) => add(%h, @sum_list(%t)),
+    MyNil => 0,
+  }
+}
+def @main(%n: int32) -> int32 {
+  @sum_list(MyCons(%n, MyCons(2, MyCons(3, MyNil))))
+}
+""")
+    exe = relay.vm.compile(mod, target="llvm")
+    vm = profiler_vm.VirtualMachineProfiler(exe, tvm.cpu())
+    rep = vm.profile(np.array(7, "int32"))
+    assert int(vm.get_outputs()[0].numpy()) == 12
+    names = [c["Name"] for c in rep.calls]
+    assert len(names) == 3 and all("add" in n for n in names), names  # one add per MyCons
+    assert "ffi." not in str(rep) and "vm." not in str(rep)
+
+
 # ---- tvm.runtime.ndarray, relay.backend.executor_factory ---------------------------------------
 
 def test_runtime_ndarray_is_tvm_nd():

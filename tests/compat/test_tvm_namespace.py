@@ -340,6 +340,44 @@ def test_structural_equal_on_relay_and_tvm_nodes():
     tvm.ir.assert_structural_equal(tvm.tirx.const(3), tvm.tirx.const(3))
 
 
+def test_assert_structural_equal_raises_a_value_error():
+    # TVM 0.19 and 0.27 raise ValueError; relay_tvm's error is that and a RelayError
+    from relay_tvm.errors import StructuralMismatchError
+
+    x = relay.var("x", shape=(2,))
+    for check in (tvm.ir.assert_structural_equal, relay.analysis.assert_structural_equal,
+                  relay.analysis.assert_graph_equal):
+        with pytest.raises(ValueError, match="^structural mismatch:") as info:
+            check(x + relay.const(1.0), x + relay.const(2.0))
+        assert isinstance(info.value, StructuralMismatchError)
+        assert isinstance(info.value, RelayError)
+        assert str(info.value).endswith("--- first difference ---\nlhs:\n    1f\nrhs:\n    2f\n"
+                                        "in lhs:\n    add(%x, 1f)\nin rhs:\n    add(%x, 2f)")
+    with pytest.raises(ValueError):  # TVM's own nodes still go to TVM
+        tvm.ir.assert_structural_equal(tvm.runtime.convert([1]), tvm.runtime.convert([2]))
+
+
+def test_structural_mismatch_pairs_bound_variables():
+    # renamed bound variables are no difference; the first real one is reported
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    with pytest.raises(ValueError) as info:
+        tvm.ir.assert_structural_equal(
+            relay.Function([x], relay.exp(x) + relay.const(1.0)),
+            relay.Function([y], relay.exp(y) + relay.const(2.0)))
+    where = str(info.value).split("--- first difference ---\n")[1]
+    assert where.startswith("lhs:\n    1f\nrhs:\n    2f\n")
+    # a variable paired with another where it is bound is named with its counterpart
+    with pytest.raises(ValueError, match=r"first difference \(%x was paired with %y where it is "
+                                         r"bound\) ---\nlhs:\n    %x\nrhs:\n    %x\n"):
+        tvm.ir.assert_structural_equal(relay.Function([x, y], x + y),
+                                       relay.Function([y, x], x + y))
+    # free variables: the same object unless map_free_vars
+    with pytest.raises(ValueError, match=r"\(free variables must be the same object; "
+                                         r"map_free_vars=True pairs distinct ones\)"):
+        tvm.ir.assert_structural_equal(relay.exp(x), relay.exp(y))
+    tvm.ir.assert_structural_equal(relay.exp(x), relay.exp(y), map_free_vars=True)
+
+
 def test_relay_errors_are_tvm_errors():
     with pytest.raises(tvm.error.TVMError):
         relay.transform.PassContext(opt_level=9)

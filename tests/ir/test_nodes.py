@@ -126,6 +126,25 @@ def test_module_lookup_update_and_from_expr():
         mod["nope"]
 
 
+def test_unknown_constructor_tag_is_a_relay_error():
+    """A new-user trial: get_constructor(99) raised a bare KeyError: 99."""
+    with pytest.raises(RelayError, match=r"^IRModule has no constructor with tag 99; it has "
+                                         r"none \(the module defines no ADTs\)$"):
+        relay.IRModule().get_constructor(99)
+    mod = relay.IRModule()
+    gtv, a = relay.GlobalTypeVar("Box"), relay.TypeVar("a")
+    box = relay.Constructor("MkBox", [a], gtv)
+    mod[gtv] = relay.TypeData(gtv, [a], [box])
+    assert mod.get_constructor(box.tag) is box
+    with pytest.raises(RelayError) as e:
+        mod.get_constructor(box.tag + 1000)
+    assert str(e.value) == (f"IRModule has no constructor with tag {box.tag + 1000}; it has "
+                            f"MkBox (tag {box.tag}, of Box)")
+    with pytest.raises(RelayError, match=r"takes a constructor tag \(an int\), got the name "
+                                         r"'MkBox'; lookup_constructor\('MkBox'\) finds it"):
+        mod.get_constructor("MkBox")
+
+
 def test_bind_substitutes_and_drops_params():
     x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
     f = relay.Function([x, y], relay.add(x, y))

@@ -199,7 +199,8 @@ def test_partial_match_error_in_a_prelude_function_names_the_value():
 
 
 def test_partial_match_on_a_tuple_still_fails_with_the_match_named():
-    # a tuple scrutinee has no constructor of its own: the message names the match only
+    # a tuple scrutinee has no constructor of its own: the VM's message names the match and the
+    # scrutinee's type (it cannot format the value at run time); the interpreter shows it
     mod = relay.IRModule()
     p = Prelude(mod)
     x = relay.var("x", shape=(3,))
@@ -210,10 +211,78 @@ def test_partial_match_on_a_tuple_still_fails_with_the_match_named():
                     complete=False)
     mod["main"] = relay.Function([x], m, relay.TensorType((3,), "float32"))
     with pytest.raises(relay.RelayError, match=r"no clause of the match in @main matches the "
-                                               r"value$"):
+                                               r"value of type \(List\[Tensor\[\(3,\), float32\]\], "
+                                               r"Tensor\[\(3,\), float32\]\)$"):
         relay.create_executor("vm", mod).evaluate()(np.zeros(3, "float32"))
-    with pytest.raises(relay.RelayError, match=r"applies to the value \(Nil, "):
+    with pytest.raises(relay.RelayError, match=r"applies to the value \(Nil, "
+                                               r"Tensor\[\(3,\), float32\]\)$"):
         relay.create_executor("debug", mod).evaluate()(np.zeros(3, "float32"))
+
+
+_NESTED = """#[version = "0.0.5"]
+type List[A] { Cons(A, List[A]), Nil, }
+type Option[A] { Some(A), None, }
+def @main(%l: List[Option[int32]]) -> int32 {
+  match (%l) {
+    Cons(%h, _) => match (%h) { Some(%v) => %v, None => 0 },
+    Nil => -1,
+  }
+}
+"""
+
+
+_NESTED_PARTIAL = _NESTED.split("def @main")[0] + """def @main(%l: List[Option[int32]]) -> int32 {
+  match? (%l) {
+    Cons(Some(%v), Nil) => %v,
+  }
+}
+"""
+
+
+def test_failed_match_describes_the_value():
+    """A new-user trial: the debug executor showed ``Cons(_ConstData(5, dtype=int32), ...)``
+    and the VM nothing after "matches the value"."""
+    from relay_tvm.errors import InputError
+    from relay_tvm.runtime.interpreter import ConstructorValue
+
+    mod = relay.fromtext(_NESTED_PARTIAL)
+    at = f"from_string:{_NESTED_PARTIAL.splitlines().index('  match? (%l) {') + 1}:3"
+    cons, nil, some, none = (mod.lookup_constructor(n) for n in ("Cons", "Nil", "Some", "None"))
+    five = np.array(5, "int32")
+    good = ConstructorValue(cons, [ConstructorValue(some, [five]), ConstructorValue(nil, [])])
+    # a well-typed value that the partial match (match?) has no clause for
+    bad = ConstructorValue(cons, [ConstructorValue(some, [five]), ConstructorValue(
+        cons, [ConstructorValue(none, []), ConstructorValue(nil, [])])])
+    assert repr(bad) == "Cons(Some(5), Cons(None, Nil))"
+    debug = relay.create_executor("debug", mod=mod).evaluate()
+    vm = relay.create_executor("vm", mod=mod, target="llvm").evaluate()
+    assert int(debug(good).numpy()) == 5 and int(vm(good).numpy()) == 5
+    with pytest.raises(relay.RelayError, match=r"^no match clause applies to the value "
+                                               rf"Cons\(Some\(5\), Cons\(None, Nil\)\)\n  at "
+                                               rf"{at}$"):
+        debug(bad)
+    # the VM knows the matched value's constructor when it compiles, not its fields
+    with pytest.raises(relay.RelayError, match=rf"^relay_tvm VM: no clause of the match at "
+                                               rf"{at} in @main matches the value "
+                                               rf"Cons\(\.\.\.\)$"):
+        vm(bad)
+    # both executors check an argument's ADT before running (a value of Option for a List)
+    for run, where in [(vm, "@main argument %l"), (debug, r"argument 0 \(%l\)")]:
+        with pytest.raises(InputError, match=rf"^{where}: expected a value of type "
+                                             rf"List\[Option\[int32\]\], got Some\(5\), a "
+                                             rf"value of Option$"):
+            run(ConstructorValue(some, [five]))
+
+
+def test_describe_value_writes_relay_literals():
+    from relay_tvm.runtime.interpreter import describe_value
+
+    assert [describe_value(np.array(v, d)) for v, d in [
+        (5, "int32"), (1.5, "float32"), (2, "int64"), (True, "bool"), (0.25, "float64"),
+        (3, "uint8")]] == ["5", "1.5f", "2i64", "True", "0.25f64", "3u8"]
+    assert describe_value(np.zeros((2, 3), "float32")) == "Tensor[(2, 3), float32]"
+    assert describe_value((np.array(1, "int32"),)) == "(1,)"
+    assert describe_value(tuple(range(100)), width=20) == "(0, 1, 2, 3, 4, 5..."
 
 
 def _closure_program():
