@@ -21,6 +21,7 @@ def test_using_it_example_runs(tmp_path, monkeypatch):
 
     vm = relay.vm.VirtualMachine(relay.vm.load_executable(str(tmp_path / "vm.so")))
     np.testing.assert_allclose(vm.run(scope["xv"]).numpy(), scope["ref"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(scope["twos"].numpy(), np.full((2, 2), 2, "float32"))
     assert relay.runtime.load_module(str(tmp_path / "net.so")) is not None
 
 
