@@ -71,7 +71,7 @@ ALLOWED = {
     ("relay_tvm.ir.module", "relay_tvm.prelude"),
     # tvm.relay 0.19's relay.op.register_mixed_precision_conversion: a lazy forwarder to the
     # ToMixedPrecision pass's registry, which lives with the pass.
-    ("relay_tvm.op", "relay_tvm.transform.mixed_precision"),
+    ("relay_tvm.op.op", "relay_tvm.transform.mixed_precision"),
     # relay.build(..., database="work-dir/") and the "relay.backend.tuning_database" config
     # take a tuning work directory's path: a lazy call to the tuning layer's loader, which owns
     # the work directory's format and its checks.

@@ -35,9 +35,9 @@ from .registry import (  # noqa: F401
 def register_mixed_precision_conversion(op_name, func=None, level=10):
     """tvm.relay 0.19's ``register_mixed_precision_conversion``: see
     :func:`relay_tvm.transform.mixed_precision.register_mixed_precision_conversion`."""
-    from ..transform import mixed_precision
+    from ..transform.mixed_precision import register_mixed_precision_conversion as convert
 
-    return mixed_precision.register_mixed_precision_conversion(op_name, func, level)
+    return convert(op_name, func, level)
 
 
 _STRATEGY_CLASSES = ("OpStrategy", "OpImplementation", "OpSpecialization")

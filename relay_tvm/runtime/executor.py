@@ -6,6 +6,7 @@ from ..errors import InputError, RelayError, did_you_mean
 from ..ir.expr import Function, GlobalVar
 from ..ir.module import IRModule
 from ..transform.bind_params import bind_params_by_name, check_arg  # noqa: F401  (API names)
+from .argcheck import check_value
 from .interpreter import Interpreter, to_user, to_value
 
 
@@ -133,7 +134,7 @@ class Interpreter_(Executor):
                 if hasattr(ty, "dtype") and not hasattr(v, "shape"):
                     raise InputError(f"argument {i} (%{p.name_hint}): expected a NumPy array or "
                                      f"a tvm tensor ({ty}), got {type(a).__name__}")
-                check_arg(v, ty, f"argument {i} (%{p.name_hint})", mod, sizes)
+                check_value(v, ty, f"argument {i} (%{p.name_hint})", mod, sizes)
                 vals.append(v)
             return to_user(interp.apply(closure, vals))
 

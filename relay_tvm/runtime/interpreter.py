@@ -40,7 +40,7 @@ from ..ir.expr import (
 )
 from ..ir.module import IRModule
 from ..ir.types import TensorType
-from ..transform.bind_params import check_arg
+from ..transform.bind_params import check_arg  # noqa: F401  (exported here too)
 
 
 class Env:
@@ -81,6 +81,7 @@ class Closure:
             InputError: another number of arguments, or a value of another type.
         """
         from ..errors import InputError
+        from .argcheck import check_value
 
         params = self.func.params
         if len(args) != len(params):
@@ -91,7 +92,7 @@ class Closure:
         for i, (p, v) in enumerate(zip(params, vals)):
             ty = getattr(p, "_checked_type", None) or p.type_annotation
             if ty is not None:
-                check_arg(v, ty, f"closure argument {i} (%{p.name_hint})",
+                check_value(v, ty, f"closure argument {i} (%{p.name_hint})",
                           getattr(self.interp, "mod", None), sizes)
         return to_user(self.interp.apply(self, vals))
 

@@ -504,7 +504,7 @@ class VMClosureValue:
         from ..ir.types import FuncType
 
         if isinstance(self.type, FuncType):
-            from ..transform.bind_params import check_arg
+            from .argcheck import check_value
             from .interpreter import to_value
 
             want = self.type.arg_types
@@ -514,7 +514,7 @@ class VMClosureValue:
             sizes = {}
             for i, (a, t) in enumerate(zip(args, want)):
                 v = to_value(_plain(a)) if not isinstance(a, VMClosureValue) else a
-                check_arg(v, t, f"VM closure argument {i}", self.vm.exe._relay_mod, sizes)
+                check_value(v, t, f"VM closure argument {i}", self.vm.exe._relay_mod, sizes)
         vals = [_to_vm(_plain(a), "VM closure argument", self.vm.exe) for a in args]
         out = _call_with_big_stack(self.vm._vm.invoke_closure, [self.closure, *vals])
         for u, v in zip(args, vals):
@@ -578,12 +578,12 @@ def _check_adt(value, exe, fname, name, adt):
     """An ADT argument: built by a constructor of its type ``adt``, and, when the executable
     has its Relay types (compiled in this process), with fields of the types the parameter's
     type gives them (a kernel would otherwise meet values of another dtype)."""
-    from ..transform.bind_params import check_arg
+    from .argcheck import check_value
 
     where = f"@{fname} argument %{name}"
     ty = exe.param_type(fname, name)
     if ty is not None:
-        check_arg(value, ty, where, exe._relay_mod)
+        check_value(value, ty, where, exe._relay_mod)
         return
     owner = getattr(value.constructor.belong_to, "name_hint", "")
     if owner != adt:

@@ -1,0 +1,105 @@
+"""Checking a value given to an executor against its parameter's Relay type (the debug
+executor's arguments, the VM's ADT arguments, the arguments of closures either one returned):
+no silent cast, broadcast or reinterpretation. The tensors' check is
+:func:`relay_tvm.transform.bind_params.check_arg`, which binding parameters shares."""
+
+from __future__ import annotations
+
+from ..errors import InputError, RelayError
+from ..ir.types import FuncType, GlobalTypeVar, RefType, TensorType, TupleType, TypeCall, type_str
+from ..transform.bind_params import check_arg, describe_kind
+from ..typing.solver import substitute_type_vars
+from .interpreter import ConstructorValue, RefValue, describe_value
+
+
+def check_value(value, ty, where: str, mod=None, sizes=None):
+    """Check a user value against a parameter's type: no silent cast or broadcast.
+
+    Tensors (NumPy arrays, tvm tensors) must have the type's dtype and shape; a symbolic
+    dimension (``tvm.tir.Var``) takes the size of its first occurrence and must have it
+    wherever else it occurs in the arguments checked with the same ``sizes`` dict; ``Any``
+    takes any size. Tuples are checked field by field, references by their current content.
+    An algebraic data type's value (``ConstructorValue``) must be built by one of the type's
+    constructors, and with ``mod`` (where the type is defined) its fields are checked against
+    the constructor's field types with the type's arguments substituted (iteratively: a long
+    list is fine). Function-typed parameters take any function value.
+
+    Args:
+        value: the user's value (interpreter values: NumPy arrays, tuples,
+            ``ConstructorValue``, ``RefValue``, closures).
+        ty: the parameter's checked type.
+        where: the argument, for messages (``"argument 0 (%x)"``).
+        mod: the ``IRModule`` that defines the ADTs ``ty`` mentions (None: the constructor is
+            checked, not its fields).
+        sizes: ``{tir.Var: (size, where)}`` shared across the arguments of one call.
+
+    Raises:
+        InputError: a value of another kind, dtype, shape, arity or ADT than ``ty`` says.
+    """
+    sizes = {} if sizes is None else sizes
+    fields_of = {}  # (constructor tag, ADT type) -> the field types, substituted once
+    stack = [(value, ty, where)]
+    while stack:
+        v, t, w = stack.pop()
+        if not isinstance(w, str):  # (constructor, field index): named only for a message
+            w = f"{where}: field {w[1]} of a {w[0].name_hint} in it"
+        if isinstance(t, TensorType):
+            check_arg(v, t, w, sizes)
+        elif isinstance(t, TupleType):
+            if not isinstance(v, (tuple, list)) or len(v) != len(t.fields):
+                got = (f"a tuple of {len(v)}" if isinstance(v, (tuple, list))
+                       else describe_kind(v))
+                raise InputError(f"{w}: expected a tuple of {len(t.fields)} values "
+                                 f"({type_str(t)}), got {got}")
+            stack.extend((f, ft, f"{w} field {i}") for i, (f, ft) in enumerate(zip(v, t.fields)))
+        elif isinstance(t, TypeCall) and isinstance(t.func, GlobalTypeVar):
+            adt = t.func.name_hint
+            if not isinstance(v, ConstructorValue):
+                raise InputError(f"{w}: expected a value of type {type_str(t)} (a "
+                                 f"ConstructorValue of {adt}), got {describe_kind(v)}")
+            ctor = v.constructor
+            if ctor.belong_to is not t.func and (
+                    owner := getattr(ctor.belong_to, "name_hint", None)) != adt:
+                raise InputError(f"{w}: expected a value of type {type_str(t)}, got "
+                                 f"{describe_value(v, width=80)}, a value of {owner}")
+            key = (ctor.tag, t)
+            types = fields_of.get(key, ())
+            if types == ():
+                types = fields_of[key] = _field_types(mod, t, ctor)
+            if types is None:  # no definition to check the fields against
+                continue
+            if len(v.fields) != len(types):
+                raise InputError(f"{w}: {ctor.name_hint} has {len(types)} fields, the "
+                                 f"value {len(v.fields)}")
+            stack.extend((f, ft, (ctor, i)) for i, (f, ft) in enumerate(zip(v.fields, types)))
+        elif isinstance(t, RefType):
+            if not isinstance(v, RefValue):
+                raise InputError(f"{w}: expected a reference ({type_str(t)}, a RefValue), got "
+                                 f"{describe_kind(v)}")
+            stack.append((v.value, t.value, f"{w} (its content)"))
+        elif isinstance(t, FuncType):
+            if not callable(v):
+                raise InputError(f"{w}: expected a function ({type_str(t)}), got {describe_kind(v)}")
+
+
+def _field_types(mod, t, ctor):
+    """The field types of ``ctor``'s value in type ``t`` (the ADT's type arguments put in),
+    from ``mod``'s definition of the ADT; the constructor is found by name when it is not the
+    definition's own object (a value built in another process, or from another parse of the
+    definition). None when there is no definition or no such constructor (the executor
+    reports that one)."""
+    if mod is None:
+        return None
+    try:
+        data = mod[t.func]
+    except (RelayError, KeyError, TypeError):
+        return None
+    decl = next((c for c in data.constructors if c is ctor), None) or next(
+        (c for c in data.constructors if c.name_hint == ctor.name_hint), None)
+    if decl is None:
+        return None
+    mapping = dict(zip(data.type_vars, t.args))
+    return [substitute_type_vars(ft, mapping) for ft in decl.inputs]
+
+
+__all__ = ["check_value"]
