@@ -102,4 +102,30 @@ def _field_types(mod, t, ctor):
     return [substitute_type_vars(ft, mapping) for ft in decl.inputs]
 
 
-__all__ = ["check_value"]
+def check_call(values, types, what: str, mod=None, names=None) -> None:
+    """Check the arguments of a call of a function value from Python (a closure an executor
+    returned): their number, then each against its parameter's type (None: not checked), one
+    ``sizes`` dict for the symbolic dimensions of them all.
+
+    Args:
+        values: the arguments, as :func:`check_value` takes them.
+        types: the parameters' types.
+        what: the function, for messages (``"closure"``).
+        mod: as for :func:`check_value`.
+        names: the parameters' names, when known (for messages).
+
+    Raises:
+        InputError: another number of arguments, or a value of another type.
+    """
+    listed = f" {list(names)}" if names is not None else ""
+    if len(values) != len(types):
+        raise InputError(f"{what} of {len(types)} parameter(s){listed}: called with "
+                         f"{len(values)} argument(s)")
+    sizes = {}
+    for i, (v, t) in enumerate(zip(values, types)):
+        if t is not None:
+            name = f" (%{names[i]})" if names is not None else ""
+            check_value(v, t, f"{what} argument {i}{name}", mod, sizes)
+
+
+__all__ = ["check_value", "check_call"]

@@ -131,9 +131,6 @@ class Interpreter_(Executor):
 
                     a = python_arg(a, ty.dtype, f"argument {i} (%{p.name_hint})")
                 v = to_value(a)
-                if hasattr(ty, "dtype") and not hasattr(v, "shape"):
-                    raise InputError(f"argument {i} (%{p.name_hint}): expected a NumPy array or "
-                                     f"a tvm tensor ({ty}), got {type(a).__name__}")
                 check_value(v, ty, f"argument {i} (%{p.name_hint})", mod, sizes)
                 vals.append(v)
             return to_user(interp.apply(closure, vals))

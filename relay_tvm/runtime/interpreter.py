@@ -80,20 +80,13 @@ class Closure:
         Raises:
             InputError: another number of arguments, or a value of another type.
         """
-        from ..errors import InputError
-        from .argcheck import check_value
+        from .argcheck import check_call
 
         params = self.func.params
-        if len(args) != len(params):
-            raise InputError(f"closure of {len(params)} parameter(s) "
-                             f"{[p.name_hint for p in params]}: called with {len(args)} "
-                             f"argument(s)")
-        vals, sizes = [to_value(a) for a in args], {}
-        for i, (p, v) in enumerate(zip(params, vals)):
-            ty = getattr(p, "_checked_type", None) or p.type_annotation
-            if ty is not None:
-                check_value(v, ty, f"closure argument {i} (%{p.name_hint})",
-                          getattr(self.interp, "mod", None), sizes)
+        vals = [to_value(a) for a in args]
+        check_call(vals, [getattr(p, "_checked_type", None) or p.type_annotation
+                          for p in params], "closure", getattr(self.interp, "mod", None),
+                   [p.name_hint for p in params])
         return to_user(self.interp.apply(self, vals))
 
     def __repr__(self):

@@ -504,17 +504,12 @@ class VMClosureValue:
         from ..ir.types import FuncType
 
         if isinstance(self.type, FuncType):
-            from .argcheck import check_value
+            from .argcheck import check_call
             from .interpreter import to_value
 
-            want = self.type.arg_types
-            if len(args) != len(want):
-                raise InputError(f"VM closure of {len(want)} parameter(s): called with "
-                                 f"{len(args)} argument(s)")
-            sizes = {}
-            for i, (a, t) in enumerate(zip(args, want)):
-                v = to_value(_plain(a)) if not isinstance(a, VMClosureValue) else a
-                check_value(v, t, f"VM closure argument {i}", self.vm.exe._relay_mod, sizes)
+            check_call([a if isinstance(a, VMClosureValue) else to_value(_plain(a))
+                        for a in args], self.type.arg_types, "VM closure",
+                       self.vm.exe._relay_mod)
         vals = [_to_vm(_plain(a), "VM closure argument", self.vm.exe) for a in args]
         out = _call_with_big_stack(self.vm._vm.invoke_closure, [self.closure, *vals])
         for u, v in zip(args, vals):
