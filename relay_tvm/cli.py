@@ -352,6 +352,27 @@ def _target_device(text, model="MODEL"):
     return dev
 
 
+def _check_compiler(path: str) -> None:
+    """``--cc PATH``: an executable file, or a command found on ``PATH`` (``riscv64-linux-gnu-g++``).
+
+    Raises:
+        CLIError: naming the path and what is wrong with it (checked before the import and the
+            build, which a bad compiler would otherwise fail after).
+    """
+    import shutil
+
+    if os.sep not in path and shutil.which(path):
+        return
+    if not os.path.exists(path):
+        where = "" if os.sep in path else " and is no command on PATH"
+        raise CLIError(f"--cc {path!r} does not exist{where} (expected the C++ compiler "
+                       f"that links the library for the target, e.g. riscv64-linux-gnu-g++)")
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
+        what = "is a directory" if os.path.isdir(path) else "is not executable"
+        raise CLIError(f"--cc {path!r} {what} (expected the C++ compiler that links the "
+                       f"library for the target)")
+
+
 def cmd_compile(args):
     from . import transform
     from .backend import build
@@ -365,6 +386,9 @@ def cmd_compile(args):
 
     with _argument():  # before the import and the build, not after (its message names -o)
         check_export_path(args.output, "-o", archive=True)
+    cc = getattr(args, "cc", None)
+    if cc is not None:
+        _check_compiler(cc)
     if getattr(args, "tuning_db", None):  # (fresh-user trial: --zoo was imported first)
         _require_path("--tuning-db", args.tuning_db, True, "the --work-dir of relay-tvm tune")
     bar = _progress(3, "import")
@@ -392,16 +416,16 @@ def cmd_compile(args):
                     lib = vm.compile(mod, target=args.target, params=params, database=database)
                 else:
                     lib = build(mod, target=args.target, params=params, database=database)
+        if database is not None:
+            from .tune import database_report
+
+            report = database_report(lib)
+            for line in report.format(args.tuning_db):
+                print(f"[relay-tvm] {line}", file=sys.stderr)
+        with _step(bar, f"export {args.output}"):  # its errors name --cc, not cc=
+            lib.export_library(args.output, **({"cc": cc} if cc is not None else {}))
     finally:
         BUILD_ADVICE.reset(advice)
-    if database is not None:
-        from .tune import database_report
-
-        report = database_report(lib)
-        for line in report.format(args.tuning_db):
-            print(f"[relay-tvm] {line}", file=sys.stderr)
-    with _step(bar, f"export {args.output}"):
-        lib.export_library(args.output)
     if bar is not None:
         bar.close()
     print(f"wrote {args.output}")
@@ -1051,6 +1075,9 @@ def build_parser():
                    "or .npz, or NAME=FILE.npy each), not bound into the library; needed "
                    "without a .params file")
     p.add_argument("-o", "--output", default="model.so", help="library to write (default model.so)")
+    p.add_argument("--cc", metavar="PATH", help="the C++ compiler that links the library "
+                   "(a cross compiler such as riscv64-linux-gnu-g++ for a target of another "
+                   "architecture; default: the host's, or <triple>-g++ when installed)")
     p.add_argument("--executor", choices=["graph", "vm"], default="graph",
                    help="graph: the graph executor (default; relay.build); vm: the Relay VM "
                    "(relay.vm.compile: control flow, dynamic shapes). `relay-tvm run` runs "

@@ -279,9 +279,11 @@ def cross_compiler(target):
     for cc in dict.fromkeys((f"{triple}-g++", f"{debian}-g++")):
         if shutil.which(cc):
             return cc
+    explicit = "relay-tvm compile's --cc PATH" if BUILD_ADVICE.get() == "cli" else \
+        "an explicit cc= (the path of a C++ compiler that links for it)"
     raise BuildError(f"export_library: the target triple {triple} needs a cross compiler "
                      f"({debian}-g++, e.g. apt-get install g++-{debian.replace('_', '-')}) or "
-                     f"an explicit cc=")
+                     f"{explicit}")
 
 
 def _debian_triple(triple: str) -> str:

@@ -283,6 +283,12 @@ def install() -> None:
         import tvm_ffi
 
         tvm.register_func = tvm_ffi.register_global_func
+    from ..ir.affine_type import TensorAffineType, TupleAffineType
+
+    # tvm.ir 0.19's affine types, which FakeQuantizationToInteger rules import from there
+    for cls in (TensorAffineType, TupleAffineType):
+        if not hasattr(tvm.ir, cls.__name__):
+            setattr(tvm.ir, cls.__name__, cls)
     import tvm.tirx
 
     from ..ir.types import Any

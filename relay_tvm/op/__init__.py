@@ -39,6 +39,11 @@ from .argwhere import argwhere  # noqa: F401
 from .debug import debug  # noqa: F401,E402
 from .device_copy import device_copy  # noqa: F401,E402
 from .indexing import *  # noqa: F401,F403
+from .op import (  # noqa: F401
+    register_external_compiler,
+    register_fake_quantization_to_integer,
+    register_optional_fake_quantization_to_integer,
+)
 from .op_attrs import (  # noqa: F401
     register_alter_op_layout,
     register_convert_op_layout,

@@ -37,6 +37,26 @@ BUILTIN_LEVEL = 10
 
 HOOK_KEYS = ("FTVMAlterOpLayout", "FTVMConvertOpLayout", "FTVMLegalize")
 
+# key -> operators for which a relay_tvm pass holds a built-in rule under that key at
+# BUILTIN_LEVEL without an entry in _ATTRS (declare_builtin); a user's rule for one of them
+# needs a higher level, as overriding one of 0.19's own registrations did
+_BUILTIN_RULES: dict = {}
+
+#: 0.19's FTVMExternalCompiler hook (register_external_compiler): nothing reads it in relay_tvm
+EXTERNAL_COMPILER_REFUSAL = (
+    "relay_tvm has no external code generators (BYOC): relay.build / vm.compile of a "
+    "partitioned module raise BuildError. The IR side of BYOC is provided: mark the operators "
+    "a compiler takes with tvm.ir.register_op_attr(op_name, \"target.<compiler>\", "
+    "predicate) (or a pattern table, relay.op.contrib.register_pattern_table, with "
+    "transform.MergeComposite), then transform.AnnotateTarget([\"<compiler>\"]), "
+    "MergeCompilerRegions and PartitionGraph")
+
+
+def declare_builtin(attr_key: str, op_names) -> None:
+    """Record that a pass has built-in ``attr_key`` rules for ``op_names`` at level 10 (so
+    :func:`register_op_attr` at the default level is refused for them, as in 0.19)."""
+    _BUILTIN_RULES.setdefault(attr_key, set()).update(op_names)
+
 
 def _check_op(op_name: str) -> str:
     from .registry import is_registered
@@ -63,6 +83,8 @@ def _level(op_name: str, attr_key: str) -> int:
         # at the default level 10
         return BUILTIN_LEVEL if getattr(get(op_name), OP_FIELDS[attr_key]) is not None else 0
     entry = _ATTRS.get((op_name, attr_key))
+    if entry is None and op_name in _BUILTIN_RULES.get(attr_key, ()):
+        return BUILTIN_LEVEL
     return entry[1] if entry else 0
 
 
@@ -93,8 +115,16 @@ def register_op_attr(op_name: str, attr_key: str, value=None, level: int = 10):
     Raises:
         RelayError: no operator named ``op_name``, or ``attr_key`` already registered at
             ``level``.
+        NotProvidedError: ``attr_key`` is ``"FTVMExternalCompiler"`` (0.19's
+            ``register_external_compiler``; relay_tvm has no external code generators).
     """
     op_name = _check_op(op_name)
+    if attr_key == "FTVMExternalCompiler":
+        from ..errors import NotProvidedError
+
+        raise NotProvidedError(f"register_op_attr({op_name!r}, \"FTVMExternalCompiler\") "
+                               f"(tvm.relay.op.register_external_compiler): "
+                               f"{EXTERNAL_COMPILER_REFUSAL}")
     if attr_key == "FTVMStrategy":
         from .registry import register_strategy
 

@@ -45,14 +45,31 @@ rewritten by the same rules into its integer form followed by one dequantize.
 ``nn.softmax`` becomes ``qnn.softmax`` (into the final quantize's parameters) only when
 ``optional_qnn_ops`` names it. A region with any other operator (or non-constant scales) stays
 as it is, unless ``hard_fail``, which raises. Scales and zero points must be per-tensor except for weights.
+
+Rules registered with ``relay.op.register_fake_quantization_to_integer(op_name, func)``
+(0.19's ``FTVMFakeQuantizationToInteger`` attribute; ``register_optional_...`` for rules used
+only when ``optional_qnn_ops`` names the operator) join the table: the operator becomes part of
+regions and ``func(expr, type_map) -> [new_expr, affine_type]`` replaces the built-in rule, as in
+0.19 (see :func:`relay_tvm.op.op.register_fake_quantization_to_integer`). The built-in rules
+hold level 10, so overriding one takes ``level=11`` or more. A rule that raises, or returns
+non-constant parameters, leaves its region unconverted (``hard_fail``: raises, with its
+message). ``qnn.dequantize`` keeps its built-in rule.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedOperatorError
+from ..errors import RelayError, UnsupportedOperatorError
+from ..ir.affine_type import TensorAffineType, TupleAffineType
 from ..ir.expr import Call, Constant, Tuple, TupleGetItem, const
+from ..op.op import (
+    FQ2I_KEY,
+    FQ2I_OPTIONAL_KEY,
+    register_fake_quantization_to_integer,
+    register_optional_fake_quantization_to_integer,
+)
+from ..op.op_attrs import declare_builtin, get_op_attr
 from ..op.registry import Op, make_call
 from ._rewrite import Rewriter, called_ops
 from .pass_infra import FunctionPass, PassInfo
@@ -122,12 +139,29 @@ def _same_params(scale, zp, oscale, ozp) -> bool:
 #: operators converted only when named in ``optional_qnn_ops`` (0.19's optional rules)
 OPTIONAL = frozenset({"nn.softmax"})
 
+declare_builtin(FQ2I_KEY, SUPPORTED)
+declare_builtin(FQ2I_OPTIONAL_KEY, OPTIONAL)
+
+
+def _has_optional_rule(name: str) -> bool:
+    return name in OPTIONAL or get_op_attr(name, FQ2I_OPTIONAL_KEY) is not None
+
 
 class _FQ2I(Rewriter):
     def __init__(self, hard_fail, optional=frozenset()):
         super().__init__()
         self.hard_fail = hard_fail
         self.optional = frozenset(optional)
+        self._region_type = None  # the final quantize's TensorAffineType (user rules)
+
+    def _user_rule(self, name):
+        """The registered rule for ``name`` (an optional one only when requested), or None."""
+        if name is None or name == "qnn.dequantize":
+            return None
+        fn = get_op_attr(name, FQ2I_KEY)
+        if fn is None and name in self.optional:
+            fn = get_op_attr(name, FQ2I_OPTIONAL_KEY)
+        return fn
 
     def post_call(self, orig, new):
         if _name(orig) != "qnn.quantize":
@@ -159,6 +193,8 @@ class _FQ2I(Rewriter):
                 kids = [node.tuple_value]
             elif name is None:
                 raise _NotConvertible(f"{type(node).__name__} inside the region")
+            elif self._user_rule(name) is not None:
+                kids = [a for a in node.args if not isinstance(a, Constant)]
             elif name not in SUPPORTED and name not in self.optional:
                 raise _NotConvertible(f"operator {name} is not supported" + (
                     " (add it to optional_qnn_ops)" if name in OPTIONAL else ""))
@@ -181,6 +217,8 @@ class _FQ2I(Rewriter):
         # region as its output's (an operand's own parameters may not hold the result, e.g.
         # a uint8 operand with zero point 0 minus a positive constant)
         self._region_out = (out_params, new.attrs.out_dtype)
+        self._region_type = TensorAffineType(new.args[1], new.args[2], new.attrs.out_dtype,
+                                             new.attrs.axis)
         aff = {}
         for node in self._region(root):
             aff[id(node)] = self._rule(node, aff, out_params if node is root else None)
@@ -212,6 +250,9 @@ class _FQ2I(Rewriter):
             x = self.memo.get(node.args[0], node.args[0])
             return _Affine(x, _cval(node.args[1]), _cval(node.args[2]),
                            node.args[0].checked_type.dtype, a.axis)
+        user = self._user_rule(name)
+        if user is not None:
+            return self._apply_user(user, name, node, aff)
         args = [aff.get(id(x)) for x in node.args]
         if name in _ONE_TENSOR:
             return self._one_tensor(name, node, args[0], kw, out_params)
@@ -255,6 +296,36 @@ class _FQ2I(Rewriter):
         if name in ("nn.bias_add", "add", "subtract", "multiply"):
             return self._binary(name, node, args, out_params)
         raise _NotConvertible(f"operator {name} is not supported")
+
+    def _apply_user(self, fn, name, node, aff):
+        """Run a registered rule the way 0.19 did: on the call with integer arguments and a
+        map from each (and from the call: the region's final quantize) to its affine type."""
+        args, type_map = [], {}
+        for x in node.args:
+            t = aff.get(id(x))
+            if t is None:  # a constant outside the region (0.19 passed it unchanged)
+                args.append(self.memo.get(x, x))
+                continue
+            if isinstance(t, list):
+                e = Tuple([f.expr for f in t])
+                type_map[e] = TupleAffineType([_affine_type(f) for f in t])
+            else:
+                e = t.expr
+                type_map[e] = _affine_type(t)
+            args.append(e)
+        expr = Call(node.op, tuple(args), node.attrs, span=node.span)
+        if self._region_type is not None:
+            type_map[expr] = self._region_type
+        try:
+            vals = fn(expr, type_map)
+        except Exception as err:  # 0.19 kept the region as it was (or raised with hard_fail)
+            raise _NotConvertible(f"the registered rule of {name} raised "
+                                  f"{type(err).__name__}: {err}") from None
+        if not (isinstance(vals, (list, tuple)) and len(vals) == 2):
+            raise RelayError(f"FakeQuantizationToInteger: the rule registered for {name} "
+                             f"returned a {type(vals).__name__}; expected "
+                             f"[new_expr, TensorAffineType or TupleAffineType]")
+        return _from_affine_type(name, vals[0], vals[1])
 
     @staticmethod
     def _const_operand(name, expr, t, other):
@@ -473,6 +544,45 @@ class _FQ2I(Rewriter):
         return const(q.astype("int32"), "int32")
 
 
+def _affine_type(t):
+    """An internal affine value as the TensorAffineType a registered rule reads."""
+    return TensorAffineType(_f32(t.scale), _i32(t.zp), t.dtype, t.axis)
+
+
+def _rule_const(name, e):
+    if isinstance(e, Constant):
+        return np.asarray(e.data)
+    from ..typing.infer import infer_expr
+    from .fold_constant import fold_constant_expr
+
+    try:
+        folded = fold_constant_expr(infer_expr(e))
+    except RelayError:
+        folded = None
+    if isinstance(folded, Constant):
+        return np.asarray(folded.data)
+    raise _NotConvertible(f"the registered rule of {name} returned a scale or zero point "
+                          f"that is not constant ({type(e).__name__})")
+
+
+def _from_affine_type(name, expr, t):
+    """The internal affine value(s) of a registered rule's result."""
+    from ..ir.base import RelayExpr
+
+    if not isinstance(expr, RelayExpr):
+        raise RelayError(f"FakeQuantizationToInteger: the rule registered for {name} returned "
+                         f"{type(expr).__name__} as its expression; expected a Relay expression")
+    if isinstance(t, TensorAffineType):
+        return _Affine(expr, _rule_const(name, t.scale), _rule_const(name, t.zero_point),
+                       t.dtype, t.axis)
+    if isinstance(t, TupleAffineType):
+        return [_from_affine_type(name, expr.fields[i] if type(expr) is Tuple
+                                  else TupleGetItem(expr, i), f) for i, f in enumerate(t.types)]
+    raise RelayError(f"FakeQuantizationToInteger: the rule registered for {name} returned "
+                     f"{type(t).__name__} as its type; expected TensorAffineType or "
+                     f"TupleAffineType")
+
+
 # the operators 0.19's QAT mode rewrites one at a time: those whose output parameters follow
 # from their inputs' (split is left out: a tuple cannot be dequantized)
 _QAT_OPS = {"broadcast_to", "clip", "expand_dims", "max", "min", "nn.avg_pool2d",
@@ -567,14 +677,96 @@ def FakeQuantizationToInteger(hard_fail=False, use_qat=False, optional_qnn_ops=N
             rule.
     """
     optional = frozenset(str(n) for n in (optional_qnn_ops or ()))
-    unknown = sorted(optional - OPTIONAL)
+    unknown = sorted(n for n in optional if not _has_optional_rule(n))
     if unknown:
         raise UnsupportedOperatorError(
             f"FakeQuantizationToInteger: optional_qnn_ops {unknown} have no optional rule; "
-            f"the optional operators are {sorted(OPTIONAL)}")
+            f"the built-in optional operators are {sorted(OPTIONAL)} (others need "
+            f"relay.op.register_optional_fake_quantization_to_integer)")
     return FunctionPass(
         lambda f, m, c: fake_quantization_to_integer(f, hard_fail, use_qat, m, optional),
         PassInfo(0, "FakeQuantizationToInteger", ("InferType",)))
 
 
-__all__ = ["FakeQuantizationToInteger", "fake_quantization_to_integer"]
+def register_unary_identity(op_name, level=10):
+    """Register a rule that applies ``op_name`` to the integers unchanged, the output in the
+    input's affine type (0.19's helper; for shape operators such as ``reshape``)."""
+
+    def identity(expr, type_map):
+        return [expr, type_map[expr.args[0]]]
+
+    return register_fake_quantization_to_integer(op_name, identity, level)
+
+
+def register_unary_qnn(op_name, op, level=10):
+    """Register a rule mapping ``op_name`` to the qnn unary operator ``op(x, scale,
+    zero_point, output_scale, output_zero_point)`` into the region's output parameters
+    (0.19's helper, e.g. ``register_unary_qnn("sqrt", relay.qnn.op.sqrt)``)."""
+
+    def unary(expr, type_map):
+        x = expr.args[0]
+        t, out_t = type_map[x], type_map[expr]
+        return [op(x, t.scale, t.zero_point, out_t.scale, out_t.zero_point), out_t]
+
+    return register_fake_quantization_to_integer(op_name, unary, level)
+
+
+def _binary_types(expr, type_map):
+    """The two operands and their affine types (a float constant operand quantized with the
+    other's), and the output's: the region's, unless its dtype differs from the left's."""
+    def quantize(x, t):
+        return make_call("qnn.quantize", [x, t.scale, t.zero_point], axis=t.axis,
+                         out_dtype=t.dtype)
+
+    lhs, rhs = expr.args
+    lt, rt = type_map.get(lhs), type_map.get(rhs)
+    if lt is None and rt is None:
+        raise RelayError(f"{expr.op.name}: neither operand is quantized")
+    if lt is None:
+        lhs = quantize(lhs, rt)
+        lt = rt
+    if rt is None:
+        rhs = quantize(rhs, lt)
+        rt = lt
+    out_t = type_map.get(expr, lt)
+    if out_t.dtype != lt.dtype:
+        out_t = lt
+    return lhs, rhs, lt, rt, out_t
+
+
+def register_binary_qnn(op_name, op, level=10):
+    """Register a rule mapping ``op_name`` to the qnn binary operator ``op(lhs, rhs,
+    lhs_scale, lhs_zero_point, rhs_scale, rhs_zero_point, output_scale, output_zero_point)``
+    (0.19's helper, e.g. ``register_binary_qnn("add", relay.qnn.op.add)``)."""
+
+    def binary(expr, type_map):
+        lhs, rhs, lt, rt, out_t = _binary_types(expr, type_map)
+        return [op(lhs, rhs, lt.scale, lt.zero_point, rt.scale, rt.zero_point, out_t.scale,
+                   out_t.zero_point), out_t]
+
+    return register_fake_quantization_to_integer(op_name, binary, level)
+
+
+def register_binary_identity(op_name, op, level=10):
+    """Register a rule that requantizes both operands to the output's parameters and applies
+    ``op(lhs, rhs)`` to the integers (0.19's helper, e.g. for ``minimum`` / ``maximum``)."""
+
+    def binary(expr, type_map):
+        lhs, rhs, lt, rt, out_t = _binary_types(expr, type_map)
+
+        def to_out(x, t):
+            if t == out_t:
+                return x
+            return make_call("qnn.requantize", [x, t.scale, t.zero_point, out_t.scale,
+                                                out_t.zero_point], axis=t.axis,
+                             rounding="UPWARD", compute_dtype="int64", out_dtype=out_t.dtype)
+
+        return [op(to_out(lhs, lt), to_out(rhs, rt)), out_t]
+
+    return register_fake_quantization_to_integer(op_name, binary, level)
+
+
+__all__ = ["FakeQuantizationToInteger", "fake_quantization_to_integer",
+           "register_fake_quantization_to_integer",
+           "register_optional_fake_quantization_to_integer", "register_unary_identity",
+           "register_unary_qnn", "register_binary_qnn", "register_binary_identity"]

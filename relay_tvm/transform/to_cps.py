@@ -249,14 +249,45 @@ def to_cps(func: Function, mod: IRModule | None = None) -> Function:
 
 def un_cps(func: Function) -> Function:
     """A function with ``func``'s original interface that runs the CPS function ``func`` (the
-    result of :func:`to_cps`, type-checked) with the identity continuation.
+    result of :func:`to_cps`) with the identity continuation.
+
+    Only the types of ``func``'s parameters are needed: their checked types where ``func`` was
+    type-checked, else their annotations (every parameter of a :func:`to_cps` result has one,
+    so ``un_cps(to_cps(f))`` needs no InferType between the two, which 0.19 did), else ``func``
+    is type-checked here.
 
     Raises:
         RelayError: ``func`` does not have a continuation parameter and an answer type
             parameter.
-        UntypedError: ``func`` has not been type-checked.
+        UntypedError: a parameter has neither a checked type nor an annotation and ``func``
+            does not type-check on its own (it calls globals of a module): the message names
+            the parameter and says to run InferType on the module first.
     """
     return _un_cps(func, func)
+
+
+def _param_types(func: Function) -> list:
+    """The types of ``func``'s parameters: checked, else annotated, else inferred here."""
+    from ..errors import UntypedError
+
+    def known(p):
+        return getattr(p, "_checked_type", None) or p.type_annotation
+
+    untyped = [p for p in func.params if known(p) is None]
+    if untyped:
+        from ..typing.infer import infer_expr
+
+        try:
+            infer_expr(func)
+        except RelayError as err:
+            names = ", ".join(f"%{p.name_hint}" for p in untyped)
+            raise UntypedError(
+                f"un_cps: parameter{'s' if len(untyped) > 1 else ''} {names} of the CPS "
+                f"function (of {len(func.params)} parameters) ha{'ve' if len(untyped) > 1 else 's'}"
+                f" no type annotation and no checked type, and the function does not "
+                f"type-check on its own ({type(err).__name__}: {str(err).splitlines()[0]}); "
+                f"run relay.transform.InferType() on the module holding it first") from None
+    return [known(p) for p in func.params]
 
 
 def _un_cps(func: Function, callee) -> Function:
@@ -266,7 +297,8 @@ def _un_cps(func: Function, callee) -> Function:
                          "parameter and an answer type parameter)")
     from ..typing.solver import substitute_type_vars
 
-    cont_t = func.params[-1].checked_type
+    types = _param_types(func)
+    cont_t = types[-1]
     if not isinstance(cont_t, FuncType) or len(cont_t.arg_types) != 1:
         raise RelayError(f"un_cps: the last parameter {func.params[-1].name_hint} is not a "
                          f"continuation (a function of one argument)")
@@ -276,8 +308,8 @@ def _un_cps(func: Function, callee) -> Function:
     fresh = {tp: TypeVar(tp.name_hint) for tp in func.type_params[:-1]}
     ret = substitute_type_vars(cont_t.arg_types[0], fresh)
     fresh[func.type_params[-1]] = ret
-    params = [Var(p.name_hint, substitute_type_vars(p.checked_type, fresh), p.span)
-              for p in func.params[:-1]]
+    params = [Var(p.name_hint, substitute_type_vars(t, fresh), p.span)
+              for p, t in zip(func.params[:-1], types)]
     x = Var("x", ret)
     body = Call(callee, [*params, Function([x], x, ret)])
     return Function(params, body, ret, list(fresh.values())[:-1], None, func.span)

@@ -79,6 +79,40 @@ def test_conversion_error_exit_status(exported, capsys):
     assert "ConversionError" in capsys.readouterr().err
 
 
+def test_exit_statuses_are_the_readmes(exported, capsys):
+    """README.md documents 2 for usage errors and 1 for a model that cannot be converted;
+    compile and show keep to it, for a model with weights of other shapes and for a
+    truncated symbol file alike."""
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    assert "**2** for a usage error" in readme and "`relay-tvm: error: ...`" in readme
+    assert "**1** when the model or the build fails" in readme
+    assert "`relay-tvm: ConversionError: ...`" in readme
+    d, _ = exported
+    (d / "cut-symbol.json").write_text(json.dumps(_conv_fc())[:40])
+    so = str(d / "m.so")
+    cases = [
+        (["compile", "{d}/m-symbol.json", "--shape", "data=1,3,5,5", "-o", so], 1,
+         "relay-tvm: ConversionError: parameter 'conv_weight'"),
+        (["show", "{d}/m-symbol.json", "--shape", "data=1,3,5,5"], 1,
+         "relay-tvm: ConversionError: parameter 'conv_weight'"),
+        (["compile", "{d}/cut-symbol.json", "--shape", "data=1,2,5,5", "-o", so], 1,
+         "relay-tvm: ConversionError: "),
+        (["show", "{d}/cut-symbol.json", "--shape", "data=1,2,5,5"], 1,
+         "relay-tvm: ConversionError: "),
+        (["compile", "{d}/m-symbol.json", "--shape", "data", "-o", so], 2,
+         "relay-tvm: error: "),
+        (["compile", "{d}/m-symbol.json", "--shape", "data=1,2,5,5", "--cc", "{d}/none",
+          "-o", so], 2, "relay-tvm: error: --cc"),
+    ]
+    for argv, status, first in cases:
+        assert main([a.format(d=d) for a in argv]) == status, argv
+        lines = [ln for ln in capsys.readouterr().err.splitlines()
+                 if not ln.startswith("[relay-tvm] ")]  # the progress lines
+        assert lines[0].startswith(first), (argv, lines)
+        if status == 2:
+            assert len(lines) == 1, lines
+
+
 @pytest.mark.mxnet
 def test_demo_default_command(capsys):
     pytest.importorskip("mxnet", reason="the demo compares against MXNet 1.9.1")
@@ -1060,3 +1094,71 @@ def test_compile_cuda_without_arch_warns_once(exported, capsys, monkeypatch, exe
                      "--target", "cuda", "--executor", executor, "-o", str(d / "m.so")]) == 0
     arch = [str(w.message) for w in said if "no -arch given" in str(w.message)]
     assert len(arch) == 1 and "building for sm_50" in arch[0], arch
+
+
+_FAKE_CC = """#!{python}
+import json, struct, sys
+args = sys.argv[1:]
+machines = []
+for a in args:
+    if a.endswith(".o"):
+        with open(a, "rb") as f:
+            machines.append(struct.unpack("<H", f.read(20)[18:20])[0])  # ELF e_machine
+with open({log!r}, "w") as f:
+    json.dump({{"args": args, "machines": machines}}, f)
+with open(args[args.index("-o") + 1], "wb") as f:
+    f.write(b"linked by the fake compiler")
+"""
+
+_RISCV = "llvm -mtriple=riscv64-linux-gnu -mattr=+m,+a,+f,+d,+c"
+
+
+def test_compile_cc_links_a_cross_target_with_the_given_compiler(exported, capsys):
+    import shutil
+    import sys
+
+    d, _ = exported
+    if shutil.which("riscv64-linux-gnu-g++"):
+        pytest.skip("a real riscv64 cross compiler is installed: the hint is not shown")
+    log = d / "cc.json"
+    cc = d / "fake-g++"
+    cc.write_text(_FAKE_CC.format(python=sys.executable, log=str(log)))
+    cc.chmod(0o755)
+    so = str(d / "m.so")
+    argv = ["compile", str(d / "m-symbol.json"), "--shape", "data=1,2,5,5", "--target", _RISCV,
+            "-o", so]
+    # without --cc: the export fails, and the hint names the CLI's option, not Python's cc=
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "riscv64-linux-gnu-g++" in err and "--cc PATH" in err and "cc=" not in err
+    assert main(argv + ["--cc", str(cc)]) == 0
+    rec = json.loads(log.read_text())
+    assert rec["args"][:4] == ["-shared", "-fPIC", "-o", so]
+    assert rec["machines"] and set(rec["machines"]) == {243}  # EM_RISCV: riscv64 objects
+    with open(so, "rb") as f:
+        assert f.read() == b"linked by the fake compiler"
+
+
+@pytest.mark.parametrize("make, says", [
+    (None, "does not exist"),
+    ("file", "is not executable"),
+    ("dir", "is a directory"),
+])
+def test_compile_cc_that_cannot_run_is_one_usage_error_first(exported, capsys, monkeypatch,
+                                                             make, says):
+    import relay_tvm.cli as cli
+
+    d, _ = exported
+    cc = d / "cc"
+    if make == "file":
+        cc.write_text("#!/bin/sh\n")
+        cc.chmod(0o644)
+    elif make == "dir":
+        cc.mkdir()
+    monkeypatch.setattr(cli, "_import", lambda *a: pytest.fail("imported before the check"))
+    assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=1,2,5,5",
+                 "--cc", str(cc), "-o", str(d / "m.so")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"relay-tvm: error: --cc {str(cc)!r} {says} (expected the C++ compiler "
+                   "that links the library for the target" + (
+                       ", e.g. riscv64-linux-gnu-g++)" if make is None else ")")]

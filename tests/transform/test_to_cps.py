@@ -69,6 +69,37 @@ def test_un_cps_of_to_cps_computes_the_same(cond):
     np.testing.assert_allclose(got, (3 * xv) if cond else (2 * xv))
 
 
+@pytest.mark.parametrize("cond", [True, False])
+def test_un_cps_needs_no_infer_type_after_to_cps(cond):
+    # 0.19 needed un_cps(InferType(to_cps(f))); the CPS function's parameters carry their
+    # types, so the round trip runs as written and agrees with the original function
+    xv = np.array([1.0, -2.0, 0.5], F32)
+    back = un_cps(to_cps(run_infer_type(_program())))
+    typed = run_infer_type(back)
+    assert typed.checked_type == relay.FuncType([T, relay.TensorType((), "bool")], T)
+    got = _run(back, xv, np.array(cond)).numpy()
+    np.testing.assert_allclose(got, (3 * xv) if cond else (2 * xv))
+    np.testing.assert_array_equal(got, _run(_program(), xv, np.array(cond)).numpy())
+
+
+def test_un_cps_of_unannotated_parameters_infers_or_names_them():
+    from relay_tvm.errors import UntypedError
+
+    answer = relay.TypeVar("answer")
+    x = relay.var("x", T)
+    # a CPS-shaped function whose continuation is not annotated: typed here
+    k = relay.var("k")
+    cps = relay.Function([x, k], k(x * relay.const(3.0, F32)), answer, [answer])
+    xv = np.array([1.0, 2.0, -4.0], F32)
+    np.testing.assert_allclose(_run(un_cps(cps), xv).numpy(), 3 * xv)
+    # one that calls a global of a module it is not in cannot be typed alone: named
+    k2 = relay.var("k2")
+    ext = relay.Function([x, k2], relay.GlobalVar("g_cps")(x, k2), answer, [answer])
+    with pytest.raises(UntypedError, match=r"un_cps: parameter %k2 .*no type annotation.*"
+                                           r"run relay.transform.InferType\(\) on the module"):
+        un_cps(ext)
+
+
 def test_recursive_global_is_converted_once():
     mod = relay.IRModule()
     count = relay.GlobalVar("count")
