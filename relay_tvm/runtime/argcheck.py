@@ -70,7 +70,7 @@ def check_value(value, ty, where: str, mod=None, sizes=None, given=None):
             key = (ctor.tag, t)
             types = fields_of.get(key, ())
             if types == ():
-                types = fields_of[key] = _field_types(mod, t, ctor)
+                types = fields_of[key] = field_types(mod, t, ctor)
             if types is None:  # no definition to check the fields against
                 continue
             if len(v.fields) != len(types):
@@ -93,7 +93,7 @@ def _is_tensor(v) -> bool:
     return hasattr(v, "shape") and hasattr(v, "dtype")
 
 
-def _field_types(mod, t, ctor):
+def field_types(mod, t, ctor):
     """The field types of ``ctor``'s value in type ``t`` (the ADT's type arguments put in),
     from ``mod``'s definition of the ADT; the constructor is found by name when it is not the
     definition's own object (a value built in another process, or from another parse of the
@@ -141,4 +141,4 @@ def check_call(values, types, what: str, mod=None, names=None, given=None) -> No
                         None if given is None else given[i])
 
 
-__all__ = ["check_value", "check_call"]
+__all__ = ["check_value", "check_call", "field_types"]

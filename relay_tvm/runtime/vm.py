@@ -469,14 +469,17 @@ class VMRef(RefValue):
     """A reference handed back by the VM: a live view of the VM's cell, so writes by closures
     called later are seen (as with the interpreter's shared ``RefValue``)."""
 
-    __slots__ = ("cell", "exe", "vm")
+    __slots__ = ("cell", "exe", "vm", "type")
 
     def __init__(self, cell, exe, vm):
         self.cell, self.exe, self.vm = cell, exe, vm
+        self.type = None  # its content's type where known (closures in it are then checked)
 
     @property
     def value(self):
-        return _to_user(self.cell[0], self.exe, self.vm)
+        out = _to_user(self.cell[0], self.exe, self.vm)
+        _type_closures(out, self.type, self.exe)
+        return out
 
     @value.setter
     def value(self, v):
@@ -514,10 +517,75 @@ class VMClosureValue:
         out = _call_with_big_stack(self.vm._vm.invoke_closure, [self.closure, *vals])
         for u, v in zip(args, vals):
             _write_back(u, v, self.vm.exe)
-        return _to_user(out, self.vm.exe, self.vm)
+        out = _to_user(out, self.vm.exe, self.vm)
+        if isinstance(self.type, FuncType):
+            _type_closures(out, self.type.ret_type, self.vm.exe)
+        return out
 
     def __repr__(self):
         return "VMClosureValue()"
+
+
+def _type_closures(value, ty, exe) -> None:
+    """Give the closures in a value the VM handed back (the value itself, fields of tuples
+    and ADT values, reference contents) their ``FuncType`` from the value's static type
+    ``ty``, so that calling one from Python checks its arguments (as the interpreter's
+    ``Closure`` does). Nothing is done without a type (an executable loaded from a file), nor
+    for a type that holds no function (a long list of tensors is not walked)."""
+    from ..ir.types import FuncType, RefType, TupleType, TypeCall
+    from .argcheck import field_types
+
+    mod = exe._relay_mod
+    if ty is None or not _may_hold_function(ty, mod):
+        return
+    fields_of = {}  # (constructor tag, ADT type) -> its field types, substituted once
+    stack = [(value, ty)]
+    while stack:
+        v, t = stack.pop()
+        if isinstance(v, VMClosureValue):
+            if isinstance(t, FuncType) and v.type is None:
+                v.type = t
+        elif isinstance(v, tuple) and isinstance(t, TupleType) and len(v) == len(t.fields):
+            stack.extend(zip(v, t.fields))
+        elif isinstance(v, ConstructorValue) and isinstance(t, TypeCall):
+            key = (v.constructor.tag, t)
+            if key not in fields_of:
+                fields_of[key] = field_types(mod, t, v.constructor)
+            types = fields_of[key]
+            if types is not None and len(types) == len(v.fields):
+                stack.extend(zip(v.fields, types))
+        elif isinstance(v, VMRef) and isinstance(t, RefType):
+            v.type = t.value
+
+
+def _may_hold_function(ty, mod) -> bool:
+    """Whether a value of type ``ty`` can hold a function: ``ty`` mentions a ``FuncType``,
+    itself or through the constructors of the ADTs it names (``mod``'s definitions; a type
+    variable of an ADT is one of the ``TypeCall``'s arguments, looked at too)."""
+    from ..ir.types import FuncType, GlobalTypeVar, RefType, TupleType, TypeCall
+
+    seen = set()
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, FuncType):
+            return True
+        if isinstance(t, TupleType):
+            stack.extend(t.fields)
+        elif isinstance(t, RefType):
+            stack.append(t.value)
+        elif isinstance(t, TypeCall):
+            stack.extend(t.args)
+            stack.append(t.func)
+        elif isinstance(t, GlobalTypeVar) and t not in seen and mod is not None:
+            seen.add(t)
+            try:
+                data = mod[t]
+            except Exception:  # no definition: its fields cannot be typed anyway
+                continue
+            for c in data.constructors:
+                stack.extend(c.inputs)
+    return False
 
 
 def _plain(v):
@@ -908,8 +976,8 @@ class VirtualMachine:
         for u, v in zip(users or (), vals):
             _write_back(u, v, self.exe)
         self._outputs = _to_user(out, self.exe, self)
-        if isinstance(self._outputs, VMClosureValue):  # its type, for checking its arguments
-            self._outputs.type = self.exe.result_type(func_name)
+        # closures in the result get their types, for checking their arguments
+        _type_closures(self._outputs, self.exe.result_type(func_name), self.exe)
         return self._outputs
 
     def _mismatch_message(self, msg, func_name, vals) -> str:

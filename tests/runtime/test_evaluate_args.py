@@ -385,3 +385,43 @@ def test_a_loaded_vm_names_a_dynamic_dimension_with_a_question_mark(tmp_path):
         with pytest.raises(InputError, match=r"argument 0 \(%x\): got shape \(2, 4\), "
                                              r"expected Tensor\[\(\?, 3\), float32\]$"):
             run(np.ones((2, 4), "float32"))
+
+
+_NESTED = ('#[version = "0.0.5"]\n'
+           'def @main(%x: Tensor[(2,), float32]) {\n'
+           '  (fn (%y: Tensor[(2,), float32]) { %x + %y }, %x)\n}')
+
+
+@pytest.mark.parametrize("kind", ["debug", "vm"])
+def test_a_closure_inside_a_returned_tuple_checks_its_arguments(kind):
+    """Only a function's direct closure result was checked by the VM: one in a tuple failed
+    inside a kernel with TVM's ValueError (fresh-user trial)."""
+    clo, t = relay.create_executor(kind, mod=relay.fromtext(_NESTED)).evaluate()(
+        np.array([1, 2], "float32"))
+    np.testing.assert_array_equal(t.numpy(), [1, 2])
+    np.testing.assert_array_equal(clo(np.array([10, 20], "float32")).numpy(), [11, 22])
+    with pytest.raises(InputError, match=r"closure argument 0.*: got shape \(3,\), expected "
+                                         r"Tensor\[\(2,\), float32\]$"):
+        clo(np.ones(3, "float32"))
+
+
+@pytest.mark.parametrize("kind", ["debug", "vm"])
+def test_closures_in_adt_values_references_and_closure_results_check_their_arguments(kind):
+    mod = relay.IRModule()
+    p = relay.Prelude(mod)
+    t2 = relay.TensorType((2,), "float32")
+    x, y, z, w = (relay.var(n, t2) for n in "xyzw")
+    inner = relay.Function([z], x + z)
+    curried = relay.Function([y], relay.Function([w], y * w))
+    # (Some(inner), ref(inner), curried): closures in an ADT value, a reference, and a
+    # closure's result
+    mod["main"] = relay.Function([x], relay.Tuple([p.some(inner), relay.RefCreate(inner),
+                                                   curried]))
+    some, ref, cur = relay.create_executor(kind, mod=mod).evaluate()(np.ones(2, "float32"))
+    two = np.array([2, 3], "float32")
+    for f in [some.fields[0], ref.value, cur(two)]:
+        assert f(two).numpy().shape == (2,)
+        with pytest.raises(InputError, match=r"closure argument 0.*got dtype float64, "
+                                             r"expected float32"):
+            f(two.astype("float64"))
+    np.testing.assert_array_equal(cur(two)(two).numpy(), [4, 9])
