@@ -31,6 +31,7 @@ from ..ir.adt import (
     PatternVar,
     PatternWildcard,
 )
+from ..ir.base import is_sealed, seal_epoch
 from ..ir.expr import (
     Call,
     Constant,
@@ -185,6 +186,7 @@ class TypeInferencer:
         types = self.types
         sealable = self.sealable
         reuse = self.reuse
+        epoch = seal_epoch()
         stack = [(root, 0)]
         while stack:
             e, stage = stack.pop()
@@ -192,7 +194,7 @@ class TypeInferencer:
                 if e in types:
                     continue
                 t = type(e)
-                if reuse and t is not Var and getattr(e, "_type_sealed", False):
+                if reuse and t is not Var and getattr(e, "_type_sealed", 0) == epoch:
                     # typed before, and its type depends on nothing outside it: reuse it
                     types[e] = e._checked_type
                     sealable.add(e)
@@ -556,7 +558,7 @@ def _infer_module(mod: IRModule, reuse: bool = True, annotate: bool = True) -> I
     funcs = mod.functions
 
     def sealed(f):
-        return reuse and getattr(f, "_type_sealed", False)
+        return reuse and is_sealed(f)
 
     if all(sealed(f) and (f.ret_type is not None or not annotate) for f in funcs.values()):
         # every function was type-checked before and refers to no global: nothing can have
@@ -701,7 +703,7 @@ def _closed(e) -> bool:
             ann = c.type_annotation
             if ann is None or _has_incomplete(ann):
                 return False
-        elif not getattr(c, "_type_sealed", False):
+        elif not is_sealed(c):
             return False
     return True
 
@@ -734,7 +736,7 @@ def _typed_module(mod: IRModule) -> IRModule:
     the gradient) checked the whole module once per function, quadratic in its size (the
     Prelude's 243 functions: 66 s of PartialEvaluate on a one-line main; fresh-user trial)."""
     key = (id(mod), tuple((id(g), id(f)) for g, f in mod.functions.items()),
-           tuple((id(g), id(t)) for g, t in mod.type_definitions.items()))
+           tuple((id(g), id(t)) for g, t in mod.type_definitions.items()), seal_epoch())
     last = _LAST_TYPED[0]
     if last is not None and last[0] == key and last[2] is mod:
         return last[1]
