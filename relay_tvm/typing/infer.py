@@ -453,6 +453,10 @@ class TypeInferencer:
         except RelayError:
             raise
         except Exception as err:  # a bug in a relation must still point at the call
+            wrong = _wrong_attrs(op, attrs)
+            if wrong is not None:  # the relation read a field the attrs of another op lack
+                raise TypeInferenceError(f"{wrong}\n  in expression: {short(call)}",
+                                         call.span) from err
             raise TypeInferenceError(
                 f"type relation of {op.name} failed on argument types "
                 f"{', '.join(type_str(t) for t in arg_types)}: {type(err).__name__}: {err}\n"
@@ -528,6 +532,22 @@ class TypeInferencer:
                 setattr_(e, "type_args", tuple([a._checked_type for a in e.args]))
             elif e in instances:
                 setattr_(e, "type_args", tuple(resolve(t) for t in instances[e]))
+
+
+def _wrong_attrs(op, attrs) -> str | None:
+    """Why ``attrs`` cannot be ``op``'s attributes (an attrs object of another class than its
+    schema's, e.g. a hand-built ``nn.softmax`` call given ``Conv2DAttrs``), or None when their
+    class is the one expected or the operator has no attribute schema."""
+    schema = op.attrs_schema
+    if not schema.fields:
+        return None
+    got = getattr(attrs, "type_key", None)
+    if got == schema.type_key:
+        return None
+    what = "no attributes" if attrs is None else (
+        f"attributes {got}" if got is not None else f"a {type(attrs).__name__} for attributes")
+    return (f"{op.name} expects attributes {schema.type_key}, got {what}; build the call with "
+            f"the operator's function, or with relay.op.get({op.name!r}).make_attrs(...)")
 
 
 # ---- entry points ------------------------------------------------------------------------------
