@@ -103,6 +103,28 @@ class Node:
     __repr__ = __str__
 
 
+# Type inference seals a node with the epoch current when it typed it; a change to what decides
+# types from outside the program (an operator's type relation, replaced by register_op_attr or
+# TempOpAttr) starts a new epoch, which unseals every node at once: the next inference types
+# them again with the new relation, as TVM 0.19's InferType re-typed every function.
+_SEAL_EPOCH = [1]
+
+
+def seal_epoch() -> int:
+    """The current sealing epoch (a node is sealed when its ``_type_sealed`` equals it)."""
+    return _SEAL_EPOCH[0]
+
+
+def new_seal_epoch() -> None:
+    """Unseal every typed node: the next type inference walks them again."""
+    _SEAL_EPOCH[0] += 1
+
+
+def is_sealed(e) -> bool:
+    """Whether type inference may take ``e``'s type as it is (see relay_tvm.typing.infer)."""
+    return getattr(e, "_type_sealed", 0) == _SEAL_EPOCH[0]
+
+
 class RelayExpr(Node):
     """Base of Relay expressions.
 
@@ -112,7 +134,8 @@ class RelayExpr(Node):
     """
 
     # ``_type_sealed``: set by type inference on a node whose type follows from the node alone
-    # (see relay_tvm.typing.infer), so that a later inference may reuse it without re-walking it.
+    # (see relay_tvm.typing.infer), so that a later inference may reuse it without re-walking it:
+    # the epoch it was sealed in (0: not sealed; sealed while it is the current epoch).
     __slots__ = ("_checked_type", "_type_sealed")
 
     @property
@@ -136,7 +159,7 @@ class RelayExpr(Node):
 
     def _set_checked_type(self, ty, sealed: bool = False) -> None:
         object.__setattr__(self, "_checked_type", ty)
-        object.__setattr__(self, "_type_sealed", sealed)
+        object.__setattr__(self, "_type_sealed", _SEAL_EPOCH[0] if sealed else 0)
 
     # Operator sugar (``x + y``, ``x < 1``, ``x.astype(...)``), as tvm.relay.Expr had it, is
     # attached by relay_tvm.op (op/_sugar.py): the operators live a layer above the IR.

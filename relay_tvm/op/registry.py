@@ -30,7 +30,7 @@ from typing import Callable
 
 from ..errors import RelayError
 from ..ir.attrs import Attrs, AttrsSchema
-from ..ir.base import RelayExpr
+from ..ir.base import RelayExpr, new_seal_epoch
 from ..ir.expr import Call
 from ..ir.functor import register_expr_kind
 
@@ -91,6 +91,12 @@ class Op(RelayExpr):
         return f"Op({self.name})"
 
     __str__ = __repr__
+
+    def __setattr__(self, name, value):
+        if name == "type_rel" and value is not getattr(self, "type_rel", None):
+            # types inferred with the old relation are stale: unseal them all (see ir.base)
+            new_seal_epoch()
+        object.__setattr__(self, name, value)
 
     def get_attr(self, key: str):
         """Relay-style access: ``TOpPattern`` (an int), ``FTVMCompute``, ``FTypeRelation``,

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from ..errors import InputError, RelayError
 from ..ir.types import FuncType, GlobalTypeVar, RefType, TensorType, TupleType, TypeCall, type_str
-from ..transform.bind_params import check_arg, describe_kind
+from ..transform.bind_params import check_arg, describe_kind, not_a_tensor
 from ..typing.solver import substitute_type_vars
 from .interpreter import ConstructorValue, RefValue, describe_value
 
 
-def check_value(value, ty, where: str, mod=None, sizes=None):
+def check_value(value, ty, where: str, mod=None, sizes=None, given=None):
     """Check a user value against a parameter's type: no silent cast or broadcast.
 
     Tensors (NumPy arrays, tvm tensors) must have the type's dtype and shape; a symbolic
@@ -32,31 +32,36 @@ def check_value(value, ty, where: str, mod=None, sizes=None):
         mod: the ``IRModule`` that defines the ADTs ``ty`` mentions (None: the constructor is
             checked, not its fields).
         sizes: ``{tir.Var: (size, where)}`` shared across the arguments of one call.
+        given: the value as the user passed it, when ``value`` is its conversion
+            (:func:`relay_tvm.runtime.interpreter.to_value` makes lists tuples and numbers
+            arrays): messages name what was passed.
 
     Raises:
         InputError: a value of another kind, dtype, shape, arity or ADT than ``ty`` says.
     """
     sizes = {} if sizes is None else sizes
     fields_of = {}  # (constructor tag, ADT type) -> the field types, substituted once
-    stack = [(value, ty, where)]
+    stack = [(value, ty, where, value if given is None else given)]
     while stack:
-        v, t, w = stack.pop()
+        v, t, w, g = stack.pop()
         if not isinstance(w, str):  # (constructor, field index): named only for a message
             w = f"{where}: field {w[1]} of a {w[0].name_hint} in it"
         if isinstance(t, TensorType):
+            if not _is_tensor(v):
+                raise not_a_tensor(t, w, g)
             check_arg(v, t, w, sizes)
         elif isinstance(t, TupleType):
             if not isinstance(v, (tuple, list)) or len(v) != len(t.fields):
-                got = (f"a tuple of {len(v)}" if isinstance(v, (tuple, list))
-                       else describe_kind(v))
                 raise InputError(f"{w}: expected a tuple of {len(t.fields)} values "
-                                 f"({type_str(t)}), got {got}")
-            stack.extend((f, ft, f"{w} field {i}") for i, (f, ft) in enumerate(zip(v, t.fields)))
+                                 f"({type_str(t)}), got {describe_kind(g)}")
+            gs = g if isinstance(g, (tuple, list)) and len(g) == len(v) else v
+            stack.extend((f, ft, f"{w} field {i}", gf)
+                         for i, (f, ft, gf) in enumerate(zip(v, t.fields, gs)))
         elif isinstance(t, TypeCall) and isinstance(t.func, GlobalTypeVar):
             adt = t.func.name_hint
             if not isinstance(v, ConstructorValue):
                 raise InputError(f"{w}: expected a value of type {type_str(t)} (a "
-                                 f"ConstructorValue of {adt}), got {describe_kind(v)}")
+                                 f"ConstructorValue of {adt}), got {describe_kind(g)}")
             ctor = v.constructor
             if ctor.belong_to is not t.func and (
                     owner := getattr(ctor.belong_to, "name_hint", None)) != adt:
@@ -65,24 +70,30 @@ def check_value(value, ty, where: str, mod=None, sizes=None):
             key = (ctor.tag, t)
             types = fields_of.get(key, ())
             if types == ():
-                types = fields_of[key] = _field_types(mod, t, ctor)
+                types = fields_of[key] = field_types(mod, t, ctor)
             if types is None:  # no definition to check the fields against
                 continue
             if len(v.fields) != len(types):
                 raise InputError(f"{w}: {ctor.name_hint} has {len(types)} fields, the "
                                  f"value {len(v.fields)}")
-            stack.extend((f, ft, (ctor, i)) for i, (f, ft) in enumerate(zip(v.fields, types)))
+            # a ConstructorValue is not converted (to_value): its fields are the user's
+            stack.extend((f, ft, (ctor, i), f)
+                         for i, (f, ft) in enumerate(zip(v.fields, types)))
         elif isinstance(t, RefType):
             if not isinstance(v, RefValue):
                 raise InputError(f"{w}: expected a reference ({type_str(t)}, a RefValue), got "
-                                 f"{describe_kind(v)}")
-            stack.append((v.value, t.value, f"{w} (its content)"))
+                                 f"{describe_kind(g)}")
+            stack.append((v.value, t.value, f"{w} (its content)", v.value))
         elif isinstance(t, FuncType):
             if not callable(v):
-                raise InputError(f"{w}: expected a function ({type_str(t)}), got {describe_kind(v)}")
+                raise InputError(f"{w}: expected a function ({type_str(t)}), got {describe_kind(g)}")
 
 
-def _field_types(mod, t, ctor):
+def _is_tensor(v) -> bool:
+    return hasattr(v, "shape") and hasattr(v, "dtype")
+
+
+def field_types(mod, t, ctor):
     """The field types of ``ctor``'s value in type ``t`` (the ADT's type arguments put in),
     from ``mod``'s definition of the ADT; the constructor is found by name when it is not the
     definition's own object (a value built in another process, or from another parse of the
@@ -102,7 +113,7 @@ def _field_types(mod, t, ctor):
     return [substitute_type_vars(ft, mapping) for ft in decl.inputs]
 
 
-def check_call(values, types, what: str, mod=None, names=None) -> None:
+def check_call(values, types, what: str, mod=None, names=None, given=None) -> None:
     """Check the arguments of a call of a function value from Python (a closure an executor
     returned): their number, then each against its parameter's type (None: not checked), one
     ``sizes`` dict for the symbolic dimensions of them all.
@@ -113,6 +124,7 @@ def check_call(values, types, what: str, mod=None, names=None) -> None:
         what: the function, for messages (``"closure"``).
         mod: as for :func:`check_value`.
         names: the parameters' names, when known (for messages).
+        given: the arguments as the user passed them (``values`` converted), for messages.
 
     Raises:
         InputError: another number of arguments, or a value of another type.
@@ -125,7 +137,8 @@ def check_call(values, types, what: str, mod=None, names=None) -> None:
     for i, (v, t) in enumerate(zip(values, types)):
         if t is not None:
             name = f" (%{names[i]})" if names is not None else ""
-            check_value(v, t, f"{what} argument {i}{name}", mod, sizes)
+            check_value(v, t, f"{what} argument {i}{name}", mod, sizes,
+                        None if given is None else given[i])
 
 
-__all__ = ["check_value", "check_call"]
+__all__ = ["check_value", "check_call", "field_types"]

@@ -126,12 +126,13 @@ class Interpreter_(Executor):
             vals, sizes = [], {}  # sizes: the symbolic dimensions' values, across arguments
             for i, (p, a) in enumerate(zip(func.params, args)):
                 ty = p.checked_type
+                given = a  # for messages: to_value makes a list a tuple
                 if hasattr(ty, "dtype"):  # as the compiled executors
                     from .pyargs import python_arg
 
                     a = python_arg(a, ty.dtype, f"argument {i} (%{p.name_hint})")
                 v = to_value(a)
-                check_value(v, ty, f"argument {i} (%{p.name_hint})", mod, sizes)
+                check_value(v, ty, f"argument {i} (%{p.name_hint})", mod, sizes, given)
                 vals.append(v)
             return to_user(interp.apply(closure, vals))
 

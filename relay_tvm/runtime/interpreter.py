@@ -86,7 +86,7 @@ class Closure:
         vals = [to_value(a) for a in args]
         check_call(vals, [getattr(p, "_checked_type", None) or p.type_annotation
                           for p in params], "closure", getattr(self.interp, "mod", None),
-                   [p.name_hint for p in params])
+                   [p.name_hint for p in params], args)
         return to_user(self.interp.apply(self, vals))
 
     def __repr__(self):

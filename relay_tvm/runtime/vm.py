@@ -469,14 +469,17 @@ class VMRef(RefValue):
     """A reference handed back by the VM: a live view of the VM's cell, so writes by closures
     called later are seen (as with the interpreter's shared ``RefValue``)."""
 
-    __slots__ = ("cell", "exe", "vm")
+    __slots__ = ("cell", "exe", "vm", "type")
 
     def __init__(self, cell, exe, vm):
         self.cell, self.exe, self.vm = cell, exe, vm
+        self.type = None  # its content's type where known (closures in it are then checked)
 
     @property
     def value(self):
-        return _to_user(self.cell[0], self.exe, self.vm)
+        out = _to_user(self.cell[0], self.exe, self.vm)
+        _type_closures(out, self.type, self.exe)
+        return out
 
     @value.setter
     def value(self, v):
@@ -509,15 +512,80 @@ class VMClosureValue:
 
             check_call([a if isinstance(a, VMClosureValue) else to_value(_plain(a))
                         for a in args], self.type.arg_types, "VM closure",
-                       self.vm.exe._relay_mod)
+                       self.vm.exe._relay_mod, given=args)
         vals = [_to_vm(_plain(a), "VM closure argument", self.vm.exe) for a in args]
         out = _call_with_big_stack(self.vm._vm.invoke_closure, [self.closure, *vals])
         for u, v in zip(args, vals):
             _write_back(u, v, self.vm.exe)
-        return _to_user(out, self.vm.exe, self.vm)
+        out = _to_user(out, self.vm.exe, self.vm)
+        if isinstance(self.type, FuncType):
+            _type_closures(out, self.type.ret_type, self.vm.exe)
+        return out
 
     def __repr__(self):
         return "VMClosureValue()"
+
+
+def _type_closures(value, ty, exe) -> None:
+    """Give the closures in a value the VM handed back (the value itself, fields of tuples
+    and ADT values, reference contents) their ``FuncType`` from the value's static type
+    ``ty``, so that calling one from Python checks its arguments (as the interpreter's
+    ``Closure`` does). Nothing is done without a type (an executable loaded from a file), nor
+    for a type that holds no function (a long list of tensors is not walked)."""
+    from ..ir.types import FuncType, RefType, TupleType, TypeCall
+    from .argcheck import field_types
+
+    mod = exe._relay_mod
+    if ty is None or not _may_hold_function(ty, mod):
+        return
+    fields_of = {}  # (constructor tag, ADT type) -> its field types, substituted once
+    stack = [(value, ty)]
+    while stack:
+        v, t = stack.pop()
+        if isinstance(v, VMClosureValue):
+            if isinstance(t, FuncType) and v.type is None:
+                v.type = t
+        elif isinstance(v, tuple) and isinstance(t, TupleType) and len(v) == len(t.fields):
+            stack.extend(zip(v, t.fields))
+        elif isinstance(v, ConstructorValue) and isinstance(t, TypeCall):
+            key = (v.constructor.tag, t)
+            if key not in fields_of:
+                fields_of[key] = field_types(mod, t, v.constructor)
+            types = fields_of[key]
+            if types is not None and len(types) == len(v.fields):
+                stack.extend(zip(v.fields, types))
+        elif isinstance(v, VMRef) and isinstance(t, RefType):
+            v.type = t.value
+
+
+def _may_hold_function(ty, mod) -> bool:
+    """Whether a value of type ``ty`` can hold a function: ``ty`` mentions a ``FuncType``,
+    itself or through the constructors of the ADTs it names (``mod``'s definitions; a type
+    variable of an ADT is one of the ``TypeCall``'s arguments, looked at too)."""
+    from ..ir.types import FuncType, GlobalTypeVar, RefType, TupleType, TypeCall
+
+    seen = set()
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, FuncType):
+            return True
+        if isinstance(t, TupleType):
+            stack.extend(t.fields)
+        elif isinstance(t, RefType):
+            stack.append(t.value)
+        elif isinstance(t, TypeCall):
+            stack.extend(t.args)
+            stack.append(t.func)
+        elif isinstance(t, GlobalTypeVar) and t not in seen and mod is not None:
+            seen.add(t)
+            try:
+                data = mod[t]
+            except Exception:  # no definition: its fields cannot be typed anyway
+                continue
+            for c in data.constructors:
+                stack.extend(c.inputs)
+    return False
 
 
 def _plain(v):
@@ -569,14 +637,12 @@ def _write_back(user, val, exe):
             stack.extend(zip(u, v))
 
 
-def _check_adt(value, exe, fname, name, adt):
+def _check_adt(value, exe, where, ty, adt):
     """An ADT argument: built by a constructor of its type ``adt``, and, when the executable
-    has its Relay types (compiled in this process), with fields of the types the parameter's
-    type gives them (a kernel would otherwise meet values of another dtype)."""
+    has its Relay types (``ty``: compiled in this process), with fields of the types the
+    parameter's type gives them (a kernel would otherwise meet values of another dtype)."""
     from .argcheck import check_value
 
-    where = f"@{fname} argument %{name}"
-    ty = exe.param_type(fname, name)
     if ty is not None:
         check_value(value, ty, where, exe._relay_mod)
         return
@@ -586,46 +652,79 @@ def _check_adt(value, exe, fname, name, adt):
                          f"{describe_value(value, width=80)}, a value of {owner}")
 
 
-def _check(value, sig, fname, exe):
-    """``value`` (NumPy / tvm Tensor / nested tuple) against a parameter signature entry."""
+def _sig_text(sig) -> str:
+    """A parameter's type in Relay's syntax (``Tensor[(?, 8), float32]``) from its signature
+    entry (what a loaded executable has): a dimension known only at run time is ``?``, an
+    ADT is named without its type arguments."""
+    from ..ir.types import Any, TensorType, type_str
 
-    name, kind, shape, dtype = sig
+    _, kind, shape, dtype = sig
+    if kind == "tensor":
+        return type_str(TensorType([Any() if d == -1 else d for d in shape], dtype))
+    if kind == "tuple":
+        return f"({', '.join(_sig_text(f) for f in shape)}{',' if len(shape) == 1 else ''})"
+    return {"adt": dtype, "ref": "ref(_)", "func": "fn (_) -> _"}.get(kind, dtype)
+
+
+def _check(value, sig, fname, exe, index: int):
+    """``value`` (NumPy / tvm Tensor / nested tuple / ADT value / reference) against the
+    signature entry of ``fname``'s parameter ``index``; the VM value to pass.
+
+    Messages are the debug executor's (:func:`relay_tvm.runtime.argcheck.check_value`): the
+    argument's position and name and the expected type in Relay's syntax, from the Relay
+    module when the executable was compiled in this process (symbolic dimensions named), else
+    from the signature.
+
+    Raises:
+        InputError: a value of another kind, dtype, shape or arity than the parameter's type.
+    """
+    name = sig[0]
+    return _check_field(value, sig, exe, f"@{fname} argument {index} (%{name})",
+                        exe.param_type(fname, name))
+
+
+def _check_field(value, sig, exe, where, ty):
+    from ..ir.types import TupleType, type_str
+    from ..transform.bind_params import describe_kind
+
+    _, kind, shape, dtype = sig
+    want = type_str(ty) if ty is not None else _sig_text(sig)
     if kind in ("adt", "ref", "func", "any"):
-        want = {"adt": ConstructorValue, "ref": RefValue}.get(kind)
-        if want is not None and not isinstance(value, want):
-            raise InputError(f"@{fname} argument %{name}: expected a {want.__name__} "
-                             f"({kind} {dtype}), got {type(value).__name__}")
+        if kind == "adt" and not isinstance(value, ConstructorValue):
+            raise InputError(f"{where}: expected a value of type {want} (a ConstructorValue "
+                             f"of {dtype}), got {describe_kind(value)}")
+        if kind == "ref" and not isinstance(value, RefValue):
+            raise InputError(f"{where}: expected a reference ({want}, a RefValue), got "
+                             f"{describe_kind(value)}")
         if kind == "adt":
-            _check_adt(value, exe, fname, name, dtype)
-        return _to_vm(_plain(value), f"@{fname} argument %{name}", exe)
+            _check_adt(value, exe, where, ty, dtype)
+        return _to_vm(_plain(value), where, exe)
     if kind == "tuple":
         if not isinstance(value, (tuple, list)) or len(value) != len(shape):
-            got = (f"a tuple of {len(value)}" if isinstance(value, (tuple, list))
-                   else type(value).__name__)
-            raise InputError(f"@{fname} argument %{name}: expected a tuple of {len(shape)} "
-                             f"values, got {got}")
-        return tuple(_check(v, s, fname, exe) for v, s in zip(value, shape))
+            raise InputError(f"{where}: expected a tuple of {len(shape)} values ({want}), got "
+                             f"{describe_kind(value)}")
+        tys = ty.fields if isinstance(ty, TupleType) else [None] * len(shape)
+        return tuple(_check_field(v, s, exe, f"{where} field {i}", t)
+                     for i, (v, s, t) in enumerate(zip(value, shape, tys)))
     from .pyargs import plain_tensor, python_arg
 
-    value = python_arg(value, dtype, f"@{fname} argument %{name}")
+    value = python_arg(value, dtype, where)
     if isinstance(value, np.ndarray):
         got = "bool" if value.dtype == np.bool_ else value.dtype.name
-    elif hasattr(value, "dtype"):
+    elif hasattr(value, "dtype") and hasattr(value, "shape"):
         got = str(value.dtype)
     else:
-        raise InputError(f"@{fname} argument %{name}: expected a NumPy array or a tvm tensor "
-                         f"({kind} {dtype}), got {type(value).__name__}")
+        raise InputError(f"{where}: expected a NumPy array or a tvm tensor ({want}), got "
+                         f"{describe_kind(value)}")
     if got != dtype:
-        raise InputError(f"@{fname} argument %{name}: got dtype {got}, expected {dtype}"
+        raise InputError(f"{where}: got dtype {got}, expected {dtype}"
                          f"{no_implicit_cast(dtype, value)}")
     got_shape = tuple(int(d) for d in value.shape)
     if len(got_shape) != len(shape) or any(w not in (-1, g) for g, w in zip(got_shape, shape)):
-        want = tuple("?" if w == -1 else w for w in shape)
-        raise InputError(f"@{fname} argument %{name}: got shape {got_shape}, expected "
-                         f"{want}".replace("'?'", "?"))
+        raise InputError(f"{where}: got shape {got_shape}, expected {want}")
     if isinstance(value, np.ndarray):
         return host_tensor(value)
-    return plain_tensor(value, f"@{fname} argument %{name}")  # a view: a compact copy
+    return plain_tensor(value, where)  # a view: a compact copy
 
 
 _STACK_BYTES = 1 << 30
@@ -799,7 +898,7 @@ class VirtualMachine:
                 raise InputError(f"set_one_input(@{func_name}): index {idx} out of range; "
                                  f"@{func_name} has {len(sigs)} input(s)")
         cur = list(self._inputs.get(func_name) or [None] * len(sigs))
-        cur[idx] = _check(value, sigs[idx], func_name, self.exe)
+        cur[idx] = _check(value, sigs[idx], func_name, self.exe, idx)
         self._inputs[func_name] = cur
 
     def invoke_stateful(self, func_name="main", *args, **kwargs):
@@ -838,7 +937,8 @@ class VirtualMachine:
 
         sigs = self._sigs(func_name)
         args = order_args([s[0] for s in sigs], args, kwargs, f"@{func_name}")
-        return [_check(a, s, func_name, self.exe) for a, s in zip(args, sigs)]
+        return [_check(a, s, func_name, self.exe, i)
+                for i, (a, s) in enumerate(zip(args, sigs))]
 
     def invoke(self, func_name="main", *args, **kwargs):
         """Call ``func_name``; returns a tvm Tensor or a tuple of them."""
@@ -876,8 +976,8 @@ class VirtualMachine:
         for u, v in zip(users or (), vals):
             _write_back(u, v, self.exe)
         self._outputs = _to_user(out, self.exe, self)
-        if isinstance(self._outputs, VMClosureValue):  # its type, for checking its arguments
-            self._outputs.type = self.exe.result_type(func_name)
+        # closures in the result get their types, for checking their arguments
+        _type_closures(self._outputs, self.exe.result_type(func_name), self.exe)
         return self._outputs
 
     def _mismatch_message(self, msg, func_name, vals) -> str:

@@ -50,16 +50,25 @@ def check_arg(value, ty, where: str, sizes=None):
 
 
 def describe_kind(v) -> str:
-    """How a value is named in messages: its class, and a tensor's shape and dtype."""
+    """How a value is named in messages: its class, a tensor's shape and dtype, the length of
+    a list or tuple."""
     if isinstance(v, np.ndarray):
         return f"a NumPy array ({np.asarray(v).dtype}, shape {tuple(v.shape)})"
+    if type(v) in (list, tuple):
+        return f"a {type(v).__name__} of {len(v)}"
     return type(v).__name__
+
+
+def not_a_tensor(ty, where: str, value) -> InputError:
+    """The error for a value that is not a tensor given for a parameter of tensor type
+    ``ty`` (``value``: what the user passed, named in the message)."""
+    return InputError(f"{where}: expected a NumPy array or a tvm tensor ({type_str(ty)}), "
+                      f"got {describe_kind(value)}")
 
 
 def _check_tensor(value, ty, where, sizes):
     if not hasattr(value, "shape") or not hasattr(value, "dtype"):
-        raise InputError(f"{where}: expected a NumPy array or a tvm tensor ({type_str(ty)}), "
-                         f"got {describe_kind(value)}")
+        raise not_a_tensor(ty, where, value)
     want = ty.dtype
     nd = _np_dtype(want)
     if nd is not None and isinstance(value, np.ndarray) and value.dtype == nd:

@@ -302,13 +302,14 @@ class Pass:
 
 def _check_after(name: str, mod: IRModule) -> None:
     from ..analysis.well_formed import check_well_formed
+    from ..ir.base import is_sealed
     from ..ir.functor import post_order
     from ..typing.infer import infer_module, short
 
     # the types a later inference would reuse without looking (sealed expressions) must be the
     # ones a fresh inference finds
     kept = [(e, e._checked_type) for f in mod.functions.values() for e in post_order(f)
-            if getattr(e, "_type_sealed", False)]
+            if is_sealed(e)]
     try:
         check_well_formed(mod)
         infer_module(mod, reuse=False)  # type everything again: the check trusts nothing

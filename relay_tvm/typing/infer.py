@@ -31,6 +31,7 @@ from ..ir.adt import (
     PatternVar,
     PatternWildcard,
 )
+from ..ir.base import is_sealed, seal_epoch
 from ..ir.expr import (
     Call,
     Constant,
@@ -185,6 +186,7 @@ class TypeInferencer:
         types = self.types
         sealable = self.sealable
         reuse = self.reuse
+        epoch = seal_epoch()
         stack = [(root, 0)]
         while stack:
             e, stage = stack.pop()
@@ -192,7 +194,7 @@ class TypeInferencer:
                 if e in types:
                     continue
                 t = type(e)
-                if reuse and t is not Var and getattr(e, "_type_sealed", False):
+                if reuse and t is not Var and getattr(e, "_type_sealed", 0) == epoch:
                     # typed before, and its type depends on nothing outside it: reuse it
                     types[e] = e._checked_type
                     sealable.add(e)
@@ -451,6 +453,10 @@ class TypeInferencer:
         except RelayError:
             raise
         except Exception as err:  # a bug in a relation must still point at the call
+            wrong = _wrong_attrs(op, attrs)
+            if wrong is not None:  # the relation read a field the attrs of another op lack
+                raise TypeInferenceError(f"{wrong}\n  in expression: {short(call)}",
+                                         call.span) from err
             raise TypeInferenceError(
                 f"type relation of {op.name} failed on argument types "
                 f"{', '.join(type_str(t) for t in arg_types)}: {type(err).__name__}: {err}\n"
@@ -528,6 +534,22 @@ class TypeInferencer:
                 setattr_(e, "type_args", tuple(resolve(t) for t in instances[e]))
 
 
+def _wrong_attrs(op, attrs) -> str | None:
+    """Why ``attrs`` cannot be ``op``'s attributes (an attrs object of another class than its
+    schema's, e.g. a hand-built ``nn.softmax`` call given ``Conv2DAttrs``), or None when their
+    class is the one expected or the operator has no attribute schema."""
+    schema = op.attrs_schema
+    if not schema.fields:
+        return None
+    got = getattr(attrs, "type_key", None)
+    if got == schema.type_key:
+        return None
+    what = "no attributes" if attrs is None else (
+        f"attributes {got}" if got is not None else f"a {type(attrs).__name__} for attributes")
+    return (f"{op.name} expects attributes {schema.type_key}, got {what}; build the call with "
+            f"the operator's function, or with relay.op.get({op.name!r}).make_attrs(...)")
+
+
 # ---- entry points ------------------------------------------------------------------------------
 
 def infer_module(mod: IRModule, reuse: bool = True, annotate: bool = True) -> IRModule:
@@ -556,7 +578,7 @@ def _infer_module(mod: IRModule, reuse: bool = True, annotate: bool = True) -> I
     funcs = mod.functions
 
     def sealed(f):
-        return reuse and getattr(f, "_type_sealed", False)
+        return reuse and is_sealed(f)
 
     if all(sealed(f) and (f.ret_type is not None or not annotate) for f in funcs.values()):
         # every function was type-checked before and refers to no global: nothing can have
@@ -701,7 +723,7 @@ def _closed(e) -> bool:
             ann = c.type_annotation
             if ann is None or _has_incomplete(ann):
                 return False
-        elif not getattr(c, "_type_sealed", False):
+        elif not is_sealed(c):
             return False
     return True
 
@@ -734,7 +756,7 @@ def _typed_module(mod: IRModule) -> IRModule:
     the gradient) checked the whole module once per function, quadratic in its size (the
     Prelude's 243 functions: 66 s of PartialEvaluate on a one-line main; fresh-user trial)."""
     key = (id(mod), tuple((id(g), id(f)) for g, f in mod.functions.items()),
-           tuple((id(g), id(t)) for g, t in mod.type_definitions.items()))
+           tuple((id(g), id(t)) for g, t in mod.type_definitions.items()), seal_epoch())
     last = _LAST_TYPED[0]
     if last is not None and last[0] == key and last[2] is mod:
         return last[1]
