@@ -460,6 +460,12 @@ def _to_user(v, exe, vm=None):
             return ConstructorValue(exe.constructor(int(v[0])),
                                     [_to_user(x, exe, vm) for x in v[1:]])
         return tuple(_to_user(x, exe, vm) for x in v)
+    if type(v).__name__ == "RPCObjectRef":  # a tuple, ADT, reference or closure on a remote
+        raise BuildError(
+            "VirtualMachine over tvm.rpc: the result is a tuple, ADT value, reference or "
+            "closure held by the remote session, which relay_tvm cannot read back (only "
+            "tensors come back); return a single tensor from the function, or run the "
+            "executable in this process")
     if vm is not None and isinstance(v, tvm_ffi.Object):
         return VMClosureValue(v, vm)
     return v
@@ -792,6 +798,9 @@ def _not_an_executable(exe) -> str:
             f"relay.vm.load_executable(path)), got {what}")
 
 
+# tvm.rpc's device-type offset of a remote session's devices (tvm.rpc.base.RPC_SESS_MASK)
+_RPC_SESS_MASK = 128
+
 class VirtualMachine:
     """Runs an :class:`Executable` (tvm.runtime.vm.VirtualMachine).
 
@@ -837,10 +846,15 @@ class VirtualMachine:
         # the data of the executable's tensor constants: an output that is one (or a view of
         # one) is handed out as a copy, so writing into it cannot change the program (0.19's
         # VM returned the constant itself). Executables exported before have no such list.
-        try:
-            consts = self._vm["__relay_vm_consts"]()
-        except AttributeError:
-            consts = ()
+        # A VM of a remote executable (tvm.rpc: the device carries the session mask) returns a
+        # handle to the remote list, and its outputs are remote tensors: it keeps 0.19's
+        # behaviour of handing out the constant itself.
+        consts = ()
+        if self.device.device_type < _RPC_SESS_MASK:
+            try:
+                consts = self._vm["__relay_vm_consts"]()
+            except AttributeError:
+                pass
         self._const_data = {c.data_ptr() for c in consts if c.data_ptr()}
         self._inputs: dict = {}
         self._outputs = None
