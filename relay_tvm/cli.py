@@ -227,9 +227,23 @@ def _check_model_file(path, fmt="mxnet"):
     parse_graph(path, "NNVM graph" if fmt == "nnvm" else "MXNet symbol")
 
 
+def _check_dtype(dtype: str) -> None:
+    """``--dtype``: a dtype Relay knows (``ir.base.check_dtype``: float32, int8, bfloat16, ...).
+
+    Raises:
+        CLIError: naming the value (before the model is imported)."""
+    from .ir.base import check_dtype
+
+    try:
+        check_dtype(dtype, "--dtype")
+    except RelayError as e:
+        raise CLIError(str(e)) from None
+
+
 def _import(args, shapes):
     from . import frontend
 
+    _check_dtype(args.dtype)
     if args.zoo:
         if getattr(args, "model", None):  # one model: the file was ignored before
             raise CLIError(f"give a model file ({args.model}) or --zoo {args.zoo}, not both")
@@ -264,7 +278,7 @@ def _import(args, shapes):
         raise CLIError(f"no parameter file found for {args.model!r} (looked for "
                        f"PREFIX-NNNN.params next to it): give --params FILE, or "
                        f"--weights-as-inputs to compile the weights as runtime inputs")
-    from .errors import ConversionError, TypeInferenceError
+    from .errors import ConversionError, TypeInferenceError, UnknownInputError
 
     try:
         if args.format == "nnvm":
@@ -274,6 +288,8 @@ def _import(args, shapes):
             warnings.filterwarnings("ignore", message=r".*the weights are inputs of main")
             return frontend.from_mxnet(args.model, shape=shapes, dtype=args.dtype,
                                        arg_params=params)
+    except UnknownInputError as e:  # a --shape name the graph lacks: the option is wrong
+        raise CLIError(f"{args.model}: {e}") from None
     except (TypeInferenceError, ConversionError) as e:
         if args.dtype == "float32" or "dtype" not in str(e):
             raise
@@ -382,13 +398,17 @@ def cmd_compile(args):
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CLIError(f"-o {args.output!r}: the directory {out_dir!r} does not exist")
-    from .backend.library_file import check_export_path
+    from .backend.library_file import ARCHIVE_SUFFIXES, check_export_path
 
     with _argument():  # before the import and the build, not after (its message names -o)
         check_export_path(args.output, "-o", archive=True)
     cc = getattr(args, "cc", None)
     if cc is not None:
         _check_compiler(cc)
+        if args.output.endswith(ARCHIVE_SUFFIXES):
+            raise CLIError(f"--cc {cc}: -o {args.output!r} is an archive of object files, which "
+                           f"is not linked when it is written; write a .so to link it with "
+                           f"--cc, or drop --cc")
     if getattr(args, "tuning_db", None):  # (fresh-user trial: --zoo was imported first)
         _require_path("--tuning-db", args.tuning_db, True, "the --work-dir of relay-tvm tune")
     bar = _progress(3, "import")

@@ -100,6 +100,11 @@ class ConversionError(RelayError):
     """A frontend met a malformed model: bad JSON, missing or mismatched parameters, corrupt files."""
 
 
+class UnknownInputError(ConversionError):
+    """A frontend was given a shape or dtype for an input name its graph does not have (the
+    caller's argument, not the model, is wrong: the command line reports it as a usage error)."""
+
+
 class NotProvidedError(RelayError, AttributeError):
     """A tvm.relay 0.19 name (module attribute, pass, method) that relay_tvm does not provide
     because it cannot behave as 0.19's did; the message names what is missing and what to use
@@ -210,6 +215,7 @@ def no_implicit_cast(want, value=None) -> str:
 
 
 __all__ = [
+    "UnknownInputError",
     "close_names",
     "did_you_mean",
     "no_implicit_cast",

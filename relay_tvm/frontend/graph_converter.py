@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import numbers
 
-from ..errors import ConversionError, RelayError, UnsupportedOperatorError, close_names
+from ..errors import (
+    ConversionError,
+    RelayError,
+    UnknownInputError,
+    UnsupportedOperatorError,
+    close_names,
+)
 from ..ir.base import Span, check_dtype
 from ..ir.expr import Function, Tuple, Var
 from ..ir.module import IRModule
@@ -62,11 +68,11 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
     var_names = [n.name for n in graph.nodes if n.op == "null"]
     unknown = [k for k in shape if k not in var_names]
     if unknown:
-        raise ConversionError(_no_such_input("shape", unknown, var_names, params))
+        raise UnknownInputError(_no_such_input("shape", unknown, var_names, params))
     if isinstance(dtype, dict):
         bad = [k for k in dtype if k not in var_names]
         if bad:
-            raise ConversionError(_no_such_input("dtype", bad, var_names, params))
+            raise UnknownInputError(_no_such_input("dtype", bad, var_names, params))
     table = {}
     inputs, param_vars, used, missing = [], [], {}, {}
     for node in graph.nodes:

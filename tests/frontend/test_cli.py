@@ -3,6 +3,7 @@ Relay text; the demo against MXNet."""
 
 import json
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -103,12 +104,18 @@ def test_exit_statuses_are_the_readmes(exported, capsys):
          "relay-tvm: error: "),
         (["compile", "{d}/m-symbol.json", "--shape", "data=1,2,5,5", "--cc", "{d}/none",
           "-o", so], 2, "relay-tvm: error: --cc"),
+        # a --shape name the graph lacks is the option's fault, whatever the model's source
+        # (it was a ConversionError, exit 1, for a model file and 2 for --zoo; fresh-user trial)
+        (["compile", "{d}/m-symbol.json", "--shape", "dat=1,2,5,5", "-o", so], 2,
+         "relay-tvm: error: {d}/m-symbol.json: shape given for 'dat', but the graph has no "
+         "input of that name; did you mean 'data'?"),
+        (["show", "{d}/m-symbol.json", "--shape", "dat=1,2,5,5"], 2, "relay-tvm: error: "),
     ]
     for argv, status, first in cases:
         assert main([a.format(d=d) for a in argv]) == status, argv
         lines = [ln for ln in capsys.readouterr().err.splitlines()
                  if not ln.startswith("[relay-tvm] ")]  # the progress lines
-        assert lines[0].startswith(first), (argv, lines)
+        assert lines[0].startswith(first.format(d=d)), (argv, lines)
         if status == 2:
             assert len(lines) == 1, lines
 
@@ -216,10 +223,11 @@ def test_shape_for_an_unknown_input_lists_the_data_inputs_only(exported, capsys,
     """From a new-user trial: `--shape dta=...` listed the weights among the valid names."""
     d, _ = exported
     argv = [cmd, str(d / "m-symbol.json"), "--shape", "dta=1,2,5,5"]
-    assert main(argv + (["-o", str(d / "m.so")] if cmd == "compile" else [])) == 1
+    assert main(argv + (["-o", str(d / "m.so")] if cmd == "compile" else [])) == 2
     out, err = capsys.readouterr()
-    assert err == ("relay-tvm: ConversionError: shape given for 'dta', but the graph has no "
-                   "input of that name; did you mean 'data'? (its data inputs: 'data')\n")
+    assert err == (f"relay-tvm: error: {d / 'm-symbol.json'}: shape given for 'dta', but the "
+                   "graph has no input of that name; did you mean 'data'? (its data inputs: "
+                   "'data')\n")
     assert "weight" not in err and "bias" not in err and out == ""
 
 
@@ -1162,3 +1170,35 @@ def test_compile_cc_that_cannot_run_is_one_usage_error_first(exported, capsys, m
     assert err == [f"relay-tvm: error: --cc {str(cc)!r} {says} (expected the C++ compiler "
                    "that links the library for the target" + (
                        ", e.g. riscv64-linux-gnu-g++)" if make is None else ")")]
+
+
+def test_compile_cc_with_an_archive_output_is_one_usage_error_first(exported, capsys,
+                                                                    monkeypatch):
+    """A .tar is not linked when it is written (export_library would fail after the build
+    with tar()'s TypeError): --cc with it is refused before the import (fresh-user trial)."""
+    import relay_tvm.cli as cli
+
+    d, _ = exported
+    monkeypatch.setattr(cli, "_import", lambda *a: pytest.fail("imported before the check"))
+    for executor in ("graph", "vm"):
+        assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=1,2,5,5",
+                     "--executor", executor, "--cc", sys.executable, "-o", str(d / "m.tar")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "is an archive of object files" in err[0], err
+    assert not (d / "m.tar").exists()
+
+
+@pytest.mark.parametrize("dtype", ["float16x", "floaty", "f32"])
+def test_compile_bad_dtype_is_one_usage_error_before_the_import(exported, capsys, monkeypatch,
+                                                                dtype):
+    """--dtype that TVM cannot parse: exit 2 with one line, before the model is converted (it
+    was a RelayError with exit 1 after the import; fresh-user trial)."""
+    import relay_tvm.frontend as frontend
+
+    d, _ = exported
+    monkeypatch.setattr(frontend, "from_mxnet", lambda *a, **k: pytest.fail("converted"))
+    assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=1,2,5,5",
+                 "--dtype", dtype, "-o", str(d / "m.so")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"relay-tvm: error: --dtype: {dtype!r} is not a dtype (expected e.g. "
+                   f"float32, float16, int8, int64, bool)"]
