@@ -286,6 +286,37 @@ def cross_compiler(target):
                      f"{explicit}")
 
 
+# what GNU ld says when it is handed object files of another architecture
+_WRONG_ARCH_LINK = ("Relocations in generic ELF", "file in wrong format", "incompatible target",
+                    "ELF file OS ABI invalid")
+
+
+def link_library(lib, path, target, kwargs, who: str) -> None:
+    """``lib.export_library(path, **kwargs)`` (TVM's), its failure a :class:`BuildError` naming
+    ``path``; when the linker was given the objects of another architecture (a ``cc`` for the
+    host while the target is cross-compiled), the error says so and names the target's cross
+    compiler instead of ending in the linker's page of relocation errors (fresh-user trial)."""
+    from .._stderr import without_scope_log
+
+    try:
+        with without_scope_log():  # TVM logs the executable's memory scopes when saving
+            lib.export_library(path, **kwargs)
+    except Exception as e:  # the linker's message (missing tools, unwritable file) is in e
+        text = str(e)
+        hint = ""
+        if any(k in text for k in _WRONG_ARCH_LINK) and target is not None:
+            host = (target.host or target) if target.kind.name != "llvm" else target
+            triple = str(host.attrs.get("mtriple", "")) if host.kind.name == "llvm" else ""
+            cc = kwargs.get("cc")
+            what = f"the compiler {cc!r}" if cc else "the compiler"
+            want = f"{_debian_triple(triple)}-g++" if triple else "the target's compiler"
+            hint = (f"\nhint: {what} links for another architecture than the target "
+                    f"({triple or target}): give the target's cross compiler, e.g. {want}")
+            # the linker's verdict (its last such line), not its page of relocation errors
+            text = [ln for ln in text.splitlines() if any(k in ln for k in _WRONG_ARCH_LINK)][-1]
+        raise BuildError(f"{who}: writing {str(path)!r} failed: {text}{hint}") from e
+
+
 def _debian_triple(triple: str) -> str:
     """The triple of Debian's cross compiler for ``triple`` (its ``<triple>-g++``; the package
     is ``g++-<triple>`` with ``_`` as ``-``): 32-bit ARM as ``arm-linux-gnueabihf`` (hard
@@ -553,13 +584,7 @@ class GraphExecutorFactoryModule(ExecutorFactoryModule):
         if not os.path.isdir(folder):
             raise BuildError(f"export_library: the folder {folder!r} of {str(path)!r} does not "
                              f"exist")
-        from .._stderr import without_scope_log
-
-        try:
-            with without_scope_log():  # TVM logs the executable's memory scopes when saving
-                self.lib.export_library(path, **kwargs)
-        except Exception as e:  # the linker's message (missing tools, unwritable file) is in e
-            raise BuildError(f"export_library: writing {str(path)!r} failed: {e}") from e
+        link_library(self.lib, path, self.target, kwargs, "export_library")
         from .isa import target_isa
         from .library_file import seal_library
 

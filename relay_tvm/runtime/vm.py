@@ -251,7 +251,7 @@ class Executable:
             BuildError: the file a loaded executable came from is gone.
         """
         from ..backend.library_file import check_export_path, is_archive
-        from .library import copy_loaded, without_scope_log
+        from .library import copy_loaded
 
         check_export_path(path, "Executable.export_library", archive=True)
         loaded = self._loaded_from
@@ -265,8 +265,9 @@ class Executable:
             cc = cross_compiler(self.target)
             if cc is not None:
                 kwargs["cc"] = cc
-        with without_scope_log():  # TVM logs the executable's memory scopes when saving
-            self.lib.export_library(path, **kwargs)
+        from ..backend.build_module import link_library
+
+        link_library(self.lib, path, self.target, kwargs, "Executable.export_library")
         from ..backend.isa import target_isa
 
         seal_library(str(path), target_isa(self.target))

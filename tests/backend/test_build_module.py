@@ -796,6 +796,28 @@ def test_cross_compile_aarch64_export(tmp_path):
     assert int.from_bytes(head[18:20], "little") == 183  # e_machine EM_AARCH64
 
 
+@pytest.mark.skipif(__import__("shutil").which("g++") is None, reason="no host g++")
+@pytest.mark.parametrize("executor", ["graph", "vm"])
+def test_export_with_a_host_compiler_for_an_aarch64_target_names_the_mismatch(tmp_path,
+                                                                              executor):
+    """The host's g++ handed AArch64 objects (cc= for a cross target): a BuildError naming the
+    linker's verdict and the cross compiler to use, for both executors (it was the linker's
+    page of 'Relocations in generic ELF' errors; fresh-user trial)."""
+    x = relay.var("x", shape=(4,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))
+    target = "llvm -mtriple=aarch64-linux-gnu"
+    lib = relay.build(mod, target=target) if executor == "graph" else \
+        relay.vm.compile(mod, target=target)
+    with pytest.raises(relay.BuildError) as info:
+        lib.export_library(str(tmp_path / "arm.so"), cc="g++")
+    msg = str(info.value)
+    assert "file in wrong format" in msg or "Relocations in generic ELF" in msg, msg
+    assert msg.endswith("hint: the compiler 'g++' links for another architecture than the "
+                        "target (aarch64-linux-gnu): give the target's cross compiler, e.g. "
+                        "aarch64-linux-gnu-g++"), msg
+    assert len(msg.splitlines()) == 2, msg
+
+
 def test_set_input_with_tvm_tensors_and_overriding_params():
     import tvm
 
