@@ -1079,8 +1079,20 @@ def _add_model_args(p):
     p.add_argument("--dtype", default="float32", help="input dtype (default float32)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with its errors as every other usage error of the command: one line
+    ``relay-tvm: error: ...`` and exit status 2 (argparse printed its usage block first; the
+    README promises one line). ``--help`` still prints the usage."""
+
+    def error(self, message):
+        command = self.prog.removeprefix("relay-tvm").strip()
+        print(f"relay-tvm: error: {command + ': ' if command else ''}{message} ({self.prog} "
+              f"--help lists the options)", file=sys.stderr)
+        self.exit(2)
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="relay-tvm", description="Relay on Apache TVM: import MXNet/NNVM models, compile, "
         "run. With no command, runs the demo.")
     sub = parser.add_subparsers(dest="command")

@@ -268,9 +268,13 @@ def test_cli_rejects_bad_arguments(exported, capsys, argv, match):
 
 
 def test_cli_repeat_must_be_positive(exported, capsys):
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as info:
         main(["run", "x.so", "--repeat", "0"])
-    assert "must be >= 1" in capsys.readouterr().err
+    assert info.value.code == 2
+    # one line, as every usage error (argparse printed its usage block first; fresh-user trial)
+    assert capsys.readouterr().err.splitlines() == [
+        "relay-tvm: error: run: argument --repeat: must be >= 1, got 0 (relay-tvm run --help "
+        "lists the options)"]
 
 
 def test_run_requires_every_input(exported, capsys):
