@@ -186,9 +186,12 @@ def _describe(v, depth: int) -> str:
 
 
 def to_value(x):
-    """Convert a user argument (NumPy array, tvm Tensor, scalar, tuple) to an interpreter value."""
+    """Convert a user argument (NumPy array, tvm Tensor, scalar, tuple, or a Relay ``Constant``,
+    which 0.19's interpreter took as its value) to an interpreter value."""
     if isinstance(x, np.ndarray):
         return x
+    if isinstance(x, Constant):
+        return x.data.numpy()
     if hasattr(x, "numpy") and not isinstance(x, (Closure, RefValue, ConstructorValue)):
         return x.numpy()
     if isinstance(x, (list, tuple)):

@@ -425,3 +425,18 @@ def test_closures_in_adt_values_references_and_closure_results_check_their_argum
                                              r"expected float32"):
             f(two.astype("float64"))
     np.testing.assert_array_equal(cur(two)(two).numpy(), [4, 9])
+
+
+def test_a_relay_constant_argument_is_its_value():
+    """0.19's interpreter took a Relay Constant as an argument (TVM 0.19's test_pass_partial_eval
+    calls `evaluate(f)(const(True))`); its value is checked like any tensor (no cast)."""
+    d = relay.var("d", relay.TensorType((), "bool"))
+    x = relay.var("x", relay.TensorType((2,), "float32"))
+    f = relay.Function([d, x], relay.If(d, x + x, x))
+    run = relay.create_executor().evaluate(f)
+    x_val = relay.const(np.array([1.5, -2.0], "float32"))
+    np.testing.assert_array_equal(run(relay.const(True), x_val).numpy(), [3.0, -4.0])
+    np.testing.assert_array_equal(run(relay.const(False), x_val).numpy(), [1.5, -2.0])
+    with pytest.raises(InputError, match=r"argument 1 \(%x\): got dtype int32, expected "
+                                         r"float32"):
+        run(relay.const(True), relay.const(np.array([1, 2], "int32")))
