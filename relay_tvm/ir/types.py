@@ -412,6 +412,35 @@ def type_str(t) -> str:
     return repr(t)
 
 
+
+def mentions_func_type(ty, mod=None) -> bool:
+    """Whether a value of type ``ty`` can hold a function: ``ty`` is or contains a ``FuncType``
+    (through tuple fields, reference contents and type arguments), or, given ``mod``, names an
+    ADT one of whose constructors takes a field that does (``mod``'s type definitions; an ADT
+    without a definition there counts as holding none)."""
+    seen = set()
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, FuncType):
+            return True
+        if isinstance(t, TupleType):
+            stack.extend(t.fields)
+        elif isinstance(t, RefType):
+            stack.append(t.value)
+        elif isinstance(t, TypeCall):
+            stack.extend(t.args)
+            stack.append(t.func)
+        elif isinstance(t, GlobalTypeVar) and t not in seen and mod is not None:
+            seen.add(t)
+            try:
+                data = mod[t]
+            except Exception:  # no definition: its fields cannot be typed anyway
+                continue
+            for c in data.constructors:
+                stack.extend(c.inputs)
+    return False
+
 __all__ = [
     "TypeKind",
     "Type",
@@ -430,6 +459,7 @@ __all__ = [
     "TypeCall",
     "TypeRelation",
     "type_str",
+    "mentions_func_type",
     "normalize_dim",
     "dim_equal",
 ]

@@ -539,11 +539,11 @@ def _type_closures(value, ty, exe) -> None:
     ``ty``, so that calling one from Python checks its arguments (as the interpreter's
     ``Closure`` does). Nothing is done without a type (an executable loaded from a file), nor
     for a type that holds no function (a long list of tensors is not walked)."""
-    from ..ir.types import FuncType, RefType, TupleType, TypeCall
+    from ..ir.types import FuncType, RefType, TupleType, TypeCall, mentions_func_type
     from .argcheck import field_types
 
     mod = exe._relay_mod
-    if ty is None or not _may_hold_function(ty, mod):
+    if ty is None or not mentions_func_type(ty, mod):
         return
     fields_of = {}  # (constructor tag, ADT type) -> its field types, substituted once
     stack = [(value, ty)]
@@ -563,36 +563,6 @@ def _type_closures(value, ty, exe) -> None:
                 stack.extend(zip(v.fields, types))
         elif isinstance(v, VMRef) and isinstance(t, RefType):
             v.type = t.value
-
-
-def _may_hold_function(ty, mod) -> bool:
-    """Whether a value of type ``ty`` can hold a function: ``ty`` mentions a ``FuncType``,
-    itself or through the constructors of the ADTs it names (``mod``'s definitions; a type
-    variable of an ADT is one of the ``TypeCall``'s arguments, looked at too)."""
-    from ..ir.types import FuncType, GlobalTypeVar, RefType, TupleType, TypeCall
-
-    seen = set()
-    stack = [ty]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, FuncType):
-            return True
-        if isinstance(t, TupleType):
-            stack.extend(t.fields)
-        elif isinstance(t, RefType):
-            stack.append(t.value)
-        elif isinstance(t, TypeCall):
-            stack.extend(t.args)
-            stack.append(t.func)
-        elif isinstance(t, GlobalTypeVar) and t not in seen and mod is not None:
-            seen.add(t)
-            try:
-                data = mod[t]
-            except Exception:  # no definition: its fields cannot be typed anyway
-                continue
-            for c in data.constructors:
-                stack.extend(c.inputs)
-    return False
 
 
 def _plain(v):

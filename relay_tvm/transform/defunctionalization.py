@@ -32,7 +32,7 @@ from ..ir.expr import Call, Function, GlobalVar, Let, Var
 from ..ir.free import free_vars
 from ..ir.functor import substitute
 from ..ir.module import IRModule
-from ..ir.types import FuncType, GlobalTypeVar, RefType, TupleType, TypeCall, type_str
+from ..ir.types import FuncType, GlobalTypeVar, TypeCall, mentions_func_type, type_str
 from ..op.registry import Op
 from ..typing.infer import infer_expr, infer_module
 from ..typing.solver import substitute_type_vars
@@ -43,24 +43,8 @@ from ._rewrite import Rewriter, fresh_copy, post_order
 _MAX_SPECIALIZATIONS = 1000
 
 
-def _has_func_type(t) -> bool:
-    """Whether type ``t`` is or contains a function type."""
-    stack = [t]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, FuncType):
-            return True
-        if isinstance(t, TupleType):
-            stack.extend(t.fields)
-        elif isinstance(t, TypeCall):
-            stack.extend(t.args)
-        elif isinstance(t, RefType):
-            stack.append(t.value)
-    return False
-
-
 def _is_higher_order(ft: FuncType) -> bool:
-    return any(_has_func_type(a) for a in ft.arg_types) or _has_func_type(ft.ret_type)
+    return any(mentions_func_type(a) for a in ft.arg_types) or mentions_func_type(ft.ret_type)
 
 
 def _var_type(v: Var):
@@ -226,7 +210,7 @@ class _Defunc:
                 if t is None:
                     raise _refuse(f"the type of %{v.name_hint}, captured by a function "
                                   "argument, is not known; run InferType first", arg, where)
-                if _has_func_type(t) and not (isinstance(t, TypeCall) and t.func in self.by_gtv):
+                if mentions_func_type(t) and not (isinstance(t, TypeCall) and t.func in self.by_gtv):
                     raise _refuse(f"the function argument captures %{v.name_hint} of type "
                                   f"{type_str(t)}, a function value that is not a parameter",
                                   arg, where)
@@ -268,7 +252,7 @@ class _Defunc:
         tmap = dict(zip(fty.type_params, type_args))
         inst = FuncType([substitute_type_vars(a, tmap) for a in fty.arg_types],
                         substitute_type_vars(fty.ret_type, tmap))
-        if _has_func_type(inst.ret_type):
+        if mentions_func_type(inst.ret_type):
             raise _refuse(f"@{gv.name_hint} returns a function ({type_str(inst.ret_type)}); "
                           "functions returning functions are not supported", orig, where)
         if not _is_higher_order(inst):
@@ -281,7 +265,7 @@ class _Defunc:
                 return new
             return Call(self.specialize(gv, type_args, fty, orig, where), new.args, new.attrs,
                         (), new.span)
-        args = [self.encode(a, t, where) if _has_func_type(t) else a
+        args = [self.encode(a, t, where) if mentions_func_type(t) else a
                 for a, t in zip(new.args, inst.arg_types)]
         return Call(self.specialize(gv, type_args, fty, orig, where), args, new.attrs, (),
                     new.span)
@@ -320,7 +304,7 @@ class _Defunc:
                 nv = Var(p.name_hint, TypeCall(enc.gtv, []), p.span)
                 seed[p] = nv
                 params.append(nv)
-            elif _has_func_type(t):
+            elif mentions_func_type(t):
                 raise _refuse(f"parameter %{p.name_hint} has type {type_str(t)}, with "
                               "functions inside a tuple, reference or ADT; not supported", p,
                               where)
@@ -341,11 +325,11 @@ class _Defunc:
                           func, "the entry function")
         infer_expr(func, self.orig)
         for p in func.params:
-            if _has_func_type(p.checked_type):
+            if mentions_func_type(p.checked_type):
                 raise _refuse(f"the entry function's parameter %{p.name_hint} has type "
                               f"{type_str(p.checked_type)}; functions cannot be passed into the "
                               "program", func, "the entry function")
-        if _has_func_type(func.checked_type.ret_type):
+        if mentions_func_type(func.checked_type.ret_type):
             raise _refuse("the entry function returns a function "
                           f"({type_str(func.checked_type.ret_type)})", func,
                           "the entry function")
@@ -398,7 +382,7 @@ class _Firstify(Rewriter):
         return new
 
     def post_let(self, orig, new):
-        if _has_func_type(_var_type(orig.var)):
+        if mentions_func_type(_var_type(orig.var)):
             raise _refuse(f"%{orig.var.name_hint} is let-bound to a function value; let-bound "
                           "functions are not supported (inline them or make them global)",
                           orig, self.where)
