@@ -772,6 +772,7 @@ def _not_an_executable(exe) -> str:
 # tvm.rpc's device-type offset of a remote session's devices (tvm.rpc.base.RPC_SESS_MASK)
 _RPC_SESS_MASK = 128
 
+
 class VirtualMachine:
     """Runs an :class:`Executable` (tvm.runtime.vm.VirtualMachine).
 
