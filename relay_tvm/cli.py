@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from .errors import BuildError, RelayError, TuningError, close_names, did_you_mean
+from .errors import RelayError, TuningError, close_names, did_you_mean
 from .testing.gluon import zoo_image_size
 
 
@@ -293,10 +293,13 @@ def _import(args, shapes):
     except (TypeInferenceError, ConversionError) as e:
         if args.dtype == "float32" or "dtype" not in str(e):
             raise
-        raise CLIError(f"{args.model}: {e}\n--dtype {args.dtype} sets the dtype of the inputs "
-                       f"given by --shape only; the parameters keep the dtype they were saved "
-                       f"with, and Relay does not cast between them (save the model in "
-                       f"{args.dtype}, e.g. net.cast('{args.dtype}') in Gluon)") from None
+        # one line, as every usage error: the option's effect, and the operator that met it
+        # (the conversion error's first line; its IR and Python-API hint are not for the CLI)
+        first = str(e).splitlines()[0]
+        raise CLIError(f"{args.model}: --dtype {args.dtype} sets the dtype of the inputs given "
+                       f"by --shape only; the parameters keep the dtype they were saved with, "
+                       f"and Relay does not cast between them (save the model in {args.dtype}, "
+                       f"e.g. net.cast('{args.dtype}') in Gluon): {first}") from None
 
 
 def _count(n, word: str) -> str:
@@ -777,10 +780,14 @@ def _suggest_qemu(module) -> None:
     """An AArch64 library given to a native run on another architecture: say that ``--qemu``
     runs it here (before the loader's generic "compiled for aarch64" refusal)."""
     from .backend.isa import host_isa
-    from .backend.library_file import library_arch
+    from .backend.library_file import holds_vm_executable, library_arch
 
     host = host_isa()[0]
     if library_arch(module) == "aarch64" and host != "aarch64":
+        if holds_vm_executable(module):  # --qemu runs graph libraries only
+            raise CLIError(f"{module} is a VM executable compiled for aarch64 and this machine "
+                           f"is {host}: run it on an AArch64 machine with relay_tvm installed "
+                           f"(relay-tvm run there, or relay.vm.load_executable)")
         raise CLIError(f"{module} was compiled for aarch64 and this machine is {host}: run it "
                        f"on an AArch64 machine, or here under emulation with --qemu (outputs "
                        f"only, no latency; needs the arm64 Python of "
@@ -791,7 +798,7 @@ def _run_under_qemu(args):
     """``relay-tvm run --qemu``: an AArch64 graph library on this machine, in the arm64 Python
     of tools/setup_aarch64_qemu.sh under qemu-aarch64 (relay_tvm.testing.aarch64). Outputs are
     written as by a native run; the latency is not reported (it would be the emulator's)."""
-    from .backend.library_file import library_arch
+    from .backend.library_file import holds_vm_executable, library_arch
     from .testing import aarch64
 
     if args.device != "cpu":
@@ -805,20 +812,17 @@ def _run_under_qemu(args):
                        f"{arch or 'no ELF architecture'}, not aarch64; --qemu runs libraries "
                        f"compiled with --target 'llvm -mtriple=aarch64-linux-gnu' (run this "
                        f"one without --qemu)")
+    if holds_vm_executable(args.module):
+        raise CLIError(f"--qemu: {args.module} is a VM executable (relay-tvm compile "
+                       f"--executor vm); --qemu runs graph libraries (compile without "
+                       f"--executor vm). A VM executable needs relay_tvm on the AArch64 "
+                       f"machine (relay.vm.load_executable there)")
     reason = aarch64.unavailable_reason(need_cross_compiler=False)
     if reason:
         raise CLIError(f"--qemu: cannot run AArch64 code on this machine: {reason}")
     bar = _progress(2, "load")
     with _step(bar, f"load {args.module} under qemu-aarch64"):
-        try:
-            inputs = _QemuInputs(aarch64.describe_exported(args.module))
-        except BuildError as e:
-            if "is a relay_tvm VM executable" not in str(e):
-                raise
-            raise CLIError(f"--qemu: {args.module} is a VM executable (relay-tvm compile "
-                           f"--executor vm); --qemu runs graph libraries (compile without "
-                           f"--executor vm). A VM executable needs relay_tvm on the AArch64 "
-                           f"machine (relay.vm.load_executable there)") from None
+        inputs = _QemuInputs(aarch64.describe_exported(args.module))
     values = _load_inputs(args.input, inputs, args.fill_random)
     _prepare_output_dir(args.output_dir)
     with _step(bar, "run under qemu-aarch64"):

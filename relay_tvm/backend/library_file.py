@@ -116,6 +116,20 @@ def library_arch(path: str) -> str | None:
         return _elf_arch(f.read(20))
 
 
+def holds_vm_executable(path: str) -> bool:
+    """Whether the exported library ``path`` is a relay_tvm VM executable (``relay.vm.compile``
+    + ``export_library``): its bytecode names the ``__relay_vm_meta`` function. Read from the
+    file without loading it, so it also tells for a library of another architecture."""
+    import mmap
+
+    with open(path, "rb") as f:
+        try:
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+                return m.find(b"__relay_vm_meta") >= 0
+        except ValueError:  # an empty file
+            return False
+
+
 def _check_archive_machine(path: str, who: str) -> None:
     """Refuse a ``.tar`` of object files (``export_library("x.tar")``) compiled for another
     architecture: loading links them with this machine's compiler, which failed with a page of

@@ -277,3 +277,32 @@ def test_cli_run_qemu_refuses_a_library_of_this_machine(tmp_path, capsys):
         f"relay-tvm: error: --qemu: {tmp_path / 'abs.so'} was compiled for x86_64, not aarch64")
     assert main(["run", str(tmp_path / "abs.so"), "--qemu", "--device", "cuda"]) == 2
     assert "qemu-aarch64 emulates the CPU only" in capsys.readouterr().err
+
+
+def test_cli_run_of_an_aarch64_vm_executable_does_not_point_to_qemu(tmp_path, capsys):
+    """A native run of an AArch64 VM executable named --qemu, which then refused it (VM
+    executables need relay_tvm on the board; fresh-user trial): the library is recognised as a
+    VM executable from its file, so neither message needs qemu or the arm64 environment."""
+    from relay_tvm.backend.isa import host_isa
+    from relay_tvm.backend.library_file import holds_vm_executable
+    from relay_tvm.cli import main
+
+    if host_isa()[0] != "x86_64":
+        pytest.skip("the message names this x86_64 host")
+    reason = aarch64.unavailable_reason(need_cross_compiler=True)
+    if reason and "cross compiler" in reason:
+        pytest.skip(reason)
+    x = relay.var("x", shape=(2, 3))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.abs(x)))
+    path = tmp_path / "abs_vm.so"
+    relay.vm.compile(mod, target=aarch64.AARCH64_TARGET).export_library(str(path))
+    graph = aarch64.build_and_export(mod, tmp_path / "abs_arm.so")
+    assert holds_vm_executable(str(path)) and not holds_vm_executable(str(graph))
+    assert main(["run", str(path), "--fill-random"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"relay-tvm: error: {path} is a VM executable compiled for aarch64 and this "
+                   f"machine is x86_64: run it on an AArch64 machine with relay_tvm installed "
+                   f"(relay-tvm run there, or relay.vm.load_executable)"]
+    assert main(["run", str(path), "--qemu", "--fill-random"]) == 2
+    assert (f"--qemu: {path} is a VM executable (relay-tvm compile --executor vm); --qemu runs "
+            f"graph libraries") in capsys.readouterr().err
