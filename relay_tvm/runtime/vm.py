@@ -769,9 +769,6 @@ def _not_an_executable(exe) -> str:
             f"relay.vm.load_executable(path)), got {what}")
 
 
-# tvm.rpc's device-type offset of a remote session's devices (tvm.rpc.base.RPC_SESS_MASK)
-_RPC_SESS_MASK = 128
-
 
 class VirtualMachine:
     """Runs an :class:`Executable` (tvm.runtime.vm.VirtualMachine).
@@ -821,8 +818,10 @@ class VirtualMachine:
         # A VM of a remote executable (tvm.rpc: the device carries the session mask) returns a
         # handle to the remote list, and its outputs are remote tensors: it keeps 0.19's
         # behaviour of handing out the constant itself.
+        from tvm.rpc.base import RPC_SESS_MASK
+
         consts = ()
-        if self.device.device_type < _RPC_SESS_MASK:
+        if self.device.device_type < RPC_SESS_MASK:
             try:
                 consts = self._vm["__relay_vm_consts"]()
             except AttributeError:

@@ -225,28 +225,22 @@ def test_cli_run_qemu_writes_the_outputs_of_the_x86_build(tmp_path, capsys):
             "shape (1, 8, 14, 14)") in capsys.readouterr().err
 
 
-@needs_qemu
-def test_cli_run_qemu_says_a_vm_executable_is_not_a_graph_library(tmp_path, capsys):
-    from relay_tvm.cli import main
-
-    x = relay.var("x", shape=(2, 3))
-    exe = relay.vm.compile(relay.IRModule.from_expr(relay.Function([x], relay.abs(x))),
-                           target=aarch64.AARCH64_TARGET)
-    exe.export_library(str(tmp_path / "abs_vm.so"))
-    assert main(["run", str(tmp_path / "abs_vm.so"), "--qemu", "--fill-random"]) == 2
-    assert (f"--qemu: {tmp_path / 'abs_vm.so'} is a VM executable (relay-tvm compile "
-            f"--executor vm); --qemu runs graph libraries") in capsys.readouterr().err
-
-
-def test_cli_run_of_an_aarch64_library_names_qemu(tmp_path, capsys, monkeypatch):
+def _x86_host_with_cross_compiler() -> None:
+    """Skip unless the host is x86_64 (the messages name it) and the AArch64 cross compiler
+    that exports the libraries is installed."""
     from relay_tvm.backend.isa import host_isa
-    from relay_tvm.cli import main
 
     if host_isa()[0] != "x86_64":
         pytest.skip("the message names this x86_64 host")
     reason = aarch64.unavailable_reason(need_cross_compiler=True)
     if reason and "cross compiler" in reason:
         pytest.skip(reason)
+
+
+def test_cli_run_of_an_aarch64_library_names_qemu(tmp_path, capsys, monkeypatch):
+    from relay_tvm.cli import main
+
+    _x86_host_with_cross_compiler()
     x = relay.var("x", shape=(2, 3))
     lib = aarch64.build_and_export(relay.IRModule.from_expr(relay.Function([x], relay.abs(x))),
                                    tmp_path / "abs_arm.so")
@@ -283,15 +277,10 @@ def test_cli_run_of_an_aarch64_vm_executable_does_not_point_to_qemu(tmp_path, ca
     """A native run of an AArch64 VM executable named --qemu, which then refused it (VM
     executables need relay_tvm on the board; fresh-user trial): the library is recognised as a
     VM executable from its file, so neither message needs qemu or the arm64 environment."""
-    from relay_tvm.backend.isa import host_isa
     from relay_tvm.backend.library_file import holds_vm_executable
     from relay_tvm.cli import main
 
-    if host_isa()[0] != "x86_64":
-        pytest.skip("the message names this x86_64 host")
-    reason = aarch64.unavailable_reason(need_cross_compiler=True)
-    if reason and "cross compiler" in reason:
-        pytest.skip(reason)
+    _x86_host_with_cross_compiler()
     x = relay.var("x", shape=(2, 3))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.abs(x)))
     path = tmp_path / "abs_vm.so"
