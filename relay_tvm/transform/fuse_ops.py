@@ -52,6 +52,9 @@ from ..ir.types import AnyDim, FuncType, TensorType, TupleType, dim_equal
 from ..op.registry import Op, OpPattern
 from ..typing.infer import _closed, adopt_type
 from ._rewrite import Rewriter, is_primitive, post_order, rebuild
+from .fuse_depthwise import CONFIG as FUSE_DW_CONFIG
+from .fuse_depthwise import MIN_ROWS as DEPTHWISE_POINTWISE_MIN_ROWS
+from .fuse_depthwise import fuse_depthwise_pointwise
 from .pass_infra import Pass, PassContext, PassInfo, config_value
 
 kElemWise = int(OpPattern.ELEMWISE)
@@ -620,6 +623,17 @@ def _target_max_function_args() -> int:
     return int(target.attrs.get("max_function_args", 0))
 
 
+def _depthwise_pointwise_rows(ctx: PassContext) -> int:
+    """The fewest output rows for which a depthwise kernel merges into the 1x1 kernel after it
+    (:mod:`.fuse_depthwise`), 0 for none: CPU targets (the current target, the host's when
+    none is set) only, unless ``relay.FuseOps.depthwise_pointwise`` is False."""
+    if not config_value(ctx.config, FUSE_DW_CONFIG, True):
+        return 0
+    from .winograd_choice import target_features
+
+    return 0 if target_features() is None else DEPTHWISE_POINTWISE_MIN_ROWS
+
+
 class _FuseOps(Pass):
     def __init__(self, fuse_opt_level: int):
         super().__init__(PassInfo(0, "FuseOps", ("InferType",)))
@@ -632,12 +646,15 @@ class _FuseOps(Pass):
         depth = _max_depth(ctx)
         link = config_value(ctx.config, "relay.FuseOps.link_params", False)
         max_args = _target_max_function_args()
+        dw_rows = _depthwise_pointwise_rows(ctx) if level >= 1 else 0
         out = mod.copy()
         changed = False
         for gv, f in mod.functions.items():
             if f.is_primitive:
                 continue
             nf = fuse_function_body(f, level, depth, bool(link), max_args)
+            if dw_rows:
+                nf = fuse_depthwise_pointwise(nf, dw_rows)
             if nf is not f:
                 out[gv] = nf
                 changed = True

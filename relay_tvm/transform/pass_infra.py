@@ -33,6 +33,7 @@ class PassInfo:
 RELAY_CONFIG_KEYS = {
     "relay.FuseOps.max_depth",  # transform.fuse_ops: largest fused group
     "relay.FuseOps.link_params",  # transform.fuse_ops: constants inside primitive functions
+    "relay.FuseOps.depthwise_pointwise",  # transform.fuse_depthwise: merge dw into 1x1 (CPU)
     "relay.AlterOpLayout.winograd",  # transform.winograd_choice: "auto", "never", 2 or 4
     "relay.ToMixedPrecision.keep_orig_output_dtype",  # transform.mixed_precision
     "relay.backend.use_meta_schedule",  # backend.schedule: apply the tuning database
@@ -96,6 +97,7 @@ _UNSET = object()
 _CONFIG_VALUE = {
     "relay.FuseOps.max_depth": config_positive_int,
     "relay.FuseOps.link_params": config_flag,
+    "relay.FuseOps.depthwise_pointwise": config_flag,
     "relay.AlterOpLayout.winograd": _winograd_option,
     "relay.ToMixedPrecision.keep_orig_output_dtype": config_flag,
     "relay.backend.use_meta_schedule": config_flag,

@@ -50,6 +50,18 @@ def _conv(x_shape, w_shape, **kw):
     return make
 
 
+def _depthwise_pointwise():
+    """A MobileNet block (depthwise 3x3 + bias + ReLU, then 1x1 + bias + ReLU): one merged
+    kernel on CPU targets (transform/fuse_depthwise.py)."""
+    x = relay.var("x", shape=(1, 32, 12, 12))
+    wd, bd = relay.var("wd", shape=(32, 1, 3, 3)), relay.var("bd", shape=(32,))
+    wp, bp = relay.var("wp", shape=(48, 32, 1, 1)), relay.var("bp", shape=(48,))
+    y = relay.nn.relu(relay.nn.bias_add(relay.nn.conv2d(
+        x, wd, padding=(1, 1), groups=32, channels=32, kernel_size=(3, 3)), bd))
+    y = relay.nn.relu(relay.nn.bias_add(relay.nn.conv2d(y, wp, kernel_size=(1, 1)), bp))
+    return [x, wd, bd, wp, bp], y
+
+
 def _dense(batch, k, n):
     def make():
         x, w, b = relay.var("x", shape=(batch, k)), relay.var("w", shape=(n, k)), \
@@ -77,6 +89,7 @@ OPS = {
     "conv1x1": _conv((1, 32, 8, 8), (64, 32, 1, 1)),
     "conv3x3_s2_odd": _conv((1, 8, 15, 15), (16, 8, 3, 3), strides=(2, 2), padding=(1, 1)),
     "conv_depthwise": _conv((1, 32, 12, 12), (32, 1, 3, 3), padding=(1, 1), groups=32),
+    "depthwise_pointwise": _depthwise_pointwise,
     "conv_grouped": _conv((1, 16, 10, 10), (16, 4, 3, 3), padding=(1, 1), groups=4),
     "conv_dilated": _conv((1, 8, 16, 16), (8, 8, 3, 3), padding=(2, 2), dilation=(2, 2)),
     "conv_nhwc": _conv((1, 12, 12, 16), (3, 3, 16, 24), padding=(1, 1), data_layout="NHWC",

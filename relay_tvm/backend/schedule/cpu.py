@@ -639,6 +639,10 @@ def schedule_depthwise_nchwc(sch, anchor, target, knobs=None):
     computed per output row instead of in a pass of their own)."""
     import tvm
 
+    if len(_reduction_blocks(sch)) == 2:  # merged with the 1x1 layer after it
+        from .cpu_nchwc import schedule_depthwise_pointwise
+
+        return schedule_depthwise_pointwise(sch, target, knobs)
     block, epi, pad_names = _window_prologue(sch, 5, 2, "a 7-loop depthwise NCHWc convolution")
     knobs = knobs or Knobs()
     feats = cpu_features(target)

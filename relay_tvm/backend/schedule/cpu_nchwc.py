@@ -31,14 +31,17 @@ from .cpu import (
     Knobs,
     NotApplicable,
     _finish_padding,
+    _inline_all_but,
+    _padding_blocks,
     _read_buffer,
+    _reduction_blocks,
     _root_blocks,
     _vectorize_inner,
     _window_prologue,
     _write_buffer,
     register,
 )
-from .cpu_model import cpu_features, divisors, row_tile
+from .cpu_model import cpu_features, divisors, register_tile, row_tile
 
 
 def np_prod(shape) -> int:
@@ -86,7 +89,7 @@ _L3_BYTES_PER_CYCLE = 12  # (from L3 / other cores' slices, measured 10-16 B/cyc
 
 
 def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_bytes, icb=1,
-          conditional=False, pointwise=False):
+          conditional=False, pointwise=False, rows_only=False):
     """``(cg, rows, wb, rfirst, kc)``: the knobs of the tile, chunk and reduction order (model
     defaults, see the module doc).
 
@@ -113,7 +116,9 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     register tile leaves each broadcast a register, :func:`.cpu_model.row_tile`).
     ``pointwise``: a 1x1 layer. On cores that split 512-bit operations in halves
     (``CPUFeatures.split_512``, Zen 4) 1x1 layers and layers read through their padding take
-    one channel block per tile, up to 8 positions wide (see the comment in the body)."""
+    one channel block per tile, up to 8 positions wide (see the comment in the body).
+    ``rows_only``: the parallel tasks are the chunks alone (every channel group of a chunk in
+    one task, no ``rfirst``: the merged depthwise-pointwise kernel)."""
     per_block = max(1, OB // lanes)
     # up to 8 blocks: 8-channel blocks (1000 classes: 125 blocks of 8) need 5 for a 2x5 tile
     cg_choices = [c for c in divisors(OCC, 8) if c * per_block <= 8]
@@ -138,7 +143,7 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
     stream = _L2_STREAM_SHARE * feats.l2_bytes_per_cycle()
     for cg in cg_choices:
         wbytes = cg * OB * red_bytes
-        for rfirst in sorted({0, channel_block_first(cg)}):
+        for rfirst in [0] if rows_only else sorted({0, channel_block_first(cg)}):
             for kc in [full] if rfirst else sorted({full, pass_blocks(cg)}, reverse=True):
                 wpass = wbytes * kc // full
                 for rows in rows_all:
@@ -165,7 +170,7 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
                     # rows counted as tasks for rfirst too, although its parallel loop is
                     # (n, channel groups): counting only those excluded rfirst on small
                     # planes and made SqueezeNet 1.3-1.5x slower end to end (Zen 3, 2 threads)
-                    tasks = N * (OCC // cg) * (OH // rows)
+                    tasks = N * (1 if rows_only else OCC // cg) * (OH // rows)
                     compute = cost * N * OCC * per_block * OH * OW * steps
                     bw = _L2_BYTES_PER_CYCLE if in_bytes <= feats.l2_bytes // 2 \
                         else _L3_BYTES_PER_CYCLE
@@ -201,7 +206,7 @@ def _plan(feats, knobs, *, N, OCC, OB, OH, OW, lanes, red_bytes, split_ic, in_by
             wb0 = row_tile(feats, rows * OW, [cg * per_block], conditional=conditional)[0]
             rfirst0, nkc0 = 0, -full
     wb = knobs.pick("wb", range(1, min(16, rows * OW) + 1), wb0)
-    rfirst = knobs.pick("rfirst", [0, 1] if split_ic else [0], rfirst0)
+    rfirst = knobs.pick("rfirst", [0, 1] if split_ic and not rows_only else [0], rfirst0)
     kc = knobs.pick("kc", [full] if rfirst else kc_all, full if rfirst else -nkc0)
     return cg, rows, wb, rfirst, kc
 
@@ -355,12 +360,24 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     size up to 16: the chunk's remainder becomes a tail tile), ``rfirst`` (input-channel blocks
     outermost), ``kc`` (input-channel blocks per reduction pass over a chunk; all of them: one
     pass), ``rmajor`` (chunks of rows outer to the channel groups in the parallel loop)."""
-    import tvm
 
     block, epi, pad_names = _window_prologue(sch, 5, 3, "an 8-loop NCHWc convolution")
     knobs, feats = knobs or Knobs(), cpu_features(target)
     if _vnni_operands(sch, block, epi, feats):
         return _schedule_vnni(sch, block, pad_names, epi, feats, knobs)
+    _nchwc_tiles(sch, block, epi, pad_names, anchor, feats, knobs)
+    return {}
+
+
+def _nchwc_tiles(sch, block, epi, pad_names, anchor, feats, knobs, row_producers=None):
+    """Schedule the float NCHWc convolution ``block`` (its epilogue ``epi``, padding blocks
+    ``pad_names``) as the module doc says. ``row_producers``: a function that computes the
+    block's producers at the parallel loop, called with it before the tiles are made (a
+    producer computed at that loop then covers the block's exact reads: the blocks of a tail
+    partition declare looser ones); the parallel loop is then ``(n, chunk)`` alone, the
+    channel groups a serial loop inside it (``_plan``'s ``rows_only``)."""
+    import tvm
+
     lanes = feats.lanes(tvm.DataType(str(_write_buffer(sch, block).dtype)).bits)
     n, occ, oh, ow, ocb, ic, kh, kw = sch.get_loops(block)
     ext = {k: generic.loop_extent(sch, lp) for k, lp in
@@ -379,10 +396,12 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     cg, rows, wb, rfirst, kc = _plan(
         feats, knobs, N=N, OCC=OCC, OB=OB, OH=OH, OW=OW, lanes=lanes, red_bytes=IC * KH * KW * 4,
         split_ic=split_ic, in_bytes=in_bytes,
-        icb=icb, conditional=padded and not pad_names, pointwise=KH == 1 and KW == 1)
+        icb=icb, conditional=padded and not pad_names, pointwise=KH == 1 and KW == 1,
+        rows_only=row_producers is not None)
     # (the candidates do not depend on rfirst, which fixes its own order: a tuner's joint
     # assignment of both stays valid)
-    rmajor = knobs.pick("rmajor", [0, 1], int(
+    rows_only = row_producers is not None
+    rmajor = 1 if rows_only else knobs.pick("rmajor", [0, 1], int(
         not rfirst and OH > rows and rows_major_default(
             OCC * OB * IC * KH * KW * 4, in_bytes, N * OCC * OB * OH * OW * 4)))
     n, occ, oho, p, ocb, ico, ici, kh, kw = _chunked_loops(sch, block, rows, OW, split_ic, ic_bn)
@@ -414,8 +433,11 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
     tile_epi = not (rfirst or tail or passes) and (rows == 1 or OW % wb == 0)
     if not tile_epi:
         sch.reverse_compute_at(epi, occo if rfirst else outer[1], preserve_unit_loops=True)
-    fused = sch.fuse(n, occo) if rfirst else sch.fuse(n, *outer)
+    fused = sch.fuse(n, occo) if rfirst else sch.fuse(n, oho) if rows_only \
+        else sch.fuse(n, *outer)
     sch.parallel(fused)
+    if rows_only:
+        row_producers(fused)
     if rfirst or passes:
         sch.decompose_reduction(block, ico if rfirst else icoo)
         block = sch.get_sblock(sch.get(block).name_hint)
@@ -431,10 +453,84 @@ def schedule_conv2d_nchwc(sch, anchor, target, knobs=None):
         for k, part in enumerate(parts):  # named in order: the second is the tail
             _tile_part(sch, sch.get_sblock(part), wb, nred, decomposed, tail=k == 1)
     else:
-        _tile_part(sch, block, wb, nred, decomposed, epi if tile_epi else None, fused)
+        _tile_part(sch, block, wb, nred, decomposed, epi if tile_epi else None,
+                   occo if rows_only else fused)
         if not (rfirst or passes) and OH * OW <= _DIRECT_PREFETCH_MAX_PLANE \
                 and str(_write_buffer(sch, block).dtype) == "float32":
             _prefetch_next_block(sch, red[-1], feats, cg, IC * KH * KW * OB)
     _vectorize_inner(sch, epi, lanes)
     _finish_padding(sch, pad_names)
+
+
+def schedule_depthwise_pointwise(sch, target, knobs=None):
+    """The kernel of a depthwise NCHWc convolution (and its elementwise tail) merged into the
+    1x1 NCHWc convolution that reads it (``transform/fuse_depthwise.py``).
+
+    The 1x1 convolution is tiled as :func:`schedule_conv2d_nchwc` tiles it, with chunks of
+    output rows as the only parallel tasks (every channel group of a chunk in one task); at
+    the start of each chunk the depthwise convolution computes those rows, every channel, into
+    a scratch buffer of ``rows x OW x C`` (allocated per task: it stays in L1/L2 for the 1x1
+    tiles that read it). The depthwise part reads its input through the padding (conditional
+    loads, as the depthwise template's default ``padin``), its tile ``dwb`` columns x the
+    channel block, its tail (bias, activation) computed per tile. Knobs: those of the 1x1
+    template but ``rmajor`` and ``rfirst``, and ``dwb``. Raises NotApplicable for other
+    functions."""
+
+    reds = _reduction_blocks(sch)
+    kinds = [generic.iter_kinds(sch, b) for b in reds]
+    if len(reds) != 2 or kinds != [["S"] * 5 + ["R"] * 2, ["S"] * 5 + ["R"] * 3]:
+        raise NotApplicable("not a depthwise convolution feeding an NCHWc convolution")
+    dw, pw = reds
+    dw_name, pw_name = sch.get(dw).name_hint, sch.get(pw).name_hint
+    pad_names = _padding_blocks(sch)
+    data = _read_buffer(sch, pw, 0)
+    mids = [b for b in sch.get_producers(pw) if _write_buffer(sch, b).same_as(data)]
+    mid_name = sch.get(mids[0]).name_hint if mids else dw_name
+    _inline_all_but(sch, pad_names | {mid_name})
+    for b in _root_blocks(sch):  # the depthwise input read through its padding
+        if sch.get(b).name_hint in pad_names:
+            sch.compute_inline(b)
+    dw, pw = sch.get_sblock(dw_name), sch.get_sblock(pw_name)
+    root = sch.get_sblock("root")
+    outs = sch.get_output_blocks(root)
+    if len(outs) != 1:
+        raise NotApplicable(f"{len(outs)} output blocks")
+    names = {sch.get(b).name_hint for b in _root_blocks(sch)}
+    epi = None if sch.get(outs[0]).name_hint == pw_name else outs[0]
+    if names - {dw_name, mid_name, pw_name} - ({sch.get(epi).name_hint} if epi else set()):
+        raise NotApplicable(f"blocks {sorted(names)} besides the two convolutions and tails")
+    if epi is not None and [int(d) for d in _write_buffer(sch, epi).shape] != \
+            [int(d) for d in _write_buffer(sch, pw).shape]:
+        raise NotApplicable("reshaping epilogue")
+    knobs, feats = knobs or Knobs(), cpu_features(target)
+    if str(_write_buffer(sch, pw).dtype) != "float32":
+        raise NotApplicable("not float32")
+    lanes = feats.lanes(32)
+
+    def depthwise_rows(fused):
+        if mid_name != dw_name:
+            sch.compute_at(sch.get_sblock(mid_name), fused, preserve_unit_loops=True)
+        sch.compute_at(sch.get_sblock(dw_name), fused, preserve_unit_loops=True)
+
+    _nchwc_tiles(sch, pw, epi, set(), None, feats, knobs, row_producers=depthwise_rows)
+    dw = sch.get_sblock(dw_name)
+    mid = sch.get_sblock(mid_name) if mid_name != dw_name else None
+    loops = sch.get_loops(dw)
+    n, cb, oh, ow, c, ri, rj = loops[-7:]
+    OW, CB = generic.loop_extent(sch, ow), generic.loop_extent(sch, c)
+    # at most 8 columns: MobileNet-1.0's 112x112 32-channel layer merged with its 1x1 layer ran
+    # 0.313 ms with 16-column depthwise tiles, 0.268-0.271 with 4, 7, 8 or 14 (one Zen 4
+    # vCPU pair; the other layers within 1% whatever the width)
+    wb0, _ = register_tile(feats, divisors(OW, 8), [max(1, CB // lanes)])
+    wb = knobs.pick("dwb", divisors(OW, 16), wb0)
+    owo, owi = sch.split(ow, factors=[None, wb])
+    sch.reorder(cb, oh, owo, ri, rj, owi, c)
+    if mid is None:
+        mid = sch.cache_write(dw, 0, "global")
+    sch.reverse_compute_at(mid, owo, preserve_unit_loops=True)
+    sch.unroll(rj)
+    sch.unroll(owi)
+    sch.vectorize(c)
+    sch.decompose_reduction(dw, ri)
+    _vectorize_inner(sch, mid, lanes)
     return {}
