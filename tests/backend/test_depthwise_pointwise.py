@@ -188,3 +188,14 @@ def test_merged_kernel_is_one_tuning_task_whose_space_has_both_parts_knobs():
     assert {"dwb", "cg", "rows", "wb"} <= set(cands)
     assert "rmajor" not in cands and cands["rfirst"] == [0]  # rows in parallel, one pass
     assert not [t for t in tasks if t.anchor == PW]  # no task of its own
+
+
+def test_vm_runs_the_merged_kernel():
+    mod, params = _block(1, 24, 17, 19, 2, 40)
+    x = rand((1, 24, 17, 19), seed=9)
+    with relay.transform.PassContext(opt_level=3):
+        exe = relay.vm.compile(mod, target="llvm", params=params)
+        got = relay.create_executor("vm", mod, target="llvm", params=params).evaluate()(x)
+    anchors = sorted(k.anchor for k in exe.kernels.values())
+    assert anchors == ["layout_transform", "layout_transform", DW]  # one conv kernel
+    np.testing.assert_allclose(got.numpy(), _np_block(x, params, 2), rtol=1e-4, atol=1e-4)
