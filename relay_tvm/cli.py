@@ -371,17 +371,28 @@ def _target_device(text, model="MODEL"):
     return dev
 
 
-def _check_compiler(path: str) -> None:
-    """``--cc PATH``: an executable file, or a command found on ``PATH`` (``riscv64-linux-gnu-g++``).
+def _check_compiler(value: str) -> tuple:
+    """``--cc PATH [FLAGS]``: an executable file, or a command found on ``PATH``
+    (``riscv64-linux-gnu-g++``), then the flags it links with, split as a shell would
+    (``"g++ -O2 -static-libstdc++"``). Returns ``(path, flags)``.
 
     Raises:
-        CLIError: naming the path and what is wrong with it (checked before the import and the
+        CLIError: naming the value and what is wrong with it (checked before the import and the
             build, which a bad compiler would otherwise fail after).
     """
+    import shlex
     import shutil
 
+    try:
+        words = shlex.split(value)
+    except ValueError as e:
+        raise CLIError(f"--cc {value!r}: {e} (expected the C++ compiler, then its flags, "
+                       f"quoted as in a shell)") from None
+    if not words:
+        raise CLIError("--cc '': expected the C++ compiler that links the library")
+    path, flags = words[0], words[1:]
     if os.sep not in path and shutil.which(path):
-        return
+        return path, flags
     if not os.path.exists(path):
         where = "" if os.sep in path else " and is no command on PATH"
         raise CLIError(f"--cc {path!r} does not exist{where} (expected the C++ compiler "
@@ -390,6 +401,7 @@ def _check_compiler(path: str) -> None:
         what = "is a directory" if os.path.isdir(path) else "is not executable"
         raise CLIError(f"--cc {path!r} {what} (expected the C++ compiler that links the "
                        f"library for the target)")
+    return path, flags
 
 
 def cmd_compile(args):
@@ -406,8 +418,10 @@ def cmd_compile(args):
     with _argument():  # before the import and the build, not after (its message names -o)
         check_export_path(args.output, "-o", archive=True)
     cc = getattr(args, "cc", None)
+    link = {}
     if cc is not None:
-        _check_compiler(cc)
+        path, flags = _check_compiler(cc)
+        link = {"cc": path, **({"options": flags} if flags else {})}
         if args.output.endswith(ARCHIVE_SUFFIXES):
             raise CLIError(f"--cc {cc}: -o {args.output!r} is an archive of object files, which "
                            f"is not linked when it is written; write a .so to link it with "
@@ -446,7 +460,7 @@ def cmd_compile(args):
             for line in report.format(args.tuning_db):
                 print(f"[relay-tvm] {line}", file=sys.stderr)
         with _step(bar, f"export {args.output}"):  # its errors name --cc, not cc=
-            lib.export_library(args.output, **({"cc": cc} if cc is not None else {}))
+            lib.export_library(args.output, **link)
     finally:
         BUILD_ADVICE.reset(advice)
     if bar is not None:
@@ -1111,8 +1125,9 @@ def build_parser():
                    "or .npz, or NAME=FILE.npy each), not bound into the library; needed "
                    "without a .params file")
     p.add_argument("-o", "--output", default="model.so", help="library to write (default model.so)")
-    p.add_argument("--cc", metavar="PATH", help="the C++ compiler that links the library "
-                   "(a cross compiler such as riscv64-linux-gnu-g++ for a target of another "
+    p.add_argument("--cc", metavar="PATH", help="the C++ compiler that links the library, "
+                   "with its flags if any (one argument: --cc 'g++ -static-libstdc++'; a "
+                   "cross compiler such as riscv64-linux-gnu-g++ for a target of another "
                    "architecture; default: the host's, or <triple>-g++ when installed)")
     p.add_argument("--executor", choices=["graph", "vm"], default="graph",
                    help="graph: the graph executor (default; relay.build); vm: the Relay VM "

@@ -3,6 +3,7 @@ Relay text; the demo against MXNet."""
 
 import json
 import os
+import shlex
 import sys
 import warnings
 
@@ -1153,6 +1154,20 @@ def test_compile_cc_links_a_cross_target_with_the_given_compiler(exported, capsy
     assert rec["machines"] and set(rec["machines"]) == {243}  # EM_RISCV: riscv64 objects
     with open(so, "rb") as f:
         assert f.read() == b"linked by the fake compiler"
+    # with flags, in one argument as a shell would quote them (a fresh-user trial: "g++ -O2"
+    # was reported missing)
+    assert main(argv + ["--cc", f"{shlex.quote(str(cc))} -O2 '-DNAME=a b'"]) == 0
+    args = json.loads(log.read_text())["args"]
+    assert args[:4] == ["-shared", "-fPIC", "-o", so] and args[4:6] == ["-O2", "-DNAME=a b"]
+
+
+def test_compile_cc_with_an_unbalanced_quote_is_one_usage_error(exported, capsys):
+    d, _ = exported
+    assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=1,2,5,5",
+                 "--cc", "g++ '-O2", "-o", str(d / "m.so")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "relay-tvm: error: --cc \"g++ '-O2\": No closing quotation (expected the C++ compiler, "
+        "then its flags, quoted as in a shell)"]
 
 
 @pytest.mark.parametrize("make, says", [
