@@ -113,6 +113,24 @@ def field_types(mod, t, ctor):
     return [substitute_type_vars(ft, mapping) for ft in decl.inputs]
 
 
+def number_arg(value, ty, where: str):
+    """A Python ``bool`` / ``int`` / ``float`` (not a NumPy scalar) or list of them passed for
+    a tensor parameter of type ``ty``: a NumPy array of its dtype, refused as for main's
+    arguments when the dtype does not hold it exactly (``bind_params.list_to_array``); any
+    other value as it is.
+
+    Raises:
+        InputError: naming ``where``, the value and the dtype."""
+    from ..ir.types import TensorType
+
+    # (a NumPy scalar has its own dtype, checked as it is: np.float64 is a float subclass)
+    if type(value) in (bool, int, float, list) and isinstance(ty, TensorType):
+        from ..transform.bind_params import list_to_array
+
+        return list_to_array(value, ty.dtype, where)
+    return value
+
+
 def check_call(values, types, what: str, mod=None, names=None, given=None) -> None:
     """Check the arguments of a call of a function value from Python (a closure an executor
     returned): their number, then each against its parameter's type (None: not checked), one
@@ -141,4 +159,4 @@ def check_call(values, types, what: str, mod=None, names=None, given=None) -> No
                         None if given is None else given[i])
 
 
-__all__ = ["check_value", "check_call", "field_types"]
+__all__ = ["check_value", "check_call", "field_types", "number_arg"]

@@ -80,12 +80,16 @@ class Closure:
         Raises:
             InputError: another number of arguments, or a value of another type.
         """
-        from .argcheck import check_call
+        from .argcheck import check_call, number_arg
 
         params = self.func.params
+        types = [getattr(p, "_checked_type", None) or p.type_annotation for p in params]
+        # Python numbers and lists take the parameter's dtype, as main's arguments do
+        if len(args) == len(params):
+            args = tuple(number_arg(a, t, f"closure argument {i} (%{p.name_hint})")
+                         for i, (a, t, p) in enumerate(zip(args, types, params)))
         vals = [to_value(a) for a in args]
-        check_call(vals, [getattr(p, "_checked_type", None) or p.type_annotation
-                          for p in params], "closure", getattr(self.interp, "mod", None),
+        check_call(vals, types, "closure", getattr(self.interp, "mod", None),
                    [p.name_hint for p in params], args)
         return to_user(self.interp.apply(self, vals))
 

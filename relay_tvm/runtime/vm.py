@@ -514,9 +514,13 @@ class VMClosureValue:
         from ..ir.types import FuncType
 
         if isinstance(self.type, FuncType):
-            from .argcheck import check_call
+            from .argcheck import check_call, number_arg
             from .interpreter import to_value
 
+            # Python numbers and lists take the parameter's dtype, as main's arguments do
+            if len(args) == len(self.type.arg_types):
+                args = tuple(number_arg(a, t, f"VM closure argument {i}")
+                             for i, (a, t) in enumerate(zip(args, self.type.arg_types)))
             check_call([a if isinstance(a, VMClosureValue) else to_value(_plain(a))
                         for a in args], self.type.arg_types, "VM closure",
                        self.vm.exe._relay_mod, given=args)

@@ -270,6 +270,26 @@ def test_a_returned_closure_checks_its_arguments_and_returns_tensors(kind):
         clo(np.float32(2), np.float32(3))
 
 
+@pytest.mark.parametrize("kind", ["debug", "vm"])
+def test_a_returned_closure_takes_python_numbers_as_main_does(kind):
+    # a Python int for an int32 closure parameter was refused as "got dtype int64" (main's
+    # arguments take it); a value the dtype cannot hold is still refused, NumPy scalars keep
+    # their own dtype
+    x = relay.var("x", shape=(), dtype="float32")
+    y = relay.var("y", shape=(2,), dtype="int32")
+    inner = relay.Function([x, y], relay.add(x, relay.cast(y, "float32")))
+    mod = relay.IRModule.from_expr(relay.Function([], inner))
+    clo = relay.create_executor(kind, mod=mod, target="llvm").evaluate()()
+    np.testing.assert_array_equal(clo(1.5, [3, -4]).numpy(), [4.5, -2.5])
+    where = "VM closure argument 1" if kind == "vm" else r"closure argument 1 \(%y\)"
+    with pytest.raises(InputError, match=rf"^{where}: the list's values do not fit dtype "
+                                         r"int32 exactly"):
+        clo(1.5, [2**40, 1])
+    with pytest.raises(InputError, match=r"closure argument 0.*got dtype float64, expected "
+                                         r"float32"):
+        clo(np.float64(1.5), [1, 2])
+
+
 def test_numpy_scalar_fields_of_an_adt_argument_are_0d_tensors():
     # the VM refused Cons(np.int32(5), Nil) with "unsupported value int32" (0-d arrays worked)
     from relay_tvm.runtime.interpreter import ConstructorValue
