@@ -195,6 +195,24 @@ def _zoo_block(name, shape, flag="--zoo"):
     return net
 
 
+_OTHER_KINDS = ((b"\x93NUMPY", "a .npy file (np.save)"), (b"PK\x03\x04", "a zip archive (.npz?)"),
+                (b"{", "JSON text (the -symbol.json?)"))
+
+
+def _check_params_kind(path) -> None:
+    """Refuse a ``--params`` file that is recognisably of another kind (NumPy's .npy or .npz,
+    JSON) before the import, whose reader would report only a bad magic number.
+
+    Raises:
+        CLIError: naming the file, what it is and what was expected."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+    for magic, what in _OTHER_KINDS:
+        if head.lstrip().startswith(magic):
+            raise CLIError(f"--params {path!r} is {what}; expected the model's .params file "
+                           f"(MXNet's NDArray list, or NNVM's / TVM's save_param_dict)")
+
+
 def _check_model_file(path, fmt="mxnet"):
     """Refuse a model file that cannot be imported, before the other arguments are looked at:
     one that does not exist, a directory, a file that is not JSON (the .params file given as
@@ -270,6 +288,7 @@ def _import(args, shapes):
 
     if args.params:
         _require_path("--params", args.params, False, "the model's .params file")
+        _check_params_kind(args.params)
     try:
         params = args.params or find_params_file(args.model)
     except RelayError as e:
@@ -423,7 +442,7 @@ def cmd_compile(args):
         path, flags = _check_compiler(cc)
         link = {"cc": path, **({"options": flags} if flags else {})}
         if args.output.endswith(ARCHIVE_SUFFIXES):
-            raise CLIError(f"--cc {cc}: -o {args.output!r} is an archive of object files, which "
+            raise CLIError(f"--cc {cc!r}: -o {args.output!r} is an archive of object files, which "
                            f"is not linked when it is written; write a .so to link it with "
                            f"--cc, or drop --cc")
     if getattr(args, "tuning_db", None):  # (fresh-user trial: --zoo was imported first)
@@ -628,7 +647,10 @@ def _load_inputs(items, gm, fill_random=False):
         try:
             values[name] = np.load(path)
         except (OSError, ValueError) as e:
-            raise CLIError(f"--input {item!r}: cannot read {path!r}: {e}"
+            # np.load takes what is not .npy / .npz for a pickle, which it refuses
+            why = "it is not a .npy file (np.save) nor an .npz archive" \
+                if "pickled" in str(e) else str(e)
+            raise CLIError(f"--input {item!r}: cannot read {path!r}: {why}"
                            f"{'' if sep else _INPUT_FORMS}") from None
         if not isinstance(values[name], np.ndarray):  # an .npz archive: several arrays
             keys = list(values[name].keys())

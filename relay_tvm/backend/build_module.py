@@ -315,6 +315,13 @@ def link_library(lib, path, target, kwargs, who: str) -> None:
             # the linker's verdict (its last such line), not its page of relocation errors
             text = [ln for ln in text.splitlines() if any(k in ln for k in _WRONG_ARCH_LINK)][-1]
         raise BuildError(f"{who}: writing {str(path)!r} failed: {text}{hint}") from e
+    import os
+
+    if not os.path.isfile(str(path)):  # a compiler that succeeded without writing its -o
+        cc = kwargs.get("cc")
+        raise BuildError(f"{who}: the compiler{f' {cc!r}' if cc else ''} exited without an "
+                         f"error but wrote no {str(path)!r} (is it a C++ compiler that "
+                         f"writes its -o file?)")
 
 
 def _debian_triple(triple: str) -> str:

@@ -111,7 +111,15 @@ def test_exit_statuses_are_the_readmes(exported, capsys):
          "relay-tvm: error: {d}/m-symbol.json: shape given for 'dat', but the graph has no "
          "input of that name; did you mean 'data'?"),
         (["show", "{d}/m-symbol.json", "--shape", "dat=1,2,5,5"], 2, "relay-tvm: error: "),
+        # a --params file of another kind is a usage error (it was the importer's "bad file
+        # magic", exit 1; fresh-user trial)
+        (["compile", "{d}/m-symbol.json", "--shape", "data=1,2,5,5", "--params", "{d}/x.npy",
+          "-o", so], 2, "relay-tvm: error: --params '{d}/x.npy' is a .npy file (np.save); "
+         "expected the model's .params file"),
+        (["compile", "{d}/m-symbol.json", "--shape", "data=1,2,5,5", "--params",
+          "{d}/m-symbol.json", "-o", so], 2, "relay-tvm: error: --params "),
     ]
+    np.save(d / "x.npy", np.zeros(3))
     for argv, status, first in cases:
         assert main([a.format(d=d) for a in argv]) == status, argv
         lines = [ln for ln in capsys.readouterr().err.splitlines()
@@ -320,6 +328,11 @@ def test_run_refuses_an_npz_input_and_an_output_dir_it_cannot_create(exported, c
     assert main(["run", so, "--input", f"data={d / 'x.params'}", "-o", str(d)]) == 2
     assert "NAME= takes a .npy file (np.save); a .params file of named arrays goes without " \
            "NAME=" in capsys.readouterr().err
+    # ... and any other file (the symbol JSON) NumPy's "pickled data" wording (fresh-user trial)
+    assert main(["run", so, "--input", f"data={d / 'm-symbol.json'}", "-o", str(d)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"relay-tvm: error: --input 'data={d / 'm-symbol.json'}': cannot read "
+        f"'{d / 'm-symbol.json'}': it is not a .npy file (np.save) nor an .npz archive")
     # new-user trial: NAME:FILE said only "No such file" for the whole item
     assert main(["run", so, "--input", f"data:{d / 'x.npy'}", "-o", str(d)]) == 2
     err = capsys.readouterr().err
@@ -1159,6 +1172,22 @@ def test_compile_cc_links_a_cross_target_with_the_given_compiler(exported, capsy
     assert main(argv + ["--cc", f"{shlex.quote(str(cc))} -O2 '-DNAME=a b'"]) == 0
     args = json.loads(log.read_text())["args"]
     assert args[:4] == ["-shared", "-fPIC", "-o", so] and args[4:6] == ["-O2", "-DNAME=a b"]
+
+
+def test_compile_cc_that_writes_nothing_is_a_build_error(exported, capsys):
+    # a "compiler" that exits 0 without writing -o: TVM's FileNotFoundError from sealing the
+    # library came out as a traceback (fresh-user trial)
+    d, _ = exported
+    cc = d / "true-cc"
+    cc.write_text("#!/bin/sh\nexit 0\n")
+    cc.chmod(0o755)
+    so = str(d / "m.so")
+    assert main(["compile", str(d / "m-symbol.json"), "--shape", "data=1,2,5,5",
+                 "--cc", str(cc), "-o", so]) == 1
+    err = [ln for ln in capsys.readouterr().err.splitlines() if not ln.startswith("[")]
+    assert err == [f"relay-tvm: BuildError: export_library: the compiler {str(cc)!r} exited "
+                   f"without an error but wrote no {so!r} (is it a C++ compiler that writes "
+                   f"its -o file?)"]
 
 
 def test_compile_cc_with_an_unbalanced_quote_is_one_usage_error(exported, capsys):
