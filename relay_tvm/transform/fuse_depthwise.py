@@ -95,7 +95,8 @@ def _pointwise_fn(fn):
     return conv if node_uses(fn.body).get(fn.params[0], 0) == 1 else None
 
 
-def _merged(dw_call: Call, pw_call: Call) -> Call:
+def _merged(dw_call: Call, pw_call: Call, typed: Call) -> Call:
+    """The call of the merged function (of the type of ``typed``, the original 1x1 call)."""
     fn_dw, fn_pw = dw_call.op, pw_call.op
     params, binds = [], {}
     for p in list(fn_dw.params) + list(fn_pw.params[1:]):
@@ -110,7 +111,7 @@ def _merged(dw_call: Call, pw_call: Call) -> Call:
     fn = Function(params, body, ret, (), DictAttrs({"Primitive": 1}), fn_pw.span)
     fn._set_checked_type(FuncType([p.type_annotation for p in params], ret), _closed(fn))
     return adopt_type(Call(fn, list(dw_call.args) + list(pw_call.args[1:]), None, (),
-                           pw_call.span), pw_call)
+                           pw_call.span), typed)
 
 
 class _Merge(Rewriter):
@@ -122,8 +123,7 @@ class _Merge(Rewriter):
         dw = self.pairs.get(orig)
         if dw is None:
             return new
-        new_dw = self.memo[dw]
-        return _merged(new_dw, Call(new.op, new.args, new.attrs, new.type_args, new.span))
+        return _merged(self.memo[dw], new, orig)
 
 
 def fuse_depthwise_pointwise(func: Function, min_rows: int) -> Function:

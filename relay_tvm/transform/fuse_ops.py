@@ -674,7 +674,10 @@ def FuseOps(fuse_opt_level: int = -1) -> Pass:  # noqa: N802 - Relay's name
     with ``max_function_args`` (Metal, OpenCL) no kernel gets more arguments than that, as
     0.19 counted them (each tensor one, a dynamic shape adds its rank and its ``Any`` count).
     Each primitive function has the attribute ``Primitive=1`` (its kernel name:
-    :func:`fused_function_name` of its body).
+    :func:`fused_function_name` of its body). Under a CPU target (the host's when no target
+    is current), from level 1, a depthwise NCHWc convolution kernel feeding only a 1x1 NCHWc
+    convolution kernel is merged into it (:mod:`.fuse_depthwise`; not in 0.19; config
+    ``relay.FuseOps.depthwise_pointwise=False`` keeps them apart).
     The result is type-checked.
     """
     if isinstance(fuse_opt_level, bool) or not isinstance(fuse_opt_level, int) \
