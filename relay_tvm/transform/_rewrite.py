@@ -97,6 +97,11 @@ def has_type(e) -> bool:
     return getattr(e, "_checked_type", None) is not None
 
 
+def type_of(e):
+    """The type inference gave ``e``, or None where it has not run (no UntypedError)."""
+    return getattr(e, "_checked_type", None)
+
+
 def map_pattern(p, var_fn):
     """Pattern ``p`` rebuilt with each bound variable ``v`` replaced by ``var_fn(v)``
     (constructor, tuple and wildcard patterns keep their shape)."""

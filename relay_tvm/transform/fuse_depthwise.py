@@ -35,6 +35,7 @@ from ..ir.types import FuncType, TensorType
 from ..op.registry import Op, OpPattern
 from ..typing.infer import _closed, adopt_type
 from ._rewrite import is_primitive, node_uses, post_order
+from ._rewrite import type_of as _ty
 
 OP_PW = "nn.contrib_conv2d_NCHWc"
 OP_DW = "nn.contrib_depthwise_conv2d_NCHWc"
@@ -43,10 +44,6 @@ CONFIG = "relay.FuseOps.depthwise_pointwise"
 # (each computes the depthwise rows of every channel once), so smaller planes keep two kernels.
 MIN_ROWS = 8
 _TAIL_PATTERNS = (int(OpPattern.ELEMWISE), int(OpPattern.BROADCAST))
-
-
-def _ty(e):
-    return getattr(e, "_checked_type", None)
 
 
 def _ints(v) -> tuple:

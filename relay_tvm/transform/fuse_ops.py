@@ -52,6 +52,7 @@ from ..ir.types import AnyDim, FuncType, TensorType, TupleType, dim_equal
 from ..op.registry import Op, OpPattern
 from ..typing.infer import _closed, adopt_type
 from ._rewrite import Rewriter, is_primitive, post_order, rebuild
+from ._rewrite import type_of as _ctype
 from .fuse_depthwise import CONFIG as FUSE_DW_CONFIG
 from .fuse_depthwise import MIN_ROWS as DEPTHWISE_POINTWISE_MIN_ROWS
 from .fuse_depthwise import fuse_depthwise_pointwise
@@ -80,10 +81,6 @@ def _same_shape(a, b) -> bool:
         isinstance(a, TensorType) and isinstance(b, TensorType) and len(a.shape) == len(b.shape)
         and all(dim_equal(x, y) for x, y in zip(a.shape, b.shape))
     )
-
-
-def _ctype(e):
-    return getattr(e, "_checked_type", None)
 
 
 class IndexedForwardGraph:

@@ -38,12 +38,9 @@ import numpy as np
 from ..ir.expr import Call, Constant, const
 from ..ir.types import TensorType
 from ..op.registry import make_call
+from ._rewrite import type_of as _ty
 
 _EIGHT_BIT = ("uint8", "int8")
-
-
-def _ty(e):
-    return getattr(e, "_checked_type", None)
 
 
 def _dtype(e):

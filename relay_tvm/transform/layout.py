@@ -45,6 +45,7 @@ from ..ir.expr import Call, Constant, Tuple
 from ..ir.types import TensorType
 from ..op.registry import OpPattern, make_call
 from ._rewrite import Rewriter, called_ops, op_name
+from ._rewrite import type_of as _ty
 from .int8_conv import dot_lanes, vnni_conv
 from .pass_infra import FunctionPass, PassInfo
 from .winograd_choice import winograd_conv, winograd_decider, winograd_mode
@@ -93,10 +94,6 @@ def block_size(n: int, limit: int = 16) -> int:
 
 def _lt(x, src, dst, span=None):
     return make_call("layout_transform", [x], span=span, src_layout=src, dst_layout=dst)
-
-
-def _ty(e):
-    return getattr(e, "_checked_type", None)
 
 
 def _static4(t):

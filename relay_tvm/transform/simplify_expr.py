@@ -28,12 +28,9 @@ from __future__ import annotations
 from ..ir.types import TensorType
 from ..op.registry import make_call
 from ._rewrite import Rewriter, op_name
+from ._rewrite import type_of as _ty
 from .pass_infra import FunctionPass, PassInfo
 from .simplify_rules import RULES_019, is_signed_zero, is_value
-
-
-def _ty(e):
-    return getattr(e, "_checked_type", None)
 
 
 def _is_value(e, v) -> bool:

@@ -42,10 +42,7 @@ from ..ir.expr import Constant, const
 from ..ir.types import TensorType
 from ..op.registry import OpPattern
 from ._rewrite import op_name
-
-
-def ty(e):
-    return getattr(e, "_checked_type", None)
+from ._rewrite import type_of as ty
 
 
 def typed(e, t):

@@ -52,6 +52,7 @@ from ..ir.expr import Constant
 from ..ir.types import TensorType
 from ..op import nn_winograd
 from ..op.registry import make_call
+from ._rewrite import type_of as _ty
 
 CONFIG_KEY = "relay.AlterOpLayout.winograd"
 
@@ -71,10 +72,6 @@ _WINOGRAD_EFF = 0.96
 _WEIGHT_BYTES_PER_SLOT = 5.04  # on the calibration machine: 2 vector FMAs issued per cycle
 _BUFFER_BYTES_PER_LANE_SLOT = 0.18
 _LAYER_OVERHEAD = 1.1e5
-
-
-def _ty(e):
-    return getattr(e, "_checked_type", None)
 
 
 @functools.lru_cache(maxsize=None)

@@ -32,15 +32,12 @@ from ..ir.expr import Call, Constant, const
 from ..ir.types import TensorType
 from ..op import nn_winograd
 from ..op.registry import make_call
+from ._rewrite import type_of as _ty
 from .winograd_choice import plain_3x3
 
 _TILE = 2
 _INT16_MAX = 32767
 _SMALL_INTS = {"int8": 128, "uint8": 255}
-
-
-def _ty(e):
-    return getattr(e, "_checked_type", None)
 
 
 def value_bound(expr, depth: int = 6):
