@@ -445,8 +445,13 @@ def cmd_compile(args):
             raise CLIError(f"--cc {cc!r}: -o {args.output!r} is an archive of object files, which "
                            f"is not linked when it is written; write a .so to link it with "
                            f"--cc, or drop --cc")
-    if getattr(args, "tuning_db", None):  # (fresh-user trial: --zoo was imported first)
+    database = None
+    if getattr(args, "tuning_db", None):  # before the import (fresh-user trial: --zoo took a
+        # minute before a misspelled directory was reported)
+        from .tune import load_database
+
         _require_path("--tuning-db", args.tuning_db, True, "the --work-dir of relay-tvm tune")
+        database = load_database(args.tuning_db)
     bar = _progress(3, "import")
     with _step(bar, "import"):
         mod, params = _import(args, shapes)
@@ -454,11 +459,6 @@ def cmd_compile(args):
         # the weights stay parameters of main, set at run time (not bound into the library),
         # also when a .params file or --zoo supplies values for them
         params = None
-    database = None
-    if getattr(args, "tuning_db", None):
-        from .tune import load_database
-
-        database = load_database(args.tuning_db)
     executor = "" if args.executor == "graph" else ", VM executor"
     from .backend.build_module import BUILD_ADVICE
 
@@ -1227,6 +1227,7 @@ def build_parser():
                        "Python's would.")
     p.add_argument("file", help="the Python script")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (sys.argv[1:])")
+    parser.commands = sub.choices  # name -> the subcommand's parser
     return parser
 
 
@@ -1307,7 +1308,10 @@ def main(argv=None):
         # FILE and its arguments exactly as given (argparse would take a "--" of them)
         args = argparse.Namespace(command="script", file=argv[1], args=argv[2:])
     else:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # named by the subcommand's parser, whose --help lists its options
+            parser.commands.get(args.command, parser).error(
+                f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "script":  # the script's own errors and warnings, as Python shows them
         try:
             return run_script(args.file, args.args)

@@ -286,6 +286,22 @@ def test_cli_repeat_must_be_positive(exported, capsys):
         "lists the options)"]
 
 
+@pytest.mark.parametrize("argv, line", [
+    (["run", "x.so", "--bogus"], "run: unrecognized arguments: --bogus (relay-tvm run --help"),
+    (["compile", "--zoo", "resnet18_v1", "--shpe"],
+     "compile: unrecognized arguments: --shpe (relay-tvm compile --help"),
+    (["--bogus"], "demo: unrecognized arguments: --bogus (relay-tvm demo --help"),
+])
+def test_cli_unknown_option_names_its_subcommand(capsys, argv, line):
+    # argparse reported unknown options of a subcommand from the top-level parser, whose
+    # --help does not list them (fresh-user trial)
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("relay-tvm: error: " + line), err
+
+
 def test_run_requires_every_input(exported, capsys):
     d, _ = exported
     so = str(d / "w.so")
@@ -475,6 +491,10 @@ def test_bad_paths_are_refused_before_the_slow_steps(exported, capsys, monkeypat
     assert main(["compile", "m-symbol.json", "--shape", "data=2,2,5,5", "--tuning-db",
                  "nodir/", "-o", "x.so"]) == 2
     assert "--tuning-db 'nodir/' does not exist" in capsys.readouterr().err
+    (d / "emptydir").mkdir()  # a directory, but no tuning work directory
+    assert main(["compile", "m-symbol.json", "--shape", "data=2,2,5,5", "--tuning-db",
+                 "emptydir", "-o", "x.so"]) == 1
+    assert "tuning database 'emptydir': no " in capsys.readouterr().err
     (d / "lib.so").write_bytes(b"")
     assert main(["run", "lib.so", "--input", "data=nofile.npy"]) == 2
     assert capsys.readouterr().err.strip() == (
