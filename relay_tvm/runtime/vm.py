@@ -456,17 +456,16 @@ def _to_user(v, exe, vm=None):
         return v
     if isinstance(v, tvm_ffi.List):
         return VMRef(v, exe, vm)
-    if isinstance(v, tvm_ffi.Array):
+    if isinstance(v, (tvm_ffi.Array, tuple)):  # a tuple: a remote VM's array, field by field
         if len(v) and isinstance(v[0], int) and not isinstance(v[0], bool):
             return ConstructorValue(exe.constructor(int(v[0])),
                                     [_to_user(x, exe, vm) for x in v[1:]])
         return tuple(_to_user(x, exe, vm) for x in v)
-    if type(v).__name__ == "RPCObjectRef":  # a tuple, ADT, reference or closure on a remote
+    if type(v).__name__ == "RPCObjectRef":  # a reference or closure on a remote
         raise BuildError(
-            "VirtualMachine over tvm.rpc: the result is a tuple, ADT value, reference or "
-            "closure held by the remote session, which relay_tvm cannot read back (only "
-            "tensors come back); return a single tensor from the function, or run the "
-            "executable in this process")
+            "VirtualMachine over tvm.rpc: the result is a reference or closure held by the "
+            "remote session, which relay_tvm cannot read back (tensors, tuples and ADT values "
+            "come back); return its value instead, or run the executable in this process")
     if vm is not None and isinstance(v, tvm_ffi.Object):
         return VMClosureValue(v, vm)
     return v
@@ -825,7 +824,8 @@ class VirtualMachine:
         from tvm.rpc.base import RPC_SESS_MASK
 
         consts = ()
-        if self.device.device_type < RPC_SESS_MASK:
+        self._remote = self.device.device_type >= RPC_SESS_MASK
+        if not self._remote:
             try:
                 consts = self._vm["__relay_vm_consts"]()
             except AttributeError:
@@ -944,8 +944,14 @@ class VirtualMachine:
         vals = [v if not hasattr(v, "copyto") or v.device == self.device
                 else v.copyto(self.device) for v in vals]
         try:
-            fn = self._vm[func_name]
-            out = fn(*vals) if self._flat else _call_with_big_stack(fn, vals)
+            if self._remote:  # a tuple or ADT result comes back field by field (a handle to
+                # the remote array could not be read here)
+                self._vm.set_input(func_name, *vals)
+                self._vm.invoke_stateful(func_name)
+                out = self._vm.get_outputs(func_name)
+            else:
+                fn = self._vm[func_name]
+                out = fn(*vals) if self._flat else _call_with_big_stack(fn, vals)
         except Exception as e:  # the VM's error for a match that has no matching clause
             msg = str(e)
             if "relay_tvm VM: no clause" in msg:

@@ -1,7 +1,8 @@
 """A VM executable exported, uploaded over tvm.rpc and run by a remote VirtualMachine (TVM 0.19's
 test_vm_rpc workflow): the remote run computes the program, and a program whose output is one of
 its constants runs too (the local VM copies such outputs; a remote one hands them out, as 0.19's
-did); a tuple result, which stays in the remote session, is a clear error. Regression: a VirtualMachine of a remote executable failed in its constructor
+did); tuples and ADT values come back field by field; a reference result, which stays in the
+remote session, is a clear error. Regression: a VirtualMachine of a remote executable failed in its constructor
 ('RPCObjectRef' object is not iterable) when it read the executable's constant list."""
 
 import numpy as np
@@ -49,10 +50,45 @@ def test_remote_vm_returns_a_constant_output(remote, tmp_path):
     np.testing.assert_array_equal(out.numpy(), c)
 
 
-def test_remote_vm_tuple_result_is_a_clear_error(remote, tmp_path):
+def test_remote_vm_returns_nested_tuples(remote, tmp_path):
+    # a tuple result was a handle to the remote array, refused with "only tensors come back"
     x = relay.var("x", shape=(2,))
-    mod = relay.IRModule.from_expr(relay.Function([x], relay.Tuple([x, x + x])))
+    mod = relay.IRModule.from_expr(
+        relay.Function([x], relay.Tuple([x, relay.Tuple([x + x, x * x])])))
     dev = remote.cpu()
     vm = relay.vm.VirtualMachine(_upload(remote, mod, "vm_tuple.so", tmp_path), dev)
-    with pytest.raises(BuildError, match="only tensors come back"):
+    a = np.array([1.5, -2.0], "float32")
+    out = vm.invoke("main", tvm.runtime.tensor(a, dev))
+    assert isinstance(out, tuple) and len(out) == 2 and len(out[1]) == 2
+    np.testing.assert_array_equal(out[0].numpy(), a)
+    np.testing.assert_array_equal(out[1][0].numpy(), a + a)
+    np.testing.assert_array_equal(out[1][1].numpy(), a * a)
+    vm.set_input("main", tvm.runtime.tensor(2 * a, dev))  # set_input + run, as 0.19's
+    np.testing.assert_array_equal(vm.run()[1][1].numpy(), 4 * a * a)
+
+
+def test_remote_vm_returns_an_adt_value(remote, tmp_path):
+    mod = relay.IRModule()
+    p = relay.prelude.Prelude(mod)
+    x = relay.var("x", shape=(2,))
+    cons, nil = p.cons, p.nil
+    mod["main"] = relay.Function([x], cons(x, cons(x + x, nil())))
+    dev = remote.cpu()
+    vm = relay.vm.VirtualMachine(_upload(remote, mod, "vm_adt.so", tmp_path), dev)
+    a = np.array([1.0, 3.0], "float32")
+    out = vm.invoke("main", tvm.runtime.tensor(a, dev))
+    assert out.constructor.name_hint == "Cons"
+    np.testing.assert_array_equal(out.fields[0].numpy(), a)
+    second = out.fields[1]
+    assert second.constructor.name_hint == "Cons"
+    np.testing.assert_array_equal(second.fields[0].numpy(), 2 * a)
+    assert second.fields[1].constructor.name_hint == "Nil"
+
+
+def test_remote_vm_reference_result_is_a_clear_error(remote, tmp_path):
+    x = relay.var("x", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.RefCreate(x)))
+    dev = remote.cpu()
+    vm = relay.vm.VirtualMachine(_upload(remote, mod, "vm_ref.so", tmp_path), dev)
+    with pytest.raises(BuildError, match="a reference or closure held by the remote session"):
         vm.invoke("main", tvm.runtime.tensor(np.ones((2,), "float32"), dev))
