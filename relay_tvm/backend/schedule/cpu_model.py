@@ -25,9 +25,6 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
-_AVX512_CPUS = ("znver4", "znver5", "sapphirerapids", "icelake", "cascadelake", "cooperlake",
-                "tigerlake", "skylake-avx512", "graniterapids", "emeraldrapids", "rocketlake",
-                "cannonlake", "x86-64-v4", "knl", "knm")
 # AVX2 cores whose vector units are 128 bits wide (Zen 1, the Bulldozer family, Jaguar)
 _HALF_WIDTH_AVX2_CPUS = ("znver1", "bdver", "btver2")
 
@@ -124,12 +121,10 @@ def cpu_features(target) -> CPUFeatures:
     """The :class:`CPUFeatures` of an LLVM ``tvm.target.Target``."""
     attrs = target.attrs
     mcpu = str(attrs.get("mcpu", ""))
-    mattr = " ".join(str(a) for a in attrs.get("mattr", []))
     triple = str(attrs.get("mtriple", ""))
     if triple.startswith(("aarch64", "arm")):
         return CPUFeatures("arm", 128, 32, 4, 2, 64 << 10, 512 << 10)
-    avx512 = ("+avx512f" in mattr or mcpu.startswith(_AVX512_CPUS)) and "-avx512f" not in mattr
-    if avx512:
+    if has_feature(target, "avx512f"):  # LLVM's answer for mcpu and mattr together
         feats = CPUFeatures("x86", 512, 32, 4, 2, 32 << 10, 1 << 20,
                             split_512=mcpu.startswith("znver4"))
     elif mcpu.startswith(_HALF_WIDTH_AVX2_CPUS):
