@@ -265,6 +265,12 @@ def _import(args, shapes):
     if args.zoo:
         if getattr(args, "model", None):  # one model: the file was ignored before
             raise CLIError(f"give a model file ({args.model}) or --zoo {args.zoo}, not both")
+        for option, value, why in (
+                ("--params", args.params, "the zoo network has random weights of its own"),
+                ("--format", args.format, "the zoo network is a Gluon block, not a file")):
+            if value:  # (fresh-user trial: both were ignored)
+                raise CLIError(f"--zoo {args.zoo}: {option} {value} applies to model files "
+                               f"only ({why}); give the model file instead of --zoo")
         if not shapes:
             size = zoo_image_size(args.zoo)
             shapes = {"data": (1, 3, size, size)}
@@ -281,6 +287,7 @@ def _import(args, shapes):
         return frontend.from_mxnet(net, shape=shapes)
     if not args.model:
         raise CLIError("give a model file (-symbol.json / NNVM graph .json) or --zoo NAME")
+    args.format = args.format or "mxnet"
     _check_model_file(args.model, args.format)  # before --shape and --params: the first problem
     if not shapes:
         raise CLIError("--shape NAME=D1,D2,... is needed for model files")
@@ -310,6 +317,11 @@ def _import(args, shapes):
     except UnknownInputError as e:  # a --shape name the graph lacks: the option is wrong
         raise CLIError(f"{args.model}: {e}") from None
     except (TypeInferenceError, ConversionError) as e:
+        for name, dims in shapes.items():  # an operator refused the shape given: the option
+            if f"is the shape given for input {name!r}" in str(e):  # is wrong (exit 2)
+                first = str(e).splitlines()[0]
+                raise CLIError(f"{args.model}: --shape {name}={','.join(map(str, dims))} does "
+                               f"not fit the graph: {first}") from None
         if args.dtype == "float32" or "dtype" not in str(e):
             raise
         # one line, as every usage error: the option's effect, and the operator that met it
@@ -493,7 +505,8 @@ def cmd_tune(args):
     from .tune.measure import RPCSettings
     from .tune.tuner import check_tunable_kind
 
-    check_tunable_kind(args.target)
+    with _argument("--target: "):  # a target the tuner does not take is a bad option value
+        check_tunable_kind(args.target)
     _check_target(args.target)
     shapes = _parse_shape(args.shape)
     if args.trials is None and args.minutes is None:
@@ -508,6 +521,7 @@ def cmd_tune(args):
 
     with _argument("--work-dir: "):  # before the model import (created once it is imported)
         check_work_dir(args.work_dir)
+    created = not os.path.exists(args.work_dir)
     mod, params = _import(args, shapes)
     t0 = time.perf_counter()
     import signal
@@ -541,6 +555,7 @@ def cmd_tune(args):
         # meta_schedule's C++ loop turns Ctrl-C into a RuntimeError without a message
         if not isinstance(e, KeyboardInterrupt) and not (interrupted and
                                                           isinstance(e, RuntimeError)):
+            _remove_unused_work_dir(args.work_dir, created)
             raise
         print(f"\n[tune] interrupted: {args.work_dir} is consistent; run the same command "
               f"again to resume", file=sys.stderr)
@@ -556,6 +571,20 @@ def cmd_tune(args):
           f"build with: relay-tvm compile ... --target '{args.target}' --opt-level "
           f"{args.opt_level} --tuning-db {args.work_dir}")
     return 0
+
+
+def _remove_unused_work_dir(path: str, created: bool) -> None:
+    """After a failed tune: remove the work directory this command created if nothing was
+    measured into it (an unreachable RPC tracker left one holding only empty databases:
+    fresh-user trial); one with tuning records, or made before, is kept for resuming."""
+    import shutil
+
+    from .tune.workdir import RECORDS
+
+    records = os.path.join(path, RECORDS)
+    if created and os.path.isdir(path) and not (os.path.exists(records)
+                                                and os.path.getsize(records)):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _minutes(text):
@@ -890,7 +919,16 @@ def cmd_run(args):
         _suggest_qemu(args.module)
         # a graph library (relay.build, `relay-tvm compile`) or a VM executable
         # (relay.vm.compile, `relay-tvm compile --executor vm`): both export to one .so
-        kind, loaded = load_compiled(args.module, "run")
+        try:
+            kind, loaded = load_compiled(args.module, "run")
+        except RelayError as e:
+            if "holds cuda kernels" not in str(e):
+                raise
+            where = ("" if args.device == "cuda" else
+                     "; run it with --device cuda on a machine with an NVIDIA GPU")
+            raise CLIError(f"{args.module!r} was compiled for CUDA (--target cuda), and this "
+                           f"machine's TVM runtime cannot load CUDA kernels{where}, or compile "
+                           f"the model for this CPU (--target llvm)") from None
         if kind == "vm":
             gm = _VMRun(loaded, dev, args.module)
         else:
@@ -918,6 +956,16 @@ def cmd_show(args):
     from . import transform
     from .backend.build_module import optimize_module as optimize
 
+    # an option that only acts with another one is refused without it (fresh-user trial:
+    # they were ignored)
+    for option, given, needs, present in (("--bind-params", args.bind_params, "--after-passes",
+                                           args.after_passes),
+                                          ("--unfused", args.unfused, "--graph", args.graph),
+                                          ("--target", args.target, "--stats", args.stats)):
+        if given and not present:
+            raise CLIError(f"show: {option} applies with {needs} only; add {needs}, or leave "
+                           f"{option} out")
+    args.target = args.target or "llvm"
     if args.stats:
         _check_target(args.target)
     shapes = _parse_shape(args.shape)
@@ -1109,7 +1157,7 @@ def _add_model_args(p):
     p.add_argument("--params", help="the .params file (default: PREFIX-NNNN.params next to it)")
     p.add_argument("--zoo", metavar="NAME", help="a Gluon model-zoo network with random "
                    "weights instead of files (needs MXNet), e.g. resnet18_v1")
-    p.add_argument("--format", choices=["mxnet", "nnvm"], default="mxnet",
+    p.add_argument("--format", choices=["mxnet", "nnvm"], default=None,
                    help="model file format (default mxnet)")
     p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...",
                    help="an input's shape, e.g. data=1,3,224,224 (repeat for several inputs). "
@@ -1213,7 +1261,7 @@ def build_parser():
                    "without fusing them")
     p.add_argument("--stats", action="store_true", help="print operator counts, MACs, "
                    "parameters, kernels after fusion and planned memory")
-    p.add_argument("--target", default="llvm", help="with --stats: the target to plan kernels "
+    p.add_argument("--target", default=None, help="with --stats: the target to plan kernels "
                    "for (default llvm)")
     p.set_defaults(func=cmd_show, weights_as_inputs=True)
     p = sub.add_parser("demo", help="model-zoo network with random weights: import, compile, "
@@ -1238,8 +1286,10 @@ def run_script(path: str, args=()) -> int:
     Returns 0, the status of the ``SystemExit`` the script raised, or 1 after printing the
     traceback of another exception from the script's own frames (as Python does).
 
+    A script with a syntax error prints it as Python does and returns 1.
+
     Raises:
-        CLIError: ``path`` is not a file.
+        CLIError: ``path`` is not a file, or a binary one.
     """
     import builtins
     import types
@@ -1247,10 +1297,22 @@ def run_script(path: str, args=()) -> int:
     if not os.path.isfile(path):
         what = "a directory" if os.path.isdir(path) else "no such file"
         raise CLIError(f"script: {path!r} is {what}; expected a Python script")
+    full = os.path.abspath(path)  # Python's __file__ (and traceback name) of a main script
+    with open(full, "rb") as f:
+        source = f.read()
+    if b"\0" in source:  # (fresh-user trial: `script x.npy` was a traceback through cli.py)
+        raise CLIError(f"script: {path!r} is not a Python script (a binary file: it holds "
+                       f"null bytes)")
+    try:
+        compiled = compile(source, full, "exec")
+    except SyntaxError as e:  # as Python shows a script's syntax error: no traceback, status 1
+        import traceback
+
+        sys.stderr.write("".join(traceback.format_exception_only(type(e), e)))
+        return 1
     import relay_tvm  # noqa: F401  (tvm.relay resolves to relay_tvm from here on)
 
     saved_argv, saved_path, saved_main = sys.argv, list(sys.path), sys.modules.get("__main__")
-    full = os.path.abspath(path)  # Python's __file__ (and traceback name) of a main script
     sys.argv = [path, *args]  # argv[0] as given, as Python leaves it
     sys.path.insert(0, os.path.dirname(full))
     main_mod = types.ModuleType("__main__")
@@ -1258,8 +1320,6 @@ def run_script(path: str, args=()) -> int:
                              __loader__=None, __package__=None, __spec__=None)
     sys.modules["__main__"] = main_mod  # pickling and `import __main__` find the script's
     try:
-        with open(full, "rb") as f:
-            compiled = compile(f.read(), full, "exec")
         exec(compiled, main_mod.__dict__)
     except SystemExit as e:
         code = e.code

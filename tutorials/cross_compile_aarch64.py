@@ -82,7 +82,8 @@ else:
     # An ELF file starts with \x7fELF; the 16-bit field at byte 18 is the machine (183 = AArch64).
     machine = int.from_bytes(head[18:20], "little")
     assert head[:4] == b"\x7fELF" and machine == 183, (head, machine)
-    print(f"wrote {path} ({os.path.getsize(path) / 2**20:.1f} MiB)")
+    print(f"wrote {path} ({os.path.getsize(path) / 2**20:.1f} MiB; the folder is yours to "
+          f"delete)")
     print("ELF machine: AArch64 (183); copy it and relay_tvm/runtime/deploy.py to the board "
           "and run: python deploy.py " + os.path.basename(path) + " inputs.npz outputs.npz")
 

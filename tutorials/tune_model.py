@@ -61,7 +61,9 @@ for t in tasks:
 
 # ---- 2. Tune ----------------------------------------------------------------------------------
 # The work directory holds the database (JSON lines) and logs; give the same one again to resume.
-work_dir = os.path.join(tempfile.mkdtemp(prefix="relay_tvm_tune_"), "tuning")
+# (here a temporary folder, removed when the script ends; give a folder of your own to keep it)
+_tmp = tempfile.TemporaryDirectory(prefix="relay_tvm_tune_")
+work_dir = os.path.join(_tmp.name, "tuning")
 
 
 def progress(event):

@@ -145,6 +145,13 @@ def _conversion_hint(err, inputs, shape) -> str:
     shape, or a weight of another shape than the graph needs."""
     if "could not infer the type" in str(err) and _shapeless_hint(inputs):
         return _shapeless_hint(inputs)
+    for name, dims in (shape or {}).items():
+        # an operator refusing an input's shape as given (a wrong rank: "data must be 4-d
+        # NCHW, got shape (1, 3, 224)" read as a broken model; fresh-user trial)
+        if f"got shape {tuple(dims)}" in str(err).splitlines()[0]:
+            return (f"hint: {tuple(dims)} is the shape given for input {name!r} "
+                    f"(shape={{{name!r}: {tuple(dims)}}}); the operator above takes another "
+                    f"rank or size there: check that shape")
     if "but the graph needs" in str(err) and shape:
         # the needed shape follows from the inputs' shapes: a wrong input shape (a missing
         # batch axis) shows up as a weight "of the wrong shape"; so do another model's

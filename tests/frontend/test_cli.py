@@ -510,7 +510,7 @@ def test_bad_paths_are_refused_before_the_slow_steps(exported, capsys, monkeypat
       "--rpc-tracker", "nowhere", "--rpc-key", "k"], 2,
      "relay-tvm: error: --rpc-tracker / --rpc-key: RPC tracker 'nowhere': expected HOST:PORT"),
     (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
-      "--target", "cuda -arch=sm_80"], 1, "measures CPU (llvm) targets"),
+      "--target", "cuda -arch=sm_80"], 2, "relay-tvm: error: --target: tuning target 'cuda "),
     (["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w", "--trials", "3",
       "--target", "llvm -mtriple=aarch64-linux-gnu"], 1, "measure it on a board over TVM RPC"),
     # (a path that does not exist: a usage error, exit 2, like -o's missing directory; from
@@ -658,9 +658,9 @@ def test_tune_a_gpu_target_says_gpu_tuning_is_unsupported_first(tmp_path, capsys
     advice then said GPU tuning is not supported: the unsupported case is checked first."""
     monkeypatch.chdir(tmp_path)
     assert main(["tune", "missing-symbol.json", "--shape", "data=1,2,5,5", "--trials", "1",
-                 "--work-dir", "w", "--target", target]) == 1
-    err = capsys.readouterr().err
-    assert "TuningError" in err and "GPU tuning is not supported yet" in err
+                 "--work-dir", "w", "--target", target]) == 2  # an option's value it
+    err = capsys.readouterr().err  # cannot take: a usage error (fresh-user trial: exit 1)
+    assert err.startswith("relay-tvm: error: --target: ") and "GPU tuning is not supported" in err
     assert "no -arch given" not in err
 
 
@@ -1274,3 +1274,106 @@ def test_compile_bad_dtype_is_one_usage_error_before_the_import(exported, capsys
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"relay-tvm: error: --dtype: {dtype!r} is not a dtype (expected e.g. "
                    f"float32, float16, int8, int64, bool)"]
+
+
+def test_script_of_a_binary_file_or_with_a_syntax_error(tmp_path, capsys):
+    # fresh-user trial: `script x.npy` printed a traceback through relay_tvm/cli.py
+    np.save(tmp_path / "x.npy", np.ones(3))
+    assert main(["script", str(tmp_path / "x.npy")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"relay-tvm: error: script: {str(tmp_path / 'x.npy')!r} is not a Python script (a "
+        f"binary file: it holds null bytes)")
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = (\n")
+    assert main(["script", str(bad)]) == 1  # as `python bad.py`: the error, no traceback
+    err = capsys.readouterr().err
+    assert err.startswith(f'  File "{bad}", line 1') and "SyntaxError" in err
+    assert "cli.py" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("extra, match", [
+    (["--params", "m-0007.params"], "--zoo resnet18_v1: --params m-0007.params applies to model "
+     "files only (the zoo network has random weights of its own)"),
+    (["--format", "nnvm"], "--zoo resnet18_v1: --format nnvm applies to model files only"),
+])
+def test_zoo_refuses_the_options_of_model_files(exported, capsys, monkeypatch, extra, match):
+    # fresh-user trial: --params with --zoo was ignored, the library had the random weights
+    d, _ = exported
+    monkeypatch.chdir(d)
+    assert main(["compile", "--zoo", "resnet18_v1", *extra, "-o", "x.so"]) == 2
+    assert capsys.readouterr().err.strip().startswith("relay-tvm: error: " + match)
+    assert not (d / "x.so").exists()
+
+
+@pytest.mark.parametrize("extra, match", [
+    (["--bind-params"], "show: --bind-params applies with --after-passes only"),
+    (["--unfused"], "show: --unfused applies with --graph only"),
+    (["--target", "cuda"], "show: --target applies with --stats only"),
+])
+def test_show_refuses_an_option_without_the_one_it_acts_with(exported, capsys, monkeypatch,
+                                                             extra, match):
+    # fresh-user trial: they were ignored, the plain text printed
+    d, _ = exported
+    monkeypatch.chdir(d)
+    assert main(["show", "m-symbol.json", "--shape", "data=2,2,5,5", *extra]) == 2
+    assert capsys.readouterr().err.strip().startswith("relay-tvm: error: " + match)
+    assert main(["show", "m-symbol.json", "--shape", "data=2,2,5,5", "--stats", "--target",
+                 "llvm"]) == 0
+
+
+def test_shape_of_another_rank_for_a_model_file_names_the_option(exported, capsys,
+                                                                  monkeypatch):
+    # fresh-user trial: a ConversionError (exit 1) that read as a broken model
+    d, _ = exported
+    monkeypatch.chdir(d)
+    assert main(["compile", "m-symbol.json", "--shape", "data=2,2,5", "-o", "x.so"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("relay-tvm: error: m-symbol.json: --shape data=2,2,5 does not fit the "
+                          "graph: ") and "got shape (2, 2, 5)" in err and "\n" not in err
+    from relay_tvm.errors import ConversionError
+    from relay_tvm.frontend import from_mxnet
+
+    with pytest.raises(ConversionError, match=r"hint: \(2, 2, 5\) is the shape given for input "
+                       r"'data'"):  # the Python API says it as a hint
+        from_mxnet(str(d / "m-symbol.json"), shape={"data": (2, 2, 5)},
+                   arg_params=str(d / "m-0007.params"))
+
+
+def test_failed_tune_leaves_no_work_dir_it_created(exported, capsys, monkeypatch):
+    # fresh-user trial: an unreachable tracker left w/ holding empty databases
+    d, _ = exported
+    monkeypatch.chdir(d)
+    assert main(["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "w",
+                 "--trials", "2", "--rpc-tracker", "127.0.0.1:1", "--rpc-key", "k"]) == 1
+    assert "RPC tracker 127.0.0.1:1 is not reachable" in capsys.readouterr().err
+    assert not (d / "w").exists()
+    (d / "mine").mkdir()  # a folder of the user's own is left as it was
+    assert main(["tune", "m-symbol.json", "--shape", "data=2,2,5,5", "--work-dir", "mine",
+                 "--trials", "2", "--rpc-tracker", "127.0.0.1:1", "--rpc-key", "k"]) == 1
+    assert (d / "mine").is_dir()
+
+
+def test_run_a_cuda_library_on_a_machine_without_cuda(exported, capsys, monkeypatch):
+    import tvm
+
+    if tvm.cuda(0).exist:
+        pytest.skip("this machine loads CUDA libraries")
+    from relay_tvm.errors import BuildError
+    from relay_tvm.runtime import library
+
+    d, _ = exported
+    monkeypatch.chdir(d)
+    np.save(d / "x.npy", np.ones((2, 2, 5, 5), "float32"))
+    (d / "cu.so").write_bytes(b"\x7fELF")
+
+    def cuda_library(path, who):  # what loading a --target cuda library says here
+        raise BuildError(f"{who}: {path!r} holds cuda kernels, and this machine's TVM runtime "
+                         f"cannot load them")
+
+    monkeypatch.setattr(library, "load_compiled", cuda_library)
+    monkeypatch.setattr("relay_tvm.cli._check_library_file", lambda path: None)
+    assert main(["run", "cu.so", "--input", "data=x.npy"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "relay-tvm: error: 'cu.so' was compiled for CUDA (--target cuda), and this machine's "
+        "TVM runtime cannot load CUDA kernels; run it with --device cuda on a machine with an "
+        "NVIDIA GPU, or compile the model for this CPU (--target llvm)")
