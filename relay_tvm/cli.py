@@ -924,7 +924,8 @@ def cmd_run(args):
         except RelayError as e:
             if "holds cuda kernels" not in str(e):
                 raise
-            where = ("" if args.device == "cuda" else
+            where = ("; run it on a machine with an NVIDIA GPU and TVM's CUDA runtime"
+                     if args.device == "cuda" else
                      "; run it with --device cuda on a machine with an NVIDIA GPU")
             raise CLIError(f"{args.module!r} was compiled for CUDA (--target cuda), and this "
                            f"machine's TVM runtime cannot load CUDA kernels{where}, or compile "
