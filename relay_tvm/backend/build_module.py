@@ -683,11 +683,6 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"
 
     Executor.check(executor)
     Runtime.check(runtime)
-    if isinstance(target, dict) and target and "kind" not in target:
-        # tvm.relay accepted {device: target}; take the single target.
-        if len(target) != 1:
-            raise BuildError("build: heterogeneous targets are not supported")
-        target = next(iter(target.values()))
     tgt = make_target(target, target_host)
     from .schedule import database_in_scope
 

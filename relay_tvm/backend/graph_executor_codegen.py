@@ -26,10 +26,6 @@ class GraphExecutorCodegen:
     def __init__(self, mod, target):
         from .target import make_target
 
-        if isinstance(target, dict) and target and "kind" not in target:
-            if len(target) != 1:
-                raise BuildError("GraphExecutorCodegen: heterogeneous targets are not supported")
-            target = next(iter(target.values()))
         self.target = make_target(target)
         self._json = None
 

@@ -235,16 +235,22 @@ def with_index_checks(prim, inputs, checks):
     import tvm
     from tvm import tirx
 
-    stmts = []
-    for tensor, bounds, message in checks:
+    def param(tensor):  # the kernel's buffer of a TE input, or None (not a kernel input)
         k = next((i for i, t in enumerate(inputs) if t.same_as(tensor)), None)
-        if k is None:
+        return None if k is None else prim.params[k]  # TVM 0.27: params are buffers
+
+    stmts = []
+    for tensor, bounds, message, nonnegative, reads in checks:
+        buf = param(tensor)
+        read_bufs = [param(t) for t in reads]
+        if buf is None or any(b is None for b in read_bufs):
             continue
-        buf = prim.params[k]  # TVM 0.27: a PrimFunc's params are its buffers
         loop_vars = [tirx.Var(f"chk{j}", "int64") for j in range(len(buf.shape))]
         v = tirx.BufferLoad(buf, loop_vars).astype("int64")
-        n = bounds(loop_vars).astype("int64")
-        body = tirx.AssertStmt(tirx.all(v >= -n, v < n), tvm.ir.StringImm("ValueError"),
+        loads = [lambda *i, b=b: tirx.BufferLoad(b, list(i)) for b in read_bufs]
+        n = bounds(loop_vars, *loads).astype("int64")
+        lower = tirx.const(0, "int64") if nonnegative else -n
+        body = tirx.AssertStmt(tirx.all(v >= lower, v < n), tvm.ir.StringImm("ValueError"),
                                [tvm.ir.StringImm(f"{INDEX_CHECK}: {message}")])
         for lv, ext in reversed(list(zip(loop_vars, buf.shape))):
             body = tirx.For(lv, tirx.const(0, "int64"), tirx.Cast("int64", ext),

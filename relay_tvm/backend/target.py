@@ -311,7 +311,8 @@ def make_target(target=None, host=None):
         target: ``None`` (the target in scope, ``with tvm.target.Target(...):``, as 0.19's
             ``Target.target_or_current``; host LLVM where none is), a string (command-line
             form or JSON kind), a dict, or a ``tvm.target.Target``. ``{"kind": ..., "host":
-            ...}`` dicts are accepted too.
+            ...}`` dicts are accepted too, and 0.19's one-entry ``{device: target}``
+            (:func:`target_of_device_map`).
         host: optional host target for device targets (same forms).
 
     Returns:
@@ -325,6 +326,15 @@ def make_target(target=None, host=None):
 
     if target is None:
         target = tvm.target.Target.current(allow_none=True)
+    if isinstance(target, dict) and target and "kind" not in target:
+        target = target_of_device_map(target)  # 0.19's {device: target}
+    if isinstance(host, dict) and host and "kind" not in host and not all(
+            isinstance(v, (str, tvm.target.Target)) for v in host.values()):
+        # relay.build(mod, "llvm", params): 0.19's third positional argument is target_host
+        raise InputError(f"target_host: got a dict of {type(next(iter(host.values()))).__name__} "
+                         f"values (the parameters?): relay.build's third positional argument "
+                         f"is target_host, as in tvm.relay 0.19; pass the weights as "
+                         f"params=...")
     if isinstance(target, tvm.target.Target):
         tgt = target
         for t in (tgt, tgt.host):  # TVM makes one of an unknown triple; building it crashed
@@ -409,5 +419,37 @@ def device_for(target):
     return tvm.device(kind, 0)
 
 
+#: tvm.relay 0.19's names of devices in a ``{device: target}`` dict (its STR2MASK), by device
+#: type (1: CPU, 2: CUDA)
+_DEVICE_KEYS = {"llvm": 1, "stackvm": 1, "cpu": 1, "c": 1, "hybrid": 1, "gpu": 2, "cuda": 2,
+                "nvptx": 2}
+
+
+def target_of_device_map(target: dict):
+    """The target of 0.19's one-entry ``{device: target}`` dict (``{"cpu": "llvm"}``).
+
+    Raises:
+        BuildError: more than one entry (heterogeneous builds are not provided).
+        InputError: a key that names no device (``{"foo": "llvm"}``), or a device the target
+            does not run on (``{"cuda": "llvm"}``); both were ignored.
+    """
+    from ..errors import BuildError
+
+    if len(target) != 1:
+        raise BuildError(f"target {target!r}: heterogeneous targets are not supported")
+    ((key, value),) = target.items()
+    dev = int(key.dlpack_device_type()) if hasattr(key, "dlpack_device_type") else (
+        int(key) if isinstance(key, int) else _DEVICE_KEYS.get(str(key).lower()))
+    if dev is None:
+        raise InputError(f"target {{{key!r}: {value!r}}}: {key!r} is not a device "
+                         f"(expected one of {sorted(_DEVICE_KEYS)}, or a device type)")
+    kind = make_target(value).kind.name
+    runs_on = 2 if kind in ("cuda", "nvptx") else 1 if kind in ("llvm", "c") else None
+    if runs_on is not None and runs_on != dev:
+        raise InputError(f"target {{{key!r}: {value!r}}}: a {kind} target does not run on "
+                         f"device {key!r}")
+    return value
+
+
 __all__ = ["make_target", "parse_target_string", "host_cpu", "is_gpu", "device_for",
-           "complete_llvm"]
+           "complete_llvm", "target_of_device_map"]

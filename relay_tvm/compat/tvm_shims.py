@@ -978,13 +978,16 @@ def _install_transform():
     pass_infra._OUTER_CONTEXT = _outer_context
 
     tvm_seq = tvm.transform.Sequential
+    tvm_pass_cls = tvm.transform.Pass  # (before the stand-in below replaces the name)
 
     def Sequential(passes=None, opt_level=0, name="sequential", required=None, **kwargs):
         """``tvm.transform.Sequential``; of Relay passes it is relay_tvm's ``Sequential``;
-        without passes it runs on Relay modules and TVM modules alike."""
+        without passes it runs on Relay modules and TVM modules alike. Entries that are no
+        pass at all are refused by relay_tvm's (TVM's message was a conversion error)."""
         from ..transform import Sequential as RelaySeq
 
-        if passes and any(_is_relay_pass(p) for p in passes):
+        if passes and any(_is_relay_pass(p) or not isinstance(p, tvm_pass_cls)
+                          for p in passes):
             return RelaySeq(passes, opt_level=opt_level, name=name, required=required)
         if not passes:
             relay_seq = RelaySeq([], opt_level=opt_level, name=name, required=required)

@@ -87,6 +87,14 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
         elif node.name in params:
             arr = params[node.name]
             dt = check_dtype(arr.dtype, f"dtype of parameter {node.name!r}")
+            if isinstance(dtype, dict) and node.name in dtype and check_dtype(
+                    dtype[node.name], f"dtype of {node.name!r}") != dt:
+                # (a new-user trial: the dtype given was ignored, the array's kept)
+                raise ConversionError(
+                    f"dtype={{{node.name!r}: {dtype[node.name]!r}}} names a parameter whose "
+                    f"array is {dt}: the parameters keep the dtype of their arrays, and "
+                    f"relay_tvm does not cast them; cast the array (arr.astype(...)) or leave "
+                    f"{node.name!r} out of dtype")
             v = Var(node.name, TensorType(arr.shape, dt), span)
             param_vars.append(v)
             used[node.name] = as_param(arr)
@@ -277,6 +285,11 @@ def _shapeless_hint(inputs) -> str:
     shapeless = [v.name_hint for v in inputs if v.type_annotation is None]
     if not shapeless:
         return ""
+    # the data inputs first: the example names one of them, not a weight whose values were
+    # not given (new-user trial: shape={'c_weight': ...} for a missing 'data2')
+    weight = ("_weight", "_bias", "_gamma", "_beta", "_mean", "_var", "_moving_mean",
+              "_moving_var")
+    shapeless.sort(key=lambda n: n.endswith(weight))
     return (f"hint: input(s) {shapeless} have no shape: pass shape={{{shapeless[0]!r}: (...)}} "
             f"for each data input (and the weights as arg_params / aux_params)")
 

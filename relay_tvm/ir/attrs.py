@@ -335,6 +335,13 @@ class AttrsSchema:
                 )
             else:
                 v = f.default
+            if v is None and f.default is not None and f.default is not _REQUIRED and \
+                    "?" not in f.kind and f.kind != "any":
+                # None given for an attribute that has a value by default (leaky_relu's
+                # alpha=None was kept and failed in the build: new-user trial)
+                raise AttributeSchemaError(
+                    f"{op_name or self.type_key}: {name}: expected {f.kind}, got None (leave "
+                    f"it out for the default, {f.default!r})")
             try:
                 out[name] = FIELD_KINDS[f.kind](v, name) if v is not None or "?" in f.kind or f.kind == "any" else None
             except AttributeSchemaError as e:

@@ -351,28 +351,44 @@ _PY_DEFAULTS = {np.dtype("int64"): "int32", np.dtype("float64"): "float32"}
 def const(value, dtype=None, span=None) -> Constant:
     """Create a constant (``relay.const``).
 
-    Python ``float`` and ``int`` (and float64/int64 arrays) become float32 and int32 unless
-    ``dtype`` is given, as in Relay; other NumPy arrays keep their dtype.
+    Python ``float`` and ``int`` (and float64/int64 NumPy arrays) become float32 and int32
+    unless ``dtype`` is given, as in Relay; other NumPy arrays and tvm tensors keep their dtype.
 
     Raises:
-        RelayError: ``value`` is not a number, sequence, array or tensor.
+        RelayError: ``value`` is not a number, sequence, array or tensor; ``dtype`` is not a
+            dtype.
         InputError: ``value`` does not fit the constant's dtype (NumPy's cast, and tvm.relay
             0.19, changed it silently): integers out of an integer dtype's range (``300`` as
             int8 wraps to 44), floats with a fraction, inf or NaN for an integer dtype (0.19
             truncated ``const(1.7, "int32")`` to 1), finite numbers beyond a float dtype's range
             (``const(1e40)`` is float32 inf). inf and NaN given as such stay allowed for floats.
     """
-    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+    tensor = hasattr(value, "numpy") and not isinstance(value, np.ndarray)
+    if tensor:  # a tvm tensor keeps its dtype, as in 0.19 (its float64 became float32 here)
         value = value.numpy()
     if isinstance(value, (bool, int, float, list, tuple)) or isinstance(value, np.generic):
         value = np.array(value)
     elif not isinstance(value, np.ndarray):
         raise RelayError(f"const: cannot make a constant from {type(value).__name__}")
-    target = _PY_DEFAULTS.get(value.dtype) if dtype is None else dtype
+    if dtype is None:
+        target = None if tensor else _PY_DEFAULTS.get(value.dtype)
+    else:
+        target = _dtype_arg(dtype)
     if target is not None:
         _check_fits(value, np.dtype(target), dtype is None)
         value = value.astype(target)
     return Constant(value, span)
+
+
+def _dtype_arg(dtype):
+    """``relay.const``'s ``dtype`` as NumPy's, or a RelayError naming it (NumPy's TypeError
+    "data type 'flot32' not understood" was raised as is)."""
+    try:
+        np.dtype(dtype)  # ("float" is NumPy's float64 here, as 0.19's relay.const made it)
+        return dtype
+    except TypeError:
+        raise RelayError(f"const: dtype {dtype!r} is not a dtype NumPy can hold (expected e.g. "
+                         f"float32, int64)") from None
 
 
 def _default_hint(value: np.ndarray, defaulted: bool) -> str:

@@ -153,9 +153,20 @@ class ExprFunctor:
     """
 
     _children_first = False
+    _returns_exprs = False  # a mutator: a visit method's None is a mistake, named at once
 
     def __init__(self):
         self.memo_map = {}
+
+    def _returned_none(self, node):
+        from ..errors import RelayError
+
+        op = getattr(getattr(node, "op", None), "name", None)
+        name = getattr(node, "name_hint", None)
+        what = type(node).__name__ + (f" of {op}" if op else f" %{name}" if name else "")
+        raise RelayError(f"{type(self).__name__}.{_method_name(node)} returned None for a "
+                         f"{what}: a mutator's visit methods return an expression (the node "
+                         f"itself to keep it)")
 
     def visit(self, expr):
         memo = self.memo_map
@@ -164,6 +175,8 @@ class ExprFunctor:
         first = self._children_first
         if first is False or (first is not True and type(expr) not in first):
             res = getattr(self, _method_name(expr))(expr)
+            if res is None and self._returns_exprs:
+                self._returned_none(expr)
             memo[expr] = res
             return res
         stack = [(expr, False)]
@@ -172,7 +185,9 @@ class ExprFunctor:
             if node in memo:
                 continue
             if ready or (first is not True and type(node) not in first):
-                memo[node] = getattr(self, _method_name(node))(node)
+                res = memo[node] = getattr(self, _method_name(node))(node)
+                if res is None and self._returns_exprs:
+                    self._returned_none(node)
                 continue
             stack.append((node, True))
             for c in reversed(children(node)):
@@ -303,6 +318,7 @@ class ExprMutator(ExprFunctor):
     Spans are kept. Children are rewritten before their parent (see the module docstring)."""
 
     _children_first = True
+    _returns_exprs = True
 
     def visit_var(self, e):
         return e

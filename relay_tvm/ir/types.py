@@ -188,6 +188,9 @@ class TensorType(Type):
                     object.__setattr__(self, "shape", _tensor_dims(shape))
                     break
         else:
+            if isinstance(shape, (str, bytes)):  # ("2,3" read as the dimensions '2', ',', ...)
+                raise RelayError(f"TensorType shape: expected a tuple of dimensions, got the "
+                                 f"string {shape!r} (e.g. shape=(2, 3))")
             if isinstance(shape, int) or _is_prim_expr(shape):
                 shape = (shape,)
             object.__setattr__(self, "shape", _tensor_dims(shape))

@@ -81,13 +81,17 @@ def _prod64(shape):
 INDEX_CHECKS: list = []
 
 
-def require_indices_in_range(indices, bounds, message: str) -> None:
+def require_indices_in_range(indices, bounds, message: str, nonnegative: bool = False,
+                             reads=()) -> None:
     """Have the kernel that computes a gather check, before it runs, that every value of the
-    integer tensor ``indices`` lies in ``[-n, n)``, where ``n = bounds(index_tuple)`` (a
-    PrimExpr: the size of the data axis that element indexes), failing with an
-    :class:`relay_tvm.errors.InputError` ``message``. Only a kernel input can be checked (an
-    index computed inside the kernel is not); the compute must still clamp what it reads."""
-    INDEX_CHECKS.append((indices, bounds, message))
+    integer tensor ``indices`` lies in ``[-n, n)`` (``[0, n)`` with ``nonnegative``), where
+    ``n = bounds(index_tuple)`` (a PrimExpr: the size of the data axis that element indexes),
+    failing with an :class:`relay_tvm.errors.InputError` ``message``. With ``reads`` (kernel
+    inputs), ``bounds`` is called as ``bounds(index_tuple, *loads)``: one function per tensor
+    of ``reads`` that loads its element at an index tuple (a bound given by a tensor's values,
+    e.g. ``unravel_index``'s shape). Only a kernel input can be checked (an index computed
+    inside the kernel is not); the compute must still clamp what it reads."""
+    INDEX_CHECKS.append((indices, bounds, message, nonnegative, tuple(reads)))
 
 
 def require_at_run_time(cond, message: str) -> None:

@@ -200,7 +200,9 @@ def _topk_ref(args, attrs, out_type):
 def _topk_compute(attrs, inputs, out_type):
     from tvm import topi
 
-    k = attrs.k if attrs.k is not None else 0
+    # k < 1 selects every element (0.19's rule, as the type relation has it); topi's kernel
+    # takes 0 for that and failed at run time on k < -1 (vector::reserve)
+    k = attrs.k if attrs.k is not None and attrs.k >= 1 else 0
     x = inputs[0]
     if str(x.dtype) in _KEY:  # the indices of the keys' top k, then the values gathered
         # gather needs integer indices; the result's index dtype may be a float (MXNet's topk

@@ -572,12 +572,39 @@ def _unravel_rel(types, attrs):
     return TensorType((shp.shape[0], *idx.shape), idx.dtype)
 
 
-def _unravel_index_compute(attrs, inputs, out_type):
-    from tvm import topi
+def _unravel_index_ref(args, out_type):
+    idx, shape = args[0].astype("int64"), tuple(int(d) for d in args[1])
+    n = int(np.prod(shape))
+    bad = idx[(idx < 0) | (idx >= n)]
+    if bad.size:
+        raise InputError(f"unravel_index: index {int(bad.flat[0])} is out of range for shape "
+                         f"{shape} (valid: [0, {n}))")
+    return np.stack(np.unravel_index(idx, shape)).astype(out_type.dtype)
 
-    return topi.unravel_index(
-        inputs[0], inputs[1]
-    )
+
+def _unravel_index_compute(attrs, inputs, out_type):
+    from tvm import te, tirx, topi
+
+    from ._common import require_indices_in_range
+
+    idx, shp = inputs
+    rank = int(shp.shape[0])
+
+    def size(_, load):  # the element count of the shape given (a kernel input's values)
+        n = tirx.const(1, "int64")
+        for j in range(rank):
+            n = n * load(tirx.const(j, "int64")).astype("int64")
+        return n
+
+    # NumPy's rule (a flat index in [0, size)); topi's kernel wraps others round silently
+    require_indices_in_range(idx, size, "unravel_index: an index is out of range for the "
+                             "shape given (valid: [0, its element count))", nonnegative=True,
+                             reads=(shp,))
+    if idx.ndim == 0:
+        return topi.unravel_index(idx, shp)
+    safe = te.compute(idx.shape, lambda *i: tirx.max(idx(*i), tirx.const(0, idx.dtype)),
+                      name="unravel_index_index")
+    return topi.unravel_index(safe, shp)
 
 
 register_op(
@@ -585,9 +612,7 @@ register_op(
     num_inputs=2,
     arguments=("indices", "shape"),
     rel=_unravel_rel,
-    ref=lambda args, attrs, out_type: np.stack(
-        np.unravel_index(args[0].astype("int64"), tuple(int(d) for d in args[1]))
-    ).astype(out_type.dtype),
+    ref=lambda args, attrs, out_type: _unravel_index_ref(args, out_type),
     compute=_unravel_index_compute,
     pattern=OpPattern.INJECTIVE,
     doc="Coordinates of flat indices in a tensor of the given shape (numpy.unravel_index).",

@@ -780,15 +780,18 @@ class VirtualMachine:
         exe: the executable (:func:`relay_tvm.vm.compile`, :func:`load_executable`), or the
             module ``tvm.runtime.load_module`` loaded from an exported one (as 0.19 took).
         device: ``tvm.runtime.Device`` (CPU when None).
+        memory_cfg: the allocator of the VM's tensors, as 0.19's: ``"pooled"`` (None: the
+            default, freed blocks reused) or ``"naive"`` (one allocation each), or a dict
+            ``{device: name}`` (TVM's Relax VM allocators, which 0.19's were).
 
     Raises:
         BuildError: ``exe`` is not an Executable (a path, a graph library from relay.build,
             an IRModule, ...: the message says what to use), or its late-bound constants are
             not loaded; ``device`` is not a device, or does not exist.
-        InputError: a GPU-built executable and a CPU device.
+        InputError: a GPU-built executable and a CPU device; a ``memory_cfg`` other than those.
     """
 
-    def __init__(self, exe: Executable, device=None):
+    def __init__(self, exe: Executable, device=None, memory_cfg=None):
         import tvm
         from tvm import relax
 
@@ -814,7 +817,18 @@ class VirtualMachine:
         from ..backend.link import generate_machine_code
 
         generate_machine_code(exe.lib)  # an in-process build's kernels, on every build thread
-        self._vm = relax.VirtualMachine(exe.lib, self.device)
+        names = memory_cfg.values() if isinstance(memory_cfg, dict) else [memory_cfg]
+        if any(n not in (None, "pooled", "naive") for n in names):
+            raise InputError(f"VirtualMachine: memory_cfg {memory_cfg!r}: expected 'pooled', "
+                             f"'naive' or a dict of them by device")
+        if isinstance(memory_cfg, dict):  # one device: its entry (TVM's Relax VM fails on
+            # a dict of its own)
+            mine = [v for k, v in memory_cfg.items() if str(k) == str(self.device)]
+            if not mine:
+                raise InputError(f"VirtualMachine: memory_cfg {memory_cfg!r} has no entry for "
+                                 f"the VM's device {self.device}")
+            memory_cfg = mine[0]
+        self._vm = relax.VirtualMachine(exe.lib, self.device, memory_cfg=memory_cfg)
         # the data of the executable's tensor constants: an output that is one (or a view of
         # one) is handed out as a copy, so writing into it cannot change the program (0.19's
         # VM returned the constant itself). Executables exported before have no such list.

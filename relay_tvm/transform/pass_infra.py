@@ -398,6 +398,13 @@ class Sequential(Pass):
     def __init__(self, passes=None, opt_level=0, name="sequential", required=None):
         super().__init__(PassInfo(opt_level, name, required))
         self.passes = list(passes or ())
+        for i, p in enumerate(self.passes):  # (a string or a pass class failed when run)
+            if not (isinstance(p, Pass) or callable(p) and hasattr(p, "info")):
+                call = (f"; call it: {p.__name__}()" if isinstance(p, type) or callable(p)
+                        and hasattr(p, "__name__") else "")
+                raise RelayError(f"Sequential: passes[{i}] is {type(p).__name__} {p!r}, not a "
+                                 f"pass (expected pass objects, e.g. "
+                                 f"relay.transform.FoldConstant()){call}")
 
     def transform_module(self, mod, ctx):
         for p in self.passes:
