@@ -7,7 +7,7 @@ import pytest
 import tvm
 
 import relay_tvm as relay
-from relay_tvm.errors import (AttributeSchemaError, ConversionError, InputError, RelayError)
+from relay_tvm.errors import AttributeSchemaError, ConversionError, InputError, RelayError
 
 
 def test_const_of_a_tvm_tensor_keeps_its_dtype():
