@@ -203,6 +203,40 @@ def optimize(mod, target=None, params=None):
                  for k, v in (params or {}).items()}
 
 
+def _inline_function_literals(mod: IRModule) -> IRModule:
+    """``mod`` with each call of a function literal in ``main`` that is neither primitive nor
+    bound to an external compiler replaced by the function's body with the arguments in
+    place of its parameters (beta reduction). Such calls are what ``pattern.partition`` and
+    ``MergeComposite`` leave (``Composite`` / ``PartitionedFromPattern`` functions): the graph
+    executor refused them as closures (a new-user trial), though nothing but the grouping
+    tells them from their bodies. The arguments are shared, not copied, so each is computed
+    once. ``mod`` itself when there is no such call."""
+    from ..ir.expr import bind
+    from ..ir.functor import ExprMutator
+
+    class Inline(ExprMutator):
+        changed = False
+
+        def visit_call(self, e):
+            new = super().visit_call(e)
+            op = new.op
+            if isinstance(op, Function) and not op.is_primitive and \
+                    op.get_attr("Compiler", None) is None and len(op.params) == len(new.args):
+                self.changed = True
+                return bind(op.body, dict(zip(op.params, new.args)))
+            return new
+
+    main = mod["main"]
+    inliner = Inline()
+    body = inliner.visit(main.body)
+    if not inliner.changed:
+        return mod
+    out = mod.shallow_copy()
+    out["main"] = Function(main.params, body, main.ret_type, main.type_params, main.attrs,
+                           main.span)
+    return _infer(out)
+
+
 def inline_global_calls(mod: IRModule) -> IRModule:
     """``mod`` with every call of a non-recursive, non-primitive global function inlined into
     its callers (``transform.InlineGlobals``) and the functions ``main`` no longer reaches
@@ -215,6 +249,7 @@ def inline_global_calls(mod: IRModule) -> IRModule:
 
     if "main" not in mod:
         return mod
+    mod = _inline_function_literals(mod)
     targets = {gv for gv, f in mod.functions.items() if gv.name_hint != "main"
                and isinstance(f, Function) and not f.is_primitive}
     if not targets - _recursive(mod):

@@ -1284,3 +1284,32 @@ def test_cuda_target_states_the_shared_memory_of_a_block(caplog):
         relay.build(relay.IRModule.from_expr(relay.Function([x, w], relay.nn.dense(x, w))),
                     "cuda -arch=sm_80")
     assert "max_shared_memory_per_block" not in caplog.text
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_graph_build_of_a_partitioned_pattern(opt_level):
+    """``pattern.partition`` leaves calls of ``Composite`` function literals; the graph executor
+    refused them as closures (new-user trial). They are compiled as their bodies now."""
+    from relay_tvm.dataflow_pattern import is_op, wildcard
+
+    x = relay.var("x", shape=(1, 3, 8, 8))
+    w = relay.var("w", shape=(4, 3, 3, 3))
+    b = relay.var("b", shape=(4,))
+    y = relay.nn.relu(relay.nn.bias_add(relay.nn.conv2d(x, w, padding=(1, 1)), b))
+    pat = is_op("nn.relu")(is_op("nn.bias_add")(is_op("nn.conv2d")(wildcard(), wildcard()),
+                                                wildcard()))
+    part = pat.partition(relay.add(y, y))
+    assert isinstance(part.args[0].op, relay.Function)  # what the build gets
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x, w, b], part)))
+    rng = np.random.default_rng(0)
+    xv, wv, bv = (rng.standard_normal(s).astype("float32")
+                  for s in ((1, 3, 8, 8), (4, 3, 3, 3), (4,)))
+    conv = np.zeros((1, 4, 8, 8), "float64")
+    xp = np.pad(xv.astype("float64"), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    for i in range(8):
+        for j in range(8):
+            conv[0, :, i, j] = np.tensordot(wv, xp[0, :, i:i + 3, j:j + 3], axes=3)
+    want = 2 * np.maximum(conv + bv[None, :, None, None], 0)
+    with relay.transform.PassContext(opt_level=opt_level):
+        got = relay.create_executor("graph", mod=mod, target="llvm").evaluate()(xv, wv, bv)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
