@@ -31,7 +31,7 @@ import subprocess
 _AVX512_CPUS = ("skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client",
                 "icelake-server", "tigerlake", "rocketlake", "sapphirerapids", "emeraldrapids",
                 "graniterapids", "graniterapids-d", "diamondrapids", "knl", "knm", "znver4",
-                "znver5", "x86-64-v4")
+                "znver5", "x86-64-v4", "skx")
 _AVX2_CPUS = ("haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake",
               "arrowlake", "arrowlake-s", "lunarlake", "gracemont", "pantherlake", "znver1",
               "znver2", "znver3", "bdver4", "x86-64-v3", "core-avx2")
@@ -239,6 +239,84 @@ def measured_fma_rate(isa: str, copies: int = 1) -> float | None:
                     p.kill()
                     p.wait()
     return _MEASURED[key]
+
+
+_PINGPONG = r"""
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static _Atomic long flag __attribute__((aligned(64)));
+static long n;
+static void pin(int c) { cpu_set_t s; CPU_ZERO(&s); CPU_SET(c, &s);
+                         pthread_setaffinity_np(pthread_self(), sizeof s, &s); }
+static void *other(void *core) {
+  pin((int)(long)core);
+  for (long i = 0; i < n; i++) {
+    while (atomic_load_explicit(&flag, memory_order_acquire) != 2 * i + 1) {}
+    atomic_store_explicit(&flag, 2 * i + 2, memory_order_release);
+  }
+  return 0;
+}
+int main(int argc, char **argv) {
+  n = atol(argv[3]);
+  pthread_t t; struct timespec a, b;
+  pin(atoi(argv[1]));
+  pthread_create(&t, 0, other, (void *)atol(argv[2]));
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  for (long i = 0; i < n; i++) {
+    atomic_store_explicit(&flag, 2 * i + 1, memory_order_release);
+    while (atomic_load_explicit(&flag, memory_order_acquire) != 2 * i + 2) {}
+  }
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  pthread_join(t, 0);
+  printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
+  return 0;
+}
+"""
+_PINGPONG_EXE: list = []
+
+
+def vcpu_round_trip_ns(trips: int = 20000) -> float | None:
+    """Nanoseconds for one cache line to go from the first usable core to the second and back
+    (two pinned threads of a C program taking turns on an atomic), or None with fewer than two
+    usable cores, without a C compiler or where the program fails. On the idle 2-vCPU cloud
+    VMs of the RESULTS.md sections it is the machine's state: 50-90 ns while both vCPUs share
+    a cache, 320-380 ns while they do not, and multi-threaded kernels then run 10-15% slower
+    (RESULTS.md, 2026-12-05); another process busy on a core lengthens it too.
+    ``bench_mxnet.py`` prints it beside each process's time."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if len(cores) < 2 or not cc:
+        return None
+    import tempfile
+
+    if not _PINGPONG_EXE:
+        import atexit
+
+        tmp = tempfile.mkdtemp(prefix="pingpong_")
+        atexit.register(shutil.rmtree, tmp, True)
+        c_path, exe = os.path.join(tmp, "pingpong.c"), os.path.join(tmp, "pingpong")
+        with open(c_path, "w") as f:
+            f.write(_PINGPONG)
+        try:
+            subprocess.run([cc, "-O2", "-pthread", c_path, "-o", exe], check=True,
+                           capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            exe = None
+        _PINGPONG_EXE.append(exe)
+    exe = _PINGPONG_EXE[0]
+    if exe is None:
+        return None
+    try:
+        r = subprocess.run([exe, str(cores[0]), str(cores[1]), str(int(trips))],
+                           capture_output=True, text=True, timeout=30, check=True)
+        return float(r.stdout.split()[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
 
 
 def measured_clock_mhz(isa: str, units: int, copies: int = 1) -> float | None:

@@ -410,16 +410,21 @@ def bench_model(model, a, peers, skip, threads):
             for eng in engines[k % len(engines):] + engines[:k % len(engines)]:
                 if eng in row["skip"]:
                     continue
+                before = _machine.vcpu_round_trip_ns()
                 res, err = run_worker(eng, model, d, a, peers.get(eng, sys.executable),
                                       threads, reuse_build=k > 0)
+                trip = (before, _machine.vcpu_round_trip_ns())
                 if err:
                     row["skip"][eng] = err
                     print(f"    {TITLES[eng]:<18} FAILED: {err}", flush=True)
                     continue
                 runs.setdefault(eng, []).append(res["median_ms"])
                 row.setdefault("res", {}).setdefault(eng, res)
+                row.setdefault("round_trip_ns", {}).setdefault(eng, []).append(trip)
                 extra = "".join(f", {k2} {res[k2]:.1f} s" for k2 in ("import_s", "compile_s")
                                 if k2 in res)
+                if None not in trip:  # the machine's state around the process (_machine)
+                    extra += f", vCPU round trip {trip[0]:.0f} / {trip[1]:.0f} ns"
                 print(f"    {TITLES[eng]:<18} {res['median_ms']:9.2f} ms (min "
                       f"{res['min_ms']:.2f}, {res.get('threads')} threads{extra})", flush=True)
         for eng, ms in runs.items():
@@ -509,6 +514,15 @@ def report(rows, a, threads):
     skips = {(e, why) for r in rows for e, why in r["skip"].items()}
     if skips:
         lines += ["", "Skipped:"] + [f"- {TITLES[e]}: {why}" for e, why in sorted(skips)]
+    trips = sorted(t for r in rows for ts in r.get("round_trip_ns", {}).values()
+                   for pair in ts for t in pair if t is not None)
+    if trips:
+        lines += ["", f"Cache-line round trip between the first two usable cores, measured "
+                  f"before and after each process: {trips[0]:.0f}-{trips[-1]:.0f} ns, median "
+                  f"{trips[len(trips) // 2]:.0f} (on the idle 2-vCPU VMs of RESULTS.md: 50-90 ns "
+                  f"while the vCPUs share a cache, 320-380 ns while they do not, when the "
+                  f"multi-threaded engines run 10-15% slower; another process on a core "
+                  f"makes it longer too; per process in the log above)"]
     versions = {r2["version"] for r in rows for r2 in r.get("res", {}).values()}
     versions |= {r["onnx"] for r in rows if r.get("onnx")}
     lines += ["", "Versions: " + "; ".join(sorted(versions))]

@@ -144,6 +144,23 @@ def test_bench_mxnet_report_ratios_and_goal():
     assert "1.50×" in mob and "≤ 1.0: **not met**" in mob   # 6/4 vs ONNX Runtime
     assert "relay_tvm default (2 thr) ms" in text
     assert "OpenVINO: openvino does not import" in text
+    assert "round trip" not in text  # none measured
+    rows[0]["round_trip_ns"] = {"relay_tvm": [(60.0, 340.0)], "mxnet": [(70.0, None)]}
+    text = bench_mxnet.report(rows, a, 2)
+    assert "measured before and after each process: 60-340 ns, median 70" in text
+
+
+def test_vcpu_round_trip():
+    import shutil
+
+    cores = sorted(os.sched_getaffinity(0))
+    ns = _machine.vcpu_round_trip_ns(2000)
+    if len(cores) < 2 or not (shutil.which("cc") or shutil.which("gcc")):
+        assert ns is None
+        return
+    # a cache line between two cores of one machine: tens of ns to a few microseconds (a
+    # loaded VM), never zero
+    assert 5.0 < ns < 100_000.0, ns
 
 
 def test_measured_fma_rate_and_clock():
