@@ -305,6 +305,18 @@ def _copy_of(t):
     return lambda *i: t(*i)
 
 
+def _single_definitions(prim):
+    """``prim`` with every variable defined once (TVM's ConvertSSA renames the others). An
+    operator whose compute binds a ``Let`` (the IEEE-754 min / max / floor_mod helpers of
+    :mod:`relay_tvm.op._ieee`) and is inlined into two consumers defines its variable twice,
+    which TVM's next schedule refused as ill-formed TIR (``where(greater(floor_mod(x, x), x),
+    x, floor_mod(x, x))``: found by the differential fuzzer)."""
+    import tvm
+
+    mod = tvm.tirx.transform.ConvertSSA()(tvm.IRModule({"main": prim}))
+    return mod["main"]
+
+
 def keep_init_of_empty_reductions(prim):
     """``prim`` with the init of every reduction block that may reduce over nothing (a
     reduction axis of extent 0 or of a symbolic extent, which may be 0 at run time) moved out
@@ -499,6 +511,7 @@ class LowerCache:
         else:
             prim, rule, packs = schedule_primfunc(prim, anchor, self.target, self.database, name,
                                                   misses=self._misses)
+        prim = _single_definitions(prim)
         prim = keep_init_of_empty_reductions(prim)
         if index_checks:
             from .shape_func import with_index_checks

@@ -55,3 +55,15 @@ def test_split_branches_rejoined():
     out = relay.stack([relay.sigmoid(s[0]), relay.tanh(s[1]), relay.abs(s[2])], 0)
     p = np.split(a, 3, 1)
     check_op(out, [a], np.stack([1 / (1 + np.exp(-p[0])), np.tanh(p[1]), np.abs(p[2])]), rtol=1e-5)
+
+
+def test_let_binding_compute_inlined_into_two_consumers():
+    # floor_mod's IEEE-754 compute binds a Let; inlined into greater and where, its variable
+    # was defined twice and TVM refused the kernel as ill-formed TIR (differential fuzzer)
+    a = RNG.choice([-2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 3.0], size=(2, 3, 4, 4)).astype("float32")
+    b = RNG.choice([-2.0, -1.5, 0.5, 1.0, 2.5], size=(2, 3, 4, 4)).astype("float32")
+    x, y = relay.var("x", shape=a.shape), relay.var("y", shape=b.shape)
+    m = relay.floor_mod(x, y)
+    out = relay.where(relay.greater(m, x), relay.maximum(x, m), m)
+    ma = np.mod(a, b)
+    check_op(out, [a, b], np.where(ma > a, np.maximum(a, ma), ma), rtol=1e-6)
