@@ -205,35 +205,19 @@ def optimize(mod, target=None, params=None):
 
 def _inline_function_literals(mod: IRModule) -> IRModule:
     """``mod`` with each call of a function literal in ``main`` that is neither primitive nor
-    bound to an external compiler replaced by the function's body with the arguments in
-    place of its parameters (beta reduction). Such calls are what ``pattern.partition`` and
+    bound to an external compiler replaced by the function's body (the inliner of
+    ``transform.InlineGlobals``). Such calls are what ``pattern.partition`` and
     ``MergeComposite`` leave (``Composite`` / ``PartitionedFromPattern`` functions): the graph
     executor refused them as closures (a new-user trial), though nothing but the grouping
-    tells them from their bodies. The arguments are shared, not copied, so each is computed
-    once. ``mod`` itself when there is no such call."""
-    from ..ir.expr import bind
-    from ..ir.functor import ExprMutator
-
-    class Inline(ExprMutator):
-        changed = False
-
-        def visit_call(self, e):
-            new = super().visit_call(e)
-            op = new.op
-            if isinstance(op, Function) and not op.is_primitive and \
-                    op.get_attr("Compiler", None) is None and len(op.params) == len(new.args):
-                self.changed = True
-                return bind(op.body, dict(zip(op.params, new.args)))
-            return new
+    tells them from their bodies. ``mod`` itself when there is no such call."""
+    from ..transform.lambda_lift import _Inline
 
     main = mod["main"]
-    inliner = Inline()
-    body = inliner.visit(main.body)
-    if not inliner.changed:
+    new = _Inline(mod, set(), literals=True).rewrite(main)
+    if new is main:
         return mod
     out = mod.shallow_copy()
-    out["main"] = Function(main.params, body, main.ret_type, main.type_params, main.attrs,
-                           main.span)
+    out["main"] = new
     return _infer(out)
 
 

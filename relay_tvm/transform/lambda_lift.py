@@ -262,17 +262,26 @@ def _recursive(mod) -> set:
 
 
 class _Inline(Rewriter):
-    def __init__(self, mod, targets):
+    """Inlines calls of the global functions ``targets``; with ``literals``, also calls of
+    function literals that are neither primitive nor for an external compiler (the
+    ``Composite`` functions of ``pattern.partition`` / ``MergeComposite``)."""
+
+    def __init__(self, mod, targets, literals=False):
         super().__init__()
         self.mod = mod
         self.targets = targets
+        self.literals = literals
         self.inlined: set = set()
 
     def post_call(self, orig, new):
-        if type(new.op) is not GlobalVar or new.op not in self.targets:
+        if self.literals and type(new.op) is Function and not is_primitive(new.op) and \
+                not new.op.get_attr("Compiler", None):
+            f = new.op
+        elif type(new.op) is not GlobalVar or new.op not in self.targets:
             return new
-        f = self.mod[new.op]
-        self.inlined.add(new.op)
+        else:
+            f = self.mod[new.op]
+            self.inlined.add(new.op)
         if f.get_attr("Compiler", None):
             # a function for an external compiler stays a function: the call gets a local copy
             return Call(_rename_bound(f), new.args, new.attrs, new.type_args, orig.span)
