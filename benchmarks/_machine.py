@@ -195,6 +195,35 @@ _FMA_VARIANTS = {
 _MEASURED: dict = {}
 
 
+_C_PROGRAMS: dict = {}
+
+
+def _c_program(name: str, source: str, flags=()) -> str | None:
+    """The path of ``source`` compiled by the host's C compiler (``-O2`` and ``flags``), once
+    per process (in a temporary directory removed at exit), or None without a compiler or
+    where it fails."""
+    key = (name, source, tuple(flags))
+    if key not in _C_PROGRAMS:
+        import atexit
+        import tempfile
+
+        cc = shutil.which("cc") or shutil.which("gcc")
+        exe = None
+        if cc:
+            tmp = tempfile.mkdtemp(prefix=f"{name}_")
+            atexit.register(shutil.rmtree, tmp, True)
+            c_path, exe = os.path.join(tmp, f"{name}.c"), os.path.join(tmp, name)
+            with open(c_path, "w") as f:
+                f.write(source)
+            try:
+                subprocess.run([cc, "-O2", *flags, c_path, "-o", exe], check=True,
+                               capture_output=True, timeout=60)
+            except (OSError, subprocess.SubprocessError):
+                exe = None
+        _C_PROGRAMS[key] = exe
+    return _C_PROGRAMS[key]
+
+
 def measured_fma_rate(isa: str, copies: int = 1) -> float | None:
     """FMA vector instructions per second one core sustains on ``isa`` ("avx512f" / "avx2")
     while ``copies`` cores run the loop at once (the mean of the copies), measured once per
@@ -207,37 +236,31 @@ def measured_fma_rate(isa: str, copies: int = 1) -> float | None:
     if key in _MEASURED:
         return _MEASURED[key]
     _MEASURED[key] = None
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if isa not in _FMA_VARIANTS or not cc:
+    if isa not in _FMA_VARIANTS:
         return None
-    import tempfile
-
     flags, acc, vec, set1, fma, store = _FMA_VARIANTS[isa]
     src = (f"#define VEC {vec}\n#define SET1 {set1}\n#define FMA {fma}\n#define STORE {store}\n"
            + _FMA_LOOP % {"acc": acc})
-    with tempfile.TemporaryDirectory() as tmp:
-        c_path, exe = os.path.join(tmp, "fma.c"), os.path.join(tmp, "fma")
-        with open(c_path, "w") as f:
-            f.write(src)
-        procs = []
-        try:
-            subprocess.run([cc, "-O2", *flags.split(), c_path, "-o", exe], check=True,
-                           capture_output=True, timeout=60)
-            # all copies started before any is waited for: they run at the same time
-            procs = [subprocess.Popen([exe], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                      text=True) for _ in range(key[1])]
-            rates = []
-            for p in procs:
-                out, _ = p.communicate(timeout=30)
-                if p.returncode != 0:
-                    raise subprocess.CalledProcessError(p.returncode, exe)
-                rates.append(float(out.split()[0]))
-            _MEASURED[key] = sum(rates) / len(rates)
-        except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+    exe = _c_program("fma", src, flags.split())
+    if exe is None:
+        return None
+    procs = []
+    try:
+        # all copies started before any is waited for: they run at the same time
+        procs = [subprocess.Popen([exe], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  text=True) for _ in range(key[1])]
+        rates = []
+        for p in procs:
+            out, _ = p.communicate(timeout=30)
+            if p.returncode != 0:
+                raise subprocess.CalledProcessError(p.returncode, exe)
+            rates.append(float(out.split()[0]))
+        _MEASURED[key] = sum(rates) / len(rates)
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     return _MEASURED[key]
 
 
@@ -277,7 +300,6 @@ int main(int argc, char **argv) {
   return 0;
 }
 """
-_PINGPONG_EXE: list = []
 
 
 def vcpu_round_trip_ns(trips: int = 20000) -> float | None:
@@ -289,26 +311,9 @@ def vcpu_round_trip_ns(trips: int = 20000) -> float | None:
     (RESULTS.md, 2026-12-05); another process busy on a core lengthens it too.
     ``bench_mxnet.py`` prints it beside each process's time."""
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if len(cores) < 2 or not cc:
+    if len(cores) < 2:
         return None
-    import tempfile
-
-    if not _PINGPONG_EXE:
-        import atexit
-
-        tmp = tempfile.mkdtemp(prefix="pingpong_")
-        atexit.register(shutil.rmtree, tmp, True)
-        c_path, exe = os.path.join(tmp, "pingpong.c"), os.path.join(tmp, "pingpong")
-        with open(c_path, "w") as f:
-            f.write(_PINGPONG)
-        try:
-            subprocess.run([cc, "-O2", "-pthread", c_path, "-o", exe], check=True,
-                           capture_output=True, timeout=60)
-        except (OSError, subprocess.SubprocessError):
-            exe = None
-        _PINGPONG_EXE.append(exe)
-    exe = _PINGPONG_EXE[0]
+    exe = _c_program("pingpong", _PINGPONG, ["-pthread"])
     if exe is None:
         return None
     try:
