@@ -10,6 +10,9 @@ from .executor_runtime import Executor, Runtime  # noqa: F401
 from .param_dict import load_param_dict, save_param_dict  # noqa: F401
 from .target import make_target  # noqa: F401
 from .tasks import KernelTask, extract_tasks  # noqa: F401
+from .shape_func import register_index_failure
+
+register_index_failure()  # what compiled index checks call with a refused value
 
 __all__ = ["build", "optimize", "GraphExecutorFactoryModule", "save_param_dict",
            "load_param_dict", "make_target", "extract_tasks", "KernelTask", "Executor", "Runtime"]

@@ -516,7 +516,8 @@ class LowerCache:
         if index_checks:
             from .shape_func import with_index_checks
 
-            prim = with_index_checks(prim, inputs, index_checks)
+            prim = with_index_checks(prim, inputs, index_checks,
+                                     report_values=self.target.kind.name in ("llvm", "c"))
         prim = prim.with_attr("global_symbol", name)
         in_types = [symbolic_type(t) for t in inputs]
         out_types = [symbolic_type(t) for t in outputs]

@@ -228,10 +228,42 @@ def failed_check(message: str):
     return None
 
 
-def with_index_checks(prim, inputs, checks):
+#: the packed function a CPU kernel calls with an index value its check refused
+#: (:func:`with_index_checks`); registered by :func:`register_index_failure`
+INDEX_FAILURE = "relay_tvm.index_out_of_range"
+
+
+def index_failure_message(message: str, value, lower, upper, *position) -> str:
+    """The error of a kernel's index check that refused ``value`` (valid: ``[lower,
+    upper)``) at ``position`` of the index tensor: ``message`` (which names the operator and
+    the data shape) with the value and where it is."""
+    at = f" at position {tuple(int(i) for i in position)}" if position else ""
+    return (f"{message}: got {int(value)}{at} of the indices, outside "
+            f"[{int(lower)}, {int(upper)})")
+
+
+def register_index_failure() -> None:
+    """Register :data:`INDEX_FAILURE` (raising a ``ValueError`` of
+    :func:`index_failure_message`, which the executors turn into an ``InputError``) in this
+    process, once; ``import relay_tvm`` does (``runtime/deploy.py`` registers its own copy)."""
+    import tvm_ffi
+
+    if tvm_ffi.get_global_func(INDEX_FAILURE, allow_missing=True) is not None:
+        return
+
+    def fail(message, value, lower, upper, *position):
+        raise ValueError(index_failure_message(str(message), value, lower, upper, *position))
+
+    tvm_ffi.register_global_func(INDEX_FAILURE, fail)
+
+
+def with_index_checks(prim, inputs, checks, report_values: bool = True):
     """``prim`` with loops of ``assert`` s before its body that check index values (see
     :func:`relay_tvm.op._common.require_indices_in_range`); checks of tensors that are not kernel
-    inputs (``inputs``, the TE placeholders in parameter order) are dropped."""
+    inputs (``inputs``, the TE placeholders in parameter order) are dropped. With
+    ``report_values`` (CPU kernels: a GPU kernel cannot call back into the host), a refused
+    value first calls :data:`INDEX_FAILURE` with it and its position, so the error names them
+    (a constant ``assert`` message cannot); the ``assert`` stays as the check of last resort."""
     import tvm
     from tvm import tirx
 
@@ -250,8 +282,14 @@ def with_index_checks(prim, inputs, checks):
         loads = [lambda *i, b=b: tirx.BufferLoad(b, list(i)) for b in read_bufs]
         n = bounds(loop_vars, *loads).astype("int64")
         lower = tirx.const(0, "int64") if nonnegative else -n
-        body = tirx.AssertStmt(tirx.all(v >= lower, v < n), tvm.ir.StringImm("ValueError"),
-                               [tvm.ir.StringImm(f"{INDEX_CHECK}: {message}")])
+        ok = tirx.all(v >= lower, v < n)
+        text = f"{INDEX_CHECK}: {message}"
+        body = tirx.AssertStmt(ok, tvm.ir.StringImm("ValueError"), [tvm.ir.StringImm(text)])
+        if report_values:
+            call = tirx.call_packed(INDEX_FAILURE, tvm.ir.StringImm(text), v, lower, n,
+                                    *loop_vars)
+            body = tirx.SeqStmt([tirx.IfThenElse(tirx.Not(ok), tirx.Evaluate(call), None),
+                                 body])
         for lv, ext in reversed(list(zip(loop_vars, buf.shape))):
             body = tirx.For(lv, tirx.const(0, "int64"), tirx.Cast("int64", ext),
                             tirx.ForKind.SERIAL, body)

@@ -59,6 +59,7 @@ class ExportedGraph:
 
         self.device = tvm.cuda(0) if device == "cuda" else tvm.cpu(0)
         self._tvm = tvm
+        _register_index_failure()
         devices = [self.device, tvm.cpu(0)] if device == "cuda" else self.device
         try:
             self._vm = VirtualMachine(tvm.runtime.load_module(path), devices)
@@ -122,7 +123,14 @@ class ExportedGraph:
         list of numpy arrays; with ``repeat`` > 0 also return the mean time in ms of ``repeat``
         further runs, else ``None``."""
         args = self._arguments(inputs)
-        outs = self._vm["main"](*args)
+        try:
+            outs = self._vm["main"](*args)
+        except Exception as e:  # a kernel's check of the input values (an index out of range)
+            text = str(e)
+            check = [text[text.index(p):].splitlines()[0] for p in _CHECKS if p in text]
+            if check:
+                raise DeployError(check[0]) from None
+            raise
         results = [o.numpy() for o in _flatten(outs)]
         mean_ms = None
         if repeat > 0:
@@ -133,6 +141,28 @@ class ExportedGraph:
             self.device.sync()  # GPU launches are asynchronous
             mean_ms = (time.perf_counter() - t0) / repeat * 1e3
         return results, mean_ms
+
+
+# the prefixes of the messages of relay_tvm's run-time checks in kernels (backend/shape_func.py)
+_CHECKS = ("relay_tvm shape check", "relay_tvm index check")
+
+
+def _register_index_failure():
+    """What a CPU kernel of the library calls with an index value it refuses: the packed
+    function ``relay_tvm.index_out_of_range`` of ``relay_tvm.backend.shape_func`` (registered
+    by ``import relay_tvm``; a copy here, as this file runs without relay_tvm)."""
+    import tvm_ffi
+
+    name = "relay_tvm.index_out_of_range"
+    if tvm_ffi.get_global_func(name, allow_missing=True) is not None:
+        return
+
+    def fail(message, value, lower, upper, *position):
+        at = f" at position {tuple(int(i) for i in position)}" if position else ""
+        raise ValueError(f"{message}: got {int(value)}{at} of the indices, outside "
+                         f"[{int(lower)}, {int(upper)})")
+
+    tvm_ffi.register_global_func(name, fail)
 
 
 def _flatten(value):

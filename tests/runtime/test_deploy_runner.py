@@ -101,3 +101,23 @@ def test_describe_writes_the_inputs_without_running(tmp_path):
     assert types["x"] == [[2, 3], "float32"] and types["k"] == [[3], "int32"]
     params = sorted(set(types) - {"x", "k"})  # the bound weight too, renamed by the build
     assert len(params) == 1 and types[params[0]] == [[3], "float32"], types
+
+
+def test_an_index_out_of_range_is_a_one_line_error(tmp_path):
+    """A compiled kernel's index check run by the self-contained runner (no relay_tvm in the
+    process: it registers the kernels' failure callback itself) exits with status 2 naming
+    the operator, the value and its position."""
+    x = relay.var("x", shape=(5, 3))
+    i = relay.var("i", shape=(4,), dtype="int64")
+    mod = relay.IRModule.from_expr(relay.Function([x, i], relay.take(x, i, axis=0,
+                                                                       mode="fast")))
+    path = tmp_path / "lib.so"
+    relay.build(mod, target="llvm").export_library(str(path))
+    np.savez(tmp_path / "in.npz", x=np.ones((5, 3), "float32"), i=np.array([0, 1, 9, 2]))
+    r = _run_deploy(path, tmp_path / "in.npz", tmp_path / "out.npz")
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "take: an index is out of range" in r.stderr
+    assert "got 9 at position (2,) of the indices, outside [-5, 5)" in r.stderr
+    np.savez(tmp_path / "in.npz", x=np.ones((5, 3), "float32"), i=np.array([0, 1, -5, 2]))
+    assert _run_deploy(path, tmp_path / "in.npz", tmp_path / "out.npz").returncode == 0

@@ -225,3 +225,26 @@ def test_gather_of_any_dims_checks_the_other_axes_at_run_time():
     with pytest.raises(InputError, match="gather: indices exceed the data on axis 0, which is "
                                          "not the gather axis 1"):
         run(dv, np.zeros((5, 1, 9), "int32"))
+
+
+@pytest.mark.parametrize("executor,opt_level", [("graph", 0), ("graph", 3), ("vm", 3)])
+def test_compiled_index_checks_name_the_value_and_its_position(executor, opt_level):
+    # the kernels' checks said only that some index was out of range (a constant assert
+    # message); the interpreter named the value: now the compiled ones name it and where it is
+    x = relay.var("x", shape=(3, 4))
+    i = relay.var("i", shape=(2, 4), dtype="int32")
+    j = relay.var("j", shape=(2, 2), dtype="int64")
+    xv = _f32(3, 4)
+    cases = [
+        (relay.take(x, i, axis=0, mode="fast"), i, [[0, 3, 0, 0], [0] * 4],
+         r"take: .*: got 3 at position \(0, 1\) of the indices, outside \[-3, 3\)"),
+        (relay.gather(x, 0, i), i, [[0] * 4, [0, 0, -4, 50000000]],
+         r"gather: .*: got -4 at position \(1, 2\) of the indices, outside \[-3, 3\)"),
+        # gather_nd: the bound is the size of the axis each row of the indices addresses
+        (relay.gather_nd(x, j), j, [[0, 2], [1, 4]],
+         r"gather_nd: .*: got 4 at position \(1, 1\) of the indices, outside \[-4, 4\)"),
+    ]
+    with relay.transform.PassContext(opt_level=opt_level):
+        for body, var, bad, pattern in cases:
+            with pytest.raises(InputError, match=pattern):
+                _run(executor, [x, var], body, xv, np.array(bad, var.type_annotation.dtype))
