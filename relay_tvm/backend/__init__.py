@@ -8,9 +8,9 @@ from . import build_module, graph_executor_codegen, param_dict, te_compiler  # n
 from .build_module import GraphExecutorFactoryModule, build, optimize  # noqa: F401
 from .executor_runtime import Executor, Runtime  # noqa: F401
 from .param_dict import load_param_dict, save_param_dict  # noqa: F401
+from .shape_func import register_index_failure
 from .target import make_target  # noqa: F401
 from .tasks import KernelTask, extract_tasks  # noqa: F401
-from .shape_func import register_index_failure
 
 register_index_failure()  # what compiled index checks call with a refused value
 
