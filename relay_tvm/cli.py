@@ -304,7 +304,7 @@ def _import(args, shapes):
         raise CLIError(f"no parameter file found for {args.model!r} (looked for "
                        f"PREFIX-NNNN.params next to it): give --params FILE, or "
                        f"--weights-as-inputs to compile the weights as runtime inputs")
-    from .errors import ConversionError, TypeInferenceError, UnknownInputError
+    from .errors import ConversionError, InputShapeError, TypeInferenceError, UnknownInputError
 
     try:
         if args.format == "nnvm":
@@ -316,12 +316,12 @@ def _import(args, shapes):
                                        arg_params=params)
     except UnknownInputError as e:  # a --shape name the graph lacks: the option is wrong
         raise CLIError(f"{args.model}: {e}") from None
+    except InputShapeError as e:  # an operator refused the shape given: the option is wrong
+        dims = ",".join(map(str, shapes[e.input_name]))
+        first = str(e).splitlines()[0]
+        raise CLIError(f"{args.model}: --shape {e.input_name}={dims} does not fit the graph: "
+                       f"{first}") from None
     except (TypeInferenceError, ConversionError) as e:
-        for name, dims in shapes.items():  # an operator refused the shape given: the option
-            if f"is the shape given for input {name!r}" in str(e):  # is wrong (exit 2)
-                first = str(e).splitlines()[0]
-                raise CLIError(f"{args.model}: --shape {name}={','.join(map(str, dims))} does "
-                               f"not fit the graph: {first}") from None
         if args.dtype == "float32" or "dtype" not in str(e):
             raise
         # one line, as every usage error: the option's effect, and the operator that met it

@@ -105,6 +105,20 @@ class UnknownInputError(ConversionError):
     caller's argument, not the model, is wrong: the command line reports it as a usage error)."""
 
 
+class InputShapeError(ConversionError):
+    """An operator of a frontend's graph refused the shape given for one of its inputs (the
+    caller's ``shape=`` argument, like :class:`UnknownInputError`, rather than the model, is
+    likely wrong: the command line reports it as a usage error of ``--shape``).
+
+    Attributes:
+        input_name: the input whose given shape the operator refused.
+    """
+
+    def __init__(self, message: str, input_name: str, span=None):
+        super().__init__(message, span)
+        self.input_name = input_name
+
+
 class NotProvidedError(RelayError, AttributeError):
     """A tvm.relay 0.19 name (module attribute, pass, method) that relay_tvm does not provide
     because it cannot behave as 0.19's did; the message names what is missing and what to use
@@ -216,6 +230,7 @@ def no_implicit_cast(want, value=None) -> str:
 
 __all__ = [
     "UnknownInputError",
+    "InputShapeError",
     "close_names",
     "did_you_mean",
     "no_implicit_cast",

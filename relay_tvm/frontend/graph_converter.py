@@ -13,6 +13,7 @@ import numbers
 
 from ..errors import (
     ConversionError,
+    InputShapeError,
     RelayError,
     UnknownInputError,
     UnsupportedOperatorError,
@@ -114,10 +115,9 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
     try:
         heads = _convert_nodes(graph, table, converters, frontend, options or {}, params)
     except ConversionError as e:
-        hint = _conversion_hint(e, inputs, shape) or \
-            _param_dtype_hint(e, params, var_names, shape, dtype, frontend)
-        if hint:
-            raise ConversionError(f"{e}\n{hint}") from e
+        explained = _explained(e, inputs, shape, params, var_names, dtype, frontend)
+        if explained is not None:
+            raise explained from e
         raise
     body = heads[0] if len(heads) == 1 else Tuple(heads)
     kept, inputs, used = _keep_used(body, graph, table, inputs, used, missing, frontend,
@@ -148,18 +148,37 @@ def convert_graph(graph, shape, dtype, params, params_given, converters, fronten
     return mod, used
 
 
+def _explained(err, inputs, shape, params, var_names, dtype, frontend):
+    """A converter's ``err`` with a hint at its likely cause (an :class:`InputShapeError`
+    where an operator refused the shape given for an input), or None where there is none."""
+    refused = _refused_input_shape(err, shape)
+    if refused is not None:
+        dims = tuple(shape[refused])
+        return InputShapeError(
+            f"{err}\nhint: {dims} is the shape given for input {refused!r} "
+            f"(shape={{{refused!r}: {dims}}}); the operator above takes another rank or size "
+            f"there: check that shape", refused)
+    hint = _conversion_hint(err, inputs, shape) or \
+        _param_dtype_hint(err, params, var_names, shape, dtype, frontend)
+    return ConversionError(f"{err}\n{hint}") if hint else None
+
+
+def _refused_input_shape(err, shape):
+    """The input whose given shape (``shape``) an operator refused in ``err`` (its first line
+    says "got shape" of exactly that shape: a wrong rank, "data must be 4-d NCHW, got shape
+    (1, 3, 224)", read as a broken model in a fresh-user trial), or None."""
+    first = str(err).splitlines()[0]
+    for name, dims in (shape or {}).items():
+        if f"got shape {tuple(dims)}" in first:
+            return name
+    return None
+
+
 def _conversion_hint(err, inputs, shape) -> str:
     """What likely caused a converter's error about types or shapes, or "": inputs without a
     shape, or a weight of another shape than the graph needs."""
     if "could not infer the type" in str(err) and _shapeless_hint(inputs):
         return _shapeless_hint(inputs)
-    for name, dims in (shape or {}).items():
-        # an operator refusing an input's shape as given (a wrong rank: "data must be 4-d
-        # NCHW, got shape (1, 3, 224)" read as a broken model; fresh-user trial)
-        if f"got shape {tuple(dims)}" in str(err).splitlines()[0]:
-            return (f"hint: {tuple(dims)} is the shape given for input {name!r} "
-                    f"(shape={{{name!r}: {tuple(dims)}}}); the operator above takes another "
-                    f"rank or size there: check that shape")
     if "but the graph needs" in str(err) and shape:
         # the needed shape follows from the inputs' shapes: a wrong input shape (a missing
         # batch axis) shows up as a weight "of the wrong shape"; so do another model's

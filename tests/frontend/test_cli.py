@@ -1330,13 +1330,15 @@ def test_shape_of_another_rank_for_a_model_file_names_the_option(exported, capsy
     err = capsys.readouterr().err.strip()
     assert err.startswith("relay-tvm: error: m-symbol.json: --shape data=2,2,5 does not fit the "
                           "graph: ") and "got shape (2, 2, 5)" in err and "\n" not in err
-    from relay_tvm.errors import ConversionError
+    from relay_tvm.errors import ConversionError, InputShapeError
     from relay_tvm.frontend import from_mxnet
 
-    with pytest.raises(ConversionError, match=r"hint: \(2, 2, 5\) is the shape given for input "
-                       r"'data'"):  # the Python API says it as a hint
+    with pytest.raises(InputShapeError, match=r"hint: \(2, 2, 5\) is the shape given for input "
+                       r"'data'") as e:  # the Python API says it as a hint
         from_mxnet(str(d / "m-symbol.json"), shape={"data": (2, 2, 5)},
                    arg_params=str(d / "m-0007.params"))
+    # the error names the input (the command line reads it there, not from the hint's text)
+    assert e.value.input_name == "data" and isinstance(e.value, ConversionError)
 
 
 def test_failed_tune_leaves_no_work_dir_it_created(exported, capsys, monkeypatch):
