@@ -160,3 +160,17 @@ def test_mxnet_missing_input_shape_hint_names_the_data_input():
     y = mx.sym.var("data") + mx.sym.FullyConnected(mx.sym.var("data2"), num_hidden=2, name="c")
     with pytest.raises(ConversionError, match=r"pass shape=\{'data2': \(\.\.\.\)\}"):
         relay.frontend.from_mxnet(y, shape={"data": (1, 2)})
+
+
+@pytest.mark.parametrize("kind", ["debug", "graph", "vm"])
+def test_create_executor_refuses_a_misspelt_param(kind):
+    # fresh-user trial: the graph and VM executors dropped it silently (and the interpreter
+    # warned), so the weight stayed an input of main: "no value for ['fc1_weight']"
+    x, w = relay.var("data", shape=(2,)), relay.var("fc1_weight", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], x * w))
+    with pytest.raises(InputError, match=r"create_executor: params \['fc1_weigth'\] are not "
+                                         r"parameters of main \(did you mean 'fc1_weight'\?\)"):
+        relay.create_executor(kind, mod=mod, params={"fc1_weigth": np.ones(2, "float32")})\
+            .evaluate()(np.ones(2, "float32"))
+    run = relay.create_executor(kind, mod=mod, params={"fc1_weight": np.full(2, 3, "float32")})
+    np.testing.assert_array_equal(run.evaluate()(np.ones(2, "float32")).numpy(), [3.0, 3.0])

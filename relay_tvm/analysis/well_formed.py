@@ -38,9 +38,13 @@ def check_well_formed(expr, allow_free: bool = False, where: str = "") -> None:
     done: set = set()
     suffix = f" in {where}" if where else ""
 
-    def bind(v, what):
+    def bind(v, what, site, clause=None):
         if v in ever_bound:
-            raise WellFormedError(f"variable %{v.name_hint} is bound twice ({what}){suffix}", v.span)
+            err = WellFormedError(f"variable %{v.name_hint} is bound twice ({what}){suffix}; "
+                                  f"give each binding a variable of its own (relay.var)",
+                                  v.span)
+            err.rebinding = (site, v, clause)  # for rebind_duplicates
+            raise err
         ever_bound.add(v)
         in_scope.add(v)
 
@@ -52,12 +56,12 @@ def check_well_formed(expr, allow_free: bool = False, where: str = "") -> None:
         e = pop()
         t = type(e)
         if t is tuple:
-            action, vs = e
+            action, vs = e[0], e[1]
             if action is _UNBIND:
                 in_scope.difference_update(vs)
             else:
                 for v in vs:
-                    bind(v, "pattern")
+                    bind(v, "pattern", e[2], e[3])
             continue
         if t is Var or (t not in _KNOWN and isinstance(e, Var)):
             if e in in_scope:
@@ -81,20 +85,21 @@ def check_well_formed(expr, allow_free: bool = False, where: str = "") -> None:
         done.add(e)
         if t is Function or (t not in _KNOWN and isinstance(e, Function)):
             for p in e.params:
-                bind(p, "function parameter")
+                bind(p, "function parameter", e)
             push((_UNBIND, list(e.params)))
             push(e.body)
         elif t is Let or (t not in _KNOWN and isinstance(e, Let)):
-            bind(e.var, "let")
+            bind(e.var, "let", e)
             push((_UNBIND, [e.var]))
             push(e.body)
             push(e.value)
         elif t is Match or (t not in _KNOWN and isinstance(e, Match)):
-            for c in reversed(e.clauses):
+            for k in range(len(e.clauses) - 1, -1, -1):
+                c = e.clauses[k]
                 pv = pattern_vars(c.lhs)
                 push((_UNBIND, pv))
                 push(c.rhs)
-                push((_BIND, pv))
+                push((_BIND, pv, e, k))
             push(e.data)
         else:
             kids = children(e)
@@ -108,6 +113,60 @@ _KNOWN = frozenset({Call, Constant, Tuple, TupleGetItem, If, GlobalVar, RefCreat
                     RefWrite, Var, Function, Let, Match})
 
 
+def rebind_duplicates(func, where: str = ""):
+    """``func`` with a fresh variable for every binding of a variable already bound elsewhere
+    in it (a ``Var`` object used as the parameter of two functions, the variable of two
+    ``let`` s, or in two patterns), its uses in that binding's scope renamed with it; ``func``
+    itself when it binds each variable once. tvm.relay 0.19's ``IRModule`` accepted such
+    functions (its well-formedness check ran on a de-duplicated copy), and scripts build them
+    (one ``relay.var`` pair for two lambdas); relay_tvm's inference and passes take each
+    variable bound once, so ``InferType`` on a module renames the later bindings.
+
+    Raises:
+        WellFormedError: ``func`` is ill-formed otherwise (a variable used out of scope or
+            unbound).
+    """
+    from ..ir.adt import Clause
+    from ..ir.functor import Rewriter
+    from ..transform._rewrite import map_pattern
+
+    class _Rename(Rewriter):  # every occurrence of the variables of ``mapping`` under a node
+        enter_primitive = True
+
+        def __init__(self, mapping):
+            super().__init__()
+            self.mapping = mapping
+
+        def post(self, orig, new):
+            if type(orig) is Var:
+                return self.mapping.get(orig, orig)
+            return self.mapping.get(orig, new)
+
+    while True:
+        try:
+            check_well_formed(func, False, where)
+            return func
+        except WellFormedError as e:
+            if getattr(e, "rebinding", None) is None:
+                raise
+            site, v, clause = e.rebinding
+            err = e
+        fresh = Var(v.name_hint, v.type_annotation, v.span)
+        if clause is None:  # a function's parameter or a let's variable: its whole node
+            new_site = _Rename({v: fresh}).rewrite(site)
+        else:  # a pattern variable: that clause only (another may bind the variable too)
+            cl = site.clauses[clause]
+            new_cl = Clause(map_pattern(cl.lhs, lambda x, m={v: fresh}: m.get(x, x)),
+                            _Rename({v: fresh}).rewrite(cl.rhs), cl.span)
+            new_site = Match(site.data, [new_cl if k == clause else c
+                                         for k, c in enumerate(site.clauses)],
+                             site.complete, site.span)
+        renamed = _Rename({site: new_site}).rewrite(func)
+        if renamed is func:  # (the binding is nowhere the rewrite reaches: nothing to rename)
+            raise err
+        func = renamed
+
+
 def well_formed(expr) -> bool:
     """Whether ``expr`` is well formed (free variables allowed at top level, as in Relay)."""
     try:
@@ -117,4 +176,4 @@ def well_formed(expr) -> bool:
         return False
 
 
-__all__ = ["well_formed", "check_well_formed"]
+__all__ = ["well_formed", "check_well_formed", "rebind_duplicates"]

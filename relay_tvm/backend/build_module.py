@@ -128,29 +128,39 @@ def _bind_params(mod: IRModule, params, who: str = "build") -> IRModule:
     params = _drop_already_bound(main, dict(params), who)
     if not params:
         return mod
-    names = {p.name_hint for p in main.params}
-    unknown = [k for k in params if k not in names]
-    if unknown:
-        # tvm.relay 0.19 skipped such names; a misspelt one left its weight an input silently
-        from ..errors import close_names, did_you_mean
-
-        bound = sorted(k for k in _bound_record(main) if k not in names)
-        choices = sorted(names) + bound
-        if len(unknown) == 1:
-            hints = did_you_mean(unknown[0], choices)
-        else:
-            hints = "; ".join(f"did you mean {' or '.join(map(repr, c))} for {k!r}?"
-                              for k in unknown for c in [close_names(k, choices)] if c)
-            hints = f" ({hints})" if hints else ""
-        raise InputError(
-            f"{who}: params {unknown} are not parameters of main{hints}; parameters: "
-            f"{sorted(names)}"
-            f"{f', already bound: {bound}' if bound else ''}. tvm.relay 0.19 ignored such "
-            f"names, relay_tvm refuses them: check the names (a misspelt weight would stay an "
-            f"input of main); if the extra names are really not main's, leave them out of "
-            f"params")
+    check_param_names(main, params, who)
     mod["main"] = bind_params_by_name(main, params, record=False)
     return mod
+
+
+def check_param_names(main, params, who: str, also=()) -> None:
+    """Refuse the names of ``params`` that are not parameters of ``main`` (nor in ``also``).
+
+    Raises:
+        InputError: naming them, the closest parameter names and ``main``'s parameters
+            (tvm.relay 0.19 skipped such names; a misspelt one left its weight an input).
+    """
+    names = {p.name_hint for p in main.params}
+    unknown = [k for k in params if k not in names and k not in also]
+    if not unknown:
+        return
+    from ..errors import close_names, did_you_mean
+
+    bound = sorted(k for k in _bound_record(main) if k not in names)
+    choices = sorted(names) + bound
+    if len(unknown) == 1:
+        hints = did_you_mean(unknown[0], choices)
+    else:
+        hints = "; ".join(f"did you mean {' or '.join(map(repr, c))} for {k!r}?"
+                          for k in unknown for c in [close_names(k, choices)] if c)
+        hints = f" ({hints})" if hints else ""
+    raise InputError(
+        f"{who}: params {unknown} are not parameters of main{hints}; parameters: "
+        f"{sorted(names)}"
+        f"{f', already bound: {bound}' if bound else ''}. tvm.relay 0.19 ignored such "
+        f"names, relay_tvm refuses them: check the names (a misspelt weight would stay an "
+        f"input of main); if the extra names are really not main's, leave them out of "
+        f"params")
 
 
 def _infer(mod: IRModule) -> IRModule:

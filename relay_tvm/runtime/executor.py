@@ -20,8 +20,20 @@ class Executor:
         self.params = params or {}
 
     def _main_params(self, mod) -> dict:
-        """The bound parameters that name a parameter of ``mod["main"]``."""
+        """The bound parameters that name a parameter of ``mod["main"]`` (the function
+        evaluated).
+
+        Raises:
+            InputError: a name that is a parameter neither of it nor of the executor's module's
+                own ``main`` (0.19 ignored it: a misspelt weight stayed an input).
+        """
+        from ..backend.build_module import check_param_names
+
         names = {p.name_hint for p in mod["main"].params}
+        own = self.mod.functions.get(self.mod.get_global_var("main")) \
+            if "main" in self.mod else None
+        check_param_names(mod["main"], self.params, "create_executor",
+                          also={p.name_hint for p in own.params} if own is not None else ())
         return {k: v for k, v in self.params.items() if k in names}
 
     def _make_executor(self, expr=None):
@@ -113,7 +125,8 @@ class Interpreter_(Executor):
 
         mod, immediate = self._main_module(self.mod, expr)
         if self.params:
-            mod["main"] = bind_params_by_name(mod["main"], self.params, record=False)
+            mod["main"] = bind_params_by_name(mod["main"], self._main_params(mod),
+                                              record=False)
         mod = infer_module(mod)
         interp = Interpreter(mod)
         func = mod["main"]

@@ -130,6 +130,7 @@ class GraphModule:
         self._meta = meta
         graph = json.loads(meta["graph_json"])
         self._graph = graph
+        self._aliased_outputs = None  # outputs that are inputs or views of one (_own_outputs)
         shapes = graph["attrs"]["shape"][1]
         dtypes = graph["attrs"]["dltype"][1]
         row = graph["node_row_ptr"]
@@ -454,8 +455,30 @@ class GraphModule:
             if check:
                 raise InputError(check) from None
             raise
-        self._outputs = list(out)
+        self._outputs = self._own_outputs(list(out))
         self._deliver_outputs()
+
+    def _own_outputs(self, outs: list) -> list:
+        """``outs`` with a copy of each output that is an input's tensor or a view of one (a
+        graph output that is an input or parameter itself, or a reshape of one): a later
+        ``set_input`` writes into that tensor, and the output taken before would change with
+        it (fresh-user trial)."""
+        alias = self._aliased_outputs
+        if alias is None:
+            nodes = self._graph["nodes"]
+
+            def of_input(nid):
+                node = nodes[nid]
+                while node["op"] != "null" and node["attrs"].get("func_name") == "__nop":
+                    nid = node["inputs"][0][0]
+                    node = nodes[nid]
+                return node["op"] == "null"
+
+            alias = self._aliased_outputs = [k for k, h in enumerate(self._graph["heads"])
+                                             if of_input(h[0])]
+        for k in alias:
+            outs[k] = outs[k].copyto(outs[k].device)
+        return outs
 
     def _deliver_outputs(self) -> None:
         """Copy the outputs of a run into the tensors given to :meth:`set_output_zero_copy`."""

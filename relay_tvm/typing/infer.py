@@ -573,7 +573,7 @@ def infer_module(mod: IRModule, reuse: bool = True, annotate: bool = True) -> IR
 
 
 def _infer_module(mod: IRModule, reuse: bool = True, annotate: bool = True) -> IRModule:
-    from ..analysis.well_formed import check_well_formed
+    from ..analysis.well_formed import rebind_duplicates
 
     funcs = mod.functions
 
@@ -584,9 +584,18 @@ def _infer_module(mod: IRModule, reuse: bool = True, annotate: bool = True) -> I
         # every function was type-checked before and refers to no global: nothing can have
         # changed (a sealed function was well formed too, and it is immutable)
         return mod.copy()
+    renamed = {}
     for gv, f in funcs.items():
         if not sealed(f):
-            check_well_formed(f, False, f"@{gv.name_hint}")
+            # (0.19's modules took a variable bound in two places: the later ones renamed)
+            g = rebind_duplicates(f, f"@{gv.name_hint}")
+            if g is not f:
+                renamed[gv] = g
+    if renamed:
+        mod = mod.shallow_copy()
+        for gv, g in renamed.items():
+            mod[gv] = g
+        funcs = mod.functions
     inf = TypeInferencer(mod, reuse=reuse)
     missing = {}
     # polymorphic functions first: a call instantiates the callee's type as known at the call
