@@ -450,8 +450,13 @@ class TypeInferencer:
             res = op.type_rel(arg_types, attrs)
         except TypeInferenceError as err:
             raise TypeInferenceError(f"{err}\n  in expression: {short(call)}", call.span) from None
-        except RelayError:
-            raise
+        except RelayError as err:
+            if type(err) is not RelayError:  # (a kind of its own: schema errors, ...)
+                raise
+            # a type the relation could not build (a negative dimension from `full`'s shape
+            # attribute said "TensorType shape: ..." naming neither the operator nor the call)
+            raise TypeInferenceError(f"{op.name}: {err}\n  in expression: {short(call)}",
+                                     call.span) from None
         except Exception as err:  # a bug in a relation must still point at the call
             wrong = _wrong_attrs(op, attrs)
             if wrong is not None:  # the relation read a field the attrs of another op lack
@@ -603,7 +608,16 @@ def _infer_module(mod: IRModule, reuse: bool = True, annotate: bool = True) -> I
     for gv, f in order:
         sig = inf.global_type(gv)
         start, fstart = len(inf.unannotated), len(inf.no_ret_type)
-        inf.visit(f)
+        try:
+            inf.visit(f)
+        except TypeInferenceError as e:
+            # which function of the module (a span names the place only in parsed text)
+            where = f"in @{gv.name_hint}"
+            if where in str(e) or len(funcs) == 1:
+                raise
+            err = TypeInferenceError(f"{e}\n  {where}")
+            err.span = e.span
+            raise err from e
         fns = inf.no_ret_type[fstart:]
         if f.ret_type is None and f in inf.reused:
             fns.append(f)  # sealed by an earlier local inference, never annotated

@@ -42,7 +42,9 @@ def short(expr, limit: int = 160) -> str:
     """A one-line rendering of an expression for error messages: the node with its direct
     arguments named, not the whole program."""
 
-    def name(e):
+    def name(e, depth=1):
+        if isinstance(e, Call) and depth:  # a nested call by its operator and arguments
+            return f"{name(e.op, 0)}({', '.join(name(a, depth - 1) for a in e.args)})"
         if isinstance(e, Var):
             return f"%{e.name_hint}"
         if isinstance(e, GlobalVar):
@@ -59,8 +61,10 @@ def short(expr, limit: int = 160) -> str:
     if isinstance(e, Call):
         parts = [name(a) for a in e.args]
         if e.attrs is not None:
-            parts += [f"{k}={v}" for k, v in e.attrs.items() if v not in (None, "")]
-        s = f"{name(e.op)}({', '.join(parts)})"
+            # string values quoted, as the text format writes them
+            parts += [f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}"
+                      for k, v in e.attrs.items() if v not in (None, "")]
+        s = f"{name(e.op, 0)}({', '.join(parts)})"
     elif isinstance(e, Let):
         s = f"let %{e.var.name_hint} = {short(e.value, 80)}; ..."
     elif isinstance(e, If):
