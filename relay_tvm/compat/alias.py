@@ -35,6 +35,7 @@ MODULE_PATHS = {
     "backend.runtime": "relay_tvm.backend.executor_runtime",
     "backend.executor_factory": "relay_tvm.backend.executor_factory",
     "op.nn.nn": "relay_tvm.op.nn",
+    "qnn.op.qnn": "relay_tvm.qnn.op",
     "op.tensor": "relay_tvm.op.tensor",
     "op.reduce": "relay_tvm.op.reduce",
     "op.transform": "relay_tvm.op.transform",
@@ -45,6 +46,7 @@ MODULE_PATHS = {
     "op.vision.yolo": "relay_tvm.op.vision.rcnn",
     "transform.transform": "relay_tvm.transform",
     "analysis.analysis": "relay_tvm.analysis",
+    "analysis.feature": "relay_tvm.analysis.model_stats",  # Feature, detect_feature
 }
 
 _PREFIXES = ("tvm.relay", "relay_tvm")
@@ -132,6 +134,15 @@ def refusal_of(fullname: str) -> str | None:
     return None
 
 
+def _not_provided_module(fullname: str) -> str:
+    """Why a ``tvm.relay`` module of 0.19 that has no counterpart here cannot be imported."""
+    return (f"{fullname}: tvm.relay 0.19's module is not provided by relay_tvm (0.19's "
+            f"operator registrations, strategies, memory dialect and other internals are "
+            f"relay_tvm's own code, in other places); the public API is under tvm.relay / "
+            f"relay_tvm: tvm.relay.op (and .nn, .image, .vision), tvm.relay.qnn.op, "
+            f"tvm.relay.transform, tvm.relay.analysis, tvm.relay.testing, tvm.relay.frontend")
+
+
 class _RefusingLoader(importlib.abc.Loader):
     def __init__(self, message: str):
         self.message = message
@@ -163,9 +174,13 @@ class RelayAliasFinder(importlib.abc.MetaPathFinder):
         if real is None or real == fullname:
             return None
         try:
-            if importlib.util.find_spec(real) is None:
-                return None
+            found = importlib.util.find_spec(real) is not None
         except ModuleNotFoundError:
+            found = False
+        if not found:
+            if fullname.startswith("tvm.relay."):  # a 0.19 module relay_tvm does not have
+                return importlib.util.spec_from_loader(
+                    fullname, _RefusingLoader(_not_provided_module(fullname)))
             return None
         return importlib.util.spec_from_loader(fullname, _AliasLoader(real),
                                                is_package=True)
@@ -200,6 +215,14 @@ def install() -> bool:
         if missing:  # never in the way of a module TVM ships
             REFUSED[old] = why
     own = _tvm_has_own_relay()
+    # the modules that hold a 0.19 path below them (op.nn for op.nn.nn, op.image for
+    # op.image.image) are plain modules here: a package's __path__ lets the import system ask
+    # the finder for their children
+    for key in MODULE_PATHS:
+        parent = key.rpartition(".")[0]
+        mod = sys.modules.get(f"relay_tvm.{parent}") if parent else None
+        if mod is not None and not hasattr(mod, "__path__"):
+            mod.__path__ = []
     sys.meta_path.insert(0, RelayAliasFinder(relay=not own))
     _bind_aliases(relay=not own)
     return not own

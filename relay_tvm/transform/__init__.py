@@ -6,6 +6,7 @@ from .annotate_target import AnnotateTarget  # noqa: F401
 from .canonicalize import CanonicalizeCast, CanonicalizeOps  # noqa: F401
 from .change_batch import ChangeBatch  # noqa: F401
 from .combine_parallel import (  # noqa: F401
+    BatchingOps,
     CombineParallelBatchMatmul,
     CombineParallelConv2D,
     CombineParallelDense,
@@ -89,3 +90,43 @@ for _factory in (
 ):
     register_pass(_factory.__name__, _factory)
 del _factory
+
+
+# tvm.relay 0.19 passes relay_tvm does not provide -> why (and what to use instead); asking
+# for one is a NotProvidedError (an AttributeError: hasattr stays False)
+_MEMORY = ("relay_tvm has no Relay memory dialect: its graph and VM code generators plan, "
+           "allocate and free memory themselves (relay_tvm.backend.memory_plan, vm_codegen)")
+_COLLAGE = ("it belongs to Collage / BYOC outlining, which relay_tvm does not provide "
+            "(partition for an external compiler with AnnotateTarget, MergeCompilerRegions and "
+            "PartitionGraph)")
+NOT_PROVIDED = {
+    "PlanDevices": "heterogeneous execution (on_device / device_copy) is not provided: a build "
+                   "runs every kernel on its one target (and the host)",
+    "DenseToSparse": "use relay.nn.sparse_dense on weights in BSR form (relay.nn.sparse_dense("
+                     "x, (data, indices, indptr))) instead of the weight-pruning rewrite of "
+                     "data_dep_optimization.bsr_dense",
+    "Conv2dToSparse": "sparse convolutions (nn.sparse_conv2d) are not provided",
+    "FlexibleShapeDispatch": "the VM runs Any dimensions directly (kernels with symbolic sizes "
+                             "and shape functions): compile the Any-shaped module with "
+                             "relay.vm.compile, no dispatch to static buckets is needed",
+    "ManifestLifetimes": _MEMORY,
+    "RemoveStandaloneReshapes": _MEMORY + " (a reshape of a value is a view there already)",
+    "AnnotateUsedMemory": _MEMORY,
+    "AnnotateMemoryScope": _MEMORY,
+    "SimplifyExprPostAlterOp": "its rewrites (identities, reshape chains, casts, clips) are "
+                               "a subset of SimplifyExpr's: run relay.transform.SimplifyExpr()",
+    "CollagePartition": _COLLAGE,
+    "CapturePostDfsIndexInSpans": _COLLAGE,
+    "InlineCompilerFunctionsBoundTo": _COLLAGE,
+    "OutlineCompilerFunctionsWithExistingGlobalSymbols": _COLLAGE,
+    "MarkCompilerFunctionsAsExtern": _COLLAGE,
+}
+
+
+def __getattr__(name):
+    why = NOT_PROVIDED.get(name)
+    if why is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ..errors import NotProvidedError
+
+    raise NotProvidedError(f"relay.transform.{name} (tvm.relay 0.19) is not provided: {why}")

@@ -334,4 +334,15 @@ def CombineParallelBatchMatmul(min_num_branches: int = 3):  # noqa: N802 - Relay
                         PassInfo(4, "CombineParallelBatchMatmul", ("InferType",)))
 
 
-__all__ = ["CombineParallelBatchMatmul", "CombineParallelConv2D", "CombineParallelDense"]
+def BatchingOps():  # noqa: N802 - Relay's name
+    """tvm.relay 0.19's ``BatchingOps``: :func:`CombineParallelConv2D`,
+    :func:`CombineParallelDense` and :func:`CombineParallelBatchMatmul` in sequence (each with
+    its default branch count and opt level 4)."""
+    from .pass_infra import Sequential
+
+    return Sequential([CombineParallelConv2D(), CombineParallelDense(),
+                       CombineParallelBatchMatmul()], name="BatchingOps")
+
+
+__all__ = ["BatchingOps", "CombineParallelBatchMatmul", "CombineParallelConv2D",
+           "CombineParallelDense"]

@@ -760,3 +760,56 @@ def test_relay_viz_and_bsr_dense_are_refused_with_what_to_use():
     assert not hasattr(ddo, "bsr_dense")
     with pytest.raises(relay_tvm.errors.NotProvidedError, match=r"bsr_dense .*nn\.sparse_dense"):
         ddo.bsr_dense.convert  # noqa: B018
+
+
+def test_more_019_module_paths_and_the_ones_not_provided():
+    """From a fresh-user trial: tvm.relay.op.nn.nn said "'tvm.relay.op.nn' is not a package",
+    and 0.19's internal modules a plain ModuleNotFoundError."""
+    import importlib
+
+    from relay_tvm.errors import ModuleNotProvidedError
+
+    for path, real in [("tvm.relay.op.nn.nn", relay.op.nn), ("relay_tvm.op.nn.nn", relay.op.nn),
+                       ("tvm.relay.op.image.image", relay.op.image),
+                       ("tvm.relay.qnn.op.qnn", relay.qnn.op)]:
+        assert importlib.import_module(path) is real, path
+    from tvm.relay.analysis.feature import Feature, detect_feature
+
+    x = relay.var("x", shape=(2,))
+    assert Feature.fLet in detect_feature(relay.Let(x, relay.const(1.0), x))
+    for path in ("tvm.relay.op._tensor", "tvm.relay.op.nn._nn", "tvm.relay.op.memory",
+                 "tvm.relay.debug"):
+        with pytest.raises(ModuleNotProvidedError, match=rf"^{path}: tvm\.relay 0\.19's module "
+                                                         r"is not provided by relay_tvm .*"
+                                                         r"tvm\.relay\.transform"):
+            importlib.import_module(path)
+        assert path not in sys.modules
+    with pytest.raises(ModuleNotFoundError):  # relay_tvm's own paths stay as Python has them
+        importlib.import_module("relay_tvm.no_such_module")
+
+
+def test_019_passes_not_provided_say_why_and_batching_ops():
+    from relay_tvm.errors import NotProvidedError
+
+    assert not hasattr(relay.transform, "PlanDevices")
+    with pytest.raises(NotProvidedError, match=r"^relay\.transform\.ManifestLifetimes \(tvm\."
+                                               r"relay 0\.19\) is not provided: relay_tvm has "
+                                               r"no Relay memory dialect"):
+        relay.transform.ManifestLifetimes()
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchPass'"):
+        relay.transform.NoSuchPass  # noqa: B018
+    # BatchingOps: the three CombineParallel passes (0.19's Sequential of them)
+    x = relay.var("x", shape=(1, 4, 6, 6))
+    ws = [relay.const(np.random.default_rng(k).standard_normal((3, 4, 3, 3)).astype("float32"))
+          for k in range(3)]
+    body = relay.concatenate([relay.nn.conv2d(x, w, padding=(1, 1)) for w in ws], axis=1)
+    mod = relay.IRModule.from_expr(relay.Function([x], body))
+    with relay.transform.PassContext(opt_level=4):
+        out = relay.transform.BatchingOps()(relay.transform.InferType()(mod))
+    convs = []
+    post_order_visit(out["main"], lambda e: convs.append(e) if isinstance(e, relay.Call) and
+                     getattr(e.op, "name", "") == "nn.conv2d" else None)
+    assert len(convs) == 1
+    xv = np.random.default_rng(9).standard_normal((1, 4, 6, 6)).astype("float32")
+    run = [relay.create_executor("debug", mod=m).evaluate()(xv).numpy() for m in (mod, out)]
+    np.testing.assert_allclose(run[1], run[0], rtol=1e-5, atol=1e-5)
