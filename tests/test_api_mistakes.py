@@ -174,3 +174,14 @@ def test_create_executor_refuses_a_misspelt_param(kind):
             .evaluate()(np.ones(2, "float32"))
     run = relay.create_executor(kind, mod=mod, params={"fc1_weight": np.full(2, 3, "float32")})
     np.testing.assert_array_equal(run.evaluate()(np.ones(2, "float32")).numpy(), [3.0, 3.0])
+
+
+def test_a_misspelt_operator_name_gets_the_closest_one():
+    # fresh-user trial: is_op("nn.reluu") said only that it is not registered
+    from relay_tvm.dataflow_pattern import is_op
+
+    with pytest.raises(RelayError, match=r"operator 'nn\.reluu' is not registered \(did you "
+                                         r"mean 'nn\.relu'\?\)"):
+        is_op("nn.reluu")
+    with pytest.raises(RelayError, match=r"operator 'zzzz_qq' is not registered$"):
+        relay.op.get("zzzz_qq")

@@ -464,7 +464,9 @@ def get(name: str) -> Op:
     """
     op = _REGISTRY.get(name)
     if op is None:
-        raise RelayError(f"operator {name!r} is not registered")
+        from ..errors import did_you_mean
+
+        raise RelayError(f"operator {name!r} is not registered{did_you_mean(name, _REGISTRY)}")
     return op
 
 
