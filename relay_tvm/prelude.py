@@ -10,7 +10,11 @@ Types: ``List[A]`` (``Cons``, ``Nil``), ``Option[A]`` (``Some``, ``None``), ``Tr
 dtype (:mod:`relay_tvm.tensor_array`) come with it. ``hd``, ``tl``, ``nth`` and ``foldr1`` are partial (``match?``): on an empty
 list the interpreter raises :class:`~relay_tvm.errors.InterpreterError`.
 
-Semantics follow tvm.relay 0.19's ``python/tvm/relay/std/prelude.rly`` and ``testing/nat.py``.
+Semantics follow tvm.relay 0.19's ``python/tvm/relay/std/prelude.rly`` and ``testing/nat.py``,
+including ``map_accuml``'s: it goes through the list from left to right with a ``foldl`` that
+conses each result onto those before it, so its result list is in reverse order (for
+``[x1, x2, x3]``: ``[c3, c2, c1]``; Haskell's ``mapAccumL`` keeps the order), while
+``map_accumr`` goes from right to left and keeps the order.
 """
 
 from __future__ import annotations
@@ -126,14 +130,10 @@ def @rev[A](%xs: List[A]) -> List[A] {
 }
 
 def @map_accuml[A, B, C](%f: fn (A, B) -> (A, C), %init: A, %xs: List[B]) -> (A, List[C]) {
-  match (%xs) {
-    Cons(%x, %rest) => {
-      let %r = %f(%init, %x);
-      let %rs = @map_accuml(%f, %r.0, %rest);
-      (%rs.0, Cons(%r.1, %rs.1))
-    },
-    Nil => (%init, Nil()),
-  }
+  @foldl(fn (%acc: (A, List[C]), %x: B) -> (A, List[C]) {
+    let %r = %f(%acc.0, %x);
+    (%r.0, Cons(%r.1, %acc.1))
+  }, (%init, Nil()), %xs)
 }
 
 def @map_accumr[A, B, C](%f: fn (A, B) -> (A, C), %init: A, %xs: List[B]) -> (A, List[C]) {

@@ -37,7 +37,7 @@ from .ir.adt import (
     PatternWildcard,
     TypeData,
 )
-from .ir.expr import Function, GlobalVar, If, Var, const
+from .ir.expr import Function, GlobalVar, If, Let, Var, const
 from .ir.types import Any, AnyDim, GlobalTypeVar, TensorType, scalar_type
 
 MAX_RANK = 6
@@ -98,9 +98,12 @@ class _Lists:
         ta, val = Var("tensor_array", out_ty), Var("value1", value_ty)
         off, cur, lim = Var("offset1", _I32), Var("current1", _I32), Var("limit1", _I32)
         lengths = Var("lengths", lengths_ty)
-        n_j = op.take(lengths, cur)
-        rest = helper(ta, val, op.add(off, n_j), op.add(cur, const(1)), lim, lengths)
-        body = If(op.equal(cur, lim), ta, write(rest, cur, take(val, off, op.add(n_j, off))))
+        # lengths[j] read twice, not one shared node (0.19's helper had no sharing either:
+        # detect_feature finds no fGraph in the Prelude)
+        rest = helper(ta, val, op.add(off, op.take(lengths, cur)), op.add(cur, const(1)), lim,
+                      lengths)
+        body = If(op.equal(cur, lim), ta,
+                  write(rest, cur, take(val, off, op.add(op.take(lengths, cur), off))))
         self.mod[helper] = Function([ta, val, off, cur, lim, lengths], body, out_ty)
         ta, val, lengths = Var("tensor_array", out_ty), Var("value", value_ty), Var("lengths",
                                                                                     lengths_ty)
@@ -122,9 +125,12 @@ class _Lists:
     def stack(self, name, ta_ty, out_ty, expand_dims, concatenate, single=False):
         """``name(ta)``: the elements with a new axis 0, concatenated (``single``: one element)."""
         ta = Var("tensor_array", ta_ty)
-        grown = self.map(expand_dims, ta)
-        body = self.id(self.hd(grown)) if single else self.foldl(concatenate, self.hd(grown),
-                                                                 self.tl(grown))
+        if single:
+            body = self.id(self.hd(self.map(expand_dims, ta)))
+        else:  # the mapped list let-bound (0.19's was in A-normal form): no shared node
+            grown = Var("grown")
+            body = Let(grown, self.map(expand_dims, ta),
+                       self.foldl(concatenate, self.hd(grown), self.tl(grown)))
         self.mod[_gv(self.mod, name)] = Function([ta], body, out_ty)
 
     def gather(self, name, ta_ty, out_ty, read, stack):

@@ -256,16 +256,21 @@ class _Reverse(ExprFunctor):
             [project(v, path), RefCreate(zeros_like(project(v, path)))])), self.ctx.lift(out_t))
         float_args = [i for i, t in enumerate(arg_types) if _has_float(t)]
         if float_args and _has_float(out_t):
-            g = build(out_t, lambda path, ty: RefRead(project(project(out, path), (1,))))
+            # the output's gradient and each argument's reference let-bound: every value is
+            # a let of its own, no node used twice (0.19's backpropagators were in A-normal
+            # form: detect_feature finds no fGraph in them)
+            g = Var("grad_out", out_t)
+            steps = [(g, build(out_t, lambda path, ty: RefRead(project(project(out, path),
+                                                                       (1,)))))]
             grads = apply_rule(e.op, orig, g, v)
             add = get("add")
-            steps = []
             for i in float_args:
                 gi = Var(f"g{i}", arg_types[i])
                 steps.append((gi, grads[i]))
                 for path, ty in leaf_paths(arg_types[i], f"argument {i} of {e.op.name}"):
                     if is_float(ty):
-                        r = project(project(pairs[i], path), (1,))
+                        r = Var("r")
+                        steps.append((r, project(project(pairs[i], path), (1,))))
                         steps.append((Var("_"), RefWrite(r, Call(add, [RefRead(r),
                                                                        project(gi, path)]))))
             old = let("old", RefRead(self.bp), FuncType([], UNIT))

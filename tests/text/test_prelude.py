@@ -139,7 +139,9 @@ def test_map_accuml_and_accumr(p):
     s = relay.add(acc, x)
     f = relay.Function([acc, x], relay.Tuple([s, s]))
     total, sums = run(p, p.map_accuml(f, relay.const(0), rlist(p, XS)))
-    assert _py(total) == sum(XS) and pylist(sums) == list(np.cumsum(XS))
+    # 0.19's map_accuml (a foldl consing each result) gives them last first: its test_adt
+    # checks [3, 2, 1] for x -> x over [1, 2, 3]
+    assert _py(total) == sum(XS) and pylist(sums) == list(np.cumsum(XS))[::-1]
     total, sums = run(p, p.map_accumr(f, relay.const(0), rlist(p, XS)))
     assert _py(total) == sum(XS) and pylist(sums) == list(np.cumsum(XS[::-1])[::-1])
 
@@ -208,3 +210,14 @@ def test_gradient_rly_grad_cells(op, a, b, expected):
     mod["main"] = main
     out = relay.create_executor("debug", mod=mod).evaluate()()
     assert out.numpy().item() == expected
+
+
+def test_prelude_shares_no_node(p):
+    # 0.19 built its tensor-array functions without shared sub-expressions (its
+    # test_analysis_feature expects no fGraph in the Prelude); ours shared lengths[j] and the
+    # mapped list of tensor_array_stack
+    from relay_tvm.analysis import Feature, detect_feature
+
+    feats = detect_feature(p.mod)
+    assert Feature.fGraph not in feats
+    assert {Feature.fLet, Feature.fMatch, Feature.fConstructor, Feature.fIf} <= feats

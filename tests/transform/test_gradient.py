@@ -267,3 +267,20 @@ def test_conv2d_single_input_channel():
     y = relay.nn.conv2d(x, w, channels=3, kernel_size=(3, 3))
     check_grad(relay.Function([x, w], relay.sum(relay.tanh(y))), [_n(2, 1, 5, 5), _n(3, 1, 3, 3)],
                atol=1e-6, rtol=1e-5, mode="first_order")
+
+
+def test_higher_order_backpropagator_shares_no_node():
+    # 0.19's gradient was in A-normal form (its test_analysis_feature expects no fGraph): the
+    # output's gradient and each argument's reference are let-bound, not read twice
+    from relay_tvm.analysis import Feature, detect_feature
+
+    x = relay.var("x", relay.TensorType((3, 2), "float32"))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], x * x + x)))
+    back = relay.transform.InferType()(relay.IRModule.from_expr(
+        relay.transform.gradient(mod["main"], mod=mod)))["main"]
+    assert Feature.fGraph not in detect_feature(back)
+    xv = np.random.default_rng(3).standard_normal((3, 2)).astype("float32")
+    out, (grad,) = relay.create_executor("debug", mod=relay.IRModule.from_expr(back))\
+        .evaluate()(xv)
+    np.testing.assert_allclose(out.numpy(), xv * xv + xv, rtol=1e-6)
+    np.testing.assert_allclose(grad.numpy(), 2 * xv + 1, rtol=1e-6)
