@@ -127,20 +127,8 @@ def rebind_duplicates(func, where: str = ""):
             unbound).
     """
     from ..ir.adt import Clause
-    from ..ir.functor import Rewriter
+    from ..ir.functor import Replace
     from ..transform._rewrite import map_pattern
-
-    class _Rename(Rewriter):  # every occurrence of the variables of ``mapping`` under a node
-        enter_primitive = True
-
-        def __init__(self, mapping):
-            super().__init__()
-            self.mapping = mapping
-
-        def post(self, orig, new):
-            if type(orig) is Var:
-                return self.mapping.get(orig, orig)
-            return self.mapping.get(orig, new)
 
     while True:
         try:
@@ -153,15 +141,15 @@ def rebind_duplicates(func, where: str = ""):
             err = e
         fresh = Var(v.name_hint, v.type_annotation, v.span)
         if clause is None:  # a function's parameter or a let's variable: its whole node
-            new_site = _Rename({v: fresh}).rewrite(site)
+            new_site = Replace({v: fresh}, True).rewrite(site)
         else:  # a pattern variable: that clause only (another may bind the variable too)
             cl = site.clauses[clause]
             new_cl = Clause(map_pattern(cl.lhs, lambda x, m={v: fresh}: m.get(x, x)),
-                            _Rename({v: fresh}).rewrite(cl.rhs), cl.span)
+                            Replace({v: fresh}, True).rewrite(cl.rhs), cl.span)
             new_site = Match(site.data, [new_cl if k == clause else c
                                          for k, c in enumerate(site.clauses)],
                              site.complete, site.span)
-        renamed = _Rename({site: new_site}).rewrite(func)
+        renamed = Replace({site: new_site}, True).rewrite(func)
         if renamed is func:  # (the binding is nowhere the rewrite reaches: nothing to rename)
             raise err
         func = renamed

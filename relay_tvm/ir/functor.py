@@ -757,6 +757,20 @@ def post_order_visit(expr, fvisit) -> None:
         fvisit(node)
 
 
+class Replace(Rewriter):
+    """Every occurrence of a node of ``mapping`` (a variable, or any node, by identity) replaced
+    by its value, without recursion; primitive functions are entered with
+    ``enter_primitive``. Patterns are not rewritten (a ``Match`` keeps its clauses' ``lhs``)."""
+
+    def __init__(self, mapping: dict, enter_primitive: bool = False):
+        super().__init__()
+        self.mapping = mapping
+        self.enter_primitive = enter_primitive
+
+    def post(self, orig, new):
+        return self.mapping.get(orig, new)
+
+
 class _Substitute(ExprMutator):
     def __init__(self, binds):
         super().__init__()
@@ -791,6 +805,7 @@ __all__ = [
     "children",
     "rebuild",
     "Rewriter",
+    "Replace",
     "is_primitive",
     "PatternWildcard",
     "PatternVar",

@@ -27,7 +27,7 @@ from ..errors import RelayError
 from ..ir.adt import Constructor
 from ..ir.attrs import DictAttrs
 from ..ir.expr import Call, Function, GlobalVar, Let, Var
-from ..ir.functor import children, substitute
+from ..ir.functor import Replace, children, substitute
 from ..ir.module import IRModule
 from ..ir.types import TypeVar
 from ..typing.solver import substitute_type_vars
@@ -300,18 +300,7 @@ def _rename_bound(expr):
     bvs = bound_vars(expr)
     if not bvs:
         return expr
-    return _RenameBinders({v: _fresh_var(v) for v in bvs}).rewrite(expr)
-
-
-class _RenameBinders(Rewriter):
-    def __init__(self, mapping):
-        super().__init__()
-        self.mapping = mapping
-
-    def post(self, orig, new):
-        if type(orig) is Var:
-            return self.mapping.get(orig, orig)
-        return super().post(orig, new)
+    return Replace({v: _fresh_var(v) for v in bvs}).rewrite(expr)
 
 
 def inline(mod, targets=None):
