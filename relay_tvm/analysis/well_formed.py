@@ -140,7 +140,12 @@ def rebind_duplicates(func, where: str = ""):
             site, v, clause = e.rebinding
             err = e
         fresh = Var(v.name_hint, v.type_annotation, v.span)
-        if clause is None:  # a function's parameter or a let's variable: its whole node
+        if isinstance(site, Let) and not isinstance(site.value, Function):
+            # a let of a value that is no function: the value is outside the variable's scope
+            # (``let %x = %x + 1`` reads the outer %x, as 0.19's interpreter did)
+            new_site = Let(fresh, site.value, Replace({v: fresh}, True).rewrite(site.body),
+                           site.span)
+        elif clause is None:  # a function's parameters, or a let of a (recursive) function
             new_site = Replace({v: fresh}, True).rewrite(site)
         else:  # a pattern variable: that clause only (another may bind the variable too)
             cl = site.clauses[clause]

@@ -98,3 +98,32 @@ def test_other_ill_formed_programs_are_still_refused():
     with pytest.raises(WellFormedError, match=r"%t is bound twice \(let\); give each binding a "
                                               r"variable of its own"):
         relay.transform.InferTypeLocal(expr)
+
+
+@pytest.mark.parametrize("executor", ["debug", "vm"])
+def test_a_let_shadowing_itself_reads_the_outer_value(executor):
+    # let %x = 1; let %x = %x + 1; %x * 3: the second let's value reads the first %x (0.19's
+    # interpreter); renaming the value too had made it read itself ("has no value")
+    x = relay.var("x", shape=(), dtype="float32")
+    one = relay.const(1.0)
+    mod = relay.IRModule.from_expr(relay.Function([], relay.Let(
+        x, one, relay.Let(x, x + one, x * relay.const(3.0)))))
+    assert float(_run(executor, mod).numpy()) == (1.0 + 1.0) * 3.0
+
+
+@pytest.mark.parametrize("executor", ["debug", "vm"])
+def test_one_recursive_let_variable_in_both_branches(executor):
+    # let %f = fn(%n) { if n == 0 then 0 else %f(n - 1) + step } in each branch: the function
+    # refers to itself, so the renamed let renames its value too
+    n = relay.var("n", shape=(), dtype="int32")
+    f = relay.var("f", relay.FuncType([relay.scalar_type("int32")], relay.scalar_type("int32")))
+    c = relay.var("c", "bool")
+
+    def counter(step):
+        body = relay.If(relay.equal(n, relay.const(0)), relay.const(0),
+                        f(n - relay.const(1)) + relay.const(step))
+        return relay.Let(f, relay.Function([n], body), f(relay.const(4)))
+
+    mod = relay.IRModule.from_expr(relay.Function([c], relay.If(c, counter(1), counter(10))))
+    assert int(_run(executor, mod, np.array(True)).numpy()) == 4
+    assert int(_run(executor, mod, np.array(False)).numpy()) == 40
