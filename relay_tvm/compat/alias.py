@@ -136,11 +136,12 @@ def refusal_of(fullname: str) -> str | None:
 
 def _not_provided_module(fullname: str) -> str:
     """Why a ``tvm.relay`` module of 0.19 that has no counterpart here cannot be imported."""
-    return (f"{fullname}: tvm.relay 0.19's module is not provided by relay_tvm (0.19's "
-            f"operator registrations, strategies, memory dialect and other internals are "
-            f"relay_tvm's own code, in other places); the public API is under tvm.relay / "
-            f"relay_tvm: tvm.relay.op (and .nn, .image, .vision), tvm.relay.qnn.op, "
-            f"tvm.relay.transform, tvm.relay.analysis, tvm.relay.testing, tvm.relay.frontend")
+    return (f"{fullname}: no such module in relay_tvm (a module of tvm.relay 0.19 it does "
+            f"not provide: 0.19's operator registrations, strategies, memory dialect and other "
+            f"internals are relay_tvm's own code, in other places; or a misspelt name); the "
+            f"public API is under tvm.relay / relay_tvm: tvm.relay.op (and .nn, .image, "
+            f".vision), tvm.relay.qnn.op, tvm.relay.transform, tvm.relay.analysis, "
+            f"tvm.relay.testing, tvm.relay.frontend")
 
 
 class _RefusingLoader(importlib.abc.Loader):

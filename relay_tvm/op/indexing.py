@@ -380,10 +380,12 @@ def checked_indices(op_name, x, idx, n, axis=None):
 
 
 def _np_index_check(op_name, idx, n, data_shape):
-    bad = idx[(idx < -n) | (idx >= n)]
-    if bad.size:
-        raise InputError(f"{op_name}: index {int(bad.flat[0])} out of range for data shape "
-                         f"{shape_str(data_shape)} (valid: [{-n}, {n}) on the indexed axis)")
+    where = np.argwhere((idx < -n) | (idx >= n))
+    if where.size:
+        pos = tuple(int(i) for i in where[0])
+        raise InputError(f"{op_name}: index {int(idx[pos])} out of range for data shape "
+                         f"{shape_str(data_shape)} (valid: [{-n}, {n}) on the indexed axis), "
+                         f"at position {pos} of the indices")
 
 
 def _take_compute(attrs, inputs, out_type):

@@ -19,8 +19,8 @@ class Executor:
         self.target = target
         self.params = params or {}
 
-    def _main_params(self, mod) -> dict:
-        """The bound parameters that name a parameter of ``mod["main"]`` (the function
+    def _main_params(self, mod, entry: str = "main") -> dict:
+        """The bound parameters that name a parameter of ``mod[entry]`` (the function
         evaluated).
 
         Raises:
@@ -29,11 +29,13 @@ class Executor:
         """
         from ..backend.build_module import check_param_names
 
-        names = {p.name_hint for p in mod["main"].params}
-        own = self.mod.functions.get(self.mod.get_global_var("main")) \
-            if "main" in self.mod else None
-        check_param_names(mod["main"], self.params, "create_executor",
-                          also={p.name_hint for p in own.params} if own is not None else ())
+        func = mod[entry]
+        names = {p.name_hint for p in func.params}
+        own = self.mod["main"] if "main" in self.mod else None
+        # the message lists (and suggests among) the module's own main's parameters where it
+        # has one: the function evaluated may be a wrapper of an expression, with none
+        check_param_names(own if own is not None else func, self.params, "create_executor",
+                          also=names)
         return {k: v for k, v in self.params.items() if k in names}
 
     def _make_executor(self, expr=None):
@@ -53,27 +55,32 @@ class Executor:
         return self._make_executor(expr)
 
     @staticmethod
-    def _main_module(mod: IRModule, expr):
-        """A copy of ``mod`` whose ``@main`` is what ``evaluate(expr)`` runs, and whether the
-        result is a value to compute at once (``expr`` is not a function)."""
+    def _main_module(mod: IRModule, expr, entry: str = "main"):
+        """A copy of ``mod`` whose ``@entry`` is what ``evaluate(expr)`` runs, and whether the
+        result is a value to compute at once (``expr`` is not a function). The compiled
+        executors build ``@main`` (replaced by ``expr``'s function, as 0.19's did); the
+        interpreter asks for another name, so that ``expr`` may call the module's ``@main``
+        (0.19's interpreter added it under a fresh name)."""
         from ..analysis.free import free_vars
 
         mod = mod.copy()
         if expr is None:
             if "main" not in mod:
                 raise RelayError("evaluate(): no expression given and the module has no @main")
+            if entry != "main":
+                mod[entry] = mod["main"]
             return mod, False
         if isinstance(expr, GlobalVar):
-            mod["main"] = mod[expr]
+            mod[entry] = mod[expr]
             return mod, False
         if isinstance(expr, Function):
-            mod["main"] = expr
+            mod[entry] = expr
             return mod, False
         fv = free_vars(expr)
         if fv:
             names = ", ".join("%" + v.name_hint for v in fv)
             raise RelayError(f"evaluate(): the expression has free variables {names}")
-        mod["main"] = Function([], expr)
+        mod[entry] = Function([], expr)
         return mod, True
 
 
@@ -123,14 +130,19 @@ class Interpreter_(Executor):
     def _make_executor(self, expr=None):
         from ..typing.infer import infer_module
 
-        mod, immediate = self._main_module(self.mod, expr)
+        entry = "main"
+        while entry in self.mod:  # a name of its own: the expression may call @main
+            entry = "__evaluate" if entry == "main" else entry + "_"
+        if expr is None:
+            entry = "main"
+        mod, immediate = self._main_module(self.mod, expr, entry)
         if self.params:
-            mod["main"] = bind_params_by_name(mod["main"], self._main_params(mod),
-                                              record=False)
+            mod[entry] = bind_params_by_name(mod[entry], self._main_params(mod, entry),
+                                             record=False)
         mod = infer_module(mod)
         interp = Interpreter(mod)
-        func = mod["main"]
-        closure = interp.global_closure(mod.get_global_var("main"))
+        func = mod[entry]
+        closure = interp.global_closure(mod.get_global_var(entry))
         if immediate:
             return to_user(interp.apply(closure, []))
 

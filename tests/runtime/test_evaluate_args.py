@@ -460,3 +460,22 @@ def test_a_relay_constant_argument_is_its_value():
     with pytest.raises(InputError, match=r"argument 1 \(%x\): got dtype int32, expected "
                                          r"float32"):
         run(relay.const(True), relay.const(np.array([1, 2], "int32")))
+
+
+def test_the_interpreter_evaluates_an_expression_that_calls_main():
+    # fresh-user trial: evaluate(expr) replaced @main by expr's function, so an expression
+    # (or another global) calling @main failed to type-check; 0.19's interpreter added expr
+    # under a name of its own
+    x = relay.var("x", shape=(2,), dtype="float32")
+    mod = relay.IRModule.from_expr(relay.Function([x], x * relay.const(2.0)))
+    main = mod.get_global_var("main")
+    two = np.array([1.0, 2.0], "float32")
+    ex = relay.create_executor("debug", mod=mod)
+    np.testing.assert_array_equal(ex.evaluate(main(relay.const(two)) + relay.const(1.0)).numpy(),
+                                  two * 2 + 1)
+    y = relay.var("y", shape=(2,), dtype="float32")
+    other = relay.GlobalVar("other")
+    mod[other] = relay.Function([y], main(y) + relay.const(1.0))
+    ex = relay.create_executor("debug", mod=mod)
+    np.testing.assert_array_equal(ex.evaluate(other)(two).numpy(), two * 2 + 1)
+    np.testing.assert_array_equal(ex.evaluate()(two).numpy(), two * 2)
