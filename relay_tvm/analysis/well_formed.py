@@ -127,8 +127,7 @@ def rebind_duplicates(func, where: str = ""):
             unbound).
     """
     from ..ir.adt import Clause
-    from ..ir.functor import Replace
-    from ..transform._rewrite import map_pattern
+    from ..ir.functor import Replace, map_pattern
 
     while True:
         try:

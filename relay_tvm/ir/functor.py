@@ -757,6 +757,19 @@ def post_order_visit(expr, fvisit) -> None:
         fvisit(node)
 
 
+def map_pattern(p, var_fn):
+    """Pattern ``p`` rebuilt with each bound variable ``v`` replaced by ``var_fn(v)``
+    (constructor, tuple and wildcard patterns keep their shape)."""
+    if isinstance(p, PatternVar):
+        return PatternVar(var_fn(p.var), p.span)
+    if isinstance(p, PatternConstructor):
+        return PatternConstructor(p.constructor, [map_pattern(q, var_fn) for q in p.patterns],
+                                  p.span)
+    if hasattr(p, "patterns"):  # a tuple pattern
+        return type(p)([map_pattern(q, var_fn) for q in p.patterns], p.span)
+    return p
+
+
 class Replace(Rewriter):
     """Every occurrence of a node of ``mapping`` (a variable, or any node, by identity) replaced
     by its value, without recursion; primitive functions are entered with
@@ -806,6 +819,7 @@ __all__ = [
     "rebuild",
     "Rewriter",
     "Replace",
+    "map_pattern",
     "is_primitive",
     "PatternWildcard",
     "PatternVar",

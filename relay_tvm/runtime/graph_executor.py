@@ -459,20 +459,23 @@ class GraphModule:
         self._deliver_outputs()
 
     def _own_outputs(self, outs: list) -> list:
-        """``outs`` with a copy of each output that is an input's tensor or a view of one (a
-        graph output that is an input or parameter itself, or a reshape of one): a later
-        ``set_input`` writes into that tensor, and the output taken before would change with
-        it (fresh-user trial)."""
+        """``outs`` with a copy of each output that is a user input's tensor or a view of one
+        (a graph output that is an input itself, or a reshape of one): a later ``set_input``
+        writes into that tensor, and the output taken before would change with it (fresh-user
+        trial). An output that is a parameter bound into the library stays the module's own
+        copy of it, as 0.19's executor buffer was (tests/runtime/test_bound_params.py)."""
         alias = self._aliased_outputs
         if alias is None:
             nodes = self._graph["nodes"]
+            bound = set(self._meta.get("param_names", ())) | set(
+                self._meta.get("bound_params", ()))
 
             def of_input(nid):
                 node = nodes[nid]
                 while node["op"] != "null" and node["attrs"].get("func_name") == "__nop":
                     nid = node["inputs"][0][0]
                     node = nodes[nid]
-                return node["op"] == "null"
+                return node["op"] == "null" and node["name"] not in bound
 
             alias = self._aliased_outputs = [k for k, h in enumerate(self._graph["heads"])
                                              if of_input(h[0])]

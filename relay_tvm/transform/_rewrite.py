@@ -7,13 +7,13 @@ The traversal core (``children``, ``rebuild``, ``post_order``, :class:`Rewriter`
 
 from __future__ import annotations
 
-from ..ir.adt import PatternConstructor, PatternVar
 from ..ir.expr import Call, Function, Var
 from ..ir.functor import (  # noqa: F401  (the core)
     ExprMutator,
     Rewriter,
     children,
     is_primitive,
+    map_pattern,
     rebuild,
 )
 from ..ir.functor import post_order as _post_order
@@ -100,19 +100,6 @@ def has_type(e) -> bool:
 def type_of(e):
     """The type inference gave ``e``, or None where it has not run (no UntypedError)."""
     return getattr(e, "_checked_type", None)
-
-
-def map_pattern(p, var_fn):
-    """Pattern ``p`` rebuilt with each bound variable ``v`` replaced by ``var_fn(v)``
-    (constructor, tuple and wildcard patterns keep their shape)."""
-    if isinstance(p, PatternVar):
-        return PatternVar(var_fn(p.var), p.span)
-    if isinstance(p, PatternConstructor):
-        return PatternConstructor(p.constructor, [map_pattern(q, var_fn) for q in p.patterns],
-                                  p.span)
-    if hasattr(p, "patterns"):  # a tuple pattern
-        return type(p)([map_pattern(q, var_fn) for q in p.patterns], p.span)
-    return p
 
 
 class FreshCopy(ExprMutator):
