@@ -125,6 +125,20 @@ class NotProvidedError(RelayError, AttributeError):
     instead. Also an ``AttributeError``, so ``hasattr`` is False for such module attributes."""
 
 
+def not_provided_getattr(module: str, messages: dict):
+    """A module-level ``__getattr__`` for ``module``: a name of ``messages`` (tvm.relay 0.19
+    names relay_tvm does not provide) raises :class:`NotProvidedError` with its message, any
+    other name Python's ``AttributeError``."""
+
+    def __getattr__(name):
+        why = messages.get(name)
+        if why is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        raise NotProvidedError(why)
+
+    return __getattr__
+
+
 class UnsupportedFrontendError(NotProvidedError):
     """A tvm.relay 0.19 frontend that relay_tvm does not have (``relay.frontend.from_onnx``,
     ...). Also an ``AttributeError``, so ``hasattr(relay.frontend, "from_onnx")`` is False."""
@@ -229,6 +243,7 @@ def no_implicit_cast(want, value=None) -> str:
 
 
 __all__ = [
+    "not_provided_getattr",
     "UnknownInputError",
     "InputShapeError",
     "close_names",

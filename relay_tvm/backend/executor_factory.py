@@ -12,18 +12,14 @@ raises :class:`relay_tvm.errors.NotProvidedError`.
 
 from __future__ import annotations
 
-from ..errors import NotProvidedError
+from ..errors import not_provided_getattr
 from .build_module import ExecutorFactoryModule, FunctionInfo, GraphExecutorFactoryModule
 
-
-def __getattr__(name):
-    if name == "AOTExecutorFactoryModule":
-        raise NotProvidedError(
-            "tvm.relay.backend.executor_factory.AOTExecutorFactoryModule is not provided: "
-            "relay_tvm has no ahead-of-time (AOT) executor; relay.build returns a "
-            "GraphExecutorFactoryModule (run it with lib['default'](dev) / "
-            "tvm.contrib.graph_executor), or compile with relay.vm.compile for the VM")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = not_provided_getattr(__name__, {"AOTExecutorFactoryModule": (
+    "tvm.relay.backend.executor_factory.AOTExecutorFactoryModule is not provided: "
+    "relay_tvm has no ahead-of-time (AOT) executor; relay.build returns a "
+    "GraphExecutorFactoryModule (run it with lib['default'](dev) / "
+    "tvm.contrib.graph_executor), or compile with relay.vm.compile for the VM")})
 
 
 __all__ = ["ExecutorFactoryModule", "GraphExecutorFactoryModule", "FunctionInfo"]

@@ -4,6 +4,7 @@
 ``relay.nn.sparse_dense`` (CSR and BSR), is, so a sparse layer can be written with it directly.
 Reading either name raises :class:`~relay_tvm.errors.NotProvidedError` saying so."""
 
+from ..errors import not_provided_getattr
 from . import simplify_fc_transpose  # noqa: F401
 
 _NOT_PROVIDED = {
@@ -15,10 +16,4 @@ _NOT_PROVIDED = {
                   "no sparse convolution); keep nn.conv2d with dense weights",
 }
 
-
-def __getattr__(name):
-    if name in _NOT_PROVIDED:
-        from ..errors import NotProvidedError
-
-        raise NotProvidedError(_NOT_PROVIDED[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = not_provided_getattr(__name__, _NOT_PROVIDED)

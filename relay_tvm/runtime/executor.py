@@ -131,10 +131,10 @@ class Interpreter_(Executor):
         from ..typing.infer import infer_module
 
         entry = "main"
-        while entry in self.mod:  # a name of its own: the expression may call @main
-            entry = "__evaluate" if entry == "main" else entry + "_"
-        if expr is None:
-            entry = "main"
+        if expr is not None:  # a name of its own: the expression may call @main
+            entry = "__evaluate"
+            while entry in self.mod:
+                entry += "_"
         mod, immediate = self._main_module(self.mod, expr, entry)
         if self.params:
             mod[entry] = bind_params_by_name(mod[entry], self._main_params(mod, entry),

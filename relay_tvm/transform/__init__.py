@@ -94,6 +94,8 @@ del _factory
 
 # tvm.relay 0.19 passes relay_tvm does not provide -> why (and what to use instead); asking
 # for one is a NotProvidedError (an AttributeError: hasattr stays False)
+from ..errors import not_provided_getattr  # noqa: E402
+
 _MEMORY = ("relay_tvm has no Relay memory dialect: its graph and VM code generators plan, "
            "allocate and free memory themselves (relay_tvm.backend.memory_plan, vm_codegen)")
 _COLLAGE = ("it belongs to Collage / BYOC outlining, which relay_tvm does not provide "
@@ -122,11 +124,6 @@ NOT_PROVIDED = {
     "MarkCompilerFunctionsAsExtern": _COLLAGE,
 }
 
-
-def __getattr__(name):
-    why = NOT_PROVIDED.get(name)
-    if why is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ..errors import NotProvidedError
-
-    raise NotProvidedError(f"relay.transform.{name} (tvm.relay 0.19) is not provided: {why}")
+NOT_PROVIDED = {name: f"relay.transform.{name} (tvm.relay 0.19) is not provided: {why}"
+                for name, why in NOT_PROVIDED.items()}
+__getattr__ = not_provided_getattr(__name__, NOT_PROVIDED)
